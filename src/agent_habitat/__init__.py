@@ -1,0 +1,9 @@
+# agent_habitat: shell tabs and a verification ladder shared by a coding agent and a person.
+#   proc/    supervised processes: spawn into a spool, wait, kill the whole tree, re-adopt
+#   shell/   tabs, history, shells, caps — built on proc/
+#   events/  typed events and the in-process bus;  store/  SQLite state and the journal
+#   config   [tool.habitat] + HABITAT_* + flags;   workspace  where state lives
+#   cli      `habitat …`
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

@@ -1,0 +1,99 @@
+"""Configuration: `[tool.habitat]` in the project's pyproject.toml, then `HABITAT_*`
+environment variables, then flags (the caller passes those as `overrides`).
+
+Bad configuration fails at start with a `ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+
+__all__ = ["ShellConfig", "load_section", "load_shell_config"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ShellConfig(BaseModel):
+    """`[tool.habitat.shell]` — caps and timings of shell tabs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_tabs: int = Field(default=8, ge=1, le=256)
+    history_rows: int = Field(default=50, ge=1, le=10_000)
+    output_cap_bytes: int = Field(default=16 * 1024, ge=256)
+    preview_bytes: int = Field(default=2 * 1024, ge=64)
+    kill_grace_seconds: float = Field(default=2.0, ge=0)
+    journal_limit: int = Field(default=10_000, ge=100)
+
+
+def load_pyproject(root: Path | None) -> dict[str, Any]:
+    """`[tool.habitat]` of `root/pyproject.toml`, or {}."""
+    if root is None:
+        return {}
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return {}
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file") from exc
+    section = data.get("tool", {}).get("habitat", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.habitat] must be a table")
+    return section
+
+
+def _env_overrides(prefix: str, model: type[BaseModel], environ: Mapping[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in model.model_fields:
+        key = f"{prefix}{name.upper()}"
+        if key in environ:
+            out[name] = environ[key]
+    return out
+
+
+def load_section(
+    model: type[M],
+    section: Mapping[str, Any],
+    *,
+    where: str,
+    env_prefix: str,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> M:
+    """Validate one config table, layered with env vars and overrides; errors name the key."""
+    merged: dict[str, Any] = dict(section)
+    merged.update(_env_overrides(env_prefix, model, os.environ if environ is None else environ))
+    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    try:
+        return model.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"bad configuration: {problems}") from exc
+
+
+def load_shell_config(
+    root: Path | None,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> ShellConfig:
+    section = load_pyproject(root).get("shell", {})
+    return load_section(
+        ShellConfig,
+        section,
+        where="[tool.habitat.shell]",
+        env_prefix="HABITAT_",
+        environ=environ,
+        overrides=overrides,
+    )

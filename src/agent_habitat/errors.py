@@ -1,0 +1,29 @@
+"""Errors a caller can act on.
+
+Every error names the problem and, where there is one, the fix. Adapters turn
+`HabitatError` into an MCP tool error or a CLI exit code 2; anything else is a bug.
+"""
+
+from __future__ import annotations
+
+__all__ = ["BusyTabError", "ConfigError", "HabitatError", "NotFoundError", "UsageError"]
+
+
+class HabitatError(Exception):
+    """A request the habitat refused, with a message meant for the caller."""
+
+
+class UsageError(HabitatError):
+    """Bad input: an argument is malformed or out of range."""
+
+
+class NotFoundError(HabitatError):
+    """A tab, run or resource that does not exist."""
+
+
+class BusyTabError(HabitatError):
+    """The tab is already running a command."""
+
+
+class ConfigError(HabitatError):
+    """Configuration that cannot be used; the message names the key."""

@@ -1,0 +1,255 @@
+"""Request and result models of the shell verbs (DESIGN §3).
+
+These are the contract: the MCP tools take the `*Args` models as their input schema
+and return the `*Result` models dumped as structured content; the CLI's `--json`
+prints the same dumps.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "TAB_NAME_PATTERN",
+    "Caps",
+    "CloseArgs",
+    "CloseResult",
+    "HistoryArgs",
+    "HistoryResult",
+    "HistoryRow",
+    "InputArgs",
+    "InputResult",
+    "KillArgs",
+    "KillResult",
+    "LastArgs",
+    "LastResult",
+    "RerunArgs",
+    "RunArgs",
+    "RunResult",
+    "RunState",
+    "SceneResult",
+    "TabScene",
+    "TabState",
+    "WaitArgs",
+    "WaitResult",
+    "WhichArgs",
+    "WhichResult",
+]
+
+TAB_NAME_PATTERN = r"^[A-Za-z0-9_.-]{1,32}$"
+
+RunState = Literal["running", "exited", "killed", "timed_out", "cancelled", "lost"]
+"""`exited`: ended by itself (see exit_code); `killed`: by `kill`/`close` or a signal;
+`timed_out`: killed at `timeout_seconds`; `cancelled`: its request was cancelled;
+`lost`: vanished while no habitat watched it, with the output captured so far."""
+TabState = Literal["idle", "running", "closed"]
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Tab = Field(default="main", pattern=TAB_NAME_PATTERN, description="Tab name; created on first use.")
+
+
+class RunArgs(_Args):
+    """Run one command in a tab."""
+
+    command: str = Field(min_length=1, description="Shell command line, run by the tab's shell.")
+    tab: str = Tab
+    cwd: str | None = Field(default=None, description="Working directory; default the tab's cwd.")
+    shell: str | None = Field(
+        default=None, description="bash, sh, zsh, fish or pwsh; default the tab's shell."
+    )
+    env: dict[str, str] | None = Field(
+        default=None, description="Extra environment variables for this command only."
+    )
+    timeout_seconds: float | None = Field(
+        default=None, gt=0, description="Foreground limit; the process tree is killed after it."
+    )
+    background: bool = Field(default=False, description="Return at once with the pid.")
+    yield_after_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        description="Wait this long, then return state=running and let it go on (no kill).",
+    )
+    interactive: bool = Field(
+        default=False, description="Keep stdin open so `input` can write to it."
+    )
+
+
+class RunResult(BaseModel):
+    """What a run did, or is doing."""
+
+    tab: str
+    index: int = Field(description="The run's index in the tab's history.")
+    command: str
+    pid: int | None
+    state: RunState
+    exit_code: int | None = Field(description="Exit status; None while running or when killed.")
+    signal: int | None = Field(default=None, description="Signal that ended it, if any.")
+    timed_out: bool = False
+    duration_s: float
+    cwd: str = Field(description="Where the command started.")
+    output: str = Field(description="Capped output: head and tail, ANSI stripped.")
+    omitted_bytes: int = Field(description="Bytes of output left out between head and tail.")
+    output_bytes: int = Field(description="Total bytes of output in the spool so far.")
+    spool: str = Field(description="Path of the raw output file (nothing is lost).")
+    cursor: int = Field(description="Byte offset to pass as `since` to `last` for newer output.")
+
+
+class Caps(BaseModel):
+    max_tabs: int
+    history_rows: int
+    output_cap_bytes: int
+    preview_bytes: int
+
+
+class LastRunSummary(BaseModel):
+    index: int
+    command: str
+    state: RunState
+    exit_code: int | None
+    duration_s: float
+
+
+class TabScene(BaseModel):
+    name: str
+    shell: str
+    cwd: str
+    state: TabState
+    pid: int | None = Field(description="Pid of the running command, if any.")
+    last_run: LastRunSummary | None
+    preview: str = Field(description="Tail of the last run's output, capped.")
+
+
+class SceneResult(BaseModel):
+    """Every tab at once."""
+
+    tabs: list[TabScene]
+    caps: Caps
+
+
+class HistoryArgs(_Args):
+    tab: str = Tab
+    limit: int = Field(default=20, ge=1, le=1000, description="Newest rows to return.")
+
+
+class HistoryRow(BaseModel):
+    index: int
+    command: str
+    cwd: str
+    state: RunState
+    exit_code: int | None
+    started_at: float
+    duration_s: float
+    output_bytes: int
+    background: bool
+
+
+class HistoryResult(BaseModel):
+    tab: str
+    rows: list[HistoryRow] = Field(description="Oldest first; no output bodies.")
+
+
+class RerunArgs(_Args):
+    tab: str = Tab
+    index: int | None = Field(default=None, ge=1, description="History index; default the last.")
+    background: bool = False
+    timeout_seconds: float | None = Field(default=None, gt=0)
+    yield_after_seconds: float | None = Field(default=None, ge=0)
+
+
+class LastArgs(_Args):
+    tab: str = Tab
+    index: int | None = Field(default=None, ge=1, description="History index; default the last.")
+    head_lines: int | None = Field(default=None, ge=0, description="Only the first N lines.")
+    tail_lines: int | None = Field(default=None, ge=0, description="Only the last N lines.")
+    since: int | None = Field(
+        default=None, ge=0, description="Byte cursor from an earlier result: only newer output."
+    )
+    grep: str | None = Field(default=None, description="Regex: only matching lines.")
+
+
+class LastResult(BaseModel):
+    tab: str
+    index: int
+    command: str
+    state: RunState
+    running: bool
+    exit_code: int | None
+    output: str
+    omitted_bytes: int
+    output_bytes: int
+    cursor: int = Field(description="Byte offset to pass as `since` next time.")
+    spool: str
+
+
+class WhichArgs(_Args):
+    tab: str = Tab
+
+
+class WhichResult(BaseModel):
+    tab: str
+    shell: str = Field(description="Shell kind: bash, sh, zsh, fish or pwsh.")
+    executable: str
+    version: str
+    cwd: str
+    pid: int | None
+    state: TabState
+
+
+class KillArgs(_Args):
+    tab: str = Field(pattern=TAB_NAME_PATTERN)
+    signal: str | int = Field(default="TERM", description="TERM (then KILL after grace), KILL, INT…")
+
+
+class KillResult(BaseModel):
+    tab: str
+    index: int | None
+    killed: bool = Field(description="False when nothing was running.")
+    pids: list[int] = Field(description="Pids that were signalled.")
+    signal: str
+    remaining: list[int] = Field(description="Pids still alive afterwards (should be empty).")
+
+
+class CloseArgs(_Args):
+    tab: str = Field(pattern=TAB_NAME_PATTERN)
+
+
+class CloseResult(BaseModel):
+    tab: str
+    killed: bool
+    open_tabs: list[str]
+
+
+class WaitArgs(_Args):
+    tab: str = Tab
+    until: str | None = Field(default=None, description="Regex to wait for in new output.")
+    timeout_seconds: float = Field(default=30, gt=0, le=3600)
+
+
+class WaitResult(BaseModel):
+    tab: str
+    index: int | None
+    reason: Literal["matched", "exited", "timeout", "not_running"]
+    match: str | None = None
+    state: RunState | None
+    exit_code: int | None
+    output: str = Field(description="Capped new output seen while waiting.")
+    cursor: int
+
+
+class InputArgs(_Args):
+    tab: str = Field(pattern=TAB_NAME_PATTERN)
+    text: str
+    eof: bool = Field(default=False, description="Close stdin after writing.")
+
+
+class InputResult(BaseModel):
+    tab: str
+    index: int
+    bytes_written: int
+    eof: bool

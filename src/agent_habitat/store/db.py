@@ -1,0 +1,111 @@
+"""SQLite (WAL) state of one workspace: schema, migrations and the connection.
+
+One file per workspace. Several habitat processes (CLI, MCP server, host) share it;
+WAL lets readers run beside one writer, and `busy_timeout` queues writers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["SCHEMA_VERSION", "Database"]
+
+# Each entry migrates from version i to i+1. Append; never edit a shipped step.
+_MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE tabs (
+        name TEXT PRIMARY KEY,
+        shell TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        env_json TEXT,
+        created_at REAL NOT NULL,
+        next_index INTEGER NOT NULL DEFAULT 1
+    );
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        tab TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        command TEXT NOT NULL,
+        cwd TEXT NOT NULL,
+        shell TEXT NOT NULL,
+        state TEXT NOT NULL,
+        pid INTEGER,
+        create_time REAL,
+        exit_code INTEGER,
+        signal INTEGER,
+        timed_out INTEGER NOT NULL DEFAULT 0,
+        cancelled INTEGER NOT NULL DEFAULT 0,
+        background INTEGER NOT NULL DEFAULT 0,
+        interactive INTEGER NOT NULL DEFAULT 0,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        run_dir TEXT NOT NULL,
+        output_bytes INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (tab, idx)
+    );
+    CREATE INDEX runs_state ON runs (state);
+    CREATE TABLE events (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        ts REAL NOT NULL,
+        kind TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        task TEXT,
+        tab TEXT,
+        data_json TEXT NOT NULL
+    );
+    """,
+]
+
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+class Database:
+    """A connection to a workspace's `state.db`, migrated on open."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we open transactions ourselves, so reads never hold locks.
+        self.conn = sqlite3.connect(
+            path, timeout=10.0, isolation_level=None, check_same_thread=False
+        )
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        # NORMAL is durable against process crashes in WAL mode; only power loss can drop the tail.
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        with self.transaction():
+            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path} has schema version {version}, newer than this habitat "
+                    f"({SCHEMA_VERSION}); upgrade agent-habitat"
+                )
+            for step in _MIGRATIONS[version:]:
+                for statement in step.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """An immediate (write-locking) transaction, committed on success."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        self.conn.close()

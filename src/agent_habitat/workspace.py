@@ -1,0 +1,86 @@
+"""Where a workspace's state lives: `$HABITAT_HOME/<namespace>/<name>-<hash>/`, never in the project."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Workspace", "find_project_root", "habitat_home", "scm_root"]
+
+
+def habitat_home() -> Path:
+    """`$HABITAT_HOME`, else `$XDG_STATE_HOME/agent-habitat`, else `~/.local/state/agent-habitat`."""
+    if home := os.environ.get("HABITAT_HOME"):
+        return Path(home).expanduser()
+    if xdg := os.environ.get("XDG_STATE_HOME"):
+        return Path(xdg).expanduser() / "agent-habitat"
+    return Path.home() / ".local" / "state" / "agent-habitat"
+
+
+def scm_root(path: Path) -> Path | None:
+    """The git work tree containing `path`, or None."""
+    for candidate in [path, *path.parents]:
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def find_project_root(start: Path | None = None) -> Path:
+    """The git root above `start` (default: cwd), else `start` itself."""
+    start = (start or Path.cwd()).resolve()
+    return scm_root(start) or start
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A project root (or a named namespace such as the escape terminal) and its state folder."""
+
+    root: Path | None
+    state_dir: Path
+
+    @classmethod
+    def for_project(cls, root: Path, namespace: str = "workspaces") -> Workspace:
+        root = root.resolve()
+        digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in root.name) or "root"
+        return cls(root=root, state_dir=habitat_home() / namespace / f"{name}-{digest}")
+
+    @classmethod
+    def named(cls, namespace: str, root: Path | None = None) -> Workspace:
+        """A state namespace not tied to one project (the escape terminal uses `terminal`)."""
+        return cls(root=root.resolve() if root else None, state_dir=habitat_home() / namespace)
+
+    @property
+    def label(self) -> str:
+        return str(self.root) if self.root else str(self.state_dir)
+
+    @property
+    def db_path(self) -> Path:
+        return self.state_dir / "state.db"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.state_dir / "spool"
+
+    @property
+    def substrates_dir(self) -> Path:
+        return self.state_dir / "substrates"
+
+    def ensure(self) -> Workspace:
+        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.state_dir, 0o700)
+        return self
+
+
+def git_head(root: Path) -> str | None:
+    """HEAD's commit id, or None outside git or before the first commit."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
