@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own state folder; nothing touches the real ~/.local/state."""
+    home = tmp_path_factory.mktemp("habitat-home")
+    monkeypatch.setenv("HABITAT_HOME", str(home))
+    yield home
