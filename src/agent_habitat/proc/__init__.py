@@ -1,0 +1,20 @@
+# proc/: supervised processes shared by shell tabs and ladder rungs.
+#   record      ProcessRecord (pid + create time + marker), is_alive
+#   supervised  spawn into a new session with output to a spool file; wait; adopt
+#   kill        kill_tree — the one place that owns killing
+from .kill import GRACE_SECONDS, KillReport, kill_tree, members
+from .record import ProcessRecord, is_alive, process_create_time
+from .supervised import MARKER_ENV, Supervised, spawn
+
+__all__ = [
+    "GRACE_SECONDS",
+    "MARKER_ENV",
+    "KillReport",
+    "ProcessRecord",
+    "Supervised",
+    "is_alive",
+    "kill_tree",
+    "members",
+    "process_create_time",
+    "spawn",
+]

@@ -1,0 +1,113 @@
+"""Spawn a process into its own session with output to a spool file, and wait for it.
+
+Output goes to a file, never to a pipe the habitat holds, so a run survives the death
+of the habitat process that started it; a later habitat adopts it by its record.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+import anyio
+
+from .record import ProcessRecord, is_alive, process_create_time
+
+__all__ = ["MARKER_ENV", "Supervised", "spawn"]
+
+MARKER_ENV = "HABITAT_RUN_ID"
+
+# Fallback poll interval where pidfd is missing (macOS, old kernels).
+_POLL_SECONDS = 0.05
+_HAS_PIDFD = hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
+
+
+class Supervised:
+    """A process started by `spawn` (our child) or adopted from a record (not our child)."""
+
+    def __init__(self, record: ProcessRecord, popen: subprocess.Popen[bytes] | None = None) -> None:
+        self.record = record
+        self.popen = popen
+
+    @property
+    def pid(self) -> int:
+        return self.record.pid
+
+    @property
+    def stdin(self) -> IO[bytes] | None:
+        return self.popen.stdin if self.popen else None
+
+    @classmethod
+    def adopt(cls, record: ProcessRecord) -> Supervised:
+        """A handle on a process started by an earlier habitat; `wait` cannot know its code."""
+        return cls(record, None)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll() if self.popen else None
+
+    def alive(self) -> bool:
+        if self.popen is not None:
+            return self.popen.poll() is None
+        return is_alive(self.record)
+
+    async def wait(self) -> int | None:
+        """Wait for exit. Our child: its returncode (negative = signal). Adopted: None."""
+        if self.popen is not None and self.popen.poll() is not None:
+            return self.popen.returncode
+        if self.popen is None and not is_alive(self.record):
+            return None
+        if _HAS_PIDFD:
+            try:
+                fd = os.pidfd_open(self.pid)
+            except ProcessLookupError:
+                fd = -1
+            if fd >= 0:
+                try:
+                    await anyio.wait_readable(fd)
+                finally:
+                    os.close(fd)
+        else:
+            while self.alive():
+                await anyio.sleep(_POLL_SECONDS)
+        if self.popen is not None:
+            # The pidfd is readable once the child exited, so this reaps without blocking.
+            return self.popen.wait()
+        return None
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    output: Path,
+    stdin_pipe: bool = False,
+    marker: str | None = None,
+) -> Supervised:
+    """Start `argv` in a new session; stdout and stderr interleaved into `output` (appended)."""
+    output.parent.mkdir(parents=True, exist_ok=True)
+    full_env = dict(env)
+    if marker is not None:
+        full_env[MARKER_ENV] = marker
+    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        popen = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+            stdout=fd,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(fd)
+    # Our unreaped child cannot vanish, so its create time is always readable here.
+    create_time = process_create_time(popen.pid) or 0.0
+    return Supervised(ProcessRecord(popen.pid, create_time, marker), popen)
