@@ -1,0 +1,397 @@
+"""Side-by-side MCP shell benchmark over real stdio, through the official Python client.
+
+`echo hi` round trips (median, p90) and the bytes a ~200 kB command hands back to the agent, for
+`habitat mcp --embedded`, the PyPI `mcp-shell-server` and DesktopCommander, with raw `bash -c` as
+the floor. Peers are installed into a cache folder (default `.bench-cache/`, gitignored).
+
+    .venv/bin/python bench/mcp_latency.py [--iterations 30] [--warmup 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+import anyio
+import mcp.types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from rich.console import Console
+from rich.table import Table
+
+from peers import (
+    BIG_COMMAND,
+    ECHO_COMMAND,
+    ServerSpec,
+    ToolCall,
+    habitat_spec,
+    install_peers,
+    say,
+)
+
+logger = logging.getLogger("bench.mcp_latency")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CACHE = REPO_ROOT / ".bench-cache"
+CONNECT_TIMEOUT_SECONDS = 60.0
+CALL_TIMEOUT_SECONDS = 30.0
+BIG_REPEATS = 3
+# Targets from issue 3: habitat within 1.5x of mcp-shell-server, 10x faster than DesktopCommander.
+TARGET_HABITAT_VS_SHELL_SERVER = 1.5
+TARGET_DESKTOP_COMMANDER_VS_HABITAT = 10.0
+
+
+@dataclass
+class Latency:
+    """Round-trip times of one call, in milliseconds."""
+
+    samples_ms: list[float]
+    median_ms: float = 0.0
+    p90_ms: float = 0.0
+    min_ms: float = 0.0
+    mean_ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        ordered = sorted(self.samples_ms)
+        self.median_ms = statistics.median(ordered)
+        # Nearest-rank p90: an observed sample, no interpolation.
+        self.p90_ms = ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
+        self.min_ms = ordered[0]
+        self.mean_ms = statistics.fmean(ordered)
+
+
+@dataclass
+class Payload:
+    """What one tool result hands back to the agent, in UTF-8 bytes."""
+
+    text_bytes: int
+    structured_bytes: int
+    other_bytes: int
+    total_bytes: int
+    is_error: bool
+    has_last_line: bool
+    call_ms: float
+    repeats_total_bytes: list[int] = field(default_factory=list)
+    """Total bytes of every repeat: a server whose answer depends on timing varies here."""
+
+
+@dataclass
+class ServerResult:
+    """Everything measured for one server; `status` is ok, unavailable or error."""
+
+    name: str
+    status: str
+    version: str = ""
+    command: list[str] = field(default_factory=list)
+    reason: str = ""
+    connect_ms: float | None = None
+    latency: Latency | None = None
+    big_output: Payload | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def bash_floor(iterations: int, warmup: int) -> Latency:
+    """Raw `bash -c 'echo hi'` through subprocess: the cost no server can beat."""
+    samples: list[float] = []
+    for i in range(warmup + iterations):
+        start = time.perf_counter()
+        subprocess.run(["bash", "-c", ECHO_COMMAND], capture_output=True, check=True)
+        if i >= warmup:
+            samples.append((time.perf_counter() - start) * 1000)
+    return Latency(samples)
+
+
+def _json_bytes(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def payload_of(result: types.CallToolResult, call_ms: float, last_line: str) -> Payload:
+    """Count what the agent receives: text blocks, structured content, anything else."""
+    text = [c.text for c in result.content if isinstance(c, types.TextContent)]
+    other = [c for c in result.content if not isinstance(c, types.TextContent)]
+    text_bytes = sum(len(t.encode()) for t in text)
+    structured = result.structured_content
+    structured_bytes = _json_bytes(structured) if structured is not None else 0
+    other_bytes = sum(len(c.model_dump_json(by_alias=True).encode()) for c in other)
+    seen = "\n".join(text) + (json.dumps(structured) if structured is not None else "")
+    return Payload(
+        text_bytes=text_bytes,
+        structured_bytes=structured_bytes,
+        other_bytes=other_bytes,
+        total_bytes=text_bytes + structured_bytes + other_bytes,
+        is_error=bool(result.is_error),
+        has_last_line=last_line in seen,
+        call_ms=call_ms,
+    )
+
+
+def _check_echo(result: types.CallToolResult) -> None:
+    text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    if result.is_error or "hi" not in text:
+        raise RuntimeError(f"`{ECHO_COMMAND}` returned an unexpected result: {text[:300]!r}")
+
+
+async def _timed_call(client: Client, call: ToolCall) -> tuple[types.CallToolResult, float]:
+    start = time.perf_counter()
+    result = await client.call_tool(call.name, call.arguments)
+    return result, (time.perf_counter() - start) * 1000
+
+
+async def _big_output(client: Client, call: ToolCall) -> Payload:
+    """Repeat the big call; report the median repeat by size, keep every size."""
+    payloads: list[Payload] = []
+    for _ in range(BIG_REPEATS):
+        result, elapsed = await _timed_call(client, call)
+        payloads.append(payload_of(result, elapsed, BIG_COMMAND.split()[-1]))
+    payloads.sort(key=lambda p: p.total_bytes)
+    chosen = payloads[len(payloads) // 2]
+    chosen.repeats_total_bytes = [p.total_bytes for p in payloads]
+    return chosen
+
+
+async def measure_server(
+    spec: ServerSpec, params: StdioServerParameters, iterations: int, warmup: int, log: Path
+) -> ServerResult:
+    """Connect once, warm up, time `iterations` echo round trips, then one big-output call."""
+    out = ServerResult(spec.name, "ok", spec.version, [params.command, *params.args])
+    out.notes.extend(spec.notes)
+    # Each request is bounded by the client's read timeout; this bounds the whole session.
+    budget = CONNECT_TIMEOUT_SECONDS + (warmup + iterations + BIG_REPEATS) * CALL_TIMEOUT_SECONDS
+    async with await anyio.open_file(log, "w", encoding="utf-8") as errlog:
+        with anyio.fail_after(budget):
+            start = time.perf_counter()
+            transport = stdio_client(params, errlog=cast(TextIO, errlog.wrapped))
+            async with Client(
+                transport, mode="legacy", read_timeout_seconds=CALL_TIMEOUT_SECONDS
+            ) as client:
+                out.connect_ms = (time.perf_counter() - start) * 1000
+                samples: list[float] = []
+                for i in range(warmup + iterations):
+                    result, elapsed = await _timed_call(client, spec.echo)
+                    _check_echo(result)
+                    if i >= warmup:
+                        samples.append(elapsed)
+                out.latency = Latency(samples)
+                out.big_output = await _big_output(client, spec.big)
+    return out
+
+
+async def run_server(spec: ServerSpec, iterations: int, warmup: int, logs: Path) -> ServerResult:
+    """One server, isolated: its failure becomes a row with a reason, never a crash."""
+    if spec.params is None:
+        say(f"{spec.name}: unavailable: {spec.unavailable}")
+        return ServerResult(spec.name, "unavailable", spec.version, reason=spec.unavailable or "")
+    log = logs / f"{spec.name}.stderr.log"
+    say(f"{spec.name}: measuring ({warmup} warm-up + {iterations} calls; server stderr in {log})")
+    try:
+        return await measure_server(spec, spec.params, iterations, warmup, log)
+    except Exception as exc:  # boundary: one peer's failure must not stop the others
+        logger.exception("%s failed", spec.name)
+        return ServerResult(
+            spec.name,
+            "error",
+            spec.version,
+            [spec.params.command, *spec.params.args],
+            reason=f"{_describe(exc)}; server stderr: {_tail(log)}",
+        )
+
+
+def _describe(exc: BaseException) -> str:
+    # Task groups wrap the real failure; name the innermost one.
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _tail(log: Path) -> str:
+    try:
+        lines = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return "(none)"
+    return " | ".join(lines[-3:]) or "(empty)"
+
+
+def _median(results: list[ServerResult], name: str) -> float | None:
+    for r in results:
+        if r.name == name and r.latency is not None:
+            return r.latency.median_ms
+    return None
+
+
+def ratios(results: list[ServerResult]) -> dict[str, dict[str, Any]]:
+    """Median ratios against the issue's targets; None where a side is missing."""
+    habitat = _median(results, "habitat")
+    shell_server = _median(results, "mcp-shell-server")
+    desktop = _median(results, "DesktopCommander")
+    vs_shell = habitat / shell_server if habitat and shell_server else None
+    vs_desktop = desktop / habitat if habitat and desktop else None
+    return {
+        "habitat_vs_mcp_shell_server": {
+            "ratio": vs_shell,
+            "target": f"<= {TARGET_HABITAT_VS_SHELL_SERVER}",
+            "met": None if vs_shell is None else vs_shell <= TARGET_HABITAT_VS_SHELL_SERVER,
+        },
+        "desktop_commander_vs_habitat": {
+            "ratio": vs_desktop,
+            "target": f">= {TARGET_DESKTOP_COMMANDER_VS_HABITAT}",
+            "met": None
+            if vs_desktop is None
+            else vs_desktop >= TARGET_DESKTOP_COMMANDER_VS_HABITAT,
+        },
+    }
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def render(
+    floor: Latency, results: list[ServerResult], rat: dict[str, dict[str, Any]], raw_big: int
+) -> None:
+    """Print the latency, ratio and output-economy tables to stdout."""
+    # Wide enough for every column when piped to a file or a log.
+    console = Console(width=None if sys.stdout.isatty() else 110)
+    lat = Table(title=f"`{ECHO_COMMAND}` round trip over stdio (ms)")
+    for col in ("server", "status", "median", "p90", "min", "connect"):
+        lat.add_column(col, justify="left" if col in ("server", "status") else "right")
+    lat.add_row("bash -c (floor)", "ok", _ms(floor.median_ms), _ms(floor.p90_ms), _ms(floor.min_ms))
+    for r in results:
+        x = r.latency
+        lat.add_row(
+            r.name,
+            r.status,
+            _ms(x.median_ms if x else None),
+            _ms(x.p90_ms if x else None),
+            _ms(x.min_ms if x else None),
+            _ms(r.connect_ms),
+        )
+    console.print(lat)
+    rt = Table(title="median ratios vs targets")
+    for col in ("ratio", "value", "target", "met"):
+        rt.add_column(col)
+    for key, row in rat.items():
+        value = "-" if row["ratio"] is None else f"{row['ratio']:.2f}x"
+        met = "n/a" if row["met"] is None else ("yes" if row["met"] else "NO")
+        rt.add_row(key, value, row["target"], met)
+    console.print(rt)
+    eco = Table(title=f"output-token economy: `{BIG_COMMAND}` ({raw_big:,} bytes raw)")
+    for col in ("server", "text", "structured", "total", "% of raw", "last line", "range"):
+        eco.add_column(col, justify="left" if col == "server" else "right")
+    for r in results:
+        b = r.big_output
+        if b is None:
+            eco.add_row(r.name, "-", "-", "-", "-", r.status)
+            continue
+        share = f"{100 * b.total_bytes / raw_big:.1f}%"
+        eco.add_row(
+            r.name,
+            f"{b.text_bytes:,}",
+            f"{b.structured_bytes:,}",
+            f"{b.total_bytes:,}",
+            share,
+            "yes" if b.has_last_line else "no",
+            f"{min(b.repeats_total_bytes):,}-{max(b.repeats_total_bytes):,}",
+        )
+    console.print(eco)
+    for r in results:
+        for line in ([r.reason] if r.reason else []) + r.notes:
+            console.print(f"{r.name}: {line}", markup=False, highlight=False)
+
+
+SERVER_NAMES = ("habitat", "mcp-shell-server", "DesktopCommander")
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--iterations", type=int, default=30, help="timed calls per server")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed calls first")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument(
+        "--output", type=Path, default=REPO_ROOT / "bench" / "results" / "mcp_latency.json"
+    )
+    parser.add_argument(
+        "--servers",
+        default=",".join(SERVER_NAMES),
+        help=f"comma-separated subset of {', '.join(SERVER_NAMES)}",
+    )
+    args = parser.parse_args(argv)
+    if args.iterations < 1 or args.warmup < 0:
+        parser.error("--iterations must be >= 1 and --warmup >= 0")
+    unknown = set(args.servers.split(",")) - set(SERVER_NAMES)
+    if unknown:
+        parser.error(f"--servers: unknown {sorted(unknown)}; choose from {SERVER_NAMES}")
+    return args
+
+
+async def run_all(
+    specs: list[ServerSpec], iterations: int, warmup: int, logs: Path
+) -> list[ServerResult]:
+    # One server at a time, so no run competes with another for the CPU.
+    return [await run_server(spec, iterations, warmup, logs) for spec in specs]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="bench: %(levelname)s %(message)s")
+    args = parse_args(argv)
+    wanted = args.servers.split(",")
+    output: Path = args.output
+    output.parent.mkdir(parents=True, exist_ok=True)
+    logs = output.parent / "logs"
+    logs.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="habitat-bench-") as tmp:
+        scratch = Path(tmp)
+        workdir = scratch / "work"
+        workdir.mkdir()
+        specs = [habitat_spec(workdir, scratch)] if "habitat" in wanted else []
+        peer_home = scratch / "peer-home"
+        peer_home.mkdir()
+        if args.cache.resolve() == DEFAULT_CACHE:
+            say(f"cache folder {DEFAULT_CACHE.name}/ at the repo root is gitignored")
+        specs += [
+            s for s in install_peers(args.cache.resolve(), workdir, peer_home) if s.name in wanted
+        ]
+        say(f"floor: bash -c '{ECHO_COMMAND}' x {args.iterations}")
+        floor = bash_floor(args.iterations, args.warmup)
+        raw_big = len(subprocess.run(BIG_COMMAND.split(), capture_output=True, check=True).stdout)
+        results = anyio.run(run_all, specs, args.iterations, args.warmup, logs)
+    rat = ratios(results)
+    render(floor, results, rat, raw_big)
+    report = {
+        "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "iterations": args.iterations,
+        "warmup": args.warmup,
+        "client": "mcp (Python SDK) Client over stdio, mode=legacy (initialize handshake)",
+        "host": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+        },
+        "echo_command": ECHO_COMMAND,
+        "big_command": BIG_COMMAND,
+        "big_raw_bytes": raw_big,
+        "floor_bash": asdict(floor),
+        "servers": [asdict(r) for r in results],
+        "ratios": rat,
+    }
+    output.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    say(f"wrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
