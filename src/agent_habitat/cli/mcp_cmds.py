@@ -1,0 +1,102 @@
+"""`habitat mcp [--embedded] [--project DIR]` and `habitat terminal-mcp`: MCP over stdio.
+
+stdout carries the protocol, so everything said to a person goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from agent_habitat.errors import HabitatError
+
+__all__ = ["register"]
+
+NO_HOST_NOTICE = (
+    "habitat mcp: no host daemon exists yet; serving embedded in this process "
+    "(the same as --embedded)"
+)
+
+
+def register(subparsers: Any) -> None:
+    mcp = subparsers.add_parser(
+        "mcp",
+        help="serve the primary MCP server (shell_* tools) over stdio",
+        description=(
+            "Serve the primary MCP server over stdio, for an MCP client to launch. "
+            "Without --embedded it would bridge to the workspace host; no host daemon exists "
+            "yet, so it runs embedded either way and says so on stderr."
+        ),
+    )
+    mcp.add_argument(
+        "--embedded", action="store_true", help="run the shell habitat in this process"
+    )
+    mcp.add_argument(
+        "--project",
+        type=Path,
+        metavar="DIR",
+        help="project folder to open (default: the client's roots, else the cwd's git work tree)",
+    )
+    mcp.set_defaults(handler=run_mcp)
+    terminal = subparsers.add_parser(
+        "terminal-mcp",
+        help="serve the escape MCP server (terminal_* tools) over stdio",
+        description=(
+            "Serve the escape terminal over stdio: the shell verbs as terminal_*, on their own "
+            "state, independent of any other habitat process."
+        ),
+    )
+    terminal.set_defaults(handler=run_terminal_mcp)
+
+
+def _quiet_logging() -> None:
+    logging.basicConfig(
+        level=logging.WARNING,
+        stream=sys.stderr,
+        format="habitat %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    """Serve the primary server until the client closes stdin."""
+    from agent_habitat.mcp_tools import open_primary, serve_stdio
+
+    if not args.embedded:
+        print(NO_HOST_NOTICE, file=sys.stderr)
+    _quiet_logging()
+    project: Path | None = args.project
+
+    async def serve() -> None:
+        async with open_primary(project) as primary:
+            await serve_stdio(primary.server)
+
+    return _run("habitat mcp", serve)
+
+
+def run_terminal_mcp(args: argparse.Namespace) -> int:
+    """Serve the escape terminal until the client closes stdin."""
+    from agent_habitat.mcp_tools import open_terminal, serve_stdio
+
+    _quiet_logging()
+
+    async def serve() -> None:
+        async with open_terminal() as terminal:
+            await serve_stdio(terminal.server)
+
+    return _run("habitat terminal-mcp", serve)
+
+
+def _run(name: str, serve: Any) -> int:
+    try:
+        anyio.run(serve)
+    except HabitatError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0

@@ -1,0 +1,145 @@
+"""Compact text renderings of tool results, for the model reading them.
+
+The structured content carries every field; the text puts what decides the next step
+first (state, exit code), then the capped output, and says where the rest is.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from pydantic import BaseModel
+
+from agent_habitat.shell.models import (
+    CloseResult,
+    HistoryResult,
+    InputResult,
+    KillResult,
+    LastResult,
+    RunResult,
+    RunState,
+    SceneResult,
+    WaitResult,
+    WhichResult,
+)
+
+__all__ = ["render"]
+
+
+def _outcome(state: RunState | None, exit_code: int | None, signal: int | None = None) -> str:
+    if state is None:
+        return "state=none"
+    text = f"state={state}"
+    if exit_code is not None:
+        text += f" exit_code={exit_code}"
+    if signal is not None:
+        text += f" signal={signal}"
+    return text
+
+
+def _body(output: str) -> str:
+    return output if output.endswith("\n") or not output else output + "\n"
+
+
+@singledispatch
+def render(result: BaseModel) -> str:
+    """Text for a result; models without a renderer fall back to their JSON."""
+    return result.model_dump_json(indent=1)
+
+
+@render.register
+def _run(result: RunResult) -> str:
+    head = _outcome(result.state, result.exit_code, result.signal)
+    head += f" tab={result.tab} #{result.index} {result.duration_s:.2f}s"
+    if result.state == "running":
+        head += f" pid={result.pid} (still running: wait or last on tab {result.tab})"
+    text = head + "\n" + _body(result.output)
+    if result.omitted_bytes:
+        omitted = f"{result.omitted_bytes} of {result.output_bytes} bytes"
+        text += f"[{omitted} omitted; spool {result.spool}]\n"
+    return text
+
+
+@render.register
+def _last(result: LastResult) -> str:
+    head = f"{_outcome(result.state, result.exit_code)} tab={result.tab} #{result.index}"
+    head += f" cursor={result.cursor}" + (" (running)" if result.running else "")
+    text = f"{head}\n$ {result.command}\n" + _body(result.output)
+    if result.omitted_bytes:
+        text += f"[{result.omitted_bytes} bytes omitted; spool {result.spool}]\n"
+    return text
+
+
+@render.register
+def _wait(result: WaitResult) -> str:
+    head = f"reason={result.reason} {_outcome(result.state, result.exit_code)} tab={result.tab}"
+    if result.index is not None:
+        head += f" #{result.index}"
+    if result.match is not None:
+        head += f" match={result.match!r}"
+    return f"{head} cursor={result.cursor}\n" + _body(result.output)
+
+
+@render.register
+def _scene(result: SceneResult) -> str:
+    caps = result.caps
+    lines = [
+        f"{len(result.tabs)}/{caps.max_tabs} tabs (output cap {caps.output_cap_bytes} B, "
+        f"history {caps.history_rows} rows)"
+    ]
+    for tab in result.tabs:
+        line = f"- {tab.name}: {tab.state} {tab.shell} cwd={tab.cwd}"
+        if tab.pid is not None:
+            line += f" pid={tab.pid}"
+        if tab.last_run is not None:
+            run = tab.last_run
+            line += f" | last #{run.index} {_outcome(run.state, run.exit_code)} "
+            line += f"{run.duration_s:.2f}s $ {run.command}"
+        lines.append(line)
+        if tab.preview:
+            lines.extend("    " + row for row in tab.preview.rstrip("\n").splitlines())
+    return "\n".join(lines) + "\n"
+
+
+@render.register
+def _history(result: HistoryResult) -> str:
+    lines = [f"tab={result.tab} {len(result.rows)} runs (oldest first)"]
+    for row in result.rows:
+        lines.append(
+            f"#{row.index} {_outcome(row.state, row.exit_code)} {row.duration_s:.2f}s "
+            f"{row.output_bytes}B{' bg' if row.background else ''} $ {row.command}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+@render.register
+def _which(result: WhichResult) -> str:
+    pid = f" pid={result.pid}" if result.pid is not None else ""
+    return (
+        f"tab={result.tab} state={result.state}{pid} shell={result.shell} "
+        f"{result.executable} ({result.version}) cwd={result.cwd}\n"
+    )
+
+
+@render.register
+def _kill(result: KillResult) -> str:
+    if not result.killed:
+        return f"killed=false tab={result.tab}: nothing was running\n"
+    text = f"killed=true tab={result.tab} #{result.index} signal={result.signal} pids={result.pids}"
+    if result.remaining:
+        text += f" STILL ALIVE: {result.remaining}"
+    return text + "\n"
+
+
+@render.register
+def _close(result: CloseResult) -> str:
+    return (
+        f"closed tab={result.tab} killed={str(result.killed).lower()} "
+        f"open_tabs={','.join(result.open_tabs) or '-'}\n"
+    )
+
+
+@render.register
+def _input(result: InputResult) -> str:
+    eof = " and closed stdin" if result.eof else ""
+    return f"wrote {result.bytes_written} bytes{eof} to tab={result.tab} #{result.index}\n"

@@ -1,0 +1,136 @@
+"""Tool definitions built from the shell models, and the one `tools/call` path.
+
+Input schema = the `*Args` model's JSON schema; output schema = the `*Result` model's.
+A call validates its arguments (a bad one becomes a tool error naming it), runs the
+service, and returns the result model dumped as structured content plus a compact text
+rendering. Refusals (`HabitatError`) come back as tool errors the model can act on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp.server import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from pydantic import BaseModel, ValidationError
+
+from agent_habitat.errors import HabitatError
+
+from .progress import ProgressThrottle
+from .render import render
+from .service import Progress
+
+__all__ = ["ToolDef", "ToolRegistry", "argument_error", "tool_error"]
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[Any, Progress | None], Awaitable[BaseModel]]
+"""`(validated args, progress or None) -> result model`."""
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One tool: its name, models, description and the service call behind it."""
+
+    name: str
+    args: type[BaseModel]
+    result: type[BaseModel]
+    description: str
+    handler: Handler
+    reports_progress: bool = False
+    annotations: types.ToolAnnotations | None = None
+
+    def tool(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            description=self.description,
+            input_schema=self.args.model_json_schema(),
+            output_schema=self.result.model_json_schema(),
+            annotations=self.annotations,
+        )
+
+
+def tool_error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+
+
+def argument_error(tool: str, exc: ValidationError) -> str:
+    """One line per bad argument, each naming it."""
+    problems = []
+    for err in exc.errors():
+        name = ".".join(str(part) for part in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown argument `{name}`")
+        elif err["type"] == "missing":
+            problems.append(f"missing required argument `{name}`")
+        else:
+            problems.append(f"argument `{name}`: {err['msg']}")
+    return f"{tool}: invalid arguments: " + "; ".join(problems)
+
+
+def _has_progress_token(ctx: ServerRequestContext[Any, Any]) -> bool:
+    meta = ctx.meta or {}
+    return meta.get("progress_token", meta.get("progressToken")) is not None
+
+
+class ToolRegistry:
+    """The tools one server offers; `tools` is re-read on every call, as the list may change."""
+
+    def __init__(
+        self,
+        tools: Callable[[], Sequence[ToolDef]],
+        before_call: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self._tools = tools
+        self._before_call = before_call
+
+    def current(self) -> dict[str, ToolDef]:
+        return {tool.name: tool for tool in self._tools()}
+
+    async def list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool.tool() for tool in self._tools()])
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = self.current().get(params.name)
+        if tool is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"unknown tool {params.name!r}; list the tools to see what exists",
+            )
+        try:
+            args = tool.args.model_validate(params.arguments or {})
+        except ValidationError as exc:
+            return tool_error(argument_error(tool.name, exc))
+        if self._before_call is not None:
+            await self._before_call()
+        throttle = None
+        if tool.reports_progress:
+            throttle = ProgressThrottle(
+                ctx.session.report_progress, enabled=_has_progress_token(ctx)
+            )
+        try:
+            result = await tool.handler(args, throttle if throttle and throttle.enabled else None)
+        except HabitatError as exc:
+            return tool_error(f"{tool.name}: {exc}")
+        except Exception as exc:  # request boundary: a bug must cost one call, not the server
+            logger.exception("tool %s failed", tool.name)
+            return tool_error(f"{tool.name}: internal error ({type(exc).__name__}: {exc})")
+        finally:
+            if throttle is not None:
+                # Shielded: on cancellation no result is sent, but a write in flight
+                # still has to finish before the handler unwinds.
+                with anyio.CancelScope(shield=True):
+                    await throttle.close()
+        return types.CallToolResult(
+            content=[types.TextContent(text=render(result))],
+            structured_content=result.model_dump(mode="json"),
+        )
