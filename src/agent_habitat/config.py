@@ -52,7 +52,9 @@ def load_pyproject(root: Path | None) -> dict[str, Any]:
     return section
 
 
-def _env_overrides(prefix: str, model: type[BaseModel], environ: Mapping[str, str]) -> dict[str, str]:
+def _env_overrides(
+    prefix: str, model: type[BaseModel], environ: Mapping[str, str]
+) -> dict[str, str]:
     out: dict[str, str] = {}
     for name in model.model_fields:
         key = f"{prefix}{name.upper()}"

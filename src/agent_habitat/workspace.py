@@ -1,4 +1,5 @@
-"""Where a workspace's state lives: `$HABITAT_HOME/<namespace>/<name>-<hash>/`, never in the project."""
+"""Where a workspace's state lives: `$HABITAT_HOME/<namespace>/<name>-<hash>/`, never in
+the project tree."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ __all__ = ["Workspace", "find_project_root", "habitat_home", "scm_root"]
 
 
 def habitat_home() -> Path:
-    """`$HABITAT_HOME`, else `$XDG_STATE_HOME/agent-habitat`, else `~/.local/state/agent-habitat`."""
+    """`$HABITAT_HOME`, else `$XDG_STATE_HOME/agent-habitat`, else `~/.local/state/…`."""
     if home := os.environ.get("HABITAT_HOME"):
         return Path(home).expanduser()
     if xdg := os.environ.get("XDG_STATE_HOME"):

@@ -43,7 +43,7 @@ class KillReport:
 
 def _has_marker(proc: psutil.Process, marker: str) -> bool:
     try:
-        return proc.environ().get(MARKER_ENV) == marker
+        return bool(proc.environ().get(MARKER_ENV) == marker)
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
         return False
 

@@ -38,7 +38,8 @@ def is_alive(record: ProcessRecord) -> bool:
     """True while the very process of `record` runs (not a zombie, not a reused pid)."""
     try:
         proc = psutil.Process(record.pid)
-        if abs(proc.create_time() - record.create_time) > _CREATE_TIME_SLACK:
+        # create_time 0.0: recorded before it was known; the pid is all we have.
+        if record.create_time and abs(proc.create_time() - record.create_time) > _CREATE_TIME_SLACK:
             return False
         return bool(proc.status() != psutil.STATUS_ZOMBIE)
     except (psutil.NoSuchProcess, psutil.AccessDenied):

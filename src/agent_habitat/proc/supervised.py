@@ -41,6 +41,14 @@ class Supervised:
     def stdin(self) -> IO[bytes] | None:
         return self.popen.stdin if self.popen else None
 
+    def identify(self) -> ProcessRecord:
+        """Fill in the create time (our unreaped child cannot vanish, so it is readable)."""
+        if self.record.create_time == 0.0:
+            created = process_create_time(self.pid)
+            if created is not None:
+                self.record = ProcessRecord(self.pid, created, self.record.marker)
+        return self.record
+
     @classmethod
     def adopt(cls, record: ProcessRecord) -> Supervised:
         """A handle on a process started by an earlier habitat; `wait` cannot know its code."""
@@ -72,7 +80,7 @@ class Supervised:
                 finally:
                     os.close(fd)
         else:
-            while self.alive():
+            while self.alive():  # noqa: ASYNC110 - no pidfd: polling is all the OS offers
                 await anyio.sleep(_POLL_SECONDS)
         if self.popen is not None:
             # The pidfd is readable once the child exited, so this reaps without blocking.
@@ -88,8 +96,14 @@ def spawn(
     output: Path,
     stdin_pipe: bool = False,
     marker: str | None = None,
+    identify: bool = True,
 ) -> Supervised:
-    """Start `argv` in a new session; stdout and stderr interleaved into `output` (appended)."""
+    """Start `argv` in a new session; stdout and stderr interleaved into `output` (appended).
+
+    With `identify=False` the create time is read later by `identify()`: right after fork,
+    reading /proc/<pid>/stat can block for a millisecond until the child's exec completes,
+    which a caller on the fast path may prefer to do off the event loop.
+    """
     output.parent.mkdir(parents=True, exist_ok=True)
     full_env = dict(env)
     if marker is not None:
@@ -108,6 +122,7 @@ def spawn(
         )
     finally:
         os.close(fd)
-    # Our unreaped child cannot vanish, so its create time is always readable here.
-    create_time = process_create_time(popen.pid) or 0.0
-    return Supervised(ProcessRecord(popen.pid, create_time, marker), popen)
+    sup = Supervised(ProcessRecord(popen.pid, 0.0, marker), popen)
+    if identify:
+        sup.identify()
+    return sup

@@ -203,7 +203,9 @@ class WhichResult(BaseModel):
 
 class KillArgs(_Args):
     tab: str = Field(pattern=TAB_NAME_PATTERN)
-    signal: str | int = Field(default="TERM", description="TERM (then KILL after grace), KILL, INT…")
+    signal: str | int = Field(
+        default="TERM", description="TERM (then KILL after grace), KILL, INT…"
+    )
 
 
 class KillResult(BaseModel):

@@ -23,8 +23,14 @@ class SqliteJournal:
             cur = conn.execute(
                 "INSERT INTO events (ts, kind, workspace, task, tab, data_json)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (event.ts, event.kind, event.workspace, event.task, event.tab,
-                 json.dumps(event.data, default=str)),
+                (
+                    event.ts,
+                    event.kind,
+                    event.workspace,
+                    event.task,
+                    event.tab,
+                    json.dumps(event.data, default=str),
+                ),
             )
             self._appended += 1
             # Trimming on every append would cost a scan; every 100th keeps it bounded.
@@ -42,8 +48,15 @@ class SqliteJournal:
             "SELECT * FROM events WHERE id > ? ORDER BY id LIMIT ?", (event_id, limit)
         )
         return [
-            Event(id=r["id"], ts=r["ts"], kind=r["kind"], workspace=r["workspace"],
-                  task=r["task"], tab=r["tab"], data=json.loads(r["data_json"]))
+            Event(
+                id=r["id"],
+                ts=r["ts"],
+                kind=r["kind"],
+                workspace=r["workspace"],
+                task=r["task"],
+                tab=r["tab"],
+                data=json.loads(r["data_json"]),
+            )
             for r in rows
         ]
 

@@ -1,0 +1,525 @@
+"""ShellHabitat: named tabs on the system shell, as services the MCP tools and the CLI call.
+
+State is in `state.db`; processes are supervised by `proc`; a habitat that opens over the
+state of an earlier one adopts its runs that are still alive and records the end of the
+others, so nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import signal as signal_module
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+from anyio.abc import TaskGroup
+
+from ..config import ShellConfig, load_shell_config
+from ..errors import BusyTabError, HabitatError, NotFoundError, UsageError
+from ..events import EventBus, InMemoryEventBus
+from ..proc import KillReport, Supervised, is_alive, kill_tree, spawn
+from ..store import Database, SqliteJournal
+from ..workspace import Workspace, scm_root
+from . import views
+from .environment import carried_env, command_env
+from .models import (
+    CloseArgs,
+    CloseResult,
+    HistoryArgs,
+    HistoryResult,
+    InputArgs,
+    InputResult,
+    KillArgs,
+    KillResult,
+    LastArgs,
+    LastResult,
+    RerunArgs,
+    RunArgs,
+    RunResult,
+    RunState,
+    SceneResult,
+    WaitArgs,
+    WaitResult,
+    WhichArgs,
+    WhichResult,
+)
+from .records import RunRow, RunStore, TabRow
+from .runner import Progress, wait_with_progress
+from .shells import resolve_shell
+from .wrapper import wrapper_argv
+
+__all__ = ["ShellHabitat"]
+
+# A foreground run still going after this long gets its identity recorded for adoption.
+_IDENTIFY_AFTER_SECONDS = 0.05
+
+
+def parse_signal(value: str | int) -> int:
+    if isinstance(value, int) or value.isdigit():
+        number = int(value)
+        if number in {s.value for s in signal_module.Signals}:
+            return number
+    else:
+        name = value.upper()
+        name = name if name.startswith("SIG") else f"SIG{name}"
+        if hasattr(signal_module.Signals, name):
+            return int(signal_module.Signals[name])
+    raise UsageError(
+        f"unknown signal {value!r}; use a name such as TERM, KILL, INT, HUP or a number"
+    )
+
+
+class ShellHabitat:
+    """The shell tabs of one workspace. Open with `async with ShellHabitat.open(...)`."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        config: ShellConfig,
+        db: Database,
+        bus: EventBus,
+        task_group: TaskGroup,
+        project_root: Path | None,
+    ) -> None:
+        self.workspace = workspace
+        self.config = config
+        self.db = db
+        self.bus = bus
+        self.store = RunStore(db)
+        self._tg = task_group
+        self._project_root = project_root.resolve() if project_root else None
+        self._live: dict[int, Supervised] = {}
+        self._killing: dict[int, RunState] = {}
+        self._extra_env: dict[int, dict[str, str] | None] = {}
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        workspace: Workspace,
+        config: ShellConfig | None = None,
+        project_root: Path | None = None,
+        bus: EventBus | None = None,
+    ) -> AsyncIterator[ShellHabitat]:
+        """Open the habitat over the workspace's state; adopts runs an earlier habitat left."""
+        workspace.ensure()
+        config = config or load_shell_config(project_root or workspace.root)
+        db = Database(workspace.db_path)
+        try:
+            if bus is None:
+                bus = InMemoryEventBus(workspace.label, SqliteJournal(db, config.journal_limit))
+            try:
+                async with anyio.create_task_group() as tg:
+                    habitat = cls(workspace, config, db, bus, tg, project_root or workspace.root)
+                    habitat._adopt_all()
+                    try:
+                        yield habitat
+                    finally:
+                        # Background runs go on without us: only our watchers stop.
+                        tg.cancel_scope.cancel()
+            except BaseExceptionGroup as group:
+                # The caller's own error, not a group of ours: let `except HabitatError` see it.
+                if len(group.exceptions) == 1:
+                    raise group.exceptions[0] from None
+                raise
+        finally:
+            db.close()
+
+    # project and defaults
+    @property
+    def project_root(self) -> Path | None:
+        return self._project_root
+
+    def default_cwd(self) -> str:
+        """Open project root → its git root → this process's cwd."""
+        for candidate in (
+            self._project_root,
+            scm_root(self._project_root) if self._project_root else None,
+        ):
+            if candidate is not None and candidate.is_dir():
+                return str(candidate)
+        return os.getcwd()
+
+    def set_project_root(self, path: Path) -> None:
+        """Switch the project; tabs still at the old default cwd follow to the new one."""
+        path = path.expanduser().resolve()
+        if not path.is_dir():
+            raise UsageError(f"project path {str(path)!r} is not a directory")
+        old = self.default_cwd()
+        self._project_root = path
+        self.store.retarget_tabs(old, self.default_cwd())
+
+    # adoption and the end of runs
+    def _adopt_all(self) -> None:
+        for run in self.store.running():
+            self._reconcile(run, watch=True)
+
+    def _reconcile(self, run: RunRow, *, watch: bool = False) -> RunRow:
+        """Bring a `running` row up to date with the process it names."""
+        if run.id in self._live:
+            return run
+        if run.record is not None and is_alive(run.record):
+            if watch:
+                sup = Supervised.adopt(run.record)
+                self._live[run.id] = sup
+                self._tg.start_soon(self._watch, run, sup)
+            return run
+        elif run.record is None and time.time() - run.started_at < 5:
+            return run  # another habitat is between insert and spawn
+        else:
+            self._finish(run, None, lost=True)
+        return self.store.get(run.id) or run
+
+    async def _watch(self, run: RunRow, sup: Supervised) -> None:
+        returncode = await sup.wait()
+        self._finish(run, returncode)
+
+    def _finish(self, run: RunRow, returncode: int | None, *, lost: bool = False) -> RunRow:
+        """Record how a run ended, carry its cwd/env to the tab, publish the event (once)."""
+        self._live.pop(run.id, None)
+        files = run.files
+        recorded = files.read_state()
+        exit_code = recorded.exit_code if recorded else None
+        sig = -returncode if returncode is not None and returncode < 0 else None
+        forced = self._killing.pop(run.id, None)
+        state: RunState
+        if forced is not None:
+            state = forced
+        elif exit_code is not None:
+            state = "exited"
+        elif sig is not None:
+            state = "killed"  # by someone outside the habitat: OOM killer, a person's kill -9
+        elif returncode is not None and not lost:
+            state, exit_code = "exited", returncode
+        else:
+            state = "lost"
+        if state != "exited":
+            exit_code = (
+                None  # a killed run's wrapper may still have written a code; it means nothing
+            )
+        carried = state == "exited"
+        if self.store.finish(
+            run.id,
+            state,
+            exit_code=exit_code,
+            signal=sig,
+            timed_out=state == "timed_out",
+            output_bytes=_size(files.output),
+            tab_cwd=recorded.cwd if carried and recorded else None,
+            tab_env=self._carry(run, recorded.env) if carried and recorded else None,
+        ):
+            kind = {"exited": "exited", "lost": "lost"}.get(state, "killed")
+            self.bus.publish(
+                f"shell.run.{kind}",
+                tab=run.tab,
+                data={
+                    "index": run.idx,
+                    "command": run.command,
+                    "state": state,
+                    "exit_code": exit_code,
+                    "signal": sig,
+                    "duration_s": run.duration_s,
+                },
+            )
+        self._extra_env.pop(run.id, None)
+        return self.store.get(run.id) or run
+
+    def _carry(self, run: RunRow, final: dict[str, str] | None) -> dict[str, str] | None:
+        return None if final is None else carried_env(final, self._extra_env.get(run.id))
+
+    # tabs
+    def _tab_or_error(self, name: str) -> TabRow:
+        tab = self.store.tab(name)
+        if tab is None:
+            names = ", ".join(t.name for t in self.store.tabs()) or "none"
+            raise NotFoundError(
+                f"no tab {name!r}; open tabs: {names}. A tab is created by its first run."
+            )
+        return tab
+
+    def _running_run(self, tab: str) -> RunRow | None:
+        for run in self.store.running(tab):
+            run = self._reconcile(run)
+            if run.state == "running":
+                return run
+        return None
+
+    def _resolve_cwd(self, tab: TabRow | None, cwd: str | None) -> str:
+        base = tab.cwd if tab and Path(tab.cwd).is_dir() else self.default_cwd()
+        if cwd is None:
+            return base
+        path = Path(base, os.path.expanduser(cwd)).resolve()
+        if not path.is_dir():
+            raise UsageError(f"cwd {cwd!r} does not exist or is not a directory ({path})")
+        return str(path)
+
+    # verbs
+    async def run(self, args: RunArgs, progress: Progress | None = None) -> RunResult:
+        """Run a command in a tab: foreground (default), background, or yield after a while."""
+        if not args.command.strip():
+            raise UsageError("command is empty; pass the shell command line to run")
+        tab = self.store.tab(args.tab)
+        shell = resolve_shell(args.shell or (tab.shell if tab else None))
+        cwd = self._resolve_cwd(tab, args.cwd)
+        env = command_env(tab.env if tab else None, args.env)
+        if tab is not None and (busy_run := self._running_run(args.tab)) is not None:
+            raise _busy(busy_run.tab, busy_run.idx, busy_run.command)
+        created = False
+        with self.db.transaction() as conn:
+            if tab is None:
+                count = conn.execute("SELECT COUNT(*) FROM tabs").fetchone()[0]
+                if count >= self.config.max_tabs:
+                    names = ", ".join(t.name for t in self.store.tabs())
+                    raise UsageError(
+                        f"tab limit reached ({self.config.max_tabs} open: {names}); "
+                        "close one with `close` or reuse an open tab"
+                    )
+                self.store.create_tab(conn, args.tab, shell.executable, cwd)
+                created = True
+            busy = conn.execute(
+                "SELECT idx, command FROM runs WHERE tab = ? AND state = 'running'", (args.tab,)
+            ).fetchone()
+            if busy is not None:  # another habitat process started one a moment ago
+                raise _busy(args.tab, busy["idx"], busy["command"])
+            run = self.store.insert_run(
+                conn,
+                tab=args.tab,
+                command=args.command,
+                cwd=cwd,
+                shell=shell.executable,
+                background=args.background,
+                interactive=args.interactive,
+                run_dir_parent=self.workspace.spool_dir,
+            )
+            run.run_dir.mkdir(parents=True, exist_ok=True)
+            try:
+                sup = spawn(
+                    wrapper_argv(shell, run.run_dir, args.command),
+                    cwd=Path(cwd),
+                    env=env,
+                    output=run.files.output,
+                    stdin_pipe=args.interactive,
+                    marker=run.marker,
+                    identify=False,
+                )
+            except OSError as exc:
+                self.store.drop_run(conn, run.id)
+                raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
+            self.store.set_process(conn, run.id, sup.record)
+            stale = self.store.trim(conn, args.tab, run.idx, self.config.history_rows)
+        run = dataclasses.replace(run, pid=sup.pid)
+        if stale:
+            self._tg.start_soon(anyio.to_thread.run_sync, _remove_folders, stale)
+        self._live[run.id] = sup
+        self._extra_env[run.id] = args.env
+        if created:
+            self.bus.publish(
+                "shell.tab.opened", tab=args.tab, data={"shell": shell.kind, "cwd": cwd}
+            )
+        self.bus.publish(
+            "shell.run.started",
+            tab=args.tab,
+            data={
+                "index": run.idx,
+                "command": args.command,
+                "pid": sup.pid,
+                "cwd": cwd,
+                "background": args.background,
+            },
+        )
+        return await self._follow(
+            run, sup, args.background, args.timeout_seconds, args.yield_after_seconds, progress
+        )
+
+    async def _follow(
+        self,
+        run: RunRow,
+        sup: Supervised,
+        background: bool,
+        time_limit: float | None,
+        yield_after: float | None,
+        progress: Progress | None,
+    ) -> RunResult:
+        if background:
+            await self._identify(run, sup)
+            self._tg.start_soon(self._watch, run, sup)
+            return views.run_result(self, run)
+        # A quick command ends before it needs an identity; a long one gets it soon after start.
+        self._tg.start_soon(self._identify_later, run, sup)
+        limit = yield_after if yield_after is not None else time_limit
+        if yield_after is not None and time_limit is not None:
+            limit = min(yield_after, time_limit)
+        try:
+            exited, returncode = await wait_with_progress(sup, run.files.output, limit, progress)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._kill_run(run, sup, "cancelled")
+            raise
+        if exited:
+            return views.run_result(self, self._finish(run, returncode))
+        if yield_after is not None and (time_limit is None or yield_after < time_limit):
+            await self._identify(run, sup)
+            self._tg.start_soon(self._watch, run, sup)
+            return views.run_result(self, run)
+        await self._kill_run(run, sup, "timed_out")
+        return views.run_result(self, self.store.get(run.id) or run)
+
+    async def _identify(self, run: RunRow, sup: Supervised) -> None:
+        """Persist the create time, so a later habitat can tell this process from a reused pid."""
+        if sup.record.create_time:
+            return
+        record = await anyio.to_thread.run_sync(sup.identify)
+        if record.create_time and sup.alive():
+            self.store.set_create_time(run.id, record.create_time)
+
+    async def _identify_later(self, run: RunRow, sup: Supervised) -> None:
+        await anyio.sleep(_IDENTIFY_AFTER_SECONDS)
+        if sup.alive():
+            await self._identify(run, sup)
+
+    async def _kill_run(
+        self, run: RunRow, sup: Supervised | None, state: RunState, sig: int = signal_module.SIGTERM
+    ) -> KillReport:
+        record = sup.record if sup else run.record
+        if record is None:
+            return KillReport()
+        self._killing[run.id] = state
+        report = await kill_tree(record, sig, self.config.kill_grace_seconds)
+        returncode = await sup.wait() if sup and sup.popen is not None else None
+        if self.store.get(run.id) is not None:
+            self._finish(run, returncode)
+        return report
+
+    async def rerun(self, args: RerunArgs, progress: Progress | None = None) -> RunResult:
+        """Run a history entry again (default the last) in the tab's current cwd."""
+        self._tab_or_error(args.tab)
+        old = self.store.by_index(args.tab, args.index)
+        if old is None:
+            raise NotFoundError(f"tab {args.tab!r} has no run #{args.index}; see `history`")
+        return await self.run(
+            RunArgs(
+                command=old.command,
+                tab=args.tab,
+                shell=old.shell,
+                background=args.background,
+                timeout_seconds=args.timeout_seconds,
+                yield_after_seconds=args.yield_after_seconds,
+            ),
+            progress,
+        )
+
+    async def kill(self, args: KillArgs) -> KillResult:
+        """Kill the whole process tree of the tab's running command."""
+        self._tab_or_error(args.tab)
+        sig = parse_signal(args.signal)
+        run = self._running_run(args.tab)
+        name = signal_module.Signals(sig).name
+        if run is None:
+            return KillResult(
+                tab=args.tab, index=None, killed=False, pids=[], signal=name, remaining=[]
+            )
+        sup = self._live.get(run.id)
+        if sig in (signal_module.SIGTERM, signal_module.SIGKILL):
+            report = await self._kill_run(run, sup, "killed", sig)
+        elif run.record is not None:
+            report = await kill_tree(run.record, sig, self.config.kill_grace_seconds)
+        else:
+            report = KillReport()
+        return KillResult(
+            tab=args.tab,
+            index=run.idx,
+            killed=True,
+            pids=report.pids,
+            signal=name,
+            remaining=report.remaining,
+        )
+
+    async def close(self, args: CloseArgs) -> CloseResult:
+        """Kill the tab's command if needed and free the slot (history goes with it)."""
+        self._tab_or_error(args.tab)
+        run = self._running_run(args.tab)
+        if run is not None:
+            await self._kill_run(run, self._live.get(run.id), "killed")
+        for folder in self.store.delete_tab(args.tab):
+            shutil.rmtree(folder, ignore_errors=True)
+        self.bus.publish("shell.tab.closed", tab=args.tab, data={"killed": run is not None})
+        return CloseResult(
+            tab=args.tab, killed=run is not None, open_tabs=[t.name for t in self.store.tabs()]
+        )
+
+    async def input(self, args: InputArgs) -> InputResult:
+        """Write text to the stdin of the tab's running interactive command."""
+        self._tab_or_error(args.tab)
+        run = self._running_run(args.tab)
+        if run is None:
+            raise UsageError(f"tab {args.tab!r} has no running command to send input to")
+        if not run.interactive:
+            raise UsageError(
+                f"#{run.idx} `{run.command}` was not started interactive (stdin is /dev/null); "
+                "start it with interactive=true to send input"
+            )
+        sup = self._live.get(run.id)
+        stdin = sup.stdin if sup else None
+        if stdin is None or stdin.closed:
+            raise UsageError(
+                f"stdin of #{run.idx} is closed or belonged to an earlier habitat process"
+            )
+        data = args.text.encode()
+        try:
+            stdin.write(data)
+            stdin.flush()
+            if args.eof:
+                stdin.close()
+        except BrokenPipeError as exc:
+            raise UsageError(f"#{run.idx} closed its stdin") from exc
+        return InputResult(tab=args.tab, index=run.idx, bytes_written=len(data), eof=args.eof)
+
+    # read-only verbs live in views.py
+    async def scene(self) -> SceneResult:
+        return views.scene(self)
+
+    async def history(self, args: HistoryArgs) -> HistoryResult:
+        return views.history(self, args)
+
+    async def last(self, args: LastArgs) -> LastResult:
+        return views.last(self, args, _compile(args.grep))
+
+    async def which(self, args: WhichArgs) -> WhichResult:
+        return views.which(self, args)
+
+    async def wait(self, args: WaitArgs, progress: Progress | None = None) -> WaitResult:
+        return await views.wait(self, args, _compile(args.until), progress)
+
+
+def _busy(tab: str, idx: int, command: str) -> BusyTabError:
+    return BusyTabError(
+        f"tab {tab!r} is busy running #{idx} `{command}`; wait for it, kill it, or use another tab"
+    )
+
+
+def _compile(pattern: str | None) -> re.Pattern[str] | None:
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"bad regex {pattern!r}: {exc}") from exc
+
+
+def _remove_folders(folders: list[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,120 @@
+"""Turning a spool file into text for the agent: capped, ANSI-free, progress lines collapsed.
+
+The spool keeps the raw bytes; everything here reads a bounded window of it, so memory
+stays flat however much a command prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Capped", "clean_text", "read_capped", "read_lines_window", "spool_size"]
+
+# CSI (colours, cursor moves), OSC (titles, hyperlinks), and lone two-byte escapes.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CR_SEGMENT = re.compile(r"[^\n]*\r(?!\n)")
+
+
+def clean_text(raw: bytes) -> str:
+    """Decode, strip ANSI escapes, and keep only the last `\\r`-overwritten state of each line."""
+    text = raw.decode("utf-8", errors="replace")
+    text = _ANSI.sub("", text)
+    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        # A progress bar rewrites its line with \r; a terminal shows only the final state.
+        text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return text
+
+
+def spool_size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+@dataclass(frozen=True)
+class Capped:
+    text: str
+    omitted_bytes: int
+    total_bytes: int
+    """Size of the spool (the cursor for the next `since` read)."""
+
+
+def _read(path: Path, start: int, length: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            return f.read(length)
+    except OSError:
+        return b""
+
+
+def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
+    """Bytes `since`..end of the spool, as head + tail within `cap` bytes."""
+    total = spool_size(path)
+    start = min(since, total)
+    size = total - start
+    if size <= cap:
+        return Capped(clean_text(_read(path, start, size)), 0, total)
+    half = cap // 2
+    head = _read(path, start, half)
+    tail = _read(path, total - (cap - half), cap - half)
+    omitted = size - len(head) - len(tail)
+    marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
+    return Capped(clean_text(head) + marker + clean_text(tail), omitted, total)
+
+
+def read_lines_window(
+    path: Path,
+    cap: int,
+    *,
+    since: int = 0,
+    head_lines: int | None = None,
+    tail_lines: int | None = None,
+    grep: re.Pattern[str] | None = None,
+) -> Capped:
+    """Line-oriented reads (`head_lines`, `tail_lines`, `grep`), streamed and capped."""
+    total = spool_size(path)
+    kept: list[str] = []
+    tail: deque[str] = deque()
+    kept_bytes = 0
+    omitted = 0
+    matched = 0
+    try:
+        f = open(path, "rb")
+    except OSError:
+        return Capped("", 0, 0)
+    with f:
+        f.seek(min(since, total))
+        for raw_line in f:
+            line = clean_text(raw_line)
+            if grep is not None and not grep.search(line):
+                continue
+            matched += 1
+            in_head = head_lines is not None and matched <= head_lines
+            if not in_head and tail_lines is not None:
+                tail.append(line)
+                if len(tail) > tail_lines:
+                    omitted += len(tail.popleft().encode())
+                continue
+            if not in_head and head_lines is not None:
+                omitted += len(line.encode())
+                continue
+            if kept_bytes + len(line) > cap:
+                omitted += len(line.encode())
+                continue
+            kept.append(line)
+            kept_bytes += len(line)
+    text = "".join(kept)
+    if tail:
+        joined = "".join(tail)
+        if len(joined) > cap:
+            omitted += len(joined) - cap
+            joined = joined[-cap:]
+        text += joined
+    return Capped(text, omitted, total)

@@ -1,0 +1,258 @@
+"""Tabs and runs as rows of `state.db`. Every state change of a run is a conditional
+update, so when several habitat processes watch the same run, exactly one records its end."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..proc import ProcessRecord
+from ..store import Database
+from .models import HistoryRow, RunState
+from .wrapper import RunFiles
+
+__all__ = ["RunRow", "RunStore", "TabRow"]
+
+
+@dataclass(frozen=True)
+class TabRow:
+    name: str
+    shell: str
+    cwd: str
+    env: dict[str, str] | None
+    created_at: float
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    tab: str
+    idx: int
+    command: str
+    cwd: str
+    shell: str
+    state: RunState
+    pid: int | None
+    create_time: float | None
+    marker: str
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    background: bool
+    interactive: bool
+    started_at: float
+    ended_at: float | None
+    run_dir: Path
+    output_bytes: int
+
+    @property
+    def files(self) -> RunFiles:
+        return RunFiles(self.run_dir)
+
+    @property
+    def record(self) -> ProcessRecord | None:
+        if self.pid is None:
+            return None
+        return ProcessRecord(self.pid, self.create_time or 0.0, self.marker)
+
+    @property
+    def duration_s(self) -> float:
+        end = self.ended_at if self.ended_at is not None else time.time()
+        return round(max(0.0, end - self.started_at), 3)
+
+    def history_row(self) -> HistoryRow:
+        return HistoryRow(
+            index=self.idx,
+            command=self.command,
+            cwd=self.cwd,
+            state=self.state,
+            exit_code=self.exit_code,
+            started_at=self.started_at,
+            duration_s=self.duration_s,
+            output_bytes=self.output_bytes,
+            background=self.background,
+        )
+
+
+def _tab(row: sqlite3.Row) -> TabRow:
+    env = json.loads(row["env_json"]) if row["env_json"] else None
+    return TabRow(row["name"], row["shell"], row["cwd"], env, row["created_at"])
+
+
+def _run(row: sqlite3.Row) -> RunRow:
+    return RunRow(
+        id=row["id"],
+        tab=row["tab"],
+        idx=row["idx"],
+        command=row["command"],
+        cwd=row["cwd"],
+        shell=row["shell"],
+        state=row["state"],
+        pid=row["pid"],
+        create_time=row["create_time"],
+        marker=f"run-{row['id']}-{row['started_at']:.6f}",
+        exit_code=row["exit_code"],
+        signal=row["signal"],
+        timed_out=bool(row["timed_out"]),
+        background=bool(row["background"]),
+        interactive=bool(row["interactive"]),
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        run_dir=Path(row["run_dir"]),
+        output_bytes=row["output_bytes"],
+    )
+
+
+class RunStore:
+    """Queries and updates of the `tabs` and `runs` tables."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # tabs
+    def tab(self, name: str) -> TabRow | None:
+        rows = self.db.query("SELECT * FROM tabs WHERE name = ?", (name,))
+        return _tab(rows[0]) if rows else None
+
+    def tabs(self) -> list[TabRow]:
+        return [_tab(r) for r in self.db.query("SELECT * FROM tabs ORDER BY created_at, name")]
+
+    def create_tab(self, conn: sqlite3.Connection, name: str, shell: str, cwd: str) -> None:
+        conn.execute(
+            "INSERT INTO tabs (name, shell, cwd, env_json, created_at) VALUES (?, ?, ?, NULL, ?)",
+            (name, shell, cwd, time.time()),
+        )
+
+    def retarget_tabs(self, old_cwd: str, new_cwd: str) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE tabs SET cwd = ? WHERE cwd = ?", (new_cwd, old_cwd))
+
+    def delete_tab(self, name: str) -> list[Path]:
+        """Remove a tab and its history; returns the run folders to delete."""
+        with self.db.transaction() as conn:
+            dirs = [
+                Path(r[0]) for r in conn.execute("SELECT run_dir FROM runs WHERE tab = ?", (name,))
+            ]
+            conn.execute("DELETE FROM runs WHERE tab = ?", (name,))
+            conn.execute("DELETE FROM tabs WHERE name = ?", (name,))
+        return dirs
+
+    # runs
+    def insert_run(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        tab: str,
+        command: str,
+        cwd: str,
+        shell: str,
+        background: bool,
+        interactive: bool,
+        run_dir_parent: Path,
+    ) -> RunRow:
+        idx = conn.execute("SELECT next_index FROM tabs WHERE name = ?", (tab,)).fetchone()[0]
+        conn.execute("UPDATE tabs SET next_index = next_index + 1 WHERE name = ?", (tab,))
+        cur = conn.execute(
+            "INSERT INTO runs (tab, idx, command, cwd, shell, state, background, interactive,"
+            " started_at, run_dir) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, '') RETURNING *",
+            (tab, idx, command, cwd, shell, int(background), int(interactive), time.time()),
+        )
+        row = cur.fetchone()
+        run_dir = run_dir_parent / f"run-{row['id']}"
+        conn.execute("UPDATE runs SET run_dir = ? WHERE id = ?", (str(run_dir), row["id"]))
+        return dataclasses.replace(_run(row), run_dir=run_dir)
+
+    def set_process(self, conn: sqlite3.Connection, run_id: int, record: ProcessRecord) -> None:
+        conn.execute(
+            "UPDATE runs SET pid = ?, create_time = ? WHERE id = ?",
+            (record.pid, record.create_time or None, run_id),
+        )
+
+    def set_create_time(self, run_id: int, create_time: float) -> None:
+        with self.db.transaction() as conn:
+            conn.execute("UPDATE runs SET create_time = ? WHERE id = ?", (create_time, run_id))
+
+    def drop_run(self, conn: sqlite3.Connection, run_id: int) -> None:
+        conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
+    def get(self, run_id: int) -> RunRow | None:
+        rows = self.db.query("SELECT * FROM runs WHERE id = ?", (run_id,))
+        return _run(rows[0]) if rows else None
+
+    def by_index(self, tab: str, idx: int | None) -> RunRow | None:
+        if idx is None:
+            rows = self.db.query(
+                "SELECT * FROM runs WHERE tab = ? ORDER BY idx DESC LIMIT 1", (tab,)
+            )
+        else:
+            rows = self.db.query("SELECT * FROM runs WHERE tab = ? AND idx = ?", (tab, idx))
+        return _run(rows[0]) if rows else None
+
+    def running(self, tab: str | None = None) -> list[RunRow]:
+        if tab is None:
+            rows = self.db.query("SELECT * FROM runs WHERE state = 'running' ORDER BY id")
+        else:
+            rows = self.db.query(
+                "SELECT * FROM runs WHERE state = 'running' AND tab = ? ORDER BY id", (tab,)
+            )
+        return [_run(r) for r in rows]
+
+    def history(self, tab: str, limit: int) -> list[RunRow]:
+        rows = self.db.query(
+            "SELECT * FROM runs WHERE tab = ? ORDER BY idx DESC LIMIT ?", (tab, limit)
+        )
+        return [_run(r) for r in reversed(rows)]
+
+    def finish(
+        self,
+        run_id: int,
+        state: RunState,
+        *,
+        exit_code: int | None,
+        signal: int | None,
+        timed_out: bool = False,
+        output_bytes: int,
+        tab_cwd: str | None = None,
+        tab_env: dict[str, str] | None = None,
+    ) -> bool:
+        """Record the end of a running run (and what its tab carries on). False when someone
+        else already did."""
+        with self.db.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE runs SET state = ?, exit_code = ?, signal = ?, timed_out = ?,"
+                " cancelled = ?, ended_at = ?, output_bytes = ? WHERE id = ? AND state = 'running'",
+                (
+                    state,
+                    exit_code,
+                    signal,
+                    int(timed_out),
+                    int(state == "cancelled"),
+                    time.time(),
+                    output_bytes,
+                    run_id,
+                ),
+            )
+            if cur.rowcount != 1:
+                return False
+            tab = conn.execute("SELECT tab FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+            if tab_cwd is not None:
+                conn.execute("UPDATE tabs SET cwd = ? WHERE name = ?", (tab_cwd, tab))
+            if tab_env is not None:
+                conn.execute(
+                    "UPDATE tabs SET env_json = ? WHERE name = ?", (json.dumps(tab_env), tab)
+                )
+        return True
+
+    def trim(self, conn: sqlite3.Connection, tab: str, newest: int, keep: int) -> list[Path]:
+        """Drop finished runs older than the newest `keep`; returns their folders."""
+        if newest <= keep:
+            return []
+        rows = conn.execute(
+            "DELETE FROM runs WHERE tab = ? AND state != 'running' AND idx <= ? RETURNING run_dir",
+            (tab, newest - keep),
+        ).fetchall()
+        return [Path(r["run_dir"]) for r in rows]

@@ -1,0 +1,225 @@
+"""Read-only verbs of the shell habitat: results, scene, history, last, which, wait."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING
+
+import anyio
+
+from ..errors import NotFoundError
+from .models import (
+    Caps,
+    HistoryArgs,
+    HistoryResult,
+    LastArgs,
+    LastResult,
+    LastRunSummary,
+    RunResult,
+    SceneResult,
+    TabScene,
+    WaitArgs,
+    WaitResult,
+    WhichArgs,
+    WhichResult,
+)
+from .output import read_capped, read_lines_window, spool_size
+from .records import RunRow
+from .runner import PROGRESS_INTERVAL, Progress, last_line
+from .shells import resolve_shell, shell_version
+
+if TYPE_CHECKING:
+    from .habitat import ShellHabitat
+
+__all__ = ["history", "last", "run_result", "scene", "wait", "which"]
+
+# How often a server-side wait looks at the spool for new output.
+_WAIT_POLL_SECONDS = 0.05
+
+
+def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
+    capped = read_capped(run.files.output, habitat.config.output_cap_bytes)
+    return RunResult(
+        tab=run.tab,
+        index=run.idx,
+        command=run.command,
+        pid=run.pid,
+        state=run.state,
+        exit_code=run.exit_code,
+        signal=run.signal,
+        timed_out=run.timed_out,
+        duration_s=run.duration_s,
+        cwd=run.cwd,
+        output=capped.text,
+        omitted_bytes=capped.omitted_bytes,
+        output_bytes=capped.total_bytes,
+        spool=str(run.files.output),
+        cursor=capped.total_bytes,
+    )
+
+
+def _caps(habitat: ShellHabitat) -> Caps:
+    c = habitat.config
+    return Caps(
+        max_tabs=c.max_tabs,
+        history_rows=c.history_rows,
+        output_cap_bytes=c.output_cap_bytes,
+        preview_bytes=c.preview_bytes,
+    )
+
+
+def scene(habitat: ShellHabitat) -> SceneResult:
+    tabs: list[TabScene] = []
+    for tab in habitat.store.tabs():
+        running = habitat._running_run(tab.name)
+        last_run = running or habitat.store.by_index(tab.name, None)
+        preview = ""
+        summary = None
+        if last_run is not None:
+            size = spool_size(last_run.files.output)
+            cap = habitat.config.preview_bytes
+            preview = read_capped(last_run.files.output, cap, since=max(0, size - cap)).text
+            summary = LastRunSummary(
+                index=last_run.idx,
+                command=last_run.command,
+                state=last_run.state,
+                exit_code=last_run.exit_code,
+                duration_s=last_run.duration_s,
+            )
+        tabs.append(
+            TabScene(
+                name=tab.name,
+                shell=resolve_shell(tab.shell).kind if tab.shell else "unknown",
+                cwd=tab.cwd,
+                state="running" if running else "idle",
+                pid=running.pid if running else None,
+                last_run=summary,
+                preview=preview,
+            )
+        )
+    return SceneResult(tabs=tabs, caps=_caps(habitat))
+
+
+def history(habitat: ShellHabitat, args: HistoryArgs) -> HistoryResult:
+    habitat._tab_or_error(args.tab)
+    habitat._running_run(args.tab)  # brings a finished background run up to date
+    rows = habitat.store.history(args.tab, args.limit)
+    return HistoryResult(tab=args.tab, rows=[r.history_row() for r in rows])
+
+
+def _run_or_error(habitat: ShellHabitat, tab: str, index: int | None) -> RunRow:
+    habitat._tab_or_error(tab)
+    habitat._running_run(tab)
+    run = habitat.store.by_index(tab, index)
+    if run is None:
+        which = f"run #{index}" if index is not None else "runs yet"
+        raise NotFoundError(f"tab {tab!r} has no {which}; see `history`")
+    return run
+
+
+def last(habitat: ShellHabitat, args: LastArgs, grep: re.Pattern[str] | None) -> LastResult:
+    run = _run_or_error(habitat, args.tab, args.index)
+    cap = habitat.config.output_cap_bytes
+    since = args.since or 0
+    if args.head_lines is None and args.tail_lines is None and grep is None:
+        capped = read_capped(run.files.output, cap, since=since)
+    else:
+        capped = read_lines_window(
+            run.files.output,
+            cap,
+            since=since,
+            head_lines=args.head_lines,
+            tail_lines=args.tail_lines,
+            grep=grep,
+        )
+    return LastResult(
+        tab=run.tab,
+        index=run.idx,
+        command=run.command,
+        state=run.state,
+        running=run.state == "running",
+        exit_code=run.exit_code,
+        output=capped.text,
+        omitted_bytes=capped.omitted_bytes,
+        output_bytes=capped.total_bytes,
+        cursor=capped.total_bytes,
+        spool=str(run.files.output),
+    )
+
+
+def which(habitat: ShellHabitat, args: WhichArgs) -> WhichResult:
+    tab = habitat.store.tab(args.tab)
+    shell = resolve_shell(tab.shell if tab else None)
+    running = habitat._running_run(args.tab) if tab else None
+    return WhichResult(
+        tab=args.tab,
+        shell=shell.kind,
+        executable=shell.executable,
+        version=shell_version(shell.executable),
+        cwd=tab.cwd if tab else habitat.default_cwd(),
+        pid=running.pid if running else None,
+        state="running" if running else "idle",
+    )
+
+
+async def wait(
+    habitat: ShellHabitat, args: WaitArgs, until: re.Pattern[str] | None, progress: Progress | None
+) -> WaitResult:
+    """Until `until` matches the run's output, the run exits, or the timeout passes."""
+    habitat._tab_or_error(args.tab)
+    run = habitat._running_run(args.tab) or habitat.store.by_index(args.tab, None)
+    if run is None:
+        return WaitResult(
+            tab=args.tab,
+            index=None,
+            reason="not_running",
+            state=None,
+            exit_code=None,
+            output="",
+            cursor=0,
+        )
+    output = run.files.output
+    started = time.monotonic()
+    next_report = started + PROGRESS_INTERVAL
+    scanned = 0
+    pending = ""
+    with anyio.move_on_after(args.timeout_seconds):
+        while True:
+            current = habitat.store.get(run.id) or run
+            finished = current.state != "running"
+            if finished or habitat._reconcile(current).state != "running":
+                finished = True
+            size = spool_size(output)
+            if until is not None and size > scanned:
+                text = pending + read_capped(output, size - scanned + 1, since=scanned).text
+                scanned = size
+                match = until.search(text)
+                if match:
+                    return _wait_result(habitat, current, "matched", match.group(0))
+                # Keep the unfinished last line: the pattern may complete with the next write.
+                pending = text.rsplit("\n", 1)[-1][-4096:]
+            if finished:
+                final = habitat.store.get(run.id) or current
+                reason = "exited" if run.state == "running" else "not_running"
+                return _wait_result(habitat, final, reason, None)
+            now = time.monotonic()
+            if progress is not None and now >= next_report:
+                next_report = now + PROGRESS_INTERVAL
+                await progress(round(now - started, 2), last_line(output))
+            await anyio.sleep(_WAIT_POLL_SECONDS)
+    return _wait_result(habitat, habitat.store.get(run.id) or run, "timeout", None)
+
+
+def _wait_result(habitat: ShellHabitat, run: RunRow, reason: str, match: str | None) -> WaitResult:
+    capped = read_capped(run.files.output, habitat.config.output_cap_bytes)
+    return WaitResult(
+        tab=run.tab,
+        index=run.idx,
+        reason=reason,  # type: ignore[arg-type]
+        match=match,
+        state=run.state,
+        exit_code=run.exit_code,
+        output=capped.text,
+        cursor=capped.total_bytes,
+    )

@@ -1,0 +1,177 @@
+"""The tiny wrapper each command runs in: at exit it records the exit code, the final cwd
+and the exported environment into `state` in the run folder, so the next command in the
+tab starts where this one left off — even when the habitat that started it is gone.
+
+The wrapper uses only builtins (no fork): a command substitution would cost a millisecond.
+`state` is `<exit code>\\0<cwd>\\0<env dump>`; the dump is bash's `declare -px`, POSIX
+`export -p` (sh), NUL-separated NAME=value pairs (zsh), or absent (fish, pwsh: cwd only).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from .shells import ShellInfo
+
+__all__ = ["RunFiles", "RunState", "parse_env_dump", "wrapper_argv"]
+
+# Shell-private names that differ from run to run; never carried between commands.
+_VOLATILE = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "HABITAT_RUN_ID"})
+
+_POSIX_TRAP = (
+    "__hd=$1; __c=$2; shift 2; trap '__rc=$?; trap - EXIT;"
+    ' {{ printf "%s\\0%s\\0" "$__rc" "$PWD"; {dump}; }} >"$__hd/state" 2>/dev/null\''
+    ' EXIT; unset __rc; eval "$__c"'
+)
+_BASH = _POSIX_TRAP.format(dump="unset __hd __c; declare -px")
+_SH = _POSIX_TRAP.format(dump="unset __hd __c; export -p")
+_ZSH = _POSIX_TRAP.format(
+    dump="unset __hd __c; for __n in ${(k)parameters[(R)*export*]};"
+    ' do printf "%s=%s\\0" "$__n" "${(P)__n}"; done'
+)
+_FISH = (
+    "set -g __hd $argv[1]; function __habitat_exit --on-event fish_exit;"
+    " printf '%s\\0%s\\0' $status $PWD >$__hd/state; end; source $__hd/cmd"
+)
+_PWSH = (
+    "$__hd = $args[0]; try { . (Join-Path $__hd 'cmd.ps1') } finally {"
+    " $__rc = if ($?) { if ($LASTEXITCODE) { $LASTEXITCODE } else { 0 } } else { 1 };"
+    " \"$__rc`0$((Get-Location).Path)`0\" | Set-Content -NoNewline (Join-Path $__hd 'state');"
+    " exit $__rc }"
+)
+
+
+@dataclass(frozen=True)
+class RunState:
+    exit_code: int
+    cwd: str | None
+    env: dict[str, str] | None
+
+
+@dataclass(frozen=True)
+class RunFiles:
+    """Paths inside one run folder."""
+
+    root: Path
+
+    @property
+    def output(self) -> Path:
+        return self.root / "output"
+
+    def read_state(self) -> RunState | None:
+        """What the wrapper recorded at exit; None when it never got to (killed, lost)."""
+        try:
+            raw = (self.root / "state").read_bytes()
+        except OSError:
+            return None
+        parts = raw.split(b"\0", 2)
+        if len(parts) < 3:
+            return None
+        try:
+            code = int(parts[0])
+        except ValueError:
+            return None
+        cwd = parts[1].decode("utf-8", "surrogateescape") or None
+        return RunState(code, cwd, parse_env_dump(parts[2]) if parts[2] else None)
+
+    def read_exit(self) -> int | None:
+        state = self.read_state()
+        return state.exit_code if state else None
+
+
+def wrapper_argv(shell: ShellInfo, run_dir: Path, command: str) -> list[str]:
+    """The argv that runs `command` under `shell` with the recording wrapper."""
+    if shell.kind == "pwsh":
+        (run_dir / "cmd.ps1").write_text(command + "\n", encoding="utf-8")
+        return [shell.executable, "-NoProfile", "-NonInteractive", "-Command", _PWSH, str(run_dir)]
+    if shell.kind == "fish":
+        (run_dir / "cmd").write_text(command + "\n", encoding="utf-8")
+        return [shell.executable, "--no-config", "-c", _FISH, str(run_dir)]
+    script = {"bash": _BASH, "zsh": _ZSH, "sh": _SH}[shell.kind]
+    flags = ["-f"] if shell.kind == "zsh" else []
+    return [shell.executable, *flags, "-c", script, "habitat", str(run_dir), command]
+
+
+def parse_env_dump(raw: bytes) -> dict[str, str]:
+    """Any of the three dump formats the wrappers write."""
+    text = raw.decode("utf-8", "surrogateescape")
+    if text.startswith("declare "):
+        env = _parse_declare(text)
+    elif text.startswith("export "):
+        env = _parse_export(text)
+    else:
+        env = {}
+        for item in text.split("\0"):
+            name, sep, value = item.partition("=")
+            if sep and name:
+                env[name] = value
+    return {k: v for k, v in env.items() if k not in _VOLATILE}
+
+
+_DECLARE = re.compile(
+    r"^declare -[A-Za-z-]+ ([A-Za-z_][A-Za-z0-9_]*)"
+    r"""(?:=("(?:[^"\\]|\\.)*"|\$'(?:[^'\\]|\\.)*'))?$""",
+    re.M | re.S,
+)
+_DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")
+_ANSI_C = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S
+)
+_SIMPLE = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+
+
+def _ansi_c(body: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if esc[0] in "xuU":
+            return chr(int(esc[1:], 16))
+        if esc[0].isdigit():
+            return chr(int(esc, 8))
+        if esc[0] == "c":
+            return chr(ord(esc[1]) & 0x1F)
+        return _SIMPLE.get(esc, "\\" + esc)
+
+    return _ANSI_C.sub(one, body)
+
+
+def _parse_declare(text: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for m in _DECLARE.finditer(text):
+        value = m.group(2)
+        if value is None:
+            continue  # exported but unset: nothing to carry
+        if value.startswith("$'"):
+            env[m.group(1)] = _ansi_c(value[2:-1])
+        else:
+            env[m.group(1)] = _DQ_ESCAPE.sub(r"\1", value[1:-1])
+    return env
+
+
+def _parse_export(text: str) -> dict[str, str]:
+    env: dict[str, str] = {}
+    try:
+        words = shlex.split(text, posix=True)
+    except ValueError:
+        return env
+    for word in words:
+        name, sep, value = word.partition("=")
+        if sep and name.isidentifier():
+            env[name] = value
+    return env
