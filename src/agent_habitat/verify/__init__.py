@@ -1,0 +1,43 @@
+# verify/: the verification ladder (DESIGN §5).
+#   models       requests and results;   config  [tool.habitat.ladder] and the policy
+#   snapshot     HEAD + dirty set → snapshot id;   layout  packages and tests of a project
+#   selection    import-graph impact and test selection;   parsers  tool output → diagnostics
+#   environments the project's interpreter and tools;  command  one rung process via proc/
+#   rungs/       one module per rung;   ladder  the climb;   demo  the `habitat demo` part
+from .config import LadderConfig, load_ladder_config, load_policy
+from .ladder import run_ladder, stop_type_daemon
+from .models import (
+    POLICIES,
+    RUNGS,
+    Diagnostic,
+    LadderRequest,
+    LadderResult,
+    LadderState,
+    Policy,
+    RungName,
+    RungResult,
+    RungState,
+    Selection,
+)
+from .snapshot import Snapshot, take_snapshot
+
+__all__ = [
+    "POLICIES",
+    "RUNGS",
+    "Diagnostic",
+    "LadderConfig",
+    "LadderRequest",
+    "LadderResult",
+    "LadderState",
+    "Policy",
+    "RungName",
+    "RungResult",
+    "RungState",
+    "Selection",
+    "Snapshot",
+    "load_ladder_config",
+    "load_policy",
+    "run_ladder",
+    "stop_type_daemon",
+    "take_snapshot",
+]

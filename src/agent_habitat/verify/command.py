@@ -1,0 +1,133 @@
+"""Run one rung process through `agent_habitat.proc`: spool, wait, kill the tree on
+timeout or cancellation, and read back the output."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal as signal_module
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from ..proc import kill_tree, spawn
+
+__all__ = ["Outcome", "child_env", "run_command", "spool_path"]
+
+# Parsers read at most this much of a spool; the result keeps only `cap` bytes of its tail.
+_PARSE_LIMIT = 8 * 1024 * 1024
+_KEEP_SPOOLS = 200
+# Variables a test runner of ours would leak into the project's processes.
+_LEAKY_PREFIXES = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_", "COV_CORE_", "HABITAT_RUN_ID")
+
+
+@dataclass
+class Outcome:
+    argv: list[str]
+    exit_code: int | None
+    signal: str | None
+    duration_s: float
+    text: str
+    """Output for the parsers (the first 8 MiB)."""
+    tail: str
+    truncated: bool
+    spool: Path
+    timed_out: bool = False
+
+
+def child_env(
+    extra: Mapping[str, str] | None = None, bin_dir: Path | None = None
+) -> dict[str, str]:
+    """The habitat's environment for a project process, with the project env's bin first."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_LEAKY_PREFIXES)}
+    if bin_dir is not None:
+        env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
+        if (bin_dir.parent / "pyvenv.cfg").is_file():
+            env["VIRTUAL_ENV"] = str(bin_dir.parent)
+    env.update(extra or {})
+    return env
+
+
+def spool_path(spool_dir: Path, task: str) -> Path:
+    spool_dir.mkdir(parents=True, exist_ok=True)
+    olds = sorted(spool_dir.glob("verify-*.out"), key=lambda p: p.stat().st_mtime)
+    for old in olds[: max(0, len(olds) - _KEEP_SPOOLS)]:
+        old.unlink(missing_ok=True)
+    return spool_dir / f"verify-{task}.out"
+
+
+def _read(spool: Path, cap: int) -> tuple[str, str, bool]:
+    try:
+        size = spool.stat().st_size
+        with open(spool, "rb") as f:
+            head = f.read(_PARSE_LIMIT)
+            if size > cap:
+                f.seek(size - cap)
+            else:
+                f.seek(0)
+            tail = f.read(cap)
+    except FileNotFoundError:
+        return "", "", False
+    return (
+        head.decode("utf-8", "replace"),
+        tail.decode("utf-8", "replace"),
+        size > cap,
+    )
+
+
+async def run_command(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    spool: Path,
+    limit_s: float,
+    cap: int,
+    reap_leftovers: bool = True,
+) -> Outcome:
+    """Run `argv` to its end; kill its whole tree after `limit_s` or when cancelled.
+
+    With `reap_leftovers`, whatever the process left running (background servers, stray
+    children) is killed once it exits; a command that starts a daemon on purpose passes
+    False.
+    """
+    marker = f"verify-{secrets.token_hex(6)}"
+    started = time.monotonic()
+    sup = spawn(list(argv), cwd=cwd, env=env, output=spool, marker=marker)
+    timed_out = False
+    try:
+        with anyio.move_on_after(limit_s) as scope:
+            code = await sup.wait()
+        if scope.cancelled_caught:
+            timed_out = True
+            await kill_tree(sup.record)
+            code = await sup.wait()
+        elif reap_leftovers:
+            await kill_tree(sup.record)
+    except BaseException:
+        # Cancelled (or anything else): the process tree must not outlive the request.
+        with anyio.CancelScope(shield=True):
+            await kill_tree(sup.record)
+            await sup.wait()
+        raise
+    text, tail, truncated = _read(spool, cap)
+    sig = None
+    if code is not None and code < 0 and not timed_out:
+        try:
+            sig = signal_module.Signals(-code).name
+        except ValueError:
+            sig = f"signal {-code}"
+    return Outcome(
+        argv=list(argv),
+        exit_code=code,
+        signal=sig,
+        duration_s=time.monotonic() - started,
+        text=text,
+        tail=tail,
+        truncated=truncated,
+        spool=spool,
+        timed_out=timed_out,
+    )

@@ -1,0 +1,130 @@
+"""The project's Python environment, and which tools each rung takes from where.
+
+The project's code, tests and imports always run in the project's interpreter (the
+configured one, else `.venv`/`venv`, else the habitat's own). ruff and mypy come from the
+project's environment when it has them, else from the habitat's own dependencies (mypy
+then pointed at the project's interpreter with `--python-executable`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from ..errors import ConfigError
+from .command import child_env, run_command
+
+__all__ = ["ProjectEnv", "probe_env", "resolve_python"]
+
+_PROBED_MODULES = ("pytest", "mypy", "ruff", "pip")
+_PROBE = f"""
+import importlib.util, json, sys
+found = {{m: importlib.util.find_spec(m) is not None for m in {list(_PROBED_MODULES)!r}}}
+info = {{"version": sys.version.split()[0], "prefix": sys.prefix, "modules": found}}
+print("HABITAT-PROBE " + json.dumps(info))
+"""
+# (interpreter path, its mtime) → probe; the host keeps it across climbs.
+_CACHE: dict[tuple[str, int], ProjectEnv] = {}
+
+
+@dataclass(frozen=True)
+class ProjectEnv:
+    python: Path
+    version: str = ""
+    prefix: str = ""
+    modules: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.python.parent
+
+    @property
+    def label(self) -> str:
+        return f"{self.python} (Python {self.version})" if self.version else str(self.python)
+
+    @property
+    def is_habitat_python(self) -> bool:
+        return os.path.realpath(self.python) == os.path.realpath(sys.executable)
+
+    def has(self, module: str) -> bool:
+        return self.modules.get(module, False)
+
+    def install_hint(self, package: str) -> str:
+        return f"{self.python} -m pip install {package}"
+
+    def ruff(self) -> list[str]:
+        own = self.bin_dir / "ruff"
+        if own.is_file():
+            return [str(own)]
+        from ruff import find_ruff_bin  # type: ignore[import-untyped]  # habitat's own
+
+        return [str(find_ruff_bin())]
+
+    def mypy(self, module: str = "mypy") -> tuple[list[str], list[str]]:
+        """(argv prefix, extra flags) for `mypy` or `mypy.dmypy`."""
+        if self.has("mypy"):
+            return [str(self.python), "-m", module], []
+        return [sys.executable, "-m", module], ["--python-executable", str(self.python)]
+
+    def node_tool(self, name: str) -> list[str] | None:
+        own = self.bin_dir / name
+        if own.is_file():
+            return [str(own)]
+        found = shutil.which(name)
+        return [found] if found else None
+
+
+def resolve_python(root: Path, configured: str | None) -> Path:
+    """The configured interpreter, else the project's `.venv`/`venv`, else the habitat's."""
+    if configured:
+        path = Path(configured).expanduser()
+        if not path.is_absolute():
+            path = root / path if (root / path).exists() else Path(shutil.which(configured) or path)
+        if not path.exists():
+            raise ConfigError(
+                f"[tool.habitat.ladder].python: {configured!r} does not exist; "
+                "point it at the project's interpreter"
+            )
+        return path
+    for venv in (".venv", "venv"):
+        candidate = root / venv / "bin" / "python"
+        if candidate.exists():
+            return candidate
+    return Path(sys.executable)
+
+
+async def probe_env(python: Path, spool: Path) -> ProjectEnv:
+    """Ask the interpreter which tools it has (cached per interpreter and mtime)."""
+    try:
+        key = (str(python), (await anyio.Path(python).stat()).st_mtime_ns)
+    except OSError as exc:
+        raise ConfigError(f"project interpreter {python} is not usable: {exc}") from exc
+    if key in _CACHE:
+        return _CACHE[key]
+    outcome = await run_command(
+        [str(python), "-c", _PROBE],
+        cwd=python.parent,
+        env=child_env(),
+        spool=spool,
+        limit_s=60,
+        cap=4096,
+    )
+    await anyio.Path(spool).unlink(missing_ok=True)
+    line = next((ln for ln in outcome.text.splitlines() if ln.startswith("HABITAT-PROBE ")), None)
+    if outcome.exit_code != 0 or line is None:
+        raise ConfigError(
+            f"project interpreter {python} did not run (exit {outcome.exit_code}): "
+            f"{outcome.tail.strip()[-300:]}; set [tool.habitat.ladder].python"
+        )
+    data = json.loads(line.removeprefix("HABITAT-PROBE "))
+    env = ProjectEnv(
+        python=python, version=data["version"], prefix=data["prefix"], modules=data["modules"]
+    )
+    _CACHE[key] = env
+    return env

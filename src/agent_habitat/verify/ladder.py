@@ -1,0 +1,235 @@
+"""Climb the ladder: take the snapshot, work out the impact, run the policy's rungs in
+order and stop at the first one that is not green or skipped.
+
+Each rung is a task `<ladder id>.<rung>` with events on the bus:
+`environment.task.started`, then `…completed` (green, skipped), `…failed` (red, error),
+`…died` (killed by a signal) or `…cancelled`.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from ..errors import UsageError
+from ..events import EventBus
+from ..workspace import Workspace
+from .config import LadderConfig, load_ladder_config, load_policy
+from .environments import ProjectEnv, probe_env, resolve_python
+from .layout import discover_layout
+from .models import (
+    POLICIES,
+    RUNGS,
+    LadderRequest,
+    LadderResult,
+    LadderState,
+    RungName,
+    RungResult,
+)
+from .rungs import RUNNERS, DmypyDaemon, RungContext
+from .selection import Impact, analyse_impact, explicit_selection
+from .snapshot import take_snapshot
+
+__all__ = ["run_ladder", "stop_type_daemon"]
+
+logger = logging.getLogger(__name__)
+
+_STOPPING = ("red", "error", "died", "cancelled")
+_EVENT_OF = {
+    "green": "completed",
+    "skipped": "completed",
+    "red": "failed",
+    "error": "failed",
+    "died": "died",
+    "cancelled": "cancelled",
+}
+_NEEDS_IMPACT = {"compile.project", "build.affected", "test.scoped"}
+
+
+def _given_files(root: Path, files: list[str]) -> list[str]:
+    """`--files` as project-relative paths: relative to the root if they exist there, else to
+    the current directory."""
+    out: set[str] = set()
+    for name in files:
+        path = Path(name)
+        if not path.is_absolute():
+            path = root / name if (root / name).exists() else Path.cwd() / name
+        try:
+            out.add(path.resolve().relative_to(root).as_posix())
+        except ValueError:
+            raise UsageError(f"--files: {name} is not inside the project {root}") from None
+    return sorted(out)
+
+
+def _overall(results: list[RungResult]) -> LadderState:
+    states = {r.state for r in results}
+    order: tuple[LadderState, ...] = ("cancelled", "died", "red", "error")
+    for state in order:
+        if state in states:
+            return state
+    if any(r.missing for r in results):
+        return "incomplete"
+    return "green"
+
+
+async def _context(
+    root: Path,
+    request: LadderRequest,
+    config: LadderConfig,
+    workspace: Workspace,
+    ladder_id: str,
+    rungs: list[RungName],
+) -> RungContext:
+    policy = request.policy or load_policy(root)
+    snapshot = await anyio.to_thread.run_sync(take_snapshot, root)
+    touched = _given_files(root, request.files) if request.files else snapshot.touched
+    layout = await anyio.to_thread.run_sync(discover_layout, root, config)
+    env: ProjectEnv | None = None
+    if layout.is_python:
+        python = resolve_python(root, config.python)
+        env = await probe_env(python, workspace.spool_dir / f"probe-{ladder_id}.out")
+    ctx = RungContext(
+        root=root,
+        workspace=workspace,
+        config=config,
+        policy=policy,
+        ladder_id=ladder_id,
+        snapshot=snapshot,
+        touched=touched,
+        layout=layout,
+        env=env,
+    )
+    if _NEEDS_IMPACT & set(rungs) and touched:
+        ctx.impact = await anyio.to_thread.run_sync(
+            analyse_impact, layout, touched, snapshot.deleted, config, workspace.state_dir / "grimp"
+        )
+        ctx.selection = ctx.impact.selection
+    elif not touched:
+        ctx.impact = Impact()
+        ctx.selection = ctx.impact.selection
+    if request.filter:
+        ctx.selection = explicit_selection(request.filter)
+    return ctx
+
+
+async def _climb_one(ctx: RungContext, rung: RungName, bus: EventBus) -> RungResult:
+    task = ctx.task(rung)
+    bus.publish(
+        "environment.task.started",
+        task=task,
+        data={
+            "rung": rung,
+            "ladder": ctx.ladder_id,
+            "snapshot": ctx.snapshot.id,
+            "spool": str(ctx.spool(rung)),
+        },
+    )
+    started = time.monotonic()
+    try:
+        result = await RUNNERS[rung](ctx)
+    except anyio.get_cancelled_exc_class():
+        result = RungResult(
+            rung=rung,
+            task=task,
+            state="cancelled",
+            reason="request cancelled",
+            duration_s=round(time.monotonic() - started, 3),
+        )
+        _publish_end(bus, result, ctx)
+        raise
+    except Exception as exc:  # a rung's bug must end as an `error` result, not kill the climb
+        logger.exception("rung %s crashed", rung)
+        result = RungResult(rung=rung, task=task, state="error", reason=f"internal error: {exc!r}")
+    if result.duration_s == 0.0:
+        result.duration_s = round(time.monotonic() - started, 3)
+    _publish_end(bus, result, ctx)
+    return result
+
+
+def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
+    bus.publish(
+        f"environment.task.{_EVENT_OF[result.state]}",
+        task=result.task,
+        data={
+            "rung": result.rung,
+            "ladder": ctx.ladder_id,
+            "snapshot": ctx.snapshot.id,
+            "state": result.state,
+            "reason": result.reason,
+            "duration_s": result.duration_s,
+            "exit_code": result.exit_code,
+            "signal": result.signal,
+            "spool": result.spool,
+            "diagnostics": len(result.diagnostics),
+            "last_lines": result.output.splitlines()[-5:] if result.state == "died" else [],
+        },
+    )
+
+
+async def run_ladder(
+    root: Path,
+    request: LadderRequest | None = None,
+    *,
+    bus: EventBus,
+    workspace: Workspace | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LadderResult:
+    """Verify the project at `root` as it is now; see `LadderRequest` for the knobs."""
+    request = request or LadderRequest()
+    root = Path(await anyio.Path(root).resolve())
+    workspace = (workspace or Workspace.for_project(root)).ensure()
+    config = load_ladder_config(root, environ)
+    policy = request.policy or load_policy(root, environ)
+    rungs = (
+        [r for r in RUNGS if r in set(request.rungs)] if request.rungs else list(POLICIES[policy])
+    )
+    ladder_id = f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
+    started = time.monotonic()
+    ctx = await _context(
+        root, request.model_copy(update={"policy": policy}), config, workspace, ladder_id, rungs
+    )
+    results: list[RungResult] = []
+    for index, rung in enumerate(rungs):
+        result = await _climb_one(ctx, rung, bus)
+        results.append(result)
+        if result.state in _STOPPING:
+            results.extend(
+                RungResult(
+                    rung=later,
+                    task=ctx.task(later),
+                    state="skipped",
+                    reason=f"not reached: {rung} is {result.state}",
+                )
+                for later in rungs[index + 1 :]
+            )
+            break
+    return LadderResult(
+        id=ladder_id,
+        snapshot=ctx.snapshot.id,
+        head=ctx.snapshot.head,
+        policy=policy,
+        state=_overall(results),
+        rungs=results,
+        touched=ctx.touched,
+        selection=ctx.selection if _NEEDS_IMPACT & set(rungs) or request.filter else None,
+        duration_s=round(time.monotonic() - started, 3),
+    )
+
+
+async def stop_type_daemon(root: Path, workspace: Workspace | None = None) -> None:
+    """Stop the workspace's warm dmypy daemon (the host calls this on shutdown; tests too)."""
+    root = Path(await anyio.Path(root).resolve())
+    workspace = workspace or Workspace.for_project(root)
+    daemon = DmypyDaemon(workspace)
+    if daemon.state() == "absent":
+        return
+    config = load_ladder_config(root)
+    python = resolve_python(root, config.python)
+    env = await probe_env(python, workspace.spool_dir / "probe-stop.out")
+    await daemon.stop(env, root)

@@ -1,0 +1,194 @@
+"""Where a project keeps its packages and its tests, and the module name of a file."""
+
+from __future__ import annotations
+
+import configparser
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import ConfigError
+from .config import LadderConfig
+
+__all__ = ["MANIFESTS", "Layout", "discover_layout", "is_manifest", "is_test_file"]
+
+# Files whose change means the project's dependencies may have changed.
+MANIFESTS = (
+    "pyproject.toml",
+    "setup.cfg",
+    "setup.py",
+    "uv.lock",
+    "poetry.lock",
+    "pdm.lock",
+    "Pipfile",
+    "Pipfile.lock",
+)
+_NOT_PACKAGES = frozenset(
+    {"tests", "test", "testing", "docs", "doc", "bench", "benchmarks", "examples", "scripts"}
+)
+_SKIP_DIRS = frozenset(
+    {"__pycache__", "node_modules", "build", "dist", "venv", "site-packages", "htmlcov"}
+)
+
+
+def is_manifest(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name in MANIFESTS or (name.startswith("requirements") and name.endswith((".txt", ".in")))
+
+
+def is_test_file(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+    packages: dict[str, Path]
+    """Top-level import name → its package directory."""
+    test_roots: list[Path]
+    is_python: bool
+    side_files: dict[str, Path] = field(default_factory=dict)
+    """`.py` files under the test roots but outside the packages (tests, conftests, helpers),
+    keyed by relative posix path."""
+
+    @property
+    def source_roots(self) -> list[Path]:
+        return sorted({p.parent for p in self.packages.values()})
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def module_of(self, rel: str) -> str | None:
+        """The module name of a package file, or None when it is not in a package."""
+        if not rel.endswith((".py", ".pyi")):
+            return None
+        path = self.root / rel
+        for name, pkg_dir in self.packages.items():
+            try:
+                parts = list(path.relative_to(pkg_dir).with_suffix("").parts)
+            except ValueError:
+                continue
+            if parts and parts[-1] == "__init__":
+                parts.pop()
+            return ".".join([name, *parts])
+        return None
+
+    def file_of(self, module: str) -> Path | None:
+        top, _, rest = module.partition(".")
+        base = self.packages.get(top)
+        if base is None:
+            return None
+        target = base.joinpath(*rest.split(".")) if rest else base
+        for candidate in (target.with_suffix(".py"), target / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    def in_test_roots(self, rel: str) -> bool:
+        path = self.root / rel
+        return any(path == r or r in path.parents for r in self.test_roots)
+
+
+def _find_packages(root: Path, config: LadderConfig) -> dict[str, Path]:
+    bases = [root / "src", root] if (root / "src").is_dir() else [root]
+    if config.packages is not None:
+        found: dict[str, Path] = {}
+        for name in config.packages:
+            hit = next((b / name for b in bases if (b / name / "__init__.py").is_file()), None)
+            if hit is None:
+                raise ConfigError(
+                    f"[tool.habitat.ladder].packages: no package {name!r} under "
+                    f"{' or '.join(str(b) for b in bases)}; fix the name or remove the key"
+                )
+            found[name] = hit
+        return found
+    base = bases[0]
+    return {
+        d.name: d
+        for d in sorted(base.iterdir())
+        if d.is_dir()
+        and (d / "__init__.py").is_file()
+        and d.name not in _NOT_PACKAGES
+        and not d.name.startswith((".", "_"))
+        and d.name.isidentifier()
+    }
+
+
+def _pytest_testpaths(root: Path) -> list[str] | None:
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            with open(pyproject, "rb") as f:
+                data = tomllib.load(f)
+        except tomllib.TOMLDecodeError:
+            data = {}
+        ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+        if isinstance(ini.get("testpaths"), list):
+            return [str(p) for p in ini["testpaths"]]
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        path = root / name
+        if not path.is_file():
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(path, encoding="utf-8")
+        except configparser.Error:
+            continue
+        if parser.has_option(section, "testpaths"):
+            return parser.get(section, "testpaths").split()
+    return None
+
+
+def _walk_py(top: Path, exclude: set[Path]) -> list[Path]:
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        here = Path(dirpath)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not d.startswith(".") and d not in _SKIP_DIRS and here / d not in exclude
+        )
+        out.extend(here / f for f in sorted(filenames) if f.endswith(".py"))
+    return out
+
+
+def _is_python_project(root: Path, packages: dict[str, Path], side: dict[str, Path]) -> bool:
+    if packages or (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        return True
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        with open(pyproject, "rb") as f:
+            data = tomllib.load(f)
+        if "project" in data or "poetry" in data.get("tool", {}):
+            return True
+    return any(is_test_file(rel) for rel in side)
+
+
+def discover_layout(root: Path, config: LadderConfig) -> Layout:
+    """Blocking (walks the tree); call it from a worker thread in async code."""
+    root = root.resolve()
+    packages = _find_packages(root, config)
+    paths = config.test_paths if config.test_paths is not None else _pytest_testpaths(root)
+    test_roots = [(root / p).resolve() for p in paths] if paths else [root]
+    exclude = set(packages.values())
+    side: dict[str, Path] = {}
+    for test_root in test_roots:
+        if test_root.is_file():
+            side[test_root.relative_to(root).as_posix()] = test_root
+            continue
+        if test_root.is_dir():
+            for path in _walk_py(test_root, exclude):
+                side[path.relative_to(root).as_posix()] = path
+    return Layout(
+        root=root,
+        packages=packages,
+        test_roots=test_roots,
+        is_python=_is_python_project(root, packages, side),
+        side_files=side,
+    )

@@ -1,0 +1,149 @@
+"""Requests and results of the verification ladder (DESIGN §5).
+
+These are the contract: `habitat verify --json` prints a `LadderResult` dump, and the
+MCP tools of the runner issue return the same models.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "POLICIES",
+    "RUNGS",
+    "Diagnostic",
+    "LadderRequest",
+    "LadderResult",
+    "LadderState",
+    "Policy",
+    "RungName",
+    "RungResult",
+    "RungState",
+    "Selection",
+    "Severity",
+]
+
+RungName = Literal[
+    "diagnose.files", "compile.project", "build.affected", "test.scoped", "test.full"
+]
+RUNGS: tuple[RungName, ...] = (
+    "diagnose.files",
+    "compile.project",
+    "build.affected",
+    "test.scoped",
+    "test.full",
+)
+
+Policy = Literal["minimal", "standard", "strict", "ci_parity"]
+POLICIES: dict[Policy, tuple[RungName, ...]] = {
+    "minimal": ("diagnose.files",),
+    "standard": ("diagnose.files", "compile.project", "test.scoped"),
+    "strict": ("diagnose.files", "compile.project", "build.affected", "test.scoped"),
+    "ci_parity": RUNGS,
+}
+
+RungState = Literal["green", "red", "skipped", "error", "cancelled", "died"]
+"""`green`: ran and passed; `red`: ran and found defects; `skipped`: did not run (see
+`reason`); `error`: the tool itself failed (bad usage, timeout, crash with an exit code);
+`cancelled`: its request was cancelled; `died`: its process was killed by a signal."""
+
+LadderState = Literal["green", "red", "incomplete", "error", "cancelled", "died"]
+"""`incomplete`: nothing failed, but a rung was skipped because a tool is missing."""
+
+Severity = Literal["error", "warning", "note"]
+
+
+class Diagnostic(BaseModel):
+    """One finding of a tool, located in a file when the tool says where."""
+
+    file: str | None = None
+    """Path relative to the project root when inside it."""
+    line: int | None = None
+    col: int | None = None
+    code: str | None = None
+    """Tool-specific rule or error code, e.g. `F401`, `arg-type`, `AssertionError`."""
+    severity: Severity = "error"
+    message: str
+    source: str = ""
+    """The tool that reported it: `syntax`, `ruff`, `mypy`, `pyright`, `pytest`, `import`, …"""
+
+
+class Selection(BaseModel):
+    """Which tests the change affects, and why."""
+
+    full: bool
+    """True: run the whole suite (see `reasons`)."""
+    tests: list[str] = Field(default_factory=list)
+    """Test files or folders (relative paths) when not `full`; pytest args when filtered."""
+    reasons: list[str] = Field(default_factory=list)
+    """Why each test or widening was chosen, e.g. `tests/test_a.py imports pkg.a`."""
+    filtered: bool = False
+    """True when an explicit filter replaced the import-graph selection."""
+
+
+class RungResult(BaseModel):
+    """The outcome of one rung."""
+
+    rung: RungName
+    task: str
+    """Task id: `<ladder id>.<rung>`."""
+    state: RungState
+    reason: str | None = None
+    """Why it was skipped or errored, or what made it red, in one line."""
+    tool: str | None = None
+    """What ran, e.g. `ruff`, `dmypy`, `pyright`, `compileall`, `pytest`, `configured`."""
+    duration_s: float = 0.0
+    command: list[str] = Field(default_factory=list)
+    """The exact argv of the (last) process the rung ran; empty when none ran."""
+    command_line: str = ""
+    """`command` as one shell-quoted line."""
+    exit_code: int | None = None
+    signal: str | None = None
+    """Signal name (e.g. `SIGKILL`) when the process died by one."""
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+    missing: str | None = None
+    """When skipped because a tool is missing: its name (the ladder is then `incomplete`)."""
+    notes: list[str] = Field(default_factory=list)
+    """Facts worth knowing, e.g. `dmypy daemon was dead; restarted`."""
+    output: str = ""
+    """The tail of the raw output, capped."""
+    output_truncated: bool = False
+    spool: str | None = None
+    """Path of the full raw output."""
+
+
+class LadderRequest(BaseModel):
+    """What to verify."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: Policy | None = None
+    """Default: `[tool.habitat] policy`, else `standard`."""
+    rungs: list[RungName] | None = None
+    """Run exactly these rungs (in ladder order) instead of the policy's."""
+    files: list[str] | None = None
+    """Treat these files as the change instead of the git dirty set."""
+    filter: list[str] | None = None
+    """pytest node ids, paths, or `-k EXPR` / `-m EXPR`; replaces the test selection."""
+
+
+class LadderResult(BaseModel):
+    """The outcome of one climb."""
+
+    id: str
+    snapshot: str
+    """Snapshot id the climb verified (HEAD + dirty set with content hashes)."""
+    head: str | None
+    policy: Policy
+    state: LadderState
+    rungs: list[RungResult]
+    touched: list[str]
+    """The change: files that differ from HEAD (or the files given)."""
+    selection: Selection | None = None
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "green"

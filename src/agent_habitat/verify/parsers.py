@@ -1,0 +1,242 @@
+"""Turn tool output into `Diagnostic`s: ruff JSON, mypy text, pyright JSON, pytest JUnit XML
+(or its `-rfE` summary lines), compileall errors, and `file:line[:col]: message` lines of
+any configured command."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from .models import Diagnostic, Severity
+
+__all__ = [
+    "parse_compileall",
+    "parse_generic",
+    "parse_junit",
+    "parse_mypy",
+    "parse_pyright",
+    "parse_pytest_summary",
+    "parse_ruff",
+    "relative",
+]
+
+_MESSAGE_CAP = 2000
+
+
+def relative(path: str, root: Path) -> str:
+    """`path` relative to `root` (posix) when it lies inside it, else unchanged."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = root / p
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
+def parse_ruff(text: str, root: Path) -> list[Diagnostic]:
+    """`ruff check --output-format json`: a JSON array of violations."""
+    try:
+        items: list[dict[str, Any]] = json.loads(text or "[]")
+    except json.JSONDecodeError:
+        return []
+    out: list[Diagnostic] = []
+    for item in items:
+        loc = item.get("location") or {}
+        out.append(
+            Diagnostic(
+                file=relative(str(item.get("filename", "")), root),
+                line=loc.get("row"),
+                col=loc.get("column"),
+                code=item.get("code") or "syntax",
+                severity="error",
+                message=str(item.get("message", ""))[:_MESSAGE_CAP],
+                source="ruff",
+            )
+        )
+    return out
+
+
+_MYPY_LINE = re.compile(
+    r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?:(?P<col>\d+):)?\s(?P<sev>error|warning|note):\s"
+    r"(?P<msg>.*?)(?:\s{2}\[(?P<code>[a-z0-9-]+)\])?$",
+    re.MULTILINE,
+)
+
+
+def parse_mypy(text: str, root: Path) -> list[Diagnostic]:
+    """mypy/dmypy text output with `--show-column-numbers --show-error-codes`."""
+    out: list[Diagnostic] = []
+    for m in _MYPY_LINE.finditer(text):
+        sev: Severity = m["sev"]  # type: ignore[assignment]
+        out.append(
+            Diagnostic(
+                file=relative(m["file"], root),
+                line=int(m["line"]),
+                col=int(m["col"]) if m["col"] else None,
+                code=m["code"],
+                severity=sev,
+                message=m["msg"][:_MESSAGE_CAP],
+                source="mypy",
+            )
+        )
+    return out
+
+
+def parse_pyright(text: str, root: Path, source: str = "pyright") -> list[Diagnostic]:
+    """`pyright --outputjson` / `basedpyright --outputjson`."""
+    start = text.find("{")
+    if start < 0:
+        return []
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError:
+        return []
+    out: list[Diagnostic] = []
+    for item in data.get("generalDiagnostics", []):
+        begin = (item.get("range") or {}).get("start") or {}
+        raw_sev = item.get("severity", "error")
+        sev: Severity = (
+            "error" if raw_sev == "error" else "warning" if raw_sev == "warning" else "note"
+        )
+        out.append(
+            Diagnostic(
+                file=relative(str(item.get("file", "")), root),
+                line=begin["line"] + 1 if "line" in begin else None,
+                col=begin["character"] + 1 if "character" in begin else None,
+                code=item.get("rule"),
+                severity=sev,
+                message=str(item.get("message", ""))[:_MESSAGE_CAP],
+                source=source,
+            )
+        )
+    return out
+
+
+_TB_LOCATION = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<what>.*)$", re.MULTILINE
+)
+
+
+def _nodeid(case: ET.Element) -> str:
+    file = case.get("file") or ""
+    name = case.get("name") or ""
+    classname = case.get("classname") or ""
+    if not file:
+        return f"{classname}::{name}" if classname else name
+    module = file.removesuffix(".py").replace("/", ".")
+    klass = classname[len(module) + 1 :] if classname.startswith(module + ".") else ""
+    return "::".join(p for p in (file, *klass.split("."), name) if p)
+
+
+def parse_junit(path: Path, root: Path) -> list[Diagnostic] | None:
+    """Failures and errors of a pytest `--junitxml` report (xunit1); None when unreadable."""
+    try:
+        tree = ET.parse(path)
+    except (ET.ParseError, OSError):
+        return None
+    out: list[Diagnostic] = []
+    for case in tree.iter("testcase"):
+        for child in case:
+            if child.tag not in ("failure", "error"):
+                continue
+            text = child.text or ""
+            where = list(_TB_LOCATION.finditer(text))
+            last = where[-1] if where else None
+            message = child.get("message") or (text.strip().splitlines() or [""])[-1]
+            nodeid = _nodeid(case)
+            out.append(
+                Diagnostic(
+                    file=relative(last["file"], root) if last else case.get("file"),
+                    line=int(last["line"]) if last else _int(case.get("line")),
+                    col=None,
+                    code=(last["what"].split()[0] if last and last["what"] else child.tag),
+                    severity="error",
+                    message=f"{nodeid}: {message}"[:_MESSAGE_CAP],
+                    source="pytest",
+                )
+            )
+    return out
+
+
+def _int(value: str | None) -> int | None:
+    # JUnit's `line` is 0-based in pytest's xunit1 output.
+    return int(value) + 1 if value and value.isdigit() else None
+
+
+_SUMMARY = re.compile(r"^(?P<kind>FAILED|ERROR) (?P<node>\S+)(?: - (?P<msg>.*))?$", re.MULTILINE)
+
+
+def parse_pytest_summary(text: str) -> list[Diagnostic]:
+    """The `FAILED node - message` lines of pytest's short summary (fallback without JUnit)."""
+    out: list[Diagnostic] = []
+    for m in _SUMMARY.finditer(text):
+        node = m["node"]
+        out.append(
+            Diagnostic(
+                file=node.split("::", 1)[0],
+                code=m["kind"].lower(),
+                message=f"{node}: {m['msg'] or m['kind'].lower()}"[:_MESSAGE_CAP],
+                source="pytest",
+            )
+        )
+    return out
+
+
+_COMPILE_FILE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_COMPILE_ERROR = re.compile(r"^(?P<code>\w+Error): (?P<msg>.*)$", re.MULTILINE)
+
+
+def parse_compileall(text: str, root: Path) -> list[Diagnostic]:
+    """`python -m compileall -q`: one `*** Error compiling` block per broken file."""
+    out: list[Diagnostic] = []
+    for block in text.split("*** ")[1:]:
+        loc = _COMPILE_FILE.search(block)
+        err = _COMPILE_ERROR.search(block)
+        if loc is None and err is None:
+            continue
+        out.append(
+            Diagnostic(
+                file=relative(loc["file"], root) if loc else None,
+                line=int(loc["line"]) if loc else None,
+                code=err["code"] if err else "compile",
+                message=(err["msg"] if err else block.strip().splitlines()[0])[:_MESSAGE_CAP],
+                source="compileall",
+            )
+        )
+    return out
+
+
+_GENERIC = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+)(?::(?P<col>\d+))?:\s*"
+    r"(?:(?P<sev>error|warning|note|info)(?:\[(?P<code>[^\]]+)\])?:\s*)?(?P<msg>\S.*)$",
+    re.MULTILINE,
+)
+
+
+def parse_generic(text: str, root: Path, source: str = "configured") -> list[Diagnostic]:
+    """`file:line[:col]: [severity[code]:] message` lines whose file exists in the project."""
+    out: list[Diagnostic] = []
+    for m in _GENERIC.finditer(text):
+        rel = relative(m["file"], root)
+        if not (root / rel).is_file():
+            continue
+        sev = m["sev"]
+        severity: Severity = (
+            "warning" if sev == "warning" else "note" if sev in ("note", "info") else "error"
+        )
+        out.append(
+            Diagnostic(
+                file=rel,
+                line=int(m["line"]),
+                col=int(m["col"]) if m["col"] else None,
+                code=m["code"],
+                severity=severity,
+                message=m["msg"][:_MESSAGE_CAP],
+                source=source,
+            )
+        )
+    return out

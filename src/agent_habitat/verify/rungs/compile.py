@@ -1,0 +1,139 @@
+"""`compile.project`: type-check the affected modules — mypy through the warm dmypy daemon,
+or pyright/basedpyright when the project configures it; `compileall` when no type checker
+is configured."""
+
+from __future__ import annotations
+
+import configparser
+import tomllib
+from pathlib import Path
+
+from ..config import LadderConfig
+from ..models import RungName, RungResult, RungState
+from ..parsers import parse_compileall, parse_mypy, parse_pyright
+from .context import RungContext, from_outcome, run_configured, skipped
+from .dmypy import MYPY_FLAGS, DmypyDaemon
+
+__all__ = ["compile_project", "detect_type_checker"]
+
+RUNG: RungName = "compile.project"
+
+
+def _has_ini_section(path: Path, section: str) -> bool:
+    if not path.is_file():
+        return False
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except configparser.Error:
+        return False
+    return parser.has_section(section)
+
+
+def detect_type_checker(root: Path, config: LadderConfig) -> str:
+    """The configured checker, else the one the project's files configure, else compileall."""
+    if config.type_checker != "auto":
+        return config.type_checker
+    tool: dict[str, object] = {}
+    if (root / "pyproject.toml").is_file():
+        with open(root / "pyproject.toml", "rb") as f:
+            tool = tomllib.load(f).get("tool", {})
+    if "basedpyright" in tool:
+        return "basedpyright"
+    if "pyright" in tool or (root / "pyrightconfig.json").is_file():
+        return "pyright"
+    if (
+        "mypy" in tool
+        or (root / "mypy.ini").is_file()
+        or (root / ".mypy.ini").is_file()
+        or _has_ini_section(root / "setup.cfg", "mypy")
+    ):
+        return "mypy"
+    return "compileall"
+
+
+def _summary(result: RungResult) -> None:
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    if result.state == "red" and errors:
+        first = errors[0]
+        where = f"{first.file}:{first.line} {first.code or ''}".rstrip()
+        result.reason = f"{len(errors)} {result.tool} error(s), first {where}"
+
+
+async def _mypy(ctx: RungContext, targets: list[str]) -> RungResult:
+    assert ctx.env is not None
+    if ctx.config.dmypy:
+        daemon = DmypyDaemon(ctx.workspace)
+        note = daemon.prepare()
+        argv = daemon.argv(ctx.env, targets)
+        outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
+        tool = "dmypy"
+        if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
+            note = "dmypy daemon crashed during the check; the next run restarts it"
+    else:
+        prefix, extra = ctx.env.mypy()
+        outcome = await ctx.run(RUNG, [*prefix, *MYPY_FLAGS, *extra, *targets])
+        note, tool = None, "mypy"
+    diagnostics = parse_mypy(outcome.text, ctx.root)
+    state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
+    result = from_outcome(
+        ctx,
+        RUNG,
+        outcome,
+        tool=tool,
+        state=state,
+        diagnostics=diagnostics,
+        notes=[note] if note else [],
+    )
+    if result.state == "error" and result.reason is None:
+        result.reason = f"{tool} failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
+    _summary(result)
+    return result
+
+
+async def _pyright(ctx: RungContext, name: str, targets: list[str]) -> RungResult:
+    assert ctx.env is not None
+    tool = ctx.env.node_tool(name)
+    if tool is None:
+        return skipped(
+            ctx,
+            RUNG,
+            f"{name} is configured but not installed; install with {ctx.env.install_hint(name)}",
+            missing=name,
+        )
+    argv = [*tool, "--outputjson", "--pythonpath", str(ctx.env.python), *targets]
+    outcome = await ctx.run(RUNG, argv)
+    state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
+    diagnostics = parse_pyright(outcome.text, ctx.root, source=name)
+    result = from_outcome(ctx, RUNG, outcome, tool=name, state=state, diagnostics=diagnostics)
+    if result.state == "error" and result.reason is None:
+        result.reason = f"{name} failed (exit {outcome.exit_code})"
+    _summary(result)
+    return result
+
+
+async def compile_project(ctx: RungContext) -> RungResult:
+    configured = ctx.config.command_for(RUNG)
+    if configured is not None:
+        return await run_configured(ctx, RUNG, configured)
+    if ctx.env is None:
+        return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
+    targets = ctx.existing(ctx.impact.affected_files)
+    if not targets:
+        return skipped(ctx, RUNG, "no package module is affected by the change")
+    checker = detect_type_checker(ctx.root, ctx.config)
+    if checker == "mypy":
+        return await _mypy(ctx, targets)
+    if checker in ("pyright", "basedpyright"):
+        return await _pyright(ctx, checker, targets)
+    outcome = await ctx.run(RUNG, [str(ctx.env.python), "-m", "compileall", "-q", *targets])
+    result = from_outcome(
+        ctx,
+        RUNG,
+        outcome,
+        tool="compileall",
+        diagnostics=parse_compileall(outcome.text, ctx.root),
+        notes=["no type checker configured; byte-compiled the affected modules"],
+    )
+    _summary(result)
+    return result

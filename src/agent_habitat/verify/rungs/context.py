@@ -1,0 +1,130 @@
+"""What every rung gets (the climb's context) and how a process outcome becomes a result."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...workspace import Workspace
+from ..command import Outcome, child_env, run_command, spool_path
+from ..config import LadderConfig, expand_command
+from ..environments import ProjectEnv
+from ..layout import Layout
+from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
+from ..parsers import parse_generic
+from ..selection import Impact
+from ..snapshot import Snapshot
+
+__all__ = ["RungContext", "from_outcome", "run_configured", "skipped"]
+
+
+@dataclass
+class RungContext:
+    root: Path
+    workspace: Workspace
+    config: LadderConfig
+    policy: Policy
+    ladder_id: str
+    snapshot: Snapshot
+    touched: list[str]
+    """The change: relative paths, deleted ones included."""
+    layout: Layout
+    env: ProjectEnv | None
+    """None for a project that is not Python."""
+    impact: Impact = field(default_factory=Impact)
+    selection: Selection = field(default_factory=lambda: Selection(full=True))
+
+    def task(self, rung: RungName) -> str:
+        return f"{self.ladder_id}.{rung}"
+
+    def spool(self, rung: RungName, suffix: str = "") -> Path:
+        return spool_path(self.workspace.spool_dir, self.task(rung) + suffix)
+
+    def existing(self, paths: Sequence[str]) -> list[str]:
+        return [p for p in paths if (self.root / p).exists()]
+
+    def process_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        return child_env(extra, self.env.bin_dir if self.env else None)
+
+    async def run(
+        self,
+        rung: RungName,
+        argv: Sequence[str],
+        *,
+        suffix: str = "",
+        extra_env: Mapping[str, str] | None = None,
+        reap_leftovers: bool = True,
+    ) -> Outcome:
+        return await run_command(
+            argv,
+            cwd=self.root,
+            env=self.process_env(extra_env),
+            spool=self.spool(rung, suffix),
+            limit_s=self.config.timeout_s,
+            cap=self.config.output_cap_bytes,
+            reap_leftovers=reap_leftovers,
+        )
+
+
+def skipped(
+    ctx: RungContext, rung: RungName, reason: str, *, missing: str | None = None
+) -> RungResult:
+    return RungResult(
+        rung=rung, task=ctx.task(rung), state="skipped", reason=reason, missing=missing
+    )
+
+
+def from_outcome(
+    ctx: RungContext,
+    rung: RungName,
+    outcome: Outcome,
+    *,
+    tool: str,
+    state: RungState | None = None,
+    diagnostics: list[Diagnostic] | None = None,
+    reason: str | None = None,
+    notes: list[str] | None = None,
+) -> RungResult:
+    """A result for a finished process; timeouts and signals override the tool's verdict."""
+    if outcome.timed_out:
+        state, reason = "error", f"timed out after {ctx.config.timeout_s:g} s; process tree killed"
+    elif outcome.signal is not None:
+        state, reason = "died", f"killed by {outcome.signal}"
+    elif state is None:
+        state = "green" if outcome.exit_code == 0 else "red"
+    if reason is None and state == "red":
+        reason = f"{tool} exited {outcome.exit_code}"
+    return RungResult(
+        rung=rung,
+        task=ctx.task(rung),
+        state=state,
+        reason=reason,
+        tool=tool,
+        duration_s=round(outcome.duration_s, 3),
+        command=outcome.argv,
+        command_line=shlex.join(outcome.argv),
+        exit_code=outcome.exit_code,
+        signal=outcome.signal,
+        diagnostics=diagnostics or [],
+        notes=notes or [],
+        output=outcome.tail,
+        output_truncated=outcome.truncated,
+        spool=str(outcome.spool),
+    )
+
+
+async def run_configured(ctx: RungContext, rung: RungName, command: str | list[str]) -> RungResult:
+    """A rung whose command the project configured: exit 0 is green, anything else red."""
+    tests = ctx.selection.tests if not ctx.selection.full else []
+    argv = expand_command(
+        command,
+        files=ctx.existing(ctx.touched),
+        modules=ctx.impact.affected_modules,
+        tests=tests,
+    )
+    outcome = await ctx.run(rung, argv)
+    return from_outcome(
+        ctx, rung, outcome, tool="configured", diagnostics=parse_generic(outcome.text, ctx.root)
+    )

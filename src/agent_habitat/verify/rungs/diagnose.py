@@ -1,0 +1,107 @@
+"""`diagnose.files`: the touched Python files — a syntax check in-process, then one
+`ruff check` over all of them (no process per file)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import anyio
+import anyio.to_thread
+
+from ..models import Diagnostic, RungName, RungResult, RungState
+from ..parsers import parse_ruff
+from .context import RungContext, from_outcome, run_configured, skipped
+
+__all__ = ["diagnose_files"]
+
+RUNG: RungName = "diagnose.files"
+
+
+def _syntax_errors(ctx: RungContext, files: list[str]) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    for rel in files:
+        if not rel.endswith(".py"):
+            continue
+        try:
+            source = (ctx.root / rel).read_bytes()
+            compile(source, rel, "exec", flags=0x400, dont_inherit=True)  # PyCF_ONLY_AST
+        except SyntaxError as exc:
+            out.append(
+                Diagnostic(
+                    file=rel,
+                    line=exc.lineno,
+                    col=exc.offset,
+                    code=type(exc).__name__,
+                    message=exc.msg,
+                    source="syntax",
+                )
+            )
+        except (OSError, ValueError) as exc:
+            out.append(Diagnostic(file=rel, code="unreadable", message=str(exc), source="syntax"))
+    return out
+
+
+def _newer_than_us(version: str) -> bool:
+    # The project's Python may accept syntax ours does not; ruff then judges syntax alone.
+    try:
+        major, minor = (int(x) for x in version.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) > sys.version_info[:2]
+
+
+async def diagnose_files(ctx: RungContext) -> RungResult:
+    configured = ctx.config.command_for(RUNG)
+    if configured is not None:
+        if not ctx.existing(ctx.touched):
+            return skipped(ctx, RUNG, "no touched files")
+        return await run_configured(ctx, RUNG, configured)
+    if ctx.env is None:
+        return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
+    files = [p for p in ctx.existing(ctx.touched) if p.endswith((".py", ".pyi"))]
+    if not files:
+        return skipped(ctx, RUNG, f"no Python files among the {len(ctx.touched)} touched files")
+    started = time.monotonic()
+    if not _newer_than_us(ctx.env.version):
+        errors = await anyio.to_thread.run_sync(_syntax_errors, ctx, files)
+        if errors:
+            return RungResult(
+                rung=RUNG,
+                task=ctx.task(RUNG),
+                state="red",
+                reason=f"syntax error in {errors[0].file}:{errors[0].line}",
+                tool="python-syntax",
+                duration_s=round(time.monotonic() - started, 3),
+                diagnostics=errors,
+            )
+    report = ctx.spool(RUNG, ".json")
+    argv = [
+        *ctx.env.ruff(),
+        "check",
+        "--output-format",
+        "json",
+        "--no-fix",
+        "--force-exclude",
+        "--output-file",
+        str(report),
+        *files,
+    ]
+    outcome = await ctx.run(RUNG, argv)
+    try:
+        text = await anyio.Path(report).read_text(encoding="utf-8")
+        await anyio.Path(report).unlink()
+    except FileNotFoundError:
+        text = ""
+    diagnostics = parse_ruff(text, ctx.root)
+    state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
+    result = from_outcome(ctx, RUNG, outcome, tool="ruff", state=state, diagnostics=diagnostics)
+    if state == "error" and result.reason is None:
+        result.reason = f"ruff failed (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
+    elif result.state == "red" and diagnostics:
+        first = diagnostics[0]
+        result.reason = (
+            f"{len(diagnostics)} ruff finding(s), first {first.file}:{first.line} {first.code}"
+        )
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result

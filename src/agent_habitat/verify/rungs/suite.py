@@ -1,0 +1,115 @@
+"""`test.scoped` (the tests the change affects, or an explicit filter) and `test.full`
+(the whole suite; the project's CI command under `ci_parity`), run by pytest in the
+project's environment."""
+
+from __future__ import annotations
+
+import anyio
+
+from ..config import expand_command
+from ..models import RungName, RungResult, RungState
+from ..parsers import parse_junit, parse_pytest_summary
+from .context import RungContext, from_outcome, run_configured, skipped
+
+__all__ = ["full_suite", "pytest_args", "scoped_suite"]
+
+# pytest's documented exit codes.
+_TESTS_FAILED, _INTERRUPTED, _NO_TESTS = 1, 2, 5
+
+
+def pytest_args(tests: list[str]) -> list[str]:
+    """Filter items as pytest arguments: `-k EXPR` / `-m EXPR` split, the rest passed as is."""
+    out: list[str] = []
+    for item in tests:
+        flag, _, rest = item.partition(" ")
+        if flag in ("-k", "-m") and rest.strip():
+            out += [flag, rest.strip()]
+        else:
+            out.append(item)
+    return out
+
+
+async def _pytest(ctx: RungContext, rung: RungName, tests: list[str], why: str) -> RungResult:
+    assert ctx.env is not None
+    if not ctx.env.has("pytest"):
+        return skipped(
+            ctx,
+            rung,
+            f"pytest not installed in {ctx.env.label}; install with "
+            f"{ctx.env.install_hint('pytest')}",
+            missing="pytest",
+        )
+    junit = ctx.spool(rung, ".xml")
+    argv = [
+        str(ctx.env.python),
+        "-m",
+        "pytest",
+        "-q",
+        "-rfE",
+        "--color=no",
+        f"--junitxml={junit}",
+        "-o",
+        "junit_family=xunit1",
+        *pytest_args(tests),
+    ]
+    outcome = await ctx.run(rung, argv)
+    diagnostics = parse_junit(junit, ctx.root)
+    if diagnostics is None:
+        diagnostics = parse_pytest_summary(outcome.text)
+    await anyio.Path(junit).unlink(missing_ok=True)
+    code = outcome.exit_code
+    state: RungState | None = None
+    reason = None
+    if code == _NO_TESTS:
+        state, reason = "error", "pytest collected no tests (exit 5); check the filter or selection"
+    elif code == _INTERRUPTED and diagnostics:
+        state = "red"  # collection errors: a test module or what it imports is broken
+    elif code not in (0, _TESTS_FAILED) and code is not None and code > 0:
+        state, reason = (
+            "error",
+            f"pytest failed to run (exit {code}): {outcome.tail.strip()[-300:]}",
+        )
+    result = from_outcome(
+        ctx,
+        rung,
+        outcome,
+        tool="pytest",
+        state=state,
+        reason=reason,
+        diagnostics=diagnostics,
+        notes=[why],
+    )
+    if result.state == "red" and diagnostics:
+        first = diagnostics[0].message.splitlines()[0][:200]
+        result.reason = f"{len(diagnostics)} test failure(s), first {first}"
+    return result
+
+
+async def scoped_suite(ctx: RungContext) -> RungResult:
+    rung: RungName = "test.scoped"
+    selection = ctx.selection
+    if not selection.full and not selection.tests:
+        return skipped(ctx, rung, "no test is affected by the change")
+    configured = ctx.config.command_for(rung)
+    if configured is not None:
+        return await run_configured(ctx, rung, configured)
+    if ctx.env is None:
+        return skipped(ctx, rung, "not a Python project and no [tool.habitat.ladder] command")
+    if selection.full:
+        why = "whole suite: " + "; ".join(selection.reasons)
+    else:
+        why = f"{len(selection.tests)} selected: " + "; ".join(selection.reasons[:5])
+    return await _pytest(ctx, rung, [] if selection.full else selection.tests, why)
+
+
+async def full_suite(ctx: RungContext) -> RungResult:
+    rung: RungName = "test.full"
+    if ctx.policy == "ci_parity" and ctx.config.ci_test is not None:
+        outcome = await ctx.run(rung, expand_command(ctx.config.ci_test))
+        return from_outcome(ctx, rung, outcome, tool="ci_test", notes=["the project's CI command"])
+    configured = ctx.config.command_for(rung)
+    if configured is not None:
+        return await run_configured(ctx, rung, configured)
+    if ctx.env is None:
+        return skipped(ctx, rung, "not a Python project and no [tool.habitat.ladder] command")
+    return await _pytest(ctx, rung, [], "whole suite")

@@ -1,0 +1,256 @@
+"""Which modules and tests a change affects.
+
+The project's packages go through grimp's import graph (cached in the workspace state
+folder); tests, conftests and test helpers outside the packages are read with `ast`.
+A test is affected when it imports, directly or through other test-side modules, a
+changed module or one that imports a changed module. A changed conftest widens to its
+folder (an unchanged conftest that imports an affected module widens the same way);
+a non-Python change, a deleted module, or a file the graph cannot see widens to the
+whole suite, and the reasons say which.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grimp
+from grimp.application.config import settings as grimp_settings
+from grimp.application.ports.packagefinder import AbstractPackageFinder
+
+from .config import LadderConfig
+from .layout import Layout, is_manifest, is_test_file
+from .models import Selection
+
+__all__ = ["Impact", "analyse_impact", "explicit_selection"]
+
+# grimp's package finder is process-global configuration; swapping it is guarded.
+_GRIMP_LOCK = threading.Lock()
+_MAX_REASONS = 20
+
+
+@dataclass
+class Impact:
+    changed_modules: list[str] = field(default_factory=list)
+    affected_modules: list[str] = field(default_factory=list)
+    """Changed modules plus every package module that imports one, directly or not."""
+    affected_files: list[str] = field(default_factory=list)
+    """Relative paths of the affected package modules."""
+    selection: Selection = field(default_factory=lambda: Selection(full=False))
+    graph_error: str | None = None
+
+
+class _DirectoryFinder(AbstractPackageFinder):
+    """Finds packages by the directories we already know, not by `sys.path`: the project's
+    packages are not importable in the habitat's own interpreter (or are another copy)."""
+
+    def __init__(self, directories: dict[str, Path]) -> None:
+        self._dirs = directories
+
+    def determine_package_directories(self, package_name: str, file_system: object) -> set[str]:
+        return {str(self._dirs[package_name])}
+
+
+def _downstream(layout: Layout, changed: set[str], cache_dir: Path) -> set[str]:
+    if not layout.packages or not changed:
+        return set(changed)
+    with _GRIMP_LOCK:
+        previous = grimp_settings.PACKAGE_FINDER
+        grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(layout.packages))
+        try:
+            graph = grimp.build_graph(*sorted(layout.packages), cache_dir=str(cache_dir))
+        finally:
+            grimp_settings.configure(PACKAGE_FINDER=previous)
+    out = set(changed)
+    for module in changed:
+        if module in graph.modules:
+            out |= set(graph.find_downstream_modules(module))
+    return out
+
+
+def _imported_names(tree: ast.Module, own_package: str) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = own_package.split(".") if own_package else []
+                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+                base = ".".join([*parts, base] if base else parts)
+            if base:
+                names.add(base)
+                names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _prefixes(name: str) -> Iterable[str]:
+    parts = name.split(".")
+    return (".".join(parts[:i]) for i in range(len(parts), 0, -1))
+
+
+def _side_names(layout: Layout, rel: str) -> tuple[list[str], str]:
+    """Names a test-side file is importable as (pytest's rootdir-relative and basedir-
+    relative forms), and the package its relative imports resolve against."""
+    path = layout.root / rel
+    parts = list(Path(rel).with_suffix("").parts)
+    base = path.parent
+    while (base / "__init__.py").is_file() and base != layout.root:
+        base = base.parent
+    local = list(path.relative_to(base).with_suffix("").parts)
+    own = ".".join(local[:-1])
+    if local[-1] == "__init__":
+        local.pop()
+    if parts[-1] == "__init__":
+        parts.pop()
+    return sorted({".".join(local), ".".join(parts)} - {""}), own
+
+
+def _side_graph(layout: Layout) -> tuple[dict[str, set[str]], dict[str, str]]:
+    """For each test-side file: the names it imports; and the index name → file."""
+    imports: dict[str, set[str]] = {}
+    index: dict[str, str] = {}
+    for rel, path in layout.side_files.items():
+        names, own = _side_names(layout, rel)
+        for name in names:
+            index.setdefault(name, rel)
+        try:
+            tree = ast.parse(path.read_bytes(), filename=rel)
+        except (SyntaxError, ValueError, OSError):
+            imports[rel] = set()
+            continue
+        imports[rel] = _imported_names(tree, own)
+    return imports, index
+
+
+def _folder_of(rel: str) -> str:
+    return rel.rsplit("/", 1)[0] if "/" in rel else "."
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.full_reasons: list[str] = []
+        self.tests: dict[str, str] = {}
+        self.folders: dict[str, str] = {}
+
+    def widen_full(self, reason: str) -> None:
+        if len(self.full_reasons) < _MAX_REASONS:
+            self.full_reasons.append(reason)
+
+    def selection(self) -> Selection:
+        if self.full_reasons or "." in self.folders:
+            reasons = self.full_reasons or [self.folders["."]]
+            return Selection(full=True, reasons=reasons)
+        picked: dict[str, str] = dict(self.folders)
+        for test, why in self.tests.items():
+            if not any(test.startswith(folder + "/") for folder in self.folders):
+                picked[test] = why
+        return Selection(
+            full=False, tests=sorted(picked), reasons=[picked[t] for t in sorted(picked)]
+        )
+
+
+def _classify(
+    layout: Layout, touched: list[str], deleted: set[str], config: LadderConfig, out: _Collector
+) -> tuple[set[str], set[str]]:
+    """Sort the change into changed package modules and changed test-side files."""
+    modules: set[str] = set()
+    side: set[str] = set()
+    for rel in touched:
+        name = rel.rsplit("/", 1)[-1]
+        if is_manifest(rel):
+            out.widen_full(f"dependency manifest {rel} changed")
+        elif not rel.endswith((".py", ".pyi")):
+            if not any(fnmatch.fnmatch(rel, pat) for pat in config.selection_ignore):
+                out.widen_full(f"non-Python file {rel} changed")
+        elif (module := layout.module_of(rel)) is not None:
+            if rel in deleted:
+                out.widen_full(f"module {module} was deleted; its importers are not in the graph")
+            else:
+                modules.add(module)
+        elif name == "conftest.py":
+            out.folders[_folder_of(rel)] = f"{rel} changed (widens to its folder)"
+        elif rel in deleted and is_test_file(rel):
+            continue
+        elif rel in layout.side_files or (rel in deleted and layout.in_test_roots(rel)):
+            if rel in deleted:
+                out.widen_full(f"test helper {rel} was deleted")
+            side.add(rel)
+        else:
+            out.widen_full(f"{rel} is outside the packages and tests the import graph covers")
+    return modules, side
+
+
+def analyse_impact(
+    layout: Layout,
+    touched: list[str],
+    deleted: Iterable[str],
+    config: LadderConfig,
+    cache_dir: Path,
+) -> Impact:
+    """Blocking (reads files, builds the graph); call it from a worker thread."""
+    out = _Collector()
+    if not layout.is_python:
+        out.widen_full("not a Python project: the import graph cannot see the change")
+        return Impact(selection=out.selection())
+    changed, changed_side = _classify(layout, touched, set(deleted), config, out)
+    impact = Impact(changed_modules=sorted(changed))
+    try:
+        affected = _downstream(layout, changed, cache_dir)
+    except (grimp.exceptions.SourceSyntaxError, ValueError, OSError) as exc:
+        impact.graph_error = str(exc)
+        out.widen_full(f"import graph unavailable ({exc})")
+        affected = set(changed)
+    impact.affected_modules = sorted(affected)
+    files = (layout.file_of(m) for m in impact.affected_modules)
+    impact.affected_files = sorted({layout.rel(f) for f in files if f is not None})
+    for rel in impact.affected_files:
+        if is_test_file(rel):
+            out.tests[rel] = f"{rel} is affected in the import graph"
+    _select_side(layout, affected, changed_side, out)
+    impact.selection = out.selection()
+    return impact
+
+
+def _select_side(
+    layout: Layout, affected: set[str], changed_side: set[str], out: _Collector
+) -> None:
+    imports, index = _side_graph(layout)
+    why: dict[str, str] = {rel: f"{rel} changed" for rel in changed_side}
+    for rel, names in imports.items():
+        if rel in why:
+            continue
+        for name in sorted(names):
+            hit = next((p for p in _prefixes(name) if p in affected), None)
+            if hit is not None:
+                why[rel] = f"{rel} imports {hit}"
+                break
+    # Propagate through test-side imports (helpers imported by tests) until nothing changes.
+    grew = True
+    while grew:
+        grew = False
+        for rel, names in imports.items():
+            if rel in why:
+                continue
+            for name in names:
+                dep = next((index[p] for p in _prefixes(name) if p in index), None)
+                if dep is not None and dep in why and dep != rel:
+                    why[rel] = f"{rel} imports {dep}"
+                    grew = True
+                    break
+    for rel, reason in why.items():
+        name = rel.rsplit("/", 1)[-1]
+        if name == "conftest.py":
+            out.folders.setdefault(_folder_of(rel), f"{reason} (conftest widens to its folder)")
+        elif is_test_file(rel):
+            out.tests[rel] = reason
+
+
+def explicit_selection(filters: list[str]) -> Selection:
+    """A selection given by the caller: node ids, paths, `-k EXPR` or `-m EXPR`."""
+    return Selection(full=False, tests=list(filters), reasons=["explicit filter"], filtered=True)

@@ -1,0 +1,111 @@
+"""The snapshot a climb verifies: HEAD plus the dirty and untracked (non-ignored) files.
+
+Its id is a hash of the HEAD commit and the sorted touched paths with their content
+hashes, so any write to a touched file, or a new commit, gives a different id
+(DESIGN §5 "Epochs"). Outside git every file counts as touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Snapshot", "take_snapshot"]
+
+# Tool caches and bytecode are never part of a change, ignored by git or not.
+_NOISE_DIRS = frozenset(
+    {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".git", ".hg", ".tox", ".nox"}
+)
+_VENV_DIRS = frozenset({".venv", "venv", "node_modules", "build", "dist"})
+_DELETED = "-"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    id: str
+    head: str | None
+    hashes: dict[str, str] = field(default_factory=dict)
+    """Touched path (relative, posix) → sha256 of its content, `-` when deleted."""
+    in_git: bool = True
+
+    @property
+    def touched(self) -> list[str]:
+        return sorted(self.hashes)
+
+    @property
+    def deleted(self) -> list[str]:
+        return sorted(p for p, h in self.hashes.items() if h == _DELETED)
+
+
+def _is_noise(path: str) -> bool:
+    parts = path.split("/")
+    return any(p in _NOISE_DIRS for p in parts[:-1]) or path.endswith((".pyc", ".pyo"))
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
+
+
+def file_hash(path: Path) -> str:
+    try:
+        if path.is_symlink():
+            return hashlib.sha256(os.readlink(path).encode()).hexdigest()
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except FileNotFoundError:
+        return _DELETED
+    except IsADirectoryError:
+        # A nested git repository shows up as a directory entry; its own HEAD is elsewhere.
+        return "dir"
+
+
+def _git_changes(root: Path) -> tuple[str | None, list[str]] | None:
+    inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    if inside.returncode != 0:
+        return None
+    head_proc = _git(root, "rev-parse", "--verify", "-q", "HEAD")
+    head = (head_proc.stdout.decode().strip() or None) if head_proc.returncode == 0 else None
+    status = _git(
+        root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "."
+    )
+    if status.returncode != 0:
+        return None
+    prefix = _git(root, "rev-parse", "--show-prefix").stdout.decode().strip()
+    paths: list[str] = []
+    for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if len(entry) < 4:
+            continue
+        path = entry[3:]
+        # git reports paths from the top of the work tree; we want them from `root`.
+        if prefix and path.startswith(prefix):
+            path = path[len(prefix) :]
+        paths.append(path.rstrip("/"))
+    return head, paths
+
+
+def _walk_all(root: Path) -> list[str]:
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in _NOISE_DIRS and d not in _VENV_DIRS and d[0] != "."
+        )
+        rel = Path(dirpath).relative_to(root)
+        out.extend((rel / name).as_posix() for name in filenames)
+    return out
+
+
+def take_snapshot(root: Path) -> Snapshot:
+    """Read git (blocking; call it from a worker thread in async code)."""
+    changes = _git_changes(root)
+    if changes is None:
+        head, paths, in_git = None, _walk_all(root), False
+    else:
+        (head, paths), in_git = changes, True
+    hashes = {p: file_hash(root / p) for p in sorted(set(paths)) if not _is_noise(p)}
+    digest = hashlib.sha256((head or "no-head").encode())
+    for path, content in sorted(hashes.items()):
+        digest.update(f"\n{path}\0{content}".encode("utf-8", "surrogateescape"))
+    return Snapshot(id=digest.hexdigest()[:16], head=head, hashes=hashes, in_git=in_git)
