@@ -1,0 +1,66 @@
+"""Shared helpers: a primary server over a temporary project, with a connected client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+from mcp import Client
+from mcp.client.session import IncomingMessage
+
+from agent_habitat.mcp_tools import PrimaryServer, open_primary
+
+
+def make_project(root: Path) -> Path:
+    """A folder that looks like a git work tree (all the habitat checks is `.git`)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / ".git").mkdir(exist_ok=True)
+    return root
+
+
+@dataclass
+class Inbox:
+    """Notifications a client received, in order."""
+
+    messages: list[types.ServerNotification] = field(default_factory=list)
+
+    async def __call__(self, message: IncomingMessage) -> None:
+        if not isinstance(message, Exception):
+            self.messages.append(message)
+
+    def methods(self) -> list[str]:
+        return [m.method for m in self.messages]
+
+    async def wait_for(self, method: str, count: int = 1) -> None:
+        await eventually(lambda: self.methods().count(method) >= count)
+
+
+@asynccontextmanager
+async def primary_client(
+    project: Path | None, *, cwd: Path | None = None, mode: str = "legacy", **client: Any
+) -> AsyncIterator[tuple[PrimaryServer, Client]]:
+    async with (
+        open_primary(project, cwd=cwd or project) as primary,
+        Client(primary.server, mode=mode, **client) as connected,
+    ):
+        yield primary, connected
+
+
+def text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+async def eventually(condition: Callable[[], bool], within: float = 10) -> None:
+    """Wait until `condition()` holds, checking often, failing after `within` seconds."""
+    with anyio.fail_after(within):
+        # Polling is the point: these conditions (a notification arrived, a connection
+        # was dropped) have no event of their own to wait on.
+        while not condition():  # noqa: ASYNC110
+            await anyio.sleep(0.01)
