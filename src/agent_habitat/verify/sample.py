@@ -35,7 +35,8 @@ FILES: dict[str, str] = {
         "def test_mul() -> None:\n    assert mul(2, 3) == 6\n"
     ),
     "tests/test_text.py": (
-        'from calc.text import shout\n\n\ndef test_shout() -> None:\n    assert shout("hi") == "HI!"\n'
+        "from calc.text import shout\n\n\n"
+        'def test_shout() -> None:\n    assert shout("hi") == "HI!"\n'
     ),
     "tests/test_report.py": (
         "from calc import report\n\n\n"
