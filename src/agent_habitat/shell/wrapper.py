@@ -92,7 +92,8 @@ def wrapper_argv(shell: ShellInfo, run_dir: Path, command: str) -> list[str]:
         return [shell.executable, "--no-config", "-c", _FISH, str(run_dir)]
     script = {"bash": _BASH, "zsh": _ZSH, "sh": _SH}[shell.kind]
     flags = ["-f"] if shell.kind == "zsh" else []
-    return [shell.executable, *flags, "-c", script, "habitat", str(run_dir), command]
+    # $0 is the shell's name, as a person's `bash -c` shows it.
+    return [shell.executable, *flags, "-c", script, shell.kind, str(run_dir), command]
 
 
 def parse_env_dump(raw: bytes) -> dict[str, str]:
