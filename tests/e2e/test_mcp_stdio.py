@@ -1,0 +1,172 @@
+"""Both MCP servers over real stdio, as an MCP client launches them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import psutil
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ToolsListChanged
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+HABITAT = str(Path(sys.executable).with_name("habitat"))
+
+
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def params(cwd: Path, *args: str) -> StdioServerParameters:
+    # The SDK passes only a safe subset of the environment by default; the test's
+    # HABITAT_HOME must reach the server.
+    return StdioServerParameters(command=HABITAT, args=list(args), env=dict(os.environ), cwd=cwd)
+
+
+@asynccontextmanager
+async def stdio_client(cwd: Path, *args: str, mode: str = "legacy") -> AsyncIterator[Client]:
+    async with Client(params(cwd, *args), mode=mode) as client:
+        yield client
+
+
+def text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def data(result: types.CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, text(result)
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def test_the_primary_server_runs_a_command_over_stdio(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    reported: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
+
+    async with stdio_client(root, "mcp", "--embedded") as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        echo = await client.call_tool("shell_run", {"command": "echo hi"})
+        slow = await client.call_tool(
+            "shell_run", {"command": "echo a; sleep 0.7; echo b"}, progress_callback=on_progress
+        )
+    assert {"shell_run", "shell_scene", "project_open"} <= tools
+    assert text(echo).startswith("state=exited exit_code=0")
+    assert data(echo)["output"] == "hi\n"
+    assert data(echo)["cwd"] == str(root)
+    assert data(slow)["output"] == "a\nb\n"
+    assert reported
+    assert reported == sorted(reported)
+
+
+async def test_the_escape_server_has_terminal_verbs_on_its_own_state(
+    tmp_path: Path, habitat_home: Path
+) -> None:
+    root = project(tmp_path)
+    async with stdio_client(root, "terminal-mcp") as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        echo = await client.call_tool("terminal_run", {"command": "echo hi"})
+        host = await client.call_tool("terminal_host", {"action": "restart"})
+    assert tools == {
+        "terminal_scene",
+        "terminal_run",
+        "terminal_history",
+        "terminal_rerun",
+        "terminal_last",
+        "terminal_which",
+        "terminal_kill",
+        "terminal_close",
+        "terminal_wait",
+        "terminal_input",
+        "terminal_host",
+    }
+    assert data(echo)["output"] == "hi\n"
+    assert Path(data(echo)["spool"]).is_relative_to(habitat_home / "terminal")
+    assert data(host)["done"] is False
+    assert "No host daemon exists yet" in text(host)
+    assert "nothing was done" in text(host)
+
+
+async def test_a_2026_client_is_served_over_stdio_with_list_changed(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    async with stdio_client(root, "mcp", "--embedded", mode="auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        echo = await client.call_tool("shell_run", {"command": "echo modern"})
+        async with client.listen(tools_list_changed=True) as subscription:
+            await client.call_tool("project_open", {"path": str(other)})
+            with anyio.fail_after(10):
+                event = await subscription.__anext__()
+    assert data(echo)["output"] == "modern\n"
+    assert event == ToolsListChanged()
+
+
+async def test_habitat_mcp_without_embedded_serves_embedded_and_says_so(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    async with stdio_client(root, "mcp") as client:
+        echo = await client.call_tool("shell_run", {"command": "echo hi"})
+    assert data(echo)["output"] == "hi\n"
+    with anyio.fail_after(20):
+        finished = await anyio.run_process(
+            [HABITAT, "mcp"], input=b"", cwd=root, env=dict(os.environ), check=False
+        )
+    assert finished.returncode == 0
+    assert b"no host daemon exists yet; serving embedded" in finished.stderr
+
+
+def server_processes() -> list[psutil.Process]:
+    return [
+        child
+        for child in psutil.Process().children()
+        if "mcp" in child.cmdline() and child.status() != psutil.STATUS_ZOMBIE
+    ]
+
+
+async def test_a_background_run_outlives_a_killed_server_and_the_next_server_adopts_it(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path)
+    gate = tmp_path / "gate"
+    command = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo finished"
+    async with stdio_client(root, "mcp", "--embedded") as client:
+        started = await client.call_tool(
+            "shell_run", {"command": command, "tab": "bg", "background": True}
+        )
+        [server] = server_processes()
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+        with pytest.raises(MCPError, match="Connection closed"):
+            await client.call_tool("shell_scene", {})
+    pid = data(started)["pid"]
+    assert psutil.pid_exists(pid)
+
+    async with stdio_client(root, "mcp", "--embedded") as client:
+        before = data(await client.call_tool("shell_scene", {}))
+        gate.touch()
+        waited = data(await client.call_tool("shell_wait", {"tab": "bg", "timeout_seconds": 10}))
+        after = data(await client.call_tool("shell_scene", {}))
+        last = data(await client.call_tool("shell_last", {"tab": "bg"}))
+    [tab] = before["tabs"]
+    assert (tab["name"], tab["state"], tab["pid"]) == ("bg", "running", pid)
+    assert waited["reason"] in {"exited", "not_running"}
+    [tab] = after["tabs"]
+    assert tab["state"] == "idle"
+    assert (tab["last_run"]["state"], tab["last_run"]["exit_code"]) == ("exited", 0)
+    assert last["output"] == "finished\n"
