@@ -116,6 +116,9 @@ def parse_pyright(text: str, root: Path, source: str = "pyright") -> list[Diagno
     return out
 
 
+_E_LINE = re.compile(
+    r"^E\s+(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed))\b", re.MULTILINE
+)
 _TB_LOCATION = re.compile(
     r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<what>.*)$", re.MULTILINE
 )
@@ -153,13 +156,21 @@ def parse_junit(path: Path, root: Path) -> list[Diagnostic] | None:
                     file=relative(last["file"], root) if last else case.get("file"),
                     line=int(last["line"]) if last else _int(case.get("line")),
                     col=None,
-                    code=(last["what"].split()[0] if last and last["what"] else child.tag),
+                    code=_failure_code(text, last["what"] if last else "", child.tag),
                     severity="error",
                     message=f"{nodeid}: {message}"[:_MESSAGE_CAP],
                     source="pytest",
                 )
             )
     return out
+
+
+def _failure_code(text: str, what: str, tag: str) -> str:
+    # `path:line: AssertionError` names the type; `path:line: in func` does not.
+    if what and not what.startswith("in "):
+        return what.split()[0]
+    raised = _E_LINE.findall(text)
+    return str(raised[-1]) if raised else tag
 
 
 def _int(value: str | None) -> int | None:

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_habitat.verify.parsers import (
+    parse_compileall,
+    parse_generic,
+    parse_junit,
+    parse_mypy,
+    parse_pyright,
+    parse_pytest_summary,
+    parse_ruff,
+)
+
+
+def test_ruff_json_becomes_located_diagnostics_relative_to_the_root(tmp_path: Path) -> None:
+    text = json.dumps(
+        [
+            {
+                "code": "F401",
+                "message": "`os` imported but unused",
+                "filename": str(tmp_path / "pkg" / "a.py"),
+                "location": {"row": 1, "column": 8},
+            },
+            {
+                "code": None,
+                "message": "Expected ':'",
+                "filename": "b.py",
+                "location": {"row": 3, "column": 1},
+            },
+        ]
+    )
+    diags = parse_ruff(text, tmp_path)
+    assert [(d.file, d.line, d.col, d.code) for d in diags] == [
+        ("pkg/a.py", 1, 8, "F401"),
+        ("b.py", 3, 1, "syntax"),
+    ]
+    assert diags[0].source == "ruff"
+
+
+def test_mypy_text_lines_keep_the_code_column_and_severity(tmp_path: Path) -> None:
+    text = (
+        'src/p/a.py:2:12: error: Incompatible return value type (got "str", expected "int")'
+        "  [return-value]\n"
+        "src/p/a.py:5: note: See https://example\n"
+        "Success: no issues found\n"
+    )
+    diags = parse_mypy(text, tmp_path)
+    assert [(d.file, d.line, d.col, d.code, d.severity) for d in diags] == [
+        ("src/p/a.py", 2, 12, "return-value", "error"),
+        ("src/p/a.py", 5, None, None, "note"),
+    ]
+    assert diags[0].message.startswith("Incompatible return value type")
+
+
+def test_pyright_json_lines_become_one_based(tmp_path: Path) -> None:
+    text = "some banner\n" + json.dumps(
+        {
+            "generalDiagnostics": [
+                {
+                    "file": str(tmp_path / "a.py"),
+                    "severity": "error",
+                    "message": "bad",
+                    "range": {"start": {"line": 0, "character": 4}},
+                    "rule": "reportGeneralTypeIssues",
+                },
+                {"file": "b.py", "severity": "information", "message": "fyi", "range": {}},
+            ]
+        }
+    )
+    diags = parse_pyright(text, tmp_path)
+    assert [(d.file, d.line, d.col, d.code, d.severity) for d in diags] == [
+        ("a.py", 1, 5, "reportGeneralTypeIssues", "error"),
+        ("b.py", None, None, None, "note"),
+    ]
+
+
+def test_junit_failures_give_the_node_id_and_the_assertion_line(tmp_path: Path) -> None:
+    xml = tmp_path / "r.xml"
+    xml.write_text(
+        """<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="tests.test_a.TestX" name="test_y" file="tests/test_a.py" line="9">
+<failure message="assert 1 == 2">def test_y():
+&gt;       helper()
+
+tests/test_a.py:11:
+_ _ _
+tests/helpers.py:3: in helper
+    assert 1 == 2
+E   assert 1 == 2
+
+tests/helpers.py:3: AssertionError</failure></testcase>
+<testcase classname="tests.test_a" name="test_ok" file="tests/test_a.py" line="1"/>
+<testcase classname="" name="tests.test_b" file="tests/test_b.py">
+<error message="collection failure">tests/test_b.py:1: in &lt;module&gt;
+E   ImportError: no</error></testcase>
+</testsuite></testsuites>""",
+        encoding="utf-8",
+    )
+    diags = parse_junit(xml, tmp_path)
+    assert diags is not None
+    assert [(d.file, d.line, d.code) for d in diags] == [
+        ("tests/helpers.py", 3, "AssertionError"),
+        ("tests/test_b.py", 1, "ImportError"),
+    ]
+    assert diags[0].message == "tests/test_a.py::TestX::test_y: assert 1 == 2"
+    assert parse_junit(tmp_path / "missing.xml", tmp_path) is None
+
+
+def test_pytest_summary_lines_are_the_fallback() -> None:
+    text = "FAILED tests/test_a.py::test_y - assert 1 == 2\nERROR tests/test_b.py\n1 failed"
+    diags = parse_pytest_summary(text)
+    assert [(d.file, d.code, d.message) for d in diags] == [
+        ("tests/test_a.py", "failed", "tests/test_a.py::test_y: assert 1 == 2"),
+        ("tests/test_b.py", "error", "tests/test_b.py: error"),
+    ]
+
+
+def test_compileall_errors_name_the_file_line_and_error(tmp_path: Path) -> None:
+    text = (
+        "*** Error compiling 'src/p/a.py'...\n"
+        '  File "src/p/a.py", line 3\n    def f(:\n          ^\n'
+        "SyntaxError: invalid syntax\n"
+    )
+    diags = parse_compileall(text, tmp_path)
+    assert [(d.file, d.line, d.code, d.message) for d in diags] == [
+        ("src/p/a.py", 3, "SyntaxError", "invalid syntax")
+    ]
+
+
+def test_generic_lines_count_only_when_the_file_exists(tmp_path: Path) -> None:
+    (tmp_path / "build.sh").write_text("x", encoding="utf-8")
+    text = "build.sh:4:2: warning[SC2086]: quote this\nnope.sh:1: error: gone\nplain text"
+    diags = parse_generic(text, tmp_path)
+    assert [(d.file, d.line, d.col, d.code, d.severity, d.message) for d in diags] == [
+        ("build.sh", 4, 2, "SC2086", "warning", "quote this")
+    ]

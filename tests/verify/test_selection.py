@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.layout import discover_layout
+from agent_habitat.verify.sample import build_sample
+from agent_habitat.verify.selection import Impact, analyse_impact
+from agent_habitat.verify.snapshot import take_snapshot
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    return build_sample(tmp_path / "calc")
+
+
+def _impact(root: Path, tmp_path: Path, config: LadderConfig | None = None) -> Impact:
+    config = config or LadderConfig()
+    snap = take_snapshot(root)
+    layout = discover_layout(root, config)
+    return analyse_impact(layout, snap.touched, snap.deleted, config, tmp_path / "grimp")
+
+
+def _commit(root: Path) -> None:
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c"],
+        cwd=root,
+        check=True,
+    )
+
+
+def _touch(root: Path, rel: str, extra: str = "\n# edited\n") -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    path.write_text(old + extra, encoding="utf-8")
+
+
+def test_a_changed_module_selects_only_the_tests_that_import_it(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "src/calc/text.py")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full is False
+    assert impact.selection.tests == ["tests/test_text.py"]
+    assert impact.changed_modules == ["calc.text"]
+
+
+def test_tests_importing_a_changed_module_transitively_are_selected(
+    calc: Path, tmp_path: Path
+) -> None:
+    _touch(calc, "src/calc/arith.py")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.tests == ["tests/test_arith.py", "tests/test_report.py"]
+    assert "calc.report" in impact.affected_modules
+    assert impact.affected_files == ["src/calc/arith.py", "src/calc/report.py"]
+    assert any("imports calc.report" in r for r in impact.selection.reasons)
+
+
+def test_a_changed_conftest_widens_to_its_folder(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "tests/unit/test_deep.py", "def test_deep() -> None:\n    pass\n")
+    _touch(calc, "tests/unit/conftest.py")
+    _touch(calc, "src/calc/text.py")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.tests == ["tests/test_text.py", "tests/unit"]
+    assert "tests/unit/conftest.py changed (widens to its folder)" in impact.selection.reasons
+
+
+def test_a_changed_top_level_conftest_widens_to_the_whole_suite(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "conftest.py")
+    impact = _impact(calc, tmp_path, LadderConfig(test_paths=["."]))
+    assert impact.selection.full is True
+
+
+def test_a_non_python_change_widens_to_the_full_suite_with_the_reason(
+    calc: Path, tmp_path: Path
+) -> None:
+    _touch(calc, "src/calc/data.json", "{}")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full is True
+    assert impact.selection.reasons == ["non-Python file src/calc/data.json changed"]
+
+
+def test_documentation_changes_do_not_widen(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "README.md")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full is False
+    assert impact.selection.tests == []
+
+
+def test_a_manifest_change_widens_to_the_full_suite(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "pyproject.toml")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full is True
+    assert impact.selection.reasons == ["dependency manifest pyproject.toml changed"]
+
+
+def test_a_changed_test_file_selects_itself(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "tests/test_text.py")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.tests == ["tests/test_text.py"]
+    assert impact.selection.reasons == ["tests/test_text.py changed"]
+
+
+def test_a_changed_test_helper_selects_the_tests_that_import_it(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "tests/helpers.py", "def two() -> int:\n    return 2\n")
+    _touch(calc, "tests/test_helper_user.py", "from helpers import two\n")
+    _commit(calc)
+    _touch(calc, "tests/helpers.py")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.tests == ["tests/test_helper_user.py"]
+    assert impact.selection.reasons == ["tests/test_helper_user.py imports tests/helpers.py"]
+
+
+def test_an_unchanged_conftest_importing_a_changed_module_widens_its_folder(
+    calc: Path, tmp_path: Path
+) -> None:
+    (calc / "tests/conftest.py").write_text("import calc.text\n", encoding="utf-8")
+    _commit(calc)
+    _touch(calc, "src/calc/text.py")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.tests == ["tests"]
+
+
+def test_a_deleted_module_widens_to_the_full_suite(calc: Path, tmp_path: Path) -> None:
+    (calc / "src/calc/text.py").unlink()
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full is True
+    assert "calc.text was deleted" in impact.selection.reasons[0]
+
+
+def test_a_python_file_outside_packages_and_tests_widens(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "scripts/tool.py", "print(1)\n")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full is True
+    assert "scripts/tool.py" in impact.selection.reasons[0]
+
+
+def test_a_syntax_error_in_a_package_widens_instead_of_failing(calc: Path, tmp_path: Path) -> None:
+    _touch(calc, "src/calc/text.py", "def broken(:\n")
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full is True
+    assert impact.graph_error is not None
+
+
+def test_a_project_that_is_not_python_always_selects_everything(tmp_path: Path) -> None:
+    (tmp_path / "build.sh").write_text("echo hi\n", encoding="utf-8")
+    impact = _impact(tmp_path, tmp_path / "state")
+    assert impact.selection.full is True
+    assert "not a Python project" in impact.selection.reasons[0]

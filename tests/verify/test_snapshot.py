@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_habitat.verify.sample import build_sample
+from agent_habitat.verify.snapshot import take_snapshot
+
+
+def test_a_clean_checkout_touches_nothing_and_has_a_head(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    snap = take_snapshot(root)
+    assert snap.touched == []
+    assert snap.head is not None
+    assert len(snap.head) == 40
+
+
+def test_a_write_to_a_touched_file_changes_the_id(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    (root / "src/calc/text.py").write_text("X = 1\n", encoding="utf-8")
+    first = take_snapshot(root)
+    assert first.touched == ["src/calc/text.py"]
+    (root / "src/calc/text.py").write_text("X = 2\n", encoding="utf-8")
+    second = take_snapshot(root)
+    assert second.id != first.id
+    (root / "src/calc/text.py").write_text("X = 1\n", encoding="utf-8")
+    assert take_snapshot(root).id == first.id
+
+
+def test_untracked_files_count_and_ignored_ones_and_bytecode_do_not(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    (root / "notes.txt").write_text("hi", encoding="utf-8")
+    (root / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    (root / "run.log").write_text("ignored", encoding="utf-8")
+    (root / "src/calc/__pycache__").mkdir()
+    (root / "src/calc/__pycache__/x.cpython-311.pyc").write_bytes(b"\0")
+    assert take_snapshot(root).touched == [".gitignore", "notes.txt"]
+
+
+def test_a_deleted_file_is_touched_and_marked_deleted(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    (root / "src/calc/text.py").unlink()
+    snap = take_snapshot(root)
+    assert snap.deleted == ["src/calc/text.py"]
+
+
+def test_outside_git_every_file_is_touched(tmp_path: Path) -> None:
+    (tmp_path / "a.sh").write_text("echo a\n", encoding="utf-8")
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "junk").write_text("x", encoding="utf-8")
+    snap = take_snapshot(tmp_path)
+    assert snap.touched == ["a.sh"]
+    assert snap.head is None
+    assert not snap.in_git
