@@ -149,3 +149,18 @@ async def test_wait_reports_progress_while_it_waits(tmp_path: Path) -> None:
     assert result.structured_content["reason"] == "exited"
     assert len(values) >= 1
     assert values == sorted(values)
+
+
+async def test_rerun_reports_progress_like_run(tmp_path: Path) -> None:
+    values: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        values.append(progress)
+
+    async with primary_client(make_project(tmp_path / "p")) as (_, client):
+        await client.call_tool("shell_run", {"command": "sleep 0.6; echo done", "tab": "r"})
+        result = await client.call_tool("shell_rerun", {"tab": "r"}, progress_callback=on_progress)
+    assert result.structured_content is not None
+    assert result.structured_content["output"] == "done\n"
+    assert values
+    assert values == sorted(values)
