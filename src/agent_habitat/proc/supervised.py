@@ -25,6 +25,17 @@ MARKER_ENV = "HABITAT_RUN_ID"
 _POLL_SECONDS = 0.05
 _HAS_PIDFD = hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
 
+# Every child we started and have not reaped. A run outlives the habitat object that
+# started it; holding the Popen here keeps it from being collected while the child runs
+# (which would warn), and lets a later spawn reap it once it has exited (no zombies).
+_UNREAPED: set[subprocess.Popen[bytes]] = set()
+
+
+def _reap_exited() -> None:
+    for popen in list(_UNREAPED):
+        if popen.poll() is not None:
+            _UNREAPED.discard(popen)
+
 
 class Supervised:
     """A process started by `spawn` (our child) or adopted from a record (not our child)."""
@@ -84,7 +95,9 @@ class Supervised:
                 await anyio.sleep(_POLL_SECONDS)
         if self.popen is not None:
             # The pidfd is readable once the child exited, so this reaps without blocking.
-            return self.popen.wait()
+            code = self.popen.wait()
+            _UNREAPED.discard(self.popen)
+            return code
         return None
 
 
@@ -104,6 +117,7 @@ def spawn(
     reading /proc/<pid>/stat can block for a millisecond until the child's exec completes,
     which a caller on the fast path may prefer to do off the event loop.
     """
+    _reap_exited()
     output.parent.mkdir(parents=True, exist_ok=True)
     full_env = dict(env)
     if marker is not None:
@@ -122,6 +136,7 @@ def spawn(
         )
     finally:
         os.close(fd)
+    _UNREAPED.add(popen)
     sup = Supervised(ProcessRecord(popen.pid, 0.0, marker), popen)
     if identify:
         sup.identify()

@@ -16,7 +16,6 @@ __all__ = ["Capped", "clean_text", "read_capped", "read_lines_window", "spool_si
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), and lone two-byte escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CR_SEGMENT = re.compile(r"[^\n]*\r(?!\n)")
 
 
 def clean_text(raw: bytes) -> str:
@@ -25,9 +24,17 @@ def clean_text(raw: bytes) -> str:
     text = _ANSI.sub("", text)
     text = text.replace("\r\n", "\n")
     if "\r" in text:
-        # A progress bar rewrites its line with \r; a terminal shows only the final state.
-        text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+        # A progress bar rewrites its line with \r; show what a terminal would show.
+        text = "\n".join(_overlay(line) if "\r" in line else line for line in text.split("\n"))
     return text
+
+
+def _overlay(line: str) -> str:
+    """Each `\r` returns to column 0 and the next segment overwrites what is there."""
+    shown = ""
+    for segment in line.split("\r"):
+        shown = segment + shown[len(segment) :]
+    return shown
 
 
 def spool_size(path: Path) -> int:

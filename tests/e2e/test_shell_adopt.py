@@ -1,0 +1,110 @@
+"""Runs survive the habitat that started them; a new habitat adopts them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_habitat.config import ShellConfig
+from agent_habitat.events import Event
+from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell.models import HistoryArgs, LastArgs, RunArgs, WaitArgs
+from agent_habitat.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+
+def _open(project: Path) -> object:
+    return ShellHabitat.open(
+        Workspace.for_project(project), ShellConfig(kill_grace_seconds=0.5), project_root=project
+    )
+
+
+async def test_a_new_habitat_adopts_a_run_and_reports_its_exit(
+    project: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    async with _open(project) as first:  # type: ignore[attr-defined]
+        started = await first.run(
+            RunArgs(
+                command=f"echo begin; while [ ! -e {go} ]; do sleep 0.02; done; exit 5",
+                tab="bg",
+                background=True,
+            )
+        )
+        await first.wait(WaitArgs(tab="bg", until="begin", timeout_seconds=10))
+    # The first habitat is gone; its run goes on.
+    async with _open(project) as second:  # type: ignore[attr-defined]
+        scene = await second.scene()
+        assert scene.tabs[0].state == "running"
+        assert scene.tabs[0].pid == started.pid
+        events: list[Event] = []
+        second.bus.subscribe(events.append)
+        go.touch()
+        with anyio.fail_after(10):
+            waited = await second.wait(WaitArgs(tab="bg", timeout_seconds=10))
+        assert (waited.reason, waited.exit_code) == ("exited", 5)
+        assert [e.kind for e in events] == ["shell.run.exited"]
+
+
+async def test_a_run_that_vanished_unwatched_is_marked_lost_with_its_output(
+    project: Path,
+) -> None:
+    async with _open(project) as first:  # type: ignore[attr-defined]
+        started = await first.run(
+            RunArgs(command="echo partial output; sleep 300", tab="bg", background=True)
+        )
+        await first.wait(WaitArgs(tab="bg", until="partial", timeout_seconds=10))
+    assert started.pid is not None
+    os.killpg(started.pid, signal.SIGKILL)
+    with anyio.fail_after(10):
+        while Path(f"/proc/{started.pid}").exists() and _is_running(started.pid):
+            await anyio.sleep(0.01)
+    async with _open(project) as second:  # type: ignore[attr-defined]
+        rows = (await second.history(HistoryArgs(tab="bg"))).rows
+        assert rows[-1].state == "lost"
+        last = await second.last(LastArgs(tab="bg"))
+        assert last.output == "partial output\n"
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_a_background_run_started_by_another_process_is_adopted(project: Path) -> None:
+    """The CLI starts a run and exits at once; the habitat here sees it and its end."""
+    code = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agent_habitat",
+            "run",
+            "--project",
+            str(project),
+            "--tab",
+            "cli",
+            "--background",
+            "echo from-cli; sleep 0.3; echo finished",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=os.environ,
+    )
+    assert code.returncode == 0, code.stderr
+    async with _open(project) as habitat:  # type: ignore[attr-defined]
+        with anyio.fail_after(20):
+            waited = await habitat.wait(WaitArgs(tab="cli", timeout_seconds=20))
+        assert waited.reason in ("exited", "not_running")
+        assert waited.exit_code == 0
+        assert waited.output == "from-cli\nfinished\n"

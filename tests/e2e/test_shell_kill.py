@@ -1,0 +1,128 @@
+from __future__ import annotations
+
+import os
+import signal
+
+import anyio
+import psutil
+import pytest
+
+from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell.models import CloseArgs, HistoryArgs, KillArgs, RunArgs, WaitArgs
+
+pytestmark = pytest.mark.anyio
+
+# A child, a double-forked grandchild, and a daemon that double-forked *and* left the session.
+_TREE = (
+    "sleep 300 & "
+    "(sleep 301 &) ; "
+    "python3 -c 'import os,time\nif os.fork()==0:\n os.setsid()\n"
+    " if os.fork()==0: time.sleep(302)\n' ; "
+    "echo tree-ready; sleep 303"
+)
+
+
+def _pids_with_marker_of(pid: int) -> list[int]:
+    marker = psutil.Process(pid).environ()["HABITAT_RUN_ID"]
+    found = []
+    for proc in psutil.process_iter(["environ", "status"]):
+        env = proc.info["environ"] or {}
+        if env.get("HABITAT_RUN_ID") == marker and proc.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(proc.pid)
+    return found
+
+
+async def _start_tree(habitat: ShellHabitat, tab: str) -> list[int]:
+    started = await habitat.run(RunArgs(command=_TREE, tab=tab, background=True))
+    assert started.pid is not None
+    await habitat.wait(WaitArgs(tab=tab, until="tree-ready", timeout_seconds=10))
+    pids = _pids_with_marker_of(started.pid)
+    assert len(pids) >= 5  # wrapper shell + sleep 300 + sleep 301 + daemon + sleep 303
+    return pids
+
+
+def _alive(pids: list[int]) -> list[int]:
+    out = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                out.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+async def test_kill_leaves_no_grandchild_or_double_forked_daemon_running(
+    habitat: ShellHabitat,
+) -> None:
+    pids = await _start_tree(habitat, "tree")
+    with anyio.fail_after(10):
+        result = await habitat.kill(KillArgs(tab="tree"))
+    assert result.killed
+    assert result.remaining == []
+    assert set(pids) <= set(result.pids)
+    assert _alive(pids) == []
+    rows = (await habitat.history(HistoryArgs(tab="tree"))).rows
+    assert rows[-1].state == "killed"
+
+
+async def test_kill_escalates_to_sigkill_when_term_is_ignored(habitat: ShellHabitat) -> None:
+    await habitat.run(
+        RunArgs(command="trap '' TERM; echo armed; sleep 300", tab="stubborn", background=True)
+    )
+    await habitat.wait(WaitArgs(tab="stubborn", until="armed", timeout_seconds=10))
+    with anyio.fail_after(10):
+        result = await habitat.kill(KillArgs(tab="stubborn"))
+    assert result.remaining == []
+
+
+async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> None:
+    await habitat.run(
+        RunArgs(
+            command="trap 'echo got-int; exit 7' INT; echo armed; while :; do sleep 0.05; done",
+            tab="int",
+            background=True,
+        )
+    )
+    await habitat.wait(WaitArgs(tab="int", until="armed", timeout_seconds=10))
+    result = await habitat.kill(KillArgs(tab="int", signal="INT"))
+    assert result.signal == "SIGINT"
+    waited = await habitat.wait(WaitArgs(tab="int", timeout_seconds=10))
+    assert "got-int" in waited.output
+
+
+async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: ShellHabitat) -> None:
+    from agent_habitat.errors import UsageError
+
+    await habitat.run(RunArgs(command="true", tab="x"))
+    with pytest.raises(UsageError, match="unknown signal 'BOGUS'"):
+        await habitat.kill(KillArgs(tab="x", signal="BOGUS"))
+
+
+async def test_kill_of_an_idle_tab_reports_nothing_killed(habitat: ShellHabitat) -> None:
+    await habitat.run(RunArgs(command="true", tab="idle"))
+    result = await habitat.kill(KillArgs(tab="idle"))
+    assert (result.killed, result.pids) == (False, [])
+
+
+async def test_close_kills_the_tree_and_frees_the_slot(habitat: ShellHabitat) -> None:
+    pids = await _start_tree(habitat, "doomed")
+    with anyio.fail_after(10):
+        result = await habitat.close(CloseArgs(tab="doomed"))
+    assert result.killed
+    assert "doomed" not in result.open_tabs
+    assert _alive(pids) == []
+    assert [t.name for t in (await habitat.scene()).tabs] == []
+
+
+async def test_a_run_killed_from_outside_is_reported_with_its_signal(
+    habitat: ShellHabitat,
+) -> None:
+    started = await habitat.run(RunArgs(command="sleep 300", tab="oom", background=True))
+    assert started.pid is not None
+    os.kill(started.pid, signal.SIGKILL)
+    with anyio.fail_after(10):
+        waited = await habitat.wait(WaitArgs(tab="oom", timeout_seconds=10))
+    assert waited.state == "killed"
+    rows = (await habitat.history(HistoryArgs(tab="oom"))).rows
+    assert rows[-1].state == "killed"

@@ -1,0 +1,41 @@
+"""Memory stays flat under big output; tabs run in parallel."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import psutil
+import pytest
+
+from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell.models import RunArgs
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_100_mb_of_output_keeps_memory_bounded(habitat: ShellHabitat) -> None:
+    me = psutil.Process()
+    before = me.memory_info().rss
+    result = await habitat.run(RunArgs(command="head -c 100000000 /dev/zero | tr '\\0' x"))
+    grown = me.memory_info().rss - before
+    assert result.exit_code == 0
+    assert result.output_bytes == 100_000_000
+    assert result.omitted_bytes >= 100_000_000 - habitat.config.output_cap_bytes
+    assert len(result.output) < 2 * habitat.config.output_cap_bytes
+    assert grown < 50 * 1024 * 1024
+
+
+async def test_two_tabs_run_in_parallel(habitat: ShellHabitat) -> None:
+    results = []
+
+    async def one(tab: str) -> None:
+        results.append(await habitat.run(RunArgs(command="sleep 0.5; echo done", tab=tab)))
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(one, "a")
+        tg.start_soon(one, "b")
+    elapsed = time.monotonic() - started
+    assert [r.output for r in results] == ["done\n", "done\n"]
+    assert elapsed < 0.95  # the sum would be ≥ 1.0 s

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.config import load_shell_config
+from agent_habitat.errors import ConfigError
+
+
+def _project(tmp_path: Path, body: str) -> Path:
+    (tmp_path / "pyproject.toml").write_text(body, encoding="utf-8")
+    return tmp_path
+
+
+def test_defaults_without_a_pyproject(tmp_path: Path) -> None:
+    config = load_shell_config(tmp_path, environ={})
+    assert (config.max_tabs, config.history_rows, config.output_cap_bytes) == (8, 50, 16384)
+
+
+def test_pyproject_then_environment_then_overrides(tmp_path: Path) -> None:
+    root = _project(tmp_path, "[tool.habitat.shell]\nmax_tabs = 3\nhistory_rows = 7\n")
+    config = load_shell_config(
+        root, environ={"HABITAT_HISTORY_ROWS": "9"}, overrides={"preview_bytes": 100}
+    )
+    assert (config.max_tabs, config.history_rows, config.preview_bytes) == (3, 9, 100)
+
+
+def test_unknown_key_fails_naming_it(tmp_path: Path) -> None:
+    root = _project(tmp_path, "[tool.habitat.shell]\nmax_tab = 3\n")
+    with pytest.raises(ConfigError, match=r"\[tool.habitat.shell\].max_tab"):
+        load_shell_config(root, environ={})
+
+
+def test_bad_value_fails_naming_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="max_tabs"):
+        load_shell_config(tmp_path, environ={"HABITAT_MAX_TABS": "zero"})
+
+
+def test_invalid_toml_fails_naming_the_file(tmp_path: Path) -> None:
+    root = _project(tmp_path, "[tool.habitat\n")
+    with pytest.raises(ConfigError, match=r"pyproject\.toml"):
+        load_shell_config(root, environ={})

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from agent_habitat.shell.output import clean_text, read_capped, read_lines_window
+
+
+def test_clean_text_strips_colour_and_osc_sequences() -> None:
+    raw = b"\x1b[31mred\x1b[0m \x1b]0;title\x07plain \x1b[2Kdone"
+    assert clean_text(raw) == "red plain done"
+
+
+def test_clean_text_keeps_only_the_final_state_of_a_progress_line() -> None:
+    raw = b"downloading 10%\rdownloading 50%\rdownloading 100%\nnext line\r\n"
+    assert clean_text(raw) == "downloading 100%\nnext line\n"
+
+
+def test_carriage_return_overwrites_like_a_terminal() -> None:
+    assert clean_text(b"hello world\rHELLO") == "HELLO world"
+
+
+def test_clean_text_replaces_invalid_utf8_instead_of_failing() -> None:
+    assert clean_text(b"ok \xff\xfe end") == "ok \ufffd\ufffd end"
+
+
+def test_read_capped_returns_everything_under_the_cap(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_bytes(b"hello\n")
+    capped = read_capped(spool, 100)
+    assert (capped.text, capped.omitted_bytes, capped.total_bytes) == ("hello\n", 0, 6)
+
+
+def test_read_capped_keeps_head_and_tail_and_counts_the_rest(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_bytes(b"H" * 500 + b"M" * 10_000 + b"T" * 500)
+    capped = read_capped(spool, 1000)
+    assert capped.text.startswith("H" * 500)
+    assert capped.text.endswith("T" * 500)
+    assert capped.omitted_bytes == 10_000
+    assert "10000 bytes omitted" in capped.text
+
+
+def test_read_capped_since_a_cursor_returns_only_newer_bytes(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_bytes(b"old\nnew\n")
+    assert read_capped(spool, 100, since=4).text == "new\n"
+    assert read_capped(spool, 100, since=99).text == ""
+
+
+def test_read_capped_of_a_missing_spool_is_empty(tmp_path: Path) -> None:
+    assert read_capped(tmp_path / "absent", 100).total_bytes == 0
+
+
+def test_lines_window_head_and_tail(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_text("".join(f"line {i}\n" for i in range(1, 101)), encoding="utf-8")
+    head = read_lines_window(spool, 10_000, head_lines=2)
+    assert head.text == "line 1\nline 2\n"
+    tail = read_lines_window(spool, 10_000, tail_lines=2)
+    assert tail.text == "line 99\nline 100\n"
+    both = read_lines_window(spool, 10_000, head_lines=1, tail_lines=1)
+    assert both.text == "line 1\nline 100\n"
+    assert both.omitted_bytes > 0
+
+
+def test_lines_window_grep_counts_only_matching_lines(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_text("ok 1\nERROR a\nok 2\nERROR b\nERROR c\n", encoding="utf-8")
+    found = read_lines_window(spool, 10_000, grep=re.compile("ERROR"), tail_lines=2)
+    assert found.text == "ERROR b\nERROR c\n"

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_habitat.shell.wrapper import RunFiles, parse_env_dump
+
+
+def test_bash_declare_dump_is_unescaped() -> None:
+    dump = (
+        b'declare -x PLAIN="value"\n'
+        b'declare -x QUOTED="q\\"\\$\\`\\\\z"\n'
+        b"declare -x NEWLINE=$'x\\ny'\n"
+        b"declare -x CTRL=$'a\\001b'\n"
+        b"declare -x UNSET\n"
+        b'declare -rx READONLY="r"\n'
+        b'declare -x SHLVL="3"\n'
+    )
+    env = parse_env_dump(dump)
+    assert env == {
+        "PLAIN": "value",
+        "QUOTED": 'q"$`\\z',
+        "NEWLINE": "x\ny",
+        "CTRL": "a\x01b",
+        "READONLY": "r",
+    }
+
+
+def test_posix_export_dump_handles_single_quotes_and_newlines() -> None:
+    dump = b"export A='x\ny'\nexport D='it'\"'\"'s'\nexport PWD='/tmp'\n"
+    assert parse_env_dump(dump) == {"A": "x\ny", "D": "it's"}
+
+
+def test_nul_separated_dump() -> None:
+    assert parse_env_dump(b"A=1\0B=x=y\0_=ignored\0") == {"A": "1", "B": "x=y"}
+
+
+def test_state_file_without_env_means_cwd_only(tmp_path: Path) -> None:
+    (tmp_path / "state").write_bytes(b"3\0/some/where\0")
+    state = RunFiles(tmp_path).read_state()
+    assert state is not None
+    assert (state.exit_code, state.cwd, state.env) == (3, "/some/where", None)
+
+
+def test_truncated_state_file_is_not_an_exit(tmp_path: Path) -> None:
+    (tmp_path / "state").write_bytes(b"0")
+    assert RunFiles(tmp_path).read_state() is None
+    assert RunFiles(tmp_path / "missing").read_exit() is None
