@@ -1,0 +1,208 @@
+"""The ladder on the real sample project: real ruff, dmypy, pytest and interpreters."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_habitat.events import Event, InMemoryEventBus
+from agent_habitat.proc import kill_tree
+from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder, stop_type_daemon
+from agent_habitat.verify.rungs import DmypyDaemon
+from agent_habitat.verify.sample import break_sample, build_sample, fix_sample
+from agent_habitat.workspace import Workspace
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+
+@pytest.fixture
+async def calc(tmp_path: Path) -> AsyncIterator[Path]:
+    root = build_sample(tmp_path / "calc")
+    yield root
+    await stop_type_daemon(root)
+
+
+async def _climb(
+    root: Path, *rungs: RungName, events: list[Event] | None = None, **request: object
+) -> LadderResult:
+    bus = InMemoryEventBus(str(root))
+    if events is not None:
+        bus.subscribe(events.append)
+    ladder_request = LadderRequest.model_validate({"rungs": list(rungs) or None, **request})
+    return await run_ladder(root, ladder_request, bus=bus)
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+DEFECTS = [
+    ("syntax", "diagnose.files", "python-syntax", "SyntaxError"),
+    ("lint", "diagnose.files", "ruff", "F401"),
+    ("type", "compile.project", "dmypy", "return-value"),
+    ("import", "build.affected", "import-smoke", "ValueError"),
+    ("test", "test.scoped", "pytest", "AssertionError"),
+]
+
+
+@pytest.mark.parametrize(("defect", "rung", "tool", "code"), DEFECTS)
+async def test_each_rung_goes_red_on_its_defect_and_green_when_fixed(
+    calc: Path, defect: str, rung: RungName, tool: str, code: str
+) -> None:
+    changed = break_sample(calc, defect)
+    red = await _climb(calc, rung)
+    (result,) = red.rungs
+    assert result.state == "red", result
+    assert red.state == "red"
+    assert result.tool == tool
+    assert any(d.code == code and d.file for d in result.diagnostics), result.diagnostics
+    assert changed in red.touched
+    fix_sample(calc, defect)
+    green = await _climb(calc, rung)
+    assert green.rungs[0].state in ("green", "skipped"), green.rungs[0]
+    assert green.state == "green"
+    assert green.snapshot != red.snapshot
+
+
+async def test_the_climb_stops_at_the_first_red_rung(calc: Path) -> None:
+    break_sample(calc, "lint")
+    result = await _climb(calc, policy="strict")
+    assert [(r.rung, r.state) for r in result.rungs] == [
+        ("diagnose.files", "red"),
+        ("compile.project", "skipped"),
+        ("build.affected", "skipped"),
+        ("test.scoped", "skipped"),
+    ]
+    assert result.rungs[1].reason == "not reached: diagnose.files is red"
+
+
+async def test_a_green_climb_publishes_started_and_completed_for_each_rung(calc: Path) -> None:
+    _append(calc / "src/calc/text.py", "X = 1\n")
+    events: list[Event] = []
+    result = await _climb(calc, events=events, policy="ci_parity")
+    assert result.state == "green", result
+    assert [r.state for r in result.rungs] == ["green"] * 5
+    kinds = [(e.kind.rsplit(".", 1)[-1], e.data["rung"]) for e in events]
+    assert kinds == [(k, r.rung) for r in result.rungs for k in ("started", "completed")]
+    assert all(e.task and e.task.startswith(result.id) for e in events)
+    scoped = result.rungs[3]
+    assert scoped.command[:3] == [sys.executable, "-m", "pytest"]
+    assert "tests/test_text.py" in scoped.command
+    assert "tests/test_arith.py" not in scoped.command
+    assert result.selection is not None
+    assert result.selection.tests == ["tests/test_text.py"]
+
+
+async def test_a_red_rung_publishes_failed_with_its_spool(calc: Path) -> None:
+    break_sample(calc, "test")
+    events: list[Event] = []
+    result = await _climb(calc, "test.scoped", events=events)
+    failed = [e for e in events if e.kind == "environment.task.failed"]
+    assert len(failed) == 1
+    assert failed[0].data["state"] == "red"
+    spool = result.rungs[0].spool
+    assert spool is not None
+    assert "assert -1 == 5" in await anyio.Path(spool).read_text(encoding="utf-8")
+    assert result.rungs[0].exit_code == 1
+
+
+async def test_an_explicit_filter_replaces_the_selection(calc: Path) -> None:
+    break_sample(calc, "test")
+    result = await _climb(calc, "test.scoped", filter=["-k mul"])
+    assert result.rungs[0].state == "green"
+    assert result.selection is not None
+    assert result.selection.filtered
+    assert result.rungs[0].command[-2:] == ["-k", "mul"]
+
+
+async def test_a_dead_dmypy_daemon_is_restarted_and_the_result_says_so(calc: Path) -> None:
+    _append(calc / "src/calc/text.py", "X: int = 1\n")
+    first = await _climb(calc, "compile.project")
+    assert first.rungs[0].state == "green"
+    assert first.rungs[0].notes == ["dmypy daemon started (cold check)"]
+    warm = await _climb(calc, "compile.project")
+    assert warm.rungs[0].notes == []
+    daemon = DmypyDaemon(Workspace.for_project(calc))
+    record = daemon.record()
+    assert record is not None
+    await kill_tree(record, sig=signal.SIGKILL)
+    assert daemon.state() == "dead"
+    break_sample(calc, "type")
+    again = await _climb(calc, "compile.project")
+    assert again.rungs[0].state == "red"
+    assert again.rungs[0].notes == [f"dmypy daemon (pid {record.pid}) was dead; restarted"]
+
+
+async def test_plain_mypy_and_compileall_are_used_when_configured(calc: Path) -> None:
+    break_sample(calc, "type")
+    plain = await run_ladder(
+        calc,
+        LadderRequest(rungs=["compile.project"]),
+        bus=InMemoryEventBus("t"),
+        environ={"HABITAT_LADDER_DMYPY": "false"},
+    )
+    assert plain.rungs[0].tool == "mypy"
+    assert plain.rungs[0].state == "red"
+    fix_sample(calc, "type")
+    break_sample(calc, "syntax")
+    compiled = await run_ladder(
+        calc,
+        LadderRequest(rungs=["compile.project"]),
+        bus=InMemoryEventBus("t"),
+        environ={"HABITAT_LADDER_TYPE_CHECKER": "compileall"},
+    )
+    (rung,) = compiled.rungs
+    assert rung.tool == "compileall"
+    assert rung.state == "red"
+    assert [(d.file, d.code) for d in rung.diagnostics] == [("src/calc/arith.py", "SyntaxError")]
+
+
+async def test_a_project_env_without_tools_uses_the_habitat_tools_and_reports_missing_pytest(
+    tmp_path: Path,
+) -> None:
+    venv = tmp_path / "bare"
+    await anyio.run_process([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    root = build_sample(tmp_path / "calc", python=str(venv / "bin" / "python"))
+    try:
+        _append(root / "src/calc/text.py", "X: int = 1\n")
+        result = await _climb(root, policy="standard")
+        diagnose, compile_, scoped = result.rungs
+        assert diagnose.state == "green"
+        assert compile_.state == "green"
+        assert compile_.command[:3] == [sys.executable, "-m", "mypy.dmypy"]
+        assert "--python-executable" in compile_.command
+        assert scoped.state == "skipped"
+        assert scoped.missing == "pytest"
+        assert scoped.reason is not None
+        assert "pytest not installed" in scoped.reason
+        assert f"{venv}/bin/python -m pip install pytest" in scoped.reason
+        assert result.state == "incomplete"
+        assert not result.ok
+    finally:
+        await stop_type_daemon(root)
+
+
+async def test_a_manifest_change_runs_the_configured_install_before_the_smoke(calc: Path) -> None:
+    pyproject = calc / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8") + 'install = "echo installing {files}"\n',
+        encoding="utf-8",
+    )
+    _append(calc / "src/calc/text.py", "X = 1\n")
+    result = await _climb(calc, "build.affected")
+    (rung,) = result.rungs
+    assert rung.state == "green"
+    assert rung.notes == [
+        "reinstalled after pyproject.toml changed: /bin/sh -c 'echo installing pyproject.toml'"
+    ]
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace("echo installing", "false"), encoding="utf-8"
+    )
+    failed = await _climb(calc, "build.affected")
+    assert failed.rungs[0].state == "red"
+    assert failed.rungs[0].reason == "reinstall failed (exit 1) after pyproject.toml changed"
