@@ -272,3 +272,13 @@ def test_state_lives_outside_the_project(project: Path) -> None:
     state = Workspace.for_project(project).state_dir
     assert project not in state.parents
     assert str(state).startswith(os.environ["HABITAT_HOME"])
+
+
+async def test_background_exit_is_published_and_can_be_awaited(habitat: ShellHabitat) -> None:
+    from agent_habitat.testing import EventRecorder
+
+    recorder = EventRecorder(habitat.bus)
+    await habitat.run(RunArgs(command="exit 4", tab="bgx", background=True))
+    exited = await recorder.wait_for("shell.run.exited", where=lambda e: e.tab == "bgx")
+    assert exited.data["exit_code"] == 4
+    recorder.unsubscribe()

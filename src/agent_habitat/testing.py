@@ -1,0 +1,47 @@
+"""Test helpers that ship with the package, for our tests and for users' own.
+
+`EventRecorder` subscribes to a bus and lets a test wait, with a bound, for an event of
+a kind — the deterministic alternative to sleeping until something probably happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+
+from .events import Event, EventBus
+
+__all__ = ["EventRecorder"]
+
+
+class EventRecorder:
+    """Records every event of a bus; `await wait_for(kind)` returns the first match."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self.events: list[Event] = []
+        self._changed = anyio.Event()
+        self.unsubscribe = bus.subscribe(self._record)
+
+    def _record(self, event: Event) -> None:
+        self.events.append(event)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    def kinds(self) -> list[str]:
+        return [e.kind for e in self.events]
+
+    async def wait_for(
+        self,
+        kind: str,
+        *,
+        where: Callable[[Event], bool] = lambda e: True,
+        timeout: float = 10.0,
+    ) -> Event:
+        """The first recorded event of `kind` matching `where`; TimeoutError after `timeout`."""
+        with anyio.fail_after(timeout):
+            while True:
+                for event in self.events:
+                    if event.kind == kind and where(event):
+                        return event
+                await self._changed.wait()
