@@ -36,10 +36,10 @@ class EventRecorder:
         kind: str,
         *,
         where: Callable[[Event], bool] = lambda e: True,
-        timeout: float = 10.0,
+        bound_seconds: float = 10.0,
     ) -> Event:
-        """The first recorded event of `kind` matching `where`; TimeoutError after `timeout`."""
-        with anyio.fail_after(timeout):
+        """The first recorded event of `kind` matching `where`; TimeoutError after the bound."""
+        with anyio.fail_after(bound_seconds):
             while True:
                 for event in self.events:
                     if event.kind == kind and where(event):
