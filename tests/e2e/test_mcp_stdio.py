@@ -170,3 +170,42 @@ async def test_a_background_run_outlives_a_killed_server_and_the_next_server_ado
     assert tab["state"] == "idle"
     assert (tab["last_run"]["state"], tab["last_run"]["exit_code"]) == ("exited", 0)
     assert last["output"] == "finished\n"
+
+
+async def test_sigterm_stops_the_server_and_kills_its_foreground_run(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    async with stdio_client(root, "mcp", "--embedded") as client:
+        await client.call_tool("shell_run", {"command": "true", "tab": "fg"})
+        async with anyio.create_task_group() as tg:
+
+            async def call() -> None:
+                with pytest.raises(MCPError, match="Connection closed"):
+                    await client.call_tool("shell_run", {"command": "sleep 30", "tab": "fg"})
+
+            tg.start_soon(call)
+            [server] = server_processes()
+            with anyio.fail_after(10):
+                while not [p for p in server.children(recursive=True) if "sleep" in p.name()]:
+                    await anyio.sleep(0.02)
+            sleeper = next(p for p in server.children(recursive=True) if "sleep" in p.name())
+            server.send_signal(signal.SIGTERM)
+            # The exit status goes to whoever reaps first (the SDK's transport may): psutil
+            # then reports None. What matters is a prompt, clean exit.
+            assert server.wait(10) in {0, None}
+    assert not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE
+    async with stdio_client(root, "mcp", "--embedded") as client:
+        history = data(await client.call_tool("shell_history", {"tab": "fg"}))
+    assert history["rows"][-1]["state"] == "cancelled"
+
+
+async def test_a_missing_project_folder_is_refused_at_start(tmp_path: Path) -> None:
+    with anyio.fail_after(20):
+        finished = await anyio.run_process(
+            [HABITAT, "mcp", "--embedded", "--project", str(tmp_path / "nowhere")],
+            input=b"",
+            env=dict(os.environ),
+            check=False,
+        )
+    assert finished.returncode == 2
+    assert b"--project" in finished.stderr
+    assert b"nowhere" in finished.stderr

@@ -62,5 +62,5 @@ async def eventually(condition: Callable[[], bool], within: float = 10) -> None:
     with anyio.fail_after(within):
         # Polling is the point: these conditions (a notification arrived, a connection
         # was dropped) have no event of their own to wait on.
-        while not condition():  # noqa: ASYNC110
+        while not condition():
             await anyio.sleep(0.01)

@@ -97,6 +97,27 @@ async def test_the_project_comes_from_the_client_roots_when_no_flag_is_given(
     assert text(run).splitlines()[1] == str(rooted)
 
 
+async def test_the_project_follows_the_client_roots_when_they_change(tmp_path: Path) -> None:
+    first, second = make_project(tmp_path / "first"), make_project(tmp_path / "second")
+    current = [first]
+
+    async def roots(context: ClientRequestContext) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(current[0].as_uri()))])
+
+    inbox = Inbox()
+    async with primary_client(
+        None, cwd=tmp_path, list_roots_callback=roots, message_handler=inbox
+    ) as (primary, client):
+        await client.call_tool("shell_scene", {})
+        assert primary.project.root == first
+        current[0] = second
+        with warnings.catch_warnings():  # roots are deprecated in 2026-07-28; 2025 clients send it
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await client.session.send_roots_list_changed()
+        await eventually(lambda: primary.project.root == second)
+        await inbox.wait_for("notifications/tools/list_changed", count=2)
+
+
 async def test_the_flag_wins_over_the_client_roots(tmp_path: Path) -> None:
     flagged, rooted = make_project(tmp_path / "flag"), make_project(tmp_path / "rooted")
 

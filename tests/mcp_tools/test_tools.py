@@ -219,7 +219,7 @@ async def test_cancelling_a_foreground_run_kills_it_and_history_says_cancelled(
 
         with anyio.fail_after(10):
             # The kill finishes on the server after the cancelled request is gone.
-            while (state := await last_state()) == "running":  # noqa: ASYNC110
+            while (state := await last_state()) == "running":
                 await anyio.sleep(0.02)
         scene = await client.call_tool("shell_scene", {})
     assert state == "cancelled"

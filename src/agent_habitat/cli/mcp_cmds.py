@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,35 +64,30 @@ def _quiet_logging() -> None:
 
 
 def run_mcp(args: argparse.Namespace) -> int:
-    """Serve the primary server until the client closes stdin."""
+    """Serve the primary server until the client closes stdin (or SIGTERM)."""
     from agent_habitat.mcp_tools import open_primary, serve_stdio
 
+    project: Path | None = args.project
+    if project is not None and not project.is_dir():
+        print(f"habitat mcp: --project {project} is not a directory", file=sys.stderr)
+        return 2
     if not args.embedded:
         print(NO_HOST_NOTICE, file=sys.stderr)
     _quiet_logging()
-    project: Path | None = args.project
 
-    async def serve() -> None:
-        async with open_primary(project) as primary:
-            await serve_stdio(primary.server)
-
-    return _run("habitat mcp", serve)
+    return _run("habitat mcp", lambda: serve_stdio(lambda: open_primary(project)))
 
 
 def run_terminal_mcp(args: argparse.Namespace) -> int:
-    """Serve the escape terminal until the client closes stdin."""
+    """Serve the escape terminal until the client closes stdin (or SIGTERM)."""
     from agent_habitat.mcp_tools import open_terminal, serve_stdio
 
     _quiet_logging()
 
-    async def serve() -> None:
-        async with open_terminal() as terminal:
-            await serve_stdio(terminal.server)
-
-    return _run("habitat terminal-mcp", serve)
+    return _run("habitat terminal-mcp", lambda: serve_stdio(open_terminal))
 
 
-def _run(name: str, serve: Any) -> int:
+def _run(name: str, serve: Callable[[], Awaitable[None]]) -> int:
     try:
         anyio.run(serve)
     except HabitatError as exc:

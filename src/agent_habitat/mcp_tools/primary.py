@@ -108,7 +108,7 @@ async def open_primary(
             broadcaster=broadcaster,
             scene=scene,
             prompts=Prompts(habitat, state.describe),
-            on_connect=state.adopt_client_roots,
+            on_roots=state.adopt_client_roots,
         )
         async with anyio.create_task_group() as tg:
             tg.start_soon(scene.relay_changes)

@@ -7,8 +7,12 @@ initialization options deny. Everything else is assembled from parts by `build_s
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
 
 import anyio
 import mcp.types as types
@@ -29,7 +33,8 @@ __all__ = ["HabitatServer", "build_server", "serve_stdio"]
 
 ALL_CHANGES = NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True)
 
-OnConnect = Callable[[ServerSession], Awaitable[None]]
+OnRoots = Callable[[ServerSession], Awaitable[None]]
+"""Called with a 2025-era client's session when it connects and when its roots change."""
 
 
 class HabitatServer(Server[Any]):
@@ -54,7 +59,7 @@ def build_server(
     broadcaster: Broadcaster,
     scene: SceneResource | None = None,
     prompts: Prompts | None = None,
-    on_connect: OnConnect | None = None,
+    on_roots: OnRoots | None = None,
 ) -> HabitatServer:
     """Wire the parts into one server, serving both protocol eras."""
     server = HabitatServer(
@@ -79,17 +84,68 @@ def build_server(
         # connection's task group until the connection ends (then it is cancelled), which
         # is exactly how long the broadcaster should keep sending to it.
         async with broadcaster.connected(ctx.session):
-            if on_connect is not None:
-                await on_connect(ctx.session)
+            if on_roots is not None:
+                await on_roots(ctx.session)
             await anyio.sleep_forever()
 
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, hold_connection
     )
+    if on_roots is not None:
+        adopt_roots = on_roots
+
+        async def roots_changed(
+            ctx: ServerRequestContext[Any, Any], params: types.NotificationParams
+        ) -> None:
+            await adopt_roots(ctx.session)
+
+        # Registered by hand: the constructor's `on_roots_list_changed` warns that roots
+        # are deprecated in 2026-07-28, but the 2025-era clients in use today send it.
+        server.add_notification_handler(
+            "notifications/roots/list_changed", types.NotificationParams, roots_changed
+        )
     return server
 
 
-async def serve_stdio(server: Server[Any]) -> None:
-    """Serve one client over this process's stdin/stdout until it closes them."""
+class Served(Protocol):
+    """What `open_primary` / `open_terminal` yield: something holding a server."""
+
+    @property
+    def server(self) -> HabitatServer: ...
+
+
+async def serve_stdio(open_served: Callable[[], AbstractAsyncContextManager[Served]]) -> None:
+    """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGHUP arrives.
+
+    A signal stops the server the way a client's cancel stops a call: in-flight calls are
+    cancelled (a foreground run is killed and recorded as cancelled), background runs go
+    on in their own sessions, and the habitat is closed before the process leaves.
+    """
+    signalled = False
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        async with open_served() as served, anyio.create_task_group() as tg:
+
+            async def stop_on_signal() -> None:
+                nonlocal signalled
+                with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+                    async for _ in signals:
+                        signalled = True
+                        tg.cancel_scope.cancel()
+                        return
+
+            if _STOP_SIGNALS:
+                tg.start_soon(stop_on_signal)
+            server = served.server
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()
+        if signalled:
+            # The SDK reads stdin in a worker thread that only a new line or EOF wakes, so
+            # leaving `stdio_server` would wait on a client that may never write again.
+            # Everything this process owns is closed by now: leave without waiting.
+            sys.stderr.flush()
+            os._exit(0)
+
+
+_STOP_SIGNALS: tuple[signal.Signals, ...] = (
+    () if sys.platform == "win32" else (signal.SIGTERM, signal.SIGHUP)
+)

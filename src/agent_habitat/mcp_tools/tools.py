@@ -8,6 +8,7 @@ rendering. Refusals (`HabitatError`) come back as tool errors the model can act 
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -49,10 +50,16 @@ class ToolDef:
         return types.Tool(
             name=self.name,
             description=self.description,
-            input_schema=self.args.model_json_schema(),
-            output_schema=self.result.model_json_schema(),
+            input_schema=_schema(self.args),
+            output_schema=_schema(self.result),
             annotations=self.annotations,
         )
+
+
+@functools.cache
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    # Models do not change at runtime; building their schema on every tools/list does.
+    return model.model_json_schema()
 
 
 def tool_error(message: str) -> types.CallToolResult:
