@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
+from agent_habitat.config import ShellConfig
 from agent_habitat.events import EventBus
 from agent_habitat.shell.models import (
     CloseArgs,
@@ -40,6 +41,9 @@ Progress = Callable[[float, str], Awaitable[None]]
 class ShellService(Protocol):
     @property
     def bus(self) -> EventBus: ...
+
+    @property
+    def config(self) -> ShellConfig: ...
 
     @property
     def project_root(self) -> Path | None: ...

@@ -47,14 +47,14 @@ _DESCRIPTIONS = {
     "scene": (
         "See every shell tab at once: name, shell, cwd, state (idle/running/closed), the pid of "
         "a running command, its last run (index, command, exit code, duration) and a short "
-        "output preview (2 KiB), plus the caps. Use it first to see what is already running, "
+        "output preview ({preview}), plus the caps. Use it first to see what is already running, "
         "and after a restart: runs outlive the server."
     ),
     "run": (
         "Run a shell command line in a named tab (default `main`; created on first use; at most "
-        "8 tabs). A tab keeps cwd and exported variables between commands, like a terminal. "
+        "{tabs} tabs). A tab keeps cwd and exported variables between commands, like a terminal. "
         "Foreground (default) waits for the exit and returns state and exit code first, then "
-        "the output: ANSI stripped, capped at 16 KiB (head + tail; the rest stays in the spool "
+        "the output: ANSI stripped, capped at {cap} (head + tail; the rest stays in the spool "
         "file, read it with {p}_last). `timeout_seconds` kills the whole process tree at the "
         "limit. `yield_after_seconds` returns state=running after that long and lets it go on; "
         "`background=true` returns at once with the pid; follow either with {p}_wait or "
@@ -76,7 +76,7 @@ _DESCRIPTIONS = {
         "Read the output of a run (default the tab's last): `head_lines` / `tail_lines` "
         "windows, a `grep` regex, or `since` a byte cursor from an earlier result for only the "
         "newer output. While the command runs this is its live output, with running=true and a "
-        "cursor to continue from. Capped at 16 KiB."
+        "cursor to continue from. Capped at {cap}."
     ),
     "which": (
         "Tell which shell a tab uses: kind, executable and version, its cwd, its state and the "
@@ -101,8 +101,19 @@ _DESCRIPTIONS = {
 }
 
 
+def _size(n: int) -> str:
+    return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes"
+
+
 def shell_tools(service: ShellService, prefix: str) -> list[ToolDef]:
-    """The ten shell verbs named `{prefix}_<verb>`, bound to `service`."""
+    """The ten shell verbs named `{prefix}_<verb>`, bound to `service`; caps from its config."""
+    caps = service.config
+    words = {
+        "p": prefix,
+        "cap": _size(caps.output_cap_bytes),
+        "preview": _size(caps.preview_bytes),
+        "tabs": caps.max_tabs,
+    }
 
     async def scene(args: Any, progress: Progress | None) -> BaseModel:
         return await service.scene()
@@ -141,7 +152,7 @@ def shell_tools(service: ShellService, prefix: str) -> list[ToolDef]:
             name=f"{prefix}_{verb}",
             args=args,
             result=result,
-            description=_DESCRIPTIONS[verb].format(p=prefix),
+            description=_DESCRIPTIONS[verb].format(**words),
             handler=handler,
             **kw,
         )

@@ -1,0 +1,67 @@
+"""Text renderings: what decides the next step first, and where the rest of the output is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from agent_habitat.config import ShellConfig
+from agent_habitat.mcp_tools import open_primary
+from agent_habitat.mcp_tools.render import render
+from agent_habitat.shell.models import KillResult, RunResult
+
+from .helpers import make_project
+
+pytestmark = pytest.mark.anyio
+
+
+def run_result(**changes: object) -> RunResult:
+    values: dict[str, object] = {
+        "tab": "main",
+        "index": 4,
+        "command": "make",
+        "pid": 99,
+        "state": "exited",
+        "exit_code": 2,
+        "duration_s": 1.5,
+        "cwd": "/p",
+        "output": "head\n… [900 bytes omitted; full output in the spool] …\ntail\n",
+        "omitted_bytes": 900,
+        "output_bytes": 1000,
+        "spool": "/state/spool/run-4/output",
+        "cursor": 1000,
+    }
+    values.update(changes)
+    return RunResult.model_validate(values)
+
+
+def test_a_finished_run_reads_state_exit_code_then_output_then_where_the_rest_is() -> None:
+    lines = render(run_result()).splitlines()
+    assert lines[0] == "state=exited exit_code=2 tab=main #4 1.50s"
+    assert lines[1] == "head"
+    assert lines[-1] == "[900 of 1000 bytes omitted; spool /state/spool/run-4/output]"
+
+
+def test_a_running_run_says_how_to_follow_it() -> None:
+    text = render(run_result(state="running", exit_code=None, omitted_bytes=0, output=""))
+    assert text.startswith("state=running tab=main #4 1.50s pid=99 (still running: wait or last")
+
+
+def test_a_kill_that_left_processes_alive_says_so() -> None:
+    result = KillResult(tab="t", index=1, killed=True, pids=[5, 6], signal="SIGTERM", remaining=[6])
+    assert "STILL ALIVE: [6]" in render(result)
+
+
+async def test_tool_descriptions_state_the_configured_caps(tmp_path: Path) -> None:
+    config = ShellConfig(output_cap_bytes=4096, max_tabs=3)
+    project = make_project(tmp_path / "p")
+    async with (
+        open_primary(project, cwd=project, config=config) as primary,
+        Client(primary.server, mode="legacy") as client,
+    ):
+        tools = {tool.name: tool.description or "" for tool in (await client.list_tools()).tools}
+    assert "capped at 4 KiB" in tools["shell_run"]
+    assert "at most 3 tabs" in tools["shell_run"]
+    assert "Capped at 4 KiB" in tools["shell_last"]
