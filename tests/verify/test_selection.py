@@ -150,3 +150,25 @@ def test_a_project_that_is_not_python_always_selects_everything(tmp_path: Path) 
     impact = _impact(tmp_path, tmp_path / "state")
     assert impact.selection.full is True
     assert "not a Python project" in impact.selection.reasons[0]
+
+
+def test_tests_inside_a_package_are_selected_through_the_graph(tmp_path: Path) -> None:
+    root = tmp_path / "inpkg"
+    (root / "pkg" / "tests").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "core.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "pkg" / "other.py").write_text("Y = 1\n", encoding="utf-8")
+    (root / "pkg" / "tests" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "pkg" / "tests" / "test_core.py").write_text(
+        "from pkg.core import X\n", encoding="utf-8"
+    )
+    (root / "pkg" / "tests" / "test_other.py").write_text(
+        "from pkg import other\n", encoding="utf-8"
+    )
+    (root / "pkg" / "tests" / "conftest.py").write_text("", encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    _commit(root)
+    _touch(root, "pkg/core.py")
+    assert _impact(root, tmp_path).selection.tests == ["pkg/tests/test_core.py"]
+    _touch(root, "pkg/tests/conftest.py")
+    assert _impact(root, tmp_path).selection.tests == ["pkg/tests"]

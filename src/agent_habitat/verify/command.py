@@ -51,12 +51,13 @@ def child_env(
     return env
 
 
-def spool_path(spool_dir: Path, task: str) -> Path:
+def spool_path(spool_dir: Path, name: str) -> Path:
+    """`spool_dir/verify-<name>`; the oldest verify spools beyond a few hundred are removed."""
     spool_dir.mkdir(parents=True, exist_ok=True)
-    olds = sorted(spool_dir.glob("verify-*.out"), key=lambda p: p.stat().st_mtime)
+    olds = sorted(spool_dir.glob("verify-*"), key=lambda p: p.stat().st_mtime)
     for old in olds[: max(0, len(olds) - _KEEP_SPOOLS)]:
         old.unlink(missing_ok=True)
-    return spool_dir / f"verify-{task}.out"
+    return spool_dir / f"verify-{name}"
 
 
 def _read(spool: Path, cap: int) -> tuple[str, str, bool]:

@@ -112,7 +112,9 @@ def _rung_block(rung: RungResult) -> list[RenderableType]:
     out: list[RenderableType] = [head]
     if rung.reason:
         out.append(Text(f"    {rung.reason}", style="dim" if rung.state == "skipped" else ""))
-    if rung.command_line and rung.state not in ("green", "skipped"):
+    if rung.command_line and (
+        rung.state in ("error", "died") or (rung.state == "red" and not rung.diagnostics)
+    ):
         out.append(Text(f"    $ {rung.command_line[:300]}", style="dim"))
     for note in rung.notes:
         out.append(Text(f"    note: {note}", style="dim italic"))

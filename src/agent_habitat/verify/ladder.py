@@ -162,6 +162,8 @@ def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
             "snapshot": ctx.snapshot.id,
             "state": result.state,
             "reason": result.reason,
+            "tool": result.tool,
+            "command": result.command_line,
             "duration_s": result.duration_s,
             "exit_code": result.exit_code,
             "signal": result.signal,

@@ -168,13 +168,13 @@ def _classify(
         elif not rel.endswith((".py", ".pyi")):
             if not any(fnmatch.fnmatch(rel, pat) for pat in config.selection_ignore):
                 out.widen_full(f"non-Python file {rel} changed")
+        elif name == "conftest.py":
+            out.folders[_folder_of(rel)] = f"{rel} changed (widens to its folder)"
         elif (module := layout.module_of(rel)) is not None:
             if rel in deleted:
                 out.widen_full(f"module {module} was deleted; its importers are not in the graph")
             else:
                 modules.add(module)
-        elif name == "conftest.py":
-            out.folders[_folder_of(rel)] = f"{rel} changed (widens to its folder)"
         elif rel in deleted and is_test_file(rel):
             continue
         elif rel in layout.side_files or (rel in deleted and layout.in_test_roots(rel)):

@@ -85,7 +85,7 @@ async def _reinstall(ctx: RungContext, notes: list[str]) -> RungResult | None:
             f"pip is not installed in {ctx.env.label}; install with {ctx.env.python} -m ensurepip",
             missing="pip",
         )
-    outcome = await ctx.run(RUNG, argv, suffix=".install")
+    outcome = await ctx.run(RUNG, argv, suffix=".install.out")
     result = from_outcome(ctx, RUNG, outcome, tool="install")
     if result.state == "green":
         notes.append(f"reinstalled after {', '.join(manifests)} changed: {shlex.join(argv)}")

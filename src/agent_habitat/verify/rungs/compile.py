@@ -52,6 +52,16 @@ def detect_type_checker(root: Path, config: LadderConfig) -> str:
     return "compileall"
 
 
+def _prefer_stubs(root: Path, targets: list[str]) -> list[str]:
+    # A module with a stub next to it is typed by the stub: checking the `.py` by name would
+    # judge code the project never type-checks (mypy and pyright both let the stub win).
+    out: list[str] = []
+    for rel in targets:
+        stub = rel[:-3] + ".pyi" if rel.endswith(".py") else rel
+        out.append(stub if (root / stub).is_file() else rel)
+    return sorted(set(out))
+
+
 def _summary(result: RungResult) -> None:
     errors = [d for d in result.diagnostics if d.severity == "error"]
     if result.state == "red" and errors:
@@ -123,9 +133,9 @@ async def compile_project(ctx: RungContext) -> RungResult:
         return skipped(ctx, RUNG, "no package module is affected by the change")
     checker = detect_type_checker(ctx.root, ctx.config)
     if checker == "mypy":
-        return await _mypy(ctx, targets)
+        return await _mypy(ctx, _prefer_stubs(ctx.root, targets))
     if checker in ("pyright", "basedpyright"):
-        return await _pyright(ctx, checker, targets)
+        return await _pyright(ctx, checker, _prefer_stubs(ctx.root, targets))
     outcome = await ctx.run(RUNG, [str(ctx.env.python), "-m", "compileall", "-q", *targets])
     result = from_outcome(
         ctx,

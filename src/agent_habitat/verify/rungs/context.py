@@ -39,7 +39,7 @@ class RungContext:
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"
 
-    def spool(self, rung: RungName, suffix: str = "") -> Path:
+    def spool(self, rung: RungName, suffix: str = ".out") -> Path:
         return spool_path(self.workspace.spool_dir, self.task(rung) + suffix)
 
     def existing(self, paths: Sequence[str]) -> list[str]:
@@ -53,7 +53,7 @@ class RungContext:
         rung: RungName,
         argv: Sequence[str],
         *,
-        suffix: str = "",
+        suffix: str = ".out",
         extra_env: Mapping[str, str] | None = None,
         reap_leftovers: bool = True,
     ) -> Outcome:
