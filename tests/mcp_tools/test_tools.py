@@ -194,10 +194,11 @@ async def test_two_foreground_runs_on_two_tabs_take_the_longer_time_not_the_sum(
     assert elapsed < 1.8, f"runs took {elapsed:.2f}s: they were serialised"
 
 
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 async def test_cancelling_a_foreground_run_kills_it_and_history_says_cancelled(
-    tmp_path: Path,
+    tmp_path: Path, mode: str
 ) -> None:
-    async with primary_client(make_project(tmp_path / "p")) as (primary, client):
+    async with primary_client(make_project(tmp_path / "p"), mode=mode) as (primary, client):
         started = anyio.Event()
         primary.habitat.bus.subscribe(
             lambda event: started.set() if event.kind == "shell.run.started" else None
