@@ -206,3 +206,37 @@ async def test_a_manifest_change_runs_the_configured_install_before_the_smoke(ca
     failed = await _climb(calc, "build.affected")
     assert failed.rungs[0].state == "red"
     assert failed.rungs[0].reason == "reinstall failed (exit 1) after pyproject.toml changed"
+
+
+async def test_a_configured_pyright_runs_with_json_output_and_a_missing_one_is_reported(
+    calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "pyright"
+    report = (
+        '{"generalDiagnostics": [{"file": "src/calc/arith.py", "severity": "error", '
+        '"message": "bad return", "range": {"start": {"line": 1, "character": 11}}, '
+        '"rule": "reportReturnType"}]}'
+    )
+    fake.write_text(f"#!/bin/sh\necho '{report}'\nexit 1\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    break_sample(calc, "type")
+    bus = InMemoryEventBus("t")
+    request = LadderRequest(rungs=["compile.project"])
+    result = await run_ladder(
+        calc, request, bus=bus, environ={"HABITAT_LADDER_TYPE_CHECKER": "pyright"}
+    )
+    (rung,) = result.rungs
+    assert (rung.tool, rung.state) == ("pyright", "red")
+    assert rung.command[:4] == [str(fake), "--outputjson", "--pythonpath", sys.executable]
+    assert [(d.file, d.line, d.col, d.code) for d in rung.diagnostics] == [
+        ("src/calc/arith.py", 2, 12, "reportReturnType")
+    ]
+    missing = await run_ladder(
+        calc, request, bus=bus, environ={"HABITAT_LADDER_TYPE_CHECKER": "basedpyright"}
+    )
+    assert missing.rungs[0].state == "skipped"
+    assert missing.rungs[0].missing == "basedpyright"
+    assert missing.state == "incomplete"
