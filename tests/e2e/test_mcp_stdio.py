@@ -209,3 +209,19 @@ async def test_a_missing_project_folder_is_refused_at_start(tmp_path: Path) -> N
     assert finished.returncode == 2
     assert b"--project" in finished.stderr
     assert b"nowhere" in finished.stderr
+
+
+async def test_bad_configuration_is_reported_at_start_without_waiting_for_stdin(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path)
+    (root / "pyproject.toml").write_text("[tool.habitat.shell]\nmax_tabs = 0\n", encoding="utf-8")
+    async with await anyio.open_process(
+        [HABITAT, "mcp", "--embedded", "--project", str(root)], env=dict(os.environ)
+    ) as process:  # stdin stays open, as an MCP client keeps it
+        with anyio.fail_after(20):
+            code = await process.wait()
+        assert process.stderr is not None
+        stderr = await process.stderr.receive()
+    assert code == 2
+    assert b"max_tabs" in stderr

@@ -14,8 +14,6 @@ from typing import Any
 
 import anyio
 
-from agent_habitat.errors import HabitatError
-
 __all__ = ["register"]
 
 NO_HOST_NOTICE = (
@@ -74,8 +72,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     if not args.embedded:
         print(NO_HOST_NOTICE, file=sys.stderr)
     _quiet_logging()
-
-    return _run("habitat mcp", lambda: serve_stdio(lambda: open_primary(project)))
+    return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project)))
 
 
 def run_terminal_mcp(args: argparse.Namespace) -> int:
@@ -83,16 +80,13 @@ def run_terminal_mcp(args: argparse.Namespace) -> int:
     from agent_habitat.mcp_tools import open_terminal, serve_stdio
 
     _quiet_logging()
+    return _run(lambda: serve_stdio("habitat terminal-mcp", open_terminal))
 
-    return _run("habitat terminal-mcp", lambda: serve_stdio(open_terminal))
 
-
-def _run(name: str, serve: Callable[[], Awaitable[None]]) -> int:
+def _run(serve: Callable[[], Awaitable[None]]) -> int:
+    # Errors, signals and their exit statuses are handled inside `serve_stdio`.
     try:
         anyio.run(serve)
-    except HabitatError as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         return 130
     return 0

@@ -7,6 +7,7 @@ initialization options deny. Everything else is assembled from parts by `build_s
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -23,13 +24,16 @@ from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 
 from agent_habitat import __version__
+from agent_habitat.errors import HabitatError
 
 from .broadcast import Broadcaster
 from .prompts import Prompts
 from .resources import SceneResource
 from .tools import ToolRegistry
 
-__all__ = ["HabitatServer", "build_server", "serve_stdio"]
+__all__ = ["HabitatServer", "Served", "build_server", "serve_stdio"]
+
+logger = logging.getLogger(__name__)
 
 ALL_CHANGES = NotificationOptions(tools_changed=True, prompts_changed=True, resources_changed=True)
 
@@ -114,36 +118,49 @@ class Served(Protocol):
     def server(self) -> HabitatServer: ...
 
 
-async def serve_stdio(open_served: Callable[[], AbstractAsyncContextManager[Served]]) -> None:
+async def serve_stdio(
+    name: str, open_served: Callable[[], AbstractAsyncContextManager[Served]]
+) -> None:
     """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGHUP arrives.
 
     A signal stops the server the way a client's cancel stops a call: in-flight calls are
     cancelled (a foreground run is killed and recorded as cancelled), background runs go
-    on in their own sessions, and the habitat is closed before the process leaves.
+    on in their own sessions, and the habitat is closed before the process leaves. A
+    habitat that cannot open (bad configuration) is reported on stderr, exit status 2.
     """
     signalled = False
+    code: int | None = None
     async with stdio_server() as (read_stream, write_stream):
-        async with open_served() as served, anyio.create_task_group() as tg:
+        try:
+            async with open_served() as served, anyio.create_task_group() as tg:
 
-            async def stop_on_signal() -> None:
-                nonlocal signalled
-                with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
-                    async for _ in signals:
-                        signalled = True
-                        tg.cancel_scope.cancel()
-                        return
+                async def stop_on_signal() -> None:
+                    nonlocal signalled
+                    with anyio.open_signal_receiver(*_STOP_SIGNALS) as signals:
+                        async for _ in signals:
+                            signalled = True
+                            tg.cancel_scope.cancel()
+                            return
 
-            if _STOP_SIGNALS:
-                tg.start_soon(stop_on_signal)
-            server = served.server
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-            tg.cancel_scope.cancel()
-        if signalled:
+                if _STOP_SIGNALS:
+                    tg.start_soon(stop_on_signal)
+                server = served.server
+                await server.run(read_stream, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
+        except HabitatError as exc:
+            print(f"{name}: {exc}", file=sys.stderr)
+            code = 2
+        except Exception:  # process boundary: say what broke, then leave (below)
+            logger.exception("%s failed", name)
+            code = 1
+        else:
+            code = 0 if signalled else None
+        if code is not None:
             # The SDK reads stdin in a worker thread that only a new line or EOF wakes, so
             # leaving `stdio_server` would wait on a client that may never write again.
             # Everything this process owns is closed by now: leave without waiting.
             sys.stderr.flush()
-            os._exit(0)
+            os._exit(code)
 
 
 _STOP_SIGNALS: tuple[signal.Signals, ...] = (
