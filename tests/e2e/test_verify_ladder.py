@@ -240,3 +240,11 @@ async def test_a_configured_pyright_runs_with_json_output_and_a_missing_one_is_r
     assert missing.rungs[0].state == "skipped"
     assert missing.rungs[0].missing == "basedpyright"
     assert missing.state == "incomplete"
+
+
+async def test_a_clean_tree_is_green_with_every_rung_saying_nothing_changed(calc: Path) -> None:
+    result = await _climb(calc, policy="strict")
+    assert result.state == "green"
+    assert result.touched == []
+    assert {r.state for r in result.rungs} == {"skipped"}
+    assert all(r.reason is not None and "nothing changed" in r.reason for r in result.rungs)

@@ -14,7 +14,7 @@ from ..config import expand_command
 from ..layout import is_manifest
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import relative
-from .context import RungContext, from_outcome, run_configured, skipped
+from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
 
 __all__ = ["build_affected"]
 
@@ -120,7 +120,7 @@ async def build_affected(ctx: RungContext) -> RungResult:
                 notes=notes,
                 duration_s=round(time.monotonic() - started, 3),
             )
-        return skipped(ctx, RUNG, "no manifest changed and no package module is affected")
+        return nothing_to_do(ctx, RUNG, "no manifest changed and no package module is affected")
     report = ctx.spool(RUNG, ".json")
     roots = [str(p) for p in ctx.layout.source_roots]
     pythonpath = os.pathsep.join([*roots, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..config import LadderConfig
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy, parse_pyright
-from .context import RungContext, from_outcome, run_configured, skipped
+from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
 from .dmypy import MYPY_FLAGS, DmypyDaemon
 
 __all__ = ["compile_project", "detect_type_checker"]
@@ -130,7 +130,7 @@ async def compile_project(ctx: RungContext) -> RungResult:
         return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
     targets = ctx.existing(ctx.impact.affected_files)
     if not targets:
-        return skipped(ctx, RUNG, "no package module is affected by the change")
+        return nothing_to_do(ctx, RUNG, "no package module is affected by the change")
     checker = detect_type_checker(ctx.root, ctx.config)
     if checker == "mypy":
         return await _mypy(ctx, _prefer_stubs(ctx.root, targets))

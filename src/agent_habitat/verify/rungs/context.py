@@ -17,7 +17,9 @@ from ..parsers import parse_generic
 from ..selection import Impact
 from ..snapshot import Snapshot
 
-__all__ = ["RungContext", "from_outcome", "run_configured", "skipped"]
+__all__ = ["RungContext", "from_outcome", "nothing_to_do", "run_configured", "skipped"]
+
+NOTHING_CHANGED = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
 
 
 @dataclass
@@ -74,6 +76,11 @@ def skipped(
     return RungResult(
         rung=rung, task=ctx.task(rung), state="skipped", reason=reason, missing=missing
     )
+
+
+def nothing_to_do(ctx: RungContext, rung: RungName, reason: str) -> RungResult:
+    """Skipped because the change gives the rung no work (said plainly for a clean tree)."""
+    return skipped(ctx, rung, reason if ctx.touched else NOTHING_CHANGED)
 
 
 def from_outcome(

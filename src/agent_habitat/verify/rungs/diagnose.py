@@ -11,7 +11,7 @@ import anyio.to_thread
 
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_ruff
-from .context import RungContext, from_outcome, run_configured, skipped
+from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
 
 __all__ = ["diagnose_files"]
 
@@ -55,13 +55,15 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
     configured = ctx.config.command_for(RUNG)
     if configured is not None:
         if not ctx.existing(ctx.touched):
-            return skipped(ctx, RUNG, "no touched files")
+            return nothing_to_do(ctx, RUNG, "no touched files")
         return await run_configured(ctx, RUNG, configured)
     if ctx.env is None:
         return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
     files = [p for p in ctx.existing(ctx.touched) if p.endswith((".py", ".pyi"))]
     if not files:
-        return skipped(ctx, RUNG, f"no Python files among the {len(ctx.touched)} touched files")
+        return nothing_to_do(
+            ctx, RUNG, f"no Python files among the {len(ctx.touched)} touched files"
+        )
     started = time.monotonic()
     if not _newer_than_us(ctx.env.version):
         errors = await anyio.to_thread.run_sync(_syntax_errors, ctx, files)

@@ -9,7 +9,7 @@ import anyio
 from ..config import expand_command
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
-from .context import RungContext, from_outcome, run_configured, skipped
+from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
 
 __all__ = ["full_suite", "pytest_args", "scoped_suite"]
 
@@ -89,7 +89,7 @@ async def scoped_suite(ctx: RungContext) -> RungResult:
     rung: RungName = "test.scoped"
     selection = ctx.selection
     if not selection.full and not selection.tests:
-        return skipped(ctx, rung, "no test is affected by the change")
+        return nothing_to_do(ctx, rung, "no test is affected by the change")
     configured = ctx.config.command_for(rung)
     if configured is not None:
         return await run_configured(ctx, rung, configured)
