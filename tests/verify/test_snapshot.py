@@ -51,3 +51,12 @@ def test_outside_git_every_file_is_touched(tmp_path: Path) -> None:
     assert snap.touched == ["a.sh"]
     assert snap.head is None
     assert not snap.in_git
+
+
+def test_a_project_inside_a_bigger_repository_sees_only_its_own_files(tmp_path: Path) -> None:
+    repo = build_sample(tmp_path / "mono")
+    sub = repo / "services" / "api"
+    sub.mkdir(parents=True)
+    (sub / "app.py").write_text("X = 1\n", encoding="utf-8")
+    (repo / "src/calc/text.py").write_text("Y = 2\n", encoding="utf-8")
+    assert take_snapshot(sub).touched == ["app.py"]

@@ -50,6 +50,9 @@ class ProjectEnv:
 
     @property
     def is_habitat_python(self) -> bool:
+        # Not the interpreter path: two venvs resolve to the same base binary.
+        if self.prefix:
+            return os.path.realpath(self.prefix) == os.path.realpath(sys.prefix)
         return os.path.realpath(self.python) == os.path.realpath(sys.executable)
 
     def has(self, module: str) -> bool:

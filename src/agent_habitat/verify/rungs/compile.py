@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 from ..config import LadderConfig
+from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy, parse_pyright
 from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
@@ -52,6 +53,29 @@ def detect_type_checker(root: Path, config: LadderConfig) -> str:
     return "compileall"
 
 
+def _version_flags(root: Path, env: ProjectEnv) -> list[str]:
+    """`--python-version` of the project's interpreter when the habitat's own mypy (another
+    Python) checks it and the project's mypy config does not pin a version."""
+    if env.has("mypy") or env.is_habitat_python or not env.version:
+        return []
+    tool: dict[str, object] = {}
+    if (root / "pyproject.toml").is_file():
+        with open(root / "pyproject.toml", "rb") as f:
+            tool = tomllib.load(f).get("tool", {})
+    mypy_table = tool.get("mypy")
+    if isinstance(mypy_table, dict) and "python_version" in mypy_table:
+        return []
+    for name in ("mypy.ini", ".mypy.ini", "setup.cfg"):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(root / name, encoding="utf-8")
+        except configparser.Error:
+            continue
+        if parser.has_option("mypy", "python_version"):
+            return []
+    return ["--python-version", ".".join(env.version.split(".")[:2])]
+
+
 def _prefer_stubs(root: Path, targets: list[str]) -> list[str]:
     # A module with a stub next to it is typed by the stub: checking the `.py` by name would
     # judge code the project never type-checks (mypy and pyright both let the stub win).
@@ -75,14 +99,15 @@ async def _mypy(ctx: RungContext, targets: list[str]) -> RungResult:
     if ctx.config.dmypy:
         daemon = DmypyDaemon(ctx.workspace)
         note = daemon.prepare()
-        argv = daemon.argv(ctx.env, targets)
+        argv = daemon.argv(ctx.env, [*_version_flags(ctx.root, ctx.env), *targets])
         outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
         tool = "dmypy"
         if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
             note = "dmypy daemon crashed during the check; the next run restarts it"
     else:
         prefix, extra = ctx.env.mypy()
-        outcome = await ctx.run(RUNG, [*prefix, *MYPY_FLAGS, *extra, *targets])
+        flags = [*MYPY_FLAGS, *extra, *_version_flags(ctx.root, ctx.env)]
+        outcome = await ctx.run(RUNG, [*prefix, *flags, *targets])
         note, tool = None, "mypy"
     diagnostics = parse_mypy(outcome.text, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
