@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import Any, TextIO, cast
 
 import anyio
 import mcp.types as types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.stdio import stdio_client
 from rich.console import Console
 from rich.table import Table
@@ -127,14 +128,13 @@ def payload_of(result: types.CallToolResult, call_ms: float, last_line: str) -> 
     structured = result.structured_content
     structured_bytes = _json_bytes(structured) if structured is not None else 0
     other_bytes = sum(len(c.model_dump_json(by_alias=True).encode()) for c in other)
-    seen = "\n".join(text) + (json.dumps(structured) if structured is not None else "")
     return Payload(
         text_bytes=text_bytes,
         structured_bytes=structured_bytes,
         other_bytes=other_bytes,
         total_bytes=text_bytes + structured_bytes + other_bytes,
         is_error=bool(result.is_error),
-        has_last_line=last_line in seen,
+        has_last_line=last_line in "\n".join(text).splitlines(),
         call_ms=call_ms,
     )
 
@@ -151,63 +151,111 @@ async def _timed_call(client: Client, call: ToolCall) -> tuple[types.CallToolRes
     return result, (time.perf_counter() - start) * 1000
 
 
-async def _big_output(client: Client, call: ToolCall) -> Payload:
-    """Repeat the big call; report the median repeat by size, keep every size."""
-    payloads: list[Payload] = []
-    for _ in range(BIG_REPEATS):
-        result, elapsed = await _timed_call(client, call)
-        payloads.append(payload_of(result, elapsed, BIG_COMMAND.split()[-1]))
-    payloads.sort(key=lambda p: p.total_bytes)
-    chosen = payloads[len(payloads) // 2]
-    chosen.repeats_total_bytes = [p.total_bytes for p in payloads]
-    return chosen
+@dataclass
+class _Session:
+    """A connected server taking part in the rotation."""
+
+    spec: ServerSpec
+    result: ServerResult
+    client: Client
+    log: Path
+    samples: list[float] = field(default_factory=list)
 
 
-async def measure_server(
-    spec: ServerSpec, params: StdioServerParameters, iterations: int, warmup: int, log: Path
-) -> ServerResult:
-    """Connect once, warm up, time `iterations` echo round trips, then one big-output call."""
-    out = ServerResult(spec.name, "ok", spec.version, [params.command, *params.args])
-    out.notes.extend(spec.notes)
-    # Each request is bounded by the client's read timeout; this bounds the whole session.
-    budget = CONNECT_TIMEOUT_SECONDS + (warmup + iterations + BIG_REPEATS) * CALL_TIMEOUT_SECONDS
-    async with await anyio.open_file(log, "w", encoding="utf-8") as errlog:
-        with anyio.fail_after(budget):
-            start = time.perf_counter()
-            transport = stdio_client(params, errlog=cast(TextIO, errlog.wrapped))
-            async with Client(
-                transport, mode="legacy", read_timeout_seconds=CALL_TIMEOUT_SECONDS
-            ) as client:
-                out.connect_ms = (time.perf_counter() - start) * 1000
-                samples: list[float] = []
-                for i in range(warmup + iterations):
-                    result, elapsed = await _timed_call(client, spec.echo)
-                    _check_echo(result)
-                    if i >= warmup:
-                        samples.append(elapsed)
-                out.latency = Latency(samples)
-                out.big_output = await _big_output(client, spec.big)
-    return out
+def _fail(session: _Session, exc: BaseException) -> None:
+    logger.exception("%s failed", session.spec.name)
+    session.result.status = "error"
+    session.result.reason = f"{_describe(exc)}; server stderr: {_tail(session.log)}"
 
 
-async def run_server(spec: ServerSpec, iterations: int, warmup: int, logs: Path) -> ServerResult:
-    """One server, isolated: its failure becomes a row with a reason, never a crash."""
+async def _start(spec: ServerSpec, stack: AsyncExitStack, logs: Path) -> _Session | ServerResult:
+    """Spawn and initialise one server; a server that cannot start becomes a row with a reason."""
     if spec.params is None:
         say(f"{spec.name}: unavailable: {spec.unavailable}")
         return ServerResult(spec.name, "unavailable", spec.version, reason=spec.unavailable or "")
+    params = spec.params
     log = logs / f"{spec.name}.stderr.log"
-    say(f"{spec.name}: measuring ({warmup} warm-up + {iterations} calls; server stderr in {log})")
+    result = ServerResult(spec.name, "ok", spec.version, [params.command, *params.args])
+    result.notes.extend(spec.notes)
     try:
-        return await measure_server(spec, spec.params, iterations, warmup, log)
-    except Exception as exc:  # boundary: one peer's failure must not stop the others
-        logger.exception("%s failed", spec.name)
-        return ServerResult(
-            spec.name,
-            "error",
-            spec.version,
-            [spec.params.command, *spec.params.args],
-            reason=f"{_describe(exc)}; server stderr: {_tail(log)}",
-        )
+        errlog = await stack.enter_async_context(await anyio.open_file(log, "w", encoding="utf-8"))
+        start = time.perf_counter()
+        transport = stdio_client(params, errlog=cast(TextIO, errlog.wrapped))
+        client = Client(transport, mode="legacy", read_timeout_seconds=CALL_TIMEOUT_SECONDS)
+        await stack.enter_async_context(client)
+    except Exception as exc:  # boundary: a server that cannot start must not stop the others
+        logger.exception("%s failed to start", spec.name)
+        result.status = "error"
+        result.reason = f"{_describe(exc)}; server stderr: {_tail(log)}"
+        return result
+    result.connect_ms = (time.perf_counter() - start) * 1000
+    say(f"{spec.name}: connected (server stderr in {log})")
+    return _Session(spec, result, client, log)
+
+
+async def _rotate(sessions: list[_Session], iterations: int, warmup: int) -> None:
+    # Round-robin, starting one further each round: load that comes and goes on the machine
+    # then falls on every server alike instead of on whichever ran during the spike.
+    for i in range(warmup + iterations):
+        k = i % len(sessions)
+        for session in sessions[k:] + sessions[:k]:
+            if session.result.status != "ok":
+                continue
+            try:
+                result, elapsed = await _timed_call(session.client, session.spec.echo)
+                _check_echo(result)
+            except Exception as exc:  # boundary: one server's failure must not stop the others
+                _fail(session, exc)
+                continue
+            if i >= warmup:
+                session.samples.append(elapsed)
+
+
+async def _big_output(session: _Session) -> None:
+    """Repeat the big call; keep the median repeat by size and every size."""
+    payloads: list[Payload] = []
+    try:
+        for _ in range(BIG_REPEATS):
+            result, elapsed = await _timed_call(session.client, session.spec.big)
+            payloads.append(payload_of(result, elapsed, BIG_COMMAND.split()[-1]))
+    except Exception as exc:  # boundary: one server's failure must not stop the others
+        _fail(session, exc)
+        return
+    payloads.sort(key=lambda p: p.total_bytes)
+    chosen = payloads[len(payloads) // 2]
+    chosen.repeats_total_bytes = [p.total_bytes for p in payloads]
+    session.result.big_output = chosen
+
+
+async def run_all(
+    specs: list[ServerSpec], iterations: int, warmup: int, logs: Path
+) -> list[ServerResult]:
+    """Connect every server, interleave their echo calls, then time the big output on each."""
+    results: list[ServerResult] = []
+    # Each request is bounded by the client's read timeout; this bounds the whole run.
+    calls = len(specs) * (warmup + iterations + BIG_REPEATS)
+    budget = len(specs) * CONNECT_TIMEOUT_SECONDS + calls * CALL_TIMEOUT_SECONDS
+    try:
+        with anyio.fail_after(budget):
+            async with AsyncExitStack() as stack:
+                sessions: list[_Session] = []
+                for spec in specs:
+                    started = await _start(spec, stack, logs)
+                    if isinstance(started, _Session):
+                        sessions.append(started)
+                        started = started.result
+                    results.append(started)
+                if sessions:
+                    say(f"timing {warmup} warm-up + {iterations} `{ECHO_COMMAND}` per server")
+                    await _rotate(sessions, iterations, warmup)
+                for session in sessions:
+                    if session.samples:
+                        session.result.latency = Latency(session.samples)
+                    if session.result.status == "ok":
+                        await _big_output(session)
+    except Exception:  # boundary: a run cut short still reports what it measured
+        logger.exception("the run was cut short; reporting what was measured")
+    return results
 
 
 def _describe(exc: BaseException) -> str:
@@ -225,33 +273,23 @@ def _tail(log: Path) -> str:
     return " | ".join(lines[-3:]) or "(empty)"
 
 
-def _median(results: list[ServerResult], name: str) -> float | None:
-    for r in results:
-        if r.name == name and r.latency is not None:
-            return r.latency.median_ms
-    return None
+def _ratio(top: float | None, bottom: float | None, target: float, at_most: bool) -> dict[str, Any]:
+    value = top / bottom if top and bottom else None
+    met = None if value is None else (value <= target if at_most else value >= target)
+    return {"ratio": value, "target": f"{'<=' if at_most else '>='} {target}", "met": met}
 
 
 def ratios(results: list[ServerResult]) -> dict[str, dict[str, Any]]:
-    """Median ratios against the issue's targets; None where a side is missing."""
-    habitat = _median(results, "habitat")
-    shell_server = _median(results, "mcp-shell-server")
-    desktop = _median(results, "DesktopCommander")
-    vs_shell = habitat / shell_server if habitat and shell_server else None
-    vs_desktop = desktop / habitat if habitat and desktop else None
+    """Median ratios against the issue's targets; None where a side did not finish."""
+    med = {r.name: r.latency.median_ms for r in results if r.latency and r.status == "ok"}
+    habitat = med.get("habitat")
     return {
-        "habitat_vs_mcp_shell_server": {
-            "ratio": vs_shell,
-            "target": f"<= {TARGET_HABITAT_VS_SHELL_SERVER}",
-            "met": None if vs_shell is None else vs_shell <= TARGET_HABITAT_VS_SHELL_SERVER,
-        },
-        "desktop_commander_vs_habitat": {
-            "ratio": vs_desktop,
-            "target": f">= {TARGET_DESKTOP_COMMANDER_VS_HABITAT}",
-            "met": None
-            if vs_desktop is None
-            else vs_desktop >= TARGET_DESKTOP_COMMANDER_VS_HABITAT,
-        },
+        "habitat_vs_mcp_shell_server": _ratio(
+            habitat, med.get("mcp-shell-server"), TARGET_HABITAT_VS_SHELL_SERVER, at_most=True
+        ),
+        "desktop_commander_vs_habitat": _ratio(
+            med.get("DesktopCommander"), habitat, TARGET_DESKTOP_COMMANDER_VS_HABITAT, at_most=False
+        ),
     }
 
 
@@ -337,17 +375,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-async def run_all(
-    specs: list[ServerSpec], iterations: int, warmup: int, logs: Path
-) -> list[ServerResult]:
-    # One server at a time, so no run competes with another for the CPU.
-    return [await run_server(spec, iterations, warmup, logs) for spec in specs]
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="bench: %(levelname)s %(message)s")
     args = parse_args(argv)
-    wanted = args.servers.split(",")
+    wanted = set(args.servers.split(","))
     output: Path = args.output
     output.parent.mkdir(parents=True, exist_ok=True)
     logs = output.parent / "logs"
@@ -361,9 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         peer_home.mkdir()
         if args.cache.resolve() == DEFAULT_CACHE:
             say(f"cache folder {DEFAULT_CACHE.name}/ at the repo root is gitignored")
-        specs += [
-            s for s in install_peers(args.cache.resolve(), workdir, peer_home) if s.name in wanted
-        ]
+        specs += install_peers(args.cache.resolve(), workdir, peer_home, wanted)
         say(f"floor: bash -c '{ECHO_COMMAND}' x {args.iterations}")
         floor = bash_floor(args.iterations, args.warmup)
         raw_big = len(subprocess.run(BIG_COMMAND.split(), capture_output=True, check=True).stdout)
@@ -380,6 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "cpus": os.cpu_count(),
+            # Other work on the machine moves every number; this says how busy it was.
+            "loadavg_at_end": os.getloadavg(),
         },
         "echo_command": ECHO_COMMAND,
         "big_command": BIG_COMMAND,

@@ -6,6 +6,7 @@ raises past `install_peers`: a peer that cannot be installed comes back with a r
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -201,7 +202,11 @@ def habitat_spec(workdir: Path, home: Path) -> ServerSpec:
         env={"HABITAT_HOME": str(home / "habitat-home")},
         cwd=workdir,
     )
-    return ServerSpec("habitat", echo, big, params=params)
+    try:
+        version = importlib.metadata.version("agent-habitat")
+    except importlib.metadata.PackageNotFoundError:
+        version = ""
+    return ServerSpec("habitat", echo, big, params=params, version=version)
 
 
 def mcp_shell_server_spec(cache: Path, workdir: Path) -> ServerSpec:
@@ -244,7 +249,13 @@ def desktop_commander_spec(cache: Path, workdir: Path, home: Path) -> ServerSpec
     )
 
 
-def install_peers(cache: Path, workdir: Path, home: Path) -> list[ServerSpec]:
-    """Install (or find) every peer; each comes back runnable or with an `unavailable` reason."""
-    say(f"installing peers into cache folder {cache} (delete it to reinstall)")
-    return [mcp_shell_server_spec(cache, workdir), desktop_commander_spec(cache, workdir, home)]
+def install_peers(cache: Path, workdir: Path, home: Path, names: set[str]) -> list[ServerSpec]:
+    """Install (or find) the named peers; each comes back runnable or with a reason."""
+    specs: list[ServerSpec] = []
+    if names & {"mcp-shell-server", "DesktopCommander"}:
+        say(f"installing peers into cache folder {cache} (delete it to reinstall)")
+    if "mcp-shell-server" in names:
+        specs.append(mcp_shell_server_spec(cache, workdir))
+    if "DesktopCommander" in names:
+        specs.append(desktop_commander_spec(cache, workdir, home))
+    return specs
