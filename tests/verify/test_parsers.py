@@ -44,12 +44,16 @@ def test_mypy_text_lines_keep_the_code_column_and_severity(tmp_path: Path) -> No
         'src/p/a.py:2:12: error: Incompatible return value type (got "str", expected "int")'
         "  [return-value]\n"
         "src/p/a.py:5: note: See https://example\n"
+        "setup.cfg: note: unused section(s): [mypy-tests.*]\n"
+        "src/p/b.py: error: Duplicate module named 'b'\n"
         "Success: no issues found\n"
     )
     diags = parse_mypy(text, tmp_path)
     assert [(d.file, d.line, d.col, d.code, d.severity) for d in diags] == [
         ("src/p/a.py", 2, 12, "return-value", "error"),
         ("src/p/a.py", 5, None, None, "note"),
+        ("setup.cfg", None, None, None, "note"),
+        ("src/p/b.py", None, None, None, "error"),
     ]
     assert diags[0].message.startswith("Incompatible return value type")
 

@@ -61,7 +61,7 @@ def parse_ruff(text: str, root: Path) -> list[Diagnostic]:
 
 
 _MYPY_LINE = re.compile(
-    r"^(?P<file>[^:\n]+?):(?P<line>\d+):(?:(?P<col>\d+):)?\s(?P<sev>error|warning|note):\s"
+    r"^(?P<file>[^:\n]+?):(?:(?P<line>\d+):)?(?:(?P<col>\d+):)?\s(?P<sev>error|warning|note):\s"
     r"(?P<msg>.*?)(?:\s{2}\[(?P<code>[a-z0-9-]+)\])?$",
     re.MULTILINE,
 )
@@ -75,7 +75,7 @@ def parse_mypy(text: str, root: Path) -> list[Diagnostic]:
         out.append(
             Diagnostic(
                 file=relative(m["file"], root),
-                line=int(m["line"]),
+                line=int(m["line"]) if m["line"] else None,
                 col=int(m["col"]) if m["col"] else None,
                 code=m["code"],
                 severity=sev,

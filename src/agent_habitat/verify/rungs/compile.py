@@ -111,6 +111,11 @@ async def _mypy(ctx: RungContext, targets: list[str]) -> RungResult:
         note, tool = None, "mypy"
     diagnostics = parse_mypy(outcome.text, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
+    errors = [d for d in diagnostics if d.severity == "error"]
+    if outcome.exit_code == 1 and not errors and "error" not in outcome.text:
+        # dmypy exits 1 on any output, notes included (e.g. mypy's unused-config note);
+        # mypy itself exits 0 there.
+        state = "green"
     result = from_outcome(
         ctx,
         RUNG,
