@@ -248,3 +248,19 @@ async def test_a_clean_tree_is_green_with_every_rung_saying_nothing_changed(calc
     assert result.touched == []
     assert {r.state for r in result.rungs} == {"skipped"}
     assert all(r.reason is not None and "nothing changed" in r.reason for r in result.rungs)
+
+
+async def test_a_manifest_change_is_not_installed_into_the_habitats_own_environment(
+    calc: Path,
+) -> None:
+    _append(calc / "pyproject.toml", "\n")
+    only_manifest = await _climb(calc, "build.affected")
+    assert only_manifest.rungs[0].state == "skipped"
+    assert only_manifest.rungs[0].reason is not None
+    assert "not reinstalling" in only_manifest.rungs[0].reason
+    assert only_manifest.state == "green"
+    _append(calc / "src/calc/text.py", "\n")
+    with_module = await _climb(calc, "build.affected")
+    (rung,) = with_module.rungs
+    assert (rung.state, rung.tool) == ("green", "import-smoke")
+    assert "not reinstalling" in rung.notes[0]

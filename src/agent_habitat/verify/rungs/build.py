@@ -111,7 +111,7 @@ async def build_affected(ctx: RungContext) -> RungResult:
         return decided
     modules = ctx.impact.affected_modules
     if not modules:
-        if notes:
+        if any(n.startswith("reinstalled") for n in notes):
             return RungResult(
                 rung=RUNG,
                 task=ctx.task(RUNG),
@@ -120,6 +120,8 @@ async def build_affected(ctx: RungContext) -> RungResult:
                 notes=notes,
                 duration_s=round(time.monotonic() - started, 3),
             )
+        if notes:
+            return skipped(ctx, RUNG, notes[0])
         return nothing_to_do(ctx, RUNG, "no manifest changed and no package module is affected")
     report = ctx.spool(RUNG, ".json")
     roots = [str(p) for p in ctx.layout.source_roots]

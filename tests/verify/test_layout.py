@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.errors import ConfigError
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.layout import discover_layout, is_manifest
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_flat_layout_finds_packages_but_not_tests_or_docs(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "tests/__init__.py": "",
+            "docs/__init__.py": "",
+            "pytest.ini": "[pytest]\ntestpaths = tests\n",
+            "tests/test_app.py": "",
+        },
+    )
+    layout = discover_layout(root, LadderConfig())
+    assert sorted(layout.packages) == ["app"]
+    assert layout.test_roots == [root / "tests"]
+    assert sorted(layout.side_files) == ["tests/__init__.py", "tests/test_app.py"]
+    assert layout.is_python
+    assert layout.module_of("app/__init__.py") == "app"
+    assert layout.file_of("app") == root / "app" / "__init__.py"
+
+
+def test_configured_packages_must_exist_and_the_error_names_the_key(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"src/real/__init__.py": ""})
+    assert list(discover_layout(root, LadderConfig(packages=["real"])).packages) == ["real"]
+    with pytest.raises(ConfigError, match=r"\[tool\.habitat\.ladder\]\.packages.*'ghost'"):
+        discover_layout(root, LadderConfig(packages=["ghost"]))
+
+
+def test_a_folder_of_scripts_is_not_a_python_project(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"build.sh": "", "pyproject.toml": "[tool.habitat]\n"})
+    assert not discover_layout(root, LadderConfig()).is_python
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("pyproject.toml", True),
+        ("requirements-dev.txt", True),
+        ("sub/uv.lock", True),
+        ("notes.txt", False),
+        ("setup.py", True),
+    ],
+)
+def test_dependency_manifests_are_recognised(path: str, *, expected: bool) -> None:
+    assert is_manifest(path) is expected

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.environments import ProjectEnv
+from agent_habitat.verify.rungs.compile import _version_flags, detect_type_checker
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("pyproject.toml", "[tool.basedpyright]\n", "basedpyright"),
+        ("pyproject.toml", "[tool.pyright]\n", "pyright"),
+        ("pyrightconfig.json", "{}", "pyright"),
+        ("pyproject.toml", "[tool.mypy]\nstrict = true\n", "mypy"),
+        ("setup.cfg", "[mypy]\nstrict = True\n", "mypy"),
+        ("mypy.ini", "[mypy]\n", "mypy"),
+        ("pyproject.toml", "[project]\nname = 'x'\n", "compileall"),
+    ],
+)
+def test_the_type_checker_is_the_one_the_project_configures(
+    tmp_path: Path, name: str, text: str, expected: str
+) -> None:
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    assert detect_type_checker(tmp_path, LadderConfig()) == expected
+
+
+def test_a_configured_type_checker_wins(tmp_path: Path) -> None:
+    (tmp_path / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    assert detect_type_checker(tmp_path, LadderConfig(type_checker="pyright")) == "pyright"
+
+
+def test_the_habitats_mypy_is_told_the_projects_python_version_unless_pinned(
+    tmp_path: Path,
+) -> None:
+    other = ProjectEnv(python=tmp_path / "py", version="3.13.1", prefix=str(tmp_path), modules={})
+    assert _version_flags(tmp_path, other) == ["--python-version", "3.13"]
+    (tmp_path / "setup.cfg").write_text("[mypy]\npython_version = 3.12\n", encoding="utf-8")
+    assert _version_flags(tmp_path, other) == []
+    own_mypy = ProjectEnv(
+        python=tmp_path / "py", version="3.13.1", prefix=str(tmp_path), modules={"mypy": True}
+    )
+    assert _version_flags(tmp_path / "elsewhere", own_mypy) == []
+    habitat = ProjectEnv(python=Path(sys.executable), version="3.13.1", prefix=sys.prefix)
+    assert _version_flags(tmp_path / "elsewhere", habitat) == []
