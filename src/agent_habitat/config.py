@@ -34,8 +34,12 @@ class ShellConfig(BaseModel):
     journal_limit: int = Field(default=10_000, ge=100)
 
 
+# Keys of `[tool.habitat]` itself; each table below it is validated by the part that owns it.
+TOP_LEVEL_KEYS = frozenset({"shell", "ladder", "policy"})
+
+
 def load_pyproject(root: Path | None) -> dict[str, Any]:
-    """`[tool.habitat]` of `root/pyproject.toml`, or {}."""
+    """`[tool.habitat]` of `root/pyproject.toml`, or {}; an unknown key fails naming it."""
     if root is None:
         return {}
     path = root / "pyproject.toml"
@@ -49,6 +53,12 @@ def load_pyproject(root: Path | None) -> dict[str, Any]:
     section = data.get("tool", {}).get("habitat", {})
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.habitat] must be a table")
+    unknown = sorted(set(section) - TOP_LEVEL_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key(s) in [tool.habitat]: {', '.join(unknown)}; "
+            f"known: {', '.join(sorted(TOP_LEVEL_KEYS))}"
+        )
     return section
 
 

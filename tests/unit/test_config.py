@@ -41,3 +41,9 @@ def test_invalid_toml_fails_naming_the_file(tmp_path: Path) -> None:
     root = _project(tmp_path, "[tool.habitat\n")
     with pytest.raises(ConfigError, match=r"pyproject\.toml"):
         load_shell_config(root, environ={})
+
+
+def test_unknown_top_level_key_fails_naming_it(tmp_path: Path) -> None:
+    root = _project(tmp_path, "[tool.habitat]\npolcy = 'strict'\n")
+    with pytest.raises(ConfigError, match=r"unknown key\(s\) in \[tool.habitat\]: polcy"):
+        load_shell_config(root, environ={})
