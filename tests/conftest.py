@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,8 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(autouse=True)
-def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own state folder; nothing touches the real ~/.local/state."""
     home = tmp_path_factory.mktemp("habitat-home")
     monkeypatch.setenv("HABITAT_HOME", str(home))
-    yield home
+    return home
