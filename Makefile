@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_RUN := $(VENV)/.installed
 
-.PHONY: demo test check bench clean
+.PHONY: demo test check bench bench-all clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -29,9 +29,15 @@ check: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
 
+# mcp_latency installs its peers into .bench-cache/ (PyPI and npm); ladder_timings downloads
+# a real project's sdist (~4 min): `make bench-all` runs those too.
 bench: $(STAMP_RUN)
 	$(BIN)/python bench/run_latency.py
 	$(BIN)/python bench/big_output.py
+
+bench-all: bench
+	$(BIN)/python bench/mcp_latency.py
+	$(BIN)/python bench/ladder_timings.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
