@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.config import ShellConfig
+from agent_habitat.proc import kill_tree, members
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.workspace import Workspace
 
@@ -28,3 +29,12 @@ async def habitat(project: Path, shell_config: ShellConfig) -> AsyncIterator[She
         Workspace.for_project(project), shell_config, project_root=project
     ) as opened:
         yield opened
+        await kill_leftovers(opened)
+
+
+async def kill_leftovers(habitat: ShellHabitat) -> None:
+    """Runs outlive the habitat by design; a test must not leave them to the next one."""
+    for row in habitat.db.query("SELECT id FROM runs"):
+        run = habitat.store.get(row["id"])
+        if run is not None and run.record is not None and members(run.record):
+            await kill_tree(run.record, grace=0.2)

@@ -126,3 +126,18 @@ async def test_a_run_killed_from_outside_is_reported_with_its_signal(
     assert waited.state == "killed"
     rows = (await habitat.history(HistoryArgs(tab="oom"))).rows
     assert rows[-1].state == "killed"
+
+
+async def test_kill_of_a_stale_record_spares_the_process_that_reused_its_pid() -> None:
+    """A record whose pid now names another process must not take that process's session."""
+    from pathlib import Path
+
+    from agent_habitat.proc import ProcessRecord, kill_tree, spawn
+
+    bystander = spawn(["sleep", "30"], cwd=Path("/"), env=os.environ, output=Path("/dev/null"))
+    stale = ProcessRecord(bystander.pid, bystander.record.create_time - 100.0, "no-such-marker")
+    report = await kill_tree(stale, grace=0.1)
+    assert report.pids == []
+    assert bystander.alive()
+    await kill_tree(bystander.record, grace=0.1)
+    assert await bystander.wait() == -signal.SIGTERM

@@ -29,6 +29,8 @@ __all__ = ["GRACE_SECONDS", "KillReport", "kill_tree", "members"]
 GRACE_SECONDS = 2.0
 # After SIGKILL the kernel still has to tear processes down; this bounds our verification.
 _REAP_SECONDS = 2.0
+# Two reads of one process's start time agree within this (see record.py).
+_SAME_START = 0.05
 
 
 @dataclass
@@ -48,26 +50,43 @@ def _has_marker(proc: psutil.Process, marker: str) -> bool:
         return False
 
 
+def _leader(record: ProcessRecord) -> tuple[psutil.Process | None, bool]:
+    """The run's leader if it still runs, and whether its session id still names the run.
+
+    Linux never hands out a pid that is still some session's id, so while any member of
+    the run's session lives, that session id is ours. Only when the pid now belongs to a
+    different process (start time differs) has the old session ended and the id been reused.
+    """
+    try:
+        leader = psutil.Process(record.pid)
+        created = leader.create_time()
+    except psutil.Error:
+        return None, True
+    if record.create_time and abs(created - record.create_time) >= _SAME_START:
+        return None, False
+    return leader, True
+
+
 def members(record: ProcessRecord) -> list[psutil.Process]:
     """Live processes belonging to the run of `record` (never this process or its parents)."""
     exclude = {os.getpid()}
     with contextlib.suppress(psutil.Error):
         exclude.update(p.pid for p in psutil.Process().parents())
+    leader, session_is_ours = _leader(record)
     found: dict[int, psutil.Process] = {}
     for proc in psutil.process_iter():
         pid = proc.pid
         if pid in exclude:
             continue
         try:
-            in_session = os.getsid(pid) == record.pid
+            in_session = session_is_ours and os.getsid(pid) == record.pid
         except OSError:
             continue
         if in_session or (record.marker is not None and _has_marker(proc, record.marker)):
             found[pid] = proc
-    with contextlib.suppress(psutil.Error):
-        leader = psutil.Process(record.pid)
-        if abs(leader.create_time() - record.create_time) < 0.05:
-            found[leader.pid] = leader
+    if leader is not None:
+        found[leader.pid] = leader
+        with contextlib.suppress(psutil.Error):
             for child in leader.children(recursive=True):
                 found.setdefault(child.pid, child)
     return [p for p in found.values() if _running(p)]
