@@ -107,3 +107,28 @@ def test_events_lists_the_journal(cli) -> None:  # type: ignore[no-untyped-def]
     first_id = json.loads(out.splitlines()[0])["id"]
     _code, out, _ = cli("events", "--since", str(first_id))
     assert len(out.splitlines()) == 2
+
+
+def test_events_follow_prints_new_events_as_they_happen(project: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "agent_habitat", "events", "--follow", "--project", str(project)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ,
+    )
+    try:
+        assert main(["run", "echo followed", "--tab", "f", "--project", str(project)]) == 0
+        assert follower.stdout is not None
+        seen: list[str] = []
+        for line in follower.stdout:  # bounded by the pytest timeout
+            seen.append(line)
+            if "shell.run.exited" in line:
+                break
+        assert any("shell.run.started" in line and "tab=f" in line for line in seen)
+    finally:
+        follower.kill()
+        follower.wait()
