@@ -132,3 +132,5 @@ def test_events_follow_prints_new_events_as_they_happen(project: Path) -> None:
     finally:
         follower.kill()
         follower.wait()
+        if follower.stdout is not None:
+            follower.stdout.close()
