@@ -273,7 +273,9 @@ class ShellHabitat:
             raise _busy(busy_run.tab, busy_run.idx, busy_run.command)
         created = False
         with self.db.transaction() as conn:
-            if tab is None:
+            # Another habitat process may have opened the tab since we looked.
+            exists = conn.execute("SELECT 1 FROM tabs WHERE name = ?", (args.tab,)).fetchone()
+            if exists is None:
                 count = conn.execute("SELECT COUNT(*) FROM tabs").fetchone()[0]
                 if count >= self.config.max_tabs:
                     names = ", ".join(t.name for t in self.store.tabs())
