@@ -9,6 +9,7 @@ The wrapper uses only builtins (no fork): a command substitution would cost a mi
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from dataclasses import dataclass
@@ -98,6 +99,12 @@ def wrapper_argv(shell: ShellInfo, run_dir: Path, command: str) -> list[str]:
 
 def parse_env_dump(raw: bytes) -> dict[str, str]:
     """Any of the three dump formats the wrappers write."""
+    return dict(_parse_env_dump(raw))
+
+
+# Consecutive commands of a tab mostly leave the environment as it was: same bytes, same dict.
+@functools.lru_cache(maxsize=32)
+def _parse_env_dump(raw: bytes) -> tuple[tuple[str, str], ...]:
     text = raw.decode("utf-8", "surrogateescape")
     if text.startswith("declare "):
         env = _parse_declare(text)
@@ -109,7 +116,7 @@ def parse_env_dump(raw: bytes) -> dict[str, str]:
             name, sep, value = item.partition("=")
             if sep and name:
                 env[name] = value
-    return {k: v for k, v in env.items() if k not in _VOLATILE}
+    return tuple((k, v) for k, v in env.items() if k not in _VOLATILE)
 
 
 _DECLARE = re.compile(
