@@ -2,17 +2,37 @@
 
 `EventRecorder` subscribes to a bus and lets a test wait, with a bound, for an event of
 a kind — the deterministic alternative to sleeping until something probably happened.
+`eventually` polls a condition that has no event of its own (another process wrote a
+file, a process appeared), failing after a bound.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Awaitable, Callable
 
 import anyio
 
 from .events import Event, EventBus
 
-__all__ = ["EventRecorder"]
+__all__ = ["EventRecorder", "eventually"]
+
+# How often `eventually` looks again; short, since what it waits for is usually quick.
+_POLL_SECONDS = 0.01
+
+
+async def eventually(
+    condition: Callable[[], bool] | Callable[[], Awaitable[bool]], within: float = 10.0
+) -> None:
+    """Return once `condition()` is true (it may be async); TimeoutError after `within` s."""
+    with anyio.fail_after(within):
+        while True:
+            result = condition()
+            if inspect.isawaitable(result):
+                result = await result
+            if result:
+                return
+            await anyio.sleep(_POLL_SECONDS)
 
 
 class EventRecorder:

@@ -18,6 +18,8 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 
+from agent_habitat.testing import eventually
+
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 HABITAT = str(Path(sys.executable).with_name("habitat"))
@@ -184,9 +186,9 @@ async def test_sigterm_stops_the_server_and_kills_its_foreground_run(tmp_path: P
 
             tg.start_soon(call)
             [server] = server_processes()
-            with anyio.fail_after(10):
-                while not [p for p in server.children(recursive=True) if "sleep" in p.name()]:
-                    await anyio.sleep(0.02)
+            await eventually(
+                lambda: any("sleep" in p.name() for p in server.children(recursive=True))
+            )
             sleeper = next(p for p in server.children(recursive=True) if "sleep" in p.name())
             server.send_signal(signal.SIGTERM)
             # The exit status goes to whoever reaps first (the SDK's transport may): psutil

@@ -15,6 +15,7 @@ from agent_habitat.config import ShellConfig
 from agent_habitat.events import Event
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.shell.models import HistoryArgs, LastArgs, RunArgs, WaitArgs
+from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -63,9 +64,8 @@ async def test_a_run_that_vanished_unwatched_is_marked_lost_with_its_output(
         await first.wait(WaitArgs(tab="bg", until="partial", timeout_seconds=10))
     assert started.pid is not None
     os.killpg(started.pid, signal.SIGKILL)
-    with anyio.fail_after(10):
-        while Path(f"/proc/{started.pid}").exists() and _is_running(started.pid):
-            await anyio.sleep(0.01)
+    pid = started.pid
+    await eventually(lambda: not _is_running(pid))
     async with _open(project) as second:  # type: ignore[attr-defined]
         rows = (await second.history(HistoryArgs(tab="bg"))).rows
         assert rows[-1].state == "lost"

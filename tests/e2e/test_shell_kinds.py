@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 @pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed here")
 async def test_zsh_tab_carries_cwd_and_env_and_exit_codes(habitat: ShellHabitat) -> None:
-    await habitat.run(RunArgs(command="cd /usr && export Q=\"it's\"", tab="z", shell="zsh"))
+    await habitat.run(RunArgs(command='cd /usr && export Q="it\'s"', tab="z", shell="zsh"))
     result = await habitat.run(RunArgs(command='pwd; echo "$Q"; exit 3', tab="z"))
     assert (result.exit_code, result.output) == (3, "/usr\nit's\n")
     assert (await habitat.which(WhichArgs(tab="z"))).shell == "zsh"

@@ -11,6 +11,7 @@ import psutil
 import pytest
 
 from agent_habitat.events import Event, InMemoryEventBus
+from agent_habitat.testing import eventually
 from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -146,10 +147,8 @@ async def test_cancelling_the_climb_kills_the_running_rung_and_publishes_cancell
     events: list[Event] = []
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: _climb(root, "test.scoped", events=events))
-        with anyio.fail_after(10):
-            # Another process writes the file: no event crosses to us.
-            while not _written(pidfile):
-                await anyio.sleep(0.02)
+        # Another process writes the file: no event crosses to us.
+        await eventually(lambda: _written(pidfile))
         tg.cancel_scope.cancel()
     pid = int(await anyio.Path(pidfile).read_text(encoding="utf-8"))
     # The climb kills the tree before its cancellation finishes: nothing to wait for.

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp.types as types
 from mcp import Client
 from mcp.client.session import IncomingMessage
 
 from agent_habitat.mcp_tools import PrimaryServer, open_primary
+from agent_habitat.testing import eventually
 
 
 def make_project(root: Path) -> Path:
@@ -55,12 +55,3 @@ def text(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return block.text
-
-
-async def eventually(condition: Callable[[], bool], within: float = 10) -> None:
-    """Wait until `condition()` holds, checking often, failing after `within` seconds."""
-    with anyio.fail_after(within):
-        # Polling is the point: these conditions (a notification arrived, a connection
-        # was dropped) have no event of their own to wait on.
-        while not condition():
-            await anyio.sleep(0.01)
