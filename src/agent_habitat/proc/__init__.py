@@ -1,9 +1,10 @@
 # proc/: supervised processes shared by shell tabs and ladder rungs.
 #   record      ProcessRecord (pid + create time + marker), is_alive
 #   supervised  spawn into a new session with output to a spool file; wait; adopt
-#   kill        kill_tree — the one place that owns killing
+#   kill        kill_tree — the one place that owns killing;  signals  parse_signal
 from .kill import GRACE_SECONDS, KillReport, kill_tree, members
 from .record import ProcessRecord, is_alive, process_create_time
+from .signals import parse_signal
 from .supervised import MARKER_ENV, Supervised, spawn
 
 __all__ = [
@@ -15,6 +16,7 @@ __all__ = [
     "is_alive",
     "kill_tree",
     "members",
+    "parse_signal",
     "process_create_time",
     "spawn",
 ]

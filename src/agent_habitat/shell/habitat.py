@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import shutil
 import signal as signal_module
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,11 +22,11 @@ from anyio.abc import TaskGroup
 from ..config import ShellConfig, load_shell_config
 from ..errors import BusyTabError, HabitatError, NotFoundError, UsageError
 from ..events import EventBus, InMemoryEventBus
-from ..proc import KillReport, Supervised, is_alive, kill_tree, spawn
+from ..proc import KillReport, Supervised, kill_tree, parse_signal, spawn
 from ..store import Database, SqliteJournal
 from ..workspace import Workspace, scm_root
 from . import views
-from .environment import carried_env, command_env
+from .environment import command_env
 from .models import (
     CloseArgs,
     CloseResult,
@@ -50,33 +48,17 @@ from .models import (
     WhichArgs,
     WhichResult,
 )
+from .output import compile_pattern
 from .records import RunRow, RunStore, TabRow
 from .runner import Progress, wait_with_progress
 from .shells import resolve_shell
+from .supervision import RunSupervision
 from .wrapper import wrapper_argv
 
 __all__ = ["ShellHabitat"]
 
-# A foreground run still going after this long gets its identity recorded for adoption.
-_IDENTIFY_AFTER_SECONDS = 0.05
 
-
-def parse_signal(value: str | int) -> int:
-    if isinstance(value, int) or value.isdigit():
-        number = int(value)
-        if number in {s.value for s in signal_module.Signals}:
-            return number
-    else:
-        name = value.upper()
-        name = name if name.startswith("SIG") else f"SIG{name}"
-        if hasattr(signal_module.Signals, name):
-            return int(signal_module.Signals[name])
-    raise UsageError(
-        f"unknown signal {value!r}; use a name such as TERM, KILL, INT, HUP or a number"
-    )
-
-
-class ShellHabitat:
+class ShellHabitat(RunSupervision):
     """The shell tabs of one workspace. Open with `async with ShellHabitat.open(...)`."""
 
     def __init__(
@@ -155,84 +137,6 @@ class ShellHabitat:
         old = self.default_cwd()
         self._project_root = path
         self.store.retarget_tabs(old, self.default_cwd())
-
-    # adoption and the end of runs
-    def _adopt_all(self) -> None:
-        for run in self.store.running():
-            self._reconcile(run, watch=True)
-
-    def _reconcile(self, run: RunRow, *, watch: bool = False) -> RunRow:
-        """Bring a `running` row up to date with the process it names."""
-        if run.id in self._live:
-            return run
-        if run.record is not None and is_alive(run.record):
-            if watch:
-                sup = Supervised.adopt(run.record)
-                self._live[run.id] = sup
-                self._tg.start_soon(self._watch, run, sup)
-            return run
-        elif run.record is None and time.time() - run.started_at < 5:
-            return run  # another habitat is between insert and spawn
-        else:
-            self._finish(run, None, lost=True)
-        return self.store.get(run.id) or run
-
-    async def _watch(self, run: RunRow, sup: Supervised) -> None:
-        returncode = await sup.wait()
-        self._finish(run, returncode)
-
-    def _finish(self, run: RunRow, returncode: int | None, *, lost: bool = False) -> RunRow:
-        """Record how a run ended, carry its cwd/env to the tab, publish the event (once)."""
-        self._live.pop(run.id, None)
-        files = run.files
-        recorded = files.read_state()
-        exit_code = recorded.exit_code if recorded else None
-        sig = -returncode if returncode is not None and returncode < 0 else None
-        forced = self._killing.pop(run.id, None)
-        state: RunState
-        if forced is not None:
-            state = forced
-        elif exit_code is not None:
-            state = "exited"
-        elif sig is not None:
-            state = "killed"  # by someone outside the habitat: OOM killer, a person's kill -9
-        elif returncode is not None and not lost:
-            state, exit_code = "exited", returncode
-        else:
-            state = "lost"
-        if state != "exited":
-            exit_code = (
-                None  # a killed run's wrapper may still have written a code; it means nothing
-            )
-        carried = state == "exited"
-        if self.store.finish(
-            run.id,
-            state,
-            exit_code=exit_code,
-            signal=sig,
-            timed_out=state == "timed_out",
-            output_bytes=_size(files.output),
-            tab_cwd=recorded.cwd if carried and recorded else None,
-            tab_env=self._carry(run, recorded.env) if carried and recorded else None,
-        ):
-            kind = {"exited": "exited", "lost": "lost"}.get(state, "killed")
-            self.bus.publish(
-                f"shell.run.{kind}",
-                tab=run.tab,
-                data={
-                    "index": run.idx,
-                    "command": run.command,
-                    "state": state,
-                    "exit_code": exit_code,
-                    "signal": sig,
-                    "duration_s": run.duration_s,
-                },
-            )
-        self._extra_env.pop(run.id, None)
-        return self.store.get(run.id) or run
-
-    def _carry(self, run: RunRow, final: dict[str, str] | None) -> dict[str, str] | None:
-        return None if final is None else carried_env(final, self._extra_env.get(run.id))
 
     # tabs
     def _tab_or_error(self, name: str) -> TabRow:
@@ -373,32 +277,6 @@ class ShellHabitat:
         await self._kill_run(run, sup, "timed_out")
         return views.run_result(self, self.store.get(run.id) or run)
 
-    async def _identify(self, run: RunRow, sup: Supervised) -> None:
-        """Persist the create time, so a later habitat can tell this process from a reused pid."""
-        if sup.record.create_time:
-            return
-        record = await anyio.to_thread.run_sync(sup.identify)
-        if record.create_time and sup.alive():
-            self.store.set_create_time(run.id, record.create_time)
-
-    async def _identify_later(self, run: RunRow, sup: Supervised) -> None:
-        await anyio.sleep(_IDENTIFY_AFTER_SECONDS)
-        if sup.alive():
-            await self._identify(run, sup)
-
-    async def _kill_run(
-        self, run: RunRow, sup: Supervised | None, state: RunState, sig: int = signal_module.SIGTERM
-    ) -> KillReport:
-        record = sup.record if sup else run.record
-        if record is None:
-            return KillReport()
-        self._killing[run.id] = state
-        report = await kill_tree(record, sig, self.config.kill_grace_seconds)
-        returncode = await sup.wait() if sup and sup.popen is not None else None
-        if self.store.get(run.id) is not None:
-            self._finish(run, returncode)
-        return report
-
     async def rerun(self, args: RerunArgs, progress: Progress | None = None) -> RunResult:
         """Run a history entry again (default the last) in the tab's current cwd."""
         self._tab_or_error(args.tab)
@@ -474,11 +352,16 @@ class ShellHabitat:
                 f"stdin of #{run.idx} is closed or belonged to an earlier habitat process"
             )
         data = args.text.encode()
-        try:
+
+        def send() -> None:
             stdin.write(data)
             stdin.flush()
             if args.eof:
                 stdin.close()
+
+        try:
+            # A full pipe blocks until the command reads; that must not stall the event loop.
+            await anyio.to_thread.run_sync(send)
         except BrokenPipeError as exc:
             raise UsageError(f"#{run.idx} closed its stdin") from exc
         return InputResult(tab=args.tab, index=run.idx, bytes_written=len(data), eof=args.eof)
@@ -491,13 +374,13 @@ class ShellHabitat:
         return views.history(self, args)
 
     async def last(self, args: LastArgs) -> LastResult:
-        return views.last(self, args, _compile(args.grep))
+        return views.last(self, args, compile_pattern(args.grep))
 
     async def which(self, args: WhichArgs) -> WhichResult:
         return views.which(self, args)
 
     async def wait(self, args: WaitArgs, progress: Progress | None = None) -> WaitResult:
-        return await views.wait(self, args, _compile(args.until), progress)
+        return await views.wait(self, args, compile_pattern(args.until), progress)
 
 
 def _busy(tab: str, idx: int, command: str) -> BusyTabError:
@@ -506,22 +389,6 @@ def _busy(tab: str, idx: int, command: str) -> BusyTabError:
     )
 
 
-def _compile(pattern: str | None) -> re.Pattern[str] | None:
-    if pattern is None:
-        return None
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise UsageError(f"bad regex {pattern!r}: {exc}") from exc
-
-
 def _remove_folders(folders: list[Path]) -> None:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0

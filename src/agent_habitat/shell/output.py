@@ -12,7 +12,16 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Capped", "clean_text", "read_capped", "read_lines_window", "spool_size"]
+from ..errors import UsageError
+
+__all__ = [
+    "Capped",
+    "clean_text",
+    "compile_pattern",
+    "read_capped",
+    "read_lines_window",
+    "spool_size",
+]
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), and lone two-byte escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -125,3 +134,13 @@ def read_lines_window(
             joined = joined[-cap:]
         text += joined
     return Capped(text, omitted, total)
+
+
+def compile_pattern(pattern: str | None) -> re.Pattern[str] | None:
+    """A user's regex (`grep`, `until`); a bad one is a UsageError naming it."""
+    if pattern is None:
+        return None
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(f"bad regex {pattern!r}: {exc}") from exc
