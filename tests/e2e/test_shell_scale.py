@@ -39,3 +39,19 @@ async def test_two_tabs_run_in_parallel(habitat: ShellHabitat) -> None:
     elapsed = time.monotonic() - started
     assert [r.output for r in results] == ["done\n", "done\n"]
     assert elapsed < 0.95  # the sum would be ≥ 1.0 s
+
+
+async def test_wait_finds_a_match_after_a_burst_larger_than_its_scan_chunk(
+    habitat: ShellHabitat,
+) -> None:
+    from agent_habitat.shell.models import WaitArgs
+
+    await habitat.run(
+        RunArgs(
+            command="head -c 3000000 /dev/zero | tr '\\0' y; echo; echo READY; sleep 30",
+            tab="burst",
+            background=True,
+        )
+    )
+    result = await habitat.wait(WaitArgs(tab="burst", until="READY", timeout_seconds=20))
+    assert (result.reason, result.match) == ("matched", "READY")

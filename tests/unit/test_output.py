@@ -69,3 +69,12 @@ def test_lines_window_grep_counts_only_matching_lines(tmp_path: Path) -> None:
     spool.write_text("ok 1\nERROR a\nok 2\nERROR b\nERROR c\n", encoding="utf-8")
     found = read_lines_window(spool, 10_000, grep=re.compile("ERROR"), tail_lines=2)
     assert found.text == "ERROR b\nERROR c\n"
+
+
+def test_a_huge_single_line_is_read_in_pieces(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_bytes(b"x" * 5_000_000 + b"\nlast\n")
+    tail = read_lines_window(spool, 1000, tail_lines=1)
+    assert tail.text == "last\n"
+    head = read_lines_window(spool, 1000, head_lines=1)
+    assert len(head.text) <= 64 * 1024

@@ -15,16 +15,23 @@ from pathlib import Path
 from ..errors import UsageError
 
 __all__ = [
+    "SCAN_CHUNK_BYTES",
     "Capped",
     "clean_text",
     "compile_pattern",
     "read_capped",
+    "read_chunk",
     "read_lines_window",
     "spool_size",
 ]
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), and lone two-byte escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+
+_MAX_LINE_BYTES = 64 * 1024
+# How much of the spool a scan (wait's regex) reads at a time.
+SCAN_CHUNK_BYTES = 1 << 20
 
 
 def clean_text(raw: bytes) -> str:
@@ -107,7 +114,8 @@ def read_lines_window(
         return Capped("", 0, 0)
     with f:
         f.seek(min(since, total))
-        for raw_line in f:
+        # A line longer than this is taken in pieces, so one huge line cannot fill memory.
+        for raw_line in iter(lambda: f.readline(_MAX_LINE_BYTES), b""):
             line = clean_text(raw_line)
             if grep is not None and not grep.search(line):
                 continue
@@ -144,3 +152,8 @@ def compile_pattern(pattern: str | None) -> re.Pattern[str] | None:
         return re.compile(pattern)
     except re.error as exc:
         raise UsageError(f"bad regex {pattern!r}: {exc}") from exc
+
+
+def read_chunk(path: Path, start: int, length: int) -> str:
+    """Cleaned text of `length` bytes at `start` (for incremental scans)."""
+    return clean_text(_read(path, start, length))

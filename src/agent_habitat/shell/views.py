@@ -24,7 +24,7 @@ from .models import (
     WhichArgs,
     WhichResult,
 )
-from .output import read_capped, read_lines_window, spool_size
+from .output import SCAN_CHUNK_BYTES, read_capped, read_chunk, read_lines_window, spool_size
 from .records import RunRow
 from .runner import PROGRESS_INTERVAL, Progress, last_line
 from .shells import resolve_shell, shell_version
@@ -191,9 +191,11 @@ async def wait(
             if finished or habitat._reconcile(current).state != "running":
                 finished = True
             size = spool_size(output)
-            if until is not None and size > scanned:
-                text = pending + read_capped(output, size - scanned + 1, since=scanned).text
-                scanned = size
+            while until is not None and size > scanned:
+                # Bounded chunks: a burst of output between two looks must not fill memory.
+                length = min(size - scanned, SCAN_CHUNK_BYTES)
+                text = pending + read_chunk(output, scanned, length)
+                scanned += length
                 match = until.search(text)
                 if match:
                     return _wait_result(habitat, current, "matched", match.group(0))
