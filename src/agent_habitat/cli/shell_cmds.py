@@ -34,10 +34,16 @@ _out = Console(highlight=False)
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("run", help="run a command in a tab")
     p.add_argument("command", help="the shell command line, e.g. 'make -j2'")
-    p.add_argument("--tab", default="main")
-    p.add_argument("--cwd")
+    p.add_argument("--tab", default="main", help="tab name (created on first use)")
+    p.add_argument("--cwd", help="start here instead of the tab's cwd")
     p.add_argument("--shell", help="bash, sh, zsh, fish or pwsh")
-    p.add_argument("--env", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra variable for this command only (repeatable)",
+    )
     _add_timing(p)
     p.add_argument("--interactive", action="store_true", help="keep stdin open for `input`")
     add_common(p)
@@ -102,9 +108,16 @@ def register(subparsers: Any) -> None:
 
 
 def _add_timing(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--timeout-seconds", type=float)
+    p.add_argument(
+        "--timeout-seconds", type=float, metavar="S", help="kill the whole tree after S seconds"
+    )
     p.add_argument("--background", action="store_true", help="return at once with the pid")
-    p.add_argument("--yield-after-seconds", type=float)
+    p.add_argument(
+        "--yield-after-seconds",
+        type=float,
+        metavar="S",
+        help="after S seconds, return while it goes on (no kill)",
+    )
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str] | None:
