@@ -83,3 +83,13 @@ def test_a_bad_ladder_key_fails_with_a_message_naming_it(
     err = capsys.readouterr().err
     assert code != 0
     assert "[tool.habitat.ladder].dmypi" in err
+
+
+def test_verify_events_land_in_the_workspace_journal(
+    calc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["verify", "--project", str(calc), "--rung", "diagnose.files", "--json"]) == 0
+    capsys.readouterr()
+    assert main(["events", "--project", str(calc), "--json"]) == 0
+    kinds = [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()]
+    assert kinds == ["environment.task.started", "environment.task.completed"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -12,10 +13,19 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from ..errors import HabitatError, UsageError
+from ..events import InMemoryEventBus
 from ..shell import ShellHabitat
+from ..store import Database, SqliteJournal
 from ..workspace import Workspace, find_project_root
 
-__all__ = ["add_common", "build_args", "emit_json", "open_shell", "run_command"]
+__all__ = [
+    "add_common",
+    "build_args",
+    "emit_json",
+    "journaled_bus",
+    "open_shell",
+    "run_command",
+]
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -43,6 +53,16 @@ def open_shell(args: argparse.Namespace) -> Any:
     """`ShellHabitat.open` for the workspace the CLI is pointed at (an async context manager)."""
     root = project_root(args)
     return ShellHabitat.open(Workspace.for_project(root), project_root=root)
+
+
+@contextmanager
+def journaled_bus(root: Path) -> Iterator[InMemoryEventBus]:
+    """A bus whose events land in the workspace journal, where `habitat events` reads them."""
+    db = Database(Workspace.for_project(root).ensure().db_path)
+    try:
+        yield InMemoryEventBus(str(root), SqliteJournal(db))
+    finally:
+        db.close()
 
 
 def build_args(model: type[M], **values: Any) -> M:

@@ -12,10 +12,9 @@ from typing import Any
 
 from rich.console import Console
 
-from ..events import InMemoryEventBus
 from ..verify import POLICIES, RUNGS, LadderRequest, load_policy, run_ladder
 from ..verify.display import LadderView, render_result
-from .common import add_common, build_args, emit_json, project_root, run_command
+from .common import add_common, build_args, emit_json, journaled_bus, project_root, run_command
 
 __all__ = ["register"]
 
@@ -66,15 +65,16 @@ def _verify(args: argparse.Namespace) -> int:
             files=args.files,
             filter=args.filter,
         )
-        bus = InMemoryEventBus(str(root))
-        if args.json:
-            result = await run_ladder(root, request, bus=bus)
-            emit_json(result)
-            return 0 if result.ok else 1
-        console = Console(highlight=False)
-        policy_rungs = request.rungs or list(POLICIES[request.policy or load_policy(root)])
-        with LadderView(Console(file=sys.stderr), [r for r in RUNGS if r in policy_rungs], bus):
-            result = await run_ladder(root, request, bus=bus)
+        with journaled_bus(root) as bus:
+            if args.json:
+                result = await run_ladder(root, request, bus=bus)
+                emit_json(result)
+                return 0 if result.ok else 1
+            console = Console(highlight=False)
+            policy_rungs = request.rungs or list(POLICIES[request.policy or load_policy(root)])
+            rungs = [r for r in RUNGS if r in policy_rungs]
+            with LadderView(Console(file=sys.stderr), rungs, bus):
+                result = await run_ladder(root, request, bus=bus)
         render_result(console, result)
         return 0 if result.ok else 1
 

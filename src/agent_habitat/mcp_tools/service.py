@@ -5,7 +5,6 @@ A Protocol, so the adapters depend on the verbs and not on how tabs are kept.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -31,11 +30,9 @@ from agent_habitat.shell.models import (
     WhichArgs,
     WhichResult,
 )
+from agent_habitat.shell.runner import Progress
 
 __all__ = ["Progress", "ShellService"]
-
-Progress = Callable[[float, str], Awaitable[None]]
-"""`(elapsed seconds, last output line)`."""
 
 
 class ShellService(Protocol):
