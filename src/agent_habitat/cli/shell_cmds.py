@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
+from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
@@ -13,15 +15,23 @@ from ..errors import UsageError
 from ..shell import ShellHabitat
 from ..shell.models import (
     CloseArgs,
+    CloseResult,
     HistoryArgs,
+    HistoryResult,
     InputArgs,
+    InputResult,
     KillArgs,
+    KillResult,
     LastArgs,
+    LastResult,
     RerunArgs,
     RunArgs,
     RunResult,
+    SceneResult,
     WaitArgs,
+    WaitResult,
     WhichArgs,
+    WhichResult,
 )
 from .common import add_common, build_args, emit_json, open_shell, run_command
 
@@ -232,61 +242,77 @@ def cmd_rerun(args: argparse.Namespace) -> int:
     return run_command(body)
 
 
-def cmd_scene(args: argparse.Namespace) -> int:
+R = TypeVar("R", bound=BaseModel)
+
+
+def _verb(
+    args: argparse.Namespace,
+    call: Callable[[ShellHabitat], Awaitable[R]],
+    show: Callable[[R], None],
+    exit_code: Callable[[R], int] = lambda result: 0,
+) -> int:
+    """Open the habitat, call one verb, print the model (`--json`) or its rendering."""
+
     async def body() -> int:
         async with open_shell(args) as habitat:
-            scene = await habitat.scene()
+            result = await call(habitat)
         if args.json:
-            emit_json(scene)
-            return 0
-        table = Table("tab", "shell", "state", "cwd", "last run", title="habitat scene")
-        for tab in scene.tabs:
-            last = tab.last_run
-            summary = "—"
-            if last is not None:
-                code = last.exit_code if last.exit_code is not None else last.state
-                summary = f"#{last.index} `{last.command[:40]}` → {code} ({last.duration_s:.2f}s)"
-            state = f"running (pid {tab.pid})" if tab.state == "running" else tab.state
-            table.add_row(tab.name, tab.shell, state, tab.cwd, summary)
-        _out.print(table)
-        caps = scene.caps
-        _out.print(
-            f"[dim]{len(scene.tabs)}/{caps.max_tabs} tabs · {caps.history_rows} history "
-            f"rows per tab · output cap {caps.output_cap_bytes} B[/dim]"
-        )
-        return 0
+            emit_json(result)
+        else:
+            show(result)
+        return exit_code(result)
 
     return run_command(body)
+
+
+def cmd_scene(args: argparse.Namespace) -> int:
+    return _verb(args, lambda h: h.scene(), _show_scene)
+
+
+def _show_scene(scene: SceneResult) -> None:
+    table = Table("tab", "shell", "state", "cwd", "last run", title="habitat scene")
+    for tab in scene.tabs:
+        last = tab.last_run
+        summary = "—"
+        if last is not None:
+            code = last.exit_code if last.exit_code is not None else last.state
+            summary = f"#{last.index} `{last.command[:40]}` → {code} ({last.duration_s:.2f}s)"
+        state = f"running (pid {tab.pid})" if tab.state == "running" else tab.state
+        table.add_row(tab.name, tab.shell, state, tab.cwd, summary)
+    _out.print(table)
+    caps = scene.caps
+    _out.print(
+        f"[dim]{len(scene.tabs)}/{caps.max_tabs} tabs · {caps.history_rows} history "
+        f"rows per tab · output cap {caps.output_cap_bytes} B[/dim]"
+    )
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        request = build_args(HistoryArgs, tab=args.tab, limit=args.limit)
-        async with open_shell(args) as habitat:
-            result = await habitat.history(request)
-        if args.json:
-            emit_json(result)
-            return 0
-        table = Table("#", "command", "state", "exit", "duration", "bytes", "cwd")
-        for row in result.rows:
-            table.add_row(
-                str(row.index),
-                row.command,
-                row.state,
-                "" if row.exit_code is None else str(row.exit_code),
-                f"{row.duration_s:.2f}s",
-                str(row.output_bytes),
-                row.cwd,
-            )
-        _out.print(table)
-        return 0
+    return _verb(
+        args,
+        lambda h: h.history(build_args(HistoryArgs, tab=args.tab, limit=args.limit)),
+        _show_history,
+    )
 
-    return run_command(body)
+
+def _show_history(result: HistoryResult) -> None:
+    table = Table("#", "command", "state", "exit", "duration", "bytes", "cwd")
+    for row in result.rows:
+        table.add_row(
+            str(row.index),
+            row.command,
+            row.state,
+            "" if row.exit_code is None else str(row.exit_code),
+            f"{row.duration_s:.2f}s",
+            str(row.output_bytes),
+            row.cwd,
+        )
+    _out.print(table)
 
 
 def cmd_last(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        request = build_args(
+    def request() -> LastArgs:
+        return build_args(
             LastArgs,
             tab=args.tab,
             index=args.index,
@@ -295,100 +321,75 @@ def cmd_last(args: argparse.Namespace) -> int:
             since=args.since,
             grep=args.grep,
         )
-        async with open_shell(args) as habitat:
-            result = await habitat.last(request)
-        if args.json:
-            emit_json(result)
-            return 0
-        sys.stdout.write(result.output)
-        state = "running" if result.running else f"exit {result.exit_code} ({result.state})"
-        _err.print(
-            f"#{result.index} `{result.command}` · {state} · {result.output_bytes} B · "
-            f"cursor {result.cursor}",
-            style="dim",
-        )
-        return 0
 
-    return run_command(body)
+    return _verb(args, lambda h: h.last(request()), _show_last)
+
+
+def _show_last(result: LastResult) -> None:
+    sys.stdout.write(result.output)
+    state = "running" if result.running else f"exit {result.exit_code} ({result.state})"
+    _err.print(
+        f"#{result.index} `{result.command}` · {state} · {result.output_bytes} B · "
+        f"cursor {result.cursor}",
+        style="dim",
+    )
 
 
 def cmd_which(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        async with open_shell(args) as habitat:
-            result = await habitat.which(build_args(WhichArgs, tab=args.tab))
-        if args.json:
-            emit_json(result)
-        else:
-            _out.print(
-                f"{result.tab}: {result.shell} ({result.executable}, {result.version})\n"
-                f"cwd {result.cwd} · {result.state}"
-                + (f" · pid {result.pid}" if result.pid else "")
-            )
-        return 0
+    def show(result: WhichResult) -> None:
+        _out.print(
+            f"{result.tab}: {result.shell} ({result.executable}, {result.version})\n"
+            f"cwd {result.cwd} · {result.state}" + (f" · pid {result.pid}" if result.pid else "")
+        )
 
-    return run_command(body)
+    return _verb(args, lambda h: h.which(build_args(WhichArgs, tab=args.tab)), show)
 
 
 def cmd_kill(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        request = build_args(KillArgs, tab=args.tab, signal=args.signal)
-        async with open_shell(args) as habitat:
-            result = await habitat.kill(request)
-        if args.json:
-            emit_json(result)
-        elif not result.killed:
+    def show(result: KillResult) -> None:
+        if not result.killed:
             _out.print(f"tab {result.tab}: nothing running")
-        else:
-            _out.print(
-                f"tab {result.tab} #{result.index}: SIG{result.signal.removeprefix('SIG')}"
-                f" to {len(result.pids)} process(es); {len(result.remaining)} left"
-            )
-        return 0 if not result.remaining else 1
+            return
+        _out.print(
+            f"tab {result.tab} #{result.index}: SIG{result.signal.removeprefix('SIG')}"
+            f" to {len(result.pids)} process(es); {len(result.remaining)} left"
+        )
 
-    return run_command(body)
+    return _verb(
+        args,
+        lambda h: h.kill(build_args(KillArgs, tab=args.tab, signal=args.signal)),
+        show,
+        lambda result: 0 if not result.remaining else 1,
+    )
 
 
 def cmd_close(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        async with open_shell(args) as habitat:
-            result = await habitat.close(build_args(CloseArgs, tab=args.tab))
-        if args.json:
-            emit_json(result)
-        else:
-            _out.print(f"closed {result.tab}" + (" (killed its command)" if result.killed else ""))
-        return 0
+    def show(result: CloseResult) -> None:
+        _out.print(f"closed {result.tab}" + (" (killed its command)" if result.killed else ""))
 
-    return run_command(body)
+    return _verb(args, lambda h: h.close(build_args(CloseArgs, tab=args.tab)), show)
 
 
 def cmd_wait(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        request = build_args(
-            WaitArgs, tab=args.tab, until=args.until, timeout_seconds=args.timeout_seconds
-        )
-        async with open_shell(args) as habitat:
-            result = await habitat.wait(request)
-        if args.json:
-            emit_json(result)
-        else:
-            detail = f" {result.match!r}" if result.match else ""
-            _out.print(
-                f"{result.reason}{detail} · tab {result.tab} #{result.index} · {result.state}"
-            )
-        return 0 if result.reason in ("matched", "exited") else 1
+    def show(result: WaitResult) -> None:
+        detail = f" {result.match!r}" if result.match else ""
+        _out.print(f"{result.reason}{detail} · tab {result.tab} #{result.index} · {result.state}")
 
-    return run_command(body)
+    request = {"tab": args.tab, "until": args.until, "timeout_seconds": args.timeout_seconds}
+    return _verb(
+        args,
+        lambda h: h.wait(build_args(WaitArgs, **request)),
+        show,
+        lambda result: 0 if result.reason in ("matched", "exited") else 1,
+    )
 
 
 def cmd_input(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        request = build_args(InputArgs, tab=args.tab, text=args.text, eof=args.eof)
-        async with open_shell(args) as habitat:
-            result = await habitat.input(request)
-        if args.json:
-            emit_json(result)
-        else:
-            _out.print(f"wrote {result.bytes_written} B to #{result.index}")
-        return 0
+    def show(result: InputResult) -> None:
+        _out.print(f"wrote {result.bytes_written} B to #{result.index}")
 
-    return run_command(body)
+    return _verb(
+        args,
+        lambda h: h.input(build_args(InputArgs, tab=args.tab, text=args.text, eof=args.eof)),
+        show,
+    )
