@@ -57,7 +57,7 @@ class PeakRss:
 
 
 async def measure(megabytes: int, repeats: int) -> dict[str, object]:
-    from agent_habitat.shell import ShellHabitat
+    from agent_habitat.habitat import Habitat
     from agent_habitat.shell.models import RunArgs
     from agent_habitat.workspace import Workspace
 
@@ -69,7 +69,8 @@ async def measure(megabytes: int, repeats: int) -> dict[str, object]:
     hab_walls: list[float] = []
     growth: list[float] = []
     returned: int = 0
-    async with ShellHabitat.open(Workspace.for_project(project), project_root=project) as h:
+    async with Habitat.open(Workspace.for_project(project), project=project) as opened:
+        h = opened.shell
         await h.run(RunArgs(command="true"))
         for _ in range(repeats):
             t0 = time.perf_counter()

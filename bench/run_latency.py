@@ -29,13 +29,14 @@ TARGET_OVERHEAD_MS = 3.0
 
 
 async def measure(iterations: int, warmup: int) -> dict[str, list[float]]:
-    from agent_habitat.shell import ShellHabitat
+    from agent_habitat.habitat import Habitat
     from agent_habitat.shell.models import RunArgs
     from agent_habitat.workspace import Workspace
 
     project = Path(tempfile.mkdtemp(prefix="bench-project-"))
     samples: dict[str, list[float]] = {"raw": [], "habitat": []}
-    async with ShellHabitat.open(Workspace.for_project(project), project_root=project) as h:
+    async with Habitat.open(Workspace.for_project(project), project=project) as opened:
+        h = opened.shell
         for n in range(warmup + iterations):
             t0 = time.perf_counter()
             subprocess.run(["bash", "-c", "echo hi"], capture_output=True, check=True)

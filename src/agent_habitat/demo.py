@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from .shell import ShellHabitat
+from .habitat import Habitat
 from .shell.models import KillArgs, LastArgs, RunArgs, RunResult, WaitArgs
 from .workspace import Workspace
 
@@ -29,7 +29,8 @@ def _show(console: Console, result: RunResult) -> None:
 
 
 async def shell_tour(console: Console, project: Path) -> None:
-    async with ShellHabitat.open(Workspace.for_project(project), project_root=project) as h:
+    async with Habitat.open(Workspace.for_project(project), project=project) as opened:
+        h = opened.shell
         console.rule("1. foreground commands in the default tab")
         _show(console, await h.run(RunArgs(command="echo hello from $0; uname -sr")))
 

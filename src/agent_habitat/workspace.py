@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,22 +65,7 @@ class Workspace:
     def spool_dir(self) -> Path:
         return self.state_dir / "spool"
 
-    @property
-    def substrates_dir(self) -> Path:
-        return self.state_dir / "substrates"
-
     def ensure(self) -> Workspace:
         self.spool_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.state_dir, 0o700)
         return self
-
-
-def git_head(root: Path) -> str | None:
-    """HEAD's commit id, or None outside git or before the first commit."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=False
-        )
-    except OSError:
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.config import ShellConfig
+from agent_habitat.habitat import Habitat
 from agent_habitat.proc import kill_tree, members
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.workspace import Workspace
@@ -25,11 +26,11 @@ def shell_config() -> ShellConfig:
 
 @pytest.fixture
 async def habitat(project: Path, shell_config: ShellConfig) -> AsyncIterator[ShellHabitat]:
-    async with ShellHabitat.open(
-        Workspace.for_project(project), shell_config, project_root=project
+    async with Habitat.open(
+        Workspace.for_project(project), project=project, config=shell_config
     ) as opened:
-        yield opened
-        await kill_leftovers(opened)
+        yield opened.shell
+        await kill_leftovers(opened.shell)
 
 
 async def kill_leftovers(habitat: ShellHabitat) -> None:

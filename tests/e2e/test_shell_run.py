@@ -8,6 +8,7 @@ import pytest
 
 from agent_habitat.errors import BusyTabError, NotFoundError, UsageError
 from agent_habitat.events import Event
+from agent_habitat.habitat import Habitat
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.shell.models import (
     HistoryArgs,
@@ -193,7 +194,8 @@ async def test_history_is_capped_per_tab(project: Path) -> None:
     from agent_habitat.workspace import Workspace
 
     config = ShellConfig(history_rows=3)
-    async with ShellHabitat.open(Workspace.for_project(project), config) as habitat:
+    async with Habitat.open(Workspace.for_project(project), config=config) as opened:
+        habitat = opened.shell
         for n in range(6):
             await habitat.run(RunArgs(command=f"echo {n}"))
         rows = (await habitat.history(HistoryArgs(limit=100))).rows

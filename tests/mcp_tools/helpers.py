@@ -1,4 +1,4 @@
-"""Shared helpers: a primary server over a temporary project, with a connected client."""
+"""Shared helpers: the MCP servers over a habitat on a temporary project, and a client."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import mcp.types as types
 from mcp import Client
 from mcp.client.session import IncomingMessage
 
-from agent_habitat.mcp_tools import PrimaryServer, open_primary
+from agent_habitat.config import ShellConfig
+from agent_habitat.habitat import Habitat
+from agent_habitat.mcp_tools import PrimaryServer, TerminalServer, primary_server, terminal_server
 from agent_habitat.testing import eventually
+from agent_habitat.workspace import Workspace, find_project_root
 
 
 def make_project(root: Path) -> Path:
@@ -38,6 +41,29 @@ class Inbox:
 
     async def wait_for(self, method: str, count: int = 1) -> None:
         await eventually(lambda: self.methods().count(method) >= count)
+
+
+@asynccontextmanager
+async def open_primary(
+    project: Path | None, *, cwd: Path | None = None, config: ShellConfig | None = None
+) -> AsyncIterator[PrimaryServer]:
+    """What `habitat mcp --project PROJECT` builds when started in `cwd`."""
+    root = project if project is not None else find_project_root(cwd)
+    async with (
+        Habitat.open(Workspace.for_project(root), project=project, config=config) as habitat,
+        primary_server(habitat) as primary,
+    ):
+        yield primary
+
+
+@asynccontextmanager
+async def open_terminal(*, cwd: Path | None = None) -> AsyncIterator[TerminalServer]:
+    """What `habitat terminal-mcp` builds when started in `cwd`."""
+    async with (
+        Habitat.open(Workspace.named("terminal")) as habitat,
+        terminal_server(habitat, cwd=cwd) as terminal,
+    ):
+        yield terminal
 
 
 @asynccontextmanager

@@ -14,10 +14,9 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from pydantic import FileUrl
 
-from agent_habitat.mcp_tools import open_primary
 from agent_habitat.mcp_tools.resources import SCENE_URI
 
-from .helpers import Inbox, eventually, make_project, primary_client, text
+from .helpers import Inbox, eventually, make_project, open_primary, primary_client, text
 
 pytestmark = pytest.mark.anyio
 

@@ -8,11 +8,10 @@ import pytest
 from mcp import Client
 
 from agent_habitat.config import ShellConfig
-from agent_habitat.mcp_tools import open_primary
 from agent_habitat.mcp_tools.render import render
 from agent_habitat.shell.models import KillResult, RunResult
 
-from .helpers import make_project
+from .helpers import make_project, open_primary
 
 pytestmark = pytest.mark.anyio
 

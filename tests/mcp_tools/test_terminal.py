@@ -7,9 +7,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from agent_habitat.mcp_tools import open_primary, open_terminal
-
-from .helpers import make_project, text
+from .helpers import make_project, open_primary, open_terminal, text
 
 pytestmark = pytest.mark.anyio
 

@@ -1,17 +1,22 @@
 """`habitat …` — a thin CLI over the same services the MCP tools call.
 
 Each module in `_COMMAND_MODULES` has `register(subparsers)`; a subcommand sets
-`handler=fn(args) -> int` (the exit code). Usage errors exit 2.
+`handler=fn(args) -> int` (the exit code). The shell verbs come from the verb table
+(`agent_habitat.verbs`). Usage errors exit 2; with `--json` every error is a JSON object
+`{"error": …, "field": …}` on stderr, with the same exit codes.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from .. import __version__
+from .common import JSON_ERRORS
 
 __all__ = ["main"]
 
@@ -24,8 +29,18 @@ _COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """Bad command lines are JSON errors too when `--json` was asked for."""
+
+    def error(self, message: str) -> NoReturn:
+        if JSON_ERRORS.get():
+            sys.stderr.write(json.dumps({"error": message, "field": None}) + "\n")
+            self.exit(2)
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="habitat",
         description="Shell tabs and a verification ladder shared by a coding agent and a person.",
     )
@@ -43,8 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    JSON_ERRORS.set("--json" in argv)
     parser = build_parser()
     args = parser.parse_args(argv)
+    JSON_ERRORS.set(bool(getattr(args, "json", False)))
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help(sys.stderr)

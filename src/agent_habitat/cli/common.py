@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextvars
+import json
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -13,21 +15,33 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from ..errors import HabitatError, UsageError
-from ..events import InMemoryEventBus
-from ..shell import ShellHabitat
-from ..store import Database, SqliteJournal
+from ..habitat import Habitat
 from ..workspace import Workspace, find_project_root
 
 __all__ = [
+    "FlagError",
     "add_common",
     "build_args",
     "emit_json",
-    "journaled_bus",
-    "open_shell",
+    "exit_code_of",
+    "open_habitat",
+    "project_root",
+    "report_error",
     "run_command",
 ]
 
 M = TypeVar("M", bound=BaseModel)
+
+JSON_ERRORS: contextvars.ContextVar[bool] = contextvars.ContextVar("JSON_ERRORS", default=False)
+"""Set by `main` when the command line asked for `--json`: errors are then JSON too."""
+
+
+class FlagError(UsageError):
+    """A bad command-line value; `field` names the argument (`--json` errors carry it)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -44,25 +58,17 @@ def project_root(args: argparse.Namespace) -> Path:
     project: Path | None = args.project
     if project is not None:
         if not project.is_dir():
-            raise UsageError(f"--project {project} is not a directory")
+            raise FlagError(f"--project {project} is not a directory", "project")
         return project.resolve()
     return find_project_root()
 
 
-def open_shell(args: argparse.Namespace) -> Any:
-    """`ShellHabitat.open` for the workspace the CLI is pointed at (an async context manager)."""
+def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habitat]:
+    """`Habitat.open` for the workspace the CLI is pointed at (`--project`, else the cwd's)."""
     root = project_root(args)
-    return ShellHabitat.open(Workspace.for_project(root), project_root=root)
-
-
-@contextmanager
-def journaled_bus(root: Path) -> Iterator[InMemoryEventBus]:
-    """A bus whose events land in the workspace journal, where `habitat events` reads them."""
-    db = Database(Workspace.for_project(root).ensure().db_path)
-    try:
-        yield InMemoryEventBus(str(root), SqliteJournal(db))
-    finally:
-        db.close()
+    return Habitat.open(
+        Workspace.for_project(root), project=root if args.project is not None else None
+    )
 
 
 def build_args(model: type[M], **values: Any) -> M:
@@ -70,26 +76,40 @@ def build_args(model: type[M], **values: Any) -> M:
     try:
         return model.model_validate({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
+        errors = exc.errors()
         problems = "; ".join(
             f"--{'-'.join(str(p) for p in err['loc']).replace('_', '-')}: {err['msg']}"
-            for err in exc.errors()
+            for err in errors
         )
-        raise UsageError(problems) from exc
+        field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
+        raise FlagError(problems, field) from exc
 
 
 def emit_json(model: BaseModel) -> None:
     sys.stdout.write(model.model_dump_json(indent=2) + "\n")
 
 
+def exit_code_of(exc: HabitatError) -> int:
+    """2 for bad input (usage, configuration the caller must fix), 1 for a refusal."""
+    return 2 if isinstance(exc, UsageError) else 1
+
+
+def report_error(exc: HabitatError, *, as_json: bool) -> int:
+    """Say what went wrong on stderr — as `{"error", "field"}` JSON for scripts — and
+    return the exit code."""
+    if as_json:
+        field = exc.field if isinstance(exc, FlagError) else None
+        sys.stderr.write(json.dumps({"error": str(exc), "field": field}) + "\n")
+    else:
+        print(f"habitat: {exc}", file=sys.stderr)
+    return exit_code_of(exc)
+
+
 def run_command(body: Callable[[], Awaitable[int]]) -> int:
     """Run an async command body; HabitatErrors become messages and exit codes."""
     try:
         return anyio.run(body)
-    except UsageError as exc:
-        print(f"habitat: {exc}", file=sys.stderr)
-        return 2
     except HabitatError as exc:
-        print(f"habitat: {exc}", file=sys.stderr)
-        return 1
+        return report_error(exc, as_json=JSON_ERRORS.get())
     except KeyboardInterrupt:
         return 130

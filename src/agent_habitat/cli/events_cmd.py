@@ -11,9 +11,7 @@ from typing import Any
 import anyio
 
 from ..events import Event
-from ..store import Database, SqliteJournal
-from ..workspace import Workspace
-from .common import project_root, run_command
+from .common import open_habitat, run_command
 
 __all__ = ["register"]
 
@@ -40,20 +38,15 @@ def _line(event: Event) -> str:
 
 def cmd_events(args: argparse.Namespace) -> int:
     async def body() -> int:
-        workspace = Workspace.for_project(project_root(args)).ensure()
-        db = Database(workspace.db_path)
-        journal = SqliteJournal(db)
         cursor = args.since
-        try:
+        async with open_habitat(args) as habitat:
             while True:
-                for event in journal.since(cursor):
+                for event in habitat.journal.since(cursor):
                     print(event.model_dump_json() if args.json else _line(event), flush=True)
                     cursor = event.id
                 if not args.follow:
                     return 0
                 await anyio.sleep(_FOLLOW_POLL_SECONDS)
-        finally:
-            db.close()
 
     try:
         return run_command(body)

@@ -8,11 +8,18 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
+
+from ..habitat import Habitat
+from ..workspace import Workspace, find_project_root
+
+if TYPE_CHECKING:
+    from ..mcp_tools import PrimaryServer, TerminalServer
 
 __all__ = ["register"]
 
@@ -61,9 +68,34 @@ def _quiet_logging() -> None:
     )
 
 
+@asynccontextmanager
+async def open_primary(project: Path | None, root: Path) -> AsyncIterator[PrimaryServer]:
+    """The workspace (where state lives) is that of `root`; the open project can change
+    later (client roots, `project_open`), the state folder does not."""
+    from agent_habitat.mcp_tools import primary_server
+
+    async with (
+        Habitat.open(Workspace.for_project(root), project=project) as habitat,
+        primary_server(habitat) as primary,
+    ):
+        yield primary
+
+
+@asynccontextmanager
+async def open_terminal() -> AsyncIterator[TerminalServer]:
+    """The escape terminal's own state namespace, independent of every workspace."""
+    from agent_habitat.mcp_tools import terminal_server
+
+    async with (
+        Habitat.open(Workspace.named("terminal")) as habitat,
+        terminal_server(habitat) as terminal,
+    ):
+        yield terminal
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve the primary server until the client closes stdin (or SIGTERM)."""
-    from agent_habitat.mcp_tools import open_primary, serve_stdio
+    from agent_habitat.mcp_tools import serve_stdio
 
     project: Path | None = args.project
     if project is not None and not project.is_dir():
@@ -71,13 +103,15 @@ def run_mcp(args: argparse.Namespace) -> int:
         return 2
     if not args.embedded:
         print(NO_HOST_NOTICE, file=sys.stderr)
+    # `--project`, else the git work tree around the cwd, else the cwd.
+    root = project.resolve() if project is not None else find_project_root()
     _quiet_logging()
-    return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project)))
+    return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project, root)))
 
 
 def run_terminal_mcp(args: argparse.Namespace) -> int:
     """Serve the escape terminal until the client closes stdin (or SIGTERM)."""
-    from agent_habitat.mcp_tools import open_terminal, serve_stdio
+    from agent_habitat.mcp_tools import serve_stdio
 
     _quiet_logging()
     return _run(lambda: serve_stdio("habitat terminal-mcp", open_terminal))

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from ..verify import POLICIES, RUNGS, LadderRequest, load_policy, run_ladder
 from ..verify.display import LadderView, render_result
-from .common import add_common, build_args, emit_json, journaled_bus, project_root, run_command
+from .common import add_common, build_args, emit_json, open_habitat, project_root, run_command
 
 __all__ = ["register"]
 
@@ -65,7 +65,8 @@ def _verify(args: argparse.Namespace) -> int:
             files=args.files,
             filter=args.filter,
         )
-        with journaled_bus(root) as bus:
+        async with open_habitat(args) as habitat:
+            bus = habitat.bus
             if args.json:
                 result = await run_ladder(root, request, bus=bus)
                 emit_json(result)

@@ -1,7 +1,8 @@
 """The primary MCP server: `shell_*` tools, `project_open`, `habitat://scene`, `status`.
 
-Embedded: the shell habitat runs in this process, over the workspace's state, so a
-server started later over the same state adopts the runs this one leaves behind.
+It serves a `Habitat` built by the composition root (`agent_habitat.habitat`): the shell
+tabs run in that process, over the workspace's state, so a server started later over the
+same state adopts the runs this one leaves behind.
 """
 
 from __future__ import annotations
@@ -10,26 +11,21 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
-import mcp.types as types
-from pydantic import BaseModel
 
-from agent_habitat.config import ShellConfig
-from agent_habitat.shell import ShellHabitat
-from agent_habitat.workspace import Workspace
+from agent_habitat.habitat import Habitat
+from agent_habitat.project import Project
 
 from .broadcast import Broadcaster
-from .project import Project, ProjectOpenArgs, ProjectOpenResult
 from .prompts import Prompts
 from .resources import SceneResource
+from .roots import ClientRoots
 from .server import HabitatServer, build_server
-from .service import Progress
 from .tools import ToolDef, ToolRegistry
-from .verbs import shell_tools
+from .verbs import verb_tools
 
-__all__ = ["PrimaryServer", "open_primary"]
+__all__ = ["PrimaryServer", "primary_server"]
 
 INSTRUCTIONS = (
     "agent-habitat: persistent shell tabs shared with the person beside you. Run commands with "
@@ -38,82 +34,51 @@ INSTRUCTIONS = (
     "shell_last. Runs survive server restarts. Open another project with project_open."
 )
 
-_PROJECT_OPEN = (
-    "Open a project folder: commands in tabs that still sit at the old project's folder start "
-    "in the new one, and the tool list is refreshed. {current} Use it when the user points you "
-    "at another repository."
-)
-
 
 @dataclass
 class PrimaryServer:
-    """The assembled server and the state it serves; valid inside `open_primary`."""
+    """The assembled server and the habitat it serves; valid inside `primary_server`."""
 
     server: HabitatServer
-    habitat: ShellHabitat
-    project: Project
+    habitat: Habitat
     broadcaster: Broadcaster
+
+    @property
+    def project(self) -> Project:
+        return self.habitat.project
 
 
 @asynccontextmanager
-async def open_primary(
-    project: Path | None = None,
-    *,
-    cwd: Path | None = None,
-    config: ShellConfig | None = None,
-) -> AsyncIterator[PrimaryServer]:
-    """Open the shell habitat and build the primary server over it.
-
-    The workspace (where state lives) is the `--project` folder, else the git work tree
-    around `cwd`, else `cwd`; the open project can change later (client roots,
-    `project_open`), the state folder does not.
-    """
-    cwd = (cwd or Path.cwd()).resolve()
-    state = Project.initial(project, cwd)
-    workspace = Workspace.for_project(state.root or cwd)
+async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
+    """Build the primary server over an open habitat (which outlives it)."""
     broadcaster = Broadcaster()
-    async with ShellHabitat.open(workspace, config, project_root=state.root) as habitat:
+    roots = ClientRoots(habitat.project)
 
-        async def follow(root: Path) -> None:
-            habitat.set_project_root(root)
-            habitat.bus.publish("project.opened", data={"root": str(root), "source": state.source})
-            await broadcaster.tools_changed()
+    async def announce(root: Path) -> None:
+        # The tool list is a function of the open project (descriptions, later verify tools).
+        await broadcaster.tools_changed()
 
-        state.on_change(follow)
+    def tools() -> list[ToolDef]:
+        return verb_tools(habitat, "shell", ("shell", "project"))
 
-        async def project_open(args: Any, progress: Progress | None) -> BaseModel:
-            result: ProjectOpenResult = await state.open(args.path)
-            return result
-
-        shell = shell_tools(habitat, "shell")
-
-        def tools() -> list[ToolDef]:
-            return [
-                *shell,
-                ToolDef(
-                    name="project_open",
-                    args=ProjectOpenArgs,
-                    result=ProjectOpenResult,
-                    description=_PROJECT_OPEN.format(current=state.describe()),
-                    handler=project_open,
-                    annotations=types.ToolAnnotations(idempotent_hint=True, open_world_hint=False),
-                ),
-            ]
-
-        scene = SceneResource(habitat, broadcaster)
-        server = build_server(
-            "agent-habitat",
-            instructions=INSTRUCTIONS,
-            tools=ToolRegistry(tools, before_call=state.settled),
-            broadcaster=broadcaster,
-            scene=scene,
-            prompts=Prompts(habitat, state.describe),
-            on_roots=state.adopt_client_roots,
-        )
+    scene = SceneResource(habitat, broadcaster)
+    server = build_server(
+        "agent-habitat",
+        instructions=INSTRUCTIONS,
+        tools=ToolRegistry(tools, before_call=roots.settled),
+        broadcaster=broadcaster,
+        scene=scene,
+        prompts=Prompts(habitat),
+        on_roots=roots.adopt,
+    )
+    unsubscribe = habitat.project.on_change(announce)
+    try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(scene.relay_changes)
             try:
-                yield PrimaryServer(server, habitat, state, broadcaster)
+                yield PrimaryServer(server, habitat, broadcaster)
             finally:
                 broadcaster.close()
                 tg.cancel_scope.cancel()
+    finally:
+        unsubscribe()

@@ -3,16 +3,16 @@ verification runner, not before — a prompt that cannot do its job is not liste
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from agent_habitat.habitat import Habitat
+
 from .render import render
 from .resources import SCENE_URI
-from .service import ShellService
 
 __all__ = ["Prompts"]
 
@@ -27,9 +27,8 @@ _STATUS = types.Prompt(
 class Prompts:
     """Serves `prompts/list` and `prompts/get`."""
 
-    def __init__(self, service: ShellService, describe_project: Callable[[], str]) -> None:
-        self._service = service
-        self._describe_project = describe_project
+    def __init__(self, habitat: Habitat) -> None:
+        self._habitat = habitat
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -44,9 +43,9 @@ class Prompts:
                 code=types.INVALID_PARAMS,
                 message=f"unknown prompt {params.name!r}; this server has: {_STATUS.name}",
             )
-        scene = await self._service.scene()
+        scene = await self._habitat.shell.scene()
         text = (
-            f"{self._describe_project()}\nShell tabs now:\n{render(scene)}\n"
+            f"{self._habitat.project.describe()}\nShell tabs now:\n{render(scene)}\n"
             "Give me a short status: what is running, what ran last in each tab and whether it "
             "failed, and anything that needs my attention."
         )

@@ -10,23 +10,13 @@ from functools import singledispatch
 
 from pydantic import BaseModel
 
-from agent_habitat.shell.models import (
-    CloseResult,
-    HistoryResult,
-    InputResult,
-    KillResult,
-    LastResult,
-    RunResult,
-    RunState,
-    SceneResult,
-    WaitResult,
-    WhichResult,
-)
+from agent_habitat.project import ProjectOpenResult
+from agent_habitat.shell import models as m
 
 __all__ = ["render"]
 
 
-def _outcome(state: RunState | None, exit_code: int | None, signal: int | None = None) -> str:
+def _outcome(state: m.RunState | None, exit_code: int | None, signal: int | None = None) -> str:
     if state is None:
         return "state=none"
     text = f"state={state}"
@@ -48,7 +38,7 @@ def render(result: BaseModel) -> str:
 
 
 @render.register
-def _run(result: RunResult) -> str:
+def _run(result: m.RunResult) -> str:
     head = _outcome(result.state, result.exit_code, result.signal)
     head += f" tab={result.tab} #{result.index} {result.duration_s:.2f}s"
     if result.state == "running":
@@ -61,7 +51,7 @@ def _run(result: RunResult) -> str:
 
 
 @render.register
-def _last(result: LastResult) -> str:
+def _last(result: m.LastResult) -> str:
     head = f"{_outcome(result.state, result.exit_code)} tab={result.tab} #{result.index}"
     head += f" cursor={result.cursor}" + (" (running)" if result.running else "")
     text = f"{head}\n$ {result.command}\n" + _body(result.output)
@@ -71,7 +61,7 @@ def _last(result: LastResult) -> str:
 
 
 @render.register
-def _wait(result: WaitResult) -> str:
+def _wait(result: m.WaitResult) -> str:
     head = f"reason={result.reason} {_outcome(result.state, result.exit_code)} tab={result.tab}"
     if result.index is not None:
         head += f" #{result.index}"
@@ -81,7 +71,7 @@ def _wait(result: WaitResult) -> str:
 
 
 @render.register
-def _scene(result: SceneResult) -> str:
+def _scene(result: m.SceneResult) -> str:
     caps = result.caps
     lines = [
         f"{len(result.tabs)}/{caps.max_tabs} tabs (output cap {caps.output_cap_bytes} B, "
@@ -102,7 +92,7 @@ def _scene(result: SceneResult) -> str:
 
 
 @render.register
-def _history(result: HistoryResult) -> str:
+def _history(result: m.HistoryResult) -> str:
     lines = [f"tab={result.tab} {len(result.rows)} runs (oldest first)"]
     for row in result.rows:
         lines.append(
@@ -113,7 +103,7 @@ def _history(result: HistoryResult) -> str:
 
 
 @render.register
-def _which(result: WhichResult) -> str:
+def _which(result: m.WhichResult) -> str:
     pid = f" pid={result.pid}" if result.pid is not None else ""
     return (
         f"tab={result.tab} state={result.state}{pid} shell={result.shell} "
@@ -122,7 +112,7 @@ def _which(result: WhichResult) -> str:
 
 
 @render.register
-def _kill(result: KillResult) -> str:
+def _kill(result: m.KillResult) -> str:
     if not result.killed:
         return f"killed=false tab={result.tab}: nothing was running\n"
     text = f"killed=true tab={result.tab} #{result.index} signal={result.signal} pids={result.pids}"
@@ -132,7 +122,7 @@ def _kill(result: KillResult) -> str:
 
 
 @render.register
-def _close(result: CloseResult) -> str:
+def _close(result: m.CloseResult) -> str:
     return (
         f"closed tab={result.tab} killed={str(result.killed).lower()} "
         f"open_tabs={','.join(result.open_tabs) or '-'}\n"
@@ -140,6 +130,13 @@ def _close(result: CloseResult) -> str:
 
 
 @render.register
-def _input(result: InputResult) -> str:
+def _input(result: m.InputResult) -> str:
     eof = " and closed stdin" if result.eof else ""
     return f"wrote {result.bytes_written} bytes{eof} to tab={result.tab} #{result.index}\n"
+
+
+@render.register
+def _project_open(result: ProjectOpenResult) -> str:
+    git = f" (git work tree {result.git_root})" if result.git_root else " (not in a git work tree)"
+    before = f"; before: {result.previous}" if result.previous else ""
+    return f"project={result.root}{git}{before}\n"

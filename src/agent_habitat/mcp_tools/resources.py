@@ -15,9 +15,9 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from agent_habitat.events import Event
+from agent_habitat.habitat import Habitat
 
 from .broadcast import Broadcaster
-from .service import ShellService
 
 __all__ = ["SCENE_EVENT_KINDS", "SCENE_URI", "SceneResource"]
 
@@ -47,8 +47,8 @@ def _check(uri: str) -> None:
 class SceneResource:
     """Lists, reads and announces changes of `habitat://scene`."""
 
-    def __init__(self, service: ShellService, broadcaster: Broadcaster) -> None:
-        self._service = service
+    def __init__(self, habitat: Habitat, broadcaster: Broadcaster) -> None:
+        self._habitat = habitat
         self._broadcaster = broadcaster
 
     def resource(self) -> types.Resource:
@@ -69,7 +69,7 @@ class SceneResource:
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         _check(params.uri)
-        scene = await self._service.scene()
+        scene = await self._habitat.shell.scene()
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
@@ -102,7 +102,7 @@ class SceneResource:
                 except anyio.WouldBlock:
                     pass  # an update is already pending; it covers this event too
 
-        unsubscribe = self._service.bus.subscribe(on_event)
+        unsubscribe = self._habitat.bus.subscribe(on_event)
         try:
             async with receive:
                 async for _ in receive:

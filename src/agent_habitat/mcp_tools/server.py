@@ -112,7 +112,7 @@ def build_server(
 
 
 class Served(Protocol):
-    """What `open_primary` / `open_terminal` yield: something holding a server."""
+    """What `primary_server` / `terminal_server` yield: something holding a server."""
 
     @property
     def server(self) -> HabitatServer: ...

@@ -1,5 +1,6 @@
 """The escape server, `habitat terminal-mcp`: the shell verbs as `terminal_*`, on its own
-state (`Workspace.named("terminal")`), embedded, depending on no other habitat process.
+state (a `Habitat` opened on `Workspace.named("terminal")`), embedded, depending on no
+other habitat process.
 
 It keeps working while the primary server is hung, killed or being redeployed; its runs
 and the primary's outlive each other. `terminal_host` is where restarting the primary's
@@ -17,18 +18,17 @@ from typing import Any, Literal
 import mcp.types as types
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent_habitat.config import ShellConfig
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.habitat import Habitat
+from agent_habitat.verbs import Group, Progress
 from agent_habitat.workspace import Workspace, find_project_root
 
 from .broadcast import Broadcaster
 from .render import render
 from .server import HabitatServer, build_server
-from .service import Progress
 from .tools import ToolDef, ToolRegistry
-from .verbs import shell_tools
+from .verbs import verb_tools
 
-__all__ = ["TerminalHostArgs", "TerminalHostResult", "TerminalServer", "open_terminal"]
+__all__ = ["TerminalHostArgs", "TerminalHostResult", "TerminalServer", "terminal_server"]
 
 INSTRUCTIONS = (
     "agent-habitat escape terminal: shell tabs (terminal_*) that do not depend on the primary "
@@ -42,6 +42,10 @@ _HOST_DESCRIPTION = (
     "(`habitat mcp`) runs embedded in the MCP client's own process, so the call reports that "
     "and changes nothing; restart the primary from the MCP client instead."
 )
+
+
+_GROUPS: tuple[Group, ...] = ("shell",)
+"""Only the shell verbs: the escape terminal must work with no project open."""
 
 
 class TerminalHostArgs(BaseModel):
@@ -84,42 +88,42 @@ def host_result(args: TerminalHostArgs, cwd: Path) -> TerminalHostResult:
 @dataclass
 class TerminalServer:
     server: HabitatServer
-    habitat: ShellHabitat
+    habitat: Habitat
 
 
 @asynccontextmanager
-async def open_terminal(
-    *, cwd: Path | None = None, config: ShellConfig | None = None
+async def terminal_server(
+    habitat: Habitat, *, cwd: Path | None = None
 ) -> AsyncIterator[TerminalServer]:
-    """Open the terminal namespace's habitat and build the escape server over it."""
+    """Build the escape server over a habitat opened on `Workspace.named("terminal")`.
+
+    `cwd` is where `terminal_host` looks for the default workspace (the process cwd).
+    """
     cwd = (cwd or Path.cwd()).resolve()
-    async with ShellHabitat.open(Workspace.named("terminal"), config) as habitat:
 
-        async def terminal_host(args: Any, progress: Progress | None) -> BaseModel:
-            return host_result(args, cwd)
+    async def terminal_host(args: Any, progress: Progress | None) -> BaseModel:
+        return host_result(args, cwd)
 
-        tools = [
-            *shell_tools(habitat, "terminal"),
-            ToolDef(
-                name="terminal_host",
-                args=TerminalHostArgs,
-                result=TerminalHostResult,
-                description=_HOST_DESCRIPTION,
-                handler=terminal_host,
-                annotations=types.ToolAnnotations(open_world_hint=False),
-            ),
-        ]
-        broadcaster = Broadcaster()
-        server = build_server(
-            "agent-habitat-terminal",
-            instructions=INSTRUCTIONS,
-            tools=ToolRegistry(lambda: tools),
-            broadcaster=broadcaster,
-        )
-        try:
-            yield TerminalServer(server, habitat)
-        finally:
-            broadcaster.close()
+    host = ToolDef(
+        name="terminal_host",
+        args=TerminalHostArgs,
+        result=TerminalHostResult,
+        description=_HOST_DESCRIPTION,
+        handler=terminal_host,
+        annotations=types.ToolAnnotations(open_world_hint=False),
+    )
+    tools = [*verb_tools(habitat, "terminal", _GROUPS), host]
+    broadcaster = Broadcaster()
+    server = build_server(
+        "agent-habitat-terminal",
+        instructions=INSTRUCTIONS,
+        tools=ToolRegistry(lambda: tools),
+        broadcaster=broadcaster,
+    )
+    try:
+        yield TerminalServer(server, habitat)
+    finally:
+        broadcaster.close()
 
 
 @render.register

@@ -21,10 +21,10 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
 from agent_habitat.errors import HabitatError
+from agent_habitat.verbs import Progress
 
 from .progress import ProgressThrottle
 from .render import render
-from .service import Progress
 
 __all__ = ["ToolDef", "ToolRegistry", "argument_error", "tool_error"]
 

@@ -19,11 +19,11 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
-from ..config import ShellConfig, load_shell_config
+from ..config import ShellConfig
 from ..errors import BusyTabError, HabitatError, NotFoundError, UsageError
-from ..events import EventBus, InMemoryEventBus
+from ..events import EventBus
 from ..proc import KillReport, Supervised, kill_tree, parse_signal, spawn
-from ..store import Database, SqliteJournal
+from ..store import Database
 from ..workspace import Workspace, scm_root
 from . import views
 from .environment import command_env
@@ -59,7 +59,7 @@ __all__ = ["ShellHabitat"]
 
 
 class ShellHabitat(RunSupervision):
-    """The shell tabs of one workspace. Open with `async with ShellHabitat.open(...)`."""
+    """The shell tabs of one workspace; built by `Habitat.open`, reached as `habitat.shell`."""
 
     def __init__(
         self,
@@ -86,33 +86,31 @@ class ShellHabitat(RunSupervision):
     async def open(
         cls,
         workspace: Workspace,
-        config: ShellConfig | None = None,
-        project_root: Path | None = None,
-        bus: EventBus | None = None,
+        config: ShellConfig,
+        *,
+        db: Database,
+        bus: EventBus,
+        project_root: Path | None,
     ) -> AsyncIterator[ShellHabitat]:
-        """Open the habitat over the workspace's state; adopts runs an earlier habitat left."""
-        workspace.ensure()
-        config = config or load_shell_config(project_root or workspace.root)
-        db = Database(workspace.db_path)
+        """Open the tabs over the workspace's state; adopts runs an earlier habitat left.
+
+        The database and bus belong to the composition root (`agent_habitat.Habitat.open`),
+        which builds them once for every service of the workspace.
+        """
         try:
-            if bus is None:
-                bus = InMemoryEventBus(workspace.label, SqliteJournal(db, config.journal_limit))
-            try:
-                async with anyio.create_task_group() as tg:
-                    habitat = cls(workspace, config, db, bus, tg, project_root or workspace.root)
-                    habitat._adopt_all()
-                    try:
-                        yield habitat
-                    finally:
-                        # Background runs go on without us: only our watchers stop.
-                        tg.cancel_scope.cancel()
-            except BaseExceptionGroup as group:
-                # The caller's own error, not a group of ours: let `except HabitatError` see it.
-                if len(group.exceptions) == 1:
-                    raise group.exceptions[0] from None
-                raise
-        finally:
-            db.close()
+            async with anyio.create_task_group() as tg:
+                habitat = cls(workspace, config, db, bus, tg, project_root)
+                habitat._adopt_all()
+                try:
+                    yield habitat
+                finally:
+                    # Background runs go on without us: only our watchers stop.
+                    tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # The caller's own error, not a group of ours: let `except HabitatError` see it.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
 
     # project and defaults
     @property

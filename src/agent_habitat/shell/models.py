@@ -157,9 +157,13 @@ class HistoryResult(BaseModel):
 class RerunArgs(_Args):
     tab: str = Tab
     index: int | None = Field(default=None, ge=1, description="History index; default the last.")
-    background: bool = False
-    timeout_seconds: float | None = Field(default=None, gt=0)
-    yield_after_seconds: float | None = Field(default=None, ge=0)
+    background: bool = Field(default=False, description="Return at once with the pid.")
+    timeout_seconds: float | None = Field(
+        default=None, gt=0, description="Foreground limit; the process tree is killed after it."
+    )
+    yield_after_seconds: float | None = Field(
+        default=None, ge=0, description="Wait this long, then return state=running (no kill)."
+    )
 
 
 class LastArgs(_Args):
@@ -202,7 +206,7 @@ class WhichResult(BaseModel):
 
 
 class KillArgs(_Args):
-    tab: str = Field(pattern=TAB_NAME_PATTERN)
+    tab: str = Field(pattern=TAB_NAME_PATTERN, description="Tab name.")
     signal: str | int = Field(
         default="TERM", description="TERM (then KILL after grace), KILL, INT…"
     )
@@ -218,7 +222,7 @@ class KillResult(BaseModel):
 
 
 class CloseArgs(_Args):
-    tab: str = Field(pattern=TAB_NAME_PATTERN)
+    tab: str = Field(pattern=TAB_NAME_PATTERN, description="Tab name.")
 
 
 class CloseResult(BaseModel):
@@ -230,7 +234,9 @@ class CloseResult(BaseModel):
 class WaitArgs(_Args):
     tab: str = Tab
     until: str | None = Field(default=None, description="Regex to wait for in new output.")
-    timeout_seconds: float = Field(default=30, gt=0, le=3600)
+    timeout_seconds: float = Field(
+        default=30, gt=0, le=3600, description="Give up after this long (the run goes on)."
+    )
 
 
 class WaitResult(BaseModel):
@@ -245,8 +251,8 @@ class WaitResult(BaseModel):
 
 
 class InputArgs(_Args):
-    tab: str = Field(pattern=TAB_NAME_PATTERN)
-    text: str
+    tab: str = Field(pattern=TAB_NAME_PATTERN, description="Tab name.")
+    text: str = Field(description="Text to write; add the newline yourself.")
     eof: bool = Field(default=False, description="Close stdin after writing.")
 
 

@@ -59,7 +59,3 @@ class SqliteJournal:
             )
             for r in rows
         ]
-
-    def last_id(self) -> int:
-        row = self.db.query("SELECT MAX(id) AS m FROM events")[0]
-        return int(row["m"] or 0)
