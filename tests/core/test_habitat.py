@@ -1,0 +1,74 @@
+"""The composition root: one database, journal and bus for every service of a workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.config import ShellConfig
+from agent_habitat.errors import UsageError
+from agent_habitat.habitat import Habitat
+from agent_habitat.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+
+def _git_tree(root: Path) -> Path:
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+async def test_the_services_share_one_bus_journaled_with_the_configured_limit(
+    tmp_path: Path,
+) -> None:
+    config = ShellConfig(journal_limit=123)
+    async with Habitat.open(Workspace.for_project(tmp_path), config=config) as habitat:
+        assert habitat.shell.bus is habitat.bus
+        assert habitat.project.bus is habitat.bus
+        assert habitat.shell.db is habitat.db
+        assert habitat.journal.limit == 123
+        habitat.bus.publish("probe.published")
+        assert [e.kind for e in habitat.journal.since(0)] == ["probe.published"]
+        assert habitat.bus.publish("probe.labelled").workspace == str(tmp_path.resolve())
+
+
+async def test_the_project_is_the_flag_else_the_git_tree_of_the_workspace_else_none(
+    tmp_path: Path,
+) -> None:
+    repo, plain = _git_tree(tmp_path / "repo"), tmp_path / "plain"
+    plain.mkdir()
+    async with Habitat.open(Workspace.for_project(repo), project=plain) as habitat:
+        assert (habitat.project.root, habitat.project.source) == (plain, "flag")
+        assert habitat.shell.project_root == plain
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+        assert (habitat.project.root, habitat.project.source) == (repo, "cwd")
+    async with Habitat.open(Workspace.for_project(plain)) as habitat:
+        assert (habitat.project.root, habitat.project.source) == (None, None)
+    async with Habitat.open(Workspace.named("terminal")) as habitat:
+        assert habitat.project.root is None
+        assert habitat.shell.project_root is None
+
+
+async def test_a_project_flag_that_is_no_folder_fails_at_start_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match=r"nowhere.*not an existing folder"):
+        async with Habitat.open(Workspace.for_project(tmp_path), project=tmp_path / "nowhere"):
+            pass
+
+
+async def test_the_database_closes_with_the_habitat(tmp_path: Path) -> None:
+    async with Habitat.open(Workspace.for_project(tmp_path)) as habitat:
+        db = habitat.db
+    with pytest.raises(Exception, match="closed"):
+        db.query("SELECT 1")
+
+
+async def test_a_caller_error_inside_the_habitat_reaches_the_caller_as_itself(
+    tmp_path: Path,
+) -> None:
+    async def fail_inside() -> None:
+        async with Habitat.open(Workspace.for_project(tmp_path)):
+            raise UsageError("mine")
+
+    with pytest.raises(UsageError, match="mine"):
+        await fail_inside()
