@@ -3,7 +3,9 @@
 #   shell/   tabs, history, shells, caps — built on proc/
 #   events/  typed events and the in-process bus;  store/  SQLite state and the journal
 #   config   [tool.habitat] + HABITAT_* + flags;   workspace  where state lives
-#   cli      `habitat …`
+#   project  which project is open;   habitat  the composition root (Habitat.open)
+#   verbs    every verb once: the MCP tools and CLI commands are derived from it
+#   mcp_tools, cli   the adapters: they take a built Habitat (docs/architecture.md)
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]
