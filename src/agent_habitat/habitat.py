@@ -9,7 +9,8 @@ they all share one bus and one journal. Core: nothing here imports an adapter.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from .config import ShellConfig, load_shell_config
@@ -22,26 +23,17 @@ from .workspace import Workspace
 __all__ = ["Habitat"]
 
 
+@dataclass(eq=False, kw_only=True)
 class Habitat:
     """A workspace's services; valid inside `async with Habitat.open(...)`."""
 
-    def __init__(
-        self,
-        workspace: Workspace,
-        config: ShellConfig,
-        db: Database,
-        journal: SqliteJournal,
-        bus: EventBus,
-        project: Project,
-        shell: ShellHabitat,
-    ) -> None:
-        self.workspace = workspace
-        self.config = config
-        self.db = db
-        self.journal = journal
-        self.bus = bus
-        self.project = project
-        self.shell = shell
+    workspace: Workspace
+    config: ShellConfig
+    db: Database
+    journal: SqliteJournal
+    bus: EventBus
+    project: Project
+    shell: ShellHabitat
 
     @classmethod
     @asynccontextmanager
@@ -52,31 +44,37 @@ class Habitat:
         project: Path | None = None,
         config: ShellConfig | None = None,
     ) -> AsyncIterator[Habitat]:
-        """Build the services over the workspace's state; closed in reverse on exit.
+        """Build the services over the workspace's state; they close in reverse on exit.
 
         `project` is opened at start (source `flag`); without it the git work tree of the
         workspace root is (source `cwd`), else no project is open. `config` defaults to the
-        project's `[tool.habitat]` with `HABITAT_*` overrides. Runs an earlier habitat left
-        are adopted; background runs outlive this one by design.
+        project's `[tool.habitat]` with `HABITAT_*` overrides; a bad key fails here, naming
+        it. Runs an earlier habitat left are adopted; background runs outlive this one.
         """
+        start_root = existing_dir(project) if project is not None else None
+        config = config or load_shell_config(start_root or workspace.root)
         workspace.ensure()
-        db = Database(workspace.db_path)
-        try:
-            # Config is read before the journal: it bounds the journal. A bad key fails here,
-            # at start, naming it.
-            start_root = existing_dir(project) if project is not None else None
-            config = config or load_shell_config(start_root or workspace.root)
+        async with AsyncExitStack() as stack:
+            db = Database(workspace.db_path)
+            stack.callback(db.close)
             journal = SqliteJournal(db, config.journal_limit)
             bus = InMemoryEventBus(workspace.label, journal)
             opened = Project.at_start(bus, project, workspace.root)
-            async with ShellHabitat.open(
-                workspace, config, db=db, bus=bus, project_root=opened.root
-            ) as shell:
+            shell = await stack.enter_async_context(
+                ShellHabitat.open(workspace, config, db=db, bus=bus, project_root=opened.root)
+            )
 
-                async def follow(root: Path) -> None:
-                    shell.set_project_root(root)
+            async def follow(root: Path) -> None:
+                shell.set_project_root(root)
 
-                opened.on_change(follow)
-                yield cls(workspace, config, db, journal, bus, opened, shell)
-        finally:
-            db.close()
+            opened.on_change(follow)
+            # The verify runner and the file watcher join here, each after what it needs.
+            yield cls(
+                workspace=workspace,
+                config=config,
+                db=db,
+                journal=journal,
+                bus=bus,
+                project=opened,
+                shell=shell,
+            )
