@@ -15,8 +15,9 @@ from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from pydantic import FileUrl
 
 from agent_habitat.mcp_tools.resources import SCENE_URI
+from agent_habitat.testing import eventually
 
-from .helpers import Inbox, eventually, make_project, open_primary, primary_client, text
+from .helpers import Inbox, make_project, open_primary, primary_client, text
 
 pytestmark = pytest.mark.anyio
 
