@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from agent_habitat.cli import main
+from agent_habitat.cli.demo_sample import break_sample, build_sample
 from agent_habitat.verify import stop_type_daemon
-from agent_habitat.verify.sample import break_sample, build_sample
 
 pytestmark = pytest.mark.e2e
 

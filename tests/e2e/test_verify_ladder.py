@@ -10,11 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent_habitat.cli.demo_sample import break_sample, build_sample, fix_sample
 from agent_habitat.events import Event, InMemoryEventBus
 from agent_habitat.proc import kill_tree
 from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder, stop_type_daemon
 from agent_habitat.verify.rungs import DmypyDaemon
-from agent_habitat.verify.sample import break_sample, build_sample, fix_sample
 from agent_habitat.workspace import Workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

@@ -13,8 +13,8 @@ from typing import Any
 from rich.console import Console
 
 from ..verify import POLICIES, RUNGS, LadderRequest, load_policy, run_ladder
-from ..verify.display import LadderView, render_result
 from .common import add_common, build_args, emit_json, journaled_bus, project_root, run_command
+from .ladder_view import LadderView, render_result
 
 __all__ = ["register"]
 

@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..events import Event, EventBus
-from .models import LadderResult, RungName, RungResult
+from ..verify import LadderResult, RungName, RungResult
 
 __all__ = ["LadderView", "render_result"]
 
