@@ -12,7 +12,7 @@ from ..config import LadderConfig
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy, parse_pyright
-from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
+from .context import RungContext, from_outcome, nothing_to_do, python_rung, skipped
 from .dmypy import MYPY_FLAGS, DmypyDaemon
 
 __all__ = ["compile_project", "detect_type_checker"]
@@ -152,12 +152,8 @@ async def _pyright(ctx: RungContext, name: str, targets: list[str]) -> RungResul
     return result
 
 
-async def compile_project(ctx: RungContext) -> RungResult:
-    configured = ctx.config.command_for(RUNG)
-    if configured is not None:
-        return await run_configured(ctx, RUNG, configured)
-    if ctx.env is None:
-        return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
+@python_rung(RUNG)
+async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
     targets = ctx.existing(ctx.impact.affected_files)
     if not targets:
         return nothing_to_do(ctx, RUNG, "no package module is affected by the change")
@@ -166,7 +162,7 @@ async def compile_project(ctx: RungContext) -> RungResult:
         return await _mypy(ctx, _prefer_stubs(ctx.root, targets))
     if checker in ("pyright", "basedpyright"):
         return await _pyright(ctx, checker, _prefer_stubs(ctx.root, targets))
-    outcome = await ctx.run(RUNG, [str(ctx.env.python), "-m", "compileall", "-q", *targets])
+    outcome = await ctx.run(RUNG, [str(env.python), "-m", "compileall", "-q", *targets])
     result = from_outcome(
         ctx,
         RUNG,

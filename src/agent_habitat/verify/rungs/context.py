@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...workspace import Workspace
 from ..command import Outcome, child_env, run_command, spool_path
-from ..config import LadderConfig, expand_command
+from ..config import Command, LadderConfig, expand_command
 from ..environments import ProjectEnv
 from ..layout import Layout
 from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
@@ -17,8 +18,17 @@ from ..parsers import parse_generic
 from ..selection import Impact
 from ..snapshot import Snapshot
 
-__all__ = ["RungContext", "from_outcome", "nothing_to_do", "run_configured", "skipped"]
+__all__ = [
+    "Configured",
+    "RungContext",
+    "from_outcome",
+    "nothing_to_do",
+    "python_rung",
+    "run_configured",
+    "skipped",
+]
 
+NOT_PYTHON = "not a Python project and no [tool.habitat.ladder] command"
 NOTHING_CHANGED = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
 
 
@@ -122,7 +132,14 @@ def from_outcome(
     )
 
 
-async def run_configured(ctx: RungContext, rung: RungName, command: str | list[str]) -> RungResult:
+async def run_configured(
+    ctx: RungContext,
+    rung: RungName,
+    command: Command,
+    *,
+    tool: str = "configured",
+    notes: list[str] | None = None,
+) -> RungResult:
     """A rung whose command the project configured: exit 0 is green, anything else red."""
     tests = ctx.selection.tests if not ctx.selection.full else []
     argv = expand_command(
@@ -133,5 +150,62 @@ async def run_configured(ctx: RungContext, rung: RungName, command: str | list[s
     )
     outcome = await ctx.run(rung, argv)
     return from_outcome(
-        ctx, rung, outcome, tool="configured", diagnostics=parse_generic(outcome.text, ctx.root)
+        ctx,
+        rung,
+        outcome,
+        tool=tool,
+        diagnostics=parse_generic(outcome.text, ctx.root),
+        notes=notes,
     )
+
+
+@dataclass(frozen=True)
+class Configured:
+    """The command a rung runs instead of its Python default."""
+
+    command: Command
+    tool: str = "configured"
+    notes: tuple[str, ...] = ()
+
+
+Rung = Callable[[RungContext], Awaitable[RungResult]]
+PythonRung = Callable[[RungContext, ProjectEnv], Awaitable[RungResult]]
+
+
+def _from_config(rung: RungName) -> Callable[[RungContext], Configured | None]:
+    def configured(ctx: RungContext) -> Configured | None:
+        command = ctx.config.command_for(rung)
+        return Configured(command) if command is not None else None
+
+    return configured
+
+
+def python_rung(
+    rung: RungName,
+    *,
+    no_work: Callable[[RungContext], str | None] | None = None,
+    configured: Callable[[RungContext], Configured | None] | None = None,
+) -> Callable[[PythonRung], Rung]:
+    """The preamble every rung shares, written once: nothing to do → skipped (`no_work` says
+    why); a command is configured → run it; not a Python project → skipped; else the
+    Python default, which gets the project's environment."""
+    find_command = configured or _from_config(rung)
+
+    def wrap(body: PythonRung) -> Rung:
+        @functools.wraps(body)
+        async def run(ctx: RungContext) -> RungResult:
+            why = no_work(ctx) if no_work is not None else None
+            if why is not None:
+                return nothing_to_do(ctx, rung, why)
+            command = find_command(ctx)
+            if command is not None:
+                return await run_configured(
+                    ctx, rung, command.command, tool=command.tool, notes=list(command.notes)
+                )
+            if ctx.env is None:
+                return skipped(ctx, rung, NOT_PYTHON)
+            return await body(ctx, ctx.env)
+
+        return run
+
+    return wrap

@@ -9,9 +9,10 @@ import time
 import anyio
 import anyio.to_thread
 
+from ..environments import ProjectEnv
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_ruff
-from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
+from .context import RungContext, from_outcome, nothing_to_do, python_rung
 
 __all__ = ["diagnose_files"]
 
@@ -51,21 +52,19 @@ def _newer_than_us(version: str) -> bool:
     return (major, minor) > sys.version_info[:2]
 
 
-async def diagnose_files(ctx: RungContext) -> RungResult:
-    configured = ctx.config.command_for(RUNG)
-    if configured is not None:
-        if not ctx.existing(ctx.touched):
-            return nothing_to_do(ctx, RUNG, "no touched files")
-        return await run_configured(ctx, RUNG, configured)
-    if ctx.env is None:
-        return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
+def _no_files(ctx: RungContext) -> str | None:
+    return None if ctx.existing(ctx.touched) else "no touched files"
+
+
+@python_rung(RUNG, no_work=_no_files)
+async def diagnose_files(ctx: RungContext, env: ProjectEnv) -> RungResult:
     files = [p for p in ctx.existing(ctx.touched) if p.endswith((".py", ".pyi"))]
     if not files:
         return nothing_to_do(
             ctx, RUNG, f"no Python files among the {len(ctx.touched)} touched files"
         )
     started = time.monotonic()
-    if not _newer_than_us(ctx.env.version):
+    if not _newer_than_us(env.version):
         errors = await anyio.to_thread.run_sync(_syntax_errors, ctx, files)
         if errors:
             return RungResult(
@@ -79,7 +78,7 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
             )
     report = ctx.spool(RUNG, ".json")
     argv = [
-        *ctx.env.ruff(),
+        *env.ruff(),
         "check",
         "--output-format",
         "json",
