@@ -63,10 +63,11 @@ async def test_each_rung_goes_red_on_its_defect_and_green_when_fixed(
     assert any(d.code == code and d.file for d in result.diagnostics), result.diagnostics
     assert changed in red.touched
     fix_sample(calc, defect)
-    green = await _climb(calc, rung)
-    assert green.rungs[0].state in ("green", "skipped"), green.rungs[0]
-    assert green.state == "green"
-    assert green.snapshot != red.snapshot
+    fixed = await _climb(calc, rung)
+    # Fixed means back to HEAD: nothing changed, so nothing to verify (never a bare green).
+    assert fixed.rungs[0].state == "skipped", fixed.rungs[0]
+    assert fixed.state == "nothing_to_verify"
+    assert fixed.snapshot != red.snapshot
 
 
 async def test_the_climb_stops_at_the_first_red_rung(calc: Path) -> None:
@@ -237,14 +238,24 @@ async def test_a_configured_pyright_runs_with_json_output_and_a_missing_one_is_r
     missing = await run_ladder(
         calc, request, bus=bus, environ={"HABITAT_LADDER_TYPE_CHECKER": "basedpyright"}
     )
-    assert missing.rungs[0].state == "skipped"
-    assert missing.rungs[0].missing == "basedpyright"
+    (skipped,) = missing.rungs
+    assert skipped.state == "skipped"
+    assert skipped.missing == f"{sys.executable} -m pip install basedpyright"
+    assert skipped.reason is not None
+    assert "configures basedpyright, which is not installed" in skipped.reason
     assert missing.state == "incomplete"
+    assert missing.reason is not None
+    assert "pip install basedpyright" in missing.reason
 
 
-async def test_a_clean_tree_is_green_with_every_rung_saying_nothing_changed(calc: Path) -> None:
+async def test_a_clean_tree_is_nothing_to_verify_with_every_rung_saying_nothing_changed(
+    calc: Path,
+) -> None:
     result = await _climb(calc, policy="strict")
-    assert result.state == "green"
+    assert result.state == "nothing_to_verify"
+    assert not result.ok
+    assert result.reason is not None
+    assert "unchanged since HEAD" in result.reason
     assert result.touched == []
     assert {r.state for r in result.rungs} == {"skipped"}
     assert all(r.reason is not None and "nothing changed" in r.reason for r in result.rungs)
@@ -258,7 +269,7 @@ async def test_a_manifest_change_is_not_installed_into_the_habitats_own_environm
     assert only_manifest.rungs[0].state == "skipped"
     assert only_manifest.rungs[0].reason is not None
     assert "not reinstalling" in only_manifest.rungs[0].reason
-    assert only_manifest.state == "green"
+    assert only_manifest.state == "incomplete"
     _append(calc / "src/calc/text.py", "\n")
     with_module = await _climb(calc, "build.affected")
     (rung,) = with_module.rungs

@@ -15,7 +15,8 @@ from ..environments import ProjectEnv
 from ..layout import is_manifest
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import relative
-from .context import RungContext, from_outcome, nothing_to_do, python_rung, skipped
+from .context import RungContext, from_outcome, nothing_to_do, skipped
+from .preamble import python_rung
 
 __all__ = ["build_affected"]
 
@@ -118,7 +119,8 @@ async def build_affected(ctx: RungContext, env: ProjectEnv) -> RungResult:
                 duration_s=round(time.monotonic() - started, 3),
             )
         if notes:
-            return skipped(ctx, RUNG, notes[0])
+            # The manifest changed and nothing could act on it: not "nothing to do".
+            return skipped(ctx, RUNG, notes[0], missing="a project environment")
         return nothing_to_do(ctx, RUNG, "no manifest changed and no package module is affected")
     report = ctx.spool(RUNG, ".json")
     roots = [str(p) for p in ctx.layout.source_roots]

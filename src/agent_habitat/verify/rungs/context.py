@@ -2,33 +2,23 @@
 
 from __future__ import annotations
 
-import functools
 import shlex
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...workspace import Workspace
 from ..command import Outcome, child_env, run_command, spool_path
-from ..config import Command, LadderConfig, expand_command
+from ..config import LadderConfig
 from ..environments import ProjectEnv
+from ..head import HeadTree
 from ..layout import Layout
 from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
-from ..parsers import parse_generic
 from ..selection import Impact
 from ..snapshot import Snapshot
 
-__all__ = [
-    "Configured",
-    "RungContext",
-    "from_outcome",
-    "nothing_to_do",
-    "python_rung",
-    "run_configured",
-    "skipped",
-]
+__all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped"]
 
-NOT_PYTHON = "not a Python project and no [tool.habitat.ladder] command"
 NOTHING_CHANGED = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
 
 
@@ -47,6 +37,8 @@ class RungContext:
     """None for a project that is not Python."""
     impact: Impact = field(default_factory=Impact)
     selection: Selection = field(default_factory=lambda: Selection(full=True))
+    head: HeadTree | None = None
+    """The snapshot's base, built on first use by a rung that compares with it."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"
@@ -68,10 +60,11 @@ class RungContext:
         suffix: str = ".out",
         extra_env: Mapping[str, str] | None = None,
         reap_leftovers: bool = True,
+        cwd: Path | None = None,
     ) -> Outcome:
         return await run_command(
             argv,
-            cwd=self.root,
+            cwd=cwd or self.root,
             env=self.process_env(extra_env),
             spool=self.spool(rung, suffix),
             limit_s=self.config.timeout_s,
@@ -130,82 +123,3 @@ def from_outcome(
         output_truncated=outcome.truncated,
         spool=str(outcome.spool),
     )
-
-
-async def run_configured(
-    ctx: RungContext,
-    rung: RungName,
-    command: Command,
-    *,
-    tool: str = "configured",
-    notes: list[str] | None = None,
-) -> RungResult:
-    """A rung whose command the project configured: exit 0 is green, anything else red."""
-    tests = ctx.selection.tests if not ctx.selection.full else []
-    argv = expand_command(
-        command,
-        files=ctx.existing(ctx.touched),
-        modules=ctx.impact.affected_modules,
-        tests=tests,
-    )
-    outcome = await ctx.run(rung, argv)
-    return from_outcome(
-        ctx,
-        rung,
-        outcome,
-        tool=tool,
-        diagnostics=parse_generic(outcome.text, ctx.root),
-        notes=notes,
-    )
-
-
-@dataclass(frozen=True)
-class Configured:
-    """The command a rung runs instead of its Python default."""
-
-    command: Command
-    tool: str = "configured"
-    notes: tuple[str, ...] = ()
-
-
-Rung = Callable[[RungContext], Awaitable[RungResult]]
-PythonRung = Callable[[RungContext, ProjectEnv], Awaitable[RungResult]]
-
-
-def _from_config(rung: RungName) -> Callable[[RungContext], Configured | None]:
-    def configured(ctx: RungContext) -> Configured | None:
-        command = ctx.config.command_for(rung)
-        return Configured(command) if command is not None else None
-
-    return configured
-
-
-def python_rung(
-    rung: RungName,
-    *,
-    no_work: Callable[[RungContext], str | None] | None = None,
-    configured: Callable[[RungContext], Configured | None] | None = None,
-) -> Callable[[PythonRung], Rung]:
-    """The preamble every rung shares, written once: nothing to do → skipped (`no_work` says
-    why); a command is configured → run it; not a Python project → skipped; else the
-    Python default, which gets the project's environment."""
-    find_command = configured or _from_config(rung)
-
-    def wrap(body: PythonRung) -> Rung:
-        @functools.wraps(body)
-        async def run(ctx: RungContext) -> RungResult:
-            why = no_work(ctx) if no_work is not None else None
-            if why is not None:
-                return nothing_to_do(ctx, rung, why)
-            command = find_command(ctx)
-            if command is not None:
-                return await run_configured(
-                    ctx, rung, command.command, tool=command.tool, notes=list(command.notes)
-                )
-            if ctx.env is None:
-                return skipped(ctx, rung, NOT_PYTHON)
-            return await body(ctx, ctx.env)
-
-        return run
-
-    return wrap

@@ -1,5 +1,6 @@
 """`diagnose.files`: the touched Python files — a syntax check in-process, then one
-`ruff check` over all of them (no process per file)."""
+`ruff check` over all of them (no process per file); only findings that are not at HEAD
+too make it red."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ import anyio.to_thread
 from ..environments import ProjectEnv
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_ruff
-from .context import RungContext, from_outcome, nothing_to_do, python_rung
+from .compare import settle
+from .context import RungContext, from_outcome, nothing_to_do
+from .lint import DEFAULT_SELECT, ruff_argv, ruff_base, ruff_configured
+from .preamble import python_rung
 
 __all__ = ["diagnose_files"]
 
@@ -77,18 +81,9 @@ async def diagnose_files(ctx: RungContext, env: ProjectEnv) -> RungResult:
                 diagnostics=errors,
             )
     report = ctx.spool(RUNG, ".json")
-    argv = [
-        *env.ruff(),
-        "check",
-        "--output-format",
-        "json",
-        "--no-fix",
-        "--force-exclude",
-        "--output-file",
-        str(report),
-        *files,
-    ]
-    outcome = await ctx.run(RUNG, argv)
+    configs = await anyio.to_thread.run_sync(ruff_configured, ctx.root, files)
+    argv = ruff_argv(ctx, env, configs)
+    outcome = await ctx.run(RUNG, [*argv, "--output-file", str(report), *files])
     try:
         text = await anyio.Path(report).read_text(encoding="utf-8")
         await anyio.Path(report).unlink()
@@ -97,6 +92,12 @@ async def diagnose_files(ctx: RungContext, env: ProjectEnv) -> RungResult:
     diagnostics = parse_ruff(text, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
     result = from_outcome(ctx, RUNG, outcome, tool="ruff", state=state, diagnostics=diagnostics)
+    if not configs:
+        select = "ruff's defaults" if ctx.config.lint == "strict" else DEFAULT_SELECT
+        result.notes.append(
+            f"the project configures no ruff; checked {select} "
+            "(add [tool.ruff] to pyproject.toml, or ruff.toml, for your own rules)"
+        )
     if state == "error" and result.reason is None:
         result.reason = f"ruff failed (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
     elif result.state == "red" and diagnostics:
@@ -104,5 +105,12 @@ async def diagnose_files(ctx: RungContext, env: ProjectEnv) -> RungResult:
         result.reason = (
             f"{len(diagnostics)} ruff finding(s), first {first.file}:{first.line} {first.code}"
         )
+    with_findings = sorted({d.file for d in diagnostics if d.file})
+    result = await settle(
+        ctx,
+        result,
+        lambda head: ruff_base(ctx, head, argv, configs, with_findings),
+        findings_decide=True,
+    )
     result.duration_s = round(time.monotonic() - started, 3)
     return result

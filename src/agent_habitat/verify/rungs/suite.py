@@ -9,7 +9,8 @@ import anyio
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
-from .context import Configured, RungContext, from_outcome, python_rung, skipped
+from .context import RungContext, from_outcome, skipped
+from .preamble import Configured, python_rung
 
 __all__ = ["full_suite", "pytest_args", "scoped_suite"]
 
