@@ -161,6 +161,7 @@ async def test_plain_mypy_and_compileall_are_used_when_configured(calc: Path) ->
     assert rung.tool == "compileall"
     assert rung.state == "red"
     assert [(d.file, d.code) for d in rung.diagnostics] == [("src/calc/arith.py", "SyntaxError")]
+    assert rung.notes[0].startswith("syntax only: type_checker = compileall is configured")
 
 
 async def test_a_project_env_without_tools_uses_the_habitat_tools_and_reports_missing_pytest(
@@ -275,3 +276,41 @@ async def test_a_manifest_change_is_not_installed_into_the_habitats_own_environm
     (rung,) = with_module.rungs
     assert (rung.state, rung.tool) == ("green", "import-smoke")
     assert "not reinstalling" in rung.notes[0]
+
+
+async def test_a_pyright_finding_that_is_at_head_too_is_listed_but_not_red(
+    calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # Reports the same finding on `return a + b` in the working tree and in HEAD's export.
+    report = (
+        '{"generalDiagnostics": [{"file": "src/calc/arith.py", "severity": "error", '
+        '"message": "old complaint", "range": {"start": {"line": 4, "character": 4}}, '
+        '"rule": "reportSomething"}]}'
+    )
+    (bin_dir / "pyright").write_text(f"#!/bin/sh\necho '{report}'\nexit 1\n", encoding="utf-8")
+    (bin_dir / "pyright").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    _append(calc / "src/calc/text.py", "X = 1\n")
+    result = await run_ladder(
+        calc,
+        LadderRequest(rungs=["compile.project"]),
+        bus=InMemoryEventBus("t"),
+        environ={"HABITAT_LADDER_TYPE_CHECKER": "pyright"},
+    )
+    (rung,) = result.rungs
+    assert (rung.tool, rung.state) == ("pyright", "green"), rung
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
+    assert rung.diagnostics[0].preexisting
+    assert result.state == "green"
+
+
+async def test_a_change_no_rung_has_work_for_is_nothing_to_verify_not_green(calc: Path) -> None:
+    _append(calc / "README.md", "More words.\n")
+    result = await _climb(calc, policy="standard")
+    assert {r.state for r in result.rungs} == {"skipped"}
+    assert result.state == "nothing_to_verify"
+    assert result.reason is not None
+    assert "README.md" in result.reason
+    assert "gives no rung work" in result.reason

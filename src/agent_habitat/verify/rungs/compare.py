@@ -69,7 +69,9 @@ async def settle(
 ) -> RungResult:
     """Compare `result.diagnostics` with HEAD's. `findings_decide`: the red came from the
     findings themselves (ruff/mypy exit 1), so none new means green."""
-    if result.state not in ("red", "green") or not result.diagnostics:
+    errors = any(d.severity == "error" for d in result.diagnostics)
+    if result.state not in ("red", "green") or not errors:
+        # Nothing that could decide the rung: no need to pay for HEAD's check.
         result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
         return result
     head = head_of(ctx)
