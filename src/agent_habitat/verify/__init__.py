@@ -19,12 +19,13 @@ from .models import (
     RungState,
     Selection,
 )
-from .snapshot import Snapshot, take_snapshot
+from .snapshot import GitError, Snapshot, take_snapshot
 
 __all__ = [
     "POLICIES",
     "RUNGS",
     "Diagnostic",
+    "GitError",
     "LadderConfig",
     "LadderRequest",
     "LadderResult",

@@ -78,7 +78,10 @@ async def settle(
     if isinstance(head, str):
         result.baseline = head
     else:
-        base = await base_findings(head)
+        try:
+            base = await base_findings(head)
+        except OSError as exc:  # git could not give HEAD's files, or a tool failed to start
+            base = str(exc)
         if isinstance(base, str):
             result.baseline = f"none: {base}"
             result.notes.append(f"no baseline, every finding counts as new: {base}")
