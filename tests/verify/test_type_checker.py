@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -7,7 +8,6 @@ import pytest
 
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.environments import ProjectEnv
-from agent_habitat.verify.rungs import checkers
 from agent_habitat.verify.rungs.checkers import detect_type_checker, mypy_configured, version_flags
 
 
@@ -35,7 +35,7 @@ def test_compileall_is_left_only_where_no_type_checker_can_run(
 ) -> None:
     env = ProjectEnv(python=tmp_path / "py", version="3.12.0", prefix=str(tmp_path), modules={})
     assert detect_type_checker(tmp_path, LadderConfig(), env) == "mypy"
-    monkeypatch.setattr(checkers.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert detect_type_checker(tmp_path, LadderConfig(), env) == "compileall"
     with_own = ProjectEnv(python=tmp_path / "py", version="3.12.0", modules={"mypy": True})
     assert detect_type_checker(tmp_path, LadderConfig(), with_own) == "mypy"

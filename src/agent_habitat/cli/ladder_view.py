@@ -162,7 +162,7 @@ def render_result(console: Console, result: LadderResult) -> None:
     blocks.append(
         Text.assemble(
             ("ladder ", "bold"),
-            (result.state.upper(), STYLE.get(result.state, "")),
+            (result.state.upper().replace("_", " "), STYLE.get(result.state, "")),
             f"  policy {result.policy}  snapshot {result.snapshot}  {result.duration_s:.2f}s",
             (f"  touched: {touched or 'nothing'}", "dim"),
         )
