@@ -19,10 +19,9 @@ from .checkers import (
     mypy_configured,
     version_flags,
 )
-from .compare import settle
 from .context import RungContext, from_outcome, nothing_to_do, skipped
 from .dmypy import MYPY_FLAGS, DmypyDaemon
-from .head_check import check_on_head
+from .head_check import settle_on_head
 from .preamble import python_rung
 
 __all__ = ["compile_project", "detect_type_checker"]
@@ -96,20 +95,15 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
     prefix, extra = env.mypy()
     base_argv = [*prefix, *MYPY_FLAGS, *extra, *flags]
     cache_dir = ctx.workspace.state_dir / "baseline" / "mypy-cache"
-    return await settle(
+    return await settle_on_head(
         ctx,
+        RUNG,
         result,
-        lambda head: check_on_head(
-            ctx,
-            RUNG,
-            head,
-            tool="mypy",
-            argv=base_argv,
-            targets=targets,
-            parse=parse_mypy,
-            extra=["--cache-dir", str(cache_dir)],
-        ),
-        findings_decide=True,
+        tool="mypy",
+        argv=base_argv,
+        targets=targets,
+        parse=parse_mypy,
+        extra=["--cache-dir", str(cache_dir)],
     )
 
 
@@ -132,19 +126,14 @@ async def _pyright(ctx: RungContext, env: ProjectEnv, name: str, targets: list[s
     if result.state == "error" and result.reason is None:
         result.reason = f"{name} failed (exit {outcome.exit_code})"
     _summary(result)
-    return await settle(
+    return await settle_on_head(
         ctx,
+        RUNG,
         result,
-        lambda head: check_on_head(
-            ctx,
-            RUNG,
-            head,
-            tool=name,
-            argv=argv,
-            targets=targets,
-            parse=lambda text, root: parse_pyright(text, root, source=name),
-        ),
-        findings_decide=True,
+        tool=name,
+        argv=argv,
+        targets=targets,
+        parse=lambda text, root: parse_pyright(text, root, source=name),
     )
 
 

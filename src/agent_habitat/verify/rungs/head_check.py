@@ -17,11 +17,11 @@ import anyio.to_thread
 
 from ..baseline import BaseResult, fingerprint
 from ..head import HeadTree
-from ..models import Diagnostic, RungName
-from .compare import cache_of
+from ..models import Diagnostic, RungName, RungResult
+from .compare import cache_of, settle
 from .context import RungContext
 
-__all__ = ["CONFIG_FILES", "check_on_head"]
+__all__ = ["CONFIG_FILES", "check_on_head", "settle_on_head"]
 
 # Files whose content can change what a type checker or linter reports.
 CONFIG_FILES = (
@@ -44,7 +44,9 @@ def _prepare(
     config = [ctx.root / name for name in CONFIG_FILES]
     key = fingerprint(tool, head.head, *argv, *config, "\0targets", *at_head)
     hit = cache_of(ctx).get(key)
-    export = head.export_dir if hit is not None else head.export()
+    # Nothing to run (a hit, or targets all new since HEAD): no export needed.
+    idle = hit is not None or (bool(targets) and not at_head)
+    export = head.export_dir if idle else head.export()
     return export, at_head, key, hit
 
 
@@ -77,3 +79,34 @@ async def check_on_head(
     result = BaseResult(findings=parse(outcome.text, export), exit_code=outcome.exit_code)
     await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
     return result, False
+
+
+async def settle_on_head(
+    ctx: RungContext,
+    rung: RungName,
+    result: RungResult,
+    *,
+    tool: str,
+    argv: Sequence[str],
+    targets: Sequence[str],
+    parse: Parse,
+    ok_codes: tuple[int, ...] | None = (0, 1),
+    extra: Sequence[str] = (),
+) -> RungResult:
+    """`settle` the result against the same check run on HEAD's export."""
+    return await settle(
+        ctx,
+        result,
+        lambda head: check_on_head(
+            ctx,
+            rung,
+            head,
+            tool=tool,
+            argv=argv,
+            targets=targets,
+            parse=parse,
+            ok_codes=ok_codes,
+            extra=extra,
+        ),
+        findings_decide=True,
+    )

@@ -11,9 +11,8 @@ from ..config import Command, expand_command
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult
 from ..parsers import parse_generic
-from .compare import settle
 from .context import RungContext, from_outcome, nothing_to_do, skipped
-from .head_check import check_on_head
+from .head_check import settle_on_head
 
 __all__ = ["Configured", "python_rung", "run_configured"]
 
@@ -50,13 +49,8 @@ async def run_configured(
     )
     if rung not in _DIAGNOSTIC_RUNGS:
         return result
-    return await settle(
-        ctx,
-        result,
-        lambda head: check_on_head(
-            ctx, rung, head, tool=tool, argv=argv, targets=[], parse=parse_generic, ok_codes=None
-        ),
-        findings_decide=True,
+    return await settle_on_head(
+        ctx, rung, result, tool=tool, argv=argv, targets=[], parse=parse_generic, ok_codes=None
     )
 
 
