@@ -60,15 +60,10 @@ def _first(diagnostics: Sequence[Diagnostic]) -> str:
     return f"{first.file}:{first.line} {first.code or ''}".rstrip()
 
 
-async def settle(
-    ctx: RungContext,
-    result: RungResult,
-    base_findings: BaseFindings,
-    *,
-    findings_decide: bool,
-) -> RungResult:
-    """Compare `result.diagnostics` with HEAD's. `findings_decide`: the red came from the
-    findings themselves (ruff/mypy exit 1), so none new means green."""
+async def settle(ctx: RungContext, result: RungResult, base_findings: BaseFindings) -> RungResult:
+    """Compare `result.diagnostics` with HEAD's. A red whose findings are all at HEAD too is
+    green — unless HEAD's run passed, so the failure itself is new."""
+    head_passed = False
     errors = any(d.severity == "error" for d in result.diagnostics)
     if result.state not in ("red", "green") or not errors:
         # Nothing that could decide the rung: no need to pay for HEAD's check.
@@ -92,12 +87,12 @@ async def settle(
             )
             if found.exit_code == 0:
                 # HEAD passed: a failure now is the change's even if its lines are old.
-                findings_decide = False
+                head_passed = True
             result.baseline = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
     new, old = summarize(result.diagnostics)
     result.new_findings, result.preexisting_findings = new, old
     tool = result.tool or "tool"
-    if result.state == "red" and new == 0 and old > 0 and findings_decide:
+    if result.state == "red" and new == 0 and old > 0 and not head_passed:
         result.state = "green"
         result.reason = f"no new {tool} finding; {old} pre-existing at HEAD (listed, not red)"
     elif result.state == "red" and new > 0:

@@ -110,7 +110,6 @@ async def diagnose_files(ctx: RungContext, env: ProjectEnv) -> RungResult:
         ctx,
         result,
         lambda head: ruff_base(ctx, head, argv, configs, with_findings),
-        findings_decide=True,
     )
     result.duration_s = round(time.monotonic() - started, 3)
     return result

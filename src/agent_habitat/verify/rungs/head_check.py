@@ -108,5 +108,4 @@ async def settle_on_head(
             ok_codes=ok_codes,
             extra=extra,
         ),
-        findings_decide=True,
     )
