@@ -27,9 +27,9 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import print_table, write_json
+from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import RUNGS, LadderRequest, run_ladder, stop_type_daemon
-from agent_habitat.verify.sample import build_sample
 
 # The module each project's edit lands in (affects its importers and their tests).
 EDIT_TARGETS = {"sample": "src/calc/arith.py", "more-itertools": "more_itertools/recipes.py"}

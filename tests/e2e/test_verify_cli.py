@@ -10,8 +10,8 @@ import anyio
 import pytest
 
 from agent_habitat.cli import main
+from agent_habitat.cli.demo_sample import break_sample, build_sample
 from agent_habitat.verify import stop_type_daemon
-from agent_habitat.verify.sample import break_sample, build_sample
 
 pytestmark = pytest.mark.e2e
 
@@ -88,8 +88,43 @@ def test_a_bad_ladder_key_fails_with_a_message_naming_it(
 def test_verify_events_land_in_the_workspace_journal(
     calc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["verify", "--project", str(calc), "--rung", "diagnose.files", "--json"]) == 0
-    capsys.readouterr()
+    # A clean tree: nothing to verify (exit 4), and the rung's events are journaled anyway.
+    assert main(["verify", "--project", str(calc), "--rung", "diagnose.files", "--json"]) == 4
+    assert json.loads(capsys.readouterr().out)["state"] == "nothing_to_verify"
     assert main(["events", "--project", str(calc), "--json"]) == 0
     kinds = [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()]
     assert kinds == ["environment.task.started", "environment.task.completed"]
+
+
+def test_an_incomplete_ladder_has_its_own_exit_code_and_says_what_to_configure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "todo.txt").write_text("buy milk\n", encoding="utf-8")
+    assert main(["verify", "--project", str(folder), "--json"]) == 3
+    result = json.loads(capsys.readouterr().out)
+    assert result["state"] == "incomplete"
+    assert {r["state"] for r in result["rungs"]} == {"skipped"}
+    assert "[tool.habitat.ladder]" in result["reason"]
+    assert main(["verify", "--project", str(folder)]) == 3
+    assert "ladder INCOMPLETE" in capsys.readouterr().out
+
+
+def test_the_verify_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "3 incomplete" in text
+    assert "4 nothing to verify" in text
+
+
+def test_a_git_that_refuses_to_work_is_reported_with_its_words_and_the_fix(
+    calc: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # git's own test switch makes it treat the repository as owned by another user.
+    monkeypatch.setenv("GIT_TEST_ASSUME_DIFFERENT_OWNER", "1")
+    assert main(["verify", "--project", str(calc), "--json"]) == 1
+    err = capsys.readouterr().err
+    assert "dubious ownership" in err
+    assert f"git config --global --add safe.directory {calc}" in err

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agent_habitat.verify.demo import ladder_tour
+from agent_habitat.cli.demo_tour import ladder_tour
 from agent_habitat.verify.rungs import DmypyDaemon
 from agent_habitat.workspace import Workspace
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent_habitat.cli.demo_sample import break_sample, build_sample, fix_sample
 from agent_habitat.events import Event, InMemoryEventBus
 from agent_habitat.proc import kill_tree
 from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder, stop_type_daemon
 from agent_habitat.verify.rungs import DmypyDaemon
-from agent_habitat.verify.sample import break_sample, build_sample, fix_sample
 from agent_habitat.workspace import Workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -63,10 +63,11 @@ async def test_each_rung_goes_red_on_its_defect_and_green_when_fixed(
     assert any(d.code == code and d.file for d in result.diagnostics), result.diagnostics
     assert changed in red.touched
     fix_sample(calc, defect)
-    green = await _climb(calc, rung)
-    assert green.rungs[0].state in ("green", "skipped"), green.rungs[0]
-    assert green.state == "green"
-    assert green.snapshot != red.snapshot
+    fixed = await _climb(calc, rung)
+    # Fixed means back to HEAD: nothing changed, so nothing to verify (never a bare green).
+    assert fixed.rungs[0].state == "skipped", fixed.rungs[0]
+    assert fixed.state == "nothing_to_verify"
+    assert fixed.snapshot != red.snapshot
 
 
 async def test_the_climb_stops_at_the_first_red_rung(calc: Path) -> None:
@@ -160,6 +161,7 @@ async def test_plain_mypy_and_compileall_are_used_when_configured(calc: Path) ->
     assert rung.tool == "compileall"
     assert rung.state == "red"
     assert [(d.file, d.code) for d in rung.diagnostics] == [("src/calc/arith.py", "SyntaxError")]
+    assert rung.notes[0].startswith("syntax only: type_checker = compileall is configured")
 
 
 async def test_a_project_env_without_tools_uses_the_habitat_tools_and_reports_missing_pytest(
@@ -237,14 +239,24 @@ async def test_a_configured_pyright_runs_with_json_output_and_a_missing_one_is_r
     missing = await run_ladder(
         calc, request, bus=bus, environ={"HABITAT_LADDER_TYPE_CHECKER": "basedpyright"}
     )
-    assert missing.rungs[0].state == "skipped"
-    assert missing.rungs[0].missing == "basedpyright"
+    (skipped,) = missing.rungs
+    assert skipped.state == "skipped"
+    assert skipped.missing == f"{sys.executable} -m pip install basedpyright"
+    assert skipped.reason is not None
+    assert "configures basedpyright, which is not installed" in skipped.reason
     assert missing.state == "incomplete"
+    assert missing.reason is not None
+    assert "pip install basedpyright" in missing.reason
 
 
-async def test_a_clean_tree_is_green_with_every_rung_saying_nothing_changed(calc: Path) -> None:
+async def test_a_clean_tree_is_nothing_to_verify_with_every_rung_saying_nothing_changed(
+    calc: Path,
+) -> None:
     result = await _climb(calc, policy="strict")
-    assert result.state == "green"
+    assert result.state == "nothing_to_verify"
+    assert not result.ok
+    assert result.reason is not None
+    assert "unchanged since HEAD" in result.reason
     assert result.touched == []
     assert {r.state for r in result.rungs} == {"skipped"}
     assert all(r.reason is not None and "nothing changed" in r.reason for r in result.rungs)
@@ -258,9 +270,47 @@ async def test_a_manifest_change_is_not_installed_into_the_habitats_own_environm
     assert only_manifest.rungs[0].state == "skipped"
     assert only_manifest.rungs[0].reason is not None
     assert "not reinstalling" in only_manifest.rungs[0].reason
-    assert only_manifest.state == "green"
+    assert only_manifest.state == "incomplete"
     _append(calc / "src/calc/text.py", "\n")
     with_module = await _climb(calc, "build.affected")
     (rung,) = with_module.rungs
     assert (rung.state, rung.tool) == ("green", "import-smoke")
     assert "not reinstalling" in rung.notes[0]
+
+
+async def test_a_pyright_finding_that_is_at_head_too_is_listed_but_not_red(
+    calc: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    # Reports the same finding on `return a + b` in the working tree and in HEAD's export.
+    report = (
+        '{"generalDiagnostics": [{"file": "src/calc/arith.py", "severity": "error", '
+        '"message": "old complaint", "range": {"start": {"line": 4, "character": 4}}, '
+        '"rule": "reportSomething"}]}'
+    )
+    (bin_dir / "pyright").write_text(f"#!/bin/sh\necho '{report}'\nexit 1\n", encoding="utf-8")
+    (bin_dir / "pyright").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    _append(calc / "src/calc/text.py", "X = 1\n")
+    result = await run_ladder(
+        calc,
+        LadderRequest(rungs=["compile.project"]),
+        bus=InMemoryEventBus("t"),
+        environ={"HABITAT_LADDER_TYPE_CHECKER": "pyright"},
+    )
+    (rung,) = result.rungs
+    assert (rung.tool, rung.state) == ("pyright", "green"), rung
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
+    assert rung.diagnostics[0].preexisting
+    assert result.state == "green"
+
+
+async def test_a_change_no_rung_has_work_for_is_nothing_to_verify_not_green(calc: Path) -> None:
+    _append(calc / "README.md", "More words.\n")
+    result = await _climb(calc, policy="standard")
+    assert {r.state for r in result.rungs} == {"skipped"}
+    assert result.state == "nothing_to_verify"
+    assert result.reason is not None
+    assert "README.md" in result.reason
+    assert "gives no rung work" in result.reason

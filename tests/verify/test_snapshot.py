@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_habitat.verify.sample import build_sample
+from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.verify.snapshot import take_snapshot
 
 

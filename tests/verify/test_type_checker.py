@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -7,7 +8,7 @@ import pytest
 
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.environments import ProjectEnv
-from agent_habitat.verify.rungs.compile import _version_flags, detect_type_checker
+from agent_habitat.verify.rungs.checkers import detect_type_checker, mypy_configured, version_flags
 
 
 @pytest.mark.parametrize(
@@ -19,7 +20,7 @@ from agent_habitat.verify.rungs.compile import _version_flags, detect_type_check
         ("pyproject.toml", "[tool.mypy]\nstrict = true\n", "mypy"),
         ("setup.cfg", "[mypy]\nstrict = True\n", "mypy"),
         ("mypy.ini", "[mypy]\n", "mypy"),
-        ("pyproject.toml", "[project]\nname = 'x'\n", "compileall"),
+        ("pyproject.toml", "[project]\nname = 'x'\n", "mypy"),
     ],
 )
 def test_the_type_checker_is_the_one_the_project_configures(
@@ -27,6 +28,24 @@ def test_the_type_checker_is_the_one_the_project_configures(
 ) -> None:
     (tmp_path / name).write_text(text, encoding="utf-8")
     assert detect_type_checker(tmp_path, LadderConfig()) == expected
+
+
+def test_compileall_is_left_only_where_no_type_checker_can_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = ProjectEnv(python=tmp_path / "py", version="3.12.0", prefix=str(tmp_path), modules={})
+    assert detect_type_checker(tmp_path, LadderConfig(), env) == "mypy"
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert detect_type_checker(tmp_path, LadderConfig(), env) == "compileall"
+    with_own = ProjectEnv(python=tmp_path / "py", version="3.12.0", modules={"mypy": True})
+    assert detect_type_checker(tmp_path, LadderConfig(), with_own) == "mypy"
+
+
+def test_mypy_counts_as_configured_only_when_the_project_configures_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\n", encoding="utf-8")
+    assert not mypy_configured(tmp_path)
+    (tmp_path / "setup.cfg").write_text("[mypy]\n", encoding="utf-8")
+    assert mypy_configured(tmp_path)
 
 
 def test_a_configured_type_checker_wins(tmp_path: Path) -> None:
@@ -38,12 +57,12 @@ def test_the_habitats_mypy_is_told_the_projects_python_version_unless_pinned(
     tmp_path: Path,
 ) -> None:
     other = ProjectEnv(python=tmp_path / "py", version="3.13.1", prefix=str(tmp_path), modules={})
-    assert _version_flags(tmp_path, other) == ["--python-version", "3.13"]
+    assert version_flags(tmp_path, other) == ["--python-version", "3.13"]
     (tmp_path / "setup.cfg").write_text("[mypy]\npython_version = 3.12\n", encoding="utf-8")
-    assert _version_flags(tmp_path, other) == []
+    assert version_flags(tmp_path, other) == []
     own_mypy = ProjectEnv(
         python=tmp_path / "py", version="3.13.1", prefix=str(tmp_path), modules={"mypy": True}
     )
-    assert _version_flags(tmp_path / "elsewhere", own_mypy) == []
+    assert version_flags(tmp_path / "elsewhere", own_mypy) == []
     habitat = ProjectEnv(python=Path(sys.executable), version="3.13.1", prefix=sys.prefix)
-    assert _version_flags(tmp_path / "elsewhere", habitat) == []
+    assert version_flags(tmp_path / "elsewhere", habitat) == []

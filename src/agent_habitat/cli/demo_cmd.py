@@ -18,7 +18,7 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ..demo import run_demo
+    from .demo_tour import run_demo
 
     # State and project live in a temporary folder, removed after the tour.
     with tempfile.TemporaryDirectory(prefix="habitat-demo-") as tmp:

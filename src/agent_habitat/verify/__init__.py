@@ -3,7 +3,8 @@
 #   snapshot     HEAD + dirty set → snapshot id;   layout  packages and tests of a project
 #   selection    import-graph impact and test selection;   parsers  tool output → diagnostics
 #   environments the project's interpreter and tools;  command  one rung process via proc/
-#   rungs/       one module per rung;   ladder  the climb;   demo  the `habitat demo` part
+#   head         HEAD's files and export;   baseline  findings matched against HEAD's, cached
+#   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
 from .config import LadderConfig, load_ladder_config, load_policy
 from .ladder import run_ladder, stop_type_daemon
 from .models import (
@@ -19,12 +20,13 @@ from .models import (
     RungState,
     Selection,
 )
-from .snapshot import Snapshot, take_snapshot
+from .snapshot import GitError, Snapshot, take_snapshot
 
 __all__ = [
     "POLICIES",
     "RUNGS",
     "Diagnostic",
+    "GitError",
     "LadderConfig",
     "LadderRequest",
     "LadderResult",

@@ -25,6 +25,7 @@ __all__ = ["Command", "LadderConfig", "expand_command", "load_ladder_config", "l
 Command = str | list[str]
 
 TypeChecker = Literal["auto", "mypy", "pyright", "basedpyright", "compileall"]
+Lint = Literal["new", "strict"]
 
 _RUNG_KEYS: dict[RungName, str] = {
     "diagnose.files": "diagnose_files",
@@ -52,7 +53,12 @@ class LadderConfig(BaseModel):
     python: str | None = None
     """The project's interpreter; default `.venv/bin/python`, else the current one."""
     type_checker: TypeChecker = "auto"
-    """`auto`: pyright/basedpyright/mypy when the project configures one, else compileall."""
+    """`auto`: pyright/basedpyright/mypy when the project configures one, else mypy with
+    its defaults (non-strict); compileall only where no type checker can run."""
+    lint: Lint = "new"
+    """`new`: only findings that are not at HEAD too make a rung red, and a project without
+    its own ruff configuration gets the bug-finding rules only (`F`, `E9`). `strict`: every
+    finding counts, with ruff's full configured (or default) rule set."""
     dmypy: bool = True
     """Type-check through a warm `dmypy` daemon (False: a plain `mypy` run each time)."""
     packages: list[str] | None = None

@@ -20,6 +20,7 @@ import anyio.to_thread
 from ..errors import UsageError
 from ..events import EventBus
 from ..workspace import Workspace
+from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
 from .environments import ProjectEnv, probe_env, resolve_python
 from .layout import discover_layout
@@ -67,15 +68,36 @@ def _given_files(root: Path, files: list[str]) -> list[str]:
     return sorted(out)
 
 
-def _overall(results: list[RungResult]) -> LadderState:
+def _overall(results: list[RungResult], ctx: RungContext) -> tuple[LadderState, str | None]:
+    """The ladder's state, and for `incomplete` / `nothing_to_verify` why."""
     states = {r.state for r in results}
     order: tuple[LadderState, ...] = ("cancelled", "died", "red", "error")
     for state in order:
         if state in states:
-            return state
-    if any(r.missing for r in results):
-        return "incomplete"
-    return "green"
+            return state, None
+    missing = [r for r in results if r.missing]
+    if missing:
+        what = "; ".join(f"{r.rung}: {r.reason or r.missing}" for r in missing)
+        return "incomplete", f"a rung could not run for a missing tool — {what}"
+    if "green" in states:
+        return "green", None
+    # Nothing ran: never green.
+    if ctx.env is None:
+        return "incomplete", (
+            "no rung could run: not a Python project and no rung command configured; set "
+            'them in pyproject.toml, e.g. [tool.habitat.ladder] "diagnose.files" = '
+            '"shellcheck {files}", "test.full" = "make test"'
+        )
+    if not ctx.touched:
+        head = f" {ctx.snapshot.head[:12]}" if ctx.snapshot.head else ""
+        return "nothing_to_verify", (
+            f"the tree is unchanged since HEAD{head}: nothing to verify "
+            "(give --files or --filter, or use the ci_parity policy for the full suite)"
+        )
+    return "nothing_to_verify", (
+        f"the change ({', '.join(ctx.touched[:5])}{' …' if len(ctx.touched) > 5 else ''}) "
+        "gives no rung work: " + "; ".join(f"{r.rung}: {r.reason}" for r in results)
+    )
 
 
 async def _context(
@@ -148,6 +170,7 @@ async def _climb_one(ctx: RungContext, rung: RungName, bus: EventBus) -> RungRes
         result = RungResult(rung=rung, task=task, state="error", reason=f"internal error: {exc!r}")
     if result.duration_s == 0.0:
         result.duration_s = round(time.monotonic() - started, 3)
+    result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
     _publish_end(bus, result, ctx)
     return result
 
@@ -169,6 +192,8 @@ def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
             "signal": result.signal,
             "spool": result.spool,
             "diagnostics": len(result.diagnostics),
+            "new_findings": result.new_findings,
+            "preexisting_findings": result.preexisting_findings,
             "last_lines": result.output.splitlines()[-5:] if result.state == "died" else [],
         },
     )
@@ -211,12 +236,14 @@ async def run_ladder(
                 for later in rungs[index + 1 :]
             )
             break
+    state, reason = _overall(results, ctx)
     return LadderResult(
         id=ladder_id,
         snapshot=ctx.snapshot.id,
         head=ctx.snapshot.head,
         policy=policy,
-        state=_overall(results),
+        state=state,
+        reason=reason,
         rungs=results,
         touched=ctx.touched,
         selection=ctx.selection if _NEEDS_IMPACT & set(rungs) or request.filter else None,

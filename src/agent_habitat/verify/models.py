@@ -49,8 +49,13 @@ RungState = Literal["green", "red", "skipped", "error", "cancelled", "died"]
 `reason`); `error`: the tool itself failed (bad usage, timeout, crash with an exit code);
 `cancelled`: its request was cancelled; `died`: its process was killed by a signal."""
 
-LadderState = Literal["green", "red", "incomplete", "error", "cancelled", "died"]
-"""`incomplete`: nothing failed, but a rung was skipped because a tool is missing."""
+LadderState = Literal[
+    "green", "red", "incomplete", "nothing_to_verify", "error", "cancelled", "died"
+]
+"""`green`: at least one rung ran and every rung that ran is green; `incomplete`: nothing
+failed, but a rung was skipped because a tool is missing, or no rung could run at all (see
+`LadderResult.reason`); `nothing_to_verify`: the tree is unchanged since HEAD and nothing
+was asked for explicitly, so no rung had work."""
 
 Severity = Literal["error", "warning", "note"]
 
@@ -68,6 +73,9 @@ class Diagnostic(BaseModel):
     message: str
     source: str = ""
     """The tool that reported it: `syntax`, `ruff`, `mypy`, `pyright`, `pytest`, `import`, …"""
+    preexisting: bool = False
+    """The same finding (tool, code, message, text of its source line) exists at the
+    snapshot's base (HEAD): listed and counted, but it does not make the rung red."""
 
 
 class Selection(BaseModel):
@@ -103,8 +111,19 @@ class RungResult(BaseModel):
     signal: str | None = None
     """Signal name (e.g. `SIGKILL`) when the process died by one."""
     diagnostics: list[Diagnostic] = Field(default_factory=list)
+    """New findings first, then the pre-existing ones (`preexisting=True`)."""
+    new_findings: int = 0
+    """Findings the change introduced (these decide red)."""
+    preexisting_findings: int = 0
+    """Findings that exist at HEAD too; never red, never hidden."""
+    baseline: str | None = None
+    """What the findings were compared with: `HEAD <commit>` (with `cached` when the base
+    results came from the cache), `none: <why>` (every finding counts as new), `strict`
+    (`lint = "strict"`: every finding counts), or None when the rung has no findings to
+    compare."""
     missing: str | None = None
-    """When skipped because a tool is missing: its name (the ladder is then `incomplete`)."""
+    """When skipped because a tool is missing: its name, or for a type checker the project
+    configures, the command that installs it (the ladder is then `incomplete`)."""
     notes: list[str] = Field(default_factory=list)
     """Facts worth knowing, e.g. `dmypy daemon was dead; restarted`."""
     output: str = ""
@@ -143,6 +162,8 @@ class LadderResult(BaseModel):
     """The change: files that differ from HEAD (or the files given)."""
     selection: Selection | None = None
     duration_s: float = 0.0
+    reason: str | None = None
+    """Why the ladder is `incomplete` or `nothing_to_verify`, and what to configure."""
 
     @property
     def ok(self) -> bool:

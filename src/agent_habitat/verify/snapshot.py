@@ -2,18 +2,28 @@
 
 Its id is a hash of the HEAD commit and the sorted touched paths with their content
 hashes, so any write to a touched file, or a new commit, gives a different id
-(DESIGN §5 "Epochs"). Outside git every file counts as touched.
+(DESIGN §5 "Epochs"). Outside git every file counts as touched. A git that refuses to work
+(e.g. "dubious ownership" of a folder another user owns) is an error that says what git
+said and how to fix it, never a guess that every file changed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Snapshot", "take_snapshot"]
+from ..errors import HabitatError
+
+__all__ = ["GitError", "Snapshot", "take_snapshot"]
+
+
+class GitError(HabitatError):
+    """git is there but refuses to tell what changed; the message has its words and the fix."""
+
 
 # Tool caches and bytecode are never part of a change, ignored by git or not.
 _NOISE_DIRS = frozenset(
@@ -62,17 +72,34 @@ def file_hash(path: Path) -> str:
         return "dir"
 
 
+def _refused(root: Path, proc: subprocess.CompletedProcess[bytes]) -> GitError:
+    said = proc.stderr.decode("utf-8", "replace").strip()
+    fix = "fix git's complaint above"
+    if "dubious ownership" in said:
+        where = re.search(r"repository at '([^']+)'", said)
+        fix = (
+            "if you trust this folder, run: git config --global --add safe.directory "
+            f"{where[1] if where else root}"
+        )
+    return GitError(f"git refuses to read {root}, so the change is unknown: {said} — {fix}")
+
+
 def _git_changes(root: Path) -> tuple[str | None, list[str]] | None:
-    inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    try:
+        inside = _git(root, "rev-parse", "--is-inside-work-tree")
+    except FileNotFoundError:
+        return None  # no git installed: not a work tree as far as we can tell
     if inside.returncode != 0:
-        return None
+        if b"not a git repository" in inside.stderr:
+            return None
+        raise _refused(root, inside)
     head_proc = _git(root, "rev-parse", "--verify", "-q", "HEAD")
     head = (head_proc.stdout.decode().strip() or None) if head_proc.returncode == 0 else None
     status = _git(
         root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "."
     )
     if status.returncode != 0:
-        return None
+        raise _refused(root, status)
     prefix = _git(root, "rev-parse", "--show-prefix").stdout.decode().strip()
     paths: list[str] = []
     for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):

@@ -1,4 +1,6 @@
-# rungs/: one module per rung (tests.py holds both test rungs); context.py is what they share.
+# rungs/: one module per rung (suite.py holds both test rungs); context.py is what they share,
+#   preamble.py the check every rung goes through (no work / configured / not Python);
+#   compare.py + head_check.py + lint.py the comparison with HEAD; checkers.py which checker.
 from collections.abc import Awaitable, Callable
 
 from ..models import RungName, RungResult

@@ -11,10 +11,12 @@ import time
 import anyio
 
 from ..config import expand_command
+from ..environments import ProjectEnv
 from ..layout import is_manifest
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import relative
-from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
+from .context import RungContext, from_outcome, nothing_to_do, skipped
+from .preamble import python_rung
 
 __all__ = ["build_affected"]
 
@@ -97,12 +99,8 @@ async def _reinstall(ctx: RungContext, notes: list[str]) -> RungResult | None:
     return result
 
 
-async def build_affected(ctx: RungContext) -> RungResult:
-    configured = ctx.config.command_for(RUNG)
-    if configured is not None:
-        return await run_configured(ctx, RUNG, configured)
-    if ctx.env is None:
-        return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
+@python_rung(RUNG)
+async def build_affected(ctx: RungContext, env: ProjectEnv) -> RungResult:
     started = time.monotonic()
     notes: list[str] = []
     decided = await _reinstall(ctx, notes)
@@ -121,12 +119,13 @@ async def build_affected(ctx: RungContext) -> RungResult:
                 duration_s=round(time.monotonic() - started, 3),
             )
         if notes:
-            return skipped(ctx, RUNG, notes[0])
+            # The manifest changed and nothing could act on it: not "nothing to do".
+            return skipped(ctx, RUNG, notes[0], missing="a project environment")
         return nothing_to_do(ctx, RUNG, "no manifest changed and no package module is affected")
     report = ctx.spool(RUNG, ".json")
     roots = [str(p) for p in ctx.layout.source_roots]
     pythonpath = os.pathsep.join([*roots, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    argv = [str(ctx.env.python), "-c", _SMOKE, str(report), str(ctx.root), *modules]
+    argv = [str(env.python), "-c", _SMOKE, str(report), str(ctx.root), *modules]
     outcome = await ctx.run(RUNG, argv, extra_env={"PYTHONPATH": pythonpath})
     try:
         failed = json.loads(await anyio.Path(report).read_text(encoding="utf-8"))

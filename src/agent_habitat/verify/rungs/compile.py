@@ -1,79 +1,32 @@
-"""`compile.project`: type-check the affected modules — mypy through the warm dmypy daemon,
-or pyright/basedpyright when the project configures it; `compileall` when no type checker
-is configured."""
+"""`compile.project`: type-check the affected modules — mypy through the warm dmypy daemon
+(the project's settings, else mypy's non-strict defaults), or pyright/basedpyright when the
+project configures it; only errors that are not at HEAD too make it red. `compileall`
+(syntax only, and the rung says so) where no type checker can run."""
 
 from __future__ import annotations
 
-import configparser
-import tomllib
 from pathlib import Path
 
-from ..config import LadderConfig
+import anyio.to_thread
+
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy, parse_pyright
-from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
+from .checkers import (
+    DEFAULT_MYPY_FLAGS,
+    detect_type_checker,
+    install_hint,
+    mypy_configured,
+    version_flags,
+)
+from .context import RungContext, from_outcome, nothing_to_do, skipped
 from .dmypy import MYPY_FLAGS, DmypyDaemon
+from .head_check import settle_on_head
+from .preamble import python_rung
 
 __all__ = ["compile_project", "detect_type_checker"]
 
 RUNG: RungName = "compile.project"
-
-
-def _has_ini_section(path: Path, section: str) -> bool:
-    if not path.is_file():
-        return False
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read(path, encoding="utf-8")
-    except configparser.Error:
-        return False
-    return parser.has_section(section)
-
-
-def detect_type_checker(root: Path, config: LadderConfig) -> str:
-    """The configured checker, else the one the project's files configure, else compileall."""
-    if config.type_checker != "auto":
-        return config.type_checker
-    tool: dict[str, object] = {}
-    if (root / "pyproject.toml").is_file():
-        with open(root / "pyproject.toml", "rb") as f:
-            tool = tomllib.load(f).get("tool", {})
-    if "basedpyright" in tool:
-        return "basedpyright"
-    if "pyright" in tool or (root / "pyrightconfig.json").is_file():
-        return "pyright"
-    if (
-        "mypy" in tool
-        or (root / "mypy.ini").is_file()
-        or (root / ".mypy.ini").is_file()
-        or _has_ini_section(root / "setup.cfg", "mypy")
-    ):
-        return "mypy"
-    return "compileall"
-
-
-def _version_flags(root: Path, env: ProjectEnv) -> list[str]:
-    """`--python-version` of the project's interpreter when the habitat's own mypy (another
-    Python) checks it and the project's mypy config does not pin a version."""
-    if env.has("mypy") or env.is_habitat_python or not env.version:
-        return []
-    tool: dict[str, object] = {}
-    if (root / "pyproject.toml").is_file():
-        with open(root / "pyproject.toml", "rb") as f:
-            tool = tomllib.load(f).get("tool", {})
-    mypy_table = tool.get("mypy")
-    if isinstance(mypy_table, dict) and "python_version" in mypy_table:
-        return []
-    for name in ("mypy.ini", ".mypy.ini", "setup.cfg"):
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(root / name, encoding="utf-8")
-        except configparser.Error:
-            continue
-        if parser.has_option("mypy", "python_version"):
-            return []
-    return ["--python-version", ".".join(env.version.split(".")[:2])]
 
 
 def _prefer_stubs(root: Path, targets: list[str]) -> list[str]:
@@ -94,20 +47,29 @@ def _summary(result: RungResult) -> None:
         result.reason = f"{len(errors)} {result.tool} error(s), first {where}"
 
 
-async def _mypy(ctx: RungContext, targets: list[str]) -> RungResult:
-    assert ctx.env is not None
+async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
+    configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
+    # The error code is known to the habitat's mypy (a pinned dependency); a project's own
+    # older mypy might reject it, and runs with its plain defaults.
+    quiet = not (configured or ctx.config.lint == "strict" or env.has("mypy"))
+    flags = [*version_flags(ctx.root, env), *(DEFAULT_MYPY_FLAGS if quiet else ())]
+    notes: list[str] = []
+    if not configured:
+        notes.append(
+            "the project configures no mypy; checked with mypy's defaults (not strict) "
+            "— add [tool.mypy] to pyproject.toml for your own settings"
+        )
     if ctx.config.dmypy:
         daemon = DmypyDaemon(ctx.workspace)
         note = daemon.prepare()
-        argv = daemon.argv(ctx.env, [*_version_flags(ctx.root, ctx.env), *targets])
+        argv = daemon.argv(env, [*flags, *targets])
         outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
         tool = "dmypy"
         if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
             note = "dmypy daemon crashed during the check; the next run restarts it"
     else:
-        prefix, extra = ctx.env.mypy()
-        flags = [*MYPY_FLAGS, *extra, *_version_flags(ctx.root, ctx.env)]
-        outcome = await ctx.run(RUNG, [*prefix, *flags, *targets])
+        prefix, extra = env.mypy()
+        outcome = await ctx.run(RUNG, [*prefix, *MYPY_FLAGS, *extra, *flags, *targets])
         note, tool = None, "mypy"
     diagnostics = parse_mypy(outcome.text, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
@@ -123,57 +85,83 @@ async def _mypy(ctx: RungContext, targets: list[str]) -> RungResult:
         tool=tool,
         state=state,
         diagnostics=diagnostics,
-        notes=[note] if note else [],
+        notes=[*([note] if note else []), *notes],
     )
     if result.state == "error" and result.reason is None:
         result.reason = f"{tool} failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
     _summary(result)
-    return result
+    # HEAD is checked by plain mypy (same flags) in HEAD's export, never by the daemon,
+    # which stays warm on the working tree.
+    prefix, extra = env.mypy()
+    base_argv = [*prefix, *MYPY_FLAGS, *extra, *flags]
+    cache_dir = ctx.workspace.state_dir / "baseline" / "mypy-cache"
+    return await settle_on_head(
+        ctx,
+        RUNG,
+        result,
+        tool="mypy",
+        argv=base_argv,
+        targets=targets,
+        parse=parse_mypy,
+        extra=["--cache-dir", str(cache_dir)],
+    )
 
 
-async def _pyright(ctx: RungContext, name: str, targets: list[str]) -> RungResult:
-    assert ctx.env is not None
-    tool = ctx.env.node_tool(name)
+async def _pyright(ctx: RungContext, env: ProjectEnv, name: str, targets: list[str]) -> RungResult:
+    tool = env.node_tool(name)
     if tool is None:
+        command, about = install_hint(env, name)
         return skipped(
             ctx,
             RUNG,
-            f"{name} is configured but not installed; install with {ctx.env.install_hint(name)}",
-            missing=name,
+            f"the project configures {name}, which is not installed; install with {command} "
+            f"({about})",
+            missing=command,
         )
-    argv = [*tool, "--outputjson", "--pythonpath", str(ctx.env.python), *targets]
-    outcome = await ctx.run(RUNG, argv)
+    argv = [*tool, "--outputjson", "--pythonpath", str(env.python)]
+    outcome = await ctx.run(RUNG, [*argv, *targets])
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
     diagnostics = parse_pyright(outcome.text, ctx.root, source=name)
     result = from_outcome(ctx, RUNG, outcome, tool=name, state=state, diagnostics=diagnostics)
     if result.state == "error" and result.reason is None:
         result.reason = f"{name} failed (exit {outcome.exit_code})"
     _summary(result)
-    return result
+    return await settle_on_head(
+        ctx,
+        RUNG,
+        result,
+        tool=name,
+        argv=argv,
+        targets=targets,
+        parse=lambda text, root: parse_pyright(text, root, source=name),
+    )
 
 
-async def compile_project(ctx: RungContext) -> RungResult:
-    configured = ctx.config.command_for(RUNG)
-    if configured is not None:
-        return await run_configured(ctx, RUNG, configured)
-    if ctx.env is None:
-        return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
+@python_rung(RUNG)
+async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
     targets = ctx.existing(ctx.impact.affected_files)
     if not targets:
         return nothing_to_do(ctx, RUNG, "no package module is affected by the change")
-    checker = detect_type_checker(ctx.root, ctx.config)
+    checker = detect_type_checker(ctx.root, ctx.config, env)
     if checker == "mypy":
-        return await _mypy(ctx, _prefer_stubs(ctx.root, targets))
+        return await _mypy(ctx, env, _prefer_stubs(ctx.root, targets))
     if checker in ("pyright", "basedpyright"):
-        return await _pyright(ctx, checker, _prefer_stubs(ctx.root, targets))
-    outcome = await ctx.run(RUNG, [str(ctx.env.python), "-m", "compileall", "-q", *targets])
+        return await _pyright(ctx, env, checker, _prefer_stubs(ctx.root, targets))
+    outcome = await ctx.run(RUNG, [str(env.python), "-m", "compileall", "-q", *targets])
+    why = (
+        "type_checker = compileall is configured"
+        if ctx.config.type_checker == "compileall"
+        else "no type checker can run (mypy is not installed here)"
+    )
     result = from_outcome(
         ctx,
         RUNG,
         outcome,
         tool="compileall",
         diagnostics=parse_compileall(outcome.text, ctx.root),
-        notes=["no type checker configured; byte-compiled the affected modules"],
+        notes=[f"syntax only: {why}; byte-compiled the affected modules, no type check"],
     )
     _summary(result)
+    if result.state == "green":
+        result.reason = "syntax only: the affected modules byte-compile; types were not checked"
     return result

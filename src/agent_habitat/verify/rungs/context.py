@@ -9,15 +9,15 @@ from pathlib import Path
 
 from ...workspace import Workspace
 from ..command import Outcome, child_env, run_command, spool_path
-from ..config import LadderConfig, expand_command
+from ..config import LadderConfig
 from ..environments import ProjectEnv
+from ..head import HeadTree
 from ..layout import Layout
 from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
-from ..parsers import parse_generic
 from ..selection import Impact
 from ..snapshot import Snapshot
 
-__all__ = ["RungContext", "from_outcome", "nothing_to_do", "run_configured", "skipped"]
+__all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped"]
 
 NOTHING_CHANGED = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
 
@@ -37,6 +37,8 @@ class RungContext:
     """None for a project that is not Python."""
     impact: Impact = field(default_factory=Impact)
     selection: Selection = field(default_factory=lambda: Selection(full=True))
+    head: HeadTree | None = None
+    """The snapshot's base, built on first use by a rung that compares with it."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"
@@ -58,10 +60,11 @@ class RungContext:
         suffix: str = ".out",
         extra_env: Mapping[str, str] | None = None,
         reap_leftovers: bool = True,
+        cwd: Path | None = None,
     ) -> Outcome:
         return await run_command(
             argv,
-            cwd=self.root,
+            cwd=cwd or self.root,
             env=self.process_env(extra_env),
             spool=self.spool(rung, suffix),
             limit_s=self.config.timeout_s,
@@ -119,19 +122,4 @@ def from_outcome(
         output=outcome.tail,
         output_truncated=outcome.truncated,
         spool=str(outcome.spool),
-    )
-
-
-async def run_configured(ctx: RungContext, rung: RungName, command: str | list[str]) -> RungResult:
-    """A rung whose command the project configured: exit 0 is green, anything else red."""
-    tests = ctx.selection.tests if not ctx.selection.full else []
-    argv = expand_command(
-        command,
-        files=ctx.existing(ctx.touched),
-        modules=ctx.impact.affected_modules,
-        tests=tests,
-    )
-    outcome = await ctx.run(rung, argv)
-    return from_outcome(
-        ctx, rung, outcome, tool="configured", diagnostics=parse_generic(outcome.text, ctx.root)
     )

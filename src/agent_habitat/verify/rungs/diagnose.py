@@ -1,5 +1,6 @@
 """`diagnose.files`: the touched Python files — a syntax check in-process, then one
-`ruff check` over all of them (no process per file)."""
+`ruff check` over all of them (no process per file); only findings that are not at HEAD
+too make it red."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ import time
 import anyio
 import anyio.to_thread
 
+from ..environments import ProjectEnv
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_ruff
-from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
+from .compare import settle
+from .context import RungContext, from_outcome, nothing_to_do
+from .lint import DEFAULT_SELECT, ruff_argv, ruff_base, ruff_configured
+from .preamble import python_rung
 
 __all__ = ["diagnose_files"]
 
@@ -51,21 +56,19 @@ def _newer_than_us(version: str) -> bool:
     return (major, minor) > sys.version_info[:2]
 
 
-async def diagnose_files(ctx: RungContext) -> RungResult:
-    configured = ctx.config.command_for(RUNG)
-    if configured is not None:
-        if not ctx.existing(ctx.touched):
-            return nothing_to_do(ctx, RUNG, "no touched files")
-        return await run_configured(ctx, RUNG, configured)
-    if ctx.env is None:
-        return skipped(ctx, RUNG, "not a Python project and no [tool.habitat.ladder] command")
+def _no_files(ctx: RungContext) -> str | None:
+    return None if ctx.existing(ctx.touched) else "no touched files"
+
+
+@python_rung(RUNG, no_work=_no_files)
+async def diagnose_files(ctx: RungContext, env: ProjectEnv) -> RungResult:
     files = [p for p in ctx.existing(ctx.touched) if p.endswith((".py", ".pyi"))]
     if not files:
         return nothing_to_do(
             ctx, RUNG, f"no Python files among the {len(ctx.touched)} touched files"
         )
     started = time.monotonic()
-    if not _newer_than_us(ctx.env.version):
+    if not _newer_than_us(env.version):
         errors = await anyio.to_thread.run_sync(_syntax_errors, ctx, files)
         if errors:
             return RungResult(
@@ -78,18 +81,9 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
                 diagnostics=errors,
             )
     report = ctx.spool(RUNG, ".json")
-    argv = [
-        *ctx.env.ruff(),
-        "check",
-        "--output-format",
-        "json",
-        "--no-fix",
-        "--force-exclude",
-        "--output-file",
-        str(report),
-        *files,
-    ]
-    outcome = await ctx.run(RUNG, argv)
+    configs = await anyio.to_thread.run_sync(ruff_configured, ctx.root, files)
+    argv = ruff_argv(ctx, env, configs)
+    outcome = await ctx.run(RUNG, [*argv, "--output-file", str(report), *files])
     try:
         text = await anyio.Path(report).read_text(encoding="utf-8")
         await anyio.Path(report).unlink()
@@ -98,6 +92,12 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
     diagnostics = parse_ruff(text, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
     result = from_outcome(ctx, RUNG, outcome, tool="ruff", state=state, diagnostics=diagnostics)
+    if not configs:
+        select = "ruff's defaults" if ctx.config.lint == "strict" else DEFAULT_SELECT
+        result.notes.append(
+            f"the project configures no ruff; checked {select} "
+            "(add [tool.ruff] to pyproject.toml, or ruff.toml, for your own rules)"
+        )
     if state == "error" and result.reason is None:
         result.reason = f"ruff failed (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
     elif result.state == "red" and diagnostics:
@@ -105,5 +105,11 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
         result.reason = (
             f"{len(diagnostics)} ruff finding(s), first {first.file}:{first.line} {first.code}"
         )
+    with_findings = sorted({d.file for d in diagnostics if d.file})
+    result = await settle(
+        ctx,
+        result,
+        lambda head: ruff_base(ctx, head, argv, configs, with_findings),
+    )
     result.duration_s = round(time.monotonic() - started, 3)
     return result

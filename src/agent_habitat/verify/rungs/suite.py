@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import anyio
 
-from ..config import expand_command
+from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
-from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
+from .context import RungContext, from_outcome, skipped
+from .preamble import Configured, python_rung
 
 __all__ = ["full_suite", "pytest_args", "scoped_suite"]
 
@@ -85,31 +86,30 @@ async def _pytest(ctx: RungContext, rung: RungName, tests: list[str], why: str) 
     return result
 
 
-async def scoped_suite(ctx: RungContext) -> RungResult:
-    rung: RungName = "test.scoped"
+def _nothing_selected(ctx: RungContext) -> str | None:
     selection = ctx.selection
-    if not selection.full and not selection.tests:
-        return nothing_to_do(ctx, rung, "no test is affected by the change")
-    configured = ctx.config.command_for(rung)
-    if configured is not None:
-        return await run_configured(ctx, rung, configured)
-    if ctx.env is None:
-        return skipped(ctx, rung, "not a Python project and no [tool.habitat.ladder] command")
+    return (
+        "no test is affected by the change" if not selection.full and not selection.tests else None
+    )
+
+
+@python_rung("test.scoped", no_work=_nothing_selected)
+async def scoped_suite(ctx: RungContext, env: ProjectEnv) -> RungResult:
+    selection = ctx.selection
     if selection.full:
         why = "whole suite: " + "; ".join(selection.reasons)
     else:
         why = f"{len(selection.tests)} selected: " + "; ".join(selection.reasons[:5])
-    return await _pytest(ctx, rung, [] if selection.full else selection.tests, why)
+    return await _pytest(ctx, "test.scoped", [] if selection.full else selection.tests, why)
 
 
-async def full_suite(ctx: RungContext) -> RungResult:
-    rung: RungName = "test.full"
+def _full_command(ctx: RungContext) -> Configured | None:
     if ctx.policy == "ci_parity" and ctx.config.ci_test is not None:
-        outcome = await ctx.run(rung, expand_command(ctx.config.ci_test))
-        return from_outcome(ctx, rung, outcome, tool="ci_test", notes=["the project's CI command"])
-    configured = ctx.config.command_for(rung)
-    if configured is not None:
-        return await run_configured(ctx, rung, configured)
-    if ctx.env is None:
-        return skipped(ctx, rung, "not a Python project and no [tool.habitat.ladder] command")
-    return await _pytest(ctx, rung, [], "whole suite")
+        return Configured(ctx.config.ci_test, tool="ci_test", notes=("the project's CI command",))
+    command = ctx.config.command_for("test.full")
+    return Configured(command) if command is not None else None
+
+
+@python_rung("test.full", configured=_full_command)
+async def full_suite(ctx: RungContext, env: ProjectEnv) -> RungResult:
+    return await _pytest(ctx, "test.full", [], "whole suite")

@@ -1,4 +1,6 @@
-"""`habitat demo`: a short scripted tour in a temporary workspace."""
+"""`habitat demo`: a short scripted tour in a temporary workspace — shell tabs, then the
+ladder on a sample project: green; break it, see the rung that catches it; fix it, green
+again (on the warm type-check daemon)."""
 
 from __future__ import annotations
 
@@ -6,16 +8,21 @@ import os
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import psutil
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
-from .habitat import Habitat
-from .shell.models import KillArgs, LastArgs, RunArgs, RunResult, WaitArgs
-from .workspace import Workspace
+from ..events import InMemoryEventBus
+from ..habitat import Habitat
+from ..shell.models import KillArgs, LastArgs, RunArgs, RunResult, WaitArgs
+from ..verify import POLICIES, LadderRequest, LadderResult, run_ladder, stop_type_daemon
+from ..workspace import Workspace
+from .demo_sample import DEFECTS, break_sample, build_sample, fix_sample
+from .ladder_view import LadderView, render_result
 
-__all__ = ["run_demo"]
+__all__ = ["ladder_tour", "run_demo", "shell_tour"]
 
 
 def _show(console: Console, result: RunResult) -> None:
@@ -93,6 +100,44 @@ async def shell_tour(console: Console, project: Path) -> None:
         console.print(table)
 
 
+async def _climb(console: Console, root: Path, title: str) -> LadderResult:
+    console.print(f"[bold]habitat verify[/]  [dim]# {title}[/]")
+    bus = InMemoryEventBus(str(root))
+    with LadderView(console, POLICIES["standard"], bus):
+        result = await run_ladder(root, LadderRequest(policy="standard"), bus=bus)
+    render_result(console, result)
+    return result
+
+
+async def ladder_tour(console: Console, workdir: Path) -> None:
+    """Build a sample project under `workdir`, break it, show the red rung, fix it, show green."""
+    root = workdir / "calc"
+    await anyio.to_thread.run_sync(lambda: build_sample(root))
+    console.print(f"sample project: {root} (package, tests, pyproject, git)")
+    try:
+        (root / "src/calc/text.py").write_text(
+            (root / "src/calc/text.py").read_text(encoding="utf-8") + "\n\nQUIET = '.'\n",
+            encoding="utf-8",
+        )
+        first = await _climb(console, root, "a harmless edit to calc/text.py")
+        rel, _, what = DEFECTS["type"]
+        await anyio.to_thread.run_sync(break_sample, root, "type")
+        console.print(f"\n[bold red]break it:[/] {rel} now has {what}")
+        broken = await _climb(console, root, "the same ladder, on the broken code")
+        red = next((r for r in broken.rungs if r.state == "red"), None)
+        if red is not None:
+            console.print(f"→ [bold red]{red.rung}[/] is red; the climb stopped there")
+        await anyio.to_thread.run_sync(fix_sample, root, "type")
+        console.print(f"\n[bold green]fix it:[/] {rel} restored")
+        fixed = await _climb(console, root, "again, on a warm dmypy daemon")
+        console.print(
+            f"snapshots: {first.snapshot} → {broken.snapshot} → {fixed.snapshot} "
+            "(a verdict belongs to the snapshot it ran on)"
+        )
+    finally:
+        await stop_type_daemon(root)
+
+
 async def run_demo(tmp: Path, console: Console | None = None) -> None:
     """The whole tour, with state and project inside `tmp`."""
     console = console or Console()
@@ -107,9 +152,5 @@ async def run_demo(tmp: Path, console: Console | None = None) -> None:
         )
     )
     await shell_tour(console, project)
-    try:
-        from .verify.demo import ladder_tour
-    except ImportError:
-        return
     console.rule("6. the verification ladder")
     await ladder_tour(console, Path(tmp, "ladder"))

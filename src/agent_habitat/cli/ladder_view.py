@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..events import Event, EventBus
-from .models import LadderResult, RungName, RungResult
+from ..verify import Diagnostic, LadderResult, RungName, RungResult
 
 __all__ = ["LadderView", "render_result"]
 
@@ -26,10 +26,12 @@ STYLE = {
     "cancelled": "yellow",
     "died": "bold magenta",
     "incomplete": "bold yellow",
+    "nothing_to_verify": "bold blue",
     "running": "cyan",
     "waiting": "dim",
 }
 _DIAGNOSTICS_SHOWN = 8
+_PREEXISTING_SHOWN = 5
 
 
 def _last_line(spool: str | None) -> str:
@@ -102,6 +104,12 @@ class LadderView:
         self._live.__exit__(et, ev, tb)
 
 
+def _where(diag: Diagnostic) -> str:
+    where = ":".join(str(x) for x in (diag.file, diag.line, diag.col) if x is not None)
+    message = diag.message.splitlines()[0] if diag.message else ""
+    return f"{where}: {diag.code or diag.severity}: {message}"
+
+
 def _rung_block(rung: RungResult) -> list[RenderableType]:
     head = Text.assemble(
         (f"{rung.rung:<16}", "bold"),
@@ -118,12 +126,19 @@ def _rung_block(rung: RungResult) -> list[RenderableType]:
         out.append(Text(f"    $ {rung.command_line[:300]}", style="dim"))
     for note in rung.notes:
         out.append(Text(f"    note: {note}", style="dim italic"))
-    for diag in rung.diagnostics[:_DIAGNOSTICS_SHOWN]:
-        where = ":".join(str(x) for x in (diag.file, diag.line, diag.col) if x is not None)
-        message = diag.message.splitlines()[0] if diag.message else ""
-        out.append(Text(f"    {where}: {diag.code or diag.severity}: {message}", style="red"))
-    if len(rung.diagnostics) > _DIAGNOSTICS_SHOWN:
-        out.append(Text(f"    … {len(rung.diagnostics) - _DIAGNOSTICS_SHOWN} more", style="dim"))
+    new = [d for d in rung.diagnostics if not d.preexisting]
+    old = [d for d in rung.diagnostics if d.preexisting]
+    for diag in new[:_DIAGNOSTICS_SHOWN]:
+        out.append(Text(f"    {_where(diag)}", style="red"))
+    if len(new) > _DIAGNOSTICS_SHOWN:
+        out.append(Text(f"    … {len(new) - _DIAGNOSTICS_SHOWN} more new", style="dim"))
+    if old:
+        # Listed, never hidden: they are at HEAD too, so they do not decide the rung.
+        out.append(Text(f"    {len(old)} pre-existing (at {rung.baseline}):", style="dim"))
+        for diag in old[:_PREEXISTING_SHOWN]:
+            out.append(Text(f"      {_where(diag)}", style="dim"))
+        if len(old) > _PREEXISTING_SHOWN:
+            out.append(Text(f"      … {len(old) - _PREEXISTING_SHOWN} more", style="dim"))
     if rung.state in ("died", "error") and rung.output and not rung.diagnostics:
         tail = "\n".join(rung.output.strip().splitlines()[-5:])
         out.append(Text(f"    {tail}", style="dim"))
@@ -147,9 +162,11 @@ def render_result(console: Console, result: LadderResult) -> None:
     blocks.append(
         Text.assemble(
             ("ladder ", "bold"),
-            (result.state.upper(), STYLE.get(result.state, "")),
+            (result.state.upper().replace("_", " "), STYLE.get(result.state, "")),
             f"  policy {result.policy}  snapshot {result.snapshot}  {result.duration_s:.2f}s",
             (f"  touched: {touched or 'nothing'}", "dim"),
         )
     )
+    if result.reason:
+        blocks.append(Text(f"    {result.reason}", style=STYLE.get(result.state, "")))
     console.print(Group(*blocks))

@@ -1,0 +1,96 @@
+"""Read-only access to the snapshot's base commit: which touched files exist there, their
+content, and an exported copy of the project as it is at HEAD.
+
+The export is `git archive` unpacked into the workspace state folder, not a `git worktree`:
+it leaves the user's repository untouched (no entry under `.git/worktrees`, nothing to
+prune when the habitat dies) and needs no lock on it. It lives at one fixed path, re-filled
+when HEAD moves, so a type checker's incremental cache there stays warm across commits.
+Every call blocks (git subprocesses): call it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["HeadTree"]
+
+_MARKER = ".habitat-head"
+
+
+def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    proc = subprocess.run(
+        ["git", *args], cwd=root, input=stdin, capture_output=True, check=False, timeout=120
+    )
+    if proc.returncode != 0:
+        raise OSError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
+class HeadTree:
+    """The project at commit `head` (the project may sit in a sub-folder of the work tree)."""
+
+    def __init__(self, root: Path, head: str, state_dir: Path) -> None:
+        self.root = root
+        self.head = head
+        self.export_dir = state_dir / "baseline" / "head"
+        self._blobs: dict[str, str | None] = {}
+        self._lines: dict[str, list[str] | None] = {}
+
+    def blobs(self, paths: Iterable[str]) -> dict[str, str]:
+        """Path → blob id for the paths that exist at HEAD."""
+        wanted = sorted({p for p in paths if p not in self._blobs})
+        if wanted:
+            out = _git(self.root, "ls-tree", "-z", self.head, "--", *wanted)
+            found: dict[str, str] = {}
+            for entry in out.decode("utf-8", "surrogateescape").split("\0"):
+                meta, _, name = entry.partition("\t")
+                parts = meta.split()
+                if len(parts) == 3 and parts[1] == "blob":
+                    found[name] = parts[2]
+            for path in wanted:
+                self._blobs[path] = found.get(path)
+        return {p: b for p in paths if (b := self._blobs.get(p)) is not None}
+
+    def read(self, path: str) -> bytes | None:
+        """The file's content at HEAD; None when it did not exist there."""
+        blob = self.blobs([path]).get(path)
+        if blob is None:
+            return None
+        return _git(self.root, "cat-file", "blob", blob)
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            data = self.read(path)
+            self._lines[path] = (
+                None if data is None else data.decode("utf-8", "replace").splitlines()
+            )
+        return self._lines[path]
+
+    def export(self) -> Path:
+        """The project as it is at HEAD, unpacked once per HEAD commit."""
+        marker = self.export_dir / _MARKER
+        try:
+            if marker.read_text(encoding="utf-8") == self.head:
+                return self.export_dir
+        except OSError:
+            pass
+        prefix = _git(self.root, "rev-parse", "--show-prefix").decode().strip()
+        top = Path(_git(self.root, "rev-parse", "--show-toplevel").decode().strip())
+        tree = f"{self.head}:{prefix}" if prefix else self.head
+        # From the top: inside a sub-folder, git archive would look for it within `tree`.
+        archive = _git(top, "archive", "--format=tar", tree)
+        fresh = self.export_dir.with_name(f"head.{os.getpid()}.tmp")
+        shutil.rmtree(fresh, ignore_errors=True)
+        fresh.mkdir(parents=True)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(fresh, filter="data")
+        (fresh / _MARKER).write_text(self.head, encoding="utf-8")
+        shutil.rmtree(self.export_dir, ignore_errors=True)
+        fresh.replace(self.export_dir)
+        return self.export_dir

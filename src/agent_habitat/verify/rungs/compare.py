@@ -1,0 +1,103 @@
+"""Red means the change did it: a rung's findings compared with the same tool on HEAD.
+
+A rung calls `settle` with its result and a way to get the base findings; `settle` marks
+the pre-existing ones, orders new before old, counts both, and turns a red that only
+pre-existing findings caused into green (said in the reason, never hidden).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+
+import anyio.to_thread
+
+from ..baseline import BaselineCache, BaseResult, mark_preexisting, summarize
+from ..head import HeadTree
+from ..models import Diagnostic, RungResult
+from .context import RungContext
+
+__all__ = ["BaseFindings", "cache_of", "head_of", "lines_now", "settle"]
+
+BaseFindings = Callable[[HeadTree], Awaitable[tuple[BaseResult, bool] | str]]
+"""Runs (or reads from the cache) the tool on HEAD: (its result, cached), or why it could
+not."""
+
+
+def head_of(ctx: RungContext) -> HeadTree | str:
+    """The snapshot's base, or why there is none (then every finding counts as new)."""
+    if ctx.config.lint == "strict":
+        return "strict"
+    if not ctx.snapshot.in_git:
+        return "none: not a git work tree"
+    if ctx.snapshot.head is None:
+        return "none: no commit yet"
+    if ctx.head is None:
+        ctx.head = HeadTree(ctx.root, ctx.snapshot.head, ctx.workspace.state_dir)
+    return ctx.head
+
+
+def cache_of(ctx: RungContext) -> BaselineCache:
+    return BaselineCache(ctx.workspace.state_dir / "baseline" / "findings")
+
+
+def lines_now(ctx: RungContext, rel: str) -> list[str] | None:
+    try:
+        return (ctx.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+
+
+def _mark(
+    ctx: RungContext, head: HeadTree, current: list[Diagnostic], base: list[Diagnostic]
+) -> list[Diagnostic]:
+    # Blocking: reads the working files, and HEAD's blobs through git.
+    return mark_preexisting(current, base, functools.partial(lines_now, ctx), head.lines)
+
+
+def _first(diagnostics: Sequence[Diagnostic]) -> str:
+    first = next(d for d in diagnostics if d.severity == "error" and not d.preexisting)
+    return f"{first.file}:{first.line} {first.code or ''}".rstrip()
+
+
+async def settle(ctx: RungContext, result: RungResult, base_findings: BaseFindings) -> RungResult:
+    """Compare `result.diagnostics` with HEAD's. A red whose findings are all at HEAD too is
+    green — unless HEAD's run passed, so the failure itself is new."""
+    head_passed = False
+    errors = any(d.severity == "error" for d in result.diagnostics)
+    if result.state not in ("red", "green") or not errors:
+        # Nothing that could decide the rung: no need to pay for HEAD's check.
+        result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+        return result
+    head = head_of(ctx)
+    if isinstance(head, str):
+        result.baseline = head
+    else:
+        try:
+            base = await base_findings(head)
+        except OSError as exc:  # git could not give HEAD's files, or a tool failed to start
+            base = str(exc)
+        if isinstance(base, str):
+            result.baseline = f"none: {base}"
+            result.notes.append(f"no baseline, every finding counts as new: {base}")
+        else:
+            found, cached = base
+            result.diagnostics = await anyio.to_thread.run_sync(
+                _mark, ctx, head, result.diagnostics, found.findings
+            )
+            if found.exit_code == 0:
+                # HEAD passed: a failure now is the change's even if its lines are old.
+                head_passed = True
+            result.baseline = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
+    new, old = summarize(result.diagnostics)
+    result.new_findings, result.preexisting_findings = new, old
+    tool = result.tool or "tool"
+    if result.state == "red" and new == 0 and old > 0 and not head_passed:
+        result.state = "green"
+        result.reason = f"no new {tool} finding; {old} pre-existing at HEAD (listed, not red)"
+    elif result.state == "red" and new > 0:
+        also = f" (+{old} pre-existing)" if old else ""
+        result.reason = f"{new} new {tool} finding(s){also}, first {_first(result.diagnostics)}"
+    elif result.state == "green" and old:
+        result.reason = f"{old} pre-existing {tool} finding(s) at HEAD, none new"
+    return result

@@ -1,0 +1,169 @@
+"""Red means the change did it, on a project with old findings and no lint or type config:
+real ruff, dmypy and a configured command, compared with the same tool on HEAD."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.verify import LadderRequest, RungName, RungResult, run_ladder, stop_type_daemon
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+CORE = """import os
+
+
+def double(x: int) -> int:
+    return x * 2
+
+
+def broken() -> int:
+    return "not an int"
+"""
+LINT_SH = """#!/bin/sh
+# Reports every TODO as a finding, the way a configured linter would.
+status=0
+for f in "$@"; do
+  grep -n TODO "$f" | while IFS=: read -r n _; do echo "$f:$n: error: TODO left"; done
+  grep -q TODO "$f" && status=1
+done
+exit $status
+"""
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+async def legacy(tmp_path: Path) -> AsyncIterator[Path]:
+    root = tmp_path / "legacy"
+    _write(root, "legacy/__init__.py", "")
+    _write(root, "legacy/core.py", CORE)
+    _write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n")
+    _write(
+        root,
+        "pyproject.toml",
+        f'[project]\nname = "legacy"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "old code with old findings")
+    yield root
+    await stop_type_daemon(root)
+
+
+async def _rung(root: Path, rung: RungName, environ: dict[str, str] | None = None) -> RungResult:
+    request = LadderRequest(rungs=[rung])
+    result = await run_ladder(root, request, bus=InMemoryEventBus("t"), environ=environ or {})
+    (only,) = result.rungs
+    return only
+
+
+def _prepend(root: Path, rel: str, text: str) -> None:
+    _write(root, rel, text + (root / rel).read_text(encoding="utf-8"))
+
+
+async def test_old_ruff_findings_on_moved_lines_are_preexisting_and_new_ones_red(
+    legacy: Path,
+) -> None:
+    _prepend(legacy, "legacy/core.py", '"""Core."""\n')
+    green = await _rung(legacy, "diagnose.files")
+    assert green.state == "green", green
+    assert (green.new_findings, green.preexisting_findings) == (0, 1)
+    assert [(d.code, d.line, d.preexisting) for d in green.diagnostics] == [("F401", 2, True)]
+    assert green.baseline is not None
+    assert green.baseline.startswith("HEAD ")
+    assert "(cached)" not in green.baseline
+    _prepend(legacy, "legacy/core.py", "import sys\n")
+    red = await _rung(legacy, "diagnose.files")
+    assert red.state == "red"
+    assert [(d.code, d.line, d.preexisting) for d in red.diagnostics] == [
+        ("F401", 1, False),
+        ("F401", 3, True),
+    ]
+    assert red.reason is not None
+    assert red.reason.startswith("1 new ruff finding(s) (+1 pre-existing)")
+    assert red.baseline is not None
+    assert red.baseline.endswith("(cached)")
+
+
+async def test_without_a_ruff_config_only_bug_rules_count_unless_lint_is_strict(
+    legacy: Path,
+) -> None:
+    # UP031 (percent formatting) is style, in ruff's defaults but not in F + E9.
+    _write(legacy, "legacy/core.py", CORE + '\nA = "%s" % 1\n')
+    default = await _rung(legacy, "diagnose.files")
+    assert default.state == "green"
+    assert {d.code for d in default.diagnostics} == {"F401"}
+    assert any("configures no ruff" in n for n in default.notes)
+    strict = await _rung(legacy, "diagnose.files", {"HABITAT_LADDER_LINT": "strict"})
+    assert strict.state == "red"
+    assert strict.baseline == "strict"
+    assert not any(d.preexisting for d in strict.diagnostics)
+    assert {"F401", "UP031"} <= {d.code for d in strict.diagnostics}
+
+
+async def test_a_file_new_since_head_has_no_baseline_so_all_its_findings_are_new(
+    legacy: Path,
+) -> None:
+    _write(legacy, "legacy/extra.py", "import os\n")
+    result = await _rung(legacy, "diagnose.files")
+    assert result.state == "red"
+    assert [(d.file, d.preexisting) for d in result.diagnostics] == [("legacy/extra.py", False)]
+
+
+async def test_mypy_checks_a_project_without_config_and_only_new_errors_are_red(
+    legacy: Path,
+) -> None:
+    _write(legacy, "legacy/core.py", CORE.replace("def double", "# a comment\ndef double"))
+    comment = await _rung(legacy, "compile.project")
+    assert (comment.state, comment.tool) == ("green", "dmypy"), comment
+    assert (comment.new_findings, comment.preexisting_findings) == (0, 1)
+    assert comment.diagnostics[0].code == "return-value"
+    assert any("configures no mypy" in n for n in comment.notes)
+    _write(legacy, "legacy/core.py", CORE + '\n\ndef g() -> int:\n    return "nope"\n')
+    red = await _rung(legacy, "compile.project")
+    assert red.state == "red"
+    assert [(d.line, d.preexisting) for d in red.diagnostics if d.severity == "error"] == [
+        (13, False),
+        (9, True),
+    ]
+    assert red.baseline is not None
+    assert red.baseline.endswith("(cached)")
+
+
+async def test_a_configured_linter_with_old_findings_is_compared_with_head(legacy: Path) -> None:
+    _write(legacy, "lint.sh", LINT_SH)
+    _write(legacy, "legacy/core.py", CORE + "# TODO: old\n")
+    pyproject = legacy / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8") + '"diagnose.files" = "sh lint.sh {files}"\n',
+        encoding="utf-8",
+    )
+    _git(legacy, "add", "-A")
+    _git(legacy, "commit", "-qm", "a linter and an old TODO")
+    _prepend(legacy, "legacy/core.py", "# header\n")
+    old = await _rung(legacy, "diagnose.files")
+    assert (old.state, old.tool) == ("green", "configured"), old
+    assert old.preexisting_findings == 1
+    _write(legacy, "legacy/core.py", CORE + "# TODO: old\n# TODO: new\n")
+    new = await _rung(legacy, "diagnose.files")
+    assert new.state == "red"
+    assert [(d.line, d.preexisting) for d in new.diagnostics] == [(11, False), (10, True)]

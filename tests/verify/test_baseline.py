@@ -1,0 +1,101 @@
+"""Matching findings against HEAD's: by tool, code, message and source line text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from agent_habitat.verify.baseline import (
+    BaselineCache,
+    BaseResult,
+    fingerprint,
+    mark_preexisting,
+    summarize,
+)
+from agent_habitat.verify.models import Diagnostic
+
+HEAD = ["import os", "", "", "def f() -> int:", "    x = 1", "    return 2"]
+
+
+def _diag(line: int, code: str = "F401", message: str = "`os` imported but unused") -> Diagnostic:
+    return Diagnostic(file="pkg/mod.py", line=line, code=code, message=message, source="ruff")
+
+
+def _mark(
+    current: list[Diagnostic], base: list[Diagnostic], now: Sequence[str], head: Sequence[str]
+) -> list[Diagnostic]:
+    return mark_preexisting(current, base, lambda _: now, lambda _: head)
+
+
+def test_a_finding_on_a_moved_line_still_matches_head() -> None:
+    now = ['"""Docs."""', "", *HEAD]
+    marked = _mark([_diag(3)], [_diag(1)], now, HEAD)
+    assert [(d.line, d.preexisting) for d in marked] == [(3, True)]
+    assert summarize(marked) == (0, 1)
+
+
+def test_a_new_finding_on_a_moved_line_is_new() -> None:
+    now = ["", *HEAD]
+    unused = _diag(6, "F841", "Local variable `x` is assigned to but never used")
+    marked = _mark([_diag(2), unused], [_diag(1)], now, HEAD)
+    assert [(d.code, d.preexisting) for d in marked] == [("F841", False), ("F401", True)]
+    assert summarize(marked) == (1, 1)
+
+
+def test_a_fixed_finding_disappears_and_the_rest_still_match() -> None:
+    unused = _diag(5, "F841", "Local variable `x` is assigned to but never used")
+    now = ["import os", "", "", "def f() -> int:", "    return 2"]
+    marked = _mark([_diag(1)], [_diag(1), unused], now, HEAD)
+    assert [(d.code, d.preexisting) for d in marked] == [("F401", True)]
+
+
+def test_the_same_finding_on_a_changed_line_is_new() -> None:
+    now = ["import os  # still unused", *HEAD[1:]]
+    marked = _mark([_diag(1)], [_diag(1)], now, HEAD)
+    assert [d.preexisting for d in marked] == [False]
+
+
+def test_a_copy_of_a_preexisting_finding_is_new_one_to_one() -> None:
+    now = ["import os", "import os", *HEAD[1:]]
+    marked = _mark([_diag(1), _diag(2)], [_diag(1)], now, HEAD)
+    assert [d.preexisting for d in marked] == [False, True]
+
+
+def test_a_file_new_since_head_has_only_new_findings() -> None:
+    marked = mark_preexisting([_diag(1)], [], lambda _: HEAD, lambda _: None)
+    assert summarize(marked) == (1, 0)
+
+
+def test_messages_that_name_a_line_match_after_the_code_moved() -> None:
+    base = _diag(4, "no-redef", 'Name "f" already defined on line 2')
+    moved = _diag(6, "no-redef", 'Name "f" already defined on line 4')
+    now = ["", "", *HEAD]
+    assert _mark([moved], [base], now, HEAD)[0].preexisting
+
+
+def test_another_tool_or_code_does_not_match() -> None:
+    other = _diag(1).model_copy(update={"source": "mypy"})
+    assert [d.preexisting for d in _mark([other], [_diag(1)], HEAD, HEAD)] == [False]
+
+
+def test_the_cache_returns_what_was_put_and_a_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
+    cache = BaselineCache(tmp_path)
+    key = fingerprint("ruff", "--select", "F", tmp_path / "ruff.toml")
+    assert cache.get(key) is None
+    cache.put(key, BaseResult(findings=[_diag(1)], exit_code=1))
+    hit = cache.get(key)
+    assert hit is not None
+    assert hit.findings == [_diag(1)]
+    assert hit.exit_code == 1
+    next(tmp_path.rglob("*.json")).write_text("{not json", encoding="utf-8")
+    assert cache.get(key) is None
+
+
+def test_the_fingerprint_follows_a_config_files_content(tmp_path: Path) -> None:
+    config = tmp_path / "ruff.toml"
+    absent = fingerprint("ruff", config)
+    config.write_text("line-length = 100\n", encoding="utf-8")
+    first = fingerprint("ruff", config)
+    assert first != absent
+    config.write_text("line-length = 120\n", encoding="utf-8")
+    assert fingerprint("ruff", config) != first
