@@ -1,0 +1,124 @@
+"""One verify chain as the runner drives it: its epoch, cancel scope, processes, substrates,
+and the bus it hands the climb (which tags every task event with the epoch and tells the
+chain which rung is running)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ..events import Event, EventBus, Subscriber, Unsubscribe
+from ..proc import ProcessRecord
+from .epochs import Epoch
+from .models import LadderResult, RungName, RungResult
+from .snapshot import Snapshot
+from .substrate import Substrate
+
+__all__ = ["Chain", "ChainBus", "cancelled_result"]
+
+
+@dataclass
+class Chain:
+    epoch: Epoch
+    deadline: float
+    """Monotonic time the coalesce window closes; the chain starts no earlier."""
+    done: anyio.Event = field(default_factory=anyio.Event)
+    changed: anyio.Event = field(default_factory=anyio.Event)
+    """Set (and replaced) whenever a rung starts or ends: progress reporters wait on it."""
+    scope: anyio.CancelScope | None = None
+    cancel_reason: str | None = None
+    processes: dict[str, ProcessRecord] = field(default_factory=dict)
+    """Task id → the last process its rung started."""
+    substrates: dict[str, Substrate] = field(default_factory=dict)
+    running_test: dict[str, str] = field(default_factory=dict)
+    """Task id → the test its substrate last saw start (kept after the folder is gone)."""
+    early_changes: set[str] = field(default_factory=set)
+    """Paths written after the chain started but before its snapshot was in hand."""
+
+    @property
+    def task(self) -> str:
+        return self.epoch.task
+
+    def touch(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    def progress(self) -> tuple[float, float, str]:
+        rungs = list(self.epoch.rungs.values())
+        done = sum(1 for r in rungs if r.state not in ("waiting", "running"))
+        current = self.epoch.current_rung
+        message = f"{current} running" if current else self.epoch.state
+        return float(done), float(max(len(rungs), 1)), message
+
+
+class ChainBus:
+    """The climb's view of the bus: task events gain `epoch`, died events the test."""
+
+    def __init__(self, bus: EventBus, chain: Chain) -> None:
+        self.bus = bus
+        self.chain = chain
+
+    def publish(
+        self,
+        kind: str,
+        *,
+        tab: str | None = None,
+        task: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> Event:
+        data = dict(data or {})
+        data["epoch"] = self.chain.epoch.number
+        rung = data.get("rung")
+        if kind == "environment.task.started" and isinstance(rung, str):
+            self.chain.epoch.rung_started(rung)  # type: ignore[arg-type]
+        if kind == "environment.task.died" and task is not None:
+            data["test"] = self.chain.running_test.get(task)
+        event = self.bus.publish(kind, tab=tab, task=task, data=data)
+        if kind.startswith("environment.task."):
+            self.chain.touch()
+            if kind == "environment.task.started" and isinstance(rung, str):
+                done, total, message = self.chain.progress()
+                self.bus.publish(
+                    "environment.task.progress",
+                    task=self.chain.task,
+                    data={
+                        "epoch": self.chain.epoch.number,
+                        "current": rung,
+                        "done": done,
+                        "total": total,
+                        "message": message,
+                    },
+                )
+        return event
+
+    def subscribe(self, subscriber: Subscriber) -> Unsubscribe:
+        return self.bus.subscribe(subscriber)
+
+
+def cancelled_result(
+    chain: Chain, snapshot: Snapshot, rungs: list[RungName], started: float
+) -> LadderResult:
+    """What a cancelled climb did: the rungs that finished, the rest not reached."""
+    reason = chain.cancel_reason or "cancelled"
+    done: dict[RungName, RungResult] = {r.rung: r for r in chain.epoch.results}
+    results = [
+        done.get(rung)
+        or RungResult(
+            rung=rung, task=f"{chain.task}.{rung}", state="skipped", reason=f"not reached: {reason}"
+        )
+        for rung in rungs
+    ]
+    epoch = chain.epoch
+    return LadderResult(
+        id=chain.task,
+        snapshot=snapshot.id,
+        head=snapshot.head,
+        policy=epoch.policy or "standard",
+        state="cancelled",
+        rungs=results,
+        touched=epoch.touched,
+        duration_s=round(time.monotonic() - started, 3),
+    )
