@@ -5,6 +5,8 @@ chain which rung is running)."""
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,11 +15,12 @@ import anyio
 from ..events import Event, EventBus, Subscriber, Unsubscribe
 from ..proc import ProcessRecord
 from .epochs import Epoch
+from .hooks import LadderHooks
 from .models import LadderResult, RungName, RungResult
 from .snapshot import Snapshot
-from .substrate import Substrate
+from .substrate import Substrate, SubstrateFactory
 
-__all__ = ["Chain", "ChainBus", "cancelled_result"]
+__all__ = ["Chain", "ChainBus", "cancelled_result", "error_result"]
 
 
 @dataclass
@@ -52,6 +55,49 @@ class Chain:
         current = self.epoch.current_rung
         message = f"{current} running" if current else self.epoch.state
         return float(done), float(max(len(rungs), 1)), message
+
+    def hooks(
+        self,
+        snapshot: Snapshot,
+        substrates: SubstrateFactory,
+        superseded: Callable[[Chain], None],
+    ) -> LadderHooks:
+        """The climb's hooks: collect results and processes, lend substrates, and stop the
+        climb after `diagnose.files` once a newer request superseded it."""
+        chain = self
+
+        def rung_finished(result: RungResult) -> None:
+            if result.state == "cancelled" and chain.cancel_reason:
+                result.reason = chain.cancel_reason
+            chain.epoch.rung_finished(result)
+            if (
+                result.rung == "diagnose.files"
+                and chain.epoch.superseded_by
+                and chain.cancel_reason is None
+            ):
+                superseded(chain)
+
+        def process_started(task: str, record: ProcessRecord) -> None:
+            chain.processes[task] = record
+
+        @asynccontextmanager
+        async def substrate(task: str) -> AsyncIterator[Substrate]:
+            async with substrates.lease(task) as lent:
+                chain.substrates[task] = lent
+                try:
+                    yield lent
+                finally:
+                    if test := lent.current_test():
+                        chain.running_test[task] = test
+                    chain.substrates.pop(task, None)
+
+        return LadderHooks(
+            ladder_id=chain.task,
+            snapshot=snapshot,
+            rung_finished=rung_finished,
+            process_started=process_started,
+            substrate=substrate,
+        )
 
 
 class ChainBus:
@@ -119,6 +165,25 @@ def cancelled_result(
         policy=epoch.policy or "standard",
         state="cancelled",
         rungs=results,
+        touched=epoch.touched,
+        duration_s=round(time.monotonic() - started, 3),
+    )
+
+
+def error_result(
+    chain: Chain, snapshot: Snapshot | None, reason: str, started: float
+) -> LadderResult:
+    epoch = chain.epoch
+    return LadderResult(
+        id=chain.task,
+        snapshot=snapshot.id if snapshot else "",
+        head=snapshot.head if snapshot else None,
+        policy=epoch.policy or "standard",
+        state="error",
+        rungs=[
+            RungResult(rung=r, task=f"{chain.task}.{r}", state="error", reason=reason)
+            for r in epoch.rungs
+        ][:1],
         touched=epoch.touched,
         duration_s=round(time.monotonic() - started, 3),
     )

@@ -27,7 +27,15 @@ from .models import (
 )
 from .snapshot import Snapshot, file_hash
 
-__all__ = ["Epoch", "EpochState", "RungStatus", "VerifyEpoch", "changed_between"]
+__all__ = [
+    "Epoch",
+    "EpochState",
+    "RungStatus",
+    "VerifyEpoch",
+    "changed_between",
+    "contradicts",
+    "dirty_now",
+]
 
 EpochState = Literal["queued", "running", "stale"] | LadderState
 """`queued` (gathering requests or waiting for the chain before it), `running`, the
@@ -239,3 +247,26 @@ def changed_between(root: Path, old: Snapshot, new: Snapshot) -> list[str]:
         if differs:
             changed.append(path)
     return changed
+
+
+def dirty_now(root: Path, paths: list[str]) -> set[str]:
+    """Which of `paths` differ from HEAD now (blocking: git)."""
+    proc = subprocess.run(
+        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths],
+        cwd=root,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    if proc.returncode != 0:
+        return set(paths)  # not git: every write is a change
+    entries = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return {e[3:] for e in entries if len(e) > 3}
+
+
+def contradicts(root: Path, snapshot: Snapshot, path: str) -> bool:
+    """True when a write to `path` makes the tree differ from `snapshot` (blocking: reads it)."""
+    # Dirty at S: only a different content counts (a rewrite of the same bytes does not).
+    # Clean at S: any write makes it differ from HEAD, as far as the watcher can tell.
+    known = snapshot.hashes.get(path)
+    return known is None or file_hash(root / path) != known

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Protocol
@@ -28,31 +28,28 @@ from typing import Protocol
 import anyio
 import anyio.abc
 import anyio.to_thread
-from pydantic import BaseModel, Field
 
 from ..errors import HabitatError, NotFoundError
 from ..events import EventBus
-from ..proc import ProcessRecord, kill_tree
+from ..proc import kill_tree
 from ..workspace import Workspace
-from .accounting import TimeAccounting, TimeReport
-from .chain import Chain, ChainBus, cancelled_result
+from .accounting import TimeAccounting
+from .chain import Chain, ChainBus, cancelled_result, error_result
 from .coalesce import covers, merge_requests, rungs_of
 from .config import load_ladder_config, load_policy
-from .epochs import Epoch, EpochState, VerifyEpoch, changed_between
+from .epochs import Epoch, VerifyEpoch, changed_between, contradicts, dirty_now
 from .hooks import LadderHooks
 from .ladder import _given_files, new_ladder_id, run_ladder
-from .models import LadderRequest, LadderResult, RungName, RungResult
+from .models import LadderRequest, LadderResult, RungName
 from .runner_config import RunnerConfig, load_runner_config
-from .snapshot import Snapshot, file_hash, take_snapshot
-from .substrate import Substrate, SubstrateFactory
+from .runner_models import ProgressSink, VerifyStatus, VerifyTicket, summary
+from .snapshot import Snapshot, take_snapshot
+from .substrate import SubstrateFactory
 from .watch import ProjectWatcher
 
 __all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
 
 logger = logging.getLogger(__name__)
-
-ProgressSink = Callable[[float, float | None, str], Awaitable[None]]
-"""(rungs done, rungs in the plan, message) → None; the adapter throttles."""
 
 # SIGTERM's grace when the runner cancels: the whole tree is gone well within 2 s.
 CANCEL_GRACE_S = 0.5
@@ -75,59 +72,6 @@ class LadderFn(Protocol):
         workspace: Workspace | None = None,
         hooks: LadderHooks | None = None,
     ) -> LadderResult: ...
-
-
-class VerifyTicket(BaseModel):
-    """The answer to a verify request."""
-
-    task: str
-    """Task id of the chain that answers it (`verify_status(task)`, `verify_cancel(task)`)."""
-    epoch: int
-    snapshot: str
-    """The tree's snapshot when the request was taken; the run verifies the one taken when it
-    starts (the same unless files changed within the coalesce window)."""
-    state: EpochState
-    coalesced: bool = False
-    """True when merged into a run already queued or running."""
-    superseded: str | None = None
-    """The running task this request superseded (implicit cancel of the predecessor)."""
-    result: VerifyEpoch | None = None
-    """The finished epoch, with `wait=True`."""
-
-
-class VerifyStatus(BaseModel):
-    """Is the code as it is now green? One call's answer."""
-
-    green: bool
-    """True only when the epoch finished green on a snapshot the tree still matches."""
-    summary: str
-    """One line: e.g. `green on 3f2a…`, `stale: green on 3f2a…, src/a.py changed since`."""
-    current_snapshot: str
-    stale: bool
-    changed: list[str] = Field(default_factory=list)
-    epoch: VerifyEpoch | None = None
-    """The newest epoch (or the one asked for); None before the first verify."""
-    running: str | None = None
-    """Task id of the chain running now."""
-    queued: str | None = None
-    """Task id of the chain gathering requests or waiting for its turn."""
-    time: TimeReport
-
-
-def _summary(epoch: VerifyEpoch | None) -> str:
-    if epoch is None:
-        return "never verified: run verify"
-    where = f"epoch {epoch.epoch} ({epoch.task})"
-    if epoch.state in ("queued", "running"):
-        extra = f"; already stale: {', '.join(epoch.changed[:5])} changed" if epoch.stale else ""
-        return f"{epoch.state}: {where}{extra}"
-    if epoch.stale:
-        changed = ", ".join(epoch.changed[:5]) + (" …" if len(epoch.changed) > 5 else "")
-        return (
-            f"stale: {epoch.verified_state} on {epoch.snapshot}, but {changed} changed since; "
-            "verify again"
-        )
-    return f"{epoch.state} on {epoch.snapshot}: {where}"
 
 
 class VerifyRunner:
@@ -263,6 +207,9 @@ class VerifyRunner:
                 del self._chains[old]
         return chain
 
+    def _superseded(self, chain: Chain) -> None:
+        self._cancel(chain, f"superseded by {chain.epoch.superseded_by}")
+
     def _supersede(self, running: Chain, successor: Chain) -> None:
         running.epoch.superseded_by = successor.task
         if running.epoch.current_rung == "diagnose.files":
@@ -286,40 +233,6 @@ class VerifyRunner:
                 finally:
                     self._running = None
 
-    def _hooks(self, chain: Chain, snapshot: Snapshot) -> LadderHooks:
-        def rung_finished(result: RungResult) -> None:
-            if result.state == "cancelled" and chain.cancel_reason:
-                result.reason = chain.cancel_reason
-            chain.epoch.rung_finished(result)
-            if (
-                result.rung == "diagnose.files"
-                and chain.epoch.superseded_by
-                and chain.cancel_reason is None
-            ):
-                self._cancel(chain, f"superseded by {chain.epoch.superseded_by}")
-
-        def process_started(task: str, record: ProcessRecord) -> None:
-            chain.processes[task] = record
-
-        @asynccontextmanager
-        async def substrate(task: str) -> AsyncIterator[Substrate]:
-            async with self.substrates.lease(task) as lent:
-                chain.substrates[task] = lent
-                try:
-                    yield lent
-                finally:
-                    if test := lent.current_test():
-                        chain.running_test[task] = test
-                    chain.substrates.pop(task, None)
-
-        return LadderHooks(
-            ladder_id=chain.task,
-            snapshot=snapshot,
-            rung_finished=rung_finished,
-            process_started=process_started,
-            substrate=substrate,
-        )
-
     async def _begin(self, chain: Chain) -> tuple[Snapshot, LadderRequest, list[RungName]]:
         epoch = chain.epoch
         epoch.state, epoch.started_at = "running", time.time()
@@ -333,6 +246,10 @@ class VerifyRunner:
         epoch.plan(rungs)
         early = sorted(chain.early_changes)
         chain.early_changes.clear()
+        if early:
+            # Written around the snapshot: a clean path counts only if it is dirty now.
+            dirty = await anyio.to_thread.run_sync(dirty_now, self.root, early)
+            early = [p for p in early if p in snapshot.hashes or p in dirty]
         self.bus.publish(
             "verify.epoch.started",
             task=chain.task,
@@ -371,16 +288,16 @@ class VerifyRunner:
                     request,
                     bus=ChainBus(self.bus, chain),
                     workspace=self.workspace,
-                    hooks=self._hooks(chain, snapshot),
+                    hooks=chain.hooks(snapshot, self.substrates, self._superseded),
                 )
             if result is None:
                 result = cancelled_result(chain, snapshot, rungs, started)
         except HabitatError as exc:
             epoch.notes.append(str(exc))
-            result = self._error_result(chain, snapshot, str(exc), started)
+            result = error_result(chain, snapshot, str(exc), started)
         except Exception as exc:  # the runner outlives a bug in one climb; the epoch says so
             logger.exception("verify chain %s crashed", chain.task)
-            result = self._error_result(chain, snapshot, f"internal error: {exc!r}", started)
+            result = error_result(chain, snapshot, f"internal error: {exc!r}", started)
         finally:
             if result is None:  # the runner itself is closing
                 chain.cancel_reason = chain.cancel_reason or "the runner closed"
@@ -394,24 +311,6 @@ class VerifyRunner:
             changed = await anyio.to_thread.run_sync(changed_between, self.root, snapshot, current)
             self._mark(chain, changed, "on arrival")
         self._finish(chain, result)
-
-    def _error_result(
-        self, chain: Chain, snapshot: Snapshot | None, reason: str, started: float
-    ) -> LadderResult:
-        epoch = chain.epoch
-        return LadderResult(
-            id=chain.task,
-            snapshot=snapshot.id if snapshot else "",
-            head=snapshot.head if snapshot else None,
-            policy=epoch.policy or "standard",
-            state="error",
-            rungs=[
-                RungResult(rung=r, task=f"{chain.task}.{r}", state="error", reason=reason)
-                for r in epoch.rungs
-            ][:1],
-            touched=epoch.touched,
-            duration_s=round(time.monotonic() - started, 3),
-        )
 
     def _finish(self, chain: Chain, result: LadderResult) -> None:
         if chain.done.is_set():
@@ -521,7 +420,7 @@ class VerifyRunner:
         view = chain.epoch.view() if chain else None
         return VerifyStatus(
             green=bool(view and view.green),
-            summary=_summary(view),
+            summary=summary(view),
             current_snapshot=current.id,
             stale=bool(view and view.stale),
             changed=view.changed if view else [],
@@ -561,18 +460,12 @@ class VerifyRunner:
                 continue
             self._mark(chain, relative, "watch")
 
-    def _contradicts(self, snapshot: Snapshot, path: str) -> bool:
-        # Dirty at S: only a different content counts (a rewrite of the same bytes does not).
-        # Clean at S: any write makes it differ from HEAD, as far as the watcher can tell.
-        known = snapshot.hashes.get(path)
-        return known is None or file_hash(self.root / path) != known
-
     def _mark(self, chain: Chain, paths: list[str], phase: str) -> None:
         snapshot = chain.epoch.snapshot
         if snapshot is None or not paths:
             return
         if phase == "watch":
-            paths = [p for p in paths if self._contradicts(snapshot, p)]
+            paths = [p for p in paths if contradicts(self.root, snapshot, p)]
         new = chain.epoch.mark_stale(paths)
         if not new:
             return

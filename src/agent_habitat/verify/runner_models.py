@@ -1,0 +1,69 @@
+"""What the verify runner answers: the contract of `verify_run` / `verify_status`
+(the MCP output schemas are these models)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from pydantic import BaseModel, Field
+
+from .accounting import TimeReport
+from .epochs import EpochState, VerifyEpoch
+
+__all__ = ["ProgressSink", "VerifyStatus", "VerifyTicket", "summary"]
+
+ProgressSink = Callable[[float, float | None, str], Awaitable[None]]
+"""(rungs done, rungs in the plan, message) → None; the adapter throttles."""
+
+
+class VerifyTicket(BaseModel):
+    """The answer to a verify request."""
+
+    task: str
+    """Task id of the chain that answers it (`verify_status(task)`, `verify_cancel(task)`)."""
+    epoch: int
+    snapshot: str
+    """The tree's snapshot when the request was taken; the run verifies the one taken when it
+    starts (the same unless files changed within the coalesce window)."""
+    state: EpochState
+    coalesced: bool = False
+    """True when merged into a run already queued or running."""
+    superseded: str | None = None
+    """The running task this request superseded (implicit cancel of the predecessor)."""
+    result: VerifyEpoch | None = None
+    """The finished epoch, with `wait=True`."""
+
+
+class VerifyStatus(BaseModel):
+    """Is the code as it is now green? One call's answer."""
+
+    green: bool
+    """True only when the epoch finished green on a snapshot the tree still matches."""
+    summary: str
+    """One line: e.g. `green on 3f2a…`, `stale: green on 3f2a…, src/a.py changed since`."""
+    current_snapshot: str
+    stale: bool
+    changed: list[str] = Field(default_factory=list)
+    epoch: VerifyEpoch | None = None
+    """The newest epoch (or the one asked for); None before the first verify."""
+    running: str | None = None
+    """Task id of the chain running now."""
+    queued: str | None = None
+    """Task id of the chain gathering requests or waiting for its turn."""
+    time: TimeReport
+
+
+def summary(epoch: VerifyEpoch | None) -> str:
+    if epoch is None:
+        return "never verified: run verify"
+    where = f"epoch {epoch.epoch} ({epoch.task})"
+    if epoch.state in ("queued", "running"):
+        extra = f"; already stale: {', '.join(epoch.changed[:5])} changed" if epoch.stale else ""
+        return f"{epoch.state}: {where}{extra}"
+    if epoch.stale:
+        changed = ", ".join(epoch.changed[:5]) + (" …" if len(epoch.changed) > 5 else "")
+        return (
+            f"stale: {epoch.verified_state} on {epoch.snapshot}, but {changed} changed since; "
+            "verify again"
+        )
+    return f"{epoch.state} on {epoch.snapshot}: {where}"
