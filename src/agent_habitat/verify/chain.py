@@ -79,6 +79,9 @@ class Chain:
 
         def process_started(task: str, record: ProcessRecord) -> None:
             chain.processes[task] = record
+            rung = task.split(".", 1)[1]
+            if rung in chain.epoch.rungs:
+                chain.epoch.rungs[rung].pid = record.pid
 
         @asynccontextmanager
         async def substrate(task: str) -> AsyncIterator[Substrate]:

@@ -41,6 +41,9 @@ EpochState = Literal["queued", "running", "stale"] | LadderState
 """`queued` (gathering requests or waiting for the chain before it), `running`, the
 climb's own state once finished, or `stale` once the tree differs from its snapshot."""
 
+# A run that did not finish its climb says so even when the tree moved on meanwhile.
+_KEEP_WHEN_STALE = ("cancelled", "error")
+
 RungProgress = Literal["waiting", "running"] | RungState
 
 
@@ -54,6 +57,8 @@ class RungStatus(BaseModel):
     reason: str | None = None
     tool: str | None = None
     duration_s: float | None = None
+    pid: int | None = None
+    """The last process the rung started."""
     notes: list[str] = Field(default_factory=list)
     """E.g. `dmypy daemon (pid 4242) was dead; restarted`, `running tests/x.py::t when it died`."""
 
@@ -150,7 +155,9 @@ class Epoch:
 
     def rung_finished(self, result: RungResult) -> None:
         self.results.append(result)
+        pid = self.rungs[result.rung].pid if result.rung in self.rungs else None
         self.rungs[result.rung] = RungStatus(
+            pid=pid,
             rung=result.rung,
             task=result.task,
             state=result.state,
@@ -166,7 +173,7 @@ class Epoch:
         self.changed.update(new)
         if new:
             self.stale = True
-            if self.finished_at is not None:
+            if self.finished_at is not None and self.state not in _KEEP_WHEN_STALE:
                 self.state = "stale"
         return new
 
@@ -180,7 +187,8 @@ class Epoch:
                 self.rungs[rung.rung] = RungStatus(
                     rung=rung.rung, task=rung.task, state=rung.state, reason=rung.reason
                 )
-        self.state = "stale" if self.stale else result.state
+        stale = self.stale and result.state not in _KEEP_WHEN_STALE
+        self.state = "stale" if stale else result.state
 
     def view(self) -> VerifyEpoch:
         snap = self.snapshot

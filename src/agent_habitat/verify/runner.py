@@ -31,7 +31,7 @@ import anyio.to_thread
 
 from ..errors import HabitatError, NotFoundError
 from ..events import EventBus
-from ..proc import kill_tree
+from ..proc import ProcessRecord, kill_tree
 from ..workspace import Workspace
 from .accounting import TimeAccounting
 from .chain import Chain, ChainBus, cancelled_result, error_result
@@ -400,6 +400,11 @@ class VerifyRunner:
             await chain.done.wait()
             tg.cancel_scope.cancel()
         return chain.epoch.view()
+
+    def processes(self, task: str) -> dict[str, ProcessRecord]:
+        """Rung task id → the last process that rung started (pid, start time, marker)."""
+        chain = self._chain(task)
+        return dict(chain.processes) if chain else {}
 
     def epoch(self, task: str | None = None) -> VerifyEpoch | None:
         """The epoch of `task` (default: the newest) without looking at the tree."""
