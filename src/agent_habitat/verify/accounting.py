@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from ..events import Event
 
@@ -35,8 +35,12 @@ Interval = tuple[float, float]
 class TimeAccount(BaseModel):
     """Seconds, rounded to milliseconds; active = reasoning + blocked, active ≤ wall."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     wall_s: float
+    """Since the first call (the workspace: since the runner opened)."""
     active_s: float
+    """wall minus the idle gaps."""
     environment_s: float
     """Union of the time any environment task ran (within this account's wall time)."""
     blocked_s: float
@@ -46,15 +50,22 @@ class TimeAccount(BaseModel):
     idle_s: float
     """wall − active: gaps with nothing going on longer than the idle threshold."""
     calls: int
+    """Tool calls counted."""
 
 
 class TimeReport(BaseModel):
     """The workspace's account and, when asked for one, a session's."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     idle_threshold_s: float
+    """A gap with nothing going on longer than this is idle."""
     workspace: TimeAccount
+    """Every session's calls together."""
     session: TimeAccount | None = None
+    """The session asked for; None when it made no call yet."""
     session_id: str | None = None
+    """Its id, as the adapter named it."""
 
 
 def _union(intervals: list[Interval]) -> list[Interval]:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .models import (
     LadderRequest,
@@ -50,13 +50,20 @@ RungProgress = Literal["waiting", "running"] | RungState
 class RungStatus(BaseModel):
     """One rung of an epoch, as far as it got."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     rung: RungName
+    """The rung's name."""
     task: str
     """Task id `<epoch task>.<rung>`, as in the `environment.task.*` events."""
     state: RungProgress
+    """`waiting`, `running`, or how it ended (`green`, `red`, `died`, `cancelled`, …)."""
     reason: str | None = None
+    """Why it is not green, in one line."""
     tool: str | None = None
+    """What ran, e.g. `ruff`, `dmypy`, `pytest`."""
     duration_s: float | None = None
+    """Seconds it took, once finished."""
     pid: int | None = None
     """The last process the rung started."""
     notes: list[str] = Field(default_factory=list)
@@ -66,11 +73,14 @@ class RungStatus(BaseModel):
 class VerifyEpoch(BaseModel):
     """One verify run bound to its snapshot."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     epoch: int
     """The run's number in this workspace (monotonic)."""
     task: str
     """Task id of the chain; its rungs are `<task>.<rung>`."""
     state: EpochState
+    """`queued`, `running`, the climb's state once finished, or `stale` (never `green` then)."""
     verified_state: LadderState | None = None
     """What the climb found on its own snapshot; None until it finished."""
     stale: bool = False
@@ -80,7 +90,9 @@ class VerifyEpoch(BaseModel):
     snapshot: str | None = None
     """The snapshot id it verifies; None while queued."""
     head: str | None = None
+    """The HEAD commit of that snapshot."""
     policy: Policy | None = None
+    """The policy it climbs (the highest of the coalesced requests)."""
     request: LadderRequest
     """The request it runs: the merge of every coalesced request."""
     requests: int = 1
@@ -90,12 +102,17 @@ class VerifyEpoch(BaseModel):
     touched: list[str] = Field(default_factory=list)
     """The change it verifies (dirty set of its snapshot, or the files given)."""
     rungs: list[RungStatus] = Field(default_factory=list)
+    """Each planned rung and how far it got."""
     notes: list[str] = Field(default_factory=list)
+    """Facts about the run, e.g. what coalescing gave up, or a configuration error."""
     queued_at: float
     """Unix time of its first request."""
     started_at: float | None = None
+    """Unix time the climb began (after the coalesce window)."""
     finished_at: float | None = None
+    """Unix time it ended."""
     duration_s: float | None = None
+    """Seconds the climb took."""
     result: LadderResult | None = None
     """The full result once finished (a cancelled run's holds the rungs that finished)."""
 
@@ -141,13 +158,6 @@ class Epoch:
     @property
     def current_rung(self) -> RungName | None:
         return next((r for r, s in self.rungs.items() if s.state == "running"), None)
-
-    def reached(self, rung: RungName) -> bool:
-        """True once `rung` (or a later one) started."""
-        names = list(self.rungs)
-        if rung not in names:
-            return False
-        return any(s.state != "waiting" for s in list(self.rungs.values())[names.index(rung) :])
 
     def rung_started(self, rung: RungName) -> None:
         if rung in self.rungs:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import subprocess
 import time
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -29,7 +30,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from ..errors import HabitatError, NotFoundError
+from ..errors import HabitatError, NotFoundError, UsageError
 from ..events import EventBus
 from ..proc import ProcessRecord, kill_tree
 from ..workspace import Workspace
@@ -134,7 +135,11 @@ class VerifyRunner:
     # ---- requests -------------------------------------------------------------------------
 
     def _validated(self, request: LadderRequest) -> LadderRequest:
-        load_ladder_config(self.root)  # bad configuration fails the request, naming the key
+        if self._tg is None:
+            raise UsageError("the verify runner is not serving; open it with VerifyRunner.open")
+        # Bad configuration fails the request at once, naming the key.
+        load_ladder_config(self.root)
+        load_policy(self.root)
         if request.files:
             request = request.model_copy(update={"files": _given_files(self.root, request.files)})
         return request
@@ -230,6 +235,11 @@ class VerifyRunner:
                 self._pending, self._running = None, chain
                 try:
                     await self._run(chain)
+                except Exception:  # the runner's boundary: one broken chain must not end it
+                    logger.exception("verify chain %s failed", chain.task)
+                    chain.epoch.state = "error"
+                    chain.epoch.notes.append("internal error in the runner; see the host log")
+                    chain.done.set()
                 finally:
                     self._running = None
 
@@ -307,8 +317,15 @@ class VerifyRunner:
                 chain.done.set()
         if snapshot is not None:
             # Stale on arrival: the tree may have moved while the climb ran.
-            current = await anyio.to_thread.run_sync(take_snapshot, self.root)
-            changed = await anyio.to_thread.run_sync(changed_between, self.root, snapshot, current)
+            try:
+                current = await anyio.to_thread.run_sync(take_snapshot, self.root)
+                changed = await anyio.to_thread.run_sync(
+                    changed_between, self.root, snapshot, current
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                # Cannot tell whether the tree moved: then it may have, so never green.
+                epoch.notes.append(f"could not re-read the tree after the climb: {exc}")
+                changed = ["(unknown: the tree could not be read)"]
             self._mark(chain, changed, "on arrival")
         self._finish(chain, result)
 
@@ -439,7 +456,8 @@ class VerifyRunner:
 
     def mark_changed(self, paths: Iterable[str | Path]) -> None:
         """Files were written (by the watcher, or at once by an edit verb): every epoch whose
-        snapshot they contradict goes stale, with `verify.epoch.stale`."""
+        snapshot they contradict goes stale, with `verify.epoch.stale`. Call it from the event
+        loop; paths are absolute or relative to the project root."""
         relative: list[str] = []
         for path in paths:
             candidate = Path(path)

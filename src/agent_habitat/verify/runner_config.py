@@ -19,7 +19,7 @@ __all__ = ["RunnerConfig", "SubstrateConfig", "load_runner_config"]
 class SubstrateConfig(BaseModel):
     """`[tool.habitat.substrate]`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     sqlite_template: str | None = None
     """An SQLite file copied into every substrate (relative to the project root); else empty."""
@@ -32,13 +32,14 @@ class SubstrateConfig(BaseModel):
 class RunnerConfig(BaseModel):
     """The verify runner's own keys of `[tool.habitat]`."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
 
     coalesce_seconds: float = Field(default=1.5, ge=0, le=60)
     """Requests within this window of the first one merge into one run; 0 starts at once."""
     idle_seconds: float = Field(default=300.0, gt=0)
     """A gap with no call and no environment work longer than this is idle, not active time."""
     substrate: SubstrateConfig = Field(default_factory=SubstrateConfig)
+    """`[tool.habitat.substrate]`."""
 
 
 def load_runner_config(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .accounting import TimeReport
 from .epochs import EpochState, VerifyEpoch
@@ -19,13 +19,17 @@ ProgressSink = Callable[[float, float | None, str], Awaitable[None]]
 class VerifyTicket(BaseModel):
     """The answer to a verify request."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     task: str
     """Task id of the chain that answers it (`verify_status(task)`, `verify_cancel(task)`)."""
     epoch: int
+    """The epoch number of that run (monotonic per workspace)."""
     snapshot: str
     """The tree's snapshot when the request was taken; the run verifies the one taken when it
     starts (the same unless files changed within the coalesce window)."""
     state: EpochState
+    """The run's state now: `queued` unless waited for."""
     coalesced: bool = False
     """True when merged into a run already queued or running."""
     superseded: str | None = None
@@ -37,13 +41,18 @@ class VerifyTicket(BaseModel):
 class VerifyStatus(BaseModel):
     """Is the code as it is now green? One call's answer."""
 
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
     green: bool
     """True only when the epoch finished green on a snapshot the tree still matches."""
     summary: str
     """One line: e.g. `green on 3f2a…`, `stale: green on 3f2a…, src/a.py changed since`."""
     current_snapshot: str
+    """The snapshot id of the tree as it is now."""
     stale: bool
+    """True when a file of the epoch's set changed after its snapshot: never green then."""
     changed: list[str] = Field(default_factory=list)
+    """The paths that changed since the epoch's snapshot."""
     epoch: VerifyEpoch | None = None
     """The newest epoch (or the one asked for); None before the first verify."""
     running: str | None = None
@@ -51,6 +60,7 @@ class VerifyStatus(BaseModel):
     queued: str | None = None
     """Task id of the chain gathering requests or waiting for its turn."""
     time: TimeReport
+    """Time accounting: the workspace's, and the session's when one was named."""
 
 
 def summary(epoch: VerifyEpoch | None) -> str:

@@ -100,9 +100,15 @@ class ProjectWatcher:
         self.on_change = on_change
         self.ignore = GitIgnore(root)
 
+    def _relevant(self, raw: set[tuple[int, str]]) -> list[str]:
+        return self.ignore.relevant(self._relative(raw))
+
     def _relative(self, raw: set[tuple[int, str]]) -> list[str]:
         out: set[str] = set()
         for _change, path in raw:
+            # A directory is no content of its own (git does not see an empty one).
+            if Path(path).is_dir():
+                continue
             try:
                 out.add(Path(path).relative_to(self.root).as_posix())
             except ValueError:
@@ -128,9 +134,7 @@ class ProjectWatcher:
                         await anyio.sleep_forever()  # cancelled: let the group end
                     if isinstance(raw, str):
                         continue
-                    paths = await anyio.to_thread.run_sync(
-                        self.ignore.relevant, self._relative(raw)
-                    )
+                    paths = await anyio.to_thread.run_sync(self._relevant, raw)
                     if paths:
                         self.on_change(paths)
 
