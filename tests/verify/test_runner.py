@@ -93,6 +93,11 @@ async def test_a_later_request_cancels_a_chain_that_reached_compile_project(
     new = await runner.wait(second.task)
     assert new.state == "green"
     assert "src/calc/arith.py" in new.touched
+    # Never two chains at once: the old one finished before the new one began.
+    order = [(e.kind, e.task) for e in recorder.events if e.kind.startswith("verify.epoch.")]
+    assert order.index(("verify.epoch.finished", first.task)) < order.index(
+        ("verify.epoch.started", second.task)
+    )
 
 
 async def test_a_running_diagnose_files_finishes_before_its_chain_stops(

@@ -111,9 +111,9 @@ class SubstrateFactory:
         python_path = os.pathsep.join(
             p for p in (str(plugin_dir), os.environ.get("PYTHONPATH")) if p
         )
-        addopts = " ".join(
-            p for p in (os.environ.get("PYTEST_ADDOPTS"), f"-p {PLUGIN_MODULE}") if p
-        )
+        addopts = os.environ.get("PYTEST_ADDOPTS", "")
+        if f"-p {PLUGIN_MODULE}" not in addopts:  # a habitat inside a substrate: load it once
+            addopts = f"{addopts} -p {PLUGIN_MODULE}".strip()
         env = {
             "HABITAT_SUBSTRATE_DIR": str(folder),
             "HABITAT_SUBSTRATE_DB": str(db),
