@@ -241,3 +241,25 @@ async def test_the_status_of_an_unknown_task_names_it(runner: VerifyRunner) -> N
     assert status.epoch is None
     assert not status.green
     assert status.summary == "never verified: run verify"
+
+
+async def test_without_a_watcher_a_status_still_finds_the_tree_moved(
+    calc: Path, ladder: FakeLadder, bus: InMemoryEventBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def no_watch(self: object, **_: object) -> None:
+        raise OSError("OS file watch limit reached")
+
+    monkeypatch.setattr("agent_habitat.verify.runner.ProjectWatcher.run", no_watch)
+    recorder = EventRecorder(bus)
+    config = RunnerConfig(coalesce_seconds=0)
+    async with VerifyRunner.open(calc, bus=bus, config=config, ladder=ladder) as runner:
+        assert not runner.watching
+        failed = await recorder.wait_for("verify.watch.failed")
+        assert "watch limit" in failed.data["error"]
+        await runner.request(wait=True)
+        assert (await runner.status()).green
+        _append(calc / "src/calc/arith.py", "Y = 2\n")
+        status = await runner.status()
+        assert status.stale
+        assert status.changed == ["src/calc/arith.py"]
+        assert not status.green

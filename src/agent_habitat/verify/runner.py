@@ -103,6 +103,8 @@ class VerifyRunner:
         self._numbers = 0
         self._wake = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
+        self.watching = False
+        """True while the file watcher runs (stale events within milliseconds of a write)."""
 
     @classmethod
     @asynccontextmanager
@@ -123,7 +125,7 @@ class VerifyRunner:
             async with anyio.create_task_group() as tg:
                 runner._tg = tg
                 if watch:
-                    await tg.start(ProjectWatcher(runner.root, runner.mark_changed).run)
+                    await runner._start_watcher(tg)
                 tg.start_soon(runner._serve)
                 try:
                     yield runner
@@ -131,6 +133,17 @@ class VerifyRunner:
                     tg.cancel_scope.cancel()
         finally:
             unsubscribe()
+
+    async def _start_watcher(self, tg: anyio.abc.TaskGroup) -> None:
+        try:
+            await tg.start(ProjectWatcher(self.root, self.mark_changed).run)
+        except (OSError, RuntimeError) as exc:
+            # E.g. the inotify watch limit: staleness then rests on `mark_changed`, the
+            # snapshot check of every status and the check on arrival; the journal says so.
+            logger.warning("no file watcher on %s: %s", self.root, exc)
+            self.bus.publish("verify.watch.failed", data={"error": str(exc)})
+            return
+        self.watching = True
 
     # ---- requests -------------------------------------------------------------------------
 
