@@ -202,6 +202,32 @@ async def test_a_new_request_cancels_a_chain_in_test_scoped_and_leaves_no_proces
     assert (await runner.wait(second.task)).state == "green"
 
 
+async def test_a_new_request_cancels_a_chain_in_compile_project_with_its_grandchildren(
+    runner: VerifyRunner, calc: Path, flags: Path
+) -> None:
+    # A configured check that leaves a grandchild running: the whole tree must go.
+    _append(
+        calc / "pyproject.toml", 'compile_project = "sleep 60 & echo $! > $STARTED_FILE; wait"\n'
+    )
+    first = await runner.request(LadderRequest(rungs=["compile.project"]))
+    await eventually(lambda: (flags / "started_file").exists(), within=30)
+    await eventually(lambda: bool((flags / "started_file").read_text(encoding="utf-8")), within=5)
+    grandchild = int((flags / "started_file").read_text(encoding="utf-8"))
+    record = runner.processes(first.task)[f"{first.task}.compile.project"]
+    _append(calc / "src/calc/arith.py", "Y = 2\n")
+    second = await runner.request(LadderRequest(policy="minimal"))
+    assert second.superseded == first.task
+    old = await runner.wait(first.task)
+    assert old.state == "cancelled"
+    assert [(r.state, r.reason) for r in old.rungs] == [
+        ("cancelled", f"superseded by {second.task}")
+    ]
+    assert members(record) == []
+    gone = not psutil.pid_exists(grandchild)
+    assert gone or psutil.Process(grandchild).status() == psutil.STATUS_ZOMBIE
+    assert (await runner.wait(second.task)).state == "green"
+
+
 async def test_a_cancel_in_compile_project_kills_the_check(
     runner: VerifyRunner, calc: Path, recorder: EventRecorder
 ) -> None:
