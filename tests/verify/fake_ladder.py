@@ -65,7 +65,9 @@ class FakeLadder:
                 hooks.rung_finished(cancelled)
                 bus.publish("environment.task.cancelled", task=task, data={"rung": rung})
                 raise
-            result = RungResult(rung=rung, task=task, state=self.states.get(rung, "green"))
+            state = self.states.get(rung, "green")
+            reason = None if state == "green" else f"{rung} found defects"
+            result = RungResult(rung=rung, task=task, state=state, reason=reason)
             hooks.rung_finished(result)
             bus.publish("environment.task.completed", task=task, data={"rung": rung})
             results.append(result)

@@ -263,3 +263,14 @@ async def test_without_a_watcher_a_status_still_finds_the_tree_moved(
         assert status.stale
         assert status.changed == ["src/calc/arith.py"]
         assert not status.green
+
+
+async def test_a_red_epoch_summary_names_the_rung_and_why(
+    runner: VerifyRunner, ladder: FakeLadder
+) -> None:
+    ladder.states = {"compile.project": "red"}
+    await runner.request(wait=True)
+    status = await runner.status()
+    assert not status.green
+    assert status.summary.startswith("red on ")
+    assert status.summary.endswith("; compile.project red: compile.project found defects")

@@ -64,16 +64,19 @@ class VerifyStatus(BaseModel):
 
 
 def summary(epoch: VerifyEpoch | None) -> str:
+    """One line for a model or a person: the state, where, and what to do about it."""
     if epoch is None:
         return "never verified: run verify"
     where = f"epoch {epoch.epoch} ({epoch.task})"
     if epoch.state in ("queued", "running"):
         extra = f"; already stale: {', '.join(epoch.changed[:5])} changed" if epoch.stale else ""
         return f"{epoch.state}: {where}{extra}"
-    if epoch.stale:
+    on = f" on {epoch.snapshot}" if epoch.snapshot else ""
+    if epoch.stale and epoch.state == "stale":
         changed = ", ".join(epoch.changed[:5]) + (" …" if len(epoch.changed) > 5 else "")
-        return (
-            f"stale: {epoch.verified_state} on {epoch.snapshot}, but {changed} changed since; "
-            "verify again"
-        )
-    return f"{epoch.state} on {epoch.snapshot}: {where}"
+        return f"stale: {epoch.verified_state}{on}, but {changed} changed since; verify again"
+    line = f"{epoch.state}{on}: {where}"
+    failing = next((r for r in epoch.rungs if r.state not in ("green", "skipped")), None)
+    if failing is not None and failing.reason:
+        line += f"; {failing.rung} {failing.state}: {failing.reason}"
+    return line
