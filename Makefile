@@ -34,6 +34,8 @@ check: $(STAMP)
 bench: $(STAMP_RUN)
 	$(BIN)/python bench/run_latency.py
 	$(BIN)/python bench/big_output.py
+	$(BIN)/python bench/substrate.py
+	$(BIN)/python bench/stale_latency.py
 
 bench-all: bench
 	$(BIN)/python bench/mcp_latency.py

@@ -65,6 +65,11 @@ class Workspace:
     def spool_dir(self) -> Path:
         return self.state_dir / "spool"
 
+    @property
+    def substrates_dir(self) -> Path:
+        """Fresh per-task test substrates (temp dir, database, ports) live here."""
+        return self.state_dir / "substrates"
+
     def ensure(self) -> Workspace:
         self.spool_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.state_dir, 0o700)

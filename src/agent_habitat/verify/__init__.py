@@ -5,7 +5,12 @@
 #   environments the project's interpreter and tools;  command  one rung process via proc/
 #   head         HEAD's files and export;   baseline  findings matched against HEAD's, cached
 #   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
+#   runner       the background verify runner (queue, coalesce, cancel) — with chain, coalesce,
+#                epochs (snapshot-bound runs, stale), watch, substrate, accounting, hooks,
+#                runner_config, runner_models
+from .accounting import TimeAccount, TimeAccounting, TimeReport
 from .config import LadderConfig, load_ladder_config, load_policy
+from .epochs import EpochState, RungStatus, VerifyEpoch
 from .ladder import run_ladder, stop_type_daemon
 from .models import (
     POLICIES,
@@ -20,25 +25,41 @@ from .models import (
     RungState,
     Selection,
 )
+from .runner import VerifyRunner
+from .runner_config import RunnerConfig, SubstrateConfig, load_runner_config
+from .runner_models import ProgressSink, VerifyStatus, VerifyTicket
 from .snapshot import GitError, Snapshot, take_snapshot
 
 __all__ = [
     "POLICIES",
     "RUNGS",
     "Diagnostic",
+    "EpochState",
     "GitError",
     "LadderConfig",
     "LadderRequest",
     "LadderResult",
     "LadderState",
     "Policy",
+    "ProgressSink",
     "RungName",
     "RungResult",
     "RungState",
+    "RungStatus",
+    "RunnerConfig",
     "Selection",
     "Snapshot",
+    "SubstrateConfig",
+    "TimeAccount",
+    "TimeAccounting",
+    "TimeReport",
+    "VerifyEpoch",
+    "VerifyRunner",
+    "VerifyStatus",
+    "VerifyTicket",
     "load_ladder_config",
     "load_policy",
+    "load_runner_config",
     "run_ladder",
     "stop_type_daemon",
     "take_snapshot",

@@ -7,13 +7,13 @@ import os
 import secrets
 import signal as signal_module
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
-from ..proc import kill_tree, spawn
+from ..proc import ProcessRecord, kill_tree, spawn
 
 __all__ = ["Outcome", "child_env", "run_command", "spool_path"]
 
@@ -88,16 +88,19 @@ async def run_command(
     limit_s: float,
     cap: int,
     reap_leftovers: bool = True,
+    on_spawn: Callable[[ProcessRecord], None] | None = None,
 ) -> Outcome:
     """Run `argv` to its end; kill its whole tree after `limit_s` or when cancelled.
 
     With `reap_leftovers`, whatever the process left running (background servers, stray
     children) is killed once it exits; a command that starts a daemon on purpose passes
-    False.
+    False. `on_spawn` hears the process record at once (the verify runner kills by it).
     """
     marker = f"verify-{secrets.token_hex(6)}"
     started = time.monotonic()
     sup = spawn(list(argv), cwd=cwd, env=env, output=spool, marker=marker)
+    if on_spawn is not None:
+        on_spawn(sup.record)
     timed_out = False
     try:
         with anyio.move_on_after(limit_s) as scope:

@@ -23,6 +23,7 @@ from ..workspace import Workspace
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
 from .environments import ProjectEnv, probe_env, resolve_python
+from .hooks import LadderHooks
 from .layout import discover_layout
 from .models import (
     POLICIES,
@@ -37,7 +38,7 @@ from .rungs import RUNNERS, DmypyDaemon, RungContext
 from .selection import Impact, analyse_impact, explicit_selection
 from .snapshot import take_snapshot
 
-__all__ = ["run_ladder", "stop_type_daemon"]
+__all__ = ["new_ladder_id", "run_ladder", "stop_type_daemon"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,10 @@ _EVENT_OF = {
     "cancelled": "cancelled",
 }
 _NEEDS_IMPACT = {"compile.project", "build.affected", "test.scoped"}
+
+
+def new_ladder_id() -> str:
+    return f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
 
 
 def _given_files(root: Path, files: list[str]) -> list[str]:
@@ -107,9 +112,13 @@ async def _context(
     workspace: Workspace,
     ladder_id: str,
     rungs: list[RungName],
+    hooks: LadderHooks | None = None,
 ) -> RungContext:
     policy = request.policy or load_policy(root)
-    snapshot = await anyio.to_thread.run_sync(take_snapshot, root)
+    # runner hook: an epoch verifies the snapshot it was bound to when it began.
+    snapshot = hooks.snapshot if hooks and hooks.snapshot else None
+    if snapshot is None:
+        snapshot = await anyio.to_thread.run_sync(take_snapshot, root)
     touched = _given_files(root, request.files) if request.files else snapshot.touched
     layout = await anyio.to_thread.run_sync(discover_layout, root, config)
     env: ProjectEnv | None = None
@@ -126,6 +135,7 @@ async def _context(
         touched=touched,
         layout=layout,
         env=env,
+        hooks=hooks,
     )
     if _NEEDS_IMPACT & set(rungs) and touched:
         ctx.impact = await anyio.to_thread.run_sync(
@@ -163,6 +173,7 @@ async def _climb_one(ctx: RungContext, rung: RungName, bus: EventBus) -> RungRes
             reason="request cancelled",
             duration_s=round(time.monotonic() - started, 3),
         )
+        _rung_finished(ctx, result)
         _publish_end(bus, result, ctx)
         raise
     except Exception as exc:  # a rung's bug must end as an `error` result, not kill the climb
@@ -171,8 +182,15 @@ async def _climb_one(ctx: RungContext, rung: RungName, bus: EventBus) -> RungRes
     if result.duration_s == 0.0:
         result.duration_s = round(time.monotonic() - started, 3)
     result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+    _rung_finished(ctx, result)
     _publish_end(bus, result, ctx)
     return result
+
+
+def _rung_finished(ctx: RungContext, result: RungResult) -> None:
+    # runner hook: a cancelled climb returns nothing, so the runner collects results here.
+    if ctx.hooks is not None and ctx.hooks.rung_finished is not None:
+        ctx.hooks.rung_finished(result)
 
 
 def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
@@ -194,6 +212,7 @@ def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
             "diagnostics": len(result.diagnostics),
             "new_findings": result.new_findings,
             "preexisting_findings": result.preexisting_findings,
+            "notes": result.notes,
             "last_lines": result.output.splitlines()[-5:] if result.state == "died" else [],
         },
     )
@@ -206,8 +225,12 @@ async def run_ladder(
     bus: EventBus,
     workspace: Workspace | None = None,
     environ: Mapping[str, str] | None = None,
+    hooks: LadderHooks | None = None,
 ) -> LadderResult:
-    """Verify the project at `root` as it is now; see `LadderRequest` for the knobs."""
+    """Verify the project at `root` as it is now; see `LadderRequest` for the knobs.
+
+    `hooks` is how the verify runner takes part (see `verify.hooks`); others pass none.
+    """
     request = request or LadderRequest()
     root = Path(await anyio.Path(root).resolve())
     workspace = (workspace or Workspace.for_project(root)).ensure()
@@ -216,10 +239,16 @@ async def run_ladder(
     rungs = (
         [r for r in RUNGS if r in set(request.rungs)] if request.rungs else list(POLICIES[policy])
     )
-    ladder_id = f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
+    ladder_id = (hooks.ladder_id if hooks else None) or new_ladder_id()
     started = time.monotonic()
     ctx = await _context(
-        root, request.model_copy(update={"policy": policy}), config, workspace, ladder_id, rungs
+        root,
+        request.model_copy(update={"policy": policy}),
+        config,
+        workspace,
+        ladder_id,
+        rungs,
+        hooks,
     )
     results: list[RungResult] = []
     for index, rung in enumerate(rungs):

@@ -7,17 +7,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...proc import ProcessRecord
 from ...workspace import Workspace
 from ..command import Outcome, child_env, run_command, spool_path
 from ..config import LadderConfig
 from ..environments import ProjectEnv
 from ..head import HeadTree
+from ..hooks import LadderHooks
 from ..layout import Layout
 from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
 from ..selection import Impact
 from ..snapshot import Snapshot
 
 __all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped"]
+
+# Rungs whose processes get a fresh substrate each (DESIGN §5 "Substrate").
+_SUBSTRATE_RUNGS = frozenset({"test.scoped", "test.full"})
 
 NOTHING_CHANGED = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
 
@@ -39,6 +44,9 @@ class RungContext:
     selection: Selection = field(default_factory=lambda: Selection(full=True))
     head: HeadTree | None = None
     """The snapshot's base, built on first use by a rung that compares with it."""
+    hooks: LadderHooks | None = None
+    running_test: dict[RungName, str] = field(default_factory=dict)
+    """The test that was running when a rung's process died, when the substrate knows it."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"
@@ -62,15 +70,36 @@ class RungContext:
         reap_leftovers: bool = True,
         cwd: Path | None = None,
     ) -> Outcome:
-        return await run_command(
-            argv,
-            cwd=cwd or self.root,
-            env=self.process_env(extra_env),
-            spool=self.spool(rung, suffix),
-            limit_s=self.config.timeout_s,
-            cap=self.config.output_cap_bytes,
-            reap_leftovers=reap_leftovers,
-        )
+        hooks, task = self.hooks, self.task(rung)
+        on_spawn = None
+        if hooks is not None and hooks.process_started is not None:
+            started = hooks.process_started
+
+            def on_spawn(record: ProcessRecord) -> None:
+                started(task, record)
+
+        async def run(env: Mapping[str, str] | None) -> Outcome:
+            return await run_command(
+                argv,
+                cwd=cwd or self.root,
+                env=self.process_env(env),
+                spool=self.spool(rung, suffix),
+                limit_s=self.config.timeout_s,
+                cap=self.config.output_cap_bytes,
+                reap_leftovers=reap_leftovers,
+                on_spawn=on_spawn,
+            )
+
+        # runner hook: each test task gets a fresh substrate (temp dir, SQLite db, ports).
+        if hooks is None or hooks.substrate is None or rung not in _SUBSTRATE_RUNGS:
+            return await run(extra_env)
+        async with hooks.substrate(task) as lease:
+            outcome = await run({**lease.env, **(extra_env or {})})
+            if outcome.exit_code != 0 or outcome.timed_out:
+                lease.mark_failed()
+            if outcome.signal is not None and (test := lease.current_test()):
+                self.running_test[rung] = test
+            return outcome
 
 
 def skipped(
@@ -106,6 +135,20 @@ def from_outcome(
         state = "green" if outcome.exit_code == 0 else "red"
     if reason is None and state == "red":
         reason = f"{tool} exited {outcome.exit_code}"
+    diagnostics = list(diagnostics or [])
+    notes = list(notes or [])
+    if state == "died" and (test := ctx.running_test.get(rung)):
+        reason = f"killed by {outcome.signal} while running {test}"
+        notes.append(f"running {test} when it died")
+        diagnostics.insert(
+            0,
+            Diagnostic(
+                file=test.split("::", 1)[0],
+                code=outcome.signal,
+                message=f"{test}: the test process died by {outcome.signal}",
+                source=tool,
+            ),
+        )
     return RungResult(
         rung=rung,
         task=ctx.task(rung),
@@ -117,8 +160,8 @@ def from_outcome(
         command_line=shlex.join(outcome.argv),
         exit_code=outcome.exit_code,
         signal=outcome.signal,
-        diagnostics=diagnostics or [],
-        notes=notes or [],
+        diagnostics=diagnostics,
+        notes=notes,
         output=outcome.tail,
         output_truncated=outcome.truncated,
         spool=str(outcome.spool),

@@ -1,0 +1,192 @@
+"""One verify chain as the runner drives it: its epoch, cancel scope, processes, substrates,
+and the bus it hands the climb (which tags every task event with the epoch and tells the
+chain which rung is running)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from ..events import Event, EventBus, Subscriber, Unsubscribe
+from ..proc import ProcessRecord
+from .epochs import Epoch
+from .hooks import LadderHooks
+from .models import LadderResult, RungName, RungResult
+from .snapshot import Snapshot
+from .substrate import Substrate, SubstrateFactory
+
+__all__ = ["Chain", "ChainBus", "cancelled_result", "error_result"]
+
+
+@dataclass
+class Chain:
+    epoch: Epoch
+    deadline: float
+    """Monotonic time the coalesce window closes; the chain starts no earlier."""
+    done: anyio.Event = field(default_factory=anyio.Event)
+    changed: anyio.Event = field(default_factory=anyio.Event)
+    """Set (and replaced) whenever a rung starts or ends: progress reporters wait on it."""
+    scope: anyio.CancelScope | None = None
+    cancel_reason: str | None = None
+    processes: dict[str, ProcessRecord] = field(default_factory=dict)
+    """Task id → the last process its rung started."""
+    substrates: dict[str, Substrate] = field(default_factory=dict)
+    running_test: dict[str, str] = field(default_factory=dict)
+    """Task id → the test its substrate last saw start (kept after the folder is gone)."""
+    early_changes: set[str] = field(default_factory=set)
+    """Paths written after the chain started but before its snapshot was in hand."""
+
+    @property
+    def task(self) -> str:
+        return self.epoch.task
+
+    def touch(self) -> None:
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    def progress(self) -> tuple[float, float, str]:
+        rungs = list(self.epoch.rungs.values())
+        done = sum(1 for r in rungs if r.state not in ("waiting", "running"))
+        current = self.epoch.current_rung
+        message = f"{current} running" if current else self.epoch.state
+        return float(done), float(max(len(rungs), 1)), message
+
+    def hooks(
+        self,
+        snapshot: Snapshot,
+        substrates: SubstrateFactory,
+        superseded: Callable[[Chain], None],
+    ) -> LadderHooks:
+        """The climb's hooks: collect results and processes, lend substrates, and stop the
+        climb after `diagnose.files` once a newer request superseded it."""
+        chain = self
+
+        def rung_finished(result: RungResult) -> None:
+            if result.state == "cancelled" and chain.cancel_reason:
+                result.reason = chain.cancel_reason
+            chain.epoch.rung_finished(result)
+            if (
+                result.rung == "diagnose.files"
+                and chain.epoch.superseded_by
+                and chain.cancel_reason is None
+            ):
+                superseded(chain)
+
+        def process_started(task: str, record: ProcessRecord) -> None:
+            chain.processes[task] = record
+            rung = task.split(".", 1)[1]
+            if rung in chain.epoch.rungs:
+                chain.epoch.rungs[rung].pid = record.pid
+
+        @asynccontextmanager
+        async def substrate(task: str) -> AsyncIterator[Substrate]:
+            async with substrates.lease(task) as lent:
+                chain.substrates[task] = lent
+                try:
+                    yield lent
+                finally:
+                    if test := lent.current_test():
+                        chain.running_test[task] = test
+                    chain.substrates.pop(task, None)
+
+        return LadderHooks(
+            ladder_id=chain.task,
+            snapshot=snapshot,
+            rung_finished=rung_finished,
+            process_started=process_started,
+            substrate=substrate,
+        )
+
+
+class ChainBus:
+    """The climb's view of the bus: task events gain `epoch`, died events the test."""
+
+    def __init__(self, bus: EventBus, chain: Chain) -> None:
+        self.bus = bus
+        self.chain = chain
+
+    def publish(
+        self,
+        kind: str,
+        *,
+        tab: str | None = None,
+        task: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> Event:
+        data = dict(data or {})
+        data["epoch"] = self.chain.epoch.number
+        rung = data.get("rung")
+        if kind == "environment.task.started" and isinstance(rung, str):
+            self.chain.epoch.rung_started(rung)  # type: ignore[arg-type]
+        if kind == "environment.task.died" and task is not None:
+            data["test"] = self.chain.running_test.get(task)
+        event = self.bus.publish(kind, tab=tab, task=task, data=data)
+        if kind.startswith("environment.task."):
+            self.chain.touch()
+            if kind == "environment.task.started" and isinstance(rung, str):
+                done, total, message = self.chain.progress()
+                self.bus.publish(
+                    "environment.task.progress",
+                    task=self.chain.task,
+                    data={
+                        "epoch": self.chain.epoch.number,
+                        "current": rung,
+                        "done": done,
+                        "total": total,
+                        "message": message,
+                    },
+                )
+        return event
+
+    def subscribe(self, subscriber: Subscriber) -> Unsubscribe:
+        return self.bus.subscribe(subscriber)
+
+
+def cancelled_result(
+    chain: Chain, snapshot: Snapshot, rungs: list[RungName], started: float
+) -> LadderResult:
+    """What a cancelled climb did: the rungs that finished, the rest not reached."""
+    reason = chain.cancel_reason or "cancelled"
+    done: dict[RungName, RungResult] = {r.rung: r for r in chain.epoch.results}
+    results = [
+        done.get(rung)
+        or RungResult(
+            rung=rung, task=f"{chain.task}.{rung}", state="skipped", reason=f"not reached: {reason}"
+        )
+        for rung in rungs
+    ]
+    epoch = chain.epoch
+    return LadderResult(
+        id=chain.task,
+        snapshot=snapshot.id,
+        head=snapshot.head,
+        policy=epoch.policy or "standard",
+        state="cancelled",
+        rungs=results,
+        touched=epoch.touched,
+        duration_s=round(time.monotonic() - started, 3),
+    )
+
+
+def error_result(
+    chain: Chain, snapshot: Snapshot | None, reason: str, started: float
+) -> LadderResult:
+    epoch = chain.epoch
+    return LadderResult(
+        id=chain.task,
+        snapshot=snapshot.id if snapshot else "",
+        head=snapshot.head if snapshot else None,
+        policy=epoch.policy or "standard",
+        state="error",
+        rungs=[
+            RungResult(rung=r, task=f"{chain.task}.{r}", state="error", reason=reason)
+            for r in epoch.rungs
+        ][:1],
+        touched=epoch.touched,
+        duration_s=round(time.monotonic() - started, 3),
+    )

@@ -1,0 +1,290 @@
+"""Epochs: each verify run, bound to the snapshot it verifies, and whether the tree has
+moved on since (DESIGN §5 "Epochs").
+
+`VerifyEpoch` is the contract (the MCP `verify_status` / `habitat://verify/epoch` output);
+`Epoch` is the runner's mutable record behind it. A stale epoch never says `green`: its
+`state` is `stale` and `verified_state` keeps what the climb found on its own snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .models import (
+    LadderRequest,
+    LadderResult,
+    LadderState,
+    Policy,
+    RungName,
+    RungResult,
+    RungState,
+)
+from .snapshot import Snapshot, file_hash
+
+__all__ = [
+    "Epoch",
+    "EpochState",
+    "RungStatus",
+    "VerifyEpoch",
+    "changed_between",
+    "contradicts",
+    "dirty_now",
+]
+
+EpochState = Literal["queued", "running", "stale"] | LadderState
+"""`queued` (gathering requests or waiting for the chain before it), `running`, the
+climb's own state once finished, or `stale` once the tree differs from its snapshot."""
+
+# A run that did not finish its climb says so even when the tree moved on meanwhile.
+_KEEP_WHEN_STALE = ("cancelled", "error")
+
+RungProgress = Literal["waiting", "running"] | RungState
+
+
+class RungStatus(BaseModel):
+    """One rung of an epoch, as far as it got."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    rung: RungName
+    """The rung's name."""
+    task: str
+    """Task id `<epoch task>.<rung>`, as in the `environment.task.*` events."""
+    state: RungProgress
+    """`waiting`, `running`, or how it ended (`green`, `red`, `died`, `cancelled`, …)."""
+    reason: str | None = None
+    """Why it is not green, in one line."""
+    tool: str | None = None
+    """What ran, e.g. `ruff`, `dmypy`, `pytest`."""
+    duration_s: float | None = None
+    """Seconds it took, once finished."""
+    pid: int | None = None
+    """The last process the rung started."""
+    notes: list[str] = Field(default_factory=list)
+    """E.g. `dmypy daemon (pid 4242) was dead; restarted`, `running tests/x.py::t when it died`."""
+
+
+class VerifyEpoch(BaseModel):
+    """One verify run bound to its snapshot."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+    epoch: int
+    """The run's number in this workspace (monotonic)."""
+    task: str
+    """Task id of the chain; its rungs are `<task>.<rung>`."""
+    state: EpochState
+    """`queued`, `running`, the climb's state once finished, or `stale` (never `green` then)."""
+    verified_state: LadderState | None = None
+    """What the climb found on its own snapshot; None until it finished."""
+    stale: bool = False
+    """True when a file of the epoch's set changed after its snapshot was taken."""
+    changed: list[str] = Field(default_factory=list)
+    """Paths (relative to the project root) that changed since the snapshot."""
+    snapshot: str | None = None
+    """The snapshot id it verifies; None while queued."""
+    head: str | None = None
+    """The HEAD commit of that snapshot."""
+    policy: Policy | None = None
+    """The policy it climbs (the highest of the coalesced requests)."""
+    request: LadderRequest
+    """The request it runs: the merge of every coalesced request."""
+    requests: int = 1
+    """How many verify requests this run answers (coalesced within the window)."""
+    superseded_by: str | None = None
+    """The task that cancelled it (implicit cancel of the predecessor)."""
+    touched: list[str] = Field(default_factory=list)
+    """The change it verifies (dirty set of its snapshot, or the files given)."""
+    rungs: list[RungStatus] = Field(default_factory=list)
+    """Each planned rung and how far it got."""
+    notes: list[str] = Field(default_factory=list)
+    """Facts about the run, e.g. what coalescing gave up, or a configuration error."""
+    queued_at: float
+    """Unix time of its first request."""
+    started_at: float | None = None
+    """Unix time the climb began (after the coalesce window)."""
+    finished_at: float | None = None
+    """Unix time it ended."""
+    duration_s: float | None = None
+    """Seconds the climb took."""
+    result: LadderResult | None = None
+    """The full result once finished (a cancelled run's holds the rungs that finished)."""
+
+    @property
+    def finished(self) -> bool:
+        return self.finished_at is not None
+
+    @property
+    def green(self) -> bool:
+        """Green on a snapshot that is still the tree's (never when stale)."""
+        return self.state == "green" and not self.stale
+
+
+class Epoch:
+    """The runner's mutable record of one epoch."""
+
+    def __init__(self, number: int, task: str, request: LadderRequest) -> None:
+        self.number = number
+        self.task = task
+        self.requests: list[LadderRequest] = [request]
+        self.request = request
+        self.state: EpochState = "queued"
+        self.snapshot: Snapshot | None = None
+        self.touched: list[str] = []
+        self.policy: Policy | None = None
+        self.rungs: dict[RungName, RungStatus] = {}
+        self.results: list[RungResult] = []
+        self.result: LadderResult | None = None
+        self.stale = False
+        self.changed: set[str] = set()
+        self.superseded_by: str | None = None
+        self.notes: list[str] = []
+        self.queued_at = time.time()
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self.duration_s: float | None = None
+
+    def plan(self, rungs: list[RungName]) -> None:
+        self.rungs = {
+            r: RungStatus(rung=r, task=f"{self.task}.{r}", state="waiting") for r in rungs
+        }
+
+    @property
+    def current_rung(self) -> RungName | None:
+        return next((r for r, s in self.rungs.items() if s.state == "running"), None)
+
+    def rung_started(self, rung: RungName) -> None:
+        if rung in self.rungs:
+            self.rungs[rung].state = "running"
+
+    def rung_finished(self, result: RungResult) -> None:
+        self.results.append(result)
+        pid = self.rungs[result.rung].pid if result.rung in self.rungs else None
+        self.rungs[result.rung] = RungStatus(
+            pid=pid,
+            rung=result.rung,
+            task=result.task,
+            state=result.state,
+            reason=result.reason,
+            tool=result.tool,
+            duration_s=result.duration_s,
+            notes=result.notes,
+        )
+
+    def mark_stale(self, paths: list[str]) -> list[str]:
+        """Record changed paths; returns those not known before."""
+        new = sorted(set(paths) - self.changed)
+        self.changed.update(new)
+        if new:
+            self.stale = True
+            if self.finished_at is not None and self.state not in _KEEP_WHEN_STALE:
+                self.state = "stale"
+        return new
+
+    def finish(self, result: LadderResult) -> None:
+        self.result = result
+        self.finished_at = time.time()
+        self.duration_s = result.duration_s
+        for rung in result.rungs:
+            status = self.rungs.get(rung.rung)
+            if status is None or status.state in ("waiting", "running"):
+                self.rungs[rung.rung] = RungStatus(
+                    rung=rung.rung, task=rung.task, state=rung.state, reason=rung.reason
+                )
+        stale = self.stale and result.state not in _KEEP_WHEN_STALE
+        self.state = "stale" if stale else result.state
+
+    def view(self) -> VerifyEpoch:
+        snap = self.snapshot
+        return VerifyEpoch(
+            epoch=self.number,
+            task=self.task,
+            state=self.state,
+            verified_state=self.result.state if self.result else None,
+            stale=self.stale,
+            changed=sorted(self.changed),
+            snapshot=snap.id if snap else None,
+            head=snap.head if snap else None,
+            policy=self.policy,
+            request=self.request,
+            requests=len(self.requests),
+            superseded_by=self.superseded_by,
+            touched=self.touched,
+            rungs=list(self.rungs.values()),
+            notes=self.notes,
+            queued_at=self.queued_at,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            duration_s=self.duration_s,
+            result=self.result,
+        )
+
+
+def _git_out(root: Path, *args: str) -> bytes | None:
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _blob_hash(root: Path, head: str, path: str) -> str:
+    data = _git_out(root, "cat-file", "blob", f"{head}:./{path}")
+    return hashlib.sha256(data).hexdigest() if data is not None else "-"
+
+
+def changed_between(root: Path, old: Snapshot, new: Snapshot) -> list[str]:
+    """Paths whose content differs between two snapshots of `root` (blocking: git).
+
+    A commit of exactly the verified change moves HEAD but no content: nothing changed.
+    """
+    if old.id == new.id:
+        return []
+    paths = set(old.hashes) | set(new.hashes)
+    if old.head == new.head or old.head is None or new.head is None:
+        return sorted(p for p in paths if old.hashes.get(p) != new.hashes.get(p))
+    listed = _git_out(root, "diff", "--name-only", "-z", "--relative", old.head, new.head)
+    committed = {p for p in (listed or b"").decode("utf-8", "surrogateescape").split("\0") if p}
+    changed: list[str] = []
+    for path in sorted(paths | committed):
+        # A path missing from a snapshot's hashes is clean there: its content is that HEAD's.
+        before = old.hashes.get(path)
+        after = new.hashes.get(path)
+        if before is None and after is None:
+            differs = True  # clean in both, and the commits between the heads changed it
+        elif before is None:
+            # Dirty now: it differs from the new HEAD, which is the old one's unless committed.
+            differs = path not in committed or _blob_hash(root, old.head, path) != after
+        elif after is None:
+            differs = before != file_hash(root / path)  # clean now: the file is HEAD's content
+        else:
+            differs = before != after
+        if differs:
+            changed.append(path)
+    return changed
+
+
+def dirty_now(root: Path, paths: list[str]) -> set[str]:
+    """Which of `paths` differ from HEAD now (blocking: git)."""
+    proc = subprocess.run(
+        ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths],
+        cwd=root,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    if proc.returncode != 0:
+        return set(paths)  # not git: every write is a change
+    entries = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+    return {e[3:] for e in entries if len(e) > 3}
+
+
+def contradicts(root: Path, snapshot: Snapshot, path: str) -> bool:
+    """True when a write to `path` makes the tree differ from `snapshot` (blocking: reads it)."""
+    # Dirty at S: only a different content counts (a rewrite of the same bytes does not).
+    # Clean at S: any write makes it differ from HEAD, as far as the watcher can tell.
+    known = snapshot.hashes.get(path)
+    return known is None or file_hash(root / path) != known

@@ -1,0 +1,48 @@
+"""What the verify runner plugs into a climb. A foreground `habitat verify` passes none.
+
+Kept to plain callables so the ladder and the rungs know nothing of the runner: the runner
+names the climb, hands it the snapshot its epoch is bound to, hears of every process and
+every finished rung as it happens (a cancelled climb returns no result), and lends each
+test rung a fresh substrate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..proc import ProcessRecord
+from .models import RungResult
+from .snapshot import Snapshot
+
+__all__ = ["LadderHooks", "SubstrateLease"]
+
+
+class SubstrateLease(Protocol):
+    """A substrate lent to one test task (see `verify.substrate`)."""
+
+    env: dict[str, str]
+
+    def current_test(self) -> str | None:
+        """The test that was running last (written by the substrate's pytest plugin)."""
+        ...
+
+    def mark_failed(self) -> None:
+        """The task did not pass: keep the folder when `keep_failed` is set."""
+        ...
+
+
+@dataclass
+class LadderHooks:
+    ladder_id: str | None = None
+    """Use this climb id (the runner's task id) instead of a fresh one."""
+    snapshot: Snapshot | None = None
+    """Verify this snapshot (taken by the runner when the epoch began)."""
+    rung_finished: Callable[[RungResult], None] | None = None
+    """Called with every rung's result before its end event, cancelled ones included."""
+    process_started: Callable[[str, ProcessRecord], None] | None = None
+    """(task id, record) of every process a rung starts."""
+    substrate: Callable[[str], AbstractAsyncContextManager[SubstrateLease]] | None = None
+    """A fresh substrate per test task id (`test.scoped`, `test.full`)."""

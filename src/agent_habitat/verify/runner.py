@@ -1,0 +1,519 @@
+"""The verify runner: one verify chain per workspace, in the background (DESIGN §5 "Runner").
+
+* `request()` returns at once with the task, epoch and snapshot ids (or waits, with
+  `wait=True`). Requests within the coalesce window of the first merge into one run (union
+  of files and rungs, the highest policy). A request arriving later supersedes the running
+  chain: cancelled at once when it reached `compile.project`, after its `diagnose.files`
+  when that still runs. A request the running chain already answers (same tree, nothing
+  more asked) joins it. Two chains never run at once.
+* Each run is an epoch bound to its snapshot. The watcher (or `mark_changed`) makes it stale
+  the moment a file of the project changes; a result that arrives after the tree moved is
+  stale on arrival; `status()` compares with the tree as it is now. Stale is never green.
+* Cancel kills the chain's process trees (`proc.kill_tree`) and reports the rung
+  `cancelled`; the rungs that finished keep their results.
+
+A core service: no adapter imports. The composition root opens it with `VerifyRunner.open`.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from ..errors import HabitatError, NotFoundError, UsageError
+from ..events import EventBus
+from ..proc import ProcessRecord, kill_tree
+from ..workspace import Workspace
+from .accounting import TimeAccounting
+from .chain import Chain, ChainBus, cancelled_result, error_result
+from .coalesce import covers, merge_requests, rungs_of
+from .config import load_ladder_config, load_policy
+from .epochs import Epoch, VerifyEpoch, changed_between, contradicts, dirty_now
+from .hooks import LadderHooks
+from .ladder import _given_files, new_ladder_id, run_ladder
+from .models import LadderRequest, LadderResult, RungName
+from .runner_config import RunnerConfig, load_runner_config
+from .runner_models import ProgressSink, VerifyStatus, VerifyTicket, summary
+from .snapshot import Snapshot, take_snapshot
+from .substrate import SubstrateFactory
+from .watch import ProjectWatcher
+
+__all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
+
+logger = logging.getLogger(__name__)
+
+# SIGTERM's grace when the runner cancels: the whole tree is gone well within 2 s.
+CANCEL_GRACE_S = 0.5
+_HISTORY = 100
+_CHAIN_END = {
+    "green": "completed",
+    "incomplete": "completed",
+    "nothing_to_verify": "completed",
+    "cancelled": "cancelled",
+}
+
+
+class LadderFn(Protocol):
+    async def __call__(
+        self,
+        root: Path,
+        request: LadderRequest | None = None,
+        *,
+        bus: EventBus,
+        workspace: Workspace | None = None,
+        hooks: LadderHooks | None = None,
+    ) -> LadderResult: ...
+
+
+class VerifyRunner:
+    """The workspace's verify runner; open it with `VerifyRunner.open(...)`."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        bus: EventBus,
+        workspace: Workspace | None = None,
+        config: RunnerConfig | None = None,
+        ladder: LadderFn = run_ladder,
+        accounting: TimeAccounting | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.bus = bus
+        self.workspace = (workspace or Workspace.for_project(self.root)).ensure()
+        self.config = config or load_runner_config(self.root)
+        self.accounting = accounting or TimeAccounting(self.config.idle_seconds)
+        self.substrates = SubstrateFactory(
+            self.workspace.substrates_dir, self.config.substrate, self.root
+        )
+        self._ladder = ladder
+        self._chains: dict[str, Chain] = {}
+        self._pending: Chain | None = None
+        self._running: Chain | None = None
+        self._numbers = 0
+        self._wake = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self.watching = False
+        """True while the file watcher runs (stale events within milliseconds of a write)."""
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls,
+        root: Path,
+        *,
+        bus: EventBus,
+        workspace: Workspace | None = None,
+        config: RunnerConfig | None = None,
+        ladder: LadderFn = run_ladder,
+        watch: bool = True,
+    ) -> AsyncIterator[VerifyRunner]:
+        """Serve until the block ends; then the running chain is cancelled (tree killed)."""
+        runner = cls(root, bus=bus, workspace=workspace, config=config, ladder=ladder)
+        unsubscribe = bus.subscribe(runner.accounting.on_event)
+        try:
+            async with anyio.create_task_group() as tg:
+                runner._tg = tg
+                if watch:
+                    await runner._start_watcher(tg)
+                tg.start_soon(runner._serve)
+                try:
+                    yield runner
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            unsubscribe()
+
+    async def _start_watcher(self, tg: anyio.abc.TaskGroup) -> None:
+        try:
+            await tg.start(ProjectWatcher(self.root, self.mark_changed).run)
+        except (OSError, RuntimeError) as exc:
+            # E.g. the inotify watch limit: staleness then rests on `mark_changed`, the
+            # snapshot check of every status and the check on arrival; the journal says so.
+            logger.warning("no file watcher on %s: %s", self.root, exc)
+            self.bus.publish("verify.watch.failed", data={"error": str(exc)})
+            return
+        self.watching = True
+
+    # ---- requests -------------------------------------------------------------------------
+
+    def _validated(self, request: LadderRequest) -> LadderRequest:
+        if self._tg is None:
+            raise UsageError("the verify runner is not serving; open it with VerifyRunner.open")
+        # Bad configuration fails the request at once, naming the key.
+        load_ladder_config(self.root)
+        load_policy(self.root)
+        if request.files:
+            request = request.model_copy(update={"files": _given_files(self.root, request.files)})
+        return request
+
+    async def request(
+        self,
+        request: LadderRequest | None = None,
+        *,
+        wait: bool = False,
+        progress: ProgressSink | None = None,
+    ) -> VerifyTicket:
+        """Queue a verify of the tree as it is now; see the module docstring for the rules."""
+        request = self._validated(request or LadderRequest())
+        snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        superseded: str | None = None
+        running = self._running
+        if self._pending is not None:
+            chain, coalesced = self._pending, True
+            chain.epoch.requests.append(request)
+        elif running is not None and self._answers(running, request, snapshot):
+            chain, coalesced = running, True
+            chain.epoch.requests.append(request)
+        else:
+            chain, coalesced = self._new_chain(request), False
+            if running is not None and running.cancel_reason is None:
+                superseded = running.task
+                self._supersede(running, chain)
+        self.bus.publish(
+            "environment.task.queued",
+            task=chain.task,
+            data={
+                "epoch": chain.epoch.number,
+                "requests": len(chain.epoch.requests),
+                "coalesced": coalesced,
+                "superseded": superseded,
+            },
+        )
+        self._wake.set()
+        ticket = VerifyTicket(
+            task=chain.task,
+            epoch=chain.epoch.number,
+            snapshot=snapshot.id,
+            state=chain.epoch.state,
+            coalesced=coalesced,
+            superseded=superseded,
+        )
+        if wait:
+            ticket.result = await self.wait(chain.task, progress)
+            ticket.state = ticket.result.state
+        return ticket
+
+    def _answers(self, running: Chain, request: LadderRequest, snapshot: Snapshot) -> bool:
+        epoch = running.epoch
+        return (
+            running.cancel_reason is None
+            and epoch.snapshot is not None
+            and epoch.snapshot.id == snapshot.id
+            and not epoch.stale
+            and covers(epoch.request, request, load_policy(self.root))
+        )
+
+    def _new_chain(self, request: LadderRequest) -> Chain:
+        self._numbers += 1
+        epoch = Epoch(self._numbers, new_ladder_id(), request)
+        chain = Chain(epoch=epoch, deadline=time.monotonic() + self.config.coalesce_seconds)
+        self._chains[chain.task] = chain
+        self._pending = chain
+        for old in list(self._chains)[:-_HISTORY]:
+            if self._chains[old].done.is_set():
+                del self._chains[old]
+        return chain
+
+    def _superseded(self, chain: Chain) -> None:
+        self._cancel(chain, f"superseded by {chain.epoch.superseded_by}")
+
+    def _supersede(self, running: Chain, successor: Chain) -> None:
+        running.epoch.superseded_by = successor.task
+        if running.epoch.current_rung == "diagnose.files":
+            return  # it finishes first; the rung hook stops the climb right after
+        self._cancel(running, f"superseded by {successor.task}")
+
+    # ---- the chain --------------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            while self._pending is not None:
+                chain = self._pending
+                await anyio.sleep_until(chain.deadline)  # the coalesce window
+                if self._pending is not chain:
+                    continue  # cancelled while queued
+                self._pending, self._running = None, chain
+                try:
+                    await self._run(chain)
+                except Exception:  # the runner's boundary: one broken chain must not end it
+                    logger.exception("verify chain %s failed", chain.task)
+                    chain.epoch.state = "error"
+                    chain.epoch.notes.append("internal error in the runner; see the host log")
+                    chain.done.set()
+                finally:
+                    self._running = None
+
+    async def _begin(self, chain: Chain) -> tuple[Snapshot, LadderRequest, list[RungName]]:
+        epoch = chain.epoch
+        epoch.state, epoch.started_at = "running", time.time()
+        snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        default = load_policy(self.root)
+        request, notes = merge_requests(epoch.requests, default, snapshot.touched)
+        rungs = rungs_of(request, default)
+        epoch.request, epoch.policy, epoch.snapshot = request, request.policy, snapshot
+        epoch.touched = request.files or snapshot.touched
+        epoch.notes.extend(notes)
+        epoch.plan(rungs)
+        early = sorted(chain.early_changes)
+        chain.early_changes.clear()
+        if early:
+            # Written around the snapshot: a clean path counts only if it is dirty now.
+            dirty = await anyio.to_thread.run_sync(dirty_now, self.root, early)
+            early = [p for p in early if p in snapshot.hashes or p in dirty]
+        self.bus.publish(
+            "verify.epoch.started",
+            task=chain.task,
+            data={
+                "epoch": epoch.number,
+                "snapshot": snapshot.id,
+                "head": snapshot.head,
+                "policy": request.policy,
+                "rungs": rungs,
+                "touched": epoch.touched,
+                "requests": len(epoch.requests),
+            },
+        )
+        self.bus.publish(
+            "environment.task.started",
+            task=chain.task,
+            data={"epoch": epoch.number, "snapshot": snapshot.id, "chain": True},
+        )
+        if early:
+            self._mark(chain, early, "watch")
+        return snapshot, request, rungs
+
+    async def _run(self, chain: Chain) -> None:
+        started = time.monotonic()
+        epoch = chain.epoch
+        snapshot: Snapshot | None = None
+        result: LadderResult | None = None
+        try:
+            snapshot, request, rungs = await self._begin(chain)
+            with anyio.CancelScope() as scope:
+                chain.scope = scope
+                if chain.cancel_reason is not None:
+                    scope.cancel()
+                result = await self._ladder(
+                    self.root,
+                    request,
+                    bus=ChainBus(self.bus, chain),
+                    workspace=self.workspace,
+                    hooks=chain.hooks(snapshot, self.substrates, self._superseded),
+                )
+            if result is None:
+                result = cancelled_result(chain, snapshot, rungs, started)
+        except HabitatError as exc:
+            epoch.notes.append(str(exc))
+            result = error_result(chain, snapshot, str(exc), started)
+        except Exception as exc:  # the runner outlives a bug in one climb; the epoch says so
+            logger.exception("verify chain %s crashed", chain.task)
+            result = error_result(chain, snapshot, f"internal error: {exc!r}", started)
+        finally:
+            if result is None:  # the runner itself is closing
+                chain.cancel_reason = chain.cancel_reason or "the runner closed"
+                if snapshot is not None:
+                    result = cancelled_result(chain, snapshot, list(epoch.rungs), started)
+                    self._finish(chain, result)
+                chain.done.set()
+        if snapshot is not None:
+            # Stale on arrival: the tree may have moved while the climb ran.
+            try:
+                current = await anyio.to_thread.run_sync(take_snapshot, self.root)
+                changed = await anyio.to_thread.run_sync(
+                    changed_between, self.root, snapshot, current
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                # Cannot tell whether the tree moved: then it may have, so never green.
+                epoch.notes.append(f"could not re-read the tree after the climb: {exc}")
+                changed = ["(unknown: the tree could not be read)"]
+            self._mark(chain, changed, "on arrival")
+        self._finish(chain, result)
+
+    def _finish(self, chain: Chain, result: LadderResult) -> None:
+        if chain.done.is_set():
+            return
+        epoch = chain.epoch
+        epoch.finish(result)
+        # A rung that died already said `died`; for the chain it is a failure like red.
+        end = _CHAIN_END.get(result.state, "failed")
+        self.bus.publish(
+            f"environment.task.{end}",
+            task=chain.task,
+            data={"epoch": epoch.number, "state": result.state, "chain": True},
+        )
+        self.bus.publish(
+            "verify.epoch.finished",
+            task=chain.task,
+            data={
+                "epoch": epoch.number,
+                "state": epoch.state,
+                "verified_state": result.state,
+                "stale": epoch.stale,
+                "changed": sorted(epoch.changed),
+                "snapshot": result.snapshot,
+                "duration_s": result.duration_s,
+                "superseded_by": epoch.superseded_by,
+            },
+        )
+        chain.touch()
+        chain.done.set()
+
+    # ---- cancel, wait, status -----------------------------------------------------------
+
+    def _chain(self, task: str | None) -> Chain | None:
+        if task is None:
+            return self._running or self._pending or self._newest()
+        chain = self._chains.get(task.split(".", 1)[0])  # a rung's task names its chain
+        if chain is None:
+            raise NotFoundError(f"no verify task {task!r}; verify_status lists the latest one")
+        return chain
+
+    def _newest(self) -> Chain | None:
+        return next(reversed(self._chains.values()), None)
+
+    def _cancel(self, chain: Chain, reason: str) -> None:
+        if chain.done.is_set() or chain.cancel_reason is not None:
+            return
+        chain.cancel_reason = reason
+        if chain is self._pending:
+            self._pending = None
+            epoch = chain.epoch
+            epoch.plan(rungs_of(epoch.request, load_policy(self.root)))
+            empty = Snapshot(id="", head=None)
+            self._finish(chain, cancelled_result(chain, empty, list(epoch.rungs), time.monotonic()))
+            return
+        if chain.scope is not None:
+            chain.scope.cancel()
+        # Faster than the climb's own kill (2 s of grace): the tree is gone well within 2 s.
+        if self._tg is not None:
+            for record in list(chain.processes.values()):
+                self._tg.start_soon(kill_tree, record, signal.SIGTERM, CANCEL_GRACE_S)
+
+    async def cancel(self, task: str | None = None) -> VerifyEpoch | None:
+        """Cancel `task` (default: the running chain, else the queued one) and wait until its
+        processes are gone; None when there was nothing to cancel."""
+        chain = self._chain(task)
+        if chain is None or chain.done.is_set():
+            return None
+        self._cancel(chain, "cancelled by request")
+        await chain.done.wait()
+        return chain.epoch.view()
+
+    async def wait(self, task: str, progress: ProgressSink | None = None) -> VerifyEpoch:
+        """Wait for the chain of `task` to finish, reporting progress per rung."""
+        chain = self._chain(task)
+        assert chain is not None
+        if progress is None:
+            await chain.done.wait()
+            return chain.epoch.view()
+
+        async def report() -> None:
+            while True:
+                await progress(*chain.progress())
+                await chain.changed.wait()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(report)
+            await chain.done.wait()
+            tg.cancel_scope.cancel()
+        return chain.epoch.view()
+
+    def processes(self, task: str) -> dict[str, ProcessRecord]:
+        """Rung task id → the last process that rung started (pid, start time, marker)."""
+        chain = self._chain(task)
+        return dict(chain.processes) if chain else {}
+
+    def epoch(self, task: str | None = None) -> VerifyEpoch | None:
+        """The epoch of `task` (default: the newest) without looking at the tree."""
+        chain = self._chain(task) if task else self._newest()
+        return chain.epoch.view() if chain else None
+
+    async def status(self, task: str | None = None, *, session: str | None = None) -> VerifyStatus:
+        """The newest epoch (or `task`'s) against the tree as it is now."""
+        chain = self._chain(task) if task else self._newest()
+        current = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        if chain is not None and chain.epoch.snapshot is not None:
+            verified = chain.epoch.snapshot
+            if verified.id != current.id:
+                changed = await anyio.to_thread.run_sync(
+                    changed_between, self.root, verified, current
+                )
+                self._mark(chain, changed, "status")
+        view = chain.epoch.view() if chain else None
+        return VerifyStatus(
+            green=bool(view and view.green),
+            summary=summary(view),
+            current_snapshot=current.id,
+            stale=bool(view and view.stale),
+            changed=view.changed if view else [],
+            epoch=view,
+            running=self._running.task if self._running else None,
+            queued=self._pending.task if self._pending else None,
+            time=self.accounting.report(session),
+        )
+
+    # ---- stale -------------------------------------------------------------------------
+
+    def mark_changed(self, paths: Iterable[str | Path]) -> None:
+        """Files were written (by the watcher, or at once by an edit verb): every epoch whose
+        snapshot they contradict goes stale, with `verify.epoch.stale`. Call it from the event
+        loop; paths are absolute or relative to the project root."""
+        relative: list[str] = []
+        for path in paths:
+            candidate = Path(path)
+            if candidate.is_absolute():
+                try:
+                    candidate = candidate.relative_to(self.root)
+                except ValueError:
+                    continue
+            relative.append(candidate.as_posix())
+        if not relative:
+            return
+        finished = next(
+            (c for c in reversed(self._chains.values()) if c.done.is_set() and c.epoch.result),
+            None,
+        )
+        for chain in (self._running, finished):
+            if chain is None:
+                continue
+            snapshot = chain.epoch.snapshot
+            if snapshot is None:
+                if chain is self._running:
+                    chain.early_changes.update(relative)
+                continue
+            self._mark(chain, relative, "watch")
+
+    def _mark(self, chain: Chain, paths: list[str], phase: str) -> None:
+        snapshot = chain.epoch.snapshot
+        if snapshot is None or not paths:
+            return
+        if phase == "watch":
+            paths = [p for p in paths if contradicts(self.root, snapshot, p)]
+        new = chain.epoch.mark_stale(paths)
+        if not new:
+            return
+        self.bus.publish(
+            "verify.epoch.stale",
+            task=chain.task,
+            data={
+                "epoch": chain.epoch.number,
+                "snapshot": snapshot.id,
+                "changed": new,
+                "all_changed": sorted(chain.epoch.changed),
+                "phase": phase,
+            },
+        )
+        chain.touch()

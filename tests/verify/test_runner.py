@@ -1,0 +1,276 @@
+"""The runner's rules with the ladder faked at its one seam: coalesce, supersede, cancel,
+stale, progress. Real git snapshots on a sample repository; no processes."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.errors import NotFoundError, UsageError
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.testing import EventRecorder
+from agent_habitat.verify.models import LadderRequest
+from agent_habitat.verify.runner import VerifyRunner
+from agent_habitat.verify.runner_config import RunnerConfig
+
+from .fake_ladder import FakeLadder
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    root = build_sample(tmp_path / "calc")
+    _append(root / "src/calc/text.py", "X = 1\n")
+    return root
+
+
+@pytest.fixture
+def ladder() -> FakeLadder:
+    return FakeLadder()
+
+
+@pytest.fixture
+def bus(calc: Path) -> InMemoryEventBus:
+    return InMemoryEventBus(str(calc))
+
+
+@pytest.fixture
+async def runner(
+    calc: Path, ladder: FakeLadder, bus: InMemoryEventBus
+) -> AsyncIterator[VerifyRunner]:
+    config = RunnerConfig(coalesce_seconds=0.3)
+    async with VerifyRunner.open(calc, bus=bus, config=config, ladder=ladder, watch=False) as r:
+        yield r
+
+
+def _append(path: Path, text: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+async def test_requests_within_the_window_merge_into_one_run(
+    runner: VerifyRunner, ladder: FakeLadder
+) -> None:
+    first = await runner.request(LadderRequest(policy="minimal", files=["src/calc/text.py"]))
+    second = await runner.request(LadderRequest(policy="strict", files=["src/calc/arith.py"]))
+    third = await runner.request(LadderRequest(policy="minimal"))
+    assert [first.coalesced, second.coalesced, third.coalesced] == [False, True, True]
+    assert first.task == second.task == third.task
+    epoch = await runner.wait(first.task)
+    assert len(ladder.calls) == 1
+    merged = ladder.calls[0]
+    assert merged.policy == "strict"
+    assert merged.files == ["src/calc/arith.py", "src/calc/text.py"]
+    assert epoch.requests == 3
+    assert epoch.state == "green"
+
+
+async def test_a_later_request_cancels_a_chain_that_reached_compile_project(
+    runner: VerifyRunner, ladder: FakeLadder, calc: Path, bus: InMemoryEventBus
+) -> None:
+    ladder.held = {"compile.project"}
+    recorder = EventRecorder(bus)
+    first = await runner.request()
+    await recorder.wait_for(
+        "environment.task.started", where=lambda e: e.task == f"{first.task}.compile.project"
+    )
+    _append(calc / "src/calc/arith.py", "Y = 2\n")
+    second = await runner.request()
+    assert second.superseded == first.task
+    old = await runner.wait(first.task)
+    assert old.state == "cancelled"
+    assert old.superseded_by == second.task
+    states = {r.rung: (r.state, r.reason) for r in old.rungs}
+    assert states["diagnose.files"] == ("green", None)
+    assert states["compile.project"] == ("cancelled", f"superseded by {second.task}")
+    assert old.result is not None
+    assert old.result.state == "cancelled"
+    ladder.held = set()
+    new = await runner.wait(second.task)
+    assert new.state == "green"
+    assert "src/calc/arith.py" in new.touched
+    # Never two chains at once: the old one finished before the new one began.
+    order = [(e.kind, e.task) for e in recorder.events if e.kind.startswith("verify.epoch.")]
+    assert order.index(("verify.epoch.finished", first.task)) < order.index(
+        ("verify.epoch.started", second.task)
+    )
+
+
+async def test_a_running_diagnose_files_finishes_before_its_chain_stops(
+    runner: VerifyRunner, ladder: FakeLadder, calc: Path, bus: InMemoryEventBus
+) -> None:
+    ladder.held = {"diagnose.files"}
+    recorder = EventRecorder(bus)
+    first = await runner.request()
+    await recorder.wait_for(
+        "environment.task.started", where=lambda e: e.task == f"{first.task}.diagnose.files"
+    )
+    _append(calc / "src/calc/arith.py", "Y = 2\n")
+    second = await runner.request()
+    assert runner.epoch(first.task) is not None
+    ladder.release["diagnose.files"].set()
+    old = await runner.wait(first.task)
+    states = {r.rung: r.state for r in old.rungs}
+    assert states["diagnose.files"] == "green"
+    assert states["compile.project"] in ("cancelled", "waiting")
+    assert old.state == "cancelled"
+    assert (await runner.wait(second.task)).state == "green"
+
+
+async def test_a_request_the_running_chain_already_answers_joins_it(
+    runner: VerifyRunner, ladder: FakeLadder, bus: InMemoryEventBus
+) -> None:
+    ladder.held = {"compile.project"}
+    recorder = EventRecorder(bus)
+    first = await runner.request()
+    await recorder.wait_for(
+        "environment.task.started", where=lambda e: e.task == f"{first.task}.compile.project"
+    )
+    again = await runner.request(LadderRequest(policy="minimal"))
+    assert again.task == first.task
+    assert again.coalesced
+    ladder.release["compile.project"].set()
+    assert (await runner.wait(first.task)).state == "green"
+    assert len(ladder.calls) == 1
+
+
+async def test_cancelling_a_queued_chain_never_climbs(
+    runner: VerifyRunner, ladder: FakeLadder
+) -> None:
+    ticket = await runner.request()
+    cancelled = await runner.cancel(ticket.task)
+    assert cancelled is not None
+    assert cancelled.state == "cancelled"
+    assert ladder.calls == []
+    assert await runner.cancel() is None
+
+
+async def test_a_write_after_green_makes_the_epoch_stale_and_never_green(
+    runner: VerifyRunner, calc: Path, bus: InMemoryEventBus
+) -> None:
+    recorder = EventRecorder(bus)
+    ticket = await runner.request(wait=True)
+    assert ticket.result is not None
+    assert ticket.result.state == "green"
+    assert (await runner.status()).green
+    _append(calc / "src/calc/text.py", "Z = 3\n")
+    runner.mark_changed([calc / "src/calc/text.py"])
+    stale = await recorder.wait_for("verify.epoch.stale")
+    assert stale.data["changed"] == ["src/calc/text.py"]
+    status = await runner.status()
+    assert not status.green
+    assert status.stale
+    assert status.epoch is not None
+    assert status.epoch.state == "stale"
+    assert status.epoch.verified_state == "green"
+    assert status.summary.startswith("stale: green on")
+    assert "src/calc/text.py" in status.summary
+
+
+async def test_a_rewrite_with_the_same_content_is_not_a_change(
+    runner: VerifyRunner, calc: Path
+) -> None:
+    await runner.request(wait=True)
+    path = calc / "src/calc/text.py"
+    path.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    runner.mark_changed(["src/calc/text.py"])
+    assert (await runner.status()).green
+
+
+async def test_a_write_during_the_run_makes_the_result_stale_on_arrival(
+    runner: VerifyRunner, ladder: FakeLadder, calc: Path, bus: InMemoryEventBus
+) -> None:
+    ladder.during = {"compile.project": calc / "src/calc/arith.py"}
+    recorder = EventRecorder(bus)
+    ticket = await runner.request(wait=True)
+    assert ticket.result is not None
+    assert ticket.result.state == "stale"
+    assert ticket.result.verified_state == "green"
+    assert ticket.result.changed == ["src/calc/arith.py"]
+    stale = await recorder.wait_for("verify.epoch.stale")
+    assert stale.data["phase"] == "on arrival"
+    finished = await recorder.wait_for("verify.epoch.finished")
+    assert finished.data["state"] == "stale"
+
+
+async def test_a_commit_of_the_verified_change_keeps_it_green(
+    runner: VerifyRunner, calc: Path
+) -> None:
+    await runner.request(wait=True)
+    for args in (["add", "-A"], ["commit", "-qm", "x"]):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=calc, check=True
+        )
+    status = await runner.status()
+    assert status.epoch is not None
+    assert status.current_snapshot != status.epoch.snapshot
+    assert status.green
+    _append(calc / "src/calc/text.py", "W = 4\n")
+    assert (await runner.status()).changed == ["src/calc/text.py"]
+
+
+async def test_progress_reports_each_rung_and_ends_complete(runner: VerifyRunner) -> None:
+    seen: list[tuple[float, float | None, str]] = []
+
+    async def progress(done: float, total: float | None, message: str) -> None:
+        seen.append((done, total, message))
+
+    await runner.request(wait=True, progress=progress)
+    dones = [d for d, _, _ in seen]
+    assert dones == sorted(dones)
+    assert seen[-1][0] == seen[-1][1] == 3.0
+
+
+async def test_a_file_outside_the_project_is_refused_at_request_time(
+    runner: VerifyRunner, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("x = 1\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="not inside the project"):
+        await runner.request(LadderRequest(files=[str(outside)]))
+
+
+async def test_the_status_of_an_unknown_task_names_it(runner: VerifyRunner) -> None:
+    with pytest.raises(NotFoundError, match="v000"):
+        await runner.status("v000")
+    status = await runner.status()
+    assert status.epoch is None
+    assert not status.green
+    assert status.summary == "never verified: run verify"
+
+
+async def test_without_a_watcher_a_status_still_finds_the_tree_moved(
+    calc: Path, ladder: FakeLadder, bus: InMemoryEventBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def no_watch(self: object, **_: object) -> None:
+        raise OSError("OS file watch limit reached")
+
+    monkeypatch.setattr("agent_habitat.verify.runner.ProjectWatcher.run", no_watch)
+    recorder = EventRecorder(bus)
+    config = RunnerConfig(coalesce_seconds=0)
+    async with VerifyRunner.open(calc, bus=bus, config=config, ladder=ladder) as runner:
+        assert not runner.watching
+        failed = await recorder.wait_for("verify.watch.failed")
+        assert "watch limit" in failed.data["error"]
+        await runner.request(wait=True)
+        assert (await runner.status()).green
+        _append(calc / "src/calc/arith.py", "Y = 2\n")
+        status = await runner.status()
+        assert status.stale
+        assert status.changed == ["src/calc/arith.py"]
+        assert not status.green
+
+
+async def test_a_red_epoch_summary_names_the_rung_and_why(
+    runner: VerifyRunner, ladder: FakeLadder
+) -> None:
+    ladder.states = {"compile.project": "red"}
+    await runner.request(wait=True)
+    status = await runner.status()
+    assert not status.green
+    assert status.summary.startswith("red on ")
+    assert status.summary.endswith("; compile.project red: compile.project found defects")

@@ -1,0 +1,50 @@
+"""The watcher on a real directory (inotify), and which paths count as a change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.testing import eventually
+from agent_habitat.verify.watch import GitIgnore, ProjectWatcher
+
+pytestmark = pytest.mark.anyio
+
+
+def test_git_ignored_paths_caches_and_venvs_are_not_changes(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    (root / ".gitignore").write_text("*.log\nbuild/\n", encoding="utf-8")
+    ignore = GitIgnore(root)
+    given = [
+        "src/calc/text.py",
+        "run.log",
+        "build/x.py",
+        ".venv/lib/site.py",
+        "src/calc/__pycache__/text.cpython-311.pyc",
+        ".git/index",
+        ".ruff_cache/x",
+        "notes.txt",
+    ]
+    assert ignore.relevant(given) == ["notes.txt", "src/calc/text.py"]
+    (root / ".gitignore").write_text("notes.txt\n", encoding="utf-8")
+    assert ignore.relevant([".gitignore", "notes.txt", "run.log"]) == [".gitignore", "run.log"]
+
+
+def test_outside_git_only_the_noise_is_dropped(tmp_path: Path) -> None:
+    assert GitIgnore(tmp_path).relevant(["a.py", ".venv/b.py"]) == ["a.py"]
+
+
+async def test_a_write_is_reported_and_an_ignored_one_is_not(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    seen: list[list[str]] = []
+    async with anyio.create_task_group() as tg:
+        await tg.start(ProjectWatcher(root, seen.append).run)
+        (root / "src/calc/__pycache__").mkdir()
+        (root / "src/calc/__pycache__/x.pyc").write_bytes(b"x")
+        (root / "src/calc/text.py").write_text("X = 1\n", encoding="utf-8")
+        await eventually(lambda: any("src/calc/text.py" in batch for batch in seen), within=5)
+        tg.cancel_scope.cancel()
+    assert all("pyc" not in path for batch in seen for path in batch)
