@@ -1,0 +1,20 @@
+# files/: the edit verbs. models (request/result), text (decoding, line endings, locating
+# `old`), confine (staying inside the project root), atomic (temp file + rename), editor
+# (the service: per-path locks, events, on_change).
+from .confine import OutsideProjectError
+from .editor import FileEditor, OnChange
+from .models import Edit, FileEditArgs, FileEditResult, FileWriteArgs, FileWriteResult
+from .text import BinaryFileError, EditConflictError
+
+__all__ = [
+    "BinaryFileError",
+    "Edit",
+    "EditConflictError",
+    "FileEditArgs",
+    "FileEditResult",
+    "FileEditor",
+    "FileWriteArgs",
+    "FileWriteResult",
+    "OnChange",
+    "OutsideProjectError",
+]
