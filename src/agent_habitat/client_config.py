@@ -49,6 +49,8 @@ PRIMARY_SERVER = "habitat"
 TERMINAL_SERVER = "habitat-terminal"
 # Keys naming another transport, dropped when an entry becomes our stdio server.
 _TRANSPORT_KEYS = ("type", "url", "headers", "command", "args")
+# The console scripts of the distribution (pyproject `[project.scripts]`).
+_SCRIPT_NAMES = ("habitat", "agent-habitat")
 
 
 class ServerChange(BaseModel):
@@ -74,7 +76,7 @@ class ConfigFileError(HabitatError):
 def habitat_command() -> list[str]:
     """The absolute command that starts this same `habitat` (argv before the subcommand)."""
     launched = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    if launched is not None and launched.name == "habitat" and launched.exists():
+    if launched is not None and launched.name in _SCRIPT_NAMES and launched.exists():
         # Not resolved: a pipx/uv link in ~/.local/bin outlives upgrades of its target.
         return [os.path.abspath(launched)]
     sibling = Path(sys.executable).with_name("habitat")
