@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 __all__ = [
     "DEFAULT_FILES_CAP",
+    "PROJECT_SCENE_DESCRIPTION",
     "EpochGlance",
     "GitFile",
     "HeadCommit",
@@ -31,6 +32,15 @@ __all__ = [
 
 DEFAULT_FILES_CAP = 50
 """Dirty and untracked files listed (each); the counts always cover all of them."""
+
+
+PROJECT_SCENE_DESCRIPTION = (
+    "See where the open project stands, in one call: git branch, HEAD (short sha and "
+    "subject), commits ahead/behind its upstream, the dirty and untracked files with their "
+    f"sizes (at most {DEFAULT_FILES_CAP} of each listed, all counted), and the current verify "
+    "epoch's state and whether it is stale (files changed since it was verified: do not trust "
+    "its verdict). A folder outside git says so. The project twin of shell_scene; use it first."
+)
 
 
 class ProjectSceneArgs(BaseModel):

@@ -3,10 +3,21 @@
 # (the service: per-path locks, events, on_change).
 from .confine import OutsideProjectError
 from .editor import FileEditor, OnChange
-from .models import Edit, FileEditArgs, FileEditResult, FileWriteArgs, FileWriteResult
+from .models import (
+    FILE_EDIT_DESCRIPTION,
+    FILE_WRITE_DESCRIPTION,
+    Edit,
+    FileEditArgs,
+    FileEditResult,
+    FileWriteArgs,
+    FileWriteResult,
+    render_file_change,
+)
 from .text import BinaryFileError, EditConflictError
 
 __all__ = [
+    "FILE_EDIT_DESCRIPTION",
+    "FILE_WRITE_DESCRIPTION",
     "BinaryFileError",
     "Edit",
     "EditConflictError",
@@ -17,4 +28,5 @@ __all__ = [
     "FileWriteResult",
     "OnChange",
     "OutsideProjectError",
+    "render_file_change",
 ]

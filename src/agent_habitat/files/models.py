@@ -11,12 +11,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "FILE_EDIT_DESCRIPTION",
+    "FILE_WRITE_DESCRIPTION",
     "Edit",
     "FileEditArgs",
     "FileEditResult",
     "FileWriteArgs",
     "FileWriteResult",
     "LineEndings",
+    "render_file_change",
 ]
 
 LineEndings = Literal["lf", "crlf"]
@@ -96,3 +99,31 @@ class FileWriteResult(_Result):
 
 class FileEditResult(_Result):
     edits: int = Field(description="Number of edits applied.")
+
+
+FILE_WRITE_DESCRIPTION = (
+    "Write a whole UTF-8 text file inside the open project: created (with missing folders) or "
+    "replaced. Atomic (a reader never sees half a file); an existing file keeps its mode and "
+    "its line endings (CRLF stays CRLF). Paths outside the project root, symlinks pointing "
+    "out, .git internals and binary files are refused. For changing part of a file use "
+    "file_edit, which sends only the change."
+)
+FILE_EDIT_DESCRIPTION = (
+    "Replace exact pieces of a UTF-8 text file inside the open project: `edits` is a list, each "
+    "with `old`, `new` and an optional `anchor`, applied in order; all apply or none. `old` "
+    "must occur exactly once "
+    "(matched with line endings normalized); when it is missing or repeated the call is "
+    "refused with the candidates' line numbers, and an `anchor` (text occurring once, at or "
+    "before the occurrence meant) picks the first `old` after it. Atomic; keeps mode and line "
+    "endings. Calls on different files run in parallel. Each applied edit marks the verify "
+    "epoch stale at once: run verify_run afterwards."
+)
+
+
+def render_file_change(result: FileWriteResult | FileEditResult) -> str:
+    """One line saying what was written, for the text part of a tool result."""
+    if isinstance(result, FileEditResult):
+        done = f"edited {result.path}: {result.edits} edit{'s' if result.edits != 1 else ''}"
+    else:
+        done = f"{'created' if result.created else 'wrote'} {result.path}"
+    return f"{done}, {result.bytes} bytes, {result.line_endings.upper()} line endings\n"
