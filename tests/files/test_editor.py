@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from agent_habitat.errors import HabitatError, UsageError
@@ -294,3 +296,36 @@ async def test_edits_of_one_file_queue_and_both_apply(editor: FileEditor, root: 
         tg.start_soon(editor.edit, edit("m.py", ("b = 0", "b = 1")))
     assert (root / "m.py").read_text(encoding="utf-8") == "a = 1\nb = 1\n"
     assert leftovers(root) == []
+
+
+async def test_a_cancelled_call_still_announces_what_it_wrote(
+    editor: FileEditor, root: Path, bus: InMemoryEventBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / "m.py").write_text("v = 0\n", encoding="utf-8")
+    seen: list[Sequence[Path]] = []
+
+    async def mark_changed(paths: Sequence[Path]) -> None:
+        await anyio.lowlevel.checkpoint()  # where a cancelled, unshielded call would stop
+        seen.append(paths)
+
+    editor.on_change = mark_changed
+    recorder = EventRecorder(bus)
+    in_replace = anyio.Event()
+    release = threading.Event()
+    real_replace = os.replace
+
+    def replace(src: str | Path, dst: str | Path) -> None:
+        anyio.from_thread.run_sync(in_replace.set)
+        release.wait(10)
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(editor.edit, edit("m.py", ("0", "1")))
+            await in_replace.wait()
+            tg.cancel_scope.cancel()
+            release.set()
+    assert (root / "m.py").read_text(encoding="utf-8") == "v = 1\n"
+    assert recorder.kinds() == ["file.edited"]
+    assert seen == [[root / "m.py"]]

@@ -62,8 +62,10 @@ class FileEditor:
         mode and line-ending style."""
         target, label = self._confine(args.path)
         async with self._locked(target):
-            done = await anyio.to_thread.run_sync(_write_whole, target, label, args.content)
-            await self._announce("file.written", target, label, done.size, created=done.created)
+            # Shielded: a cancelled request must not leave a written file unannounced.
+            with anyio.CancelScope(shield=True):
+                done = await anyio.to_thread.run_sync(_write_whole, target, label, args.content)
+                await self._announce("file.written", target, label, done.size, created=done.created)
         return FileWriteResult(
             path=label, bytes=done.size, line_endings=done.style, created=done.created
         )
@@ -72,8 +74,9 @@ class FileEditor:
         """Apply every edit in order, or none (EditConflictError names the one that can't)."""
         target, label = self._confine(args.path)
         async with self._locked(target):
-            done = await anyio.to_thread.run_sync(_edit_file, target, label, args)
-            await self._announce("file.edited", target, label, done.size, edits=len(args.edits))
+            with anyio.CancelScope(shield=True):
+                done = await anyio.to_thread.run_sync(_edit_file, target, label, args)
+                await self._announce("file.edited", target, label, done.size, edits=len(args.edits))
         return FileEditResult(
             path=label, bytes=done.size, line_endings=done.style, edits=len(args.edits)
         )
