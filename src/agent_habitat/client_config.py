@@ -120,8 +120,10 @@ def install_servers(project: Path, client: ClientKind, command: list[str]) -> In
     for name, ours in _entries(client, command, project.resolve()).items():
         existing = servers.get(name)
         if not isinstance(existing, dict):
+            changes.append(
+                ServerChange(name=name, action="added" if existing is None else "updated")
+            )
             servers[name] = ours
-            changes.append(ServerChange(name=name, action="added"))
             continue
         # The user's own keys (env, disabled, …) stay; the transport becomes ours.
         merged = {k: v for k, v in existing.items() if k not in _TRANSPORT_KEYS} | ours
@@ -154,19 +156,16 @@ def _parse(raw: str, label: str) -> dict[str, Any]:
 
 def describe(result: InitResult) -> str:
     """What `habitat init` did, in words."""
-    verb = "created" if result.created else "updated"
     said = {
         "added": "added",
         "updated": "updated (it existed; now runs this habitat)",
         "unchanged": "already up to date",
     }
-    lines = [
-        f"{result.path}: {', '.join(f'{c.name} {said[c.action]}' for c in result.servers)}",
-    ]
-    if all(c.action == "unchanged" for c in result.servers) and not result.created:
-        lines[0] = f"{result.path}: already registers habitat and habitat-terminal; not written"
+    if not result.created and all(c.action == "unchanged" for c in result.servers):
+        lines = [f"{result.path}: already registers habitat and habitat-terminal; not written"]
     else:
-        lines[0] = f"{verb} {lines[0]}"
+        changes = ", ".join(f"{c.name} {said[c.action]}" for c in result.servers)
+        lines = [f"{'created' if result.created else 'updated'} {result.path}: {changes}"]
     if result.kept:
         lines.append(f"kept the other servers: {', '.join(result.kept)}")
     return "\n".join(lines) + "\n"

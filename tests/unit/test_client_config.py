@@ -84,6 +84,18 @@ def test_other_servers_and_keys_are_kept_and_an_old_habitat_entry_is_updated(
     assert (result.created, result.kept) == (False, ["github"])
 
 
+def test_an_entry_that_is_not_an_object_is_replaced_and_reported_as_updated(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / ".mcp.json").write_text('{"mcpServers": {"habitat": "junk"}}', encoding="utf-8")
+    result = install_servers(tmp_path, "claude", HABITAT)
+    assert [(c.name, c.action) for c in result.servers] == [
+        ("habitat", "updated"),
+        ("habitat-terminal", "added"),
+    ]
+    assert read(tmp_path / ".mcp.json")["mcpServers"]["habitat"]["command"] == HABITAT[0]
+
+
 def test_a_second_init_changes_nothing_and_does_not_rewrite(tmp_path: Path) -> None:
     install_servers(tmp_path, "claude", HABITAT)
     path = tmp_path / ".mcp.json"
