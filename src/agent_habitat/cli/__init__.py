@@ -26,6 +26,8 @@ _COMMAND_MODULES = (
     "agent_habitat.cli.demo_cmd",
     "agent_habitat.cli.mcp_cmds",
     "agent_habitat.cli.verify_cmds",
+    "agent_habitat.cli.rules_cmd",
+    "agent_habitat.cli.init_cmd",
 )
 
 

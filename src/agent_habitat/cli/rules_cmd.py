@@ -1,0 +1,65 @@
+"""`habitat rules --for claude|cursor|agents [--write]` — the habit rules for an agent."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..errors import HabitatError, UsageError
+from ..rules import RULES_FILES, RulesTarget, rules_text, write_rules
+from .common import add_common, emit_json, project_root
+
+__all__ = ["register"]
+
+_SAID = {
+    "created": "created {path} with the agent-habitat rules",
+    "updated": "updated the agent-habitat rules block in {path}",
+    "appended": "appended the agent-habitat rules block to {path} (your text above is kept)",
+    "unchanged": "{path} already has these agent-habitat rules; nothing written",
+}
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "rules",
+        help="print (or --write) the instructions an agent needs to use the habitat well",
+        description=(
+            "Print the habit rules for a client, or write them into the file it reads: "
+            + ", ".join(f"{k}: {v}" for k, v in RULES_FILES.items())
+            + ". --write merges between markers and never touches the file's other text."
+        ),
+    )
+    p.add_argument(
+        "--for",
+        dest="target",
+        required=True,
+        choices=sorted(RULES_FILES),
+        help="the client whose rules file to produce",
+    )
+    p.add_argument("--write", action="store_true", help="write into the project's rules file")
+    add_common(p)
+    p.set_defaults(handler=cmd_rules)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    target: RulesTarget = args.target
+    if not args.write:
+        sys.stdout.write(rules_text(target))
+        return 0
+    try:
+        result = write_rules(project_root(args), target)
+    except UsageError as exc:
+        print(f"habitat: {exc}", file=sys.stderr)
+        return 2
+    except HabitatError as exc:
+        print(f"habitat: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"habitat: cannot write {RULES_FILES[target]}: {exc.strerror}", file=sys.stderr)
+        return 1
+    if args.json:
+        emit_json(result)
+    else:
+        print(_SAID[result.action].format(path=result.path))
+    return 0

@@ -1,0 +1,171 @@
+"""`habitat init`: register the habitat's two MCP servers in a client's project config.
+
+Claude Code reads `.mcp.json` (`mcpServers`), Cursor `.cursor/mcp.json` (`mcpServers`),
+VS Code `.vscode/mcp.json` (`servers`). The file is merged, never clobbered: other
+servers and keys stay as they are, an existing `habitat` entry is updated (and the result
+says so), and a file that is not valid JSON is refused untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .errors import HabitatError
+from .files.atomic import write_atomic
+
+__all__ = [
+    "CONFIG_FILES",
+    "PRIMARY_SERVER",
+    "TERMINAL_SERVER",
+    "ClientKind",
+    "ConfigFileError",
+    "InitResult",
+    "ServerChange",
+    "describe",
+    "habitat_command",
+    "install_servers",
+]
+
+ClientKind = Literal["claude", "cursor", "vscode"]
+
+CONFIG_FILES: dict[ClientKind, str] = {
+    "claude": ".mcp.json",
+    "cursor": ".cursor/mcp.json",
+    "vscode": ".vscode/mcp.json",
+}
+_SERVERS_KEY: dict[ClientKind, str] = {
+    "claude": "mcpServers",
+    "cursor": "mcpServers",
+    "vscode": "servers",
+}
+PRIMARY_SERVER = "habitat"
+TERMINAL_SERVER = "habitat-terminal"
+# Keys naming another transport, dropped when an entry becomes our stdio server.
+_TRANSPORT_KEYS = ("type", "url", "headers", "command", "args")
+# The console scripts of the distribution (pyproject `[project.scripts]`).
+_SCRIPT_NAMES = ("habitat", "agent-habitat")
+
+
+class ServerChange(BaseModel):
+    name: str = Field(description="Server entry name in the client's config.")
+    action: Literal["added", "updated", "unchanged"] = Field(
+        description="added: new entry; updated: an existing entry now runs this habitat; "
+        "unchanged: it already did."
+    )
+
+
+class InitResult(BaseModel):
+    client: ClientKind
+    path: str = Field(description="The config file, relative to the project root.")
+    created: bool = Field(description="True when the file did not exist before.")
+    servers: list[ServerChange] = Field(description="What happened to each habitat entry.")
+    kept: list[str] = Field(description="Other servers already in the file, left as they were.")
+
+
+class ConfigFileError(HabitatError):
+    """The existing config cannot be merged safely; it was left untouched."""
+
+
+def habitat_command() -> list[str]:
+    """The absolute command that starts this same `habitat` (argv before the subcommand)."""
+    launched = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if launched is not None and launched.name in _SCRIPT_NAMES and launched.exists():
+        # Not resolved: a pipx/uv link in ~/.local/bin outlives upgrades of its target.
+        return [os.path.abspath(launched)]
+    sibling = Path(sys.executable).with_name("habitat")
+    if sibling.exists():
+        return [str(sibling)]
+    return [sys.executable, "-m", "agent_habitat"]
+
+
+def _entries(client: ClientKind, command: list[str], project: Path) -> dict[str, dict[str, Any]]:
+    def entry(*args: str) -> dict[str, Any]:
+        body: dict[str, Any] = {} if client == "cursor" else {"type": "stdio"}
+        body.update(command=command[0], args=[*command[1:], *args])
+        return body
+
+    return {
+        PRIMARY_SERVER: entry("mcp", "--project", str(project)),
+        TERMINAL_SERVER: entry("terminal-mcp"),
+    }
+
+
+def install_servers(project: Path, client: ClientKind, command: list[str]) -> InitResult:
+    """Merge the `habitat` and `habitat-terminal` entries into the client's project config."""
+    label = CONFIG_FILES[client]
+    path = project / label
+    key = _SERVERS_KEY[client]
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raw = None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigFileError(f"cannot read {label}: {exc}; nothing was changed") from exc
+    config = _parse(raw, label) if raw is not None else {}
+    servers = config.setdefault(key, {})
+    if not isinstance(servers, dict):
+        raise ConfigFileError(
+            f"{label}: `{key}` is a {type(servers).__name__}, not an object of servers; "
+            "fix it by hand; nothing was changed"
+        )
+    kept = [name for name in servers if name not in (PRIMARY_SERVER, TERMINAL_SERVER)]
+    changes: list[ServerChange] = []
+    for name, ours in _entries(client, command, project.resolve()).items():
+        existing = servers.get(name)
+        if not isinstance(existing, dict):
+            changes.append(
+                ServerChange(name=name, action="added" if existing is None else "updated")
+            )
+            servers[name] = ours
+            continue
+        # The user's own keys (env, disabled, …) stay; the transport becomes ours.
+        merged = {k: v for k, v in existing.items() if k not in _TRANSPORT_KEYS} | ours
+        action: Literal["updated", "unchanged"] = "unchanged" if merged == existing else "updated"
+        servers[name] = merged
+        changes.append(ServerChange(name=name, action=action))
+    if raw is None or any(change.action != "unchanged" for change in changes):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        mode = None if raw is None else stat.S_IMODE(os.stat(path).st_mode)
+        write_atomic(path, (json.dumps(config, indent=2) + "\n").encode("utf-8"), mode)
+    return InitResult(client=client, path=label, created=raw is None, servers=changes, kept=kept)
+
+
+def _parse(raw: str, label: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        config = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigFileError(
+            f"{label} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "fix it, or add the servers by hand (comments are not supported); nothing was changed"
+        ) from exc
+    if not isinstance(config, dict):
+        raise ConfigFileError(
+            f"{label} holds a JSON {type(config).__name__}, not an object; nothing was changed"
+        )
+    return config
+
+
+def describe(result: InitResult) -> str:
+    """What `habitat init` did, in words."""
+    said = {
+        "added": "added",
+        "updated": "updated (it existed; now runs this habitat)",
+        "unchanged": "already up to date",
+    }
+    if not result.created and all(c.action == "unchanged" for c in result.servers):
+        lines = [f"{result.path}: already registers habitat and habitat-terminal; not written"]
+    else:
+        changes = ", ".join(f"{c.name} {said[c.action]}" for c in result.servers)
+        lines = [f"{'created' if result.created else 'updated'} {result.path}: {changes}"]
+    if result.kept:
+        lines.append(f"kept the other servers: {', '.join(result.kept)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,53 @@
+"""Writing a file so that a reader sees the old bytes or the new ones, never a mix.
+
+The new bytes go to a temporary file in the same folder (so the rename stays on one file
+system), are flushed to disk, and the temporary file is renamed over the target. On any
+failure the temporary file is removed and the target is untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+__all__ = ["TEMP_SUFFIX", "write_atomic"]
+
+TEMP_SUFFIX = ".habitat-tmp"
+"""Temporary files end with this; a crash between create and rename can leave one."""
+
+
+def write_atomic(target: Path, data: bytes, mode: int | None) -> None:
+    """Replace `target` with `data`; `mode` None means a new file (permissions from the umask)."""
+    temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    # 0o666 lets the umask decide a new file's permissions, as any editor would.
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _sync_folder(target.parent)
+
+
+def _sync_folder(folder: Path) -> None:
+    # The rename itself is durable only once the folder's entry is on disk.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse fsync on a folder; the rename still happened
+    finally:
+        os.close(fd)

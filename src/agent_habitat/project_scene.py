@@ -1,0 +1,235 @@
+"""`project_scene`: where the project stands, in one call — the twin of `shell_scene`.
+
+Branch, HEAD, ahead/behind its upstream, the dirty and untracked files with their sizes,
+and the current verify epoch with whether it is stale. git is asked once for the status
+(`--porcelain=v2 -z --branch`) and once for HEAD's subject, in child processes, so the
+event loop never blocks. A folder outside git says so plainly instead of guessing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import anyio
+from pydantic import BaseModel, Field
+
+__all__ = [
+    "DEFAULT_FILES_CAP",
+    "PROJECT_SCENE_DESCRIPTION",
+    "EpochGlance",
+    "GitFile",
+    "HeadCommit",
+    "ProjectSceneArgs",
+    "ProjectSceneResult",
+    "VerifyProbe",
+    "project_scene",
+    "render_project_scene",
+]
+
+DEFAULT_FILES_CAP = 50
+"""Dirty and untracked files listed (each); the counts always cover all of them."""
+
+
+PROJECT_SCENE_DESCRIPTION = (
+    "See where the open project stands, in one call: git branch, HEAD (short sha and "
+    "subject), commits ahead/behind its upstream, the dirty and untracked files with their "
+    f"sizes (at most {DEFAULT_FILES_CAP} of each listed, all counted), and the current verify "
+    "epoch's state and whether it is stale (files changed since it was verified: do not trust "
+    "its verdict). A folder outside git says so. The project twin of shell_scene; use it first."
+)
+
+
+class ProjectSceneArgs(BaseModel):
+    """`project_scene` takes no arguments."""
+
+    model_config = {"extra": "forbid"}
+
+
+class HeadCommit(BaseModel):
+    sha: str = Field(description="Abbreviated commit id of HEAD.")
+    subject: str = Field(description="First line of its message.")
+
+
+class GitFile(BaseModel):
+    path: str = Field(description="Path relative to the git work tree's top (POSIX).")
+    status: str = Field(
+        description="git's two-letter XY code (index, work tree; `.` = unchanged), `??` untracked."
+    )
+    size: int | None = Field(description="Size in bytes now; None when the file is deleted.")
+    renamed_from: str | None = Field(default=None, description="Old path of a rename or copy.")
+
+
+class EpochGlance(BaseModel):
+    """The current verify epoch, as the verify runner reports it."""
+
+    task: str | None = Field(default=None, description="Verify task id of the epoch, if any.")
+    state: str = Field(description="The epoch's state, e.g. running, green, red, incomplete.")
+    snapshot: str | None = Field(default=None, description="Snapshot id the epoch verified.")
+    stale: bool = Field(
+        description="True when files changed since that snapshot: its verdict is not about "
+        "the code as it is now; run verify again."
+    )
+    current_snapshot: str | None = Field(default=None, description="Snapshot id of the tree now.")
+
+
+VerifyProbe = Callable[[], Awaitable[EpochGlance | None] | EpochGlance | None]
+"""What the composition root passes so the scene can show the verify epoch."""
+
+
+class ProjectSceneResult(BaseModel):
+    root: str | None = Field(description="The open project, or None.")
+    git: bool = Field(description="Whether the project is inside a git work tree.")
+    note: str | None = Field(
+        default=None, description="Why git facts are missing (no project, not a git tree)."
+    )
+    git_root: str | None = Field(default=None, description="Top of the git work tree.")
+    branch: str | None = Field(default=None, description="Current branch; None when detached.")
+    detached: bool = Field(default=False, description="HEAD is detached (no branch).")
+    head: HeadCommit | None = Field(default=None, description="HEAD; None before a first commit.")
+    upstream: str | None = Field(default=None, description="The branch's upstream, if set.")
+    ahead: int | None = Field(default=None, description="Commits ahead of upstream; None: none.")
+    behind: int | None = Field(default=None, description="Commits behind upstream; None: none.")
+    dirty: list[GitFile] = Field(default_factory=list, description="Changed tracked files.")
+    dirty_count: int = Field(default=0, description="All changed tracked files, listed or not.")
+    untracked: list[GitFile] = Field(default_factory=list, description="Untracked files.")
+    untracked_count: int = Field(default=0, description="All untracked (non-ignored) files.")
+    files_cap: int = Field(description="At most this many files are listed in each list.")
+    verify: EpochGlance | None = Field(
+        default=None, description="The current verify epoch; None when there is no runner/epoch."
+    )
+
+
+async def project_scene(
+    root: Path | None, *, verify: VerifyProbe | None = None, files_cap: int = DEFAULT_FILES_CAP
+) -> ProjectSceneResult:
+    """The scene of the project at `root` (None: no project open)."""
+    glance = await _glance(verify)
+    if root is None:
+        note = "no project is open; open one with project_open"
+        return ProjectSceneResult(root=None, git=False, note=note, files_cap=files_cap)
+    scene = ProjectSceneResult(root=str(root), git=False, files_cap=files_cap, verify=glance)
+    status = await _git(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
+    if status is None:
+        scene.note = "git is not installed; branch, HEAD and changes are unknown"
+        return scene
+    if status.returncode != 0:
+        scene.note = f"{root} is not inside a git work tree: no branch, HEAD or changes to show"
+        return scene
+    top = await _git(root, "rev-parse", "--show-toplevel")
+    git_root = Path(top.stdout.decode().strip()) if top and top.returncode == 0 else root
+    scene.git, scene.git_root = True, str(git_root)
+    oid = _parse_status(status.stdout.decode("utf-8", "surrogateescape"), scene)
+    if oid is not None:
+        log = await _git(root, "log", "-1", "--format=%h%x00%s", oid)
+        if log is not None and log.returncode == 0:
+            sha, _, subject = log.stdout.decode("utf-8", "replace").strip().partition("\0")
+            scene.head = HeadCommit(sha=sha, subject=subject)
+    all_dirty, all_untracked = scene.dirty, scene.untracked
+    scene.dirty_count, scene.untracked_count = len(all_dirty), len(all_untracked)
+    scene.dirty, scene.untracked = all_dirty[:files_cap], all_untracked[:files_cap]
+    await anyio.to_thread.run_sync(_measure, git_root, [*scene.dirty, *scene.untracked])
+    return scene
+
+
+async def _glance(verify: VerifyProbe | None) -> EpochGlance | None:
+    if verify is None:
+        return None
+    outcome = verify()
+    if inspect.isawaitable(outcome):
+        return await outcome
+    return outcome
+
+
+async def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
+    # Optional locks off: a status for display must not take the index lock a person's
+    # own `git commit` may need at the same moment.
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    try:
+        return await anyio.run_process(
+            ["git", "-c", "core.quotepath=false", *args], cwd=root, env=env, check=False
+        )
+    except FileNotFoundError:
+        return None
+
+
+def _parse_status(output: str, scene: ProjectSceneResult) -> str | None:
+    """Fill branch, upstream and files into `scene`; return HEAD's oid (None before commit 1)."""
+    oid: str | None = None
+    fields = output.split("\0")
+    index = 0
+    while index < len(fields):
+        entry = fields[index]
+        index += 1
+        if entry.startswith("# "):
+            key, _, value = entry[2:].partition(" ")
+            if key == "branch.oid" and value != "(initial)":
+                oid = value
+            elif key == "branch.head":
+                scene.detached = value == "(detached)"
+                scene.branch = None if scene.detached else value
+            elif key == "branch.upstream":
+                scene.upstream = value
+            elif key == "branch.ab":
+                ahead, behind = value.split(" ")
+                scene.ahead, scene.behind = int(ahead), -int(behind)
+        elif entry.startswith("1 "):
+            parts = entry.split(" ", 8)
+            scene.dirty.append(GitFile(path=parts[8], status=parts[1], size=None))
+        elif entry.startswith("2 "):
+            parts = entry.split(" ", 9)
+            # With -z the rename's source path is the next NUL-separated field.
+            origin = fields[index]
+            index += 1
+            scene.dirty.append(
+                GitFile(path=parts[9], status=parts[1], size=None, renamed_from=origin)
+            )
+        elif entry.startswith("u "):
+            parts = entry.split(" ", 10)
+            scene.dirty.append(GitFile(path=parts[10], status=parts[1], size=None))
+        elif entry.startswith("? "):
+            scene.untracked.append(GitFile(path=entry[2:], status="??", size=None))
+    return oid
+
+
+def _measure(git_root: Path, files: list[GitFile]) -> None:
+    for file in files:
+        try:
+            file.size = (git_root / file.path).lstat().st_size
+        except OSError:
+            file.size = None
+
+
+def render_project_scene(scene: ProjectSceneResult) -> str:
+    """The scene as a few lines of text for a person or a model."""
+    if not scene.git:
+        lines = [f"project={scene.root}", scene.note or ""]
+    else:
+        where = scene.branch or "(detached HEAD)"
+        if scene.upstream is not None:
+            track = f" ahead {scene.ahead} behind {scene.behind}" if scene.ahead is not None else ""
+            where += f" → {scene.upstream}{track}"
+        head = f"{scene.head.sha} {scene.head.subject}" if scene.head else "(no commits yet)"
+        lines = [f"project={scene.root} branch={where}", f"HEAD {head}"]
+        for title, files, count in (
+            ("dirty", scene.dirty, scene.dirty_count),
+            ("untracked", scene.untracked, scene.untracked_count),
+        ):
+            lines.append(f"{title}: {count}" + (" (none)" if not count else ""))
+            lines.extend(f"  {f.status} {f.path} ({_size(f.size)})" for f in files)
+            if count > len(files):
+                lines.append(f"  … {count - len(files)} more")
+    verify = scene.verify
+    if verify is None:
+        lines.append("verify: no epoch yet")
+    else:
+        stale = " — STALE: files changed since; run verify again" if verify.stale else ""
+        lines.append(f"verify: {verify.state} on {verify.snapshot or '?'}{stale}")
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def _size(size: int | None) -> str:
+    return "deleted" if size is None else f"{size} B"

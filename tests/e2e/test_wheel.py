@@ -1,0 +1,110 @@
+"""The built wheel, installed in a clean venv, is a working `habitat` (and `agent-habitat`).
+
+This is what `uvx agent-habitat mcp` and `pipx run agent-habitat mcp` do: install the wheel
+with its dependencies from PyPI into a fresh environment and run the console script.
+One venv is built per test session (shared by xdist workers through a lock).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from agent_habitat import __version__
+
+# The first test pays for building the venv (about a minute here); the default 60 s
+# per-test bound would cut it off.
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.timeout(900)]
+
+SOURCE = Path(__file__).resolve().parents[2]
+# Building and installing from PyPI; generous, since the index may be slow.
+INSTALL_TIMEOUT_SECONDS = 600
+
+
+def _pypi_reachable() -> bool:
+    if any(os.environ.get(v) for v in ("https_proxy", "HTTPS_PROXY", "PIP_INDEX_URL")):
+        return True  # pip goes through the proxy or its own index; let pip decide
+    try:
+        socket.create_connection(("pypi.org", 443), timeout=5).close()
+    except OSError:
+        return False
+    return True
+
+
+def _run(*argv: str | Path, cwd: Path | None = None) -> str:
+    done = subprocess.run(
+        [str(a) for a in argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=INSTALL_TIMEOUT_SECONDS,
+        check=False,
+    )
+    assert done.returncode == 0, f"{argv} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+def _build(folder: Path) -> Path:
+    wheels = folder / "wheels"
+    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, SOURCE)
+    (wheel,) = wheels.glob("agent_habitat-*.whl")
+    venv = folder / "venv"
+    _run(sys.executable, "-m", "venv", venv)
+    _run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
+    return venv
+
+
+@pytest.fixture(scope="session")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not _pypi_reachable():
+        pytest.skip("pypi.org is unreachable: the wheel's dependencies cannot be installed")
+    # Under xdist every worker has its own basetemp; their parent is shared by the run.
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    folder = shared / "wheel-venv"
+    folder.mkdir(exist_ok=True)
+    with open(folder / "lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / "done"
+        if not done.exists():
+            _build(folder)
+            done.touch()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    return folder / "venv"
+
+
+def test_the_installed_scripts_report_the_version(venv: Path, tmp_path: Path) -> None:
+    for script in ("habitat", "agent-habitat"):
+        out = _run(venv / "bin" / script, "--version", cwd=tmp_path)
+        assert out.strip() == f"agent-habitat {__version__}"
+    where = _run(
+        venv / "bin" / "python", "-c", "import agent_habitat; print(agent_habitat.__file__)"
+    )
+    assert Path(where.strip()).is_relative_to(venv), "imported the source tree, not the wheel"
+
+
+async def test_the_installed_server_answers_initialize_over_stdio(
+    venv: Path, tmp_path: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    params = StdioServerParameters(
+        command=str(venv / "bin" / "agent-habitat"),
+        args=["mcp", "--embedded", "--project", str(project)],
+        env=dict(os.environ),
+        cwd=project,
+    )
+    async with Client(params, mode="legacy") as client:
+        info = client.server_info
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+    assert info is not None
+    assert (info.name, info.version) == ("agent-habitat", __version__)
+    assert {"shell_run", "shell_scene", "project_open"} <= tools
