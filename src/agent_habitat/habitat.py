@@ -15,7 +15,9 @@ from pathlib import Path
 
 from .config import ShellConfig, load_shell_config
 from .events import EventBus, InMemoryEventBus
+from .files import FileEditor
 from .project import Project, existing_dir
+from .project_scene import EpochGlance
 from .shell import ShellHabitat
 from .store import Database, SqliteJournal
 from .workspace import Workspace
@@ -34,6 +36,11 @@ class Habitat:
     bus: EventBus
     project: Project
     shell: ShellHabitat
+    files: FileEditor
+
+    def verify_glance(self) -> EpochGlance | None:
+        """The current verify epoch at a glance, for `project_scene`; None before any."""
+        return None
 
     @classmethod
     @asynccontextmanager
@@ -77,4 +84,5 @@ class Habitat:
                 bus=bus,
                 project=opened,
                 shell=shell,
+                files=FileEditor(lambda: opened.root, bus),
             )

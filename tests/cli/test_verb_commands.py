@@ -20,15 +20,19 @@ def _subcommands() -> dict[str, argparse.ArgumentParser]:
 def test_every_cli_row_is_a_habitat_subcommand_and_no_other_verb_is() -> None:
     commands = _subcommands()
     for row in VERBS:
-        assert (row.name in commands) is row.cli, row.name
-    assert [row.name for row in VERBS if not row.cli] == ["open"]
+        assert (row.cli_name in commands) is row.cli, row.name
+    assert [row.tool_name(row.group) for row in VERBS if not row.cli] == [
+        "project_open",
+        "file_write",
+        "file_edit",
+    ]
 
 
-@pytest.mark.parametrize("row", [r for r in VERBS if r.cli], ids=lambda r: r.name)
+@pytest.mark.parametrize("row", [r for r in VERBS if r.cli], ids=lambda r: r.cli_name)
 def test_each_field_is_a_flag_with_a_help_line_and_help_shows_an_example(
     row: Verb, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    command = _subcommands()[row.name]
+    command = _subcommands()[row.cli_name]
     flags = {opt for action in command._actions for opt in action.option_strings}
     for name, field in row.args.model_fields.items():
         if name not in row.positional or name == "tab":
@@ -36,8 +40,8 @@ def test_each_field_is_a_flag_with_a_help_line_and_help_shows_an_example(
         assert field.description, f"{row.name}.{name} needs a description (its help line)"
     assert {"--json", "--project"} <= flags
     with pytest.raises(SystemExit):
-        build_parser().parse_args([row.name, "--help"])
-    assert f"example:\n  habitat {row.name}" in capsys.readouterr().out
+        build_parser().parse_args([row.cli_name, "--help"])
+    assert f"example:\n  habitat {row.cli_name}" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,12 @@ async def test_the_tools_are_the_shell_verbs_and_project_open_with_model_schemas
     async with primary_client(make_project(tmp_path / "p")) as (_, client):
         listed = (await client.list_tools()).tools
     by_name = {tool.name: tool for tool in listed}
-    assert set(by_name) == SHELL_TOOLS | {"project_open"}
+    assert set(by_name) == SHELL_TOOLS | {
+        "project_open",
+        "project_scene",
+        "file_write",
+        "file_edit",
+    }
     run = by_name["shell_run"]
     assert run.input_schema["properties"]["command"]["minLength"] == 1
     assert run.input_schema["additionalProperties"] is False

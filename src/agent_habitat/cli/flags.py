@@ -83,7 +83,7 @@ def add_verb_parser(subparsers: Any, verb: Verb) -> argparse.ArgumentParser:
     """`habitat <verb.name> …`: positionals, one flag per field, `--json`, `--project`."""
     epilog = f"example:\n  {verb.example}" if verb.example else None
     parser: argparse.ArgumentParser = subparsers.add_parser(
-        verb.name,
+        verb.cli_name,
         help=verb.summary,
         description=verb.summary[:1].upper() + verb.summary[1:] + ".",
         epilog=epilog,

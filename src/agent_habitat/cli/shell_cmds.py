@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..habitat import Habitat
+from ..project_scene import ProjectSceneResult, render_project_scene
 from ..shell import models as m
 from ..verbs import VERBS, Progress, Verb
 from .common import emit_json, open_habitat, run_command
@@ -197,6 +198,10 @@ def _show_input(result: m.InputResult, streamed: bool) -> None:
     _out.print(f"wrote {result.bytes_written} B to #{result.index}")
 
 
+def _show_project(result: ProjectSceneResult, streamed: bool) -> None:
+    sys.stdout.write(render_project_scene(result))
+
+
 def _show_json(result: BaseModel, streamed: bool) -> None:
     emit_json(result)
 
@@ -214,4 +219,5 @@ _VIEWS: dict[type[BaseModel], View] = {
     m.CloseResult: View(_show_close),
     m.WaitResult: View(_show_wait, lambda r: 0 if r.reason in ("matched", "exited") else 1),
     m.InputResult: View(_show_input),
+    ProjectSceneResult: View(_show_project),
 }

@@ -59,7 +59,13 @@ async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
         await broadcaster.tools_changed()
 
     def tools() -> list[ToolDef]:
-        return verb_tools(habitat, "shell", ("shell", "project"))
+        if habitat.project.root is None:  # only what works without a project (DESIGN §4)
+            return [
+                tool
+                for tool in verb_tools(habitat, "shell", ("shell", "project"))
+                if tool.name != "project_scene"
+            ]
+        return verb_tools(habitat, "shell", ("shell", "project", "file"))
 
     scene = SceneResource(habitat, broadcaster)
     server = build_server(

@@ -10,7 +10,9 @@ from functools import singledispatch
 
 from pydantic import BaseModel
 
+from agent_habitat.files import FileEditResult, FileWriteResult, render_file_change
 from agent_habitat.project import ProjectOpenResult
+from agent_habitat.project_scene import ProjectSceneResult, render_project_scene
 from agent_habitat.shell import models as m
 
 __all__ = ["render"]
@@ -140,3 +142,8 @@ def _project_open(result: ProjectOpenResult) -> str:
     git = f" (git work tree {result.git_root})" if result.git_root else " (not in a git work tree)"
     before = f"; before: {result.previous}" if result.previous else ""
     return f"project={result.root}{git}{before}\n"
+
+
+render.register(FileWriteResult, render_file_change)
+render.register(FileEditResult, render_file_change)
+render.register(ProjectSceneResult, render_project_scene)

@@ -1,32 +1,13 @@
-"""Every verb, once: name, models, the service call on a `Habitat`, annotations, descriptions.
-
-The MCP tools (`shell_*` on the primary server, `terminal_*` on the escape server, other
-groups under their own name such as `project_open`), the CLI subcommands (`habitat run`…)
-and, later, the host's JSON API routes are all derived from `VERBS`. A new verb is one row
-here plus its service function. Core: adapters read this table, it never imports them.
-"""
+"""The shell verbs: tabs, runs, output, signals (DESIGN §3)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
-
 from pydantic import BaseModel, ConfigDict
 
-from .project import ProjectOpenArgs, ProjectOpenResult
-from .shell import Progress
-from .shell import models as m
+from ..shell import models as m
+from .row import Verb
 
-if TYPE_CHECKING:
-    from .habitat import Habitat
-
-__all__ = ["VERBS", "Call", "Group", "Progress", "SceneArgs", "Verb", "describe", "verb"]
-
-Group = Literal["shell", "project", "verify", "file"]
-
-Call = Callable[["Habitat", Any, Progress | None], Awaitable[BaseModel]]
-"""`(habitat, validated args, progress or None) -> result model`."""
+__all__ = ["SHELL_VERBS", "SceneArgs"]
 
 
 class SceneArgs(BaseModel):
@@ -35,56 +16,9 @@ class SceneArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-@dataclass(frozen=True)
-class Verb:
-    """One verb. `description` is a template: {p} the tool prefix (`shell`, `terminal`),
-    {cap} the output cap, {preview} the scene preview size, {tabs} the tab limit, {project}
-    which project is open."""
-
-    name: str
-    args: type[BaseModel]
-    result: type[BaseModel]
-    call: Call
-    summary: str
-    """One line: the CLI command's help."""
-    description: str
-    example: str = ""
-    """A command line shown by `habitat COMMAND --help`."""
-    reports_progress: bool = False
-    read_only: bool = False
-    destructive: bool = False
-    idempotent: bool = False
-    group: Group = "shell"
-    positional: tuple[str, ...] = ()
-    """Fields the CLI also takes as bare positionals, in this order (`tab` also as --tab)."""
-    cli: bool = True
-    """False when a one-shot CLI process has nothing to do with the verb (`project_open`)."""
-
-    def tool_name(self, prefix: str) -> str:
-        """Shell verbs carry the server's prefix (`shell_run`, `terminal_run`); the other
-        groups are named after their group on every server (`project_open`)."""
-        return f"{prefix if self.group == 'shell' else self.group}_{self.name}"
-
-
-def _size(n: int) -> str:
-    return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes"
-
-
-def describe(verb: Verb, habitat: Habitat, prefix: str) -> str:
-    """The verb's description for this habitat (its caps, its open project)."""
-    caps = habitat.config
-    return verb.description.format(
-        p=prefix,
-        cap=_size(caps.output_cap_bytes),
-        preview=_size(caps.preview_bytes),
-        tabs=caps.max_tabs,
-        project=habitat.project.describe(),
-    )
-
-
 _TAB = ("tab",)
 
-VERBS: tuple[Verb, ...] = (
+SHELL_VERBS: tuple[Verb, ...] = (
     Verb(
         name="scene",
         args=SceneArgs,
@@ -240,28 +174,4 @@ VERBS: tuple[Verb, ...] = (
             "afterwards."
         ),
     ),
-    Verb(
-        name="open",
-        group="project",
-        args=ProjectOpenArgs,
-        result=ProjectOpenResult,
-        call=lambda h, a, p: h.project.open(a.path),
-        idempotent=True,
-        cli=False,  # a CLI process lives for one command: it has no open project to switch
-        summary="open a project folder",
-        description=(
-            "Open a project folder: commands in tabs that still sit at the old project's "
-            "folder start in the new one, and the tool list is refreshed. {project} Use it when "
-            "the user points you at another repository."
-        ),
-    ),
 )
-
-
-def verb(name: str, group: Group = "shell") -> Verb:
-    """The row named `name` in `group`; KeyError names what exists."""
-    for row in VERBS:
-        if (row.name, row.group) == (name, group):
-            return row
-    known = ", ".join(row.tool_name(row.group) for row in VERBS)
-    raise KeyError(f"no verb {group}.{name}; known: {known}")
