@@ -35,7 +35,7 @@ class ShellConfig(BaseModel):
 
 
 # Keys of `[tool.habitat]` itself; each table below it is validated by the part that owns it.
-TOP_LEVEL_KEYS = frozenset({"shell", "ladder", "policy"})
+TOP_LEVEL_KEYS = frozenset({"shell", "ladder", "policy", "host"})
 
 
 def load_pyproject(root: Path | None) -> dict[str, Any]:
