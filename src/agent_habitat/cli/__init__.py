@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "agent_habitat.cli.demo_cmd",
     "agent_habitat.cli.mcp_cmds",
     "agent_habitat.cli.verify_cmds",
+    "agent_habitat.cli.host_cmd",
 )
 
 

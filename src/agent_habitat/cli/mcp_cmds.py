@@ -16,11 +16,6 @@ import anyio
 
 __all__ = ["register"]
 
-NO_HOST_NOTICE = (
-    "habitat mcp: no host daemon exists yet; serving embedded in this process "
-    "(the same as --embedded)"
-)
-
 
 def register(subparsers: Any) -> None:
     mcp = subparsers.add_parser(
@@ -28,8 +23,8 @@ def register(subparsers: Any) -> None:
         help="serve the primary MCP server (shell_* tools) over stdio",
         description=(
             "Serve the primary MCP server over stdio, for an MCP client to launch. "
-            "Without --embedded it would bridge to the workspace host; no host daemon exists "
-            "yet, so it runs embedded either way and says so on stderr."
+            "Without --embedded it bridges stdio to the workspace host (started if needed), so "
+            "tabs, runs and warm state outlive the client; --embedded serves in this process."
         ),
     )
     mcp.add_argument(
@@ -69,9 +64,13 @@ def run_mcp(args: argparse.Namespace) -> int:
     if project is not None and not project.is_dir():
         print(f"habitat mcp: --project {project} is not a directory", file=sys.stderr)
         return 2
-    if not args.embedded:
-        print(NO_HOST_NOTICE, file=sys.stderr)
     _quiet_logging()
+    if not args.embedded:
+        from agent_habitat.host import serve_bridge
+        from agent_habitat.workspace import find_project_root
+
+        root = project.resolve() if project is not None else find_project_root()
+        return _run(lambda: serve_bridge(root))
     return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project)))
 
 

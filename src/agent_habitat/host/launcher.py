@@ -46,9 +46,7 @@ def find_host(root: Path) -> HostRecord | None:
     return read_record(host_files(root).lock)
 
 
-def ensure_host(
-    root: Path, *, tcp: str | None = None, allow_remote: bool = False
-) -> HostHandle:
+def ensure_host(root: Path, *, tcp: str | None = None, allow_remote: bool = False) -> HostHandle:
     """The workspace's running host, started (detached) when none runs."""
     files = host_files(root)
     files.prepare()
@@ -91,7 +89,9 @@ def ensure_host(
                 f"the host exited with status {code} before it listened: {_tail(files.log)}"
             )
         time.sleep(_POLL_SECONDS)
-    raise HabitatError(f"the host did not start within {START_TIMEOUT_SECONDS:.0f}s; see {files.log}")
+    raise HabitatError(
+        f"the host did not start within {START_TIMEOUT_SECONDS:.0f}s; see {files.log}"
+    )
 
 
 def stop_host(root: Path) -> HostRecord | None:

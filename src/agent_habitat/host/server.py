@@ -15,7 +15,7 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 
 import anyio
@@ -63,10 +63,18 @@ def parse_tcp(value: str, *, allow_remote: bool, has_token: bool = True) -> tupl
 
 
 class _Uvicorn(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.listening = anyio.Event()
+
     # The host handles signals itself (and uvicorn's capture re-raises them on exit).
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.listening.set()
 
 
 def _unix_listener(path: Path) -> socket.socket:
@@ -151,7 +159,8 @@ async def _serve(
             tg.cancel_scope.cancel()
 
         tg.start_soon(serve)
-        await _until_started(server)
+        with anyio.fail_after(30):
+            await server.listening.wait()
         record = HostRecord(
             pid=os.getpid(),
             started_at=time.time(),
@@ -168,15 +177,7 @@ async def _serve(
     hosted.bus.publish("host.stopped", data={"pid": os.getpid(), "reason": reason})
 
 
-async def _until_started(server: uvicorn.Server) -> None:
-    # uvicorn offers no startup event; `started` flips right after it listens.
-    with anyio.fail_after(30):
-        while not server.started:
-            await anyio.sleep(0.01)
-
-
-async def _stop_on_signal(stop: object) -> None:
-    assert callable(stop)
+async def _stop_on_signal(stop: Callable[[str], None]) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
         async for signum in signals:
             stop(f"signal {signal.Signals(signum).name}")
@@ -184,9 +185,8 @@ async def _stop_on_signal(stop: object) -> None:
 
 
 async def _stop_when_idle(
-    app: HostApp, hosted: Hosted, idle_seconds: float, stop: object
+    app: HostApp, hosted: Hosted, idle_seconds: float, stop: Callable[[str], None]
 ) -> None:
-    assert callable(stop)
     tick = min(max(idle_seconds / 10, 0.05), 5.0)
     while True:
         await anyio.sleep(tick)
