@@ -195,12 +195,20 @@ class Bridge:
             headers[MCP_PROTOCOL_VERSION_HEADER] = self._version
         return headers
 
-    async def _exchange(self, msg: Message, out: Callable[[Message], Awaitable[None]]) -> None:
+    async def _exchange(
+        self,
+        msg: Message,
+        out: Callable[[Message], Awaitable[None]],
+        http: httpx2.AsyncClient | None = None,
+    ) -> None:
         """POST one message; pass on everything the host answers, through `out`."""
-        assert self._http is not None
+        http = http or self._http
+        assert http is not None
         wants = msg.get("id") if _is_request(msg) else None
+        if http.is_closed:
+            raise _NotDelivered("the connection to the old host is closed")
         try:
-            async with self._http.stream(
+            async with http.stream(
                 "POST", "/mcp", json=msg, headers=self._headers(msg)
             ) as response:
                 if response.status_code == 404 and self._session and _modern_version(msg) is None:
@@ -275,22 +283,26 @@ class Bridge:
         async with self._recovering:
             if self._generation != seen:
                 return
-            assert self._http is not None
-            await self._http.aclose()
-            self._http = (await self._connect()).client()
+            # Requests keep failing against the old connection (and wait on this lock) until
+            # the new one has its session: none can reach the new host before the handshake.
+            http = (await self._connect()).client()
             self._session = None
             if self._initialize is not None:
                 replay = {**self._initialize, "id": f"habitat-bridge-replay-{self._generation}"}
                 try:
-                    await self._exchange(replay, self._replay_out(replay["id"]))
+                    await self._exchange(replay, self._replay_out(replay["id"]), http)
                     if self._initialized:
                         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-                        await self._exchange(initialized, self._send)
+                        await self._exchange(initialized, self._send, http)
                 except (_NotDelivered, _Broken) as exc:
                     # The new host died too; the caller's next attempt recovers again.
                     logger.warning("the restarted host failed during the handshake replay: %s", exc)
+                    await http.aclose()
                     return
+            old, self._http = self._http, http
             self._generation += 1
+            if old is not None:
+                await old.aclose()
             self.restarts += 1
             logger.warning("the habitat host was restarted (restart %d)", self.restarts)
 
