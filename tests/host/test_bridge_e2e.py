@@ -74,11 +74,11 @@ async def test_the_bridge_starts_the_host_and_relays_progress_and_list_changed(
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
-    progress: list[float] = []
+    reported: list[float] = []
     inbox: list[Any] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
 
     assert find_host(project) is None
     async with bridged(project, inbox) as client:
@@ -95,8 +95,8 @@ async def test_the_bridge_starts_the_host_and_relays_progress_and_list_changed(
     assert {"shell_run", "project_open"} <= tools
     assert output(hi) == "hi\n"
     assert output(slow) == "a\nb\n"
-    assert progress
-    assert progress == sorted(progress)
+    assert reported
+    assert reported == sorted(reported)
 
 
 async def test_the_bridge_survives_a_sigkilled_host(project: Path) -> None:
