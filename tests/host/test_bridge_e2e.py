@@ -145,3 +145,15 @@ def _running(project: Path) -> bool:
         return bool(db.query("SELECT 1 FROM runs WHERE state = 'running'"))
     finally:
         db.close()
+
+
+async def test_the_bridge_says_why_it_cannot_start_the_host(project: Path) -> None:
+    state = host_files(project).state_dir
+    state.mkdir(parents=True)
+    state.chmod(0o777)
+    done = await anyio.run_process(
+        [HABITAT, "mcp", "--project", str(project)], input=b"", check=False
+    )
+    assert done.returncode == 2
+    assert b"writable by group or others" in done.stderr
+    assert find_host(project) is None

@@ -62,7 +62,6 @@ async def serve_bridge(root: Path) -> None:
         async with anyio.create_task_group() as tg:
 
             async def stop_on_signal() -> None:
-                nonlocal code
                 with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
                     async for _ in signals:
                         tg.cancel_scope.cancel()
@@ -71,8 +70,11 @@ async def serve_bridge(root: Path) -> None:
             tg.start_soon(stop_on_signal)
             await Bridge(connect, send).run(messages())
             tg.cancel_scope.cancel()
-    except HabitatError as exc:
-        print(f"habitat mcp: {exc}", file=sys.stderr)
+    except* HabitatError as group:
+        # The host could not be started (or restarted): bad configuration, unsafe
+        # permissions. Raised inside task groups, hence the group.
+        for exc in group.exceptions:
+            print(f"habitat mcp: {exc}", file=sys.stderr)
         code = 2
     sys.stderr.flush()
     os._exit(code)
