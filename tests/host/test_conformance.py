@@ -1,4 +1,4 @@
-"""The official MCP conformance suite's generic server scenarios against the host's /mcp.
+"""The official MCP conformance suite (generic and 2026 fixture-free scenarios) against /mcp.
 
 Runs `bench/conformance.py` (which installs Node 22 and the suite into `.bench-cache/`);
 skipped, saying why, when they cannot be installed here.
@@ -25,7 +25,7 @@ UNAVAILABLE = 3
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     out = tmp_path_factory.mktemp("conformance") / "results.json"
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--json", str(out)],
+        [sys.executable, str(SCRIPT), "--with-2026", "--json", str(out)],
         capture_output=True,
         text=True,
         timeout=1500,
@@ -38,6 +38,10 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
     return {r["scenario"]: r for r in data["results"]}
 
 
+def known_failure(scenario: str, reason: str) -> Any:
+    return pytest.param(scenario, marks=pytest.mark.xfail(strict=True, reason=reason))
+
+
 @pytest.mark.timeout(1800)
 @pytest.mark.parametrize(
     "scenario",
@@ -48,24 +52,26 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
         "prompts-list",
         "resources-list",
         "dns-rebinding-protection",
-        pytest.param(
+        "server-session-lifecycle",
+        "sep-2164-resource-not-found",
+        known_failure(
             "logging-set-level",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the primary server has no logging/setLevel handler (mcp_tools/server.py)",
-            ),
+            "the primary server has no logging/setLevel handler (mcp_tools/server.py)",
+        ),
+        known_failure(
+            "server-stateless",
+            "sep-2575 needs a fixture tool `test_missing_capability` the server does not have",
+        ),
+        known_failure(
+            "caching",
+            "no resources/templates/list handler, so no ttlMs/cacheScope hints (mcp_tools)",
+        ),
+        known_failure(
+            "http-header-validation",
+            "the suite drops the URL's query on these requests, so `?token=` is lost: 401",
         ),
     ],
 )
-def test_the_generic_conformance_scenario_passes(
-    results: dict[str, dict[str, Any]], scenario: str
-) -> None:
+def test_the_conformance_scenario_passes(results: dict[str, dict[str, Any]], scenario: str) -> None:
     result = results[scenario]
     assert result["passed"] is True, result.get("output", result["detail"])
-
-
-def test_scenarios_the_pinned_suite_lacks_are_reported_not_passed(
-    results: dict[str, dict[str, Any]],
-) -> None:
-    # server-session-lifecycle is not in conformance 0.1.16: say so, never count it green.
-    assert results["server-session-lifecycle"]["passed"] is None
