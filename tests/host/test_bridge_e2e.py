@@ -157,3 +157,23 @@ async def test_the_bridge_says_why_it_cannot_start_the_host(project: Path) -> No
     assert done.returncode == 2
     assert b"writable by group or others" in done.stderr
     assert find_host(project) is None
+
+
+async def test_a_cancelled_call_stops_its_run_and_restarts_nothing(project: Path) -> None:
+    async with bridged(project) as client:
+        await client.call_tool("shell_run", {"command": "echo warm"})
+        pid = host(project).pid
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+
+            async def long_call() -> None:
+                with scope:
+                    await client.call_tool("shell_run", {"command": "sleep 30"})
+
+            tg.start_soon(long_call)
+            await eventually(lambda: _running(project), within=30)
+            scope.cancel()
+        await eventually(lambda: not _running(project), within=30)
+        after = await client.call_tool("shell_run", {"command": "echo next"})
+        assert output(after) == "next\n"
+        assert host(project).pid == pid

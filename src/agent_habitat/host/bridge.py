@@ -113,6 +113,7 @@ class Bridge:
         self._session: str | None = None
         self._version: str | None = None
         self._in_flight: dict[Any, tuple[anyio.CancelScope, bool]] = {}
+        self._cancelled: set[Any] = set()
         self.restarts = 0
 
     async def run(self, messages: AsyncIterator[Message]) -> None:
@@ -142,6 +143,10 @@ class Bridge:
             if entry is not None and entry[1]:
                 entry[0].cancel()  # 2026 over HTTP: closing the response stream is the cancel
                 return
+            if entry is not None:
+                # 2025: the host ends that request's stream without an answer; that end is
+                # the cancel taking effect, not the host dying.
+                self._cancelled.add(params.get("requestId"))
         await self._deliver(msg)
         if method == "notifications/initialized" and not self._initialized:
             self._initialized = True
@@ -169,6 +174,8 @@ class Bridge:
                     except _NotDelivered:
                         await self._recover(seen)
                     except _Broken:
+                        if msg["id"] in self._cancelled:
+                            return  # cancelled by the client: no answer is due
                         await self._recover(seen)
                         await self._send(restarted_reply(msg))
                         return
@@ -176,6 +183,7 @@ class Bridge:
                 await self._send({"jsonrpc": "2.0", "id": msg["id"], "error": error})
         finally:
             self._in_flight.pop(msg["id"], None)
+            self._cancelled.discard(msg["id"])
 
     def _headers(self, msg: Message) -> dict[str, str]:
         headers = {"accept": "application/json, text/event-stream"}
