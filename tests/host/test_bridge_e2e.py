@@ -28,7 +28,9 @@ HABITAT = str(Path(sys.executable).with_name("habitat"))
 
 
 @asynccontextmanager
-async def bridged(project: Path, inbox: list[Any] | None = None) -> AsyncIterator[Client]:
+async def bridged(
+    project: Path, inbox: list[Any] | None = None, mode: str = "legacy"
+) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=HABITAT, args=["mcp", "--project", str(project)], env=dict(os.environ), cwd=project
     )
@@ -37,7 +39,7 @@ async def bridged(project: Path, inbox: list[Any] | None = None) -> AsyncIterato
         if inbox is not None:
             inbox.append(message)
 
-    async with Client(params, mode="legacy", message_handler=on_message) as client:
+    async with Client(params, mode=mode, message_handler=on_message) as client:
         yield client
 
 
@@ -177,3 +179,11 @@ async def test_a_cancelled_call_stops_its_run_and_restarts_nothing(project: Path
         after = await client.call_tool("shell_run", {"command": "echo next"})
         assert output(after) == "next\n"
         assert host(project).pid == pid
+
+
+async def test_a_2026_era_client_works_over_the_bridge(project: Path) -> None:
+    async with bridged(project, mode="auto") as client:
+        echo = await client.call_tool("shell_run", {"command": "echo modern"})
+        tools = {t.name for t in (await client.list_tools()).tools}
+    assert output(echo) == "modern\n"
+    assert "shell_run" in tools
