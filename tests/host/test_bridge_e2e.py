@@ -66,8 +66,15 @@ async def kill_host(project: Path) -> int:
     pid = host(project).pid
     os.kill(pid, signal.SIGKILL)
     lock = host_files(project).lock
+
     # Dead means the kernel dropped its lock (and with it, its sockets).
-    await eventually(lambda: not is_held(lock) or host(project).pid != pid, within=10)
+    def dead() -> bool:
+        if not is_held(lock):
+            return True
+        record = find_host(project)  # None while a new host starts
+        return record is not None and record.pid != pid
+
+    await eventually(dead, within=10)
     return pid
 
 

@@ -98,6 +98,12 @@ def stop_host(root: Path) -> HostRecord | None:
     """SIGTERM the running host (SIGKILL after a bound); its runs go on. None: none ran."""
     files = host_files(root)
     record = read_record(files.lock)
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    # A host that holds the lock but has not published its record yet is starting: wait for
+    # it, or it would be left running by a stop that came a moment too early.
+    while record is None and is_held(files.lock) and time.monotonic() < deadline:
+        time.sleep(_POLL_SECONDS)
+        record = read_record(files.lock)
     if record is None:
         return None
     for signum, bound in ((signal.SIGTERM, STOP_TIMEOUT_SECONDS), (signal.SIGKILL, 5.0)):
