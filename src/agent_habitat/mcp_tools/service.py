@@ -10,6 +10,7 @@ from typing import Protocol
 
 from agent_habitat.config import ShellConfig
 from agent_habitat.events import EventBus
+from agent_habitat.shell import Progress
 from agent_habitat.shell.models import (
     CloseArgs,
     CloseResult,
@@ -30,7 +31,6 @@ from agent_habitat.shell.models import (
     WhichArgs,
     WhichResult,
 )
-from agent_habitat.shell.runner import Progress
 
 __all__ = ["Progress", "ShellService"]
 
