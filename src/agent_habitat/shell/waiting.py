@@ -87,6 +87,8 @@ class _Scan:
 
     async def step(self) -> tuple[str | None, bool]:
         """(the match, whether everything written so far was scanned); off the event loop."""
+        if self.spool.size() <= self.scanned:
+            return None, True  # nothing new: not worth a trip to a worker thread
         return await anyio.to_thread.run_sync(self._step)
 
     def _step(self) -> tuple[str | None, bool]:
