@@ -8,6 +8,7 @@ still alive and records the end of the others, so nothing is silently dropped.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal as signal_module
@@ -179,22 +180,7 @@ class ShellHabitat:
         if tab is not None and (busy := self.runs.running(args.tab)) is not None:
             raise busy_error(busy.tab, busy.idx, busy.command)
 
-        def start(run: RunRow) -> ProcessHandle:
-            run.run_dir.mkdir(parents=True, exist_ok=True)
-            try:
-                return self.spawner.spawn(
-                    wrapper_argv(shell, run.run_dir, args.command),
-                    cwd=Path(cwd),
-                    env=env,
-                    output=run.files.output,
-                    stdin_pipe=args.interactive,
-                    marker=run.marker,
-                    identify=False,
-                )
-            except OSError as exc:
-                raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
-
-        started = self.store.start_run(
+        opened = self.store.open_run(
             NewRun(
                 tab=args.tab,
                 command=args.command,
@@ -206,13 +192,33 @@ class ShellHabitat:
             spool_dir=self.workspace.spool_dir,
             max_tabs=self.config.max_tabs,
             keep=self.config.history_rows,
-            start=start,
         )
-        run, process = started.run, started.process
-        if started.stale:
-            self._tg.start_soon(anyio.to_thread.run_sync, _remove_folders, started.stale)
+        run = opened.run
+        if opened.stale:
+            self._tg.start_soon(anyio.to_thread.run_sync, _remove_folders, opened.stale)
+        # The id is new, so is its folder: whatever is there (a state.db deleted under a
+        # spool kept) belongs to no run of this database.
+        if run.run_dir.exists():
+            shutil.rmtree(run.run_dir, ignore_errors=True)
+        try:
+            run.run_dir.mkdir(parents=True)
+            process = self.spawner.spawn(
+                wrapper_argv(shell, run.run_dir, args.command),
+                cwd=Path(cwd),
+                env=env,
+                output=run.files.output,
+                stdin_pipe=args.interactive,
+                marker=run.marker,
+                identify=False,
+            )
+        except OSError as exc:
+            self.store.abandon_run(opened)
+            shutil.rmtree(run.run_dir, ignore_errors=True)
+            raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
+        self.store.set_process(run.id, process.record)
+        run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
-        if started.opened_tab:
+        if opened.opened_tab:
             self.bus.publish(
                 "shell.tab.opened", tab=args.tab, data={"shell": shell.kind, "cwd": cwd}
             )

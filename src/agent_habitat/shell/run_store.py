@@ -9,22 +9,17 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Generic, TypeVar
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BusyTabError, UsageError
 from ..proc import ProcessRecord
-from ..proc.spawner import ProcessHandle
 from ..store import Database
 from .models import HistoryRow, RunState
 from .wrapper import RunFiles
 
-__all__ = ["NewRun", "RunRow", "RunStore", "StartedRun", "TabRow", "busy_error"]
-
-H = TypeVar("H", bound=ProcessHandle)
+__all__ = ["NewRun", "OpenedRun", "RunRow", "RunStore", "TabRow", "busy_error"]
 
 
 @dataclass(frozen=True)
@@ -118,7 +113,7 @@ def _run(row: sqlite3.Row) -> RunRow:
 
 @dataclass(frozen=True)
 class NewRun:
-    """A run about to start: what `RunStore.start_run` records."""
+    """A run about to start: what `RunStore.open_run` records."""
 
     tab: str
     command: str
@@ -129,9 +124,8 @@ class NewRun:
 
 
 @dataclass(frozen=True)
-class StartedRun(Generic[H]):
+class OpenedRun:
     run: RunRow
-    process: H
     opened_tab: bool
     """True when this run created its tab."""
     stale: list[Path]
@@ -180,17 +174,11 @@ class RunStore:
         return dirs
 
     # runs
-    def start_run(
-        self,
-        new: NewRun,
-        *,
-        spool_dir: Path,
-        max_tabs: int,
-        keep: int,
-        start: Callable[[RunRow], H],
-    ) -> StartedRun[H]:
-        """Open the tab if needed (within `max_tabs`), record the run, `start` its process,
-        and trim the tab's history to `keep` rows — one transaction.
+    def open_run(self, new: NewRun, *, spool_dir: Path, max_tabs: int, keep: int) -> OpenedRun:
+        """Open the tab if needed (within `max_tabs`), record the run and trim the tab's
+        history to `keep` rows, committed before the caller spawns anything: a habitat that
+        dies right after the spawn leaves a row others see, and the id (an AUTOINCREMENT,
+        so never handed out twice) stays taken.
 
         Raises UsageError at the tab limit and BusyTabError when the tab runs something.
         """
@@ -212,11 +200,29 @@ class RunStore:
             if busy is not None:  # another habitat process started one a moment ago
                 raise busy_error(new.tab, busy["idx"], busy["command"])
             run = self._insert_run(conn, new, spool_dir)
-            process = start(run)
-            self._set_process(conn, run.id, process.record)
             stale = self._trim(conn, new.tab, run.idx, keep)
-        run = dataclasses.replace(run, pid=process.pid)
-        return StartedRun(run, process, opened_tab=exists is None, stale=stale)
+        return OpenedRun(run, opened_tab=exists is None, stale=stale)
+
+    def set_process(self, run_id: int, record: ProcessRecord) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE runs SET pid = ?, create_time = ? WHERE id = ?",
+                (record.pid, record.create_time or None, run_id),
+            )
+
+    def abandon_run(self, opened: OpenedRun) -> None:
+        """Undo `open_run` for a run whose process could not start: the row goes, the tab
+        too when the run opened it, else the tab's next index is given back."""
+        run = opened.run
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM runs WHERE id = ?", (run.id,))
+            if opened.opened_tab:
+                conn.execute("DELETE FROM tabs WHERE name = ?", (run.tab,))
+            else:
+                conn.execute(
+                    "UPDATE tabs SET next_index = ? WHERE name = ? AND next_index = ?",
+                    (run.idx, run.tab, run.idx + 1),
+                )
 
     def _insert_run(self, conn: sqlite3.Connection, new: NewRun, spool_dir: Path) -> RunRow:
         tab = new.tab
@@ -240,12 +246,6 @@ class RunStore:
         run_dir = spool_dir / f"run-{row['id']}"
         conn.execute("UPDATE runs SET run_dir = ? WHERE id = ?", (str(run_dir), row["id"]))
         return dataclasses.replace(_run(row), run_dir=run_dir)
-
-    def _set_process(self, conn: sqlite3.Connection, run_id: int, record: ProcessRecord) -> None:
-        conn.execute(
-            "UPDATE runs SET pid = ?, create_time = ? WHERE id = ?",
-            (record.pid, record.create_time or None, run_id),
-        )
 
     def set_create_time(self, run_id: int, create_time: float) -> None:
         with self.db.transaction() as conn:

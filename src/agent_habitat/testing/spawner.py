@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,6 +168,10 @@ class FakeSpawner:
         self.scripts: dict[str, Script] = dict(scripts or {})
         self.default = default
         self.processes: list[FakeProcess] = []
+        self.before_spawn: Callable[[Path], None] | None = None
+        """Called with the spool path before anything starts (raise OSError: cannot start)."""
+        self.after_spawn: Callable[[FakeProcess], None] | None = None
+        """Called once the process runs (raise to play the habitat dying right then)."""
         self._pids = itertools.count(_FIRST_PID)
 
     @property
@@ -186,6 +190,8 @@ class FakeSpawner:
         marker: str | None = None,
         identify: bool = True,
     ) -> FakeProcess:
+        if self.before_spawn is not None:
+            self.before_spawn(output)
         command = _command_of(argv, output.parent)
         script = self.scripts.get(command, self.default)
         if script is None:
@@ -208,6 +214,8 @@ class FakeSpawner:
             process.write(script.output)
         if not script.keep_running:
             process.exit(script.exit_code, cd=script.cd, export=script.export, unset=script.unset)
+        if self.after_spawn is not None:
+            self.after_spawn(process)
         return process
 
     def adopt(self, record: ProcessRecord) -> _Adopted:
