@@ -93,3 +93,17 @@ async def test_a_command_that_cannot_start_leaves_no_row_tab_or_index_behind(
     ids = [i for i, _, _ in _committed_runs(habitat.workspace.db_path)]
     assert len(set(ids)) == len(ids) == 2
     assert Path(first.spool).parent != Path(again.spool).parent
+
+
+async def test_any_error_of_the_spawn_leaves_no_running_row_behind(
+    habitat: ShellHabitat, spawner: FakeSpawner
+) -> None:
+    def refuse(output: Path) -> None:
+        raise ValueError("embedded null byte")
+
+    spawner.before_spawn = refuse
+    with pytest.raises(ValueError, match="embedded null byte"):
+        await habitat.run(RunArgs(command="true", tab="x"))
+    assert _committed_runs(habitat.workspace.db_path) == []
+    spawner.before_spawn = None
+    assert (await habitat.run(RunArgs(command="true", tab="x"))).index == 1

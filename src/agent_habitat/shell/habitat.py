@@ -211,10 +211,12 @@ class ShellHabitat:
                 marker=run.marker,
                 identify=False,
             )
-        except OSError as exc:
+        except Exception as exc:  # re-raised: nothing started, so the row and folder go again
             self.store.abandon_run(opened)
             shutil.rmtree(run.run_dir, ignore_errors=True)
-            raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
+            if isinstance(exc, OSError):
+                raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
+            raise
         self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
