@@ -125,6 +125,9 @@ class RunSupervisor:
         The end arrives from the run's own watcher here: a run this process did not watch
         yet (another habitat process started it) is adopted and watched first, so its exit
         comes from the process itself (pidfd) rather than from looking again and again.
+        The watcher wakes its waiters itself rather than through its `shell.run.*` event:
+        the bus carries only the ends this process recorded, and when another habitat
+        process records the end first, the bus here stays silent.
         """
         while True:
             row = self.store.get(run.id)
