@@ -112,6 +112,17 @@ async def test_a_kill_ends_the_wait(habitat: ShellHabitat, spawner: FakeSpawner)
     assert (r[0].reason, r[0].state) == ("exited", "killed")
 
 
+async def test_closing_the_tab_ends_the_wait_with_the_run_killed(
+    habitat: ShellHabitat, spawner: FakeSpawner
+) -> None:
+    from agent_habitat.shell.models import CloseArgs
+
+    await _serve(habitat, spawner)
+    async with waiting(lambda: habitat.wait(WaitArgs(tab="s"))) as r:
+        await habitat.close(CloseArgs(tab="s"))
+    assert (r[0].reason, r[0].state, r[0].exit_code) == ("exited", "killed", None)
+
+
 async def test_the_wait_times_out_at_its_timeout_not_before(
     habitat: ShellHabitat, spawner: FakeSpawner, clock: FakeClock
 ) -> None:

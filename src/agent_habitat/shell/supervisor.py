@@ -33,6 +33,14 @@ _SPAWN_GRACE_SECONDS = 5.0
 _PID_LOOK_SECONDS = 0.02
 
 
+class _End:
+    """The waiters on one run's end, and its row as the end was recorded."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.row: RunRow | None = None
+
+
 class RunSupervisor:
     """The runs this habitat process knows to be alive, and how each of them ended."""
 
@@ -54,7 +62,7 @@ class RunSupervisor:
         self._live: dict[int, ProcessHandle] = {}
         self._killing: dict[int, RunState] = {}
         self._extra_env: dict[int, dict[str, str] | None] = {}
-        self._ended: dict[int, anyio.Event] = {}
+        self._ended: dict[int, _End] = {}
 
     def live(self, run_id: int) -> ProcessHandle | None:
         """The handle of a run this process started or adopted, while it runs."""
@@ -119,8 +127,9 @@ class RunSupervisor:
         self.finish(run, None, lost=True)
         return self.store.get(run.id) or run
 
-    async def until_ended(self, run: RunRow) -> None:
-        """Return once the run's end is recorded (by this or another habitat process).
+    async def until_ended(self, run: RunRow) -> RunRow | None:
+        """Return once the run's end is recorded (by this or another habitat process): its
+        row as ended, or None when the row is gone (its tab was closed before the end was seen).
 
         The end arrives from the run's own watcher here: a run this process did not watch
         yet (another habitat process started it) is adopted and watched first, so its exit
@@ -132,13 +141,16 @@ class RunSupervisor:
         while True:
             row = self.store.get(run.id)
             if row is None or row.state != "running":
-                return
-            if run.id not in self._live and self.reconcile(row, watch=True).state != "running":
-                return
+                return row
+            if run.id not in self._live:
+                row = self.reconcile(row, watch=True)
+                if row.state != "running":
+                    return row
             if run.id in self._live:
                 # No await since the row was read: the end cannot slip in between.
-                await self._ended.setdefault(run.id, anyio.Event()).wait()
-                return
+                end = self._ended.setdefault(run.id, _End())
+                await end.event.wait()
+                return end.row
             # The row has no pid yet; its habitat records one right after the spawn.
             await anyio.sleep(_PID_LOOK_SECONDS)
 
@@ -195,10 +207,12 @@ class RunSupervisor:
                     "duration_s": ended.duration_s(self.clock.time()),
                 },
             )
-        waiters = self._ended.pop(run.id, None)
-        if waiters is not None:
-            waiters.set()
-        return self.store.get(run.id) or run
+        final = self.store.get(run.id) or run
+        end = self._ended.pop(run.id, None)
+        if end is not None:
+            end.row = final
+            end.event.set()
+        return final
 
     async def kill(
         self, run: RunRow, state: RunState, sig: int = signal_module.SIGTERM

@@ -175,10 +175,12 @@ async def wait(
             output="",
             cursor=0,
         )
-    reason, match = await wait_for_run(
+    waited = await wait_for_run(
         habitat.runs, run, until, args.timeout_seconds, progress, habitat.clock
     )
-    return _wait_result(habitat, habitat.store.get(run.id) or run, reason, match)
+    # A row gone by now had its tab closed: the end the wait saw says how it ended.
+    final = habitat.store.get(run.id) or waited.ended or run
+    return _wait_result(habitat, final, waited.reason, waited.match)
 
 
 def _wait_result(

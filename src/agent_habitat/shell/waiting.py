@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import anyio
 import anyio.to_thread
@@ -23,12 +23,28 @@ from .output import clean_text, last_line
 from .run_store import RunRow
 from .supervisor import RunSupervisor
 
-__all__ = ["PROGRESS_INTERVAL", "Progress", "WaitReason", "wait_for_run", "wait_with_progress"]
+__all__ = [
+    "PROGRESS_INTERVAL",
+    "Progress",
+    "WaitReason",
+    "Waited",
+    "wait_for_run",
+    "wait_with_progress",
+]
 
 Progress = Callable[[float, str], Awaitable[None]]
 """(elapsed seconds, last line of output) → None."""
 
 WaitReason = Literal["matched", "exited", "timeout", "not_running"]
+
+
+class Waited(NamedTuple):
+    reason: WaitReason
+    match: str | None = None
+    """The text `until` matched."""
+    ended: RunRow | None = None
+    """The run's row as its end was recorded, when the wait saw the end."""
+
 
 # At most four progress reports a second (DESIGN §4).
 PROGRESS_INTERVAL = 0.25
@@ -142,10 +158,9 @@ async def wait_for_run(
     limit: float,
     progress: Progress | None,
     clock: Clock,
-) -> tuple[WaitReason, str | None]:
+) -> Waited:
     """Until `until` matches the run's output, the run ends, or `limit` seconds pass (on
     `clock`, which is why this is not `anyio.fail_after`).
-    Returns the reason and the matched text.
 
     A run that already ended is searched once: a match is still `matched`, else
     `not_running`. Output written before the end is searched before the end is reported.
@@ -154,20 +169,21 @@ async def wait_for_run(
     scan = _Scan(spool, until) if until is not None else None
     if run.state != "running":
         match = await scan.to_end() if scan else None
-        return ("matched", match) if match is not None else ("not_running", None)
-    outcome: list[tuple[WaitReason, str | None]] = []
+        return Waited("matched", match) if match is not None else Waited("not_running")
+    outcome: list[Waited] = []
     ended = anyio.Event()
+    ended_row: list[RunRow | None] = []
     wake = _Wakeup()
     # Watch before the first look, so no write between the two goes unnoticed.
     async with _growth_of(spool, scan is not None) as growth, anyio.create_task_group() as tg:
 
         def done(reason: WaitReason, match: str | None = None) -> None:
             if not outcome:
-                outcome.append((reason, match))
+                outcome.append(Waited(reason, match, ended_row[0] if ended_row else None))
             tg.cancel_scope.cancel()
 
         async def end() -> None:
-            await runs.until_ended(run)
+            ended_row.append(await runs.until_ended(run))
             ended.set()
             wake.set()
 
