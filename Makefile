@@ -34,6 +34,7 @@ check: $(STAMP)
 bench: $(STAMP_RUN)
 	$(BIN)/python bench/run_latency.py
 	$(BIN)/python bench/big_output.py
+	$(BIN)/python bench/tab_timings.py
 
 bench-all: bench
 	$(BIN)/python bench/mcp_latency.py

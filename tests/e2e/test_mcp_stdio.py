@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 
 from agent_habitat.testing import eventually
+from shell_waits import await_file
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -58,15 +59,19 @@ def data(result: types.CallToolResult) -> dict[str, Any]:
 async def test_the_primary_server_runs_a_command_over_stdio(tmp_path: Path) -> None:
     root = project(tmp_path)
     reported: list[float] = []
+    heard = tmp_path / "heard"
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         reported.append(progress)
+        heard.touch()  # the slow run ends once a report has arrived
 
     async with stdio_client(root, "mcp", "--embedded") as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         echo = await client.call_tool("shell_run", {"command": "echo hi"})
         slow = await client.call_tool(
-            "shell_run", {"command": "echo a; sleep 0.7; echo b"}, progress_callback=on_progress
+            "shell_run",
+            {"command": f"echo a; {await_file(heard)}; echo b"},
+            progress_callback=on_progress,
         )
     assert {"shell_run", "shell_scene", "project_open"} <= tools
     assert text(echo).startswith("state=exited exit_code=0")
