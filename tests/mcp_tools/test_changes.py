@@ -16,8 +16,9 @@ from pydantic import FileUrl
 
 from agent_habitat.mcp_tools import open_primary
 from agent_habitat.mcp_tools.resources import SCENE_URI
+from agent_habitat.testing import eventually
 
-from .helpers import Inbox, eventually, make_project, primary_client, text
+from .helpers import Inbox, make_project, primary_client, text
 
 pytestmark = pytest.mark.anyio
 
