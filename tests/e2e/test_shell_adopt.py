@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 import anyio
@@ -21,7 +22,7 @@ from agent_habitat.workspace import Workspace
 pytestmark = pytest.mark.anyio
 
 
-def _open(project: Path) -> object:
+def _open(project: Path) -> AbstractAsyncContextManager[ShellHabitat]:
     return ShellHabitat.open(
         Workspace.for_project(project), ShellConfig(kill_grace_seconds=0.5), project_root=project
     )
@@ -31,7 +32,7 @@ async def test_a_new_habitat_adopts_a_run_and_reports_its_exit(
     project: Path, tmp_path: Path
 ) -> None:
     go = tmp_path / "go"
-    async with _open(project) as first:  # type: ignore[attr-defined]
+    async with _open(project) as first:
         started = await first.run(
             RunArgs(
                 command=f"echo begin; while [ ! -e {go} ]; do sleep 0.02; done; exit 5",
@@ -41,7 +42,7 @@ async def test_a_new_habitat_adopts_a_run_and_reports_its_exit(
         )
         await first.wait(WaitArgs(tab="bg", until="begin", timeout_seconds=10))
     # The first habitat is gone; its run goes on.
-    async with _open(project) as second:  # type: ignore[attr-defined]
+    async with _open(project) as second:
         scene = await second.scene()
         assert scene.tabs[0].state == "running"
         assert scene.tabs[0].pid == started.pid
@@ -57,7 +58,7 @@ async def test_a_new_habitat_adopts_a_run_and_reports_its_exit(
 async def test_a_run_that_vanished_unwatched_is_marked_lost_with_its_output(
     project: Path,
 ) -> None:
-    async with _open(project) as first:  # type: ignore[attr-defined]
+    async with _open(project) as first:
         started = await first.run(
             RunArgs(command="echo partial output; sleep 300", tab="bg", background=True)
         )
@@ -66,7 +67,7 @@ async def test_a_run_that_vanished_unwatched_is_marked_lost_with_its_output(
     os.killpg(started.pid, signal.SIGKILL)
     pid = started.pid
     await eventually(lambda: not _is_running(pid))
-    async with _open(project) as second:  # type: ignore[attr-defined]
+    async with _open(project) as second:
         rows = (await second.history(HistoryArgs(tab="bg"))).rows
         assert rows[-1].state == "lost"
         last = await second.last(LastArgs(tab="bg"))
@@ -102,7 +103,7 @@ async def test_a_background_run_started_by_another_process_is_adopted(project: P
         env=os.environ,
     )
     assert code.returncode == 0, code.stderr
-    async with _open(project) as habitat:  # type: ignore[attr-defined]
+    async with _open(project) as habitat:
         with anyio.fail_after(20):
             waited = await habitat.wait(WaitArgs(tab="cli", timeout_seconds=20))
         assert waited.reason in ("exited", "not_running")

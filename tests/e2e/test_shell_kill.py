@@ -101,8 +101,8 @@ async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> No
     assert armed.reason == "matched"  # a signal before the trap would end the shell instead
     result = await habitat.kill(KillArgs(tab="int", signal="INT"))
     assert result.signal == "SIGINT"
-    waited = await habitat.wait(WaitArgs(tab="int", timeout_seconds=10))
-    assert "got-int" in waited.output
+    waited = await habitat.wait(WaitArgs(tab="int", timeout_seconds=30))
+    assert "got-int" in waited.output, (result, waited)
 
 
 async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: ShellHabitat) -> None:
