@@ -89,8 +89,21 @@ async def test_kill_escalates_to_sigkill_when_term_is_ignored(habitat: ShellHabi
     assert result.remaining == []
 
 
+def _signal_state(pid: int) -> str:
+    """The shell's state and signal masks, to say why a signal was not acted on."""
+    from pathlib import Path
+
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines()
+        children = [(c.pid, c.cmdline()) for c in psutil.Process(pid).children()]
+    except (OSError, psutil.Error) as exc:
+        return repr(exc)
+    keep = ("State", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")
+    return f"{[line for line in status if line.startswith(keep)]} children={children}"
+
+
 async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> None:
-    await habitat.run(
+    started = await habitat.run(
         RunArgs(
             command="trap 'echo got-int; exit 7' INT; echo armed; while :; do sleep 0.05; done",
             tab="int",
@@ -102,7 +115,8 @@ async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> No
     result = await habitat.kill(KillArgs(tab="int", signal="INT"))
     assert result.signal == "SIGINT"
     waited = await habitat.wait(WaitArgs(tab="int", timeout_seconds=30))
-    assert "got-int" in waited.output, (result, waited)
+    assert started.pid is not None
+    assert "got-int" in waited.output, (result, waited, _signal_state(started.pid))
 
 
 async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: ShellHabitat) -> None:
