@@ -97,13 +97,16 @@ def _scan(record: ProcessRecord) -> _Scan:
     leader, session_is_ours = _leader(record)
     found: dict[int, psutil.Process] = {}
     sessions: dict[int, int] = {}
-    for proc in psutil.process_iter():
-        pid = proc.pid
+    # Not psutil.process_iter: it keeps Process objects between calls and, for a pid that
+    # was reused since, hands back the old one; psutil then refuses to signal it (or read
+    # its status) as "reused", and a member of this run went unsignalled and unreported.
+    for pid in psutil.pids():
         if pid in exclude:
             continue
         try:
             sid = os.getsid(pid)
-        except OSError:
+            proc = psutil.Process(pid)
+        except (OSError, psutil.Error):
             continue
         in_session = session_is_ours and sid == record.pid
         if in_session or (record.marker is not None and _has_marker(proc, record.marker)):
