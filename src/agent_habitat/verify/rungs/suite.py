@@ -9,6 +9,7 @@ import anyio
 from ..config import expand_command
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
+from ..testdeps import Recording
 from .context import RungContext, from_outcome, nothing_to_do, run_configured, skipped
 
 __all__ = ["full_suite", "pytest_args", "scoped_suite"]
@@ -29,7 +30,9 @@ def pytest_args(tests: list[str]) -> list[str]:
     return out
 
 
-async def _pytest(ctx: RungContext, rung: RungName, tests: list[str], why: str) -> RungResult:
+async def _pytest(
+    ctx: RungContext, rung: RungName, tests: list[str], why: str, rec: Recording | None = None
+) -> RungResult:
     assert ctx.env is not None
     if not ctx.env.has("pytest"):
         return skipped(
@@ -50,9 +53,13 @@ async def _pytest(ctx: RungContext, rung: RungName, tests: list[str], why: str) 
         f"--junitxml={junit}",
         "-o",
         "junit_family=xunit1",
+        *(rec.args if rec else []),
         *pytest_args(tests),
     ]
-    outcome = await ctx.run(rung, argv)
+    outcome = await ctx.run(rung, argv, extra_env=rec.env() if rec else None)
+    if rec is not None:  # per-test dependency data for test.scoped's selection
+        done = outcome.signal is None and not outcome.timed_out and outcome.exit_code in (0, 1)
+        why += "; " + await anyio.to_thread.run_sync(rec.finish, done)
     diagnostics = parse_junit(junit, ctx.root)
     if diagnostics is None:
         diagnostics = parse_pytest_summary(outcome.text)
@@ -112,4 +119,8 @@ async def full_suite(ctx: RungContext) -> RungResult:
         return await run_configured(ctx, rung, configured)
     if ctx.env is None:
         return skipped(ctx, rung, "not a Python project and no [tool.habitat.ladder] command")
-    return await _pytest(ctx, rung, [], "whole suite")
+    packages = ctx.layout.packages
+    rec = (
+        Recording(ctx.root, ctx.layout, ctx.workspace.state_dir, ctx.snapshot) if packages else None
+    )
+    return await _pytest(ctx, rung, [], "whole suite", rec)
