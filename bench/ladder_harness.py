@@ -40,7 +40,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import print_table, write_json
 from ladder_harness_mutations import Mutation, apply, choose
-from ladder_harness_projects import PROJECTS, Project, prepare, reset
+from ladder_harness_projects import DEFAULT, PROJECTS, Project, prepare, reset
 from ladder_harness_select import selection_time_ms
 
 REPO = Path(__file__).resolve().parent.parent
@@ -137,6 +137,7 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         p.relative_to(root).as_posix()
         for folder in project.sources
         for p in sorted((root / folder).rglob("*.py"))
+        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
     ]
     baseline_findings: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
     rows = []
@@ -271,7 +272,7 @@ def _targets(s: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--projects", default=",".join(PROJECTS))
+    parser.add_argument("--projects", default=",".join(DEFAULT), help=f"of {', '.join(PROJECTS)}")
     parser.add_argument("--mutations", type=int, default=20, help="per project")
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)

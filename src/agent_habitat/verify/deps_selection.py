@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .blocks import changed_blocks, file_blocks
 from .layout import Layout
-from .testdeps import TestDeps, sha256_of
+from .testdeps import RecordedDeps, sha256_of
 
 __all__ = ["Narrowing", "narrow", "plain_node_id"]
 
@@ -53,7 +53,7 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
 
 
-def _since_recording(root: Path, deps: TestDeps) -> set[str] | None:
+def _since_recording(root: Path, deps: RecordedDeps) -> set[str] | None:
     """Paths git reports changed between the recorded HEAD and the current one; None when
     git cannot say (the recorded commit is gone): the data is then unusable."""
     head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
@@ -83,7 +83,7 @@ def _head_blocks_changed(root: Path, rel: str, current: bytes) -> set[str] | str
 
 
 def _file_change(
-    root: Path, rel: str, deps: TestDeps, touched: set[str]
+    root: Path, rel: str, deps: RecordedDeps, touched: set[str]
 ) -> tuple[set[str], str | None]:
     """(changed blocks, None) or (…, why the import graph must decide)."""
     recorded = deps.files.get(rel)
@@ -117,7 +117,7 @@ def _file_change(
     return blocks, None
 
 
-def _changed_since(layout: Layout, deps: TestDeps, touched: set[str]) -> set[str] | None:
+def _changed_since(layout: Layout, deps: RecordedDeps, touched: set[str]) -> set[str] | None:
     root = layout.root
     moved = _since_recording(root, deps)
     if moved is None:
@@ -139,7 +139,7 @@ def _changed_since(layout: Layout, deps: TestDeps, touched: set[str]) -> set[str
     return out
 
 
-def narrow(layout: Layout, deps: TestDeps, touched: list[str]) -> Narrowing | None:
+def narrow(layout: Layout, deps: RecordedDeps, touched: list[str]) -> Narrowing | None:
     """What the data says about the change; None when it cannot be used at all."""
     touched_set = set(touched)
     since = _changed_since(layout, deps, touched_set)

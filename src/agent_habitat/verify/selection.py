@@ -32,7 +32,7 @@ from .config import LadderConfig
 from .deps_selection import Narrowing, narrow
 from .layout import Layout, is_manifest, is_test_file
 from .models import Selection
-from .testdeps import load_testdeps, testdeps_dir
+from .testdeps import load_testdeps, deps_store_dir
 
 __all__ = ["Impact", "analyse_impact", "explicit_selection"]
 
@@ -234,7 +234,7 @@ def analyse_impact(
     impact.affected_modules = sorted(affected)
     files = (layout.file_of(m) for m in impact.affected_modules)
     impact.affected_files = sorted({layout.rel(f) for f in files if f is not None})
-    deps = load_testdeps(testdeps_dir(cache_dir.parent)) if touched else None
+    deps = load_testdeps(deps_store_dir(cache_dir.parent)) if touched else None
     narrowing = narrow(layout, deps, touched) if deps is not None else None
     if narrowing is None or impact.graph_error is not None:
         for rel in impact.affected_files:
@@ -273,7 +273,12 @@ def _select_with_deps(
     for test, why in narrowing.tests.items():
         out.tests.setdefault(test, f"{test} {why}")
     side = changed_side | extra_side | set(narrowing.side)
+    before = set(out.tests) | set(out.folders)
     _select_side(layout, affected, side, out, dict(narrowing.side))
+    for picked in (out.tests, out.folders):
+        for rel, why in picked.items():
+            if rel not in before and "imports" in why and because:
+                picked[rel] = f"{why} ({because})"
 
 
 def _select_side(

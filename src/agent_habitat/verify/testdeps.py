@@ -23,14 +23,14 @@ from .blocks import FileBlocks, file_blocks
 from .layout import Layout
 from .snapshot import Snapshot
 
-__all__ = ["PLUGIN_DIR", "Recording", "TestDeps", "load_testdeps", "testdeps_dir"]
+__all__ = ["PLUGIN_DIR", "Recording", "RecordedDeps", "load_testdeps", "deps_store_dir"]
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "testdeps_plugin"
 _VERSION = 1
 _STORE = "deps.json"
 
 
-def testdeps_dir(state_dir: Path) -> Path:
+def deps_store_dir(state_dir: Path) -> Path:
     return state_dir / "testdeps"
 
 
@@ -43,7 +43,7 @@ def sha256_of(path: Path) -> str | None:
 
 
 @dataclass
-class TestDeps:
+class RecordedDeps:
     """The store as selection reads it."""
 
     head: str | None
@@ -63,14 +63,14 @@ class TestDeps:
     notes: list[str] = field(default_factory=list)
 
 
-def load_testdeps(directory: Path) -> TestDeps | None:
+def load_testdeps(directory: Path) -> RecordedDeps | None:
     try:
         data = json.loads((directory / _STORE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != _VERSION:
         return None
-    return TestDeps(
+    return RecordedDeps(
         head=data["head"],
         dirty=data["dirty"],
         files=data["files"],
@@ -140,7 +140,7 @@ class Recording:
     out_dir: Path = field(init=False)
 
     def __post_init__(self) -> None:
-        self.out_dir = testdeps_dir(self.state_dir) / f"run-{os.getpid()}-{id(self):x}"
+        self.out_dir = deps_store_dir(self.state_dir) / f"run-{os.getpid()}-{id(self):x}"
         shutil.rmtree(self.out_dir, ignore_errors=True)
 
     @property
@@ -170,7 +170,7 @@ class Recording:
             if merged.broken:
                 return f"test dependencies not recorded: the recorder failed ({merged.broken[0]})"
             payload = self._payload(merged)
-            target = testdeps_dir(self.state_dir) / _STORE
+            target = deps_store_dir(self.state_dir) / _STORE
             tmp = target.with_suffix(".tmp")
             tmp.write_text(json.dumps(payload), encoding="utf-8")
             os.replace(tmp, target)

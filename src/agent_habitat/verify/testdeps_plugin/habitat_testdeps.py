@@ -39,12 +39,13 @@ Key = tuple[str, int]
 
 
 class _Window:
-    __slots__ = ("base", "codes", "key")
+    __slots__ = ("base", "codes", "key", "outer_seen")
 
-    def __init__(self, key: str, base: FrameType | None) -> None:
+    def __init__(self, key: str, base: FrameType | None, outer_seen: set[CodeType]) -> None:
         self.key = key
         self.base = base
         self.codes: set[Key] = set()
+        self.outer_seen = outer_seen
 
 
 class Recorder:
@@ -118,23 +119,18 @@ class Recorder:
 
     # -- windows --------------------------------------------------------------------------
     def push(self, key: str, base: FrameType | None) -> _Window:
-        window = _Window(key, base)
+        window = _Window(key, base, self.seen)
         self.stack.append(window)
-        self.rearm()
+        self.seen = set()  # each window notes every function it runs, once
         return window
 
     def pop(self, window: _Window) -> set[Key]:
         if self.stack and self.stack[-1] is window:
             self.stack.pop()
+        self.seen = window.outer_seen
         if self.stack:
             self.stack[-1].codes |= window.codes
         return window.codes
-
-    def rearm(self) -> None:
-        if self.tool is not None:
-            _MONITORING.restart_events()
-        else:
-            self.seen.clear()
 
     # -- backends -------------------------------------------------------------------------
     def start(self) -> None:
@@ -155,12 +151,22 @@ class Recorder:
             sys.setprofile(self._profile)
 
     def _on_start(self, disable: object) -> Any:
+        rel = self._rel
+
         def callback(code: CodeType, offset: int) -> object:
+            # Code outside the packages is switched off for good (no restart_events ever):
+            # from then on only the project's own functions cost a callback.
+            hit = rel.get(code.co_filename, False)
+            if hit is None or (hit and not hit[1]):
+                return disable
+            if code in self.seen:
+                return None
+            self.seen.add(code)
             try:
                 self.note(code, _getframe(1))
             except Exception as exc:  # never break the user's test run
                 self.broken = repr(exc)
-            return disable
+            return None
 
         return callback
 
