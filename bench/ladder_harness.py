@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -67,19 +68,35 @@ class Runner:
         self.env["HABITAT_LADDER_PYTHON"] = str(python)
         self.env.pop("PYTHONPATH", None)
         self.testmon_db = home / f"{project.name}.testmondata"
+        self.limit_s = 600.0
 
     def _timed(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+        """Run to the end or to `self.limit_s` (a mutation can make a loop endless): then the
+        whole process group is killed and the text says TIMEOUT."""
         t0 = time.perf_counter()
-        done = subprocess.run(
-            argv, cwd=self.root, env=env or self.env, capture_output=True, text=True, check=False
-        )
-        return time.perf_counter() - t0, done.stdout + done.stderr
+        with subprocess.Popen(
+            argv,
+            cwd=self.root,
+            env=env or self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        ) as proc:
+            try:
+                out, _ = proc.communicate(timeout=self.limit_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, _ = proc.communicate()
+                out += f"\nTIMEOUT after {self.limit_s:.0f} s"
+        return time.perf_counter() - t0, out
 
     def full(self) -> tuple[float, set[str], int]:
         junit = self.home / "full.xml"
         argv = [str(self.python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         wall, text = self._timed([*argv, f"--junitxml={junit}", "-o", "junit_family=xunit1"])
-        failed: set[str] = set()
+        failed: set[str] = {"TIMEOUT"} if "TIMEOUT after" in text else set()
+        junit.unlink(missing_ok=True) if failed else None
         if junit.is_file():
             for case in ET.parse(junit).iter("testcase"):
                 if case.find("failure") is not None or case.find("error") is not None:
@@ -88,6 +105,8 @@ class Runner:
 
     def verify(self, *extra: str) -> tuple[float, dict[str, Any]]:
         wall, text = self._timed([str(HABITAT), "verify", "--wait", "--json", *extra])
+        if "TIMEOUT after" in text:
+            return wall, {"state": "red", "rungs": [], "timeout": True}
         start = text.find("{")
         try:
             return wall, json.loads(text[start:]) if start >= 0 else {"error": text[-500:]}
@@ -101,7 +120,7 @@ class Runner:
         else:
             shutil.copyfile(self.testmon_db, db)
         env = {**self.env, "TESTMON_DATAFILE": str(db)}
-        argv = [str(self.python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--testmon"]
+        argv = [str(self.python), "-m", "pytest", "-q", "--testmon"]  # testmon needs the cache
         wall, text = self._timed(argv, env)
         return wall, _counts(text), text
 
@@ -125,6 +144,7 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     home = Path(tempfile.mkdtemp(prefix=f"ladder-{project.name}-", dir=cache))
     run = Runner(project, root, python, home)
     base_wall, base_failed, total = run.full()
+    run.limit_s = max(90.0, 8 * base_wall)
     rec_wall, rec = run.verify("--rung", "test.full")
     tm_wall, tm_counts, _ = run.testmon(record=True)
     print(
@@ -141,8 +161,10 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     ]
     baseline_findings: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
     rows = []
+    partial: dict[str, Any] = {"project": f"{project.name} {project.version}", "rows": rows}
     for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
         rows.append(_one(run, m, base_failed, baseline_findings))
+        write_json(f"ladder_harness_partial_{project.name}", partial)
         r = rows[-1]
         print(
             f"[{project.name}] {i + 1:2}/{args.mutations} {m.label}: full "
@@ -185,12 +207,15 @@ def _one(
     ):
         _, alone = run.verify("--rung", "test.scoped")
         scoped, scoped_source = _rung(alone, "test.scoped"), "--rung test.scoped"
+        ladder["timeout"] = ladder.get("timeout") or alone.get("timeout")
     full_wall, full_failed, _ = run.full()
-    tm_wall, tm_counts, _ = run.testmon()
+    tm_wall, tm_counts, tm_text = run.testmon()
     new_failures = full_failed - base_failed
+    if scoped is None and ladder.get("timeout"):
+        scoped = {"state": "red", "output": "", "duration_s": run.limit_s, "reason": "timeout"}
     scoped = scoped or {"state": "missing", "output": "", "duration_s": 0.0}
     scoped_counts = _counts(scoped.get("output", ""))
-    tm_new = tm_counts.get("failed", 0) + tm_counts.get("error", 0)
+    tm_new = tm_counts.get("failed", 0) + tm_counts.get("error", 0) + ("TIMEOUT" in tm_text)
     false_red = False
     if ladder.get("state") == "red":
         false_red = True
@@ -276,7 +301,10 @@ def main() -> None:
     parser.add_argument("--mutations", type=int, default=20, help="per project")
     parser.add_argument("--seed", type=int, default=9)
     parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
-    parser.add_argument("--cache", type=Path, default=REPO / ".bench-cache" / "ladder")
+    # Outside this repository: pytest would otherwise take our pyproject.toml as the
+    # configuration of a project that has none of its own (more-itertools).
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
     args = parser.parse_args()
     os.environ.setdefault("COLUMNS", "200")
     t0 = time.perf_counter()

@@ -16,7 +16,7 @@ from agent_habitat.verify.layout import discover_layout
 from agent_habitat.verify.sample import build_sample
 from agent_habitat.verify.selection import Impact, analyse_impact
 from agent_habitat.verify.snapshot import take_snapshot
-from agent_habitat.verify.testdeps import Recording, load_testdeps, deps_store_dir
+from agent_habitat.verify.testdeps import Recording, deps_store_dir, load_testdeps
 
 # Extra package code: a function that runs at import time (`TABLE = build()`), a session
 # fixture that runs package code once for the two tests that use it, and a test helper
@@ -27,8 +27,7 @@ _EXTRA = {
         "def first() -> int:\n    return TABLE[0]\n"
     ),
     "tests/test_table.py": (
-        "from calc.table import first\n\n\ndef test_first() -> None:\n"
-        "    assert first() == 1\n"
+        "from calc.table import first\n\n\ndef test_first() -> None:\n    assert first() == 1\n"
     ),
     "tests/conftest.py": (
         "import pytest\n\nfrom calc.text import shout\n\n\n@pytest.fixture\n"
@@ -161,7 +160,11 @@ def test_a_file_without_recorded_data_falls_back_to_the_import_graph(
     store.write_text(json.dumps(data), encoding="utf-8")
     _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 0")
     selection = _impact(calc, tmp_path).selection
-    assert selection.tests == ["tests/test_arith.py", "tests/test_helper.py", "tests/test_report.py"]
+    assert selection.tests == [
+        "tests/test_arith.py",
+        "tests/test_helper.py",
+        "tests/test_report.py",
+    ]
     assert "no dependency data for src/calc/arith.py" in selection.reasons[0]
 
 

@@ -32,7 +32,7 @@ from .config import LadderConfig
 from .deps_selection import Narrowing, narrow
 from .layout import Layout, is_manifest, is_test_file
 from .models import Selection
-from .testdeps import load_testdeps, deps_store_dir
+from .testdeps import deps_store_dir, load_testdeps
 
 __all__ = ["Impact", "analyse_impact", "explicit_selection"]
 

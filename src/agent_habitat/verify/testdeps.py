@@ -23,7 +23,7 @@ from .blocks import FileBlocks, file_blocks
 from .layout import Layout
 from .snapshot import Snapshot
 
-__all__ = ["PLUGIN_DIR", "Recording", "RecordedDeps", "load_testdeps", "deps_store_dir"]
+__all__ = ["PLUGIN_DIR", "RecordedDeps", "Recording", "deps_store_dir", "load_testdeps"]
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "testdeps_plugin"
 _VERSION = 1

@@ -73,7 +73,11 @@ class Recorder:
             pass
         real = os.path.realpath(filename) if os.path.isabs(filename) else ""
         hit: tuple[str, bool] | None = None
-        if real and real.startswith(self.root + os.sep) and os.sep + "site-packages" + os.sep not in real:
+        if (
+            real
+            and real.startswith(self.root + os.sep)
+            and os.sep + "site-packages" + os.sep not in real
+        ):
             rel = os.path.relpath(real, self.root).replace(os.sep, "/")
             hit = (rel, any(real.startswith(p) for p in self.packages))
             self._hash(rel, real)
@@ -157,7 +161,7 @@ class Recorder:
             # Code outside the packages is switched off for good (no restart_events ever):
             # from then on only the project's own functions cost a callback.
             hit = rel.get(code.co_filename, False)
-            if hit is None or (hit and not hit[1]):
+            if hit is None or (isinstance(hit, tuple) and not hit[1]):
                 return disable
             if code in self.seen:
                 return None
