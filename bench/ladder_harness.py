@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import print_table, write_json
+from _report import RESULTS, print_table, write_json
 from ladder_harness_mutations import Mutation, apply, choose
 from ladder_harness_projects import DEFAULT, PROJECTS, Project, prepare, reset
 from ladder_harness_select import selection_time_ms
@@ -161,10 +161,18 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     ]
     baseline_findings: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
     rows = []
-    partial: dict[str, Any] = {"project": f"{project.name} {project.version}", "rows": rows}
+    partial: dict[str, Any] = {
+        "project": f"{project.name} {project.version}",
+        "why": project.why,
+        "tests": total,
+        "full_s": base_wall,
+        "ours_recording_s": rec_wall,
+        "testmon_recording_s": tm_wall,
+        "mutations": rows,
+    }
     for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
         rows.append(_one(run, m, base_failed, baseline_findings))
-        write_json(f"ladder_harness_partial_{project.name}", partial)
+        write_json(f"ladder_harness_partial_{project.name}", partial)  # survives a kill
         r = rows[-1]
         print(
             f"[{project.name}] {i + 1:2}/{args.mutations} {m.label}: full "
@@ -305,6 +313,12 @@ def main() -> None:
     # configuration of a project that has none of its own (more-itertools).
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: tabulate bench/results/ladder_harness_partial_<project>.json "
+        "(written after every mutation, e.g. by one process per project)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("COLUMNS", "200")
     t0 = time.perf_counter()
@@ -312,7 +326,11 @@ def main() -> None:
     for name in args.projects.split(","):
         if name not in PROJECTS:
             raise SystemExit(f"unknown project {name!r}; known: {', '.join(PROJECTS)}")
-        result = run_project(PROJECTS[name], args)
+        if args.report:
+            path = RESULTS / f"ladder_harness_partial_{name}.json"
+            result = json.loads(path.read_text(encoding="utf-8"))
+        else:
+            result = run_project(PROJECTS[name], args)
         result["summary"] = summarise(result)
         results.append(result)
     elapsed = time.perf_counter() - t0

@@ -273,6 +273,8 @@ def _select_with_deps(
     for test, why in narrowing.tests.items():
         out.tests.setdefault(test, f"{test} {why}")
     side = changed_side | extra_side | set(narrowing.side)
+    if not side and not affected:
+        return  # nothing to propagate through test-side imports (parsing them is the cost)
     before = set(out.tests) | set(out.folders)
     _select_side(layout, affected, side, out, dict(narrowing.side))
     for picked in (out.tests, out.folders):
