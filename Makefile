@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_RUN := $(VENV)/.installed
 
-.PHONY: demo test check bench bench-all clean
+.PHONY: demo test check bench bench-all bench-ladder clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,6 +41,11 @@ bench: $(STAMP_RUN)
 bench-all: bench
 	$(BIN)/python bench/mcp_latency.py
 	$(BIN)/python bench/ladder_timings.py
+
+# Real projects from PyPI sdists (prepared once into .bench-cache/ladder/), 20 seeded
+# mutations each: habitat verify vs the full suite vs pytest-testmon. See docs/benchmarks.md.
+bench-ladder: $(STAMP_RUN)
+	$(BIN)/python bench/ladder_harness.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -84,7 +84,8 @@ class Selection(BaseModel):
     full: bool
     """True: run the whole suite (see `reasons`)."""
     tests: list[str] = Field(default_factory=list)
-    """Test files or folders (relative paths) when not `full`; pytest args when filtered."""
+    """Test files, folders or node ids (`file::test`, from recorded test dependencies) when
+    not `full`; pytest args when filtered."""
     reasons: list[str] = Field(default_factory=list)
     """Why each test or widening was chosen, e.g. `tests/test_a.py imports pkg.a`."""
     filtered: bool = False

@@ -7,6 +7,12 @@ changed module or one that imports a changed module. A changed conftest widens t
 folder (an unchanged conftest that imports an affected module widens the same way);
 a non-Python change, a deleted module, or a file the graph cannot see widens to the
 whole suite, and the reasons say which.
+
+When `test.full` has recorded per-test dependency data (testdeps.py), the tests a changed
+package file affects come from that data instead, down to the test function, wherever it
+is valid (deps_selection.py); for any file where it is missing or stale, or where the
+change touches import-time code, the import graph decides as before. The data only ever
+removes tests whose recorded run executed none of the changed code.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from grimp.application.config import settings as grimp_settings
 from grimp.application.ports.packagefinder import AbstractPackageFinder
 
 from .config import LadderConfig
+from .deps_selection import Narrowing, narrow
 from .layout import Layout, is_manifest, is_test_file
 from .models import Selection
+from .testdeps import deps_store_dir, load_testdeps
 
 __all__ = ["Impact", "analyse_impact", "explicit_selection"]
 
@@ -55,21 +63,31 @@ class _DirectoryFinder(AbstractPackageFinder):
         return {str(self._dirs[package_name])}
 
 
-def _downstream(layout: Layout, changed: set[str], cache_dir: Path) -> set[str]:
-    if not layout.packages or not changed:
-        return set(changed)
-    with _GRIMP_LOCK:
-        previous = grimp_settings.PACKAGE_FINDER
-        grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(layout.packages))
-        try:
-            graph = grimp.build_graph(*sorted(layout.packages), cache_dir=str(cache_dir))
-        finally:
-            grimp_settings.configure(PACKAGE_FINDER=previous)
-    out = set(changed)
-    for module in changed:
-        if module in graph.modules:
-            out |= set(graph.find_downstream_modules(module))
-    return out
+class _Graph:
+    """The packages' import graph, built (from grimp's cache) on first use."""
+
+    def __init__(self, layout: Layout, cache_dir: Path) -> None:
+        self._layout, self._cache_dir = layout, cache_dir
+        self._graph: grimp.ImportGraph | None = None
+
+    def downstream(self, changed: set[str]) -> set[str]:
+        if not self._layout.packages or not changed:
+            return set(changed)
+        if self._graph is None:
+            with _GRIMP_LOCK:
+                previous = grimp_settings.PACKAGE_FINDER
+                grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(self._layout.packages))
+                try:
+                    self._graph = grimp.build_graph(
+                        *sorted(self._layout.packages), cache_dir=str(self._cache_dir)
+                    )
+                finally:
+                    grimp_settings.configure(PACKAGE_FINDER=previous)
+        out = set(changed)
+        for module in changed:
+            if module in self._graph.modules:
+                out |= set(self._graph.find_downstream_modules(module))
+        return out
 
 
 def _imported_names(tree: ast.Module, own_package: str) -> set[str]:
@@ -150,6 +168,9 @@ class _Collector:
         for test, why in self.tests.items():
             if not any(test.startswith(folder + "/") for folder in self.folders):
                 picked[test] = why
+        for test in [t for t in picked if "::" in t]:
+            if test.partition("::")[0] in picked:
+                del picked[test]  # its whole file runs anyway
         return Selection(
             full=False, tests=sorted(picked), reasons=[picked[t] for t in sorted(picked)]
         )
@@ -193,15 +214,19 @@ def analyse_impact(
     config: LadderConfig,
     cache_dir: Path,
 ) -> Impact:
-    """Blocking (reads files, builds the graph); call it from a worker thread."""
+    """Blocking (reads files, builds the graph); call it from a worker thread.
+
+    `cache_dir` holds grimp's cache; the recorded test dependencies live beside it."""
     out = _Collector()
     if not layout.is_python:
         out.widen_full("not a Python project: the import graph cannot see the change")
         return Impact(selection=out.selection())
-    changed, changed_side = _classify(layout, touched, set(deleted), config, out)
+    deleted = set(deleted)
+    changed, changed_side = _classify(layout, touched, deleted, config, out)
     impact = Impact(changed_modules=sorted(changed))
+    graph = _Graph(layout, cache_dir)
     try:
-        affected = _downstream(layout, changed, cache_dir)
+        affected = graph.downstream(changed)
     except (grimp.exceptions.SourceSyntaxError, ValueError, OSError) as exc:
         impact.graph_error = str(exc)
         out.widen_full(f"import graph unavailable ({exc})")
@@ -209,19 +234,64 @@ def analyse_impact(
     impact.affected_modules = sorted(affected)
     files = (layout.file_of(m) for m in impact.affected_modules)
     impact.affected_files = sorted({layout.rel(f) for f in files if f is not None})
-    for rel in impact.affected_files:
-        if is_test_file(rel):
-            out.tests[rel] = f"{rel} is affected in the import graph"
-    _select_side(layout, affected, changed_side, out)
+    deps = load_testdeps(deps_store_dir(cache_dir.parent)) if touched else None
+    narrowing = narrow(layout, deps, touched) if deps is not None else None
+    if narrowing is None or impact.graph_error is not None:
+        for rel in impact.affected_files:
+            if is_test_file(rel):
+                out.tests[rel] = f"{rel} is affected in the import graph"
+        _select_side(layout, affected, changed_side, out)
+    else:
+        _select_with_deps(layout, graph, narrowing, config, deleted, changed_side, out)
     impact.selection = out.selection()
     return impact
 
 
+def _select_with_deps(
+    layout: Layout,
+    graph: _Graph,
+    narrowing: Narrowing,
+    config: LadderConfig,
+    deleted: set[str],
+    changed_side: set[str],
+    out: _Collector,
+) -> None:
+    """Tests from the recorded data; the import graph for the files it cannot speak for."""
+    gone = {rel for rel in narrowing.extra if not (layout.root / rel).exists()}
+    _, extra_side = _classify(layout, narrowing.extra, deleted | gone, config, out)
+    fallback = {m for rel in narrowing.fallback if (m := layout.module_of(rel)) is not None}
+    try:
+        affected = graph.downstream(fallback)
+    except (grimp.exceptions.SourceSyntaxError, ValueError, OSError) as exc:
+        out.widen_full(f"import graph unavailable ({exc})")
+        return
+    because = "; ".join(sorted(set(narrowing.fallback.values()))[:3])
+    for module in sorted(affected):
+        path = layout.file_of(module)
+        if path is not None and is_test_file(rel := layout.rel(path)):
+            out.tests[rel] = f"{rel} is affected in the import graph ({because})"
+    for test, why in narrowing.tests.items():
+        out.tests.setdefault(test, f"{test} {why}")
+    side = changed_side | extra_side | set(narrowing.side)
+    if not side and not affected:
+        return  # nothing to propagate through test-side imports (parsing them is the cost)
+    before = set(out.tests) | set(out.folders)
+    _select_side(layout, affected, side, out, dict(narrowing.side))
+    for picked in (out.tests, out.folders):
+        for rel, why in picked.items():
+            if rel not in before and "imports" in why and because:
+                picked[rel] = f"{why} ({because})"
+
+
 def _select_side(
-    layout: Layout, affected: set[str], changed_side: set[str], out: _Collector
+    layout: Layout,
+    affected: set[str],
+    changed_side: set[str],
+    out: _Collector,
+    reasons: dict[str, str] | None = None,
 ) -> None:
     imports, index = _side_graph(layout)
-    why: dict[str, str] = {rel: f"{rel} changed" for rel in changed_side}
+    why: dict[str, str] = {rel: (reasons or {}).get(rel, f"{rel} changed") for rel in changed_side}
     for rel, names in imports.items():
         if rel in why:
             continue

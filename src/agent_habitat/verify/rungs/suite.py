@@ -9,6 +9,7 @@ import anyio
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
+from ..testdeps import Recording
 from .context import RungContext, from_outcome, skipped
 from .preamble import Configured, python_rung
 
@@ -30,7 +31,9 @@ def pytest_args(tests: list[str]) -> list[str]:
     return out
 
 
-async def _pytest(ctx: RungContext, rung: RungName, tests: list[str], why: str) -> RungResult:
+async def _pytest(
+    ctx: RungContext, rung: RungName, tests: list[str], why: str, rec: Recording | None = None
+) -> RungResult:
     assert ctx.env is not None
     if not ctx.env.has("pytest"):
         return skipped(
@@ -51,9 +54,13 @@ async def _pytest(ctx: RungContext, rung: RungName, tests: list[str], why: str) 
         f"--junitxml={junit}",
         "-o",
         "junit_family=xunit1",
+        *(rec.args if rec else []),
         *pytest_args(tests),
     ]
-    outcome = await ctx.run(rung, argv)
+    outcome = await ctx.run(rung, argv, extra_env=rec.env() if rec else None)
+    if rec is not None:  # per-test dependency data for test.scoped's selection
+        done = outcome.signal is None and not outcome.timed_out and outcome.exit_code in (0, 1)
+        why += "; " + await anyio.to_thread.run_sync(rec.finish, done)
     diagnostics = parse_junit(junit, ctx.root)
     if diagnostics is None:
         diagnostics = parse_pytest_summary(outcome.text)
@@ -112,4 +119,9 @@ def _full_command(ctx: RungContext) -> Configured | None:
 
 @python_rung("test.full", configured=_full_command)
 async def full_suite(ctx: RungContext, env: ProjectEnv) -> RungResult:
-    return await _pytest(ctx, "test.full", [], "whole suite")
+    rec = (
+        Recording(ctx.root, ctx.layout, ctx.workspace.state_dir, ctx.snapshot)
+        if ctx.layout.packages
+        else None
+    )
+    return await _pytest(ctx, "test.full", [], "whole suite", rec)

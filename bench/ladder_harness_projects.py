@@ -1,0 +1,164 @@
+"""The real projects of the ladder harness, prepared once in a cache folder.
+
+Each comes from its sdist on PyPI (`pip download --no-binary :all: --no-deps NAME==VER`),
+unpacked with tarfile's `data` filter into `<cache>/work/<name>`, committed to a fresh git
+repository, with a venv (`<cache>/venvs/<name>`) that has the project installed editable
+and its test dependencies plus pytest-testmon. Steps already done are skipped.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["DEFAULT", "PROJECTS", "Project", "prepare"]
+
+# The default run: suites of a few seconds, so 3 x 20 mutations fit in well under 30 min
+# on a shared machine. attrs (hypothesis, ~25 s CPU), packaging (64k parametrised tests,
+# ~100 s CPU) and click (~10 s CPU) are there for `--projects`.
+DEFAULT = ("toolz", "more-itertools", "cachetools")
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    version: str
+    test_deps: tuple[str, ...]
+    why: str
+    sources: tuple[str, ...]
+    """Folders (relative to the project root) whose .py files may be mutated."""
+    pytest_env: dict[str, str] = field(default_factory=dict)
+
+
+PROJECTS: dict[str, Project] = {
+    p.name: p
+    for p in (
+        Project(
+            "toolz",
+            "1.2.0",
+            ("pytest",),
+            "15 test modules (inside the package), suite in about a second, and "
+            "toolz/__init__ imports every module: a plain import graph selects everything",
+            ("toolz",),
+        ),
+        Project(
+            "more-itertools",
+            "11.2.1",
+            ("pytest",),
+            "one big module behind a package root that re-exports it; ~1,000 fast tests",
+            ("more_itertools",),
+        ),
+        Project(
+            "cachetools",
+            "8.0.2",
+            ("pytest",),
+            "12 test modules over one package root; classes with overridden methods",
+            ("src/cachetools",),
+        ),
+        Project(
+            "attrs",
+            "26.1.0",
+            ("pytest", "hypothesis", "pympler", "cloudpickle"),
+            "class-building library: most of its code runs when classes are defined",
+            ("src/attr", "src/attrs"),
+            # Hypothesis draws the same examples on every run: a verdict cannot flip by luck.
+            {"PYTEST_ADDOPTS": "--hypothesis-seed=0"},
+        ),
+        Project(
+            "packaging",
+            "26.4",
+            ("pytest", "pretend", "tomli_w", "hypothesis"),
+            "pure functions over versions, specifiers, markers and tags",
+            ("src/packaging",),
+        ),
+        Project(
+            "click",
+            "8.5.1",
+            ("pytest",),
+            "35 test modules, ~1,300 tests in a few seconds, no runtime dependencies, and "
+            "click/__init__ imports every module: the case a plain import graph cannot narrow",
+            ("src/click",),
+        ),
+    )
+}
+
+_GITIGNORE = "__pycache__/\n.mypy_cache/\n.pytest_cache/\n.ruff_cache/\n.hypothesis/\n"
+_GITIGNORE += ".testmondata*\n*.egg-info/\n"
+
+
+def _run(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr[-800:]}")
+    return done
+
+
+def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    who = ["-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    return _run(["git", *who, *args], root)
+
+
+def _sdist(project: Project, cache: Path) -> Path:
+    folder = cache / "sdist"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{project.name.replace('-', '_')}-{project.version}"
+    found = [p for p in folder.glob("*.tar.gz") if p.name.lower() == f"{stem}.tar.gz".lower()]
+    if not found:
+        spec = f"{project.name}=={project.version}"
+        pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:"]
+        _run([*pip, "--no-deps", spec, "-d", str(folder)])
+        found = [p for p in folder.glob("*.tar.gz") if p.name.lower().startswith(stem.lower())]
+    return found[0]
+
+
+def _extract(sdist: Path, work: Path) -> Path:
+    if work.is_dir() and (work / ".git").is_dir():
+        return work
+    tmp = work.with_name(work.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp, filter="data")
+    (inner,) = [p for p in tmp.iterdir() if p.is_dir()]
+    shutil.rmtree(work, ignore_errors=True)
+    inner.rename(work)
+    shutil.rmtree(tmp)
+    (work / ".gitignore").write_text(_GITIGNORE, encoding="utf-8")
+    git(work, "init", "-q")
+    git(work, "add", "-A")
+    git(work, "commit", "-qm", f"{sdist.name}")
+    return work
+
+
+def _venv(project: Project, root: Path, venv: Path, python: str) -> Path:
+    exe = venv / "bin" / "python"
+    stamp = venv / ".bench-installed"
+    if stamp.is_file():
+        return exe
+    _run([python, "-m", "venv", "--clear", str(venv)])
+    pip = [str(exe), "-m", "pip", "install", "--quiet"]
+    _run([*pip, "-e", str(root), *project.test_deps, "pytest-testmon"])
+    stamp.write_text("ok\n", encoding="utf-8")
+    return exe
+
+
+def prepare(project: Project, cache: Path, python: str) -> tuple[Path, Path]:
+    """(project root in git, the venv's interpreter)."""
+    sdist = _sdist(project, cache)
+    root = _extract(sdist, cache / "work" / project.name)
+    exe = _venv(project, root, cache / "venvs" / project.name, python)
+    if git(root, "status", "--porcelain").stdout.strip():
+        # An editable install may write files (a version file, metadata): part of HEAD.
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "bench: files written by the editable install")
+    return root, exe
+
+
+def reset(root: Path) -> None:
+    """Back to the sdist commit: tracked files restored, untracked (non-ignored) removed."""
+    git(root, "checkout", "-q", "--", ".")
+    git(root, "clean", "-fdq")

@@ -1,0 +1,309 @@
+"""pytest plugin: which project code each test executed (loaded by `test.full` as
+`-p habitat_testdeps`, from a folder put on PYTHONPATH for that one process).
+
+It runs in the project's interpreter, so it imports nothing from agent_habitat and nothing
+outside the standard library. It records code objects, not lines: each function of the
+project's packages that starts (or resumes) while a test runs is noted once per test, as
+(file, first line). With `sys.monitoring` (Python 3.12+) every event is disabled after its
+first firing and re-armed at each window, so the cost is one callback per function per
+test; older interpreters use `sys.setprofile`.
+
+Windows: a test's protocol (setup, call, teardown), each fixture's setup (so a test that
+reuses a session fixture another test set up still depends on what the fixture ran), and
+each collector's collection. Code that runs while a module body executes is import-time
+code: inside a package module's body it goes to `imports` (its change must select every
+importer), inside a test-side file's body to `modules[file]`. Code outside every window
+goes to `imports` too. Output: one JSON file per process in `$HABITAT_TESTDEPS_OUT`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+from types import CodeType, FrameType
+from typing import Any
+
+import pytest
+
+_OUT = "HABITAT_TESTDEPS_OUT"
+_ROOT = "HABITAT_TESTDEPS_ROOT"
+_PACKAGES = "HABITAT_TESTDEPS_PACKAGES"
+_MONITORING: Any = getattr(sys, "monitoring", None)
+_getframe = sys._getframe  # kept: a test may monkeypatch `sys` itself
+_MAX_WALK = 200
+
+Key = tuple[str, int]
+
+
+class _Window:
+    __slots__ = ("base", "codes", "key", "outer_seen")
+
+    def __init__(self, key: str, base: FrameType | None, outer_seen: set[CodeType]) -> None:
+        self.key = key
+        self.base = base
+        self.codes: set[Key] = set()
+        self.outer_seen = outer_seen
+
+
+class Recorder:
+    def __init__(self, root: str, packages: list[str], out_dir: str) -> None:
+        self.root = os.path.realpath(root)
+        self.packages = [os.path.realpath(p) + os.sep for p in packages if p]
+        self.out_dir = out_dir
+        self._rel: dict[str, tuple[str, bool] | None] = {}
+        self.stack: list[_Window] = []
+        self.imports: set[Key] = set()
+        self.modules: dict[str, set[Key]] = {}
+        self.tests: dict[str, dict[str, Any]] = {}
+        self.fixtures: dict[str, set[Key]] = {}
+        self.hashes: dict[str, str] = {}
+        self.tool: int | None = None
+        self.seen: set[CodeType] = set()
+        self.broken: str | None = None
+
+    # -- where a file belongs -------------------------------------------------------------
+    def where(self, filename: str) -> tuple[str, bool] | None:
+        """(project-relative path, is a package file), or None outside the project."""
+        try:
+            return self._rel[filename]
+        except KeyError:
+            pass
+        real = os.path.realpath(filename) if os.path.isabs(filename) else ""
+        hit: tuple[str, bool] | None = None
+        if (
+            real
+            and real.startswith(self.root + os.sep)
+            and os.sep + "site-packages" + os.sep not in real
+        ):
+            rel = os.path.relpath(real, self.root).replace(os.sep, "/")
+            hit = (rel, any(real.startswith(p) for p in self.packages))
+            self._hash(rel, real)
+        self._rel[filename] = hit
+        return hit
+
+    def _hash(self, rel: str, real: str) -> None:
+        if rel not in self.hashes:
+            try:
+                with open(real, "rb") as f:
+                    self.hashes[rel] = hashlib.sha256(f.read()).hexdigest()
+            except OSError:
+                self.hashes[rel] = "-"
+
+    # -- one code object started ----------------------------------------------------------
+    def note(self, code: CodeType, frame: FrameType | None) -> None:
+        hit = self.where(code.co_filename)
+        if hit is None or not hit[1] or code.co_name == "<module>":
+            return
+        key = (hit[0], code.co_firstlineno)
+        window = self.stack[-1] if self.stack else None
+        target = self._module_owner(frame, window.base if window else None)
+        if window is None or target == "":
+            self.imports.add(key)
+        elif target is not None:
+            self.modules.setdefault(target, set()).add(key)
+        else:
+            window.codes.add(key)
+
+    def _module_owner(self, frame: FrameType | None, base: FrameType | None) -> str | None:
+        """The innermost module body running above `frame` (up to the window's base):
+        None when there is none, "" for a package module or a file outside the project,
+        else the test-side file's relative path."""
+        f = frame.f_back if frame is not None else None
+        for _ in range(_MAX_WALK):
+            if f is None or f is base:
+                return None
+            if f.f_code.co_name == "<module>":
+                hit = self.where(f.f_code.co_filename)
+                return "" if hit is None or hit[1] else hit[0]
+            f = f.f_back
+        return ""  # too deep to tell: count it as import-time, the safe side
+
+    # -- windows --------------------------------------------------------------------------
+    def push(self, key: str, base: FrameType | None) -> _Window:
+        window = _Window(key, base, self.seen)
+        self.stack.append(window)
+        self.seen = set()  # each window notes every function it runs, once
+        return window
+
+    def pop(self, window: _Window) -> set[Key]:
+        if self.stack and self.stack[-1] is window:
+            self.stack.pop()
+        self.seen = window.outer_seen
+        if self.stack:
+            self.stack[-1].codes |= window.codes
+        return window.codes
+
+    # -- backends -------------------------------------------------------------------------
+    def start(self) -> None:
+        if _MONITORING is not None:
+            for tool in (4, 3):
+                if _MONITORING.get_tool(tool) is None:
+                    _MONITORING.use_tool_id(tool, "habitat-testdeps")
+                    self.tool = tool
+                    break
+        if self.tool is not None:
+            events = _MONITORING.events
+            disable = _MONITORING.DISABLE
+            for event in (events.PY_START, events.PY_RESUME):
+                _MONITORING.register_callback(self.tool, event, self._on_start(disable))
+            _MONITORING.set_events(self.tool, events.PY_START | events.PY_RESUME)
+        else:
+            threading.setprofile(self._profile)
+            sys.setprofile(self._profile)
+
+    def _on_start(self, disable: object) -> Any:
+        rel = self._rel
+
+        def callback(code: CodeType, offset: int) -> object:
+            # Code outside the packages is switched off for good (no restart_events ever):
+            # from then on only the project's own functions cost a callback.
+            hit = rel.get(code.co_filename, False)
+            if hit is None or (isinstance(hit, tuple) and not hit[1]):
+                return disable
+            if code in self.seen:
+                return None
+            self.seen.add(code)
+            try:
+                self.note(code, _getframe(1))
+            except Exception as exc:  # never break the user's test run
+                self.broken = repr(exc)
+            return None
+
+        return callback
+
+    def _profile(self, frame: FrameType, event: str, arg: object) -> None:
+        if event != "call":
+            return
+        code = frame.f_code
+        if code in self.seen:
+            return
+        self.seen.add(code)
+        try:
+            self.note(code, frame)
+        except Exception as exc:  # never break the user's test run
+            self.broken = repr(exc)
+
+    def stop(self) -> None:
+        if self.tool is not None:
+            _MONITORING.set_events(self.tool, 0)
+            _MONITORING.free_tool_id(self.tool)
+            self.tool = None
+        else:
+            sys.setprofile(None)
+            threading.setprofile(None)
+
+    # -- output ---------------------------------------------------------------------------
+    def dump(self, rootdir: str) -> None:
+        def pairs(keys: set[Key]) -> list[list[object]]:
+            return [[rel, line] for rel, line in sorted(keys)]
+
+        payload = {
+            "version": 1,
+            "backend": "monitoring" if _MONITORING is not None else "setprofile",
+            "python": sys.version.split()[0],
+            "rootdir": os.path.realpath(rootdir),
+            "broken": self.broken,
+            "hashes": self.hashes,
+            "imports": pairs(self.imports),
+            "modules": {rel: pairs(keys) for rel, keys in sorted(self.modules.items())},
+            "fixtures": {name: pairs(keys) for name, keys in sorted(self.fixtures.items())},
+            "tests": self.tests,
+        }
+        os.makedirs(self.out_dir, exist_ok=True)
+        path = os.path.join(self.out_dir, f"deps-{os.getpid()}.json")
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            json.dump(payload, f)
+        os.replace(path + ".tmp", path)
+
+
+_RECORDER: Recorder | None = None
+_CO_GENERATOR = 0x20
+
+
+def _base() -> FrameType | None:
+    """The frame that stays on the stack while the hook's inner implementations run: the
+    first caller of the hookwrapper generator that is not itself a suspended generator."""
+    f: FrameType | None = _getframe(2)
+    while f is not None and f.f_code.co_flags & _CO_GENERATOR:
+        f = f.f_back
+    return f
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _RECORDER
+    out = os.environ.get(_OUT)
+    if not out or _RECORDER is not None:
+        return
+    packages = os.environ.get(_PACKAGES, "").split(os.pathsep)
+    _RECORDER = Recorder(os.environ.get(_ROOT) or str(config.rootpath), packages, out)
+    _RECORDER.start()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    global _RECORDER
+    if _RECORDER is None:
+        return
+    _RECORDER.stop()
+    _RECORDER.dump(str(config.rootpath))
+    _RECORDER = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    rec = _RECORDER
+    if rec is None:
+        yield
+        return
+    path = str(getattr(collector, "path", "") or "")
+    hit = rec.where(path) if path.endswith(".py") else None
+    key = "" if hit is None or hit[1] else hit[0]
+    window = rec.push(key, _base())
+    try:
+        yield
+    finally:
+        codes = rec.pop(window)
+        if key:
+            rec.modules.setdefault(key, set()).update(codes)
+        else:
+            rec.imports.update(codes)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: Any, request: Any) -> Any:
+    rec = _RECORDER
+    if rec is None:
+        yield
+        return
+    window = rec.push(f"fixture:{fixturedef.argname}", _base())
+    try:
+        yield
+    finally:
+        codes = rec.pop(window)
+        if getattr(fixturedef, "scope", "function") != "function":
+            rec.fixtures.setdefault(fixturedef.argname, set()).update(codes)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    rec = _RECORDER
+    if rec is None:
+        yield
+        return
+    window = rec.push(item.nodeid, _base())
+    entry: dict[str, Any] = rec.tests.setdefault(item.nodeid, {"failed": False})
+    try:
+        yield
+    finally:
+        codes = rec.pop(window)
+        hit = rec.where(str(item.path))
+        entry["file"] = hit[0] if hit else None
+        entry["codes"] = [[rel, line] for rel, line in sorted(codes)]
+        entry["fixtures"] = sorted(getattr(item, "fixturenames", []))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _RECORDER is not None and report.failed:
+        _RECORDER.tests.setdefault(report.nodeid, {})["failed"] = True

@@ -1,0 +1,214 @@
+"""Selection with recorded per-test dependency data: narrower where the data is valid, the
+import graph wherever it is missing or stale, never narrower than what the tests ran."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.layout import discover_layout
+from agent_habitat.verify.selection import Impact, analyse_impact
+from agent_habitat.verify.snapshot import take_snapshot
+from agent_habitat.verify.testdeps import Recording, deps_store_dir, load_testdeps
+
+# Extra package code: a function that runs at import time (`TABLE = build()`), a session
+# fixture that runs package code once for the two tests that use it, and a test helper
+# whose module body calls package code.
+_EXTRA = {
+    "src/calc/table.py": (
+        "def build() -> list[int]:\n    return [1, 2, 3]\n\n\nTABLE = build()\n\n\n"
+        "def first() -> int:\n    return TABLE[0]\n"
+    ),
+    "tests/test_table.py": (
+        "from calc.table import first\n\n\ndef test_first() -> None:\n    assert first() == 1\n"
+    ),
+    "tests/conftest.py": (
+        "import pytest\n\nfrom calc.text import shout\n\n\n@pytest.fixture\n"
+        "def numbers() -> list[int]:\n    return [1, 2, 3]\n\n\n"
+        '@pytest.fixture(scope="session")\ndef loud() -> str:\n    return shout("x")\n'
+    ),
+    "tests/test_loud.py": (
+        "def test_loud_a(loud: str) -> None:\n    assert loud\n\n\n"
+        "def test_loud_b(loud: str) -> None:\n    assert loud\n"
+    ),
+    "tests/helper.py": "from calc.arith import mul\n\nSIX = mul(2, 3)\n",
+    "tests/test_helper.py": (
+        "from helper import SIX\n\n\ndef test_six() -> None:\n    assert SIX == 6\n"
+    ),
+}
+
+
+def _git(root: Path, *args: str) -> None:
+    who = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", *who, *args], cwd=root, check=True, capture_output=True)
+
+
+def _record(root: Path, state: Path) -> Recording:
+    layout = discover_layout(root, LadderConfig())
+    rec = Recording(root, layout, state, take_snapshot(root))
+    env = {**os.environ, **rec.env()}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "recorded test dependencies of" in rec.finish(complete=True)
+    return rec
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    root = build_sample(tmp_path / "calc")
+    for rel, text in _EXTRA.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "extra")
+    _record(root, tmp_path / "state")
+    return root
+
+
+def _impact(root: Path, tmp_path: Path) -> Impact:
+    config = LadderConfig()
+    snap = take_snapshot(root)
+    layout = discover_layout(root, config)
+    return analyse_impact(layout, snap.touched, snap.deleted, config, tmp_path / "state" / "grimp")
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_a_change_inside_a_function_selects_the_tests_that_ran_it(
+    calc: Path, tmp_path: Path
+) -> None:
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 0")
+    selection = _impact(calc, tmp_path).selection
+    assert selection.full is False
+    # mul ran in test_mul, in total() via test_total, and in helper.py's module body.
+    assert selection.tests == [
+        "tests/test_arith.py::test_mul",
+        "tests/test_helper.py",
+        "tests/test_report.py::test_total",
+    ]
+    assert "tests/test_arith.py::test_add" not in selection.tests
+
+
+def test_without_data_the_same_change_selects_every_importer(calc: Path, tmp_path: Path) -> None:
+    (deps_store_dir(tmp_path / "state") / "deps.json").unlink()
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 0")
+    assert _impact(calc, tmp_path).selection.tests == [
+        "tests/test_arith.py",
+        "tests/test_helper.py",
+        "tests/test_report.py",
+    ]
+
+
+def test_module_level_code_falls_back_to_the_import_graph(calc: Path, tmp_path: Path) -> None:
+    _edit(calc, "src/calc/report.py", "WIDTH = 20", "WIDTH = 21")
+    selection = _impact(calc, tmp_path).selection
+    assert selection.tests == ["tests/test_report.py"]
+    assert "import-time code changed" in selection.reasons[0]
+
+
+def test_a_function_that_runs_at_import_time_falls_back_to_the_import_graph(
+    calc: Path, tmp_path: Path
+) -> None:
+    # No test calls build() (it ran while calc.table was imported): the data alone would
+    # select nothing, exactly the miss pytest-testmon has.
+    _edit(calc, "src/calc/table.py", "return [1, 2, 3]", "return [0, 2, 3]")
+    selection = _impact(calc, tmp_path).selection
+    assert selection.tests == ["tests/test_table.py"]
+    assert "runs at import time" in selection.reasons[0]
+
+
+def test_code_a_session_fixture_ran_selects_every_test_using_the_fixture(
+    calc: Path, tmp_path: Path
+) -> None:
+    _edit(calc, "src/calc/text.py", 'return s.upper() + "!"', 'return s.upper() + "?"')
+    selection = _impact(calc, tmp_path).selection
+    assert "tests/test_loud.py::test_loud_a" in selection.tests
+    assert "tests/test_loud.py::test_loud_b" in selection.tests
+    assert "tests/test_text.py::test_shout" in selection.tests
+
+
+def test_a_conftest_change_still_widens_to_its_folder(calc: Path, tmp_path: Path) -> None:
+    _edit(calc, "tests/conftest.py", "return [1, 2, 3]", "return [1, 2, 4]")
+    assert _impact(calc, tmp_path).selection.tests == ["tests"]
+
+
+def test_a_non_python_file_still_widens_to_the_whole_suite(calc: Path, tmp_path: Path) -> None:
+    (calc / "src/calc/data.json").write_text("{}", encoding="utf-8")
+    selection = _impact(calc, tmp_path).selection
+    assert selection.full is True
+    assert selection.reasons == ["non-Python file src/calc/data.json changed"]
+
+
+def test_a_file_without_recorded_data_falls_back_to_the_import_graph(
+    calc: Path, tmp_path: Path
+) -> None:
+    store = deps_store_dir(tmp_path / "state") / "deps.json"
+    data = json.loads(store.read_text(encoding="utf-8"))
+    del data["files"]["src/calc/arith.py"]
+    store.write_text(json.dumps(data), encoding="utf-8")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 0")
+    selection = _impact(calc, tmp_path).selection
+    assert selection.tests == [
+        "tests/test_arith.py",
+        "tests/test_helper.py",
+        "tests/test_report.py",
+    ]
+    assert "no dependency data for src/calc/arith.py" in selection.reasons[0]
+
+
+def test_data_from_a_commit_git_does_not_know_is_not_used(calc: Path, tmp_path: Path) -> None:
+    store = deps_store_dir(tmp_path / "state") / "deps.json"
+    data = json.loads(store.read_text(encoding="utf-8"))
+    data["head"] = "0" * 40
+    store.write_text(json.dumps(data), encoding="utf-8")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 0")
+    assert _impact(calc, tmp_path).selection.tests == [
+        "tests/test_arith.py",
+        "tests/test_helper.py",
+        "tests/test_report.py",
+    ]
+
+
+def test_changes_committed_since_the_recording_still_count(calc: Path, tmp_path: Path) -> None:
+    # add() changed and was committed after the recording; now only text.py is touched.
+    _edit(calc, "src/calc/arith.py", "return a + b", "return b + a")
+    _git(calc, "commit", "-qam", "add")
+    _edit(calc, "src/calc/text.py", 'return s.upper() + "!"', 'return s.upper() + "?"')
+    selection = _impact(calc, tmp_path).selection
+    assert "tests/test_arith.py::test_add" in selection.tests
+    assert "tests/test_report.py::test_total" in selection.tests
+
+
+def test_a_test_file_changed_since_the_recording_runs_whole(calc: Path, tmp_path: Path) -> None:
+    _edit(calc, "tests/test_arith.py", "== 6", "== 6  # checked")
+    _edit(calc, "tests/test_arith.py", "assert mul(2, 3)", "assert mul(3, 2)")
+    assert _impact(calc, tmp_path).selection.tests == ["tests/test_arith.py"]
+
+
+def test_the_data_never_selects_less_than_the_tests_that_ran_the_code(
+    calc: Path, tmp_path: Path
+) -> None:
+    deps = load_testdeps(deps_store_dir(tmp_path / "state"))
+    assert deps is not None
+    ran_mul = {deps.tests[i] for i in deps.index["src/calc/arith.py"]["mul"]}
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    selected = _impact(calc, tmp_path).selection.tests
+    for test in ran_mul:
+        assert test in selected or test.partition("::")[0] in selected
+
+
+def test_a_comment_only_edit_selects_nothing(calc: Path, tmp_path: Path) -> None:
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # product")
+    assert _impact(calc, tmp_path).selection.tests == []
