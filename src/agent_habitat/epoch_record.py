@@ -40,7 +40,9 @@ class Server:
 
     def describe(self) -> str:
         me = " (this process)" if self.pid == os.getpid() else ""
-        return f"pid {self.pid}{me}, serving {self.root or 'no project'} since {_ts(self.started_at)}"
+        return (
+            f"pid {self.pid}{me}, serving {self.root or 'no project'} since {_ts(self.started_at)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,8 @@ class EpochRecords:
         pid, created = _me()
         with self.db.transaction() as conn:
             conn.execute(
-                "UPDATE servers SET time_json = ?, updated_at = ? WHERE pid = ? AND create_time = ?",
+                "UPDATE servers SET time_json = ?, updated_at = ? "
+                "WHERE pid = ? AND create_time = ?",
                 (report.model_dump_json(), time.time(), pid, created),
             )
 
@@ -174,3 +177,10 @@ class EpochRecords:
             )
         report = EpochReport.model_validate_json(row["report_json"])
         return RecordedEpoch(report=report, snapshot=snapshot, updated_at=row["updated_at"])
+
+    def last_number(self, root: Path) -> int:
+        """The highest epoch number recorded for `root` (0 before any)."""
+        rows = self.db.query(
+            "SELECT MAX(epoch) AS n FROM verify_epochs WHERE root = ?", (str(root),)
+        )
+        return int(rows[0]["n"] or 0)

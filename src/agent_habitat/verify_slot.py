@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 import anyio
@@ -23,11 +24,20 @@ from .errors import HabitatError, NotFoundError, UsageError
 from .events import Event, EventBus
 from .project import Project
 from .project_scene import EpochGlance
-from .verify import VerifyRunner, take_snapshot
+from .verify import (
+    LadderRequest,
+    LadderResult,
+    RungStatus,
+    Snapshot,
+    VerifyEpoch,
+    VerifyRunner,
+    take_snapshot,
+)
 from .verify.accounting import TimeAccounting
 from .verify.epochs import changed_between
 from .verify_report import (
     LISTED_PATHS,
+    EpochReport,
     VerifyCancelResult,
     VerifyStatusResult,
     epoch_report,
@@ -252,7 +262,9 @@ class VerifySlot:
         runner = self.require()
         view = await runner.cancel(task)
         if view is None:
-            where = f"task {task} already finished" if task else "no verify run is queued or running"
+            where = (
+                f"task {task} already finished" if task else "no verify run is queued or running"
+            )
             return VerifyCancelResult(cancelled=False, summary=f"nothing to cancel: {where}")
         report = epoch_report(view, runner.root)
         return VerifyCancelResult(
@@ -260,6 +272,55 @@ class VerifySlot:
             summary=f"cancelled epoch {report.epoch} ({report.task}): {epoch_summary(report)}",
             epoch=report,
         )
+
+    async def record_foreground(
+        self, request: LadderRequest, result: LadderResult, queued_at: float
+    ) -> EpochReport:
+        """Record a climb run in the foreground (`habitat verify`, no runner) as an epoch, so
+        `habitat status` and the servers' status see it. A tree that moved while it ran makes
+        it stale at once."""
+        root = self.project.root
+        assert root is not None, "a foreground climb runs on the open project"
+        view = VerifyEpoch(
+            epoch=self.records.last_number(root) + 1,
+            task=result.id,
+            state=result.state,
+            verified_state=result.state,
+            snapshot=result.snapshot,
+            head=result.head,
+            policy=result.policy,
+            request=request,
+            touched=result.touched,
+            rungs=[
+                RungStatus(
+                    rung=r.rung,
+                    task=r.task,
+                    state=r.state,
+                    reason=r.reason,
+                    tool=r.tool,
+                    duration_s=r.duration_s,
+                    notes=r.notes,
+                )
+                for r in result.rungs
+            ],
+            queued_at=queued_at,
+            started_at=queued_at,
+            finished_at=time.time(),
+            duration_s=result.duration_s,
+            result=result,
+        )
+        report = epoch_report(view, root)
+        after = await anyio.to_thread.run_sync(take_snapshot, root)
+        snapshot: Snapshot | None = after
+        if after.id != result.snapshot:
+            # Which files moved is unknown without the climb's own hashes: stale, never green.
+            snapshot = None
+            report.stale, report.green = True, False
+            report.changed, report.changed_count = ["(files changed while it ran)"], 1
+            if report.state not in ("cancelled", "error"):
+                report.state = "stale"
+        self.records.save(root, report, snapshot)
+        return report
 
     async def glance(self) -> EpochGlance | None:
         """The current epoch at a glance (project_scene); None before any or without a project."""
