@@ -184,11 +184,24 @@ async def test_prompts_are_listed_and_return_text_and_the_epoch_resource_follows
     assert nothing.text.startswith("cancelled=false: nothing to cancel")
 
 
-async def test_time_accounting_adds_up_per_session(calc: Path) -> None:
+async def test_time_accounting_adds_up_per_session_and_a_waited_run_reports_progress(
+    calc: Path,
+) -> None:
+    reported: list[tuple[float, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append((progress, message))
+
     async with verify_client(calc) as client:
         await client.call_tool("shell_run", {"command": "sleep 0.3"})
-        await client.call_tool("verify_run", {"policy": "minimal", "wait": True})
+        await client.call_tool(
+            "verify_run", {"policy": "minimal", "wait": True}, progress_callback=on_progress
+        )
         status = data(await client.call_tool("verify_status", {}))
+    assert reported
+    values = [value for value, _ in reported]
+    assert values == sorted(set(values))
+    assert "rungs done" in (reported[0][1] or "")
     time = status["time"]
     session = time["session"]
     assert time["session_id"] == "mcp-1"

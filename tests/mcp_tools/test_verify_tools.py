@@ -7,7 +7,9 @@ from pathlib import Path
 import anyio
 import mcp.types as types
 import pytest
-from mcp.shared.subscriptions import PromptsListChanged, ToolsListChanged
+from mcp.shared.subscriptions import PromptsListChanged, ResourceUpdated, ToolsListChanged
+
+from agent_habitat.mcp_tools.resources import EPOCH_URI
 
 from .helpers import Inbox, make_project, primary_client, text
 
@@ -81,3 +83,19 @@ async def test_a_bad_rung_is_a_tool_error_naming_it(tmp_path: Path) -> None:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     assert "rung" in block.text
+
+
+async def test_2026_listeners_hear_the_epoch_resource_change_when_a_run_is_queued(
+    tmp_path: Path,
+) -> None:
+    async with primary_client(make_project(tmp_path / "p"), mode="auto") as (_, client):
+        async with client.listen(resource_subscriptions=[EPOCH_URI]) as events:
+            queued = await client.call_tool("verify_run", {"policy": "minimal"})
+            with anyio.fail_after(10):
+                heard = await events.__anext__()
+            read = await client.read_resource(EPOCH_URI)
+    assert heard == ResourceUpdated(uri=EPOCH_URI)
+    assert text(queued).startswith("state=queued green=false")
+    content = read.contents[0]
+    assert isinstance(content, types.TextResourceContents)
+    assert '"green":false' in content.text
