@@ -83,6 +83,7 @@ class VerifySlot:
         self.records = records
         self.accounting = accounting
         self.runner: VerifyRunner | None = None
+        self._recording: VerifyRunner | None = None
         self.error: str | None = None
         """Why no runner serves the open project (e.g. its configuration is bad)."""
         self._next: Path | None = None
@@ -130,19 +131,24 @@ class VerifySlot:
         started: bool,
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
-        async with VerifyRunner.open(
-            root, bus=self.bus, workspace=self.workspace, accounting=self.accounting
-        ) as runner:
-            self.runner, self.error = runner, None
-            self.records.serve(root)
-            try:
-                self._ready.set()
-                if not started:
-                    task_status.started()
-                await switch.wait()
-            finally:
-                self.runner = None
-                self.records.unserve()
+        try:
+            async with VerifyRunner.open(
+                root, bus=self.bus, workspace=self.workspace, accounting=self.accounting
+            ) as runner:
+                self.runner = self._recording = runner
+                self.error = None
+                self.records.serve(root)
+                try:
+                    self._ready.set()
+                    if not started:
+                        task_status.started()
+                    await switch.wait()
+                finally:
+                    self.runner = None
+        finally:
+            # Only now: a chain the closing runner cancelled has been recorded as cancelled.
+            self._recording = None
+            self.records.unserve()
 
     async def switch(self, root: Path) -> None:
         """Serve `root` from now on; returns once its runner serves (or failed to open)."""
@@ -152,7 +158,7 @@ class VerifySlot:
         await self._ready.wait()
 
     def _on_event(self, event: Event) -> None:
-        runner = self.runner
+        runner = self._recording
         if runner is None or event.kind not in EPOCH_EVENT_KINDS or event.task is None:
             return
         chain = event.task.split(".", 1)[0]

@@ -111,3 +111,23 @@ async def test_an_edit_verb_write_makes_a_finished_epoch_stale_at_once(tmp_path:
     assert epoch is not None
     assert epoch.stale
     assert epoch.changed == ["a.py"]
+
+
+async def test_a_run_left_unfinished_by_a_closed_habitat_reads_lost_not_queued(
+    tmp_path: Path,
+) -> None:
+    from agent_habitat.verify import LadderRequest
+
+    repo = _git_tree(tmp_path / "repo")
+    (repo / "a.py").write_text("A = 1\n", encoding="utf-8")
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+        runner = habitat.verify
+        assert runner is not None
+        ticket = await runner.request(LadderRequest(rungs=["diagnose.files"]))
+    async with Habitat.open(Workspace.for_project(repo), runner=False) as habitat:
+        status = await habitat.verifier.status(ticket.task)
+    assert status.recorded
+    assert status.served_by is None
+    assert status.epoch is not None
+    assert (status.epoch.state, status.green) == ("lost", False)
+    assert status.summary.startswith("lost: ")
