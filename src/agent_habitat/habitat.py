@@ -1,28 +1,42 @@
 """The composition root: one place that builds a workspace's services, with one lifespan.
 
-database → journal → bus → project → shell tabs (and, with the next issues, the verify
-runner and the file watcher, as more attributes). Every adapter — the MCP servers, the
+database → journal → bus → project → shell tabs → the verify runner (with its file
+watcher) on the open project, re-opened when the project changes → the edit verbs, whose
+writes make epochs stale at once. Every adapter — the MCP servers, the
 CLI, the host's HTTP API — takes the built `Habitat` instead of assembling its own, so
 they all share one bus and one journal. Core: nothing here imports an adapter.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+import contextvars
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
+import anyio.abc
+
 from .config import ShellConfig, load_shell_config
+from .epoch_record import EpochRecords
 from .events import EventBus, InMemoryEventBus
 from .files import FileEditor
 from .project import Project, existing_dir
 from .project_scene import EpochGlance
 from .shell import ShellHabitat
 from .store import Database, SqliteJournal
+from .verify import VerifyRunner, load_runner_config
+from .verify.accounting import TimeAccounting
+from .verify_slot import VerifySlot
 from .workspace import Workspace
 
-__all__ = ["Habitat"]
+__all__ = ["CALLER_SESSION", "Habitat"]
+
+CALLER_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "CALLER_SESSION", default=None
+)
+"""The agent session (MCP connection) whose call is being served, set by `Habitat.call`."""
 
 
 @dataclass(eq=False, kw_only=True)
@@ -37,10 +51,35 @@ class Habitat:
     project: Project
     shell: ShellHabitat
     files: FileEditor
+    records: EpochRecords
+    """The workspace's record of verify (for processes without a runner)."""
+    accounting: TimeAccounting
+    """Time accounting per agent session and for the workspace (shared with the runner)."""
+    verifier: VerifySlot
+    """The verify runner's place: its services answer from the record without a runner."""
 
-    def verify_glance(self) -> EpochGlance | None:
+    @property
+    def verify(self) -> VerifyRunner | None:
+        """The verify runner of the open project; None while no project is open (or in a
+        process that serves none, such as a one-shot CLI command)."""
+        return self.verifier.runner
+
+    async def verify_glance(self) -> EpochGlance | None:
         """The current verify epoch at a glance, for `project_scene`; None before any."""
-        return None
+        return await self.verifier.glance()
+
+    @contextmanager
+    def call(self, session: str, *, blocked: bool) -> Iterator[None]:
+        """Account one call of an agent session (`blocked`: a foreground call that waits on
+        the environment); the session is `CALLER_SESSION` meanwhile."""
+        token = CALLER_SESSION.set(session)
+        try:
+            with self.accounting.call(session, blocked=blocked):
+                yield
+        finally:
+            CALLER_SESSION.reset(token)
+            if self.verify is not None:
+                self.records.note_time(self.accounting.report())
 
     @classmethod
     @asynccontextmanager
@@ -50,6 +89,7 @@ class Habitat:
         *,
         project: Path | None = None,
         config: ShellConfig | None = None,
+        runner: bool = True,
     ) -> AsyncIterator[Habitat]:
         """Build the services over the workspace's state; they close in reverse on exit.
 
@@ -57,6 +97,8 @@ class Habitat:
         workspace root is (source `cwd`), else no project is open. `config` defaults to the
         project's `[tool.habitat]` with `HABITAT_*` overrides; a bad key fails here, naming
         it. Runs an earlier habitat left are adopted; background runs outlive this one.
+        `runner=False` serves no verify runner (a one-shot CLI command: no file watcher for
+        one command); verify status then comes from the workspace's record.
         """
         start_root = existing_dir(project) if project is not None else None
         config = config or load_shell_config(start_root or workspace.root)
@@ -75,7 +117,26 @@ class Habitat:
                 shell.set_project_root(root)
 
             opened.on_change(follow)
-            # The verify runner and the file watcher join here, each after what it needs.
+            records = EpochRecords(db)
+            accounting = TimeAccounting(load_runner_config(opened.root).idle_seconds)
+            verifier = VerifySlot(
+                bus=bus,
+                project=opened,
+                workspace=workspace,
+                records=records,
+                accounting=accounting,
+            )
+            files = FileEditor(lambda: opened.root, bus)
+            if runner:
+                tg = await stack.enter_async_context(_background())
+                await tg.start(verifier.serve, opened.root)
+                opened.on_change(verifier.switch)
+
+                def stale_at_once(paths: Sequence[Path]) -> None:
+                    if verifier.runner is not None:
+                        verifier.runner.mark_changed(paths)
+
+                files.on_change = stale_at_once
             yield cls(
                 workspace=workspace,
                 config=config,
@@ -84,5 +145,24 @@ class Habitat:
                 bus=bus,
                 project=opened,
                 shell=shell,
-                files=FileEditor(lambda: opened.root, bus),
+                files=files,
+                records=records,
+                accounting=accounting,
+                verifier=verifier,
             )
+
+
+@asynccontextmanager
+async def _background() -> AsyncIterator[anyio.abc.TaskGroup]:
+    """A task group for services that run beside the caller, cancelled when the block ends;
+    an error of the caller's reaches it as itself, not wrapped in an exception group."""
+    try:
+        async with anyio.create_task_group() as tg:
+            try:
+                yield tg
+            finally:
+                tg.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise

@@ -72,3 +72,62 @@ async def test_a_caller_error_inside_the_habitat_reaches_the_caller_as_itself(
 
     with pytest.raises(UsageError, match="mine"):
         await fail_inside()
+
+
+async def test_the_verify_runner_serves_the_open_project_and_leaves_with_the_habitat(
+    tmp_path: Path,
+) -> None:
+    repo, plain = _git_tree(tmp_path / "repo"), tmp_path / "plain"
+    plain.mkdir()
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+        assert habitat.verify is not None
+        assert habitat.verify.root == repo.resolve()
+        assert [s.root for s in habitat.records.servers()] == [str(repo.resolve())]
+        records = habitat.records
+        db_path = habitat.db.path
+    async with Habitat.open(Workspace.for_project(plain)) as habitat:
+        assert habitat.verify is None
+    async with Habitat.open(Workspace.for_project(repo), runner=False) as habitat:
+        assert habitat.verify is None
+        assert habitat.db.path == db_path
+        assert habitat.records.servers() == []
+    assert records is not None
+
+
+async def test_an_edit_verb_write_makes_a_finished_epoch_stale_at_once(tmp_path: Path) -> None:
+    from agent_habitat.files import FileWriteArgs
+    from agent_habitat.verify import LadderRequest
+
+    repo = _git_tree(tmp_path / "repo")
+    (repo / "a.py").write_text("A = 1\n", encoding="utf-8")
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+        runner = habitat.verify
+        assert runner is not None
+        ticket = await runner.request(LadderRequest(rungs=["diagnose.files"]), wait=True)
+        assert ticket.result is not None
+        assert not ticket.result.stale
+        await habitat.files.write(FileWriteArgs(path="a.py", content="A = 2\n"))
+        epoch = runner.epoch(ticket.task)
+    assert epoch is not None
+    assert epoch.stale
+    assert epoch.changed == ["a.py"]
+
+
+async def test_a_run_left_unfinished_by_a_closed_habitat_reads_lost_not_queued(
+    tmp_path: Path,
+) -> None:
+    from agent_habitat.verify import LadderRequest
+
+    repo = _git_tree(tmp_path / "repo")
+    (repo / "a.py").write_text("A = 1\n", encoding="utf-8")
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+        runner = habitat.verify
+        assert runner is not None
+        ticket = await runner.request(LadderRequest(rungs=["diagnose.files"]))
+    async with Habitat.open(Workspace.for_project(repo), runner=False) as habitat:
+        status = await habitat.verifier.status(ticket.task)
+    assert status.recorded
+    assert status.served_by is None
+    assert status.epoch is not None
+    assert (status.epoch.state, status.green) == ("lost", False)
+    assert status.summary.startswith("lost: ")

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from pydantic import FileUrl
 
-from agent_habitat.mcp_tools.resources import SCENE_URI
+from agent_habitat.mcp_tools.resources import EPOCH_URI, SCENE_URI
 from agent_habitat.testing import eventually
 
 from .helpers import Inbox, make_project, open_primary, primary_client, text
@@ -158,7 +158,7 @@ async def test_scene_resource_is_listed_read_as_json_and_updates_reach_2025_subs
         await client.call_tool("shell_run", {"command": "echo x", "tab": "r"})
         await inbox.wait_for("notifications/resources/updated")
         read = await client.read_resource(SCENE_URI)
-    assert [r.uri for r in listed.resources] == [SCENE_URI]
+    assert [r.uri for r in listed.resources] == [SCENE_URI, EPOCH_URI]
     content = read.contents[0]
     assert isinstance(content, types.TextResourceContents)
     assert '"name":"r"' in content.text
@@ -189,12 +189,12 @@ async def test_2026_listeners_hear_scene_updates(tmp_path: Path) -> None:
     assert event == ResourceUpdated(uri=SCENE_URI)
 
 
-async def test_the_status_prompt_is_the_only_prompt_and_embeds_the_scene(tmp_path: Path) -> None:
+async def test_the_status_prompt_embeds_the_scene_beside_verify_and_cancel(tmp_path: Path) -> None:
     async with primary_client(make_project(tmp_path / "p")) as (_, client):
         await client.call_tool("shell_run", {"command": "echo visible", "tab": "s"})
         prompts = await client.list_prompts()
         status = await client.get_prompt("status")
-    assert [p.name for p in prompts.prompts] == ["status"]
+    assert [p.name for p in prompts.prompts] == ["verify", "cancel", "status"]
     first = status.messages[0].content
     assert isinstance(first, types.TextContent)
     assert "s: idle" in first.text

@@ -41,6 +41,9 @@ async def test_the_tools_are_the_shell_verbs_and_project_open_with_model_schemas
         "project_scene",
         "file_write",
         "file_edit",
+        "verify_run",
+        "verify_status",
+        "verify_cancel",
     }
     run = by_name["shell_run"]
     assert run.input_schema["properties"]["command"]["minLength"] == 1

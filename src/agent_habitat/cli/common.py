@@ -64,10 +64,13 @@ def project_root(args: argparse.Namespace) -> Path:
 
 
 def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habitat]:
-    """`Habitat.open` for the workspace the CLI is pointed at (`--project`, else the cwd's)."""
+    """`Habitat.open` for the workspace the CLI is pointed at (`--project`, else the cwd's);
+    a one-shot command serves no verify runner (no file watcher for one command)."""
     root = project_root(args)
     return Habitat.open(
-        Workspace.for_project(root), project=root if args.project is not None else None
+        Workspace.for_project(root),
+        project=root if args.project is not None else None,
+        runner=False,
     )
 
 

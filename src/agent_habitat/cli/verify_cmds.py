@@ -1,4 +1,10 @@
-"""`habitat verify`: climb the verification ladder in the foreground.
+"""`habitat verify`: climb the verification ladder in the foreground; `habitat status` and
+`habitat cancel`: the workspace's verify as recorded, and cancelling it.
+
+No host exists yet, so a CLI process has no long-lived runner to hand a verify to: it climbs
+in the foreground (`--wait` is what it does anyway) and records the epoch in the workspace's
+state, where `habitat status` (and the MCP servers' status) find it. `status` says which
+process serves the workspace's runner, or that none does.
 
 Exit codes (`EXIT_CODES`): 0 green (at least one rung ran, all that ran are green, no tool
 missing); 1 red, error, died or cancelled (and a git that refuses to work); 2 usage or
@@ -11,11 +17,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from ..habitat import Habitat
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderState, load_policy, run_ladder
+from ..verify_text import render_verify_cancel, render_verify_status
 from .common import add_common, build_args, emit_json, open_habitat, project_root, run_command
 from .ladder_view import LadderView, render_result
 
@@ -70,10 +80,68 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--wait",
         action="store_true",
-        help="wait for the result (the only mode until the background runner lands)",
+        help="wait for the result (the only mode until the host lands: no runner to hand it to)",
     )
     add_common(parser)
     parser.set_defaults(handler=_verify)
+    status = subparsers.add_parser(
+        "status",
+        help="is the code green now? the workspace's latest verify epoch and who serves it",
+        description=(
+            "The latest verify epoch of the project as recorded in the workspace's state, "
+            "compared with the tree as it is now (stale when files changed since), which process "
+            "serves the verify runner (or that none does), and its time accounting. "
+            "Exit 0 green, 1 not green."
+        ),
+    )
+    status.add_argument("--task", help="a verify task id; default the newest epoch")
+    add_common(status)
+    status.set_defaults(handler=_status)
+    cancel = subparsers.add_parser(
+        "cancel",
+        help="cancel the running verify",
+        description=(
+            "Cancel the verify run of this workspace. A run served by another process (habitat "
+            "mcp) cannot be reached until the host lands: then this says where to cancel it."
+        ),
+    )
+    cancel.add_argument("--task", help="the task to cancel; default the running run")
+    add_common(cancel)
+    cancel.set_defaults(handler=_cancel)
+
+
+async def _on_project(habitat: Habitat, root: Path) -> None:
+    # Outside a git work tree nothing opens a project at start; the CLI's folder is it.
+    if habitat.project.root is None:
+        await habitat.project.open(root, source="cwd")
+
+
+def _status(args: argparse.Namespace) -> int:
+    async def body() -> int:
+        async with open_habitat(args) as habitat:
+            await _on_project(habitat, project_root(args))
+            result = await habitat.verifier.status(args.task)
+        if args.json:
+            emit_json(result)
+        else:
+            sys.stdout.write(render_verify_status(result))
+        return 0 if result.green else 1
+
+    return run_command(body)
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    async def body() -> int:
+        async with open_habitat(args) as habitat:
+            await _on_project(habitat, project_root(args))
+            result = await habitat.verifier.cancel(args.task)
+        if args.json:
+            emit_json(result)
+        else:
+            sys.stdout.write(render_verify_cancel(result))
+        return 0
+
+    return run_command(body)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -87,9 +155,12 @@ def _verify(args: argparse.Namespace) -> int:
             filter=args.filter,
         )
         async with open_habitat(args) as habitat:
+            await _on_project(habitat, root)
             bus = habitat.bus
+            queued_at = time.time()
             if args.json:
                 result = await run_ladder(root, request, bus=bus)
+                await habitat.verifier.record_foreground(request, result, queued_at)
                 emit_json(result)
                 return EXIT_CODES[result.state]
             console = Console(highlight=False)
@@ -97,6 +168,7 @@ def _verify(args: argparse.Namespace) -> int:
             rungs = [r for r in RUNGS if r in policy_rungs]
             with LadderView(Console(file=sys.stderr), rungs, bus):
                 result = await run_ladder(root, request, bus=bus)
+            await habitat.verifier.record_foreground(request, result, queued_at)
         render_result(console, result)
         return EXIT_CODES[result.state]
 

@@ -18,6 +18,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import (
     InMemorySubscriptionBus,
     ListenHandler,
+    PromptsListChanged,
     ResourceUpdated,
     ToolsListChanged,
 )
@@ -78,6 +79,12 @@ class Broadcaster:
         for session in list(self._connections.values()):
             await _deliver(session.send_tool_list_changed())
         await self.bus.publish(ToolsListChanged())
+
+    async def prompts_changed(self) -> None:
+        """`notifications/prompts/list_changed` to everyone."""
+        for session in list(self._connections.values()):
+            await _deliver(session.send_prompt_list_changed())
+        await self.bus.publish(PromptsListChanged())
 
     async def resource_updated(self, uri: str) -> None:
         """`notifications/resources/updated` to the subscribers of `uri`."""

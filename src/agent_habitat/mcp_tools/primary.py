@@ -1,4 +1,5 @@
-"""The primary MCP server: `shell_*` tools, `project_open`, `habitat://scene`, `status`.
+"""The primary MCP server: `shell_*`, `project_*`, `file_*` and (with a project) `verify_*`
+tools; `habitat://scene` and `habitat://verify/epoch`; the `verify`, `cancel`, `status` prompts.
 
 It serves a `Habitat` built by the composition root (`agent_habitat.habitat`): the shell
 tabs run in that process, over the workspace's state, so a server started later over the
@@ -17,9 +18,10 @@ import anyio
 from agent_habitat.habitat import Habitat
 from agent_habitat.project import Project
 
+from .accounting import SessionNames
 from .broadcast import Broadcaster
 from .prompts import Prompts
-from .resources import SceneResource
+from .resources import Resources
 from .roots import ClientRoots
 from .server import HabitatServer, build_server
 from .tools import ToolDef, ToolRegistry
@@ -31,7 +33,9 @@ INSTRUCTIONS = (
     "agent-habitat: persistent shell tabs shared with the person beside you. Run commands with "
     "shell_run (tabs keep cwd and exported variables; different tabs run in parallel), check "
     "what is running with shell_scene, follow long or background runs with shell_wait and "
-    "shell_last. Runs survive server restarts. Open another project with project_open."
+    "shell_last. Runs survive server restarts. Open another project with project_open. "
+    "With a project open, verify_run checks the code as it is now (background; wait=true to "
+    "block) and verify_status says whether it is still green: a stale result is not."
 )
 
 
@@ -55,8 +59,9 @@ async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
     roots = ClientRoots(habitat.project)
 
     async def announce(root: Path) -> None:
-        # The tool list is a function of the open project (descriptions, later verify tools).
+        # The tool and prompt lists are functions of the open project (descriptions, verify).
         await broadcaster.tools_changed()
+        await broadcaster.prompts_changed()
 
     def tools() -> list[ToolDef]:
         if habitat.project.root is None:  # only what works without a project (DESIGN §4)
@@ -65,16 +70,17 @@ async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
                 for tool in verb_tools(habitat, "shell", ("shell", "project"))
                 if tool.name != "project_scene"
             ]
-        return verb_tools(habitat, "shell", ("shell", "project", "file"))
+        return verb_tools(habitat, "shell", ("shell", "project", "file", "verify"))
 
-    scene = SceneResource(habitat, broadcaster)
+    scene = Resources(habitat, broadcaster)
+    sessions = SessionNames(habitat)
     server = build_server(
         "agent-habitat",
         instructions=INSTRUCTIONS,
-        tools=ToolRegistry(tools, before_call=roots.settled),
+        tools=ToolRegistry(tools, before_call=roots.settled, around=sessions.around),
         broadcaster=broadcaster,
         scene=scene,
-        prompts=Prompts(habitat),
+        prompts=Prompts(habitat, sessions.name),
         on_roots=roots.adopt,
     )
     unsubscribe = habitat.project.on_change(announce)

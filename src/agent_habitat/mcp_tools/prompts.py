@@ -1,67 +1,160 @@
-"""Prompts (slash commands in clients). `status` only: `verify` and `cancel` join with the
-verification runner, not before — a prompt that cannot do its job is not listed."""
+"""Prompts (slash commands in clients): `verify`, `cancel`, `status` — a person's way to do
+what the verify tools do. `verify` and `cancel` are listed while a project is open (a prompt
+that cannot do its job is not listed); `status` always.
+
+`verify` starts a run and waits for it up to `PROMPT_WAIT_SECONDS` (a client waits on a
+prompt without progress); a longer run is reported as running, with its task id to follow.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import anyio
 import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
+from agent_habitat.errors import HabitatError
 from agent_habitat.habitat import Habitat
+from agent_habitat.verbs.verify import VerifyRunArgs, verify_run
+from agent_habitat.verify_text import render_time
 
 from .render import render
-from .resources import SCENE_URI
+from .resources import EPOCH_URI, SCENE_URI
 
-__all__ = ["Prompts"]
+__all__ = ["PROMPT_WAIT_SECONDS", "Prompts"]
+
+PROMPT_WAIT_SECONDS = 50.0
+"""How long `/verify` waits for the result before answering "still running"."""
 
 _STATUS = types.Prompt(
     name="status",
     title="Habitat status",
-    description="The shell tabs as they are now (what runs, what failed last), for a summary.",
+    description="The shell tabs, the verify epoch (green now? stale?) and where the time went.",
     arguments=[],
+)
+_VERIFY = types.Prompt(
+    name="verify",
+    title="Verify the code",
+    description="Verify the project's code as it is now and summarize what is red and why.",
+    arguments=[
+        types.PromptArgument(
+            name="policy", description="minimal, standard (default), strict or ci_parity"
+        ),
+        types.PromptArgument(
+            name="files", description="Space-separated files to treat as the change"
+        ),
+    ],
+)
+_CANCEL = types.Prompt(
+    name="cancel",
+    title="Cancel verify",
+    description="Cancel the running verify run (or the task given).",
+    arguments=[types.PromptArgument(name="task", description="Task id; default the running run")],
 )
 
 
-class Prompts:
-    """Serves `prompts/list` and `prompts/get`."""
+def _user(text: str) -> types.PromptMessage:
+    return types.PromptMessage(role="user", content=types.TextContent(text=text))
 
-    def __init__(self, habitat: Habitat) -> None:
+
+def _embedded(uri: str, text: str) -> types.PromptMessage:
+    return types.PromptMessage(
+        role="user",
+        content=types.EmbeddedResource(
+            resource=types.TextResourceContents(uri=uri, mime_type="application/json", text=text)
+        ),
+    )
+
+
+class Prompts:
+    """Serves `prompts/list` and `prompts/get`; `session` names the calling connection."""
+
+    def __init__(self, habitat: Habitat, session: Callable[[Any], str] | None = None) -> None:
         self._habitat = habitat
+        self._session = session
+
+    def _listed(self) -> list[types.Prompt]:
+        if self._habitat.verify is None:
+            return [_STATUS]
+        return [_VERIFY, _CANCEL, _STATUS]
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return types.ListPromptsResult(prompts=[_STATUS])
+        return types.ListPromptsResult(prompts=self._listed())
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
-        if params.name != _STATUS.name:
+        names = [p.name for p in self._listed()]
+        if params.name not in names:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"unknown prompt {params.name!r}; this server has: {_STATUS.name}",
+                message=f"unknown prompt {params.name!r}; this server has: {', '.join(names)}",
             )
-        scene = await self._habitat.shell.scene()
-        text = (
-            f"{self._habitat.project.describe()}\nShell tabs now:\n{render(scene)}\n"
-            "Give me a short status: what is running, what ran last in each tab and whether it "
-            "failed, and anything that needs my attention."
+        arguments = params.arguments or {}
+        session = self._session(ctx.session) if self._session else None
+        try:
+            if params.name == "verify":
+                return await self._verify(arguments)
+            if params.name == "cancel":
+                return await self._cancel(arguments.get("task") or None)
+            return await self._status(session)
+        except (HabitatError, ValidationError) as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"{params.name}: {exc}") from exc
+
+    async def _verify(self, arguments: dict[str, str]) -> types.GetPromptResult:
+        files = (arguments.get("files") or "").split()
+        args = VerifyRunArgs.model_validate(
+            {"policy": arguments.get("policy") or None, "files": files or None}
+        )
+        started = await verify_run(self._habitat, args, None)
+        runner = self._habitat.verifier.require()
+        with anyio.move_on_after(PROMPT_WAIT_SECONDS):
+            await runner.wait(started.task)
+        status = await self._habitat.verifier.status(started.task)
+        ask = (
+            "Summarize this verify result for me: is the code green now? If not, what is red, "
+            "where, and the most likely fix."
+            if status.epoch is not None and status.epoch.state not in ("queued", "running")
+            else "The verify run is still going; tell me which rung it is on and that "
+            f"verify_status(task={started.task!r}) follows it."
         )
         return types.GetPromptResult(
-            description="Current habitat status",
+            description=f"Verify: {status.summary}",
             messages=[
-                types.PromptMessage(role="user", content=types.TextContent(text=text)),
-                types.PromptMessage(
-                    role="user",
-                    content=types.EmbeddedResource(
-                        resource=types.TextResourceContents(
-                            uri=SCENE_URI,
-                            mime_type="application/json",
-                            text=scene.model_dump_json(),
-                        )
-                    ),
-                ),
+                _user(f"{render(status)}\n{ask}"),
+                _embedded(EPOCH_URI, status.model_dump_json()),
             ],
         )
+
+    async def _cancel(self, task: str | None) -> types.GetPromptResult:
+        result = await self._habitat.verifier.cancel(task)
+        return types.GetPromptResult(
+            description=f"Cancel: {result.summary}",
+            messages=[_user(f"{render(result)}\nTell me in one line what was cancelled.")],
+        )
+
+    async def _status(self, session: str | None) -> types.GetPromptResult:
+        habitat = self._habitat
+        scene = await habitat.shell.scene()
+        parts = [habitat.project.describe(), f"Shell tabs now:\n{render(scene)}"]
+        messages: list[types.PromptMessage] = []
+        if habitat.verify is not None:
+            status = await habitat.verifier.status(None, session)
+            parts.append(f"Verify:\n{render(status)}")
+            messages.append(_embedded(EPOCH_URI, status.model_dump_json()))
+        else:
+            parts.append(render_time(habitat.accounting.report(session)))
+        parts.append(
+            "Give me a short status: what is running, what ran last in each tab and whether it "
+            "failed, whether the code is green now (a stale verify is not), and anything that "
+            "needs my attention."
+        )
+        messages.insert(0, _user("\n".join(parts)))
+        messages.insert(1, _embedded(SCENE_URI, scene.model_dump_json()))
+        return types.GetPromptResult(description="Current habitat status", messages=messages)

@@ -14,6 +14,12 @@ from agent_habitat.files import FileEditResult, FileWriteResult, render_file_cha
 from agent_habitat.project import ProjectOpenResult
 from agent_habitat.project_scene import ProjectSceneResult, render_project_scene
 from agent_habitat.shell import models as m
+from agent_habitat.verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
+from agent_habitat.verify_text import (
+    render_verify_cancel,
+    render_verify_run,
+    render_verify_status,
+)
 
 __all__ = ["render"]
 
@@ -147,3 +153,6 @@ def _project_open(result: ProjectOpenResult) -> str:
 render.register(FileWriteResult, render_file_change)
 render.register(FileEditResult, render_file_change)
 render.register(ProjectSceneResult, render_project_scene)
+render.register(VerifyRunResult, render_verify_run)
+render.register(VerifyStatusResult, render_verify_status)
+render.register(VerifyCancelResult, render_verify_cancel)

@@ -1,11 +1,14 @@
-"""`habitat://scene`: the tabs as JSON, subscribable in both protocol eras.
+"""`habitat://scene` (the tabs) and `habitat://verify/epoch` (is the code green now?) as
+JSON, subscribable in both protocol eras.
 
-Subscribers hear `notifications/resources/updated` when a tab opens or closes or a
-run starts or ends: the shell's events are relayed, a burst coalesced into one update.
+Subscribers hear `notifications/resources/updated` when a tab opens or closes or a run
+starts or ends (scene), and when an epoch or one of its rungs changes state or the epoch
+goes stale (verify): the events are relayed, a burst coalesced into one update per URI.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -14,16 +17,19 @@ import mcp.types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from agent_habitat.errors import HabitatError
 from agent_habitat.events import Event
 from agent_habitat.habitat import Habitat
+from agent_habitat.verify_slot import EPOCH_EVENT_KINDS
 
 from .broadcast import Broadcaster
 
-__all__ = ["SCENE_EVENT_KINDS", "SCENE_URI", "SceneResource"]
+__all__ = ["EPOCH_URI", "SCENE_EVENT_KINDS", "SCENE_URI", "Resources"]
 
 logger = logging.getLogger(__name__)
 
 SCENE_URI = "habitat://scene"
+EPOCH_URI = "habitat://verify/epoch"
 SCENE_EVENT_KINDS = frozenset(
     {
         "shell.tab.opened",
@@ -36,44 +42,64 @@ SCENE_EVENT_KINDS = frozenset(
 )
 
 
+_URIS = (SCENE_URI, EPOCH_URI)
+
+
 def _check(uri: str) -> None:
-    if uri != SCENE_URI:
+    if uri not in _URIS:
         raise MCPError(
             code=types.INVALID_PARAMS,
-            message=f"unknown resource {uri!r}; this server has {SCENE_URI}",
+            message=f"unknown resource {uri!r}; this server has {', '.join(_URIS)}",
         )
 
 
-class SceneResource:
-    """Lists, reads and announces changes of `habitat://scene`."""
+_RESOURCES = [
+    types.Resource(
+        uri=SCENE_URI,
+        name="scene",
+        title="Shell tabs",
+        description="Every shell tab: state, cwd, running pid, last run and an output preview.",
+        mime_type="application/json",
+    ),
+    types.Resource(
+        uri=EPOCH_URI,
+        name="verify-epoch",
+        title="Verify epoch",
+        description="Is the code as it is now green? The newest verify epoch, its rungs, and "
+        "whether it is stale (files changed since its snapshot).",
+        mime_type="application/json",
+    ),
+]
+
+
+class Resources:
+    """Lists, reads and announces changes of the habitat's resources."""
 
     def __init__(self, habitat: Habitat, broadcaster: Broadcaster) -> None:
         self._habitat = habitat
         self._broadcaster = broadcaster
 
-    def resource(self) -> types.Resource:
-        return types.Resource(
-            uri=SCENE_URI,
-            name="scene",
-            title="Shell tabs",
-            description="Every shell tab: state, cwd, running pid, last run and an output preview.",
-            mime_type="application/json",
-        )
-
     async def list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[self.resource()])
+        return types.ListResourcesResult(resources=_RESOURCES)
+
+    async def _json(self, uri: str) -> str:
+        if uri == SCENE_URI:
+            return (await self._habitat.shell.scene()).model_dump_json()
+        try:
+            return (await self._habitat.verifier.status()).model_dump_json()
+        except HabitatError as exc:  # e.g. no project open: say so, as the tools would
+            return json.dumps({"green": False, "summary": str(exc), "epoch": None})
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         _check(params.uri)
-        scene = await self._habitat.shell.scene()
         return types.ReadResourceResult(
             contents=[
                 types.TextResourceContents(
-                    uri=SCENE_URI, mime_type="application/json", text=scene.model_dump_json()
+                    uri=params.uri, mime_type="application/json", text=await self._json(params.uri)
                 )
             ]
         )
@@ -92,26 +118,28 @@ class SceneResource:
         return types.EmptyResult()
 
     async def relay_changes(self) -> None:
-        """Run until cancelled: turn shell events into `resources/updated` notifications."""
-        send, receive = anyio.create_memory_object_stream[str](64)
+        """Run until cancelled: turn events into `resources/updated` notifications."""
+        pending: set[str] = set()
+        wake = anyio.Event()
 
         def on_event(event: Event) -> None:
             if event.kind in SCENE_EVENT_KINDS:
-                try:
-                    send.send_nowait(event.kind)
-                except anyio.WouldBlock:
-                    pass  # an update is already pending; it covers this event too
+                pending.add(SCENE_URI)
+            elif event.kind in EPOCH_EVENT_KINDS:
+                pending.add(EPOCH_URI)
+            else:
+                return
+            wake.set()
 
         unsubscribe = self._habitat.bus.subscribe(on_event)
         try:
-            async with receive:
-                async for _ in receive:
-                    while True:  # coalesce what is already queued: one update covers it
-                        try:
-                            receive.receive_nowait()
-                        except anyio.WouldBlock:
-                            break
-                    await self._broadcaster.resource_updated(SCENE_URI)
+            while True:
+                await wake.wait()
+                wake = anyio.Event()
+                # Everything that happened meanwhile is covered by one update per URI.
+                changed = sorted(pending)
+                pending.clear()
+                for uri in changed:
+                    await self._broadcaster.resource_updated(uri)
         finally:
             unsubscribe()
-            send.close()

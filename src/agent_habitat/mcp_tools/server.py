@@ -28,7 +28,7 @@ from agent_habitat.errors import HabitatError
 
 from .broadcast import Broadcaster
 from .prompts import Prompts
-from .resources import SceneResource
+from .resources import Resources
 from .tools import ToolRegistry
 
 __all__ = ["HabitatServer", "Served", "build_server", "serve_stdio"]
@@ -61,7 +61,7 @@ def build_server(
     instructions: str,
     tools: ToolRegistry,
     broadcaster: Broadcaster,
-    scene: SceneResource | None = None,
+    scene: Resources | None = None,
     prompts: Prompts | None = None,
     on_roots: OnRoots | None = None,
 ) -> HabitatServer:

@@ -33,6 +33,9 @@ logger = logging.getLogger(__name__)
 Handler = Callable[[Any, Progress | None], Awaitable[BaseModel]]
 """`(validated args, progress or None) -> result model`."""
 
+Around = Callable[[ServerRequestContext[Any, Any], "ToolDef", Any, Handler], Handler]
+"""Wraps a call's handler, knowing the request, the tool and its arguments (accounting)."""
+
 
 @dataclass(frozen=True)
 class ToolDef:
@@ -92,9 +95,11 @@ class ToolRegistry:
         self,
         tools: Callable[[], Sequence[ToolDef]],
         before_call: Callable[[], Awaitable[None]] | None = None,
+        around: Around | None = None,
     ) -> None:
         self._tools = tools
         self._before_call = before_call
+        self._around = around
 
     def current(self) -> dict[str, ToolDef]:
         return {tool.name: tool for tool in self._tools()}
@@ -124,8 +129,9 @@ class ToolRegistry:
             throttle = ProgressThrottle(
                 ctx.session.report_progress, enabled=_has_progress_token(ctx)
             )
+        handler = self._around(ctx, tool, args, tool.handler) if self._around else tool.handler
         try:
-            result = await tool.handler(args, throttle if throttle and throttle.enabled else None)
+            result = await handler(args, throttle if throttle and throttle.enabled else None)
         except HabitatError as exc:
             return tool_error(f"{tool.name}: {exc}")
         except Exception as exc:  # request boundary: a bug must cost one call, not the server

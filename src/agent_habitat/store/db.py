@@ -57,6 +57,29 @@ _MIGRATIONS: list[str] = [
         data_json TEXT NOT NULL
     );
     """,
+    # What a process that serves no verify runner (the CLI) needs to answer `habitat status`:
+    # the processes serving the workspace, and each epoch's lean report as it last stood.
+    """
+    CREATE TABLE servers (
+        pid INTEGER NOT NULL,
+        create_time REAL NOT NULL,
+        root TEXT,
+        started_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        time_json TEXT,
+        PRIMARY KEY (pid, create_time)
+    );
+    CREATE TABLE verify_epochs (
+        task TEXT PRIMARY KEY,
+        root TEXT NOT NULL,
+        epoch INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        updated_at REAL NOT NULL,
+        report_json TEXT NOT NULL,
+        snapshot_json TEXT
+    );
+    CREATE INDEX verify_epochs_root ON verify_epochs (root, updated_at);
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)

@@ -117,9 +117,12 @@ class VerifyRunner:
         config: RunnerConfig | None = None,
         ladder: LadderFn = run_ladder,
         watch: bool = True,
+        accounting: TimeAccounting | None = None,
     ) -> AsyncIterator[VerifyRunner]:
         """Serve until the block ends; then the running chain is cancelled (tree killed)."""
-        runner = cls(root, bus=bus, workspace=workspace, config=config, ladder=ladder)
+        runner = cls(
+            root, bus=bus, workspace=workspace, config=config, ladder=ladder, accounting=accounting
+        )
         unsubscribe = bus.subscribe(runner.accounting.on_event)
         try:
             async with anyio.create_task_group() as tg:
@@ -435,6 +438,11 @@ class VerifyRunner:
         """Rung task id → the last process that rung started (pid, start time, marker)."""
         chain = self._chain(task)
         return dict(chain.processes) if chain else {}
+
+    def snapshot(self, task: str) -> Snapshot | None:
+        """The snapshot (with content hashes) the chain of `task` verifies; None while queued."""
+        chain = self._chain(task)
+        return chain.epoch.snapshot if chain else None
 
     def epoch(self, task: str | None = None) -> VerifyEpoch | None:
         """The epoch of `task` (default: the newest) without looking at the tree."""

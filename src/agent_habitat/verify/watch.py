@@ -45,7 +45,11 @@ class GitIgnore:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._cache: dict[str, bool] = {}
-        self._filter = DefaultFilter(ignore_dirs=_IGNORED_DIRS)
+        # `.habitat-tmp`: the edit verbs' atomic-write temp files (files/atomic.py), never a change.
+        self._filter = DefaultFilter(
+            ignore_dirs=_IGNORED_DIRS,
+            ignore_entity_patterns=(*DefaultFilter.ignore_entity_patterns, r"\.habitat-tmp$"),
+        )
         self._in_git: bool | None = None
 
     def forget(self) -> None:

@@ -1,0 +1,289 @@
+"""The verify verbs' results: lean reports of an epoch, for a model to read and act on.
+
+The runner's `VerifyEpoch` carries everything (every rung's full result with its 16 KiB
+output tail and every diagnostic). What goes back to an agent is this: the state first,
+each rung with its first diagnostics (new findings first, pre-existing ones counted), the
+failing test with its assertion line, a short output tail only where it explains a failure,
+and the spool path for the rest. A stale epoch says `stale` and `green: false`, always.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .verify import Diagnostic, EpochState, Policy, RungName, RungResult, RungStatus, VerifyEpoch
+from .verify.accounting import TimeReport
+
+__all__ = [
+    "DiagnosticLine",
+    "EpochReport",
+    "ReportState",
+    "RungReport",
+    "VerifyCancelResult",
+    "VerifyRunResult",
+    "VerifyStatusResult",
+    "epoch_report",
+]
+
+NEW_SHOWN = 10
+"""New findings listed per rung (all are counted)."""
+PREEXISTING_SHOWN = 3
+"""Pre-existing findings listed per rung (all are counted)."""
+TAIL_BYTES = 1024
+"""Output tail kept for a rung that failed without a parsed finding."""
+LISTED_PATHS = 20
+_MESSAGE_CAP = 300
+
+ReportState = EpochState | Literal["lost"]
+"""The epoch's state; `lost` when the process that ran it ended before it finished."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+
+class DiagnosticLine(_Model):
+    """One finding, located."""
+
+    file: str | None = None
+    """Path relative to the project root."""
+    line: int | None = None
+    code: str | None = None
+    """Rule or error code (`F821`, `arg-type`, `AssertionError`)."""
+    message: str
+    """The message's first line (a failing test's starts with its node id)."""
+    source: str = ""
+    """The tool: `ruff`, `mypy`, `pytest`, …"""
+    preexisting: bool = False
+    """True when HEAD has the same finding: counted, never red."""
+    text: str | None = None
+    """The source line it points at (a failing test: its assertion line)."""
+
+
+class RungReport(_Model):
+    """One rung, as far as it got."""
+
+    rung: RungName
+    task: str
+    state: str
+    """`waiting`, `running`, `green`, `red`, `skipped`, `error`, `cancelled`, `died`."""
+    reason: str | None = None
+    """Why it is not green, in one line."""
+    tool: str | None = None
+    duration_s: float | None = None
+    exit_code: int | None = None
+    signal: str | None = None
+    """Signal name when its process died by one."""
+    new_findings: int = 0
+    """Findings the change introduced (these decide red)."""
+    preexisting_findings: int = 0
+    """Findings HEAD has too."""
+    diagnostics: list[DiagnosticLine] = Field(default_factory=list)
+    """The first new findings, then the first pre-existing ones."""
+    notes: list[str] = Field(default_factory=list)
+    output_tail: str | None = None
+    """The last output lines, only when it failed without a parsed finding."""
+    command_line: str | None = None
+    """What ran, only when it failed."""
+    spool: str | None = None
+    """Path of the rung's full output."""
+
+
+class EpochReport(_Model):
+    """One verify run bound to its snapshot."""
+
+    epoch: int
+    task: str
+    """Task id of the run (`verify_status(task)`, `verify_cancel(task)`)."""
+    state: ReportState
+    """`queued`, `running`, `green`, `red`, `incomplete`, `nothing_to_verify`, `error`,
+    `cancelled`, `died`, or `stale` (files changed since its snapshot: never green then)."""
+    green: bool
+    """True only when it finished green on a snapshot the tree still matches."""
+    verified_state: str | None = None
+    """What the climb found on its own snapshot (a stale epoch keeps it here)."""
+    stale: bool = False
+    changed: list[str] = Field(default_factory=list)
+    """Paths changed since its snapshot (the first ones)."""
+    changed_count: int = 0
+    snapshot: str | None = None
+    head: str | None = None
+    policy: Policy | None = None
+    requests: int = 1
+    """Verify requests this run answers (coalesced)."""
+    superseded_by: str | None = None
+    touched: list[str] = Field(default_factory=list)
+    """The change it verifies (the first paths)."""
+    touched_count: int = 0
+    rungs: list[RungReport] = Field(default_factory=list)
+    reason: str | None = None
+    """Why the ladder is incomplete or had nothing to verify."""
+    selection: str | None = None
+    """Which tests ran and why, in one line."""
+    notes: list[str] = Field(default_factory=list)
+    duration_s: float | None = None
+    finished_at: float | None = None
+    """Unix time it ended."""
+
+
+class VerifyRunResult(_Model):
+    """`verify_run`: the ticket, and the finished epoch when waited for."""
+
+    task: str
+    """Task id of the run that answers the request."""
+    epoch: int
+    snapshot: str
+    """The tree's snapshot when the request was taken."""
+    state: ReportState
+    """`queued` unless waited for; then the epoch's state."""
+    green: bool
+    """True only for a finished, green, not stale epoch."""
+    summary: str
+    """One line: the state and what to do next."""
+    coalesced: bool = False
+    """Merged into a run already queued or running."""
+    superseded: str | None = None
+    """The running task this request cancelled (implicit cancel)."""
+    result: EpochReport | None = None
+    """The finished epoch, with `wait=true`."""
+
+
+class VerifyStatusResult(_Model):
+    """`verify_status`: is the code as it is now green?"""
+
+    green: bool
+    """True only when the epoch finished green and the tree still matches its snapshot."""
+    summary: str
+    """One line: `green on …`, `stale: … changed since`, `running: …`."""
+    stale: bool
+    changed: list[str] = Field(default_factory=list)
+    """Paths changed since the epoch's snapshot (the first ones)."""
+    current_snapshot: str | None = None
+    """The snapshot of the tree as it is now."""
+    running: str | None = None
+    """Task id of the run going on now."""
+    queued: str | None = None
+    """Task id of the run gathering requests."""
+    epoch: EpochReport | None = None
+    """The newest epoch (or the one asked for); None before the first verify."""
+    time: TimeReport | None = None
+    """Time accounting of the workspace and of the calling session."""
+    served_by: str | None = None
+    """Which process runs verify for this workspace; None when none does."""
+    recorded: bool = False
+    """True when this is the workspace's record (no runner in this process), not a live look."""
+
+
+class VerifyCancelResult(_Model):
+    """`verify_cancel`."""
+
+    cancelled: bool
+    """True when a queued or running run was cancelled (its processes are gone)."""
+    summary: str
+    epoch: EpochReport | None = None
+    """The cancelled run as it ended."""
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= _MESSAGE_CAP else line[: _MESSAGE_CAP - 1] + "…"
+
+
+def _source_line(root: Path | None, diag: Diagnostic) -> str | None:
+    if root is None or diag.file is None or diag.line is None or diag.source != "pytest":
+        return None
+    try:
+        with open(root / diag.file, encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(f, 1):
+                if number == diag.line:
+                    return line.strip()[:_MESSAGE_CAP]
+    except OSError:
+        return None
+    return None
+
+
+def _line(root: Path | None, diag: Diagnostic) -> DiagnosticLine:
+    return DiagnosticLine(
+        file=diag.file,
+        line=diag.line,
+        code=diag.code,
+        message=_first_line(diag.message),
+        source=diag.source,
+        preexisting=diag.preexisting,
+        text=_source_line(root, diag),
+    )
+
+
+def _tail(output: str) -> str:
+    data = output.strip().encode("utf-8", "replace")
+    if len(data) <= TAIL_BYTES:
+        return data.decode("utf-8", "replace")
+    cut = data[-TAIL_BYTES:].decode("utf-8", "ignore")
+    return cut.split("\n", 1)[-1] if "\n" in cut else cut
+
+
+def _rung(status: RungStatus, result: RungResult | None, root: Path | None) -> RungReport:
+    report = RungReport(
+        rung=status.rung,
+        task=status.task,
+        state=status.state,
+        reason=status.reason,
+        tool=status.tool,
+        duration_s=status.duration_s,
+        notes=status.notes,
+    )
+    if result is None:
+        return report
+    failed = result.state not in ("green", "skipped")
+    new = [d for d in result.diagnostics if not d.preexisting]
+    old = [d for d in result.diagnostics if d.preexisting]
+    report.exit_code, report.signal = result.exit_code, result.signal
+    report.new_findings = result.new_findings or len(new)
+    report.preexisting_findings = result.preexisting_findings or len(old)
+    report.diagnostics = [_line(root, d) for d in (*new[:NEW_SHOWN], *old[:PREEXISTING_SHOWN])]
+    report.spool = result.spool
+    if failed:
+        report.command_line = result.command_line[:500] or None
+        if not new and result.output.strip():
+            report.output_tail = _tail(result.output)
+    return report
+
+
+def _selection(epoch: VerifyEpoch) -> str | None:
+    selection = epoch.result.selection if epoch.result else None
+    if selection is None:
+        return None
+    what = "whole suite" if selection.full else f"{len(selection.tests)} test path(s)"
+    why = "; ".join(selection.reasons[:2])
+    return f"{what}: {why}"[:_MESSAGE_CAP] if why else what
+
+
+def epoch_report(epoch: VerifyEpoch, root: Path | None = None) -> EpochReport:
+    """The lean report of `epoch`; `root` lets a failing test show its assertion line."""
+    results = {r.rung: r for r in epoch.result.rungs} if epoch.result else {}
+    return EpochReport(
+        epoch=epoch.epoch,
+        task=epoch.task,
+        state=epoch.state,
+        green=epoch.green,
+        verified_state=epoch.verified_state,
+        stale=epoch.stale,
+        changed=epoch.changed[:LISTED_PATHS],
+        changed_count=len(epoch.changed),
+        snapshot=epoch.snapshot,
+        head=epoch.head,
+        policy=epoch.policy,
+        requests=epoch.requests,
+        superseded_by=epoch.superseded_by,
+        touched=epoch.touched[:LISTED_PATHS],
+        touched_count=len(epoch.touched),
+        rungs=[_rung(s, results.get(s.rung), root) for s in epoch.rungs],
+        reason=epoch.result.reason if epoch.result else None,
+        selection=_selection(epoch),
+        notes=epoch.notes,
+        duration_s=epoch.duration_s,
+        finished_at=epoch.finished_at,
+    )

@@ -1,0 +1,348 @@
+"""The habitat's place for the verify runner: open on the project, re-opened when it changes.
+
+`VerifyRunner.open` is a context with its own task group, so it must be entered and left
+in one task: `VerifySlot.serve` is that task. A project switch asks it to close the runner
+on the old root and open one on the new root, and returns once the new one serves (so the
+listeners after it — the MCP tool list — see it). Every epoch change is written to the
+workspace's record (`EpochRecords`) for processes without a runner, and the runner's
+epochs are relayed to whoever listens (the `habitat://verify/epoch` resource).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from .epoch_record import EpochRecords
+from .errors import HabitatError, NotFoundError, UsageError
+from .events import Event, EventBus
+from .project import Project
+from .project_scene import EpochGlance
+from .verify import (
+    LadderRequest,
+    LadderResult,
+    RungStatus,
+    Snapshot,
+    VerifyEpoch,
+    VerifyRunner,
+    take_snapshot,
+)
+from .verify.accounting import TimeAccounting
+from .verify.epochs import changed_between
+from .verify_report import (
+    LISTED_PATHS,
+    EpochReport,
+    VerifyCancelResult,
+    VerifyStatusResult,
+    epoch_report,
+)
+from .verify_text import epoch_summary
+from .workspace import Workspace
+
+__all__ = ["EPOCH_EVENT_KINDS", "VerifySlot"]
+
+logger = logging.getLogger(__name__)
+
+EPOCH_EVENT_KINDS = frozenset(
+    {
+        "verify.epoch.started",
+        "verify.epoch.stale",
+        "verify.epoch.finished",
+        "environment.task.queued",
+        "environment.task.started",
+        "environment.task.completed",
+        "environment.task.failed",
+        "environment.task.cancelled",
+        "environment.task.died",
+    }
+)
+"""The events that change an epoch's state (or a rung's); `progress` does not."""
+
+
+class VerifySlot:
+    """Holds the runner of the open project (`runner`, None while no project is open)."""
+
+    def __init__(
+        self,
+        *,
+        bus: EventBus,
+        project: Project,
+        workspace: Workspace,
+        records: EpochRecords,
+        accounting: TimeAccounting,
+    ) -> None:
+        self.bus = bus
+        self.project = project
+        self.workspace = workspace
+        self.records = records
+        self.accounting = accounting
+        self.runner: VerifyRunner | None = None
+        self._recording: VerifyRunner | None = None
+        self.error: str | None = None
+        """Why no runner serves the open project (e.g. its configuration is bad)."""
+        self._next: Path | None = None
+        self._switch = anyio.Event()
+        self._ready = anyio.Event()
+
+    async def serve(
+        self,
+        root: Path | None,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Run until cancelled. A runner that cannot open at start fails the start."""
+        unsubscribe = self.bus.subscribe(self._on_event)
+        started = False
+        try:
+            while True:
+                self._switch = anyio.Event()
+                if root is None:
+                    self._ready.set()
+                    if not started:
+                        task_status.started()
+                        started = True
+                    await self._switch.wait()
+                else:
+                    try:
+                        await self._serve_on(root, self._switch, started, task_status)
+                    except HabitatError as exc:
+                        if not started:
+                            raise
+                        # A later switch to a project with bad configuration: the habitat
+                        # goes on; verify says why it cannot run.
+                        self.error = f"no verify runner on {root}: {exc}"
+                        self._ready.set()
+                        await self._switch.wait()
+                    started = True
+                root = self._next
+        finally:
+            unsubscribe()
+
+    async def _serve_on(
+        self,
+        root: Path,
+        switch: anyio.Event,
+        started: bool,
+        task_status: anyio.abc.TaskStatus[None],
+    ) -> None:
+        try:
+            async with VerifyRunner.open(
+                root, bus=self.bus, workspace=self.workspace, accounting=self.accounting
+            ) as runner:
+                self.runner = self._recording = runner
+                self.error = None
+                self.records.serve(root)
+                try:
+                    self._ready.set()
+                    if not started:
+                        task_status.started()
+                    await switch.wait()
+                finally:
+                    self.runner = None
+        finally:
+            # Only now: a chain the closing runner cancelled has been recorded as cancelled.
+            self._recording = None
+            self.records.unserve()
+
+    async def switch(self, root: Path) -> None:
+        """Serve `root` from now on; returns once its runner serves (or failed to open)."""
+        self._next = root
+        self._ready = anyio.Event()
+        self._switch.set()
+        await self._ready.wait()
+
+    def _on_event(self, event: Event) -> None:
+        runner = self._recording
+        if runner is None or event.kind not in EPOCH_EVENT_KINDS or event.task is None:
+            return
+        chain = event.task.split(".", 1)[0]
+        try:
+            view = runner.epoch(chain)
+            snapshot = runner.snapshot(chain)
+        except NotFoundError:
+            return  # a task of another runner (an earlier project's)
+        if view is None:
+            return
+        self.records.save(runner.root, epoch_report(view, runner.root), snapshot)
+
+    # ---- the verbs' services ----------------------------------------------------------
+
+    def require(self) -> VerifyRunner:
+        """The runner, or a UsageError saying why there is none and what to do."""
+        if self.runner is not None:
+            return self.runner
+        if self.error is not None:
+            raise UsageError(self.error)
+        if self.project.root is None:
+            raise UsageError("no project is open: open one with project_open, then verify")
+        raise UsageError(
+            "no verify runner in this process: verify runs where the workspace is served "
+            "(habitat mcp); `habitat verify` runs the ladder in the foreground"
+        )
+
+    async def status(
+        self, task: str | None = None, session: str | None = None
+    ) -> VerifyStatusResult:
+        """Is the code as it is now green? Live from the runner, else from the record."""
+        runner = self.runner
+        if runner is None:
+            if self.project.root is None:
+                raise UsageError("no project is open: open one with project_open")
+            return await self._recorded(self.project.root, task)
+        status = await runner.status(task, session=session)
+        report = epoch_report(status.epoch, runner.root) if status.epoch else None
+        return VerifyStatusResult(
+            green=status.green,
+            summary=epoch_summary(report),
+            stale=status.stale,
+            changed=status.changed[:LISTED_PATHS],
+            current_snapshot=status.current_snapshot,
+            running=status.running,
+            queued=status.queued,
+            epoch=report,
+            time=status.time,
+            served_by=f"this process (pid {os.getpid()})",
+        )
+
+    async def _recorded(self, root: Path, task: str | None) -> VerifyStatusResult:
+        record = self.records.latest(root, task)
+        servers = [s for s in self.records.servers() if s.root == str(root)]
+        served_by = servers[0].describe() if servers else None
+        time = servers[0].time if servers else None
+        current = await anyio.to_thread.run_sync(take_snapshot, root)
+        if record is None:
+            if task is not None:
+                raise NotFoundError(f"no verify task {task!r} recorded for {root}")
+            return VerifyStatusResult(
+                green=False,
+                summary=f"never verified: no epoch recorded for {root}; run habitat verify",
+                stale=False,
+                current_snapshot=current.id,
+                served_by=served_by,
+                recorded=True,
+                time=time,
+            )
+        report = record.report.model_copy(deep=True)
+        if report.state in ("queued", "running") and not servers:
+            report.state, report.green = "lost", False
+        old = record.snapshot
+        if old is not None and old.id != current.id:
+            changed = await anyio.to_thread.run_sync(changed_between, root, old, current)
+            everything = sorted(set(report.changed) | set(changed))
+            if changed:
+                report.stale, report.green = True, False
+                report.changed, report.changed_count = everything[:LISTED_PATHS], len(everything)
+                if report.state not in ("queued", "running", "cancelled", "error", "lost"):
+                    report.state = "stale"
+        return VerifyStatusResult(
+            green=report.green,
+            summary=epoch_summary(report),
+            stale=report.stale,
+            changed=report.changed,
+            current_snapshot=current.id,
+            epoch=report,
+            time=time,
+            served_by=served_by,
+            recorded=True,
+        )
+
+    async def cancel(self, task: str | None = None) -> VerifyCancelResult:
+        runner = self.runner
+        if runner is None and self.project.root is not None:
+            servers = [s for s in self.records.servers() if s.root == str(self.project.root)]
+            if servers:
+                raise UsageError(
+                    f"verify for {self.project.root} is served by {servers[0].describe()}; "
+                    "this process cannot reach it until the host lands: cancel there "
+                    "(verify_cancel, or the /cancel prompt)"
+                )
+            return VerifyCancelResult(
+                cancelled=False, summary="nothing to cancel: no process serves verify here"
+            )
+        runner = self.require()
+        view = await runner.cancel(task)
+        if view is None:
+            where = (
+                f"task {task} already finished" if task else "no verify run is queued or running"
+            )
+            return VerifyCancelResult(cancelled=False, summary=f"nothing to cancel: {where}")
+        report = epoch_report(view, runner.root)
+        return VerifyCancelResult(
+            cancelled=True,
+            summary=f"cancelled epoch {report.epoch} ({report.task}): {epoch_summary(report)}",
+            epoch=report,
+        )
+
+    async def record_foreground(
+        self, request: LadderRequest, result: LadderResult, queued_at: float
+    ) -> EpochReport:
+        """Record a climb run in the foreground (`habitat verify`, no runner) as an epoch, so
+        `habitat status` and the servers' status see it. A tree that moved while it ran makes
+        it stale at once."""
+        root = self.project.root
+        assert root is not None, "a foreground climb runs on the open project"
+        view = VerifyEpoch(
+            epoch=self.records.last_number(root) + 1,
+            task=result.id,
+            state=result.state,
+            verified_state=result.state,
+            snapshot=result.snapshot,
+            head=result.head,
+            policy=result.policy,
+            request=request,
+            touched=result.touched,
+            rungs=[
+                RungStatus(
+                    rung=r.rung,
+                    task=r.task,
+                    state=r.state,
+                    reason=r.reason,
+                    tool=r.tool,
+                    duration_s=r.duration_s,
+                    notes=r.notes,
+                )
+                for r in result.rungs
+            ],
+            queued_at=queued_at,
+            started_at=queued_at,
+            finished_at=time.time(),
+            duration_s=result.duration_s,
+            result=result,
+        )
+        report = epoch_report(view, root)
+        after = await anyio.to_thread.run_sync(take_snapshot, root)
+        snapshot: Snapshot | None = after
+        if after.id != result.snapshot:
+            # Which files moved is unknown without the climb's own hashes: stale, never green.
+            snapshot = None
+            report.stale, report.green = True, False
+            report.changed, report.changed_count = ["(files changed while it ran)"], 1
+            if report.state not in ("cancelled", "error"):
+                report.state = "stale"
+        self.records.save(root, report, snapshot)
+        return report
+
+    async def glance(self) -> EpochGlance | None:
+        """The current epoch at a glance (project_scene); None before any or without a project."""
+        if self.project.root is None:
+            return None
+        try:
+            status = await self.status()
+        except HabitatError as exc:
+            logger.info("no verify glance: %s", exc)
+            return None
+        if status.epoch is None:
+            return None
+        return EpochGlance(
+            task=status.epoch.task,
+            state=status.epoch.state,
+            snapshot=status.epoch.snapshot,
+            stale=status.stale,
+            current_snapshot=status.current_snapshot,
+        )

@@ -1,0 +1,220 @@
+"""The verify results as text for a model (and a person) to read: decision first.
+
+The first line is the verdict (`state=… green=true|false`): a stale epoch reads
+`state=stale green=false`, whatever it found on its old snapshot. Then what is not green
+and why, the first findings (file:line code message; new first, pre-existing counted),
+a failing test with its assertion line, and where the full output is. A text never
+exceeds `TEXT_BUDGET`: what does not fit is counted and left to the spool files.
+"""
+
+from __future__ import annotations
+
+from .verify.accounting import TimeReport
+from .verify_report import (
+    DiagnosticLine,
+    EpochReport,
+    RungReport,
+    VerifyCancelResult,
+    VerifyRunResult,
+    VerifyStatusResult,
+)
+
+__all__ = [
+    "TEXT_BUDGET",
+    "epoch_summary",
+    "render_epoch",
+    "render_time",
+    "render_verify_cancel",
+    "render_verify_run",
+    "render_verify_status",
+]
+
+TEXT_BUDGET = 4096
+"""Bytes of text at most for one result."""
+_DIAGS_SHOWN = 6
+_FINISHED = ("green", "red", "incomplete", "nothing_to_verify", "error", "cancelled", "died")
+
+
+class _Budget:
+    """Lines in order until the budget is spent; then one line saying what was left out."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.lines: list[str] = []
+        self.used = 0
+        self.dropped = 0
+
+    def add(self, line: str) -> None:
+        size = len(line.encode("utf-8")) + 1
+        # Keep room for the closing line that counts what was dropped.
+        if self.dropped or self.used + size > self.limit - 80:
+            self.dropped += 1
+            return
+        self.lines.append(line)
+        self.used += size
+
+    def text(self) -> str:
+        tail = [f"[{self.dropped} more lines left out; the spool files have everything]"]
+        return "\n".join(self.lines + (tail if self.dropped else [])) + "\n"
+
+
+def _paths(paths: list[str], count: int) -> str:
+    shown = ", ".join(paths[:5])
+    return shown + (f" (+{count - 5} more)" if count > 5 else "")
+
+
+def epoch_summary(epoch: EpochReport | None) -> str:
+    """One line: the state, where, and what to do next. Never `green` for a stale epoch."""
+    if epoch is None:
+        return "never verified: run verify_run"
+    where = f"epoch {epoch.epoch} ({epoch.task})"
+    if epoch.state == "lost":
+        return f"lost: {where} was running in a process that ended; run verify_run again"
+    if epoch.state in ("queued", "running"):
+        extra = ""
+        if epoch.stale:
+            extra = f"; already stale: {_paths(epoch.changed, epoch.changed_count)} changed"
+        return f"{epoch.state}: {where}{extra}"
+    if epoch.stale:
+        return (
+            f"stale: {where} verified snapshot {epoch.snapshot} ({epoch.verified_state} there), "
+            f"but {_paths(epoch.changed, epoch.changed_count)} changed since: not verified now; "
+            "run verify_run again"
+        )
+    line = f"{epoch.state} on {epoch.snapshot}: {where}"
+    failing = next((r for r in epoch.rungs if r.state not in ("green", "skipped")), None)
+    if failing is not None and failing.reason:
+        line += f"; {failing.rung} {failing.state}: {failing.reason}"
+    elif epoch.reason:
+        line += f"; {epoch.reason}"
+    return line
+
+
+def _verdict(epoch: EpochReport) -> str:
+    head = f"state={epoch.state} green={str(epoch.green).lower()} epoch={epoch.epoch}"
+    head += f" task={epoch.task}"
+    if epoch.snapshot:
+        head += f" snapshot={epoch.snapshot}"
+    if epoch.policy:
+        head += f" policy={epoch.policy}"
+    if epoch.duration_s is not None:
+        head += f" {epoch.duration_s:.2f}s"
+    return head
+
+
+def _diag(d: DiagnosticLine) -> str:
+    where = ":".join(str(x) for x in (d.file, d.line) if x is not None) or "?"
+    return f"  {where} {d.code or d.source or 'error'} {d.message}"
+
+
+def _rung_lines(out: _Budget, rung: RungReport) -> None:
+    head = f"{rung.rung} {rung.state}"
+    if rung.tool:
+        head += f" ({rung.tool})"
+    if rung.reason:
+        head += f": {rung.reason}"
+    if rung.signal:
+        head += f" [signal {rung.signal}]"
+    out.add(head)
+    new = [d for d in rung.diagnostics if not d.preexisting]
+    for diag in new[:_DIAGS_SHOWN]:
+        out.add(_diag(diag))
+        if diag.text:
+            out.add(f"    > {diag.text}")
+    if rung.new_findings > min(len(new), _DIAGS_SHOWN):
+        out.add(f"  … {rung.new_findings - min(len(new), _DIAGS_SHOWN)} more new findings")
+    if rung.preexisting_findings:
+        out.add(f"  ({rung.preexisting_findings} pre-existing at HEAD: counted, not red)")
+    for note in rung.notes[:3]:
+        out.add(f"  note: {note[:300]}")
+    if rung.output_tail:
+        if rung.command_line:
+            out.add(f"  $ {rung.command_line[:300]}")
+        out.add("  output tail:")
+        for line in rung.output_tail.splitlines()[-15:]:
+            out.add(f"  | {line[:300]}")
+    if rung.spool:
+        out.add(f"  full output: {rung.spool}")
+
+
+def _epoch_into(out: _Budget, epoch: EpochReport) -> None:
+    out.add(_verdict(epoch))
+    out.add(epoch_summary(epoch))
+    if epoch.rungs:
+        prefix = "rungs (on the old snapshot): " if epoch.stale else "rungs: "
+        out.add(prefix + " · ".join(f"{r.rung} {r.state}" for r in epoch.rungs))
+    if epoch.state not in ("queued", "running") and not epoch.green:
+        for rung in epoch.rungs:
+            if rung.state not in ("green", "skipped", "waiting"):
+                _rung_lines(out, rung)
+        for rung in epoch.rungs:
+            if rung.state == "skipped" and rung.reason:
+                out.add(f"{rung.rung} skipped: {rung.reason}")
+    if epoch.touched:
+        out.add(f"touched: {_paths(epoch.touched, epoch.touched_count)}")
+    if epoch.selection:
+        out.add(f"selection: {epoch.selection}")
+    for note in epoch.notes[:3]:
+        out.add(f"note: {note[:300]}")
+
+
+def render_epoch(epoch: EpochReport, limit: int = TEXT_BUDGET) -> str:
+    out = _Budget(limit)
+    _epoch_into(out, epoch)
+    return out.text()
+
+
+def render_time(report: TimeReport) -> str:
+    """Where the time went: the session's account when there is one, else the workspace's."""
+    account = report.session or report.workspace
+    who = f"session {report.session_id}" if report.session else "workspace"
+    return (
+        f"time ({who}): wall {account.wall_s:.1f}s = active {account.active_s:.1f}s "
+        f"(reasoning {account.reasoning_s:.1f}s + blocked {account.blocked_s:.1f}s) "
+        f"+ idle {account.idle_s:.1f}s; environment {account.environment_s:.1f}s; "
+        f"{account.calls} calls"
+    )
+
+
+def render_verify_run(result: VerifyRunResult) -> str:
+    if result.result is not None:
+        out = _Budget(TEXT_BUDGET)
+        if result.superseded:
+            out.add(f"(this request cancelled the running {result.superseded})")
+        _epoch_into(out, result.result)
+        return out.text()
+    how = "joined the run already queued or running" if result.coalesced else "queued"
+    text = (
+        f"state={result.state} green=false task={result.task} epoch={result.epoch} "
+        f"snapshot={result.snapshot}\n{how}; follow it with verify_status(task={result.task!r})"
+        " or call verify_run(wait=true)\n"
+    )
+    if result.superseded:
+        text += f"it cancels the running {result.superseded}\n"
+    return text
+
+
+def render_verify_status(result: VerifyStatusResult) -> str:
+    out = _Budget(TEXT_BUDGET)
+    if result.epoch is None:
+        out.add(f"state=never green=false: {result.summary}")
+    else:
+        _epoch_into(out, result.epoch)
+    if result.running and (result.epoch is None or result.running != result.epoch.task):
+        out.add(f"running now: {result.running}")
+    if result.queued:
+        out.add(f"queued: {result.queued}")
+    if result.current_snapshot:
+        out.add(f"current snapshot: {result.current_snapshot}")
+    if result.recorded or result.served_by is None:
+        out.add(f"served by: {result.served_by or 'no verify runner serves this workspace'}")
+    if result.time is not None:
+        out.add(render_time(result.time))
+    return out.text()
+
+
+def render_verify_cancel(result: VerifyCancelResult) -> str:
+    text = f"cancelled={str(result.cancelled).lower()}: {result.summary}\n"
+    if result.epoch is not None:
+        text += render_epoch(result.epoch, TEXT_BUDGET - len(text))
+    return text
