@@ -73,8 +73,10 @@ def test_the_brief_text_keeps_the_state_and_the_last_line_but_not_the_body() -> 
     assert lines[0] == "state=exited exit_code=2 tab=main #4 1.50s"
     assert lines[1] == "tail"
     assert "head" not in text
-    assert "900 of 1000 omitted" in lines[2]
-    assert "last tab=main index=4" in lines[2]
+    assert lines[2] == (
+        f"[{len(run_result().output.encode())} of 1000 bytes in structured `output`; "
+        "rest: last tab=main index=4 grep/since]"
+    )
 
 
 def test_a_one_line_output_is_the_whole_brief() -> None:
@@ -85,6 +87,11 @@ def test_a_one_line_output_is_the_whole_brief() -> None:
 def test_a_huge_last_line_is_cut_in_the_brief() -> None:
     result = run_result(output="x" * 5000 + "\n", omitted_bytes=0, output_bytes=5001)
     assert len(brief(result)) < 400
+
+
+def test_a_short_complete_output_is_counted_not_repeated() -> None:
+    result = run_result(output="a\nb\nc\n", omitted_bytes=0, output_bytes=6)
+    assert brief(result).splitlines()[1:] == ["c", "[3 lines in structured `output`]"]
 
 
 def test_results_without_a_body_brief_as_they_render() -> None:

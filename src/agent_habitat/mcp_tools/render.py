@@ -160,38 +160,36 @@ def _last_line(output: str) -> str:
 
 
 def _tail_note(output: str, omitted_bytes: int, output_bytes: int, more: str) -> str:
-    """The last line, then what of the body the structured `output` holds and how to get more."""
+    """The last line, then what else the structured `output` holds and how to get the rest."""
     last = _last_line(output)
     if not last:
         return ""
     text = last + "\n"
-    if output.rstrip("\n") == last and not omitted_bytes:
-        return text  # the whole output is that one line: nothing else to point at
-    shown = len(output.encode())
-    text += f"[{shown} bytes of output in structured `output`"
     if omitted_bytes:
-        text += f"; {omitted_bytes} of {output_bytes} omitted there"
-    return text + f"; {more}]\n"
+        shown = len(output.encode())
+        return text + f"[{shown} of {output_bytes} bytes in structured `output`; rest: {more}]\n"
+    lines = output.rstrip("\n").count("\n") + 1
+    return text if lines == 1 else text + f"[{lines} lines in structured `output`]\n"
 
 
 @brief.register
 def _run_brief(result: m.RunResult) -> str:
     text = _run(result).split("\n", 1)[0] + "\n"
-    more = f"grep or since with last tab={result.tab} index={result.index}"
+    more = f"last tab={result.tab} index={result.index} grep/since"
     return text + _tail_note(result.output, result.omitted_bytes, result.output_bytes, more)
 
 
 @brief.register
 def _last_brief(result: m.LastResult) -> str:
     text = _last(result).split("\n", 1)[0] + "\n"
-    more = f"grep or since={result.cursor} for more"
+    more = f"grep, or since={result.cursor} for newer"
     return text + _tail_note(result.output, result.omitted_bytes, result.output_bytes, more)
 
 
 @brief.register
 def _wait_brief(result: m.WaitResult) -> str:
     text = _wait(result).split("\n", 1)[0] + "\n"
-    return text + _tail_note(result.output, 0, 0, f"last since={result.cursor} for newer")
+    return text + _tail_note(result.output, 0, 0, "")
 
 
 @brief.register
