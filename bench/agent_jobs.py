@@ -35,8 +35,8 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import print_table, write_json  # noqa: E402
-from peers import (  # noqa: E402
+from _report import print_table, write_json
+from peers import (
     DESKTOP_COMMANDER_VERSION,
     MCP_SHELL_SERVER_VERSION,
     PeerUnavailableError,

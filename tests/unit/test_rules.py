@@ -26,8 +26,8 @@ from agent_habitat.rules import (
     terminal_tool_names,
     write_rules,
 )
-from agent_habitat.verbs import VERBS, Verb
 from agent_habitat.shell.models import LastArgs, RunArgs, WaitArgs
+from agent_habitat.verbs import VERBS, Verb
 from agent_habitat.verify.models import LadderState
 
 TOOL_NAME = re.compile(r"\b(?:shell|terminal|project|verify|file)_[a-z_]+\b")
