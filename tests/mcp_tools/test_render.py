@@ -10,7 +10,7 @@ from mcp.types import TextContent
 
 from agent_habitat.config import ShellConfig
 from agent_habitat.mcp_tools.render import brief, render
-from agent_habitat.shell.models import KillResult, RunResult
+from agent_habitat.shell.models import Caps, KillResult, RunResult, SceneResult, TabScene
 
 from .helpers import make_project, open_primary
 
@@ -116,3 +116,21 @@ async def test_a_big_output_reaches_the_client_once_in_the_structured_content(
     assert block.text.splitlines()[1] == "36000"
     assert "18000\n" not in block.text
     assert len(block.text) < 400
+
+
+def test_the_scene_brief_leaves_the_previews_to_the_structured_content() -> None:
+    tab = TabScene(
+        name="web",
+        shell="bash",
+        cwd="/p",
+        state="idle",
+        pid=None,
+        last_run=None,
+        preview="line one\nline two\n",
+    )
+    caps = Caps(max_tabs=8, history_rows=50, output_cap_bytes=16384, preview_bytes=2048)
+    result = SceneResult(tabs=[tab], caps=caps)
+    assert "line two" in render(result)
+    assert (
+        brief(result) == "1/8 tabs (output cap 16384 B, history 50 rows)\n- web: idle bash cwd=/p\n"
+    )
