@@ -22,15 +22,17 @@ import tempfile
 import time
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO, cast
 
 import anyio
+import httpx2
 import mcp.types as types
 from mcp import Client
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from rich.console import Console
 from rich.table import Table
 
@@ -54,6 +56,44 @@ BIG_REPEATS = 3
 # Targets from issue 3: habitat within 1.5x of mcp-shell-server, 10x faster than DesktopCommander.
 TARGET_HABITAT_VS_SHELL_SERVER = 1.5
 TARGET_DESKTOP_COMMANDER_VS_HABITAT = 10.0
+
+
+@dataclass(frozen=True)
+class HttpSpec(ServerSpec):
+    """A server reached over Streamable HTTP at `url` instead of launched over stdio."""
+
+    url: str = ""
+
+
+def habitat_host_specs(base: ServerSpec, workdir: Path, home: Path) -> list[ServerSpec]:
+    """`habitat mcp` bridged to the workspace host, and the host's /mcp over TCP directly.
+
+    Both reach the same host, which the bridge would start on demand; it is started here
+    (with TCP, for the HTTP row) so neither row pays for the start. `stop_habitat_host`
+    stops it after the run.
+    """
+    if base.params is None:
+        return []
+    from agent_habitat.host import ensure_host
+    from agent_habitat.host.launcher import host_files
+
+    os.environ["HABITAT_HOME"] = str(home / "habitat-home")
+    record = ensure_host(workdir, tcp="127.0.0.1:0").record
+    bridged = replace(
+        base, name="habitat-bridged", params=base.params.model_copy(update={"args": ["mcp"]})
+    )
+    url = f"{record.tcp}/mcp"
+    http = HttpSpec(
+        "habitat-http", base.echo, base.big, version=base.version, url=url, params=base.params
+    )
+    http.notes.append(f"token {host_files(workdir).token()[:4]}… in the Authorization header")
+    return [bridged, http]
+
+
+def stop_habitat_host(workdir: Path) -> None:
+    from agent_habitat.host import stop_host
+
+    stop_host(workdir)
 
 
 @dataclass
@@ -180,8 +220,12 @@ async def _start(spec: ServerSpec, stack: AsyncExitStack, logs: Path) -> _Sessio
     try:
         errlog = await stack.enter_async_context(await anyio.open_file(log, "w", encoding="utf-8"))
         start = time.perf_counter()
-        transport = stdio_client(params, errlog=cast(TextIO, errlog.wrapped))
-        client = Client(transport, mode="legacy", read_timeout_seconds=CALL_TIMEOUT_SECONDS)
+        if isinstance(spec, HttpSpec):
+            result.command = [spec.url]
+            client = await _http_client(spec, stack)
+        else:
+            transport = stdio_client(params, errlog=cast(TextIO, errlog.wrapped))
+            client = Client(transport, mode="legacy", read_timeout_seconds=CALL_TIMEOUT_SECONDS)
         await stack.enter_async_context(client)
     except Exception as exc:  # boundary: a server that cannot start must not stop the others
         logger.exception("%s failed to start", spec.name)
@@ -191,6 +235,17 @@ async def _start(spec: ServerSpec, stack: AsyncExitStack, logs: Path) -> _Sessio
     result.connect_ms = (time.perf_counter() - start) * 1000
     say(f"{spec.name}: connected (server stderr in {log})")
     return _Session(spec, result, client, log)
+
+
+async def _http_client(spec: HttpSpec, stack: AsyncExitStack) -> Client:
+    from agent_habitat.host.launcher import host_files
+
+    token = host_files(Path(spec.params.cwd or ".")).token() if spec.params else ""
+    http = await stack.enter_async_context(
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=None)
+    )
+    streams = streamable_http_client(spec.url, http_client=http)
+    return Client(streams, mode="legacy", read_timeout_seconds=CALL_TIMEOUT_SECONDS)
 
 
 async def _rotate(sessions: list[_Session], iterations: int, warmup: int) -> None:
@@ -283,7 +338,12 @@ def ratios(results: list[ServerResult]) -> dict[str, dict[str, Any]]:
     """Median ratios against the issue's targets; None where a side did not finish."""
     med = {r.name: r.latency.median_ms for r in results if r.latency and r.status == "ok"}
     habitat = med.get("habitat")
+    bridged = med.get("habitat-bridged")
     return {
+        # Issue 10's target: the bridge adds at most 2 ms to the embedded median.
+        "habitat_bridged_vs_embedded": _ratio(
+            bridged, habitat, (habitat + 2.0) / habitat if habitat else 1.0, at_most=True
+        ),
         "habitat_vs_mcp_shell_server": _ratio(
             habitat, med.get("mcp-shell-server"), TARGET_HABITAT_VS_SHELL_SERVER, at_most=True
         ),
@@ -350,7 +410,13 @@ def render(
             console.print(f"{r.name}: {line}", markup=False, highlight=False)
 
 
-SERVER_NAMES = ("habitat", "mcp-shell-server", "DesktopCommander")
+SERVER_NAMES = (
+    "habitat",
+    "habitat-bridged",
+    "habitat-http",
+    "mcp-shell-server",
+    "DesktopCommander",
+)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -387,7 +453,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         scratch = Path(tmp)
         workdir = scratch / "work"
         workdir.mkdir()
-        specs = [habitat_spec(workdir, scratch)] if "habitat" in wanted else []
+        base = habitat_spec(workdir, scratch)
+        specs = [base] if "habitat" in wanted else []
+        hosted = {"habitat-bridged", "habitat-http"} & wanted
+        if hosted:
+            specs += [s for s in habitat_host_specs(base, workdir, scratch) if s.name in hosted]
         peer_home = scratch / "peer-home"
         peer_home.mkdir()
         if args.cache.resolve() == DEFAULT_CACHE:
@@ -396,7 +466,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"floor: bash -c '{ECHO_COMMAND}' x {args.iterations}")
         floor = bash_floor(args.iterations, args.warmup)
         raw_big = len(subprocess.run(BIG_COMMAND.split(), capture_output=True, check=True).stdout)
-        results = anyio.run(run_all, specs, args.iterations, args.warmup, logs)
+        try:
+            results = anyio.run(run_all, specs, args.iterations, args.warmup, logs)
+        finally:
+            if hosted:
+                stop_habitat_host(workdir)
     rat = ratios(results)
     render(floor, results, rat, raw_big)
     report = {

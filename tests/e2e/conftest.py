@@ -11,6 +11,16 @@ from agent_habitat.proc import kill_tree, members
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.workspace import Workspace
 
+_HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Everything here runs real processes or transports: all of it is `e2e`
+    (`-m "not e2e"` runs the fast tests alone)."""
+    for item in items:
+        if _HERE in item.path.parents:
+            item.add_marker(pytest.mark.e2e)
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -44,4 +44,4 @@ def test_state_file_without_env_means_cwd_only(tmp_path: Path) -> None:
 def test_truncated_state_file_is_not_an_exit(tmp_path: Path) -> None:
     (tmp_path / "state").write_bytes(b"0")
     assert RunFiles(tmp_path).read_state() is None
-    assert RunFiles(tmp_path / "missing").read_exit() is None
+    assert RunFiles(tmp_path / "missing").read_state() is None

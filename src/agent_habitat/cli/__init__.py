@@ -28,6 +28,7 @@ _COMMAND_MODULES = (
     "agent_habitat.cli.verify_cmds",
     "agent_habitat.cli.rules_cmd",
     "agent_habitat.cli.init_cmd",
+    "agent_habitat.cli.host_cmd",
 )
 
 

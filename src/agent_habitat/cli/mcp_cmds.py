@@ -23,11 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-NO_HOST_NOTICE = (
-    "habitat mcp: no host daemon exists yet; serving embedded in this process "
-    "(the same as --embedded)"
-)
-
 
 def register(subparsers: Any) -> None:
     mcp = subparsers.add_parser(
@@ -35,8 +30,8 @@ def register(subparsers: Any) -> None:
         help="serve the primary MCP server (shell_* tools) over stdio",
         description=(
             "Serve the primary MCP server over stdio, for an MCP client to launch. "
-            "Without --embedded it would bridge to the workspace host; no host daemon exists "
-            "yet, so it runs embedded either way and says so on stderr."
+            "Without --embedded it bridges stdio to the workspace host (started if needed), so "
+            "tabs, runs and warm state outlive the client; --embedded serves in this process."
         ),
     )
     mcp.add_argument(
@@ -101,11 +96,13 @@ def run_mcp(args: argparse.Namespace) -> int:
     if project is not None and not project.is_dir():
         print(f"habitat mcp: --project {project} is not a directory", file=sys.stderr)
         return 2
-    if not args.embedded:
-        print(NO_HOST_NOTICE, file=sys.stderr)
     # `--project`, else the git work tree around the cwd, else the cwd.
     root = project.resolve() if project is not None else find_project_root()
     _quiet_logging()
+    if not args.embedded:
+        from agent_habitat.host import serve_bridge
+
+        return _run(lambda: serve_bridge(root))
     return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project, root)))
 
 

@@ -1,8 +1,9 @@
 """ShellHabitat: named tabs on the system shell, as services the MCP tools and the CLI call.
 
-State is in `state.db`; processes are supervised by `proc`; a habitat that opens over the
-state of an earlier one adopts its runs that are still alive and records the end of the
-others, so nothing is silently dropped.
+State is in `state.db` (`RunStore`); how runs end is the `RunSupervisor`'s job; processes
+are started through a `Spawner` and time comes from a `Clock`, both injected (the real ones
+by default). A habitat that opens over the state of an earlier one adopts its runs that are
+still alive and records the end of the others, so nothing is silently dropped.
 """
 
 from __future__ import annotations
@@ -19,10 +20,13 @@ import anyio
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
+from ..clock import SYSTEM_CLOCK, Clock
 from ..config import ShellConfig
-from ..errors import BusyTabError, HabitatError, NotFoundError, UsageError
+from ..errors import HabitatError, NotFoundError, UsageError
 from ..events import EventBus
-from ..proc import KillReport, Supervised, kill_tree, parse_signal, spawn
+from ..proc import parse_signal
+from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
+from ..proc.spool import Spool
 from ..store import Database
 from ..workspace import Workspace, scm_root
 from . import views
@@ -41,7 +45,6 @@ from .models import (
     RerunArgs,
     RunArgs,
     RunResult,
-    RunState,
     SceneResult,
     WaitArgs,
     WaitResult,
@@ -49,16 +52,16 @@ from .models import (
     WhichResult,
 )
 from .output import compile_pattern
-from .records import RunRow, RunStore, TabRow
-from .runner import Progress, wait_with_progress
+from .run_store import NewRun, RunRow, RunStore, TabRow, busy_error
 from .shells import resolve_shell
-from .supervision import RunSupervision
+from .supervisor import RunSupervisor
+from .waiting import Progress, wait_with_progress
 from .wrapper import wrapper_argv
 
 __all__ = ["ShellHabitat"]
 
 
-class ShellHabitat(RunSupervision):
+class ShellHabitat:
     """The shell tabs of one workspace; built by `Habitat.open`, reached as `habitat.shell`."""
 
     def __init__(
@@ -69,17 +72,25 @@ class ShellHabitat(RunSupervision):
         bus: EventBus,
         task_group: TaskGroup,
         project_root: Path | None,
+        *,
+        spawner: Spawner | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.workspace = workspace
         self.config = config
         self.db = db
         self.bus = bus
-        self.store = RunStore(db)
+        self.spawner: Spawner = spawner or ProcSpawner()
+        self.clock: Clock = clock or SYSTEM_CLOCK
+        self.store = RunStore(db, self.clock)
+        self.runs = RunSupervisor(
+            self.store, bus, self.spawner, self.clock, task_group, config.kill_grace_seconds
+        )
         self._tg = task_group
         self._project_root = project_root.resolve() if project_root else None
-        self._live: dict[int, Supervised] = {}
-        self._killing: dict[int, RunState] = {}
-        self._extra_env: dict[int, dict[str, str] | None] = {}
+
+    def _adopt_all(self) -> None:
+        self.runs.adopt_all()
 
     @classmethod
     @asynccontextmanager
@@ -146,13 +157,6 @@ class ShellHabitat(RunSupervision):
             )
         return tab
 
-    def _running_run(self, tab: str) -> RunRow | None:
-        for run in self.store.running(tab):
-            run = self._reconcile(run)
-            if run.state == "running":
-                return run
-        return None
-
     def _resolve_cwd(self, tab: TabRow | None, cwd: str | None) -> str:
         base = tab.cwd if tab and Path(tab.cwd).is_dir() else self.default_cwd()
         if cwd is None:
@@ -171,59 +175,50 @@ class ShellHabitat(RunSupervision):
         shell = resolve_shell(args.shell or (tab.shell if tab else None))
         cwd = self._resolve_cwd(tab, args.cwd)
         env = command_env(tab.env if tab else None, args.env)
-        if tab is not None and (busy_run := self._running_run(args.tab)) is not None:
-            raise _busy(busy_run.tab, busy_run.idx, busy_run.command)
-        created = False
-        with self.db.transaction() as conn:
-            # Another habitat process may have opened the tab since we looked.
-            exists = conn.execute("SELECT 1 FROM tabs WHERE name = ?", (args.tab,)).fetchone()
-            if exists is None:
-                count = conn.execute("SELECT COUNT(*) FROM tabs").fetchone()[0]
-                if count >= self.config.max_tabs:
-                    names = ", ".join(t.name for t in self.store.tabs())
-                    raise UsageError(
-                        f"tab limit reached ({self.config.max_tabs} open: {names}); "
-                        "close one with `close` or reuse an open tab"
-                    )
-                self.store.create_tab(conn, args.tab, shell.executable, cwd)
-                created = True
-            busy = conn.execute(
-                "SELECT idx, command FROM runs WHERE tab = ? AND state = 'running'", (args.tab,)
-            ).fetchone()
-            if busy is not None:  # another habitat process started one a moment ago
-                raise _busy(args.tab, busy["idx"], busy["command"])
-            run = self.store.insert_run(
-                conn,
+        if tab is not None and (busy := self.runs.running(args.tab)) is not None:
+            raise busy_error(busy.tab, busy.idx, busy.command)
+
+        opened = self.store.open_run(
+            NewRun(
                 tab=args.tab,
                 command=args.command,
                 cwd=cwd,
                 shell=shell.executable,
                 background=args.background,
                 interactive=args.interactive,
-                run_dir_parent=self.workspace.spool_dir,
+            ),
+            spool_dir=self.workspace.spool_dir,
+            max_tabs=self.config.max_tabs,
+            keep=self.config.history_rows,
+        )
+        run = opened.run
+        if opened.stale:
+            self._tg.start_soon(anyio.to_thread.run_sync, _remove_folders, opened.stale)
+        # The id is new, so is its folder: whatever is there (a state.db deleted under a
+        # spool kept) belongs to no run of this database.
+        if run.run_dir.exists():
+            shutil.rmtree(run.run_dir, ignore_errors=True)
+        try:
+            run.run_dir.mkdir(parents=True)
+            process = self.spawner.spawn(
+                wrapper_argv(shell, run.run_dir, args.command),
+                cwd=Path(cwd),
+                env=env,
+                output=run.files.output,
+                stdin_pipe=args.interactive,
+                marker=run.marker,
+                identify=False,
             )
-            run.run_dir.mkdir(parents=True, exist_ok=True)
-            try:
-                sup = spawn(
-                    wrapper_argv(shell, run.run_dir, args.command),
-                    cwd=Path(cwd),
-                    env=env,
-                    output=run.files.output,
-                    stdin_pipe=args.interactive,
-                    marker=run.marker,
-                    identify=False,
-                )
-            except OSError as exc:
-                self.store.drop_run(conn, run.id)
+        except Exception as exc:  # re-raised: nothing started, so the row and folder go again
+            self.store.abandon_run(opened)
+            shutil.rmtree(run.run_dir, ignore_errors=True)
+            if isinstance(exc, OSError):
                 raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
-            self.store.set_process(conn, run.id, sup.record)
-            stale = self.store.trim(conn, args.tab, run.idx, self.config.history_rows)
-        run = dataclasses.replace(run, pid=sup.pid)
-        if stale:
-            self._tg.start_soon(anyio.to_thread.run_sync, _remove_folders, stale)
-        self._live[run.id] = sup
-        self._extra_env[run.id] = args.env
-        if created:
+            raise
+        self.store.set_process(run.id, process.record)
+        run = dataclasses.replace(run, pid=process.pid)
+        self.runs.started(run, process, args.env)
+        if opened.opened_tab:
             self.bus.publish(
                 "shell.tab.opened", tab=args.tab, data={"shell": shell.kind, "cwd": cwd}
             )
@@ -233,46 +228,48 @@ class ShellHabitat(RunSupervision):
             data={
                 "index": run.idx,
                 "command": args.command,
-                "pid": sup.pid,
+                "pid": process.pid,
                 "cwd": cwd,
                 "background": args.background,
             },
         )
         return await self._follow(
-            run, sup, args.background, args.timeout_seconds, args.yield_after_seconds, progress
+            run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
 
     async def _follow(
         self,
         run: RunRow,
-        sup: Supervised,
+        process: ProcessHandle,
         background: bool,
         time_limit: float | None,
         yield_after: float | None,
         progress: Progress | None,
     ) -> RunResult:
         if background:
-            await self._identify(run, sup)
-            self._tg.start_soon(self._watch, run, sup)
+            await self.runs.identify(run, process)
+            self.runs.watch(run, process)
             return views.run_result(self, run)
         # A quick command ends before it needs an identity; a long one gets it soon after start.
-        self._tg.start_soon(self._identify_later, run, sup)
+        self._tg.start_soon(self.runs.identify_later, run, process)
         limit = yield_after if yield_after is not None else time_limit
         if yield_after is not None and time_limit is not None:
             limit = min(yield_after, time_limit)
         try:
-            exited, returncode = await wait_with_progress(sup, run.files.output, limit, progress)
+            exited, returncode = await wait_with_progress(
+                process, Spool(run.files.output), limit, progress, self.clock
+            )
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self._kill_run(run, sup, "cancelled")
+                await self.runs.kill(run, "cancelled")
             raise
         if exited:
-            return views.run_result(self, self._finish(run, returncode))
+            return views.run_result(self, self.runs.finish(run, returncode))
         if yield_after is not None and (time_limit is None or yield_after < time_limit):
-            await self._identify(run, sup)
-            self._tg.start_soon(self._watch, run, sup)
+            await self.runs.identify(run, process)
+            self.runs.watch(run, process)
             return views.run_result(self, run)
-        await self._kill_run(run, sup, "timed_out")
+        await self.runs.kill(run, "timed_out")
         return views.run_result(self, self.store.get(run.id) or run)
 
     async def rerun(self, args: RerunArgs, progress: Progress | None = None) -> RunResult:
@@ -297,19 +294,16 @@ class ShellHabitat(RunSupervision):
         """Kill the whole process tree of the tab's running command."""
         self._tab_or_error(args.tab)
         sig = parse_signal(args.signal)
-        run = self._running_run(args.tab)
+        run = self.runs.running(args.tab)
         name = signal_module.Signals(sig).name
         if run is None:
             return KillResult(
                 tab=args.tab, index=None, killed=False, pids=[], signal=name, remaining=[]
             )
-        sup = self._live.get(run.id)
         if sig in (signal_module.SIGTERM, signal_module.SIGKILL):
-            report = await self._kill_run(run, sup, "killed", sig)
-        elif run.record is not None:
-            report = await kill_tree(run.record, sig, self.config.kill_grace_seconds)
+            report = await self.runs.kill(run, "killed", sig)
         else:
-            report = KillReport()
+            report = await self.runs.signal(run, sig)
         return KillResult(
             tab=args.tab,
             index=run.idx,
@@ -322,9 +316,9 @@ class ShellHabitat(RunSupervision):
     async def close(self, args: CloseArgs) -> CloseResult:
         """Kill the tab's command if needed and free the slot (history goes with it)."""
         self._tab_or_error(args.tab)
-        run = self._running_run(args.tab)
+        run = self.runs.running(args.tab)
         if run is not None:
-            await self._kill_run(run, self._live.get(run.id), "killed")
+            await self.runs.kill(run, "killed")
         for folder in self.store.delete_tab(args.tab):
             shutil.rmtree(folder, ignore_errors=True)
         self.bus.publish("shell.tab.closed", tab=args.tab, data={"killed": run is not None})
@@ -335,7 +329,7 @@ class ShellHabitat(RunSupervision):
     async def input(self, args: InputArgs) -> InputResult:
         """Write text to the stdin of the tab's running interactive command."""
         self._tab_or_error(args.tab)
-        run = self._running_run(args.tab)
+        run = self.runs.running(args.tab)
         if run is None:
             raise UsageError(f"tab {args.tab!r} has no running command to send input to")
         if not run.interactive:
@@ -343,8 +337,8 @@ class ShellHabitat(RunSupervision):
                 f"#{run.idx} `{run.command}` was not started interactive (stdin is /dev/null); "
                 "start it with interactive=true to send input"
             )
-        sup = self._live.get(run.id)
-        stdin = sup.stdin if sup else None
+        process = self.runs.live(run.id)
+        stdin = process.stdin if process else None
         if stdin is None or stdin.closed:
             raise UsageError(
                 f"stdin of #{run.idx} is closed or belonged to an earlier habitat process"
@@ -375,16 +369,10 @@ class ShellHabitat(RunSupervision):
         return views.last(self, args, compile_pattern(args.grep))
 
     async def which(self, args: WhichArgs) -> WhichResult:
-        return views.which(self, args)
+        return await views.which(self, args)
 
     async def wait(self, args: WaitArgs, progress: Progress | None = None) -> WaitResult:
         return await views.wait(self, args, compile_pattern(args.until), progress)
-
-
-def _busy(tab: str, idx: int, command: str) -> BusyTabError:
-    return BusyTabError(
-        f"tab {tab!r} is busy running #{idx} `{command}`; wait for it, kill it, or use another tab"
-    )
 
 
 def _remove_folders(folders: list[Path]) -> None:

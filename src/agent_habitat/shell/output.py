@@ -1,28 +1,26 @@
 """Turning a spool file into text for the agent: capped, ANSI-free, progress lines collapsed.
 
-The spool keeps the raw bytes; everything here reads a bounded window of it, so memory
-stays flat however much a command prints.
+The spool keeps the raw bytes; everything here reads a bounded window of it through
+`proc.spool.Spool`, so memory stays flat however much a command prints.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..proc.spool import Spool
 
 __all__ = [
-    "SCAN_CHUNK_BYTES",
     "Capped",
     "clean_text",
     "compile_pattern",
+    "last_line",
     "read_capped",
-    "read_chunk",
     "read_lines_window",
-    "spool_size",
 ]
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), and lone two-byte escapes.
@@ -30,8 +28,6 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 
 
 _MAX_LINE_BYTES = 64 * 1024
-# How much of the spool a scan (wait's regex) reads at a time.
-SCAN_CHUNK_BYTES = 1 << 20
 
 
 def clean_text(raw: bytes) -> str:
@@ -53,13 +49,6 @@ def _overlay(line: str) -> str:
     return shown
 
 
-def spool_size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
-
-
 @dataclass(frozen=True)
 class Capped:
     text: str
@@ -68,25 +57,17 @@ class Capped:
     """Size of the spool (the cursor for the next `since` read)."""
 
 
-def _read(path: Path, start: int, length: int) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            return f.read(length)
-    except OSError:
-        return b""
-
-
 def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     """Bytes `since`..end of the spool, as head + tail within `cap` bytes."""
-    total = spool_size(path)
+    spool = Spool(path)
+    total = spool.size()
     start = min(since, total)
     size = total - start
     if size <= cap:
-        return Capped(clean_text(_read(path, start, size)), 0, total)
+        return Capped(clean_text(spool.read(start, size)), 0, total)
     half = cap // 2
-    head = _read(path, start, half)
-    tail = _read(path, total - (cap - half), cap - half)
+    head = spool.read(start, half)
+    tail = spool.read(total - (cap - half), cap - half)
     omitted = size - len(head) - len(tail)
     marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
     return Capped(clean_text(head) + marker + clean_text(tail), omitted, total)
@@ -102,38 +83,33 @@ def read_lines_window(
     grep: re.Pattern[str] | None = None,
 ) -> Capped:
     """Line-oriented reads (`head_lines`, `tail_lines`, `grep`), streamed and capped."""
-    total = spool_size(path)
+    spool = Spool(path)
+    total = spool.size()
     kept: list[str] = []
     tail: deque[str] = deque()
     kept_bytes = 0
     omitted = 0
     matched = 0
-    try:
-        f = open(path, "rb")
-    except OSError:
-        return Capped("", 0, 0)
-    with f:
-        f.seek(min(since, total))
-        # A line longer than this is taken in pieces, so one huge line cannot fill memory.
-        for raw_line in iter(lambda: f.readline(_MAX_LINE_BYTES), b""):
-            line = clean_text(raw_line)
-            if grep is not None and not grep.search(line):
-                continue
-            matched += 1
-            in_head = head_lines is not None and matched <= head_lines
-            if not in_head and tail_lines is not None:
-                tail.append(line)
-                if len(tail) > tail_lines:
-                    omitted += len(tail.popleft().encode())
-                continue
-            if not in_head and head_lines is not None:
-                omitted += len(line.encode())
-                continue
-            if kept_bytes + len(line) > cap:
-                omitted += len(line.encode())
-                continue
-            kept.append(line)
-            kept_bytes += len(line)
+    # A line longer than this is taken in pieces, so one huge line cannot fill memory.
+    for raw_line in spool.lines(min(since, total), _MAX_LINE_BYTES):
+        line = clean_text(raw_line)
+        if grep is not None and not grep.search(line):
+            continue
+        matched += 1
+        in_head = head_lines is not None and matched <= head_lines
+        if not in_head and tail_lines is not None:
+            tail.append(line)
+            if len(tail) > tail_lines:
+                omitted += len(tail.popleft().encode())
+            continue
+        if not in_head and head_lines is not None:
+            omitted += len(line.encode())
+            continue
+        if kept_bytes + len(line) > cap:
+            omitted += len(line.encode())
+            continue
+        kept.append(line)
+        kept_bytes += len(line)
     text = "".join(kept)
     if tail:
         joined = "".join(tail)
@@ -154,6 +130,10 @@ def compile_pattern(pattern: str | None) -> re.Pattern[str] | None:
         raise UsageError(f"bad regex {pattern!r}: {exc}") from exc
 
 
-def read_chunk(path: Path, start: int, length: int) -> str:
-    """Cleaned text of `length` bytes at `start` (for incremental scans)."""
-    return clean_text(_read(path, start, length))
+def last_line(path: Path, window: int = 4096) -> str:
+    """The last non-empty line of the spool, cleaned (what a progress report shows)."""
+    text = clean_text(Spool(path).tail(window))
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            return line.strip()[:200]
+    return ""

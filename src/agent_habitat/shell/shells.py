@@ -9,9 +9,18 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio.to_thread
+
 from ..errors import UsageError
 
-__all__ = ["KNOWN_SHELLS", "ShellInfo", "available_shells", "default_shell", "resolve_shell"]
+__all__ = [
+    "KNOWN_SHELLS",
+    "ShellInfo",
+    "available_shells",
+    "default_shell",
+    "resolve_shell",
+    "shell_version",
+]
 
 KNOWN_SHELLS = ("bash", "sh", "zsh", "fish", "pwsh")
 _ALIASES = {"dash": "sh", "ash": "sh", "powershell": "pwsh"}
@@ -22,11 +31,6 @@ class ShellInfo:
     kind: str
     """bash, sh, zsh, fish or pwsh."""
     executable: str
-
-    @property
-    def carries_env(self) -> bool:
-        """Whether `export` in one command reaches the next (POSIX-family shells)."""
-        return self.kind in ("bash", "sh", "zsh")
 
 
 def _kind_of(executable: str) -> str | None:
@@ -82,9 +86,22 @@ def resolve_shell(name: str | None) -> ShellInfo:
     )
 
 
-@functools.lru_cache(maxsize=16)
-def shell_version(executable: str) -> str:
-    """First line of `--version`, or 'unknown' (sh/dash has no version flag)."""
+# executable → first line of its `--version`; a shell's version does not change under us.
+_VERSIONS: dict[str, str] = {}
+
+
+async def shell_version(executable: str) -> str:
+    """First line of `--version`, or 'unknown' (sh/dash has no version flag).
+
+    Asked once per executable, in a worker thread: the subprocess must not hold up the
+    event loop (up to its 5 s timeout for a shell that hangs).
+    """
+    if executable not in _VERSIONS:
+        _VERSIONS[executable] = await anyio.to_thread.run_sync(_ask_version, executable)
+    return _VERSIONS[executable]
+
+
+def _ask_version(executable: str) -> str:
     try:
         out = subprocess.run(
             [executable, "--version"],

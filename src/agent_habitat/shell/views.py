@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-import time
 from typing import TYPE_CHECKING
 
-import anyio
-
 from ..errors import NotFoundError
+from ..proc.spool import Spool
 from .models import (
     Caps,
     HistoryArgs,
@@ -24,18 +22,15 @@ from .models import (
     WhichArgs,
     WhichResult,
 )
-from .output import SCAN_CHUNK_BYTES, read_capped, read_chunk, read_lines_window, spool_size
-from .records import RunRow
-from .runner import PROGRESS_INTERVAL, Progress, last_line
+from .output import read_capped, read_lines_window
+from .run_store import RunRow
 from .shells import resolve_shell, shell_version
+from .waiting import Progress, WaitReason, wait_for_run
 
 if TYPE_CHECKING:
     from .habitat import ShellHabitat
 
 __all__ = ["history", "last", "run_result", "scene", "wait", "which"]
-
-# How often a server-side wait looks at the spool for new output.
-_WAIT_POLL_SECONDS = 0.05
 
 
 def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
@@ -49,7 +44,7 @@ def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
         exit_code=run.exit_code,
         signal=run.signal,
         timed_out=run.timed_out,
-        duration_s=run.duration_s,
+        duration_s=run.duration_s(habitat.clock.time()),
         cwd=run.cwd,
         output=capped.text,
         omitted_bytes=capped.omitted_bytes,
@@ -72,12 +67,12 @@ def _caps(habitat: ShellHabitat) -> Caps:
 def scene(habitat: ShellHabitat) -> SceneResult:
     tabs: list[TabScene] = []
     for tab in habitat.store.tabs():
-        running = habitat._running_run(tab.name)
+        running = habitat.runs.running(tab.name)
         last_run = running or habitat.store.by_index(tab.name, None)
         preview = ""
         summary = None
         if last_run is not None:
-            size = spool_size(last_run.files.output)
+            size = Spool(last_run.files.output).size()
             cap = habitat.config.preview_bytes
             preview = read_capped(last_run.files.output, cap, since=max(0, size - cap)).text
             summary = LastRunSummary(
@@ -85,7 +80,7 @@ def scene(habitat: ShellHabitat) -> SceneResult:
                 command=last_run.command,
                 state=last_run.state,
                 exit_code=last_run.exit_code,
-                duration_s=last_run.duration_s,
+                duration_s=last_run.duration_s(habitat.clock.time()),
             )
         tabs.append(
             TabScene(
@@ -103,14 +98,15 @@ def scene(habitat: ShellHabitat) -> SceneResult:
 
 def history(habitat: ShellHabitat, args: HistoryArgs) -> HistoryResult:
     habitat._tab_or_error(args.tab)
-    habitat._running_run(args.tab)  # brings a finished background run up to date
+    habitat.runs.running(args.tab)  # brings a finished background run up to date
     rows = habitat.store.history(args.tab, args.limit)
-    return HistoryResult(tab=args.tab, rows=[r.history_row() for r in rows])
+    now = habitat.clock.time()
+    return HistoryResult(tab=args.tab, rows=[r.history_row(now) for r in rows])
 
 
 def _run_or_error(habitat: ShellHabitat, tab: str, index: int | None) -> RunRow:
     habitat._tab_or_error(tab)
-    habitat._running_run(tab)
+    habitat.runs.running(tab)
     run = habitat.store.by_index(tab, index)
     if run is None:
         which = f"run #{index}" if index is not None else "runs yet"
@@ -148,15 +144,15 @@ def last(habitat: ShellHabitat, args: LastArgs, grep: re.Pattern[str] | None) ->
     )
 
 
-def which(habitat: ShellHabitat, args: WhichArgs) -> WhichResult:
+async def which(habitat: ShellHabitat, args: WhichArgs) -> WhichResult:
     tab = habitat.store.tab(args.tab)
     shell = resolve_shell(tab.shell if tab else None)
-    running = habitat._running_run(args.tab) if tab else None
+    running = habitat.runs.running(args.tab) if tab else None
     return WhichResult(
         tab=args.tab,
         shell=shell.kind,
         executable=shell.executable,
-        version=shell_version(shell.executable),
+        version=await shell_version(shell.executable),
         cwd=tab.cwd if tab else habitat.default_cwd(),
         pid=running.pid if running else None,
         state="running" if running else "idle",
@@ -168,7 +164,7 @@ async def wait(
 ) -> WaitResult:
     """Until `until` matches the run's output, the run exits, or the timeout passes."""
     habitat._tab_or_error(args.tab)
-    run = habitat._running_run(args.tab) or habitat.store.by_index(args.tab, None)
+    run = habitat.runs.running(args.tab) or habitat.store.by_index(args.tab, None)
     if run is None:
         return WaitResult(
             tab=args.tab,
@@ -179,46 +175,22 @@ async def wait(
             output="",
             cursor=0,
         )
-    output = run.files.output
-    started = time.monotonic()
-    next_report = started + PROGRESS_INTERVAL
-    scanned = 0
-    pending = ""
-    with anyio.move_on_after(args.timeout_seconds):
-        while True:
-            current = habitat.store.get(run.id) or run
-            finished = current.state != "running"
-            if finished or habitat._reconcile(current).state != "running":
-                finished = True
-            size = spool_size(output)
-            while until is not None and size > scanned:
-                # Bounded chunks: a burst of output between two looks must not fill memory.
-                length = min(size - scanned, SCAN_CHUNK_BYTES)
-                text = pending + read_chunk(output, scanned, length)
-                scanned += length
-                match = until.search(text)
-                if match:
-                    return _wait_result(habitat, current, "matched", match.group(0))
-                # Keep the unfinished last line: the pattern may complete with the next write.
-                pending = text.rsplit("\n", 1)[-1][-4096:]
-            if finished:
-                final = habitat.store.get(run.id) or current
-                reason = "exited" if run.state == "running" else "not_running"
-                return _wait_result(habitat, final, reason, None)
-            now = time.monotonic()
-            if progress is not None and now >= next_report:
-                next_report = now + PROGRESS_INTERVAL
-                await progress(round(now - started, 2), last_line(output))
-            await anyio.sleep(_WAIT_POLL_SECONDS)
-    return _wait_result(habitat, habitat.store.get(run.id) or run, "timeout", None)
+    waited = await wait_for_run(
+        habitat.runs, run, until, args.timeout_seconds, progress, habitat.clock
+    )
+    # A row gone by now had its tab closed: the end the wait saw says how it ended.
+    final = habitat.store.get(run.id) or waited.ended or run
+    return _wait_result(habitat, final, waited.reason, waited.match)
 
 
-def _wait_result(habitat: ShellHabitat, run: RunRow, reason: str, match: str | None) -> WaitResult:
+def _wait_result(
+    habitat: ShellHabitat, run: RunRow, reason: WaitReason, match: str | None
+) -> WaitResult:
     capped = read_capped(run.files.output, habitat.config.output_cap_bytes)
     return WaitResult(
         tab=run.tab,
         index=run.idx,
-        reason=reason,  # type: ignore[arg-type]
+        reason=reason,
         match=match,
         state=run.state,
         exit_code=run.exit_code,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .shells import ShellInfo
 
-__all__ = ["RunFiles", "RunState", "parse_env_dump", "wrapper_argv"]
+__all__ = ["FinalState", "RunFiles", "parse_env_dump", "wrapper_argv"]
 
 # Shell-private names that differ from run to run; never carried between commands.
 _VOLATILE = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "HABITAT_RUN_ID"})
@@ -46,7 +46,9 @@ _PWSH = (
 
 
 @dataclass(frozen=True)
-class RunState:
+class FinalState:
+    """What the wrapper recorded as its shell exited: where the next command starts."""
+
     exit_code: int
     cwd: str | None
     env: dict[str, str] | None
@@ -62,7 +64,7 @@ class RunFiles:
     def output(self) -> Path:
         return self.root / "output"
 
-    def read_state(self) -> RunState | None:
+    def read_state(self) -> FinalState | None:
         """What the wrapper recorded at exit; None when it never got to (killed, lost)."""
         try:
             raw = (self.root / "state").read_bytes()
@@ -76,11 +78,7 @@ class RunFiles:
         except ValueError:
             return None
         cwd = parts[1].decode("utf-8", "surrogateescape") or None
-        return RunState(code, cwd, parse_env_dump(parts[2]) if parts[2] else None)
-
-    def read_exit(self) -> int | None:
-        state = self.read_state()
-        return state.exit_code if state else None
+        return FinalState(code, cwd, parse_env_dump(parts[2]) if parts[2] else None)
 
 
 def wrapper_argv(shell: ShellInfo, run_dir: Path, command: str) -> list[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 import anyio
 
 from ..proc import ProcessRecord, kill_tree, spawn
+from ..proc.spool import Spool
 
 __all__ = ["Outcome", "child_env", "run_command", "spool_path"]
 
@@ -60,22 +61,12 @@ def spool_path(spool_dir: Path, name: str) -> Path:
     return spool_dir / f"verify-{name}"
 
 
-def _read(spool: Path, cap: int) -> tuple[str, str, bool]:
-    try:
-        size = spool.stat().st_size
-        with open(spool, "rb") as f:
-            head = f.read(_PARSE_LIMIT)
-            if size > cap:
-                f.seek(size - cap)
-            else:
-                f.seek(0)
-            tail = f.read(cap)
-    except FileNotFoundError:
-        return "", "", False
+def _read(path: Path, cap: int) -> tuple[str, str, bool]:
+    spool = Spool(path)
     return (
-        head.decode("utf-8", "replace"),
-        tail.decode("utf-8", "replace"),
-        size > cap,
+        spool.head(_PARSE_LIMIT).decode("utf-8", "replace"),
+        spool.tail(cap).decode("utf-8", "replace"),
+        spool.size() > cap,
     )
 
 

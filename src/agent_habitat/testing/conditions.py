@@ -1,4 +1,4 @@
-"""Test helpers that ship with the package, for our tests and for users' own.
+"""Waiting for something with a bound instead of sleeping.
 
 `EventRecorder` subscribes to a bus and lets a test wait, with a bound, for an event of
 a kind — the deterministic alternative to sleeping until something probably happened.
@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from .events import Event, EventBus
+from ..events import Event, EventBus
 
 __all__ = ["EventRecorder", "eventually"]
 

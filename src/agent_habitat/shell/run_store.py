@@ -1,21 +1,25 @@
-"""Tabs and runs as rows of `state.db`. Every state change of a run is a conditional
-update, so when several habitat processes watch the same run, exactly one records its end."""
+"""Tabs and runs as rows of `state.db` — all the SQL of the shell habitat.
+
+Every state change of a run is a conditional update, so when several habitat processes
+watch the same run, exactly one records its end.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import sqlite3
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..clock import SYSTEM_CLOCK, Clock
+from ..errors import BusyTabError, UsageError
 from ..proc import ProcessRecord
 from ..store import Database
 from .models import HistoryRow, RunState
 from .wrapper import RunFiles
 
-__all__ = ["RunRow", "RunStore", "TabRow"]
+__all__ = ["NewRun", "OpenedRun", "RunRow", "RunStore", "TabRow", "busy_error"]
 
 
 @dataclass(frozen=True)
@@ -59,12 +63,12 @@ class RunRow:
             return None
         return ProcessRecord(self.pid, self.create_time or 0.0, self.marker)
 
-    @property
-    def duration_s(self) -> float:
-        end = self.ended_at if self.ended_at is not None else time.time()
+    def duration_s(self, now: float) -> float:
+        """Seconds it ran (so far, at `now`, while it runs)."""
+        end = self.ended_at if self.ended_at is not None else now
         return round(max(0.0, end - self.started_at), 3)
 
-    def history_row(self) -> HistoryRow:
+    def history_row(self, now: float) -> HistoryRow:
         return HistoryRow(
             index=self.idx,
             command=self.command,
@@ -72,7 +76,7 @@ class RunRow:
             state=self.state,
             exit_code=self.exit_code,
             started_at=self.started_at,
-            duration_s=self.duration_s,
+            duration_s=self.duration_s(now),
             output_bytes=self.output_bytes,
             background=self.background,
         )
@@ -107,11 +111,39 @@ def _run(row: sqlite3.Row) -> RunRow:
     )
 
 
+@dataclass(frozen=True)
+class NewRun:
+    """A run about to start: what `RunStore.open_run` records."""
+
+    tab: str
+    command: str
+    cwd: str
+    shell: str
+    background: bool
+    interactive: bool
+
+
+@dataclass(frozen=True)
+class OpenedRun:
+    run: RunRow
+    opened_tab: bool
+    """True when this run created its tab."""
+    stale: list[Path]
+    """Folders of runs trimmed from the history, to delete."""
+
+
+def busy_error(tab: str, idx: int, command: str) -> BusyTabError:
+    return BusyTabError(
+        f"tab {tab!r} is busy running #{idx} `{command}`; wait for it, kill it, or use another tab"
+    )
+
+
 class RunStore:
     """Queries and updates of the `tabs` and `runs` tables."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, clock: Clock = SYSTEM_CLOCK) -> None:
         self.db = db
+        self.clock = clock
 
     # tabs
     def tab(self, name: str) -> TabRow | None:
@@ -121,10 +153,10 @@ class RunStore:
     def tabs(self) -> list[TabRow]:
         return [_tab(r) for r in self.db.query("SELECT * FROM tabs ORDER BY created_at, name")]
 
-    def create_tab(self, conn: sqlite3.Connection, name: str, shell: str, cwd: str) -> None:
+    def _create_tab(self, conn: sqlite3.Connection, name: str, shell: str, cwd: str) -> None:
         conn.execute(
             "INSERT INTO tabs (name, shell, cwd, env_json, created_at) VALUES (?, ?, ?, NULL, ?)",
-            (name, shell, cwd, time.time()),
+            (name, shell, cwd, self.clock.time()),
         )
 
     def retarget_tabs(self, old_cwd: str, new_cwd: str) -> None:
@@ -142,42 +174,82 @@ class RunStore:
         return dirs
 
     # runs
-    def insert_run(
-        self,
-        conn: sqlite3.Connection,
-        *,
-        tab: str,
-        command: str,
-        cwd: str,
-        shell: str,
-        background: bool,
-        interactive: bool,
-        run_dir_parent: Path,
-    ) -> RunRow:
+    def open_run(self, new: NewRun, *, spool_dir: Path, max_tabs: int, keep: int) -> OpenedRun:
+        """Open the tab if needed (within `max_tabs`), record the run and trim the tab's
+        history to `keep` rows, committed before the caller spawns anything: a habitat that
+        dies right after the spawn leaves a row others see, and the id (an AUTOINCREMENT,
+        so never handed out twice) stays taken.
+
+        Raises UsageError at the tab limit and BusyTabError when the tab runs something.
+        """
+        with self.db.transaction() as conn:
+            # Another habitat process may have opened the tab since the caller looked.
+            exists = conn.execute("SELECT 1 FROM tabs WHERE name = ?", (new.tab,)).fetchone()
+            if exists is None:
+                count = conn.execute("SELECT COUNT(*) FROM tabs").fetchone()[0]
+                if count >= max_tabs:
+                    names = ", ".join(t.name for t in self.tabs())
+                    raise UsageError(
+                        f"tab limit reached ({max_tabs} open: {names}); "
+                        "close one with `close` or reuse an open tab"
+                    )
+                self._create_tab(conn, new.tab, new.shell, new.cwd)
+            busy = conn.execute(
+                "SELECT idx, command FROM runs WHERE tab = ? AND state = 'running'", (new.tab,)
+            ).fetchone()
+            if busy is not None:  # another habitat process started one a moment ago
+                raise busy_error(new.tab, busy["idx"], busy["command"])
+            run = self._insert_run(conn, new, spool_dir)
+            stale = self._trim(conn, new.tab, run.idx, keep)
+        return OpenedRun(run, opened_tab=exists is None, stale=stale)
+
+    def set_process(self, run_id: int, record: ProcessRecord) -> None:
+        with self.db.transaction() as conn:
+            conn.execute(
+                "UPDATE runs SET pid = ?, create_time = ? WHERE id = ?",
+                (record.pid, record.create_time or None, run_id),
+            )
+
+    def abandon_run(self, opened: OpenedRun) -> None:
+        """Undo `open_run` for a run whose process could not start: the row goes, the tab
+        too when the run opened it, else the tab's next index is given back."""
+        run = opened.run
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM runs WHERE id = ?", (run.id,))
+            if opened.opened_tab:
+                conn.execute("DELETE FROM tabs WHERE name = ?", (run.tab,))
+            else:
+                conn.execute(
+                    "UPDATE tabs SET next_index = ? WHERE name = ? AND next_index = ?",
+                    (run.idx, run.tab, run.idx + 1),
+                )
+
+    def _insert_run(self, conn: sqlite3.Connection, new: NewRun, spool_dir: Path) -> RunRow:
+        tab = new.tab
         idx = conn.execute("SELECT next_index FROM tabs WHERE name = ?", (tab,)).fetchone()[0]
         conn.execute("UPDATE tabs SET next_index = next_index + 1 WHERE name = ?", (tab,))
         cur = conn.execute(
             "INSERT INTO runs (tab, idx, command, cwd, shell, state, background, interactive,"
             " started_at, run_dir) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, '') RETURNING *",
-            (tab, idx, command, cwd, shell, int(background), int(interactive), time.time()),
+            (
+                tab,
+                idx,
+                new.command,
+                new.cwd,
+                new.shell,
+                int(new.background),
+                int(new.interactive),
+                self.clock.time(),
+            ),
         )
         row = cur.fetchone()
-        run_dir = run_dir_parent / f"run-{row['id']}"
+        run_dir = spool_dir / f"run-{row['id']}"
         conn.execute("UPDATE runs SET run_dir = ? WHERE id = ?", (str(run_dir), row["id"]))
         return dataclasses.replace(_run(row), run_dir=run_dir)
-
-    def set_process(self, conn: sqlite3.Connection, run_id: int, record: ProcessRecord) -> None:
-        conn.execute(
-            "UPDATE runs SET pid = ?, create_time = ? WHERE id = ?",
-            (record.pid, record.create_time or None, run_id),
-        )
 
     def set_create_time(self, run_id: int, create_time: float) -> None:
         with self.db.transaction() as conn:
             conn.execute("UPDATE runs SET create_time = ? WHERE id = ?", (create_time, run_id))
-
-    def drop_run(self, conn: sqlite3.Connection, run_id: int) -> None:
-        conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
 
     def get(self, run_id: int) -> RunRow | None:
         rows = self.db.query("SELECT * FROM runs WHERE id = ?", (run_id,))
@@ -231,7 +303,7 @@ class RunStore:
                     signal,
                     int(timed_out),
                     int(state == "cancelled"),
-                    time.time(),
+                    self.clock.time(),
                     output_bytes,
                     run_id,
                 ),
@@ -247,7 +319,7 @@ class RunStore:
                 )
         return True
 
-    def trim(self, conn: sqlite3.Connection, tab: str, newest: int, keep: int) -> list[Path]:
+    def _trim(self, conn: sqlite3.Connection, tab: str, newest: int, keep: int) -> list[Path]:
         """Drop finished runs older than the newest `keep`; returns their folders."""
         if newest <= keep:
             return []

@@ -1,0 +1,112 @@
+"""`habitat host start|stop|status|token` — the workspace host, from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..errors import HabitatError, UsageError
+from .common import project_root
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    host = subparsers.add_parser(
+        "host",
+        help="start, stop or inspect the workspace host",
+        description=(
+            "The workspace host: one long-lived process per workspace serving MCP over "
+            "Streamable HTTP (/mcp), the event stream (/events) and /api/status on a unix "
+            "socket in the state folder, and on loopback TCP when asked (with a token)."
+        ),
+    )
+    actions = host.add_subparsers(dest="action", metavar="ACTION", required=True)
+    start = actions.add_parser("start", help="start the host (or find the running one)")
+    start.add_argument(
+        "--tcp", metavar="HOST:PORT", help="also listen on TCP, e.g. 127.0.0.1:8765 (port 0: any)"
+    )
+    start.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a non-loopback --tcp address (the token is still required)",
+    )
+    for name, helptext in (
+        ("stop", "stop the host (runs go on in their own sessions)"),
+        ("status", "pid, uptime, clients, tabs and running runs of the host"),
+        ("token", "print the bearer token TCP clients must send"),
+    ):
+        actions.add_parser(name, help=helptext)
+    for parser in actions.choices.values():
+        parser.add_argument("--project", type=Path, metavar="DIR", help="project folder")
+        parser.add_argument("--json", action="store_true", help="print JSON")
+        parser.set_defaults(handler=cmd_host)
+
+
+def cmd_host(args: argparse.Namespace) -> int:
+    from ..host import launcher
+
+    try:
+        root = project_root(args)
+        if args.action == "start":
+            return _start(root, args)
+        if args.action == "stop":
+            record = launcher.stop_host(root)
+            print(f"stopped host pid {record.pid}" if record else "no host runs for this workspace")
+            return 0
+        if args.action == "status":
+            return _status(root, args)
+        print(launcher.host_files(root).token())
+        return 0
+    except UsageError as exc:
+        print(f"habitat host: {exc}", file=sys.stderr)
+        return 2
+    except HabitatError as exc:
+        print(f"habitat host: {exc}", file=sys.stderr)
+        return 1
+
+
+def _start(root: Path, args: argparse.Namespace) -> int:
+    from ..host import launcher
+    from ..host.server import parse_tcp
+
+    if args.tcp:
+        parse_tcp(args.tcp, allow_remote=args.allow_remote)  # refuse before spawning
+    handle = launcher.ensure_host(root, tcp=args.tcp, allow_remote=args.allow_remote)
+    record = handle.record
+    if args.json:
+        print(json.dumps({"started": handle.started, **record.model_dump()}))
+        return 0
+    verb = "started" if handle.started else "already running:"
+    print(f"host {verb} pid {record.pid}, socket {record.socket}")
+    if record.tcp:
+        print(f"  {record.tcp}/mcp (token: `habitat host token`)")
+    return 0
+
+
+def _status(root: Path, args: argparse.Namespace) -> int:
+    import httpx2
+
+    from ..host import launcher
+
+    record = launcher.find_host(root)
+    if record is None:
+        print("no host runs for this workspace", file=sys.stderr)
+        return 1
+    transport = httpx2.HTTPTransport(uds=record.socket)
+    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as client:
+        status = client.get("/api/status").raise_for_status().json()
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    running = ", ".join(f"{r['tab']} (pid {r['pid']}): {r['command']}" for r in status["running"])
+    tabs = ", ".join(f"{t['name']}={t['state']}" for t in status["tabs"]) or "none"
+    print(f"host pid {status['pid']}, up {status['uptime_s']:.0f}s, clients {status['clients']}")
+    print(f"  socket {status['socket']}" + (f", tcp {status['tcp']}" if status["tcp"] else ""))
+    print(f"  tabs: {tabs}")
+    print(f"  running: {running or 'nothing'}")
+    print(f"  idle exit after {status['idle_seconds']:.0f}s with no client and no run")
+    return 0

@@ -1,0 +1,25 @@
+# host/: the workspace host — one long-lived process per workspace, and the ways to reach it.
+#   server     the host process: lock, unix socket (+ TCP), uvicorn, signals, idle exit
+#   app        the HTTP app (/mcp, /events, /api/status) and `build_mcp`, what it serves
+#   guard      Host/Origin checks on every request, the bearer token on TCP
+#   events_stream  /events: the journal as resumable server-sent events
+#   lock       host.lock: one host per workspace, its record (pid, endpoints)
+#   files      the host's files in the state folder and their permission checks
+#   launcher   find / start (detached) / stop a workspace's host from another process
+#   bridge     stdio ↔ host relay that restarts a dead host;  stdio  it on real stdin/stdout
+#   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`
+from .bridge import Bridge, Endpoint
+from .launcher import HostHandle, ensure_host, find_host, stop_host
+from .lock import HostRecord
+from .stdio import serve_bridge
+
+__all__ = [
+    "Bridge",
+    "Endpoint",
+    "HostHandle",
+    "HostRecord",
+    "ensure_host",
+    "find_host",
+    "serve_bridge",
+    "stop_host",
+]

@@ -1,0 +1,155 @@
+"""The host's HTTP application: `/mcp`, `/events`, `/api/status`, behind the `Guard`.
+
+`build_mcp` is the one place that decides what the host serves: the workspace's services
+from the composition root (`Habitat.open`) and the primary MCP server over them.
+
+The JSON API for the verbs (`/api/scene`, `/api/run`, … — the same service functions as
+the MCP tools) is derived from the verb table once it exists: its routes join the list in
+`build_app`, next to `/api/status`, and are guarded by the same `Guard` (token on TCP,
+Host/Origin everywhere).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agent_habitat import __version__
+from agent_habitat.events import EventBus
+from agent_habitat.habitat import Habitat
+from agent_habitat.mcp_tools import HabitatServer, primary_server
+from agent_habitat.shell import ShellHabitat
+from agent_habitat.workspace import Workspace
+
+from .events_stream import EventStream
+from .guard import Guard
+
+__all__ = ["Activity", "HostApp", "Hosted", "build_app", "build_mcp"]
+
+
+@dataclass
+class Hosted:
+    """What the host serves: the MCP server and the state behind it."""
+
+    server: HabitatServer
+    habitat: Habitat
+
+    @property
+    def shell(self) -> ShellHabitat:
+        return self.habitat.shell
+
+    @property
+    def bus(self) -> EventBus:
+        return self.habitat.bus
+
+
+@asynccontextmanager
+async def build_mcp(project: Path) -> AsyncIterator[Hosted]:
+    """Open the workspace's habitat and its MCP server for the host (switch point)."""
+    async with (
+        Habitat.open(Workspace.for_project(project), project=project) as habitat,
+        primary_server(habitat) as primary,
+    ):
+        yield Hosted(server=primary.server, habitat=habitat)
+
+
+class Activity:
+    """Counts the requests in flight (a connected client holds one open) and when the last
+    one ended: what idle exit and `host status` go by."""
+
+    def __init__(self, app: ASGIApp, *, quiet_paths: frozenset[str]) -> None:
+        self.app = app
+        self.quiet_paths = quiet_paths
+        self.open = 0
+        self.last_seen = time.monotonic()
+
+    def touch(self) -> None:
+        self.last_seen = time.monotonic()
+
+    def quiet_for(self) -> float:
+        return 0.0 if self.open else time.monotonic() - self.last_seen
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("path") in self.quiet_paths:
+            await self.app(scope, receive, send)
+            return
+        self.open += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open -= 1
+            self.touch()
+
+
+@dataclass
+class HostApp:
+    """The assembled application and the parts the host process drives."""
+
+    asgi: ASGIApp
+    sessions: StreamableHTTPSessionManager
+    activity: Activity
+    events: EventStream
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def build_app(
+    hosted: Hosted, *, token: str | None, extra_hosts: tuple[str, ...] = (), idle_seconds: float
+) -> HostApp:
+    """Routes, session manager and middleware; `info` is filled in once the host listens."""
+    sessions = StreamableHTTPSessionManager(
+        app=hosted.server,
+        # The Guard checks Host/Origin for every route; the SDK's own check would only
+        # repeat it for /mcp, and would reject a unix socket's port-less `Host: localhost`.
+        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+    events = EventStream(hosted.habitat.journal, hosted.bus)
+    started = time.time()
+    host_app: HostApp
+
+    async def status(request: Request) -> Response:
+        scene = await hosted.shell.scene()
+        running = [
+            {"tab": t.name, "pid": t.pid, "command": t.last_run.command if t.last_run else None}
+            for t in scene.tabs
+            if t.state == "running"
+        ]
+        activity = host_app.activity
+        return JSONResponse(
+            {
+                "pid": os.getpid(),
+                "version": __version__,
+                "started_at": started,
+                "uptime_s": round(time.time() - started, 3),
+                "clients": activity.open,
+                "event_streams": events.open_streams,
+                "tabs": [{"name": t.name, "state": t.state, "cwd": t.cwd} for t in scene.tabs],
+                "running": running,
+                "idle_seconds": idle_seconds,
+                "idle_for_s": round(activity.quiet_for(), 3),
+                **host_app.info,
+            }
+        )
+
+    routes = [
+        Route("/mcp", StreamableHTTPASGIApp(sessions)),
+        Route("/events", events.endpoint, methods=["GET"]),
+        Route("/api/status", status, methods=["GET"]),
+        # The verb routes (/api/<verb>, from the verb table) go here.
+    ]
+    activity = Activity(Starlette(routes=routes), quiet_paths=frozenset({"/api/status"}))
+    guarded = Guard(activity, token=token, extra_hosts=extra_hosts)
+    host_app = HostApp(asgi=guarded, sessions=sessions, activity=activity, events=events)
+    return host_app

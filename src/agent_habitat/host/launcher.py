@@ -1,0 +1,127 @@
+"""Finding, starting and stopping a workspace's host from another process.
+
+`ensure_host` starts one detached (its own session, output to `host.log`, stdin from
+/dev/null) when none runs, and waits, bounded, until it listens. Two starters racing each
+spawn a host; the lock lets one win and the other exits, and both starters return the
+winner's record.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent_habitat.errors import HabitatError
+from agent_habitat.workspace import Workspace
+
+from .files import HostFiles
+from .lock import HostRecord, is_held, read_record
+
+__all__ = ["HostHandle", "ensure_host", "find_host", "host_files", "stop_host"]
+
+START_TIMEOUT_SECONDS = 30.0
+STOP_TIMEOUT_SECONDS = 10.0
+_POLL_SECONDS = 0.02
+
+
+@dataclass(frozen=True)
+class HostHandle:
+    record: HostRecord
+    started: bool
+    """True when this call started the host, False when it found it running."""
+
+
+def host_files(root: Path) -> HostFiles:
+    return HostFiles(Workspace.for_project(root))
+
+
+def find_host(root: Path) -> HostRecord | None:
+    """The running host of the workspace `root`, or None."""
+    return read_record(host_files(root).lock)
+
+
+def ensure_host(root: Path, *, tcp: str | None = None, allow_remote: bool = False) -> HostHandle:
+    """The workspace's running host, started (detached) when none runs."""
+    files = host_files(root)
+    files.prepare()
+    record = read_record(files.lock)
+    if record is not None:
+        if tcp and record.tcp is None:
+            raise HabitatError(
+                f"a host already runs for {root} (pid {record.pid}) without TCP; "
+                "stop it (`habitat host stop`) and start it again with --tcp"
+            )
+        return HostHandle(record, started=False)
+    argv = [sys.executable, "-m", "agent_habitat.host", "--project", str(root)]
+    if tcp:
+        argv += ["--tcp", tcp]
+    if allow_remote:
+        argv.append("--allow-remote")
+    fd = os.open(files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=root,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+        )
+    finally:
+        os.close(fd)
+    # Reap it whenever it ends, so a host that dies under a long-lived starter (the
+    # bridge) leaves no zombie behind.
+    threading.Thread(target=proc.wait, name="habitat-host-reaper", daemon=True).start()
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        record = read_record(files.lock)
+        if record is not None:
+            return HostHandle(record, started=record.pid == proc.pid)
+        code = proc.poll()
+        if code is not None and code != 3 and not is_held(files.lock):
+            raise HabitatError(
+                f"the host exited with status {code} before it listened: {_tail(files.log)}"
+            )
+        time.sleep(_POLL_SECONDS)
+    raise HabitatError(
+        f"the host did not start within {START_TIMEOUT_SECONDS:.0f}s; see {files.log}"
+    )
+
+
+def stop_host(root: Path) -> HostRecord | None:
+    """SIGTERM the running host (SIGKILL after a bound); its runs go on. None: none ran."""
+    files = host_files(root)
+    record = read_record(files.lock)
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    # A host that holds the lock but has not published its record yet is starting: wait for
+    # it, or it would be left running by a stop that came a moment too early.
+    while record is None and is_held(files.lock) and time.monotonic() < deadline:
+        time.sleep(_POLL_SECONDS)
+        record = read_record(files.lock)
+    if record is None:
+        return None
+    for signum, bound in ((signal.SIGTERM, STOP_TIMEOUT_SECONDS), (signal.SIGKILL, 5.0)):
+        try:
+            os.kill(record.pid, signum)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + bound
+        while time.monotonic() < deadline:
+            if not is_held(files.lock):
+                return record
+            time.sleep(_POLL_SECONDS)
+    raise HabitatError(f"host pid {record.pid} still holds {files.lock} after SIGKILL")
+
+
+def _tail(log: Path, lines: int = 5) -> str:
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return f"(no log at {log})"
+    return " | ".join(text.strip().splitlines()[-lines:]) or f"(empty log {log})"

@@ -1,0 +1,96 @@
+"""`host.lock`: one host per workspace, and how others find it.
+
+The running host holds an exclusive `flock` on the file for its whole life and writes
+its record (pid, endpoints) into it once it listens. The kernel drops the lock when the
+process dies, however it dies, so a lock left by a dead host is simply free: the next
+host takes it over and rewrites the record. A reader that can take the lock itself knows
+no host runs, whatever the file says.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+__all__ = ["HostLock", "HostRecord", "read_record"]
+
+
+class HostRecord(BaseModel):
+    """What the running host says about itself in `host.lock`."""
+
+    pid: int
+    started_at: float
+    socket: str
+    tcp: str | None = None
+    """`http://HOST:PORT` when the host also listens on TCP."""
+    root: str | None = None
+
+
+class HostLock:
+    """The exclusive lock a host holds while it runs."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> bool:
+        """Take the lock without waiting; False when another live host holds it."""
+        # os.open gives a close-on-exec descriptor, so runs the host spawns never inherit
+        # the lock (they outlive the host; the lock must not).
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        self._fd = fd
+        return True
+
+    def publish(self, record: HostRecord) -> None:
+        """Write the record; readers see a host once this returns."""
+        assert self._fd is not None, "publish() before acquire()"
+        data = record.model_dump_json().encode()
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, data, 0)
+        os.fsync(self._fd)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.ftruncate(self._fd, 0)
+            os.close(self._fd)
+            self._fd = None
+
+
+def is_held(path: Path) -> bool:
+    """True when a live process holds the lock at `path`."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def read_record(path: Path) -> HostRecord | None:
+    """The running host's record; None when no host runs or it is still starting."""
+    if not is_held(path):
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+        return HostRecord.model_validate_json(text) if text else None
+    except (FileNotFoundError, ValidationError):
+        return None
+
+
+def uptime(record: HostRecord) -> float:
+    return max(0.0, time.time() - record.started_at)

@@ -1,0 +1,202 @@
+"""The host process: one per workspace, serving the app on the unix socket (and TCP).
+
+Lifecycle: take `host.lock` (or leave: another host runs), open the habitat, listen,
+publish the record into the lock file, journal `host.started`; serve until SIGTERM /
+SIGINT / SIGHUP or until idle (no client and no running run for `idle_seconds`); then
+stop listening, close the habitat (runs go on in their own sessions) and free the lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Callable, Generator
+from pathlib import Path
+
+import anyio
+import uvicorn
+
+from agent_habitat.errors import UsageError
+from agent_habitat.workspace import Workspace
+
+from .app import HostApp, Hosted, build_app, build_mcp
+from .config import load_host_config
+from .files import HostFiles
+from .lock import HostLock, HostRecord
+
+__all__ = ["AlreadyRunning", "parse_tcp", "serve_host"]
+
+logger = logging.getLogger(__name__)
+
+# Open SSE streams (MCP GET streams, /events) never end by themselves; on shutdown they
+# get this long before uvicorn cancels them.
+GRACEFUL_SHUTDOWN_SECONDS = 1
+
+
+class AlreadyRunning(Exception):
+    """Another live host holds this workspace's lock."""
+
+
+def parse_tcp(value: str, *, allow_remote: bool, has_token: bool = True) -> tuple[str, int]:
+    """`HOST:PORT` (or `[v6]:PORT`); a non-loopback host only with `--allow-remote`."""
+    host, sep, port_text = value.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise UsageError(f"--tcp {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+    loopback = host == "localhost"
+    if not loopback:
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError as exc:
+            raise UsageError(f"--tcp {value!r}: {host!r} is not an IP address") from exc
+    if not loopback and not (allow_remote and has_token):
+        raise UsageError(
+            f"--tcp {value}: refusing to listen beyond loopback; anyone who can reach {host} "
+            "could drive your shell. Pass --allow-remote to mean it (the token is still required)"
+        )
+    return host, int(port_text)
+
+
+class _Uvicorn(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.listening = anyio.Event()
+
+    # The host handles signals itself (and uvicorn's capture re-raises them on exit).
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.listening.set()
+
+
+def _unix_listener(path: Path) -> socket.socket:
+    # Only the lock holder gets here, so a socket file left at `path` is a dead host's.
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # created 0600: no window in which others could connect
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
+
+
+def _tcp_listener(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+async def serve_host(root: Path, *, tcp: tuple[str, int] | None = None) -> None:
+    """Run the workspace host for project `root` until stopped or idle."""
+    files = HostFiles(Workspace.for_project(root))
+    files.prepare()
+    lock = HostLock(files.lock)
+    if not lock.acquire():
+        raise AlreadyRunning(f"a host already runs for {root} (see {files.lock})")
+    try:
+        config = load_host_config(root)
+        token = files.token() if tcp else None
+        async with build_mcp(root) as hosted:
+            await _serve(hosted, files, lock, root, tcp, token, config.idle_seconds)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            files.socket.unlink()
+        lock.release()
+
+
+async def _serve(
+    hosted: Hosted,
+    files: HostFiles,
+    lock: HostLock,
+    root: Path,
+    tcp: tuple[str, int] | None,
+    token: str | None,
+    idle_seconds: float,
+) -> None:
+    extra = (tcp[0],) if tcp else ()
+    app = build_app(hosted, token=token, extra_hosts=extra, idle_seconds=idle_seconds)
+    sockets = [_unix_listener(files.socket)]
+    tcp_url = None
+    if tcp:
+        sockets.append(_tcp_listener(*tcp))
+        bound = sockets[-1].getsockname()
+        shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+        tcp_url = f"http://{shown}:{bound[1]}"
+    server = _Uvicorn(
+        uvicorn.Config(
+            app.asgi,
+            lifespan="off",
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        )
+    )
+    reason = "stopped"
+    async with app.sessions.run(), anyio.create_task_group() as tg:
+
+        def stop(why: str) -> None:
+            nonlocal reason
+            reason = why
+            server.should_exit = True
+
+        async def serve() -> None:
+            await server.serve(sockets=sockets)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(serve)
+        with anyio.fail_after(30):
+            await server.listening.wait()
+        record = HostRecord(
+            pid=os.getpid(),
+            started_at=time.time(),
+            socket=str(files.socket),
+            tcp=tcp_url,
+            root=str(root),
+        )
+        app.info.update({"socket": record.socket, "tcp": record.tcp, "root": record.root})
+        lock.publish(record)
+        hosted.bus.publish("host.started", data={"pid": record.pid, "tcp": tcp_url})
+        tg.start_soon(_stop_on_signal, stop)
+        if idle_seconds > 0:
+            tg.start_soon(_stop_when_idle, app, hosted, idle_seconds, stop)
+    hosted.bus.publish("host.stopped", data={"pid": os.getpid(), "reason": reason})
+
+
+async def _stop_on_signal(stop: Callable[[str], None]) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        async for signum in signals:
+            stop(f"signal {signal.Signals(signum).name}")
+            return
+
+
+async def _stop_when_idle(
+    app: HostApp, hosted: Hosted, idle_seconds: float, stop: Callable[[str], None]
+) -> None:
+    tick = min(max(idle_seconds / 10, 0.05), 5.0)
+    while True:
+        await anyio.sleep(tick)
+        if app.activity.open:
+            continue
+        scene = await hosted.shell.scene()
+        if any(t.state == "running" for t in scene.tabs):
+            app.activity.touch()  # the idle time counts from the run's end
+            continue
+        if app.activity.quiet_for() >= idle_seconds:
+            logger.warning("no client and no running run for %ss: exiting", idle_seconds)
+            stop("idle")
+            return

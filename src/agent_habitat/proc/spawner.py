@@ -1,0 +1,96 @@
+"""The seam between a service and the operating system's processes.
+
+A service that starts processes (a shell tab, later a rung) takes a `Spawner` and holds
+`ProcessHandle`s; `ProcSpawner` is the real one, built on `spawn`, `Supervised.adopt` and
+`kill_tree`. Unit tests pass `agent_habitat.testing.FakeSpawner`, which plays scripted
+commands without starting anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Protocol
+
+from .kill import KillReport, kill_tree
+from .record import ProcessRecord
+from .supervised import Supervised, spawn
+
+__all__ = ["ProcSpawner", "ProcessHandle", "Spawner"]
+
+
+class ProcessHandle(Protocol):
+    """A process we started, or adopted from its record (what `Supervised` offers)."""
+
+    @property
+    def record(self) -> ProcessRecord: ...
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def stdin(self) -> IO[bytes] | None:
+        """The write end of its stdin when started with `stdin_pipe` by this process."""
+
+    def identify(self) -> ProcessRecord:
+        """The record with the create time filled in (blocks briefly: call it off the loop)."""
+
+    def alive(self) -> bool: ...
+
+    async def wait(self) -> int | None:
+        """Until it exits. Started here: its return code (negative: the signal). Adopted: None."""
+
+
+class Spawner(Protocol):
+    """Starts processes, finds them again by their record, and kills their whole tree."""
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        output: Path,
+        stdin_pipe: bool = False,
+        marker: str | None = None,
+        identify: bool = True,
+    ) -> ProcessHandle:
+        """Start `argv` in a new session, stdout and stderr appended to `output`.
+        Raises OSError when it cannot be started."""
+
+    def adopt(self, record: ProcessRecord) -> ProcessHandle:
+        """A handle on a process started earlier, perhaps by another habitat process."""
+
+    async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
+        """Signal every member of the process's tree; see `proc.kill.kill_tree`."""
+
+
+class ProcSpawner:
+    """Real processes."""
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        output: Path,
+        stdin_pipe: bool = False,
+        marker: str | None = None,
+        identify: bool = True,
+    ) -> Supervised:
+        return spawn(
+            argv,
+            cwd=cwd,
+            env=env,
+            output=output,
+            stdin_pipe=stdin_pipe,
+            marker=marker,
+            identify=identify,
+        )
+
+    def adopt(self, record: ProcessRecord) -> Supervised:
+        return Supervised.adopt(record)
+
+    async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
+        return await kill_tree(record, sig, grace)

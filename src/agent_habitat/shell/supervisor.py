@@ -1,0 +1,241 @@
+"""How runs end: adoption after a restart, watching, killing, and recording the end once.
+
+`ShellHabitat` holds one `RunSupervisor`. Every end is a conditional update, so when several
+habitat processes watch one run, exactly one records it and publishes its event; each of
+them still wakes its own waiters (`until_ended`).
+"""
+
+from __future__ import annotations
+
+import signal as signal_module
+
+import anyio
+import anyio.to_thread
+from anyio.abc import TaskGroup
+
+from ..clock import Clock
+from ..events import EventBus
+from ..proc import KillReport
+from ..proc.spawner import ProcessHandle, Spawner
+from ..proc.spool import Spool
+from .environment import carried_env
+from .models import RunState
+from .run_store import RunRow, RunStore
+
+__all__ = ["RunSupervisor"]
+
+# A foreground run still going after this long gets its identity recorded for adoption.
+# Real time, not the injected clock: it waits for the real process's exec to complete.
+_IDENTIFY_AFTER_SECONDS = 0.05
+# A `running` row without a pid this young belongs to a habitat between insert and spawn.
+_SPAWN_GRACE_SECONDS = 5.0
+# How often `until_ended` looks for the pid of such a row (it appears within milliseconds).
+_PID_LOOK_SECONDS = 0.02
+
+
+class _End:
+    """The waiters on one run's end, and its row as the end was recorded."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.row: RunRow | None = None
+
+
+class RunSupervisor:
+    """The runs this habitat process knows to be alive, and how each of them ended."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        bus: EventBus,
+        spawner: Spawner,
+        clock: Clock,
+        task_group: TaskGroup,
+        kill_grace_seconds: float,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.spawner = spawner
+        self.clock = clock
+        self._tg = task_group
+        self._grace = kill_grace_seconds
+        self._live: dict[int, ProcessHandle] = {}
+        self._killing: dict[int, RunState] = {}
+        self._extra_env: dict[int, dict[str, str] | None] = {}
+        self._ended: dict[int, _End] = {}
+
+    def live(self, run_id: int) -> ProcessHandle | None:
+        """The handle of a run this process started or adopted, while it runs."""
+        return self._live.get(run_id)
+
+    # starting
+    def started(
+        self, run: RunRow, process: ProcessHandle, extra_env: dict[str, str] | None
+    ) -> None:
+        """Take charge of a run just spawned (`extra_env` is not carried to the next run)."""
+        self._live[run.id] = process
+        self._extra_env[run.id] = extra_env
+
+    def watch(self, run: RunRow, process: ProcessHandle) -> None:
+        """Record the run's end when it comes, with nobody waiting for it."""
+        self._tg.start_soon(self._watch, run, process)
+
+    async def _watch(self, run: RunRow, process: ProcessHandle) -> None:
+        returncode = await process.wait()
+        self.finish(run, returncode)
+
+    async def identify(self, run: RunRow, process: ProcessHandle) -> None:
+        """Persist the create time, so a later habitat can tell this process from a reused pid."""
+        if process.record.create_time:
+            return
+        record = await anyio.to_thread.run_sync(process.identify)
+        if record.create_time and process.alive():
+            self.store.set_create_time(run.id, record.create_time)
+
+    async def identify_later(self, run: RunRow, process: ProcessHandle) -> None:
+        await anyio.sleep(_IDENTIFY_AFTER_SECONDS)
+        if process.alive():
+            await self.identify(run, process)
+
+    # adoption
+    def adopt_all(self) -> None:
+        """Watch every run an earlier habitat left running; record the end of the others."""
+        for run in self.store.running():
+            self.reconcile(run, watch=True)
+
+    def running(self, tab: str) -> RunRow | None:
+        """The tab's running run, its row brought up to date first."""
+        for run in self.store.running(tab):
+            run = self.reconcile(run)
+            if run.state == "running":
+                return run
+        return None
+
+    def reconcile(self, run: RunRow, *, watch: bool = False) -> RunRow:
+        """Bring a `running` row up to date with the process it names."""
+        if run.id in self._live:
+            return run
+        if run.record is not None:
+            process = self.spawner.adopt(run.record)
+            if process.alive():
+                if watch:
+                    self._live[run.id] = process
+                    self.watch(run, process)
+                return run
+        elif self.clock.time() - run.started_at < _SPAWN_GRACE_SECONDS:
+            return run  # another habitat is between insert and spawn
+        self.finish(run, None, lost=True)
+        return self.store.get(run.id) or run
+
+    async def until_ended(self, run: RunRow) -> RunRow | None:
+        """Return once the run's end is recorded (by this or another habitat process): its
+        row as ended, or None when the row is gone (its tab was closed before the end was seen).
+
+        The end arrives from the run's own watcher here: a run this process did not watch
+        yet (another habitat process started it) is adopted and watched first, so its exit
+        comes from the process itself (pidfd) rather than from looking again and again.
+        The watcher wakes its waiters itself rather than through its `shell.run.*` event:
+        the bus carries only the ends this process recorded, and when another habitat
+        process records the end first, the bus here stays silent.
+        """
+        while True:
+            row = self.store.get(run.id)
+            if row is None or row.state != "running":
+                return row
+            if run.id not in self._live:
+                row = self.reconcile(row, watch=True)
+                if row.state != "running":
+                    return row
+            if run.id in self._live:
+                # No await since the row was read: the end cannot slip in between.
+                end = self._ended.setdefault(run.id, _End())
+                await end.event.wait()
+                return end.row
+            # The row has no pid yet; its habitat records one right after the spawn.
+            await anyio.sleep(_PID_LOOK_SECONDS)
+
+    # ending
+    def finish(self, run: RunRow, returncode: int | None, *, lost: bool = False) -> RunRow:
+        """Record how a run ended, carry its cwd/env to the tab, publish the event (once)."""
+        self._live.pop(run.id, None)
+        files = run.files
+        recorded = files.read_state()
+        exit_code = recorded.exit_code if recorded else None
+        sig = -returncode if returncode is not None and returncode < 0 else None
+        forced = self._killing.pop(run.id, None)
+        state: RunState
+        if forced is not None:
+            state = forced
+        elif exit_code is not None:
+            state = "exited"
+        elif sig is not None:
+            state = "killed"  # by someone outside the habitat: OOM killer, a person's kill -9
+        elif returncode is not None and not lost:
+            state, exit_code = "exited", returncode
+        else:
+            state = "lost"
+        if state != "exited":
+            exit_code = (
+                None  # a killed run's wrapper may still have written a code; it means nothing
+            )
+        carried = state == "exited" and recorded is not None
+        extra = self._extra_env.pop(run.id, None)
+        recorded_env = recorded.env if recorded else None
+        if self.store.finish(
+            run.id,
+            state,
+            exit_code=exit_code,
+            signal=sig,
+            timed_out=state == "timed_out",
+            output_bytes=Spool(files.output).size(),
+            tab_cwd=recorded.cwd if carried and recorded else None,
+            tab_env=carried_env(recorded_env, extra)
+            if carried and recorded_env is not None
+            else None,
+        ):
+            ended = self.store.get(run.id) or run
+            kind = {"exited": "exited", "lost": "lost"}.get(state, "killed")
+            self.bus.publish(
+                f"shell.run.{kind}",
+                tab=run.tab,
+                data={
+                    "index": run.idx,
+                    "command": run.command,
+                    "state": state,
+                    "exit_code": exit_code,
+                    "signal": sig,
+                    "duration_s": ended.duration_s(self.clock.time()),
+                },
+            )
+        final = self.store.get(run.id) or run
+        end = self._ended.pop(run.id, None)
+        if end is not None:
+            end.row = final
+            end.event.set()
+        return final
+
+    async def kill(
+        self, run: RunRow, state: RunState, sig: int = signal_module.SIGTERM
+    ) -> KillReport:
+        """Kill the run's tree and record it ended as `state` (killed, timed_out, cancelled)."""
+        process = self._live.get(run.id)
+        record = process.record if process else run.record
+        if record is None:
+            return KillReport()
+        self._killing[run.id] = state
+        report = await self.spawner.kill_tree(record, sig, self._grace)
+        # Its return code tells the signal; a leader that survived the kill is not waited for.
+        returncode = None
+        if process is not None and process.pid not in report.remaining:
+            returncode = await process.wait()
+        if self.store.get(run.id) is not None:
+            self.finish(run, returncode)
+        return report
+
+    async def signal(self, run: RunRow, sig: int) -> KillReport:
+        """Deliver `sig` to the run's tree without recording an end (INT, HUP, USR1, …)."""
+        process = self._live.get(run.id)
+        record = process.record if process else run.record
+        if record is None:
+            return KillReport()
+        return await self.spawner.kill_tree(record, sig, self._grace)

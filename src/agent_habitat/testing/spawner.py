@@ -1,0 +1,242 @@
+"""A spawner for tests: scripted commands instead of processes.
+
+`FakeSpawner` implements `agent_habitat.proc.spawner.Spawner` for the shell habitat's
+wrapper: a command's `Script` says what it prints, where it ends up (`cd`), what it
+exports or unsets and its exit code. Playing it writes the output to the spool and the
+wrapper's `state` file (exit code, cwd, environment) as a POSIX shell's wrapper would, and
+exits. A script with `keep_running` stays alive until the test ends it (`FakeProcess.exit`)
+or the habitat kills it, so waits, busy tabs and kills can be tested without a shell.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+
+from ..proc import KillReport, ProcessRecord
+
+__all__ = ["FakeProcess", "FakeSpawner", "Script"]
+
+# Above the kernel's largest pid (2**22), so a fake pid never names a real process.
+_FIRST_PID = 10_000_000
+# Names the real wrapper never carries (see shell/wrapper.py).
+_NOT_CARRIED = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "HABITAT_RUN_ID"})
+
+
+@dataclass(frozen=True)
+class Script:
+    """What a scripted command does."""
+
+    output: str = ""
+    exit_code: int = 0
+    cd: str | None = None
+    """The folder it ends in, relative to the one it started in (`cd` in the command)."""
+    export: Mapping[str, str] = field(default_factory=dict)
+    unset: tuple[str, ...] = ()
+    keep_running: bool = False
+    """Print `output`, then run until `FakeProcess.exit()` or a kill."""
+
+
+class _Stdin(io.BytesIO):
+    """The write end of a fake process's stdin; keeps what it got after it was closed."""
+
+    received = b""
+
+    def close(self) -> None:
+        if not self.closed:
+            self.received = self.getvalue()
+        super().close()
+
+
+class FakeProcess:
+    """One played command. Implements `agent_habitat.proc.spawner.ProcessHandle`."""
+
+    def __init__(
+        self,
+        pid: int,
+        argv: Sequence[str],
+        command: str,
+        cwd: Path,
+        env: dict[str, str],
+        output: Path,
+        marker: str | None,
+        stdin_pipe: bool,
+    ) -> None:
+        self.pid = pid
+        self.argv = list(argv)
+        self.command = command
+        self.cwd = cwd
+        """The folder it started in."""
+        self.env = env
+        """The environment it started with (the marker included)."""
+        self.output = output
+        self.record = ProcessRecord(pid, 0.0, marker)
+        self.stdin: io.BytesIO | None = _Stdin() if stdin_pipe else None
+        self.returncode: int | None = None
+        self.signals: list[int] = []
+        """Signals the habitat sent to its tree."""
+        self._exited = anyio.Event()
+
+    # what the test does
+    def write(self, text: str) -> None:
+        with open(self.output, "ab") as f:
+            f.write(text.encode())
+
+    def exit(
+        self,
+        code: int = 0,
+        *,
+        cd: str | None = None,
+        export: Mapping[str, str] | None = None,
+        unset: Sequence[str] = (),
+    ) -> None:
+        """End as the wrapper does: record exit code, final cwd and environment, then exit."""
+        final_cwd = (self.cwd / cd).resolve() if cd is not None else self.cwd
+        env = {k: v for k, v in self.env.items() if k not in _NOT_CARRIED}
+        env.update(export or {})
+        for name in unset:
+            env.pop(name, None)
+        dump = b"".join(f"{k}={v}\0".encode() for k, v in env.items())
+        state = f"{code}\0{final_cwd}\0".encode() + dump
+        (self.output.parent / "state").write_bytes(state)
+        self._end(code)
+
+    def die(self, sig: int) -> None:
+        """Killed by `sig`: the wrapper records nothing."""
+        self._end(-sig)
+
+    def _end(self, returncode: int) -> None:
+        if self.returncode is None:
+            self.returncode = returncode
+            self._exited.set()
+
+    # what the habitat sees
+    @property
+    def stdin_received(self) -> bytes:
+        """What was written to its stdin (once closed, or so far)."""
+        if isinstance(self.stdin, _Stdin) and self.stdin.closed:
+            return self.stdin.received
+        return self.stdin.getvalue() if self.stdin is not None else b""
+
+    def identify(self) -> ProcessRecord:
+        if not self.record.create_time:
+            self.record = ProcessRecord(self.pid, 1.0 + self.pid, self.record.marker)
+        return self.record
+
+    def alive(self) -> bool:
+        return self.returncode is None
+
+    async def wait(self) -> int | None:
+        await self._exited.wait()
+        return self.returncode
+
+
+class _Adopted:
+    """A fake process seen from another habitat: alive or not, but no return code."""
+
+    def __init__(self, record: ProcessRecord, process: FakeProcess | None) -> None:
+        self.record = record
+        self.pid = record.pid
+        self.stdin = None
+        self._process = process
+
+    def identify(self) -> ProcessRecord:
+        return self.record
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.alive()
+
+    async def wait(self) -> int | None:
+        if self._process is not None:
+            await self._process.wait()
+        return None
+
+
+class FakeSpawner:
+    """Plays `scripts` (command line → Script); an unscripted command plays `default`, or
+    fails the test with a LookupError naming it when there is no default."""
+
+    def __init__(
+        self, scripts: Mapping[str, Script] | None = None, *, default: Script | None = None
+    ) -> None:
+        self.scripts: dict[str, Script] = dict(scripts or {})
+        self.default = default
+        self.processes: list[FakeProcess] = []
+        self.before_spawn: Callable[[Path], None] | None = None
+        """Called with the spool path before anything starts (raise OSError: cannot start)."""
+        self.after_spawn: Callable[[FakeProcess], None] | None = None
+        """Called once the process runs (raise to play the habitat dying right then)."""
+        self._pids = itertools.count(_FIRST_PID)
+
+    @property
+    def last(self) -> FakeProcess:
+        """The most recently spawned process."""
+        return self.processes[-1]
+
+    def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        output: Path,
+        stdin_pipe: bool = False,
+        marker: str | None = None,
+        identify: bool = True,
+    ) -> FakeProcess:
+        if self.before_spawn is not None:
+            self.before_spawn(output)
+        command = _command_of(argv, output.parent)
+        script = self.scripts.get(command, self.default)
+        if script is None:
+            known = ", ".join(repr(c) for c in self.scripts) or "none"
+            raise LookupError(f"FakeSpawner has no script for {command!r} (scripted: {known})")
+        if not cwd.is_dir():
+            raise FileNotFoundError(f"no such directory: {cwd}")
+        full_env = dict(env)
+        if marker is not None:
+            full_env["HABITAT_RUN_ID"] = marker
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.touch()
+        process = FakeProcess(
+            next(self._pids), argv, command, cwd, full_env, output, marker, stdin_pipe
+        )
+        if identify:
+            process.identify()
+        self.processes.append(process)
+        if script.output:
+            process.write(script.output)
+        if not script.keep_running:
+            process.exit(script.exit_code, cd=script.cd, export=script.export, unset=script.unset)
+        if self.after_spawn is not None:
+            self.after_spawn(process)
+        return process
+
+    def adopt(self, record: ProcessRecord) -> _Adopted:
+        found = next((p for p in self.processes if p.pid == record.pid), None)
+        return _Adopted(record, found)
+
+    async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
+        """Any signal ends a fake process (it traps none)."""
+        found = next((p for p in self.processes if p.pid == record.pid and p.alive()), None)
+        if found is None:
+            return KillReport()
+        found.signals.append(sig)
+        found.die(sig)
+        await anyio.lowlevel.checkpoint()
+        return KillReport(pids=[found.pid], remaining=[])
+
+
+def _command_of(argv: Sequence[str], run_dir: Path) -> str:
+    # fish and pwsh wrappers read the command from a file; the POSIX ones take it last.
+    for name in ("cmd", "cmd.ps1"):
+        path = run_dir / name
+        if path.is_file():
+            return path.read_text(encoding="utf-8").removesuffix("\n")
+    return argv[-1]

@@ -1,0 +1,196 @@
+"""`habitat mcp` as a bridge: an MCP client over stdio, the host behind it, and its death."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.session import IncomingMessage
+
+from agent_habitat.host import HostRecord, find_host
+from agent_habitat.host.bridge import HOST_RESTARTED
+from agent_habitat.host.launcher import host_files
+from agent_habitat.host.lock import is_held
+from agent_habitat.testing import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+HABITAT = str(Path(sys.executable).with_name("habitat"))
+
+
+@asynccontextmanager
+async def bridged(
+    project: Path, inbox: list[Any] | None = None, mode: str = "legacy"
+) -> AsyncIterator[Client]:
+    params = StdioServerParameters(
+        command=HABITAT, args=["mcp", "--project", str(project)], env=dict(os.environ), cwd=project
+    )
+
+    async def on_message(message: IncomingMessage) -> None:
+        if inbox is not None:
+            inbox.append(message)
+
+    async with Client(params, mode=mode, message_handler=on_message) as client:
+        yield client
+
+
+def text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+def output(result: types.CallToolResult) -> str:
+    assert not result.is_error, text(result)
+    assert isinstance(result.structured_content, dict)
+    out: str = result.structured_content["output"]
+    return out
+
+
+def host(project: Path) -> HostRecord:
+    record = find_host(project)
+    assert record is not None
+    return record
+
+
+async def kill_host(project: Path) -> int:
+    pid = host(project).pid
+    os.kill(pid, signal.SIGKILL)
+    lock = host_files(project).lock
+
+    # Dead means the kernel dropped its lock (and with it, its sockets).
+    def dead() -> bool:
+        if not is_held(lock):
+            return True
+        record = find_host(project)  # None while a new host starts
+        return record is not None and record.pid != pid
+
+    await eventually(dead, within=10)
+    return pid
+
+
+async def test_the_bridge_starts_the_host_and_relays_progress_and_list_changed(
+    project: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    reported: list[float] = []
+    inbox: list[Any] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
+
+    assert find_host(project) is None
+    async with bridged(project, inbox) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        hi = await client.call_tool("shell_run", {"command": "echo hi"})
+        slow = await client.call_tool(
+            "shell_run", {"command": "echo a; sleep 0.6; echo b"}, progress_callback=on_progress
+        )
+        await client.call_tool("project_open", {"path": str(other)})
+        await eventually(
+            lambda: any(isinstance(m, types.ToolListChangedNotification) for m in inbox)
+        )
+        assert find_host(project) is not None
+    assert {"shell_run", "project_open"} <= tools
+    assert output(hi) == "hi\n"
+    assert output(slow) == "a\nb\n"
+    assert reported
+    assert reported == sorted(reported)
+
+
+async def test_the_bridge_survives_a_sigkilled_host(project: Path) -> None:
+    async with bridged(project) as client:
+        assert output(await client.call_tool("shell_run", {"command": "echo before"})) == (
+            "before\n"
+        )
+        dead = await kill_host(project)
+        after = await client.call_tool("shell_run", {"command": "echo after"})
+        assert output(after) == "after\n"
+        assert host(project).pid != dead
+        # The session the bridge replayed is a real one: the tabs are the workspace's.
+        scene = await client.call_tool("shell_scene", {})
+    assert "main" in text(scene)
+
+
+async def test_a_call_in_flight_when_the_host_dies_gets_a_tool_error(project: Path) -> None:
+    async with bridged(project) as client:
+        results: list[types.CallToolResult] = []
+
+        async def long_call() -> None:
+            results.append(await client.call_tool("shell_run", {"command": "sleep 30"}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(long_call)
+            await eventually(lambda: _running(project), within=30)
+            await kill_host(project)
+        [in_flight] = results
+        assert in_flight.is_error
+        assert text(in_flight) == HOST_RESTARTED
+        # The run outlived the host; the new host adopted it, and it can be killed.
+        killed = await client.call_tool("shell_kill", {"tab": "main"})
+        assert not killed.is_error, text(killed)
+        after = await client.call_tool("shell_run", {"command": "echo next"})
+    assert output(after) == "next\n"
+
+
+def _running(project: Path) -> bool:
+    from agent_habitat.store import Database
+
+    record = find_host(project)
+    if record is None:
+        return False
+    db = Database(host_files(project).workspace.db_path)
+    try:
+        return bool(db.query("SELECT 1 FROM runs WHERE state = 'running'"))
+    finally:
+        db.close()
+
+
+async def test_the_bridge_says_why_it_cannot_start_the_host(project: Path) -> None:
+    state = host_files(project).state_dir
+    state.mkdir(parents=True)
+    state.chmod(0o777)
+    done = await anyio.run_process(
+        [HABITAT, "mcp", "--project", str(project)], input=b"", check=False
+    )
+    assert done.returncode == 2
+    assert b"writable by group or others" in done.stderr
+    assert find_host(project) is None
+
+
+async def test_a_cancelled_call_stops_its_run_and_restarts_nothing(project: Path) -> None:
+    async with bridged(project) as client:
+        await client.call_tool("shell_run", {"command": "echo warm"})
+        pid = host(project).pid
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+
+            async def long_call() -> None:
+                with scope:
+                    await client.call_tool("shell_run", {"command": "sleep 30"})
+
+            tg.start_soon(long_call)
+            await eventually(lambda: _running(project), within=30)
+            scope.cancel()
+        await eventually(lambda: not _running(project), within=30)
+        after = await client.call_tool("shell_run", {"command": "echo next"})
+        assert output(after) == "next\n"
+        assert host(project).pid == pid
+
+
+async def test_a_2026_era_client_works_over_the_bridge(project: Path) -> None:
+    async with bridged(project, mode="auto") as client:
+        echo = await client.call_tool("shell_run", {"command": "echo modern"})
+        tools = {t.name for t in (await client.list_tools()).tools}
+    assert output(echo) == "modern\n"
+    assert "shell_run" in tools

@@ -1,0 +1,210 @@
+"""The host as a real detached process: lock, endpoints, security, events, idle exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+from pathlib import Path
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+
+from agent_habitat.cli import main
+from agent_habitat.host import HostRecord, ensure_host, find_host
+from agent_habitat.host.launcher import host_files
+from agent_habitat.host.lock import is_held
+from agent_habitat.store import Database, SqliteJournal
+from agent_habitat.testing import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+
+def uds(record: HostRecord) -> httpx2.AsyncClient:
+    transport = httpx2.AsyncHTTPTransport(uds=record.socket)
+    return httpx2.AsyncClient(transport=transport, base_url="http://localhost", timeout=10)
+
+
+def tcp_start(project: Path) -> tuple[HostRecord, str]:
+    record = ensure_host(project, tcp="127.0.0.1:0").record
+    assert record.tcp is not None
+    return record, host_files(project).token()
+
+
+async def test_a_second_start_finds_the_first_host(project: Path) -> None:
+    first = ensure_host(project)
+    second = ensure_host(project)
+    assert first.started
+    assert not second.started
+    assert second.record.pid == first.record.pid
+    files = host_files(project)
+    assert stat.S_IMODE(os.stat(first.record.socket).st_mode) == 0o600
+    assert stat.S_IMODE(files.state_dir.stat().st_mode) == 0o700
+
+
+async def test_a_dead_hosts_lock_is_taken_over(project: Path) -> None:
+    first = ensure_host(project).record
+    os.kill(first.pid, signal.SIGKILL)
+    lock = host_files(project).lock
+    await eventually(lambda: not is_held(lock))
+    second = ensure_host(project)
+    assert second.started
+    assert second.record.pid != first.pid
+    async with uds(second.record) as client:
+        status = (await client.get("/api/status")).json()
+    assert status["pid"] == second.record.pid
+
+
+async def test_host_status_and_token_on_the_cli(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["host", "status", "--project", str(project)]) == 1
+    assert main(["host", "start", "--project", str(project), "--tcp", "127.0.0.1:0"]) == 0
+    assert main(["host", "status", "--project", str(project), "--json"]) == 0
+    out = capsys.readouterr().out
+    status = json.loads(out[out.index("{\n") :])
+    assert status["pid"] == find_host(project).pid  # type: ignore[union-attr]
+    assert status["tabs"] == []
+    assert status["running"] == []
+    assert status["tcp"].startswith("http://127.0.0.1:")
+    assert main(["host", "token", "--project", str(project)]) == 0
+    assert capsys.readouterr().out.strip() == host_files(project).token()
+    assert main(["host", "stop", "--project", str(project)]) == 0
+    assert find_host(project) is None
+
+
+async def test_a_non_loopback_tcp_bind_is_refused(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["host", "start", "--project", str(project), "--tcp", "0.0.0.0:0"])
+    assert code == 2
+    assert "--allow-remote" in capsys.readouterr().err
+    assert find_host(project) is None
+
+
+async def test_the_host_refuses_a_state_folder_others_can_write(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = host_files(project)
+    files.state_dir.mkdir(parents=True)
+    os.chmod(files.state_dir, 0o777)
+    assert main(["host", "start", "--project", str(project)]) == 1
+    assert "writable by group or others" in capsys.readouterr().err
+    assert find_host(project) is None
+
+
+async def test_tcp_needs_the_token_and_a_local_host_header(project: Path) -> None:
+    record, token = tcp_start(project)
+    async with httpx2.AsyncClient(base_url=record.tcp or "", timeout=10) as client:
+        missing = await client.get("/api/status")
+        wrong = await client.get("/api/status", headers={"Authorization": "Bearer wrong"})
+        mcp_missing = await client.post("/mcp", json={})
+        good = await client.get("/api/status", headers={"Authorization": f"Bearer {token}"})
+        query = await client.get(f"/api/status?token={token}")
+        bad_host = await client.get(f"/api/status?token={token}", headers={"Host": "evil.example"})
+        bad_origin = await client.get(
+            f"/api/status?token={token}", headers={"Origin": "http://evil.example"}
+        )
+    assert [missing.status_code, wrong.status_code, mcp_missing.status_code] == [401] * 3
+    assert [good.status_code, query.status_code] == [200, 200]
+    assert bad_host.status_code == 421
+    assert bad_origin.status_code == 403
+
+
+async def test_both_protocol_eras_call_tools_over_tcp(project: Path) -> None:
+    record, token = tcp_start(project)
+    url = f"{record.tcp}/mcp?token={token}"
+    async with Client(url, mode="legacy") as legacy:
+        old = await legacy.call_tool("shell_run", {"command": "echo legacy"})
+    async with Client(url) as modern:
+        new = await modern.call_tool("shell_run", {"command": "echo modern"})
+    assert old.structured_content is not None
+    assert new.structured_content is not None
+    assert old.structured_content["output"] == "legacy\n"
+    assert new.structured_content["output"] == "modern\n"
+
+
+async def read_events(
+    client: httpx2.AsyncClient, query: str, count: int, **headers: str
+) -> list[int]:
+    ids: list[int] = []
+    async with client.stream("GET", f"/events{query}", headers=headers) as response:
+        assert response.status_code == 200
+        async for sse in httpx2.EventSource(response):
+            if sse.id:
+                ids.append(int(sse.id))
+                assert json.loads(sse.data)["id"] == int(sse.id)
+            if len(ids) == count:
+                break
+    return ids
+
+
+async def test_events_resume_from_last_event_id_without_losing_one(project: Path) -> None:
+    record, token = tcp_start(project)
+    url = f"{record.tcp}/mcp?token={token}"
+    async with uds(record) as client, Client(url, mode="legacy") as mcp:
+        await mcp.call_tool("shell_run", {"command": "echo one"})
+        first = await read_events(client, "", 3)
+        # Events happen while nobody listens; a resumed stream must deliver all of them.
+        await mcp.call_tool("shell_run", {"command": "echo two"})
+        await mcp.call_tool("shell_run", {"command": "echo three", "tab": "other"})
+        db = Database(host_files(project).workspace.db_path)
+        try:
+            expected = [e.id for e in SqliteJournal(db).since(first[-1])]
+        finally:
+            db.close()
+        resumed = await read_events(client, "", len(expected), **{"Last-Event-ID": str(first[-1])})
+        by_query = await read_events(client, f"?since={first[-1]}", len(expected))
+        bad = await client.get("/events?since=soon")
+    assert first == [1, 2, 3]
+    assert len(expected) >= 5
+    assert resumed == expected
+    assert by_query == expected
+    assert bad.status_code == 400
+
+
+async def test_events_stream_live_events_as_they_happen(project: Path) -> None:
+    record, token = tcp_start(project)
+    url = f"{record.tcp}/mcp?token={token}"
+    async with uds(record) as client, Client(url, mode="legacy") as mcp:
+        start = (await read_events(client, "", 1))[0]
+        got: list[str] = []
+        async with anyio.create_task_group() as tg:
+
+            async def follow() -> None:
+                async with client.stream("GET", f"/events?since={start}") as response:
+                    async for sse in httpx2.EventSource(response):
+                        got.append(sse.event)
+                        if sse.event == "shell.run.exited":
+                            return
+
+            tg.start_soon(follow)
+            await mcp.call_tool("shell_run", {"command": "echo live"})
+    assert "shell.run.started" in got
+    assert got[-1] == "shell.run.exited"
+
+
+async def test_an_unused_host_exits_by_itself(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HABITAT_HOST_IDLE_SECONDS", "0.5")
+    record = ensure_host(project).record
+    await eventually(lambda: not is_held(host_files(project).lock), within=30)
+    await eventually(lambda: _gone(record.pid), within=10)
+    db = Database(host_files(project).workspace.db_path)
+    try:
+        stopped = [e for e in SqliteJournal(db).since(0) if e.kind == "host.stopped"]
+    finally:
+        db.close()
+    assert [e.data["reason"] for e in stopped] == ["idle"]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
