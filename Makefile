@@ -36,6 +36,7 @@ bench: $(STAMP_RUN)
 	$(BIN)/python bench/big_output.py
 	$(BIN)/python bench/substrate.py
 	$(BIN)/python bench/stale_latency.py
+	$(BIN)/python bench/tab_timings.py
 
 bench-all: bench
 	$(BIN)/python bench/mcp_latency.py

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import TypedDict
 
 import anyio
 import psutil
@@ -56,7 +57,17 @@ class PeakRss:
         self._thread.join()
 
 
-async def measure(megabytes: int, repeats: int) -> dict[str, object]:
+class Measured(TypedDict):
+    bytes: int
+    raw_wall_s: list[float]
+    raw_to_file_wall_s: list[float]
+    habitat_wall_s: list[float]
+    rss_growth_mb: list[float]
+    returned_to_agent_bytes: int
+    ru_maxrss_mb: float
+
+
+async def measure(megabytes: int, repeats: int) -> Measured:
     from agent_habitat.habitat import Habitat
     from agent_habitat.shell.models import RunArgs
     from agent_habitat.workspace import Workspace
@@ -107,10 +118,10 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HABITAT_HOME", tempfile.mkdtemp(prefix="bench-habitat-home-"))
     data = anyio.run(measure, args.megabytes, args.repeats)
-    raw = statistics.median(data["raw_wall_s"])  # type: ignore[arg-type]
-    hab = statistics.median(data["habitat_wall_s"])  # type: ignore[arg-type]
-    to_file = statistics.median(data["raw_to_file_wall_s"])  # type: ignore[arg-type]
-    rss = max(data["rss_growth_mb"])  # type: ignore[type-var]
+    raw = statistics.median(data["raw_wall_s"])
+    hab = statistics.median(data["habitat_wall_s"])
+    to_file = statistics.median(data["raw_to_file_wall_s"])
+    rss = max(data["rss_growth_mb"])
     ratio = hab / raw
     file_ratio = hab / to_file
     print_table(

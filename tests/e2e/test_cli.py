@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from agent_habitat.cli import main
 
+Cli = Callable[..., tuple[int, str, str]]
+"""`cli("run", "echo hi")` → (exit code, stdout, stderr) of `habitat run echo hi --project …`."""
+
 
 @pytest.fixture
-def cli(project: Path, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-untyped-def]
+def cli(project: Path, capsys: pytest.CaptureFixture[str]) -> Cli:
     def call(*argv: str) -> tuple[int, str, str]:
         code = main([*argv, "--project", str(project)])
         out, err = capsys.readouterr()
@@ -20,14 +24,14 @@ def cli(project: Path, capsys: pytest.CaptureFixture[str]):  # type: ignore[no-u
     return call
 
 
-def test_run_prints_output_and_exits_with_the_command_code(cli) -> None:  # type: ignore[no-untyped-def]
+def test_run_prints_output_and_exits_with_the_command_code(cli: Cli) -> None:
     code, out, err = cli("run", "echo hello; exit 3")
     assert code == 3
     assert out == "hello\n"
     assert "exit 3" in err
 
 
-def test_run_json_prints_the_result_model(cli) -> None:  # type: ignore[no-untyped-def]
+def test_run_json_prints_the_result_model(cli: Cli) -> None:
     code, out, _ = cli("run", "echo hi", "--tab", "j", "--json")
     data = json.loads(out)
     assert code == 0
@@ -40,7 +44,7 @@ def test_run_json_prints_the_result_model(cli) -> None:  # type: ignore[no-untyp
     assert {"index", "pid", "duration_s", "omitted_bytes", "spool"} <= set(data)
 
 
-def test_env_and_cwd_flags(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_env_and_cwd_flags(cli: Cli, tmp_path: Path) -> None:
     code, out, _ = cli(
         "run", 'echo "$A $B"; pwd', "--env", "A=1", "--env", "B=two", "--cwd", str(tmp_path)
     )
@@ -48,7 +52,7 @@ def test_env_and_cwd_flags(cli, tmp_path: Path) -> None:  # type: ignore[no-unty
     assert out == f"1 two\n{tmp_path}\n"
 
 
-def test_background_then_wait_last_history_scene(cli) -> None:  # type: ignore[no-untyped-def]
+def test_background_then_wait_last_history_scene(cli: Cli) -> None:
     code, _, err = cli("run", "echo working; echo done-now", "--tab", "bg", "--background")
     assert code == 0
     assert "running in tab bg" in err
@@ -63,7 +67,7 @@ def test_background_then_wait_last_history_scene(cli) -> None:  # type: ignore[n
     assert [t["name"] for t in json.loads(out)["tabs"]] == ["bg"]
 
 
-def test_rerun_kill_close_which(cli) -> None:  # type: ignore[no-untyped-def]
+def test_rerun_kill_close_which(cli: Cli) -> None:
     cli("run", "echo again")
     code, out, _ = cli("rerun")
     assert (code, out) == (0, "again\n")
@@ -77,7 +81,7 @@ def test_rerun_kill_close_which(cli) -> None:  # type: ignore[no-untyped-def]
     assert json.loads(out)["shell"] in ("bash", "sh", "zsh")
 
 
-def test_usage_errors_exit_2_with_a_message(cli) -> None:  # type: ignore[no-untyped-def]
+def test_usage_errors_exit_2_with_a_message(cli: Cli) -> None:
     code, _, err = cli("run", "ls", "--tab", "bad name")
     assert code == 2
     assert "--tab" in err
@@ -92,13 +96,13 @@ def test_usage_errors_exit_2_with_a_message(cli) -> None:  # type: ignore[no-unt
     assert "no tab 'nobody'" in err
 
 
-def test_timeout_exit_code_is_124(cli) -> None:  # type: ignore[no-untyped-def]
+def test_timeout_exit_code_is_124(cli: Cli) -> None:
     code, _, err = cli("run", "sleep 30", "--timeout-seconds", "0.2")
     assert code == 124
     assert "timed_out" in err
 
 
-def test_events_lists_the_journal(cli) -> None:  # type: ignore[no-untyped-def]
+def test_events_lists_the_journal(cli: Cli) -> None:
     cli("run", "true", "--tab", "ev")
     code, out, _ = cli("events", "--json")
     assert code == 0

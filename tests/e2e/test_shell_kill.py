@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+from pathlib import Path
 
 import anyio
 import psutil
@@ -9,17 +11,23 @@ import pytest
 
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.shell.models import CloseArgs, HistoryArgs, KillArgs, RunArgs, WaitArgs
+from agent_habitat.testing import eventually
 
 pytestmark = pytest.mark.anyio
 
 # A child, a double-forked grandchild, and a daemon that double-forked *and* left the session.
+# The daemon's parent reaps the intermediate child, as a daemonising program does: that
+# child exits on its own a moment after forking, and a snapshot taken while it still ran
+# would expect `kill` to report a process that was gone before it was signalled.
 _TREE = (
     "sleep 300 & "
     "(sleep 301 &) ; "
-    "python3 -c 'import os,time\nif os.fork()==0:\n os.setsid()\n"
-    " if os.fork()==0: time.sleep(302)\n' ; "
+    "python3 -c 'import os,time\nc=os.fork()\nif c==0:\n os.setsid()\n"
+    " if os.fork()==0: time.sleep(302)\n os._exit(0)\nos.waitpid(c,0)\n' ; "
     "echo tree-ready; sleep 303"
 )
+# wrapper shell + sleep 300 + sleep 301 + daemon + sleep 303
+_TREE_SIZE = 5
 
 
 def _pids_with_marker_of(pid: int) -> list[int]:
@@ -35,9 +43,15 @@ def _pids_with_marker_of(pid: int) -> list[int]:
 async def _start_tree(habitat: ShellHabitat, tab: str) -> list[int]:
     started = await habitat.run(RunArgs(command=_TREE, tab=tab, background=True))
     assert started.pid is not None
-    await habitat.wait(WaitArgs(tab=tab, until="tree-ready", timeout_seconds=10))
-    pids = _pids_with_marker_of(started.pid)
-    assert len(pids) >= 5  # wrapper shell + sleep 300 + sleep 301 + daemon + sleep 303
+    pid = started.pid
+    ready = await habitat.wait(WaitArgs(tab=tab, until="tree-ready", timeout_seconds=10))
+    assert ready.reason == "matched"
+    # The shell starts sleep 303 just after the line: the tree is whole once that runs.
+    await eventually(
+        lambda: any(c.cmdline() == ["sleep", "303"] for c in psutil.Process(pid).children())
+    )
+    pids = _pids_with_marker_of(pid)
+    assert len(pids) == _TREE_SIZE, pids
     return pids
 
 
@@ -70,25 +84,41 @@ async def test_kill_escalates_to_sigkill_when_term_is_ignored(habitat: ShellHabi
     await habitat.run(
         RunArgs(command="trap '' TERM; echo armed; sleep 300", tab="stubborn", background=True)
     )
-    await habitat.wait(WaitArgs(tab="stubborn", until="armed", timeout_seconds=10))
+    armed = await habitat.wait(WaitArgs(tab="stubborn", until="armed", timeout_seconds=10))
+    assert armed.reason == "matched"
     with anyio.fail_after(10):
         result = await habitat.kill(KillArgs(tab="stubborn"))
     assert result.remaining == []
 
 
+def _signal_state(pid: int) -> str:
+    """The shell's state and signal masks, to say why a signal was not acted on."""
+    from pathlib import Path
+
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines()
+        children = [(c.pid, c.cmdline()) for c in psutil.Process(pid).children()]
+    except (OSError, psutil.Error) as exc:
+        return repr(exc)
+    keep = ("State", "SigPnd", "ShdPnd", "SigBlk", "SigIgn", "SigCgt")
+    return f"{[line for line in status if line.startswith(keep)]} children={children}"
+
+
 async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> None:
-    await habitat.run(
+    started = await habitat.run(
         RunArgs(
             command="trap 'echo got-int; exit 7' INT; echo armed; while :; do sleep 0.05; done",
             tab="int",
             background=True,
         )
     )
-    await habitat.wait(WaitArgs(tab="int", until="armed", timeout_seconds=10))
+    armed = await habitat.wait(WaitArgs(tab="int", until="armed", timeout_seconds=10))
+    assert armed.reason == "matched"  # a signal before the trap would end the shell instead
     result = await habitat.kill(KillArgs(tab="int", signal="INT"))
     assert result.signal == "SIGINT"
-    waited = await habitat.wait(WaitArgs(tab="int", timeout_seconds=10))
-    assert "got-int" in waited.output
+    waited = await habitat.wait(WaitArgs(tab="int", timeout_seconds=30))
+    assert started.pid is not None
+    assert "got-int" in waited.output, (result, waited, _signal_state(started.pid))
 
 
 async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: ShellHabitat) -> None:
@@ -141,3 +171,90 @@ async def test_kill_of_a_stale_record_spares_the_process_that_reused_its_pid() -
     assert bystander.alive()
     await kill_tree(bystander.record, grace=0.1)
     assert await bystander.wait() == -signal.SIGTERM
+
+
+@pytest.fixture
+def graces(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The grace each `kill_tree` call waited with, in order."""
+    from agent_habitat.proc import kill as kill_module
+
+    seen: list[float] = []
+    wait_gone = kill_module._wait_gone
+
+    def recording(procs: list[psutil.Process], timeout: float) -> list[psutil.Process]:
+        seen.append(timeout)
+        return wait_gone(procs, timeout)
+
+    monkeypatch.setattr(kill_module, "_wait_gone", recording)
+    return seen
+
+
+async def test_the_default_grace_is_the_policy_read_at_each_call(
+    graces: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pathlib import Path
+
+    from agent_habitat.proc import DEFAULT_POLICY, KillPolicy, kill_tree, spawn
+
+    monkeypatch.setattr(DEFAULT_POLICY, "grace_seconds", 0.125)
+    first = spawn(["sleep", "30"], cwd=Path("/"), env=os.environ, output=Path("/dev/null"))
+    await kill_tree(first.record)
+    second = spawn(["sleep", "30"], cwd=Path("/"), env=os.environ, output=Path("/dev/null"))
+    await kill_tree(second.record, policy=KillPolicy(grace_seconds=0.25))
+    assert graces == [0.125, 0.25]
+    assert [await first.wait(), await second.wait()] == [-signal.SIGTERM, -signal.SIGTERM]
+
+
+async def test_kill_waits_the_configured_grace_of_the_shell(
+    habitat: ShellHabitat, graces: list[float]
+) -> None:
+    await habitat.run(RunArgs(command="sleep 300", tab="g", background=True))
+    await habitat.kill(KillArgs(tab="g"))
+    assert graces[:1] == [habitat.config.kill_grace_seconds]
+
+
+async def test_a_signal_the_habitat_inherited_as_ignored_still_reaches_the_command(
+    project: Path,
+) -> None:
+    # A habitat started under `nohup`, or by `cmd &` in a script, inherits SIGINT and SIGHUP
+    # as ignored; exec would pass that on and the command's shell could not even trap them.
+    habitat = str(Path(sys.executable).with_name("habitat"))
+    trap = "trap 'echo got-int; exit 7' INT; echo armed; while :; do sleep 0.05; done"
+    deaf_start = (
+        "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+        "os.execv(sys.argv[1], sys.argv[1:])\n"
+    )
+    common = ["--project", str(project)]
+    with anyio.fail_after(60):
+        started = await anyio.run_process(
+            [
+                sys.executable,
+                "-c",
+                deaf_start,
+                habitat,
+                "run",
+                trap,
+                "--tab",
+                "int",
+                "--background",
+                *common,
+            ],
+            check=False,
+        )
+        assert started.returncode == 0, started.stderr
+        armed = await anyio.run_process(
+            [habitat, "wait", "int", "--until", "armed", "--timeout-seconds", "30", *common],
+            check=False,
+        )
+        assert armed.returncode == 0, armed.stdout + armed.stderr
+        killed = await anyio.run_process(
+            [habitat, "kill", "int", "--signal", "INT", *common], check=False
+        )
+        assert killed.returncode == 0, killed.stdout + killed.stderr
+        waited = await anyio.run_process(
+            [habitat, "wait", "int", "--timeout-seconds", "30", *common], check=False
+        )
+        last = await anyio.run_process([habitat, "last", "int", *common], check=False)
+    assert b"got-int" in last.stdout, (waited.stdout, last.stdout, last.stderr)

@@ -18,6 +18,7 @@ from agent_habitat.shell.models import (
     WaitArgs,
     WhichArgs,
 )
+from shell_waits import await_file
 
 pytestmark = pytest.mark.anyio
 
@@ -152,16 +153,22 @@ async def test_wait_times_out_while_the_run_goes_on(habitat: ShellHabitat) -> No
     assert (result.reason, result.state) == ("timeout", "running")
 
 
-async def test_wait_reports_progress_with_the_last_line(habitat: ShellHabitat) -> None:
-    await habitat.run(RunArgs(command="echo warming; sleep 30", tab="s", background=True))
+async def test_wait_reports_progress_with_the_last_line(
+    habitat: ShellHabitat, tmp_path: Path
+) -> None:
+    heard = tmp_path / "heard"
+    command = f"echo warming; {await_file(heard)}; echo done; sleep 30"
+    await habitat.run(RunArgs(command=command, tab="s", background=True))
     seen: list[tuple[float, str]] = []
 
     async def progress(elapsed: float, line: str) -> None:
         seen.append((elapsed, line))
+        if line == "warming":
+            heard.touch()
 
-    await habitat.wait(WaitArgs(tab="s", until="never", timeout_seconds=0.8), progress)
-    assert seen
-    assert seen[-1][1] == "warming"
+    result = await habitat.wait(WaitArgs(tab="s", until="done", timeout_seconds=30), progress)
+    assert result.reason == "matched"
+    assert "warming" in [line for _, line in seen]
     assert [e for e, _ in seen] == sorted(e for e, _ in seen)
 
 

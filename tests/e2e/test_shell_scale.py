@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import time
+from pathlib import Path
 
 import anyio
 import psutil
 import pytest
 
 from agent_habitat.shell import ShellHabitat
-from agent_habitat.shell.models import RunArgs
+from agent_habitat.shell.models import RunArgs, RunResult
+from shell_waits import await_file
 
 pytestmark = pytest.mark.anyio
 
@@ -26,19 +27,22 @@ async def test_100_mb_of_output_keeps_memory_bounded(habitat: ShellHabitat) -> N
     assert grown < 50 * 1024 * 1024
 
 
-async def test_two_tabs_run_in_parallel(habitat: ShellHabitat) -> None:
-    results = []
+async def test_two_tabs_run_in_parallel(habitat: ShellHabitat, tmp_path: Path) -> None:
+    # Each run finishes only once the other has started; serialised, the first gives up (3).
+    started = {tab: tmp_path / f"{tab}.started" for tab in ("a", "b")}
+    results: dict[str, RunResult] = {}
 
-    async def one(tab: str) -> None:
-        results.append(await habitat.run(RunArgs(command="sleep 0.5; echo done", tab=tab)))
+    async def one(tab: str, other: str) -> None:
+        command = f"touch {started[tab]}; {await_file(started[other])}; echo done"
+        results[tab] = await habitat.run(RunArgs(command=command, tab=tab))
 
-    started = time.monotonic()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(one, "a")
-        tg.start_soon(one, "b")
-    elapsed = time.monotonic() - started
-    assert [r.output for r in results] == ["done\n", "done\n"]
-    assert elapsed < 0.95  # the sum would be ≥ 1.0 s
+        tg.start_soon(one, "a", "b")
+        tg.start_soon(one, "b", "a")
+    assert {tab: (r.exit_code, r.output) for tab, r in results.items()} == {
+        "a": (0, "done\n"),
+        "b": (0, "done\n"),
+    }
 
 
 async def test_wait_finds_a_match_after_a_burst_larger_than_its_scan_chunk(

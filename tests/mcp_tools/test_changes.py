@@ -138,7 +138,9 @@ async def test_without_flag_or_roots_the_cwd_git_tree_is_the_project(tmp_path: P
         assert (primary.project.root, primary.project.source) == (project, "cwd")
     async with primary_client(None, cwd=plain) as (primary, client):
         assert primary.project.root is None
-        assert "No project is open" in (await client.get_prompt("status")).messages[0].content.text  # type: ignore[union-attr]
+        content = (await client.get_prompt("status")).messages[0].content
+        assert isinstance(content, types.TextContent)
+        assert "No project is open" in content.text
 
 
 async def test_scene_resource_is_listed_read_as_json_and_updates_reach_2025_subscribers(

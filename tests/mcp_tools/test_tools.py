@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from agent_habitat.testing import eventually
+from shell_waits import await_file
 
 from .helpers import make_project, primary_client, text
 
@@ -181,24 +183,26 @@ async def test_an_unknown_tool_is_a_protocol_error(tmp_path: Path) -> None:
             await client.call_tool("shell_nope", {})
 
 
-async def test_two_foreground_runs_on_two_tabs_take_the_longer_time_not_the_sum(
-    tmp_path: Path,
-) -> None:
+async def test_two_foreground_runs_on_two_tabs_run_at_the_same_time(tmp_path: Path) -> None:
+    # Each run goes on only once the other has started: run one after the other, the
+    # first would give up waiting (exit 3) and the second would never be asked to wait.
+    started = {tab: tmp_path / f"{tab}.started" for tab in ("a", "b")}
     async with primary_client(make_project(tmp_path / "p")) as (_, client):
-        results: dict[str, float] = {}
+        results: dict[str, dict[str, Any]] = {}
 
-        async def run(tab: str) -> None:
-            result = await client.call_tool("shell_run", {"command": "sleep 1", "tab": tab})
+        async def run(tab: str, other: str) -> None:
+            command = f"touch {started[tab]}; {await_file(started[other])}; echo met"
+            result = await client.call_tool("shell_run", {"command": command, "tab": tab})
             assert result.structured_content is not None
-            results[tab] = result.structured_content["duration_s"]
+            results[tab] = result.structured_content
 
-        started = anyio.current_time()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(run, "a")
-            tg.start_soon(run, "b")
-        elapsed = anyio.current_time() - started
-    assert set(results) == {"a", "b"}
-    assert elapsed < 1.8, f"runs took {elapsed:.2f}s: they were serialised"
+            tg.start_soon(run, "a", "b")
+            tg.start_soon(run, "b", "a")
+    assert {tab: (r["exit_code"], r["output"]) for tab, r in results.items()} == {
+        "a": (0, "met\n"),
+        "b": (0, "met\n"),
+    }
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -6,6 +6,13 @@ Members of a run are found three ways, because each alone misses some:
 * its descendants by parent link (covers children that called setsid but are not orphaned),
 * the `HABITAT_RUN_ID` marker in the environment (covers daemons that double-forked *and*
   called setsid: they were reparented to init, but they inherited the environment).
+
+Finding members and signalling them are two steps, and a shell loop replaces its
+short-lived children between them (`while :; do sleep 0.05; done`): a child forked after
+the scan would never hear the signal. So every process group of the run is signalled
+with one `killpg`, which the kernel delivers to the whole group at once, including a child
+forked concurrently (fork restarts when a group signal arrives mid-way); only members
+outside the run's groups are signalled one by one.
 """
 
 from __future__ import annotations
@@ -23,24 +30,40 @@ import psutil
 from .record import ProcessRecord
 from .supervised import MARKER_ENV
 
-__all__ = ["GRACE_SECONDS", "KillReport", "kill_tree", "members"]
+__all__ = ["DEFAULT_POLICY", "KillPolicy", "KillReport", "kill_tree", "members"]
 
-# How long SIGTERM gets before SIGKILL. Tests shorten it through the argument.
-GRACE_SECONDS = 2.0
-# After SIGKILL the kernel still has to tear processes down; this bounds our verification.
-_REAP_SECONDS = 2.0
 # Two reads of one process's start time agree within this (see record.py).
 _SAME_START = 0.05
 
 
 @dataclass
+class KillPolicy:
+    """How patient `kill_tree` is. Read at every call, so changing it takes effect at once."""
+
+    grace_seconds: float = 2.0
+    """How long SIGTERM (or another asked-for signal) gets before SIGKILL."""
+    reap_seconds: float = 2.0
+    """After SIGKILL the kernel still has to tear processes down; this bounds verification."""
+
+
+# The process-wide policy: `kill_tree(record)` without a grace uses it. The shell passes its
+# configured `kill_grace_seconds`; tests may shorten `DEFAULT_POLICY.grace_seconds`.
+DEFAULT_POLICY = KillPolicy()
+
+
+@dataclass
 class KillReport:
     pids: list[int] = field(default_factory=list)
-    """Every pid that was signalled."""
+    """Every member pid that was signalled (each alone or through its process group)."""
     remaining: list[int] = field(default_factory=list)
     """Pids still alive at the end (should be empty)."""
-    escalated: bool = False
-    """True when SIGKILL was needed after the grace period."""
+
+
+@dataclass
+class _Scan:
+    procs: list[psutil.Process]
+    groups: set[int]
+    """Process groups that lie wholly inside the run: safe to signal as one."""
 
 
 def _has_marker(proc: psutil.Process, marker: str) -> bool:
@@ -67,29 +90,54 @@ def _leader(record: ProcessRecord) -> tuple[psutil.Process | None, bool]:
     return leader, True
 
 
-def members(record: ProcessRecord) -> list[psutil.Process]:
-    """Live processes belonging to the run of `record` (never this process or its parents)."""
+def _scan(record: ProcessRecord) -> _Scan:
     exclude = {os.getpid()}
     with contextlib.suppress(psutil.Error):
         exclude.update(p.pid for p in psutil.Process().parents())
     leader, session_is_ours = _leader(record)
     found: dict[int, psutil.Process] = {}
-    for proc in psutil.process_iter():
-        pid = proc.pid
+    sessions: dict[int, int] = {}
+    # Not psutil.process_iter: it keeps Process objects between calls and, for a pid that
+    # was reused since, hands back the old one; psutil then refuses to signal it (or read
+    # its status) as "reused", and a member of this run went unsignalled and unreported.
+    for pid in psutil.pids():
         if pid in exclude:
             continue
         try:
-            in_session = session_is_ours and os.getsid(pid) == record.pid
-        except OSError:
+            sid = os.getsid(pid)
+            proc = psutil.Process(pid)
+        except (OSError, psutil.Error):
             continue
+        in_session = session_is_ours and sid == record.pid
         if in_session or (record.marker is not None and _has_marker(proc, record.marker)):
             found[pid] = proc
+            sessions[pid] = sid
     if leader is not None:
         found[leader.pid] = leader
         with contextlib.suppress(psutil.Error):
             for child in leader.children(recursive=True):
                 found.setdefault(child.pid, child)
-    return [p for p in found.values() if _running(p)]
+    procs = [p for p in found.values() if _running(p)]
+    # A session holds only descendants of its leader, and setpgid cannot leave a session:
+    # every group in the run's session, or in the session of a member that called setsid,
+    # is made of the run's processes alone. The pids we do not own are never in such a group.
+    owned = {record.pid} if session_is_ours else set()
+    owned.update(pid for pid, sid in sessions.items() if pid == sid)
+    groups: set[int] = set()
+    for proc in procs:
+        if sessions.get(proc.pid, -1) in owned:
+            with contextlib.suppress(OSError):
+                groups.add(os.getpgid(proc.pid))
+    # A habitat running inside a run (a person nests one in a tab) must not signal itself.
+    for pid in exclude:
+        with contextlib.suppress(OSError):
+            groups.discard(os.getpgid(pid))
+    return _Scan(procs, groups)
+
+
+def members(record: ProcessRecord) -> list[psutil.Process]:
+    """Live processes belonging to the run of `record` (never this process or its parents)."""
+    return _scan(record).procs
 
 
 def _running(proc: psutil.Process) -> bool:
@@ -99,9 +147,21 @@ def _running(proc: psutil.Process) -> bool:
         return False
 
 
-def _signal_all(procs: list[psutil.Process], sig: int) -> list[int]:
+def _signal(scan: _Scan, sig: int) -> list[int]:
+    """Signal each group once, then each member outside those groups; the pids reached."""
+    for pgid in sorted(scan.groups):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
     sent: list[int] = []
-    for proc in procs:
+    for proc in scan.procs:
+        try:
+            in_group = os.getpgid(proc.pid) in scan.groups
+        except OSError:
+            continue  # gone since the scan
+        if in_group:
+            # A second signal would run a trap twice; the group signal already reached it.
+            sent.append(proc.pid)
+            continue
         with contextlib.suppress(psutil.Error):
             proc.send_signal(sig)
             sent.append(proc.pid)
@@ -121,31 +181,37 @@ def _wait_gone(procs: list[psutil.Process], timeout: float) -> list[psutil.Proce
 
 
 async def kill_tree(
-    record: ProcessRecord, sig: int = signal_module.SIGTERM, grace: float = GRACE_SECONDS
+    record: ProcessRecord,
+    sig: int = signal_module.SIGTERM,
+    grace: float | None = None,
+    *,
+    policy: KillPolicy | None = None,
 ) -> KillReport:
-    """Signal every member with `sig`; after `grace`, SIGKILL what is left; verify none remain.
+    """Signal every member with `sig`; after the grace, SIGKILL what is left; verify none remain.
 
-    With `sig` SIGKILL the grace is skipped. A signal other than TERM/KILL (e.g. INT) is
-    delivered and waited for `grace` but not escalated: the caller asked for that signal.
+    `grace` None means the policy's (`DEFAULT_POLICY` unless one is given), read now. With
+    `sig` SIGKILL the grace is skipped. A signal other than TERM/KILL (e.g. INT) is
+    delivered and waited for the grace but not escalated: the caller asked for that signal.
     """
+    policy = policy or DEFAULT_POLICY
+    grace = policy.grace_seconds if grace is None else grace
     report = KillReport()
-    procs = await anyio.to_thread.run_sync(members, record)
-    report.pids = _signal_all(procs, sig)
+    scan = await anyio.to_thread.run_sync(_scan, record)
+    report.pids = _signal(scan, sig)
     escalate = sig in (signal_module.SIGTERM, signal_module.SIGKILL)
     if sig != signal_module.SIGKILL:
-        procs = await anyio.to_thread.run_sync(_wait_gone, procs, grace)
+        gone_or_not = await anyio.to_thread.run_sync(_wait_gone, scan.procs, grace)
         if not escalate:
-            report.remaining = [p.pid for p in procs]
+            report.remaining = [p.pid for p in gone_or_not]
             return report
-    # Rescan: a member may have forked between the scan and the signal.
+    # Rescan: a member may have left its group or forked between the scan and the signal.
     for _ in range(3):
-        survivors = await anyio.to_thread.run_sync(members, record)
-        if not survivors:
+        survivors = await anyio.to_thread.run_sync(_scan, record)
+        if not survivors.procs:
             break
-        report.escalated = True
-        for pid in _signal_all(survivors, signal_module.SIGKILL):
+        for pid in _signal(survivors, signal_module.SIGKILL):
             if pid not in report.pids:
                 report.pids.append(pid)
-        await anyio.to_thread.run_sync(_wait_gone, survivors, _REAP_SECONDS)
+        await anyio.to_thread.run_sync(_wait_gone, survivors.procs, policy.reap_seconds)
     report.remaining = [p.pid for p in await anyio.to_thread.run_sync(members, record)]
     return report

@@ -7,8 +7,10 @@ of the habitat process that started it; a later habitat adopts it by its record.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
@@ -29,6 +31,40 @@ _HAS_PIDFD = hasattr(os, "pidfd_open") and sys.platform.startswith("linux")
 # started it; holding the Popen here keeps it from being collected while the child runs
 # (which would warn), and lets a later spawn reap it once it has exited (no zombies).
 _UNREAPED: set[subprocess.Popen[bytes]] = set()
+
+
+# Signals a command must be able to trap or be stopped by. A disposition of SIG_IGN survives
+# exec, and a non-interactive shell cannot even trap a signal it inherited as ignored, so a
+# habitat started under `nohup`, by `cmd &` in a script, or by a client that ignores SIGINT
+# would hand every command deaf ears: `kill --signal INT` would do nothing.
+_CHILD_DEFAULT_SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGQUIT", "SIGHUP", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM")
+    if hasattr(signal, name)
+)
+_signals_prepared = False
+
+
+def _keep_ignoring(signum: int, frame: object) -> None:
+    """Stands in for SIG_IGN in this process (see `prepare_child_signals`)."""
+
+
+def prepare_child_signals() -> None:
+    """Let the commands we start handle signals this process inherited as ignored.
+
+    A signal that is caught (has a handler) is reset to its default by exec, unlike an
+    ignored one. Catching the inherited-ignored ones with a handler that does nothing keeps
+    this process ignoring them while every child starts with the default disposition — no
+    per-spawn cost and no `preexec_fn` (unsafe with threads). Only the main thread may set
+    handlers; the first spawn from it does this once.
+    """
+    global _signals_prepared
+    if _signals_prepared or threading.current_thread() is not threading.main_thread():
+        return
+    for signum in _CHILD_DEFAULT_SIGNALS:
+        if signal.getsignal(signum) == signal.SIG_IGN:
+            signal.signal(signum, _keep_ignoring)
+    _signals_prepared = True
 
 
 def _reap_exited() -> None:
@@ -117,6 +153,7 @@ def spawn(
     reading /proc/<pid>/stat can block for a millisecond until the child's exec completes,
     which a caller on the fast path may prefer to do off the event loop.
     """
+    prepare_child_signals()
     _reap_exited()
     output.parent.mkdir(parents=True, exist_ok=True)
     full_env = dict(env)
