@@ -3,13 +3,15 @@
 `habitat rules --for claude|cursor|agents` prints them; `--write` puts them in the file
 that client reads (CLAUDE.md, .cursor/rules/habitat.mdc, AGENTS.md), between markers, so
 the user's own text around them is never touched and a second write replaces only the
-block. Every tool they name is checked (by the tests) against the server's tool names.
+block. The tool names come from the verb table: a bullet about the verify tools appears only
+when the table has them, and the tests check every tool named against the table.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +20,7 @@ from pydantic import BaseModel, Field
 from .errors import HabitatError
 from .files.atomic import write_atomic
 from .files.text import decode_text, in_style, line_endings
+from .verbs import VERBS, Verb
 
 __all__ = [
     "BEGIN_MARKER",
@@ -25,10 +28,13 @@ __all__ = [
     "RULES_FILES",
     "SERVER_TOOL_NAMES",
     "TERMINAL_TOOL_NAMES",
+    "VERIFY_TOOLS",
     "RulesTarget",
     "RulesWriteResult",
     "rules_block",
     "rules_text",
+    "server_tool_names",
+    "terminal_tool_names",
     "write_rules",
 ]
 
@@ -41,41 +47,37 @@ RULES_FILES: dict[RulesTarget, str] = {
 }
 """Where each client looks for project instructions (relative to the project root)."""
 
-_SHELL_VERBS = (
-    "scene",
-    "run",
-    "history",
-    "rerun",
-    "last",
-    "which",
-    "kill",
-    "close",
-    "wait",
-    "input",
-)
 
-SERVER_TOOL_NAMES: frozenset[str] = frozenset(
-    {f"shell_{verb}" for verb in _SHELL_VERBS}
-    | {"project_open", "project_scene", "verify_run", "verify_status", "verify_cancel"}
-    | {"file_write", "file_edit"}
-)
-"""Every tool of the primary server (`habitat mcp`); to be derived from the verb table."""
+def server_tool_names(verbs: Iterable[Verb] = VERBS) -> frozenset[str]:
+    """Every verb tool of the primary server (`habitat mcp`), from the verb table."""
+    return frozenset(verb.tool_name("shell") for verb in verbs)
 
-TERMINAL_TOOL_NAMES: frozenset[str] = frozenset(
-    {f"terminal_{verb}" for verb in _SHELL_VERBS} | {"terminal_host"}
-)
-"""Every tool of the escape server (`habitat terminal-mcp`)."""
+
+def terminal_tool_names(verbs: Iterable[Verb] = VERBS) -> frozenset[str]:
+    """The escape server's verb tools (`habitat terminal-mcp`): the shell verbs only."""
+    return frozenset(verb.tool_name("terminal") for verb in verbs if verb.group == "shell")
+
+
+SERVER_TOOL_NAMES: frozenset[str] = server_tool_names()
+"""The primary server's verb tools; the verify tools are among them once the table has them."""
+
+TERMINAL_TOOL_NAMES: frozenset[str] = terminal_tool_names()
+"""The escape server's verb tools (its `terminal_host` is an adapter's own tool, never named
+by the rules)."""
 
 BEGIN_MARKER = "<!-- agent-habitat rules: begin (`habitat rules --write` replaces this block) -->"
 END_MARKER = "<!-- agent-habitat rules: end -->"
 
-_RULES = """\
+_INTRO = """\
 ## Working in this project with agent-habitat
 
-The `habitat` MCP server gives you shell tabs that persist, a verification ladder and edit
-tools. Use them instead of ad-hoc shells:
+The `habitat` MCP server gives you persistent shell tabs{verify} and edit tools.
+Use them instead of ad-hoc shells:
 
-- Start with `project_scene` (branch, changed files, verify state) and `shell_scene`
+"""
+
+_SHELL_RULES = """\
+- Start with `project_scene` (branch, changed files{verify_state}) and `shell_scene`
   (tabs and runs already going; they survive restarts).
 - Short commands: `shell_run`. Long ones (dev servers, watchers, big builds): their own
   tab, with `background=true` or `yield_after_seconds`; keep `main` free.
@@ -84,13 +86,36 @@ tools. Use them instead of ad-hoc shells:
   `tail_lines`, `since`) instead of running it again.
 - Edit with `file_edit` (exact `old` text; add an `anchor` when it repeats) or
   `file_write` for a whole file. A refused edit lists the candidate lines: fix `old`.
+"""
+
+_VERIFY_RULES = """\
 - After edits, `verify_run`. Before saying anything is green or done, `verify_status`.
 - Only `green` on the current snapshot counts: a stale epoch (files changed since) proves
-  nothing, and `incomplete` is not green. Run `verify_run` again.
-- Stop what you start: `shell_kill` or `shell_close` a tab you no longer need,
-  `verify_cancel` a verify that is obsolete.
+  nothing, `nothing_to_verify` means nothing was checked and `incomplete` that a rung could
+  not run: neither is green. Run `verify_run` again after a change.
+"""
+
+_STOP_RULES = """\
+- Stop what you start: `shell_kill` or `shell_close` a tab you no longer need{verify_cancel}.
 - If `habitat` stops answering, the `habitat-terminal` server's `terminal_run` still works.
 """
+
+VERIFY_TOOLS = frozenset({"verify_run", "verify_status", "verify_cancel"})
+"""The verify tools (DESIGN §4) the rules name; their bullets appear only when the server has
+them, so the rules never send an agent to a tool it cannot call."""
+
+
+def _rules(tools: frozenset[str]) -> str:
+    verify = VERIFY_TOOLS <= tools
+    return (
+        _INTRO.format(verify=", a verification ladder" if verify else "")
+        + _SHELL_RULES.format(verify_state=", verify state" if verify else "")
+        + (_VERIFY_RULES if verify else "")
+        + _STOP_RULES.format(
+            verify_cancel=",\n  `verify_cancel` a verify that is obsolete" if verify else ""
+        )
+    )
+
 
 _CURSOR_FRONTMATTER = """\
 ---
@@ -110,14 +135,14 @@ class RulesWriteResult(BaseModel):
     )
 
 
-def rules_block() -> str:
-    """The rules between their markers, as written into a file."""
-    return f"{BEGIN_MARKER}\n{_RULES}{END_MARKER}\n"
+def rules_block(tools: frozenset[str] = SERVER_TOOL_NAMES) -> str:
+    """The rules for a server offering `tools` (default: the verb table's), between markers."""
+    return f"{BEGIN_MARKER}\n{_rules(tools)}{END_MARKER}\n"
 
 
-def rules_text(target: RulesTarget) -> str:
+def rules_text(target: RulesTarget, tools: frozenset[str] = SERVER_TOOL_NAMES) -> str:
     """What a new rules file for `target` holds (Cursor's needs its frontmatter)."""
-    return (_CURSOR_FRONTMATTER if target == "cursor" else "") + rules_block()
+    return (_CURSOR_FRONTMATTER if target == "cursor" else "") + rules_block(tools)
 
 
 def write_rules(project: Path, target: RulesTarget) -> RulesWriteResult:

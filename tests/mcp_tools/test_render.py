@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 from mcp import Client
+from mcp.types import TextContent
 
 from agent_habitat.config import ShellConfig
-from agent_habitat.mcp_tools.render import render
-from agent_habitat.shell.models import KillResult, RunResult
+from agent_habitat.mcp_tools.render import brief, render
+from agent_habitat.shell.models import Caps, KillResult, RunResult, SceneResult, TabScene
 
 from .helpers import make_project, open_primary
 
@@ -64,3 +65,72 @@ async def test_tool_descriptions_state_the_configured_caps(tmp_path: Path) -> No
     assert "capped at 4 KiB" in tools["shell_run"]
     assert "at most 3 tabs" in tools["shell_run"]
     assert "Capped at 4 KiB" in tools["shell_last"]
+
+
+def test_the_brief_text_keeps_the_state_and_the_last_line_but_not_the_body() -> None:
+    text = brief(run_result())
+    lines = text.splitlines()
+    assert lines[0] == "state=exited exit_code=2 tab=main #4 1.50s"
+    assert lines[1] == "tail"
+    assert "head" not in text
+    assert lines[2] == (
+        f"[{len(run_result().output.encode())} of 1000 bytes in structured `output`; "
+        "rest: last tab=main index=4 grep/since]"
+    )
+
+
+def test_a_one_line_output_is_the_whole_brief() -> None:
+    result = run_result(output="hi\n", omitted_bytes=0, output_bytes=3)
+    assert brief(result) == "state=exited exit_code=2 tab=main #4 1.50s\nhi\n"
+
+
+def test_a_huge_last_line_is_cut_in_the_brief() -> None:
+    result = run_result(output="x" * 5000 + "\n", omitted_bytes=0, output_bytes=5001)
+    assert len(brief(result)) < 400
+
+
+def test_a_short_complete_output_is_counted_not_repeated() -> None:
+    result = run_result(output="a\nb\nc\n", omitted_bytes=0, output_bytes=6)
+    assert brief(result).splitlines()[1:] == ["c", "[3 lines in structured `output`]"]
+
+
+def test_results_without_a_body_brief_as_they_render() -> None:
+    result = KillResult(tab="t", index=1, killed=True, pids=[5], signal="SIGTERM", remaining=[])
+    assert brief(result) == render(result)
+
+
+async def test_a_big_output_reaches_the_client_once_in_the_structured_content(
+    tmp_path: Path,
+) -> None:
+    async with (
+        open_primary(make_project(tmp_path / "p")) as primary,
+        Client(primary.server, mode="legacy") as client,
+    ):
+        result = await client.call_tool("shell_run", {"command": "seq 1 36000"})
+    data = result.structured_content
+    assert data is not None
+    assert data["output"].rstrip("\n").endswith("36000")
+    assert data["omitted_bytes"] > 0
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    assert block.text.splitlines()[1] == "36000"
+    assert "18000\n" not in block.text
+    assert len(block.text) < 400
+
+
+def test_the_scene_brief_leaves_the_previews_to_the_structured_content() -> None:
+    tab = TabScene(
+        name="web",
+        shell="bash",
+        cwd="/p",
+        state="idle",
+        pid=None,
+        last_run=None,
+        preview="line one\nline two\n",
+    )
+    caps = Caps(max_tabs=8, history_rows=50, output_cap_bytes=16384, preview_bytes=2048)
+    result = SceneResult(tabs=[tab], caps=caps)
+    assert "line two" in render(result)
+    assert (
+        brief(result) == "1/8 tabs (output cap 16384 B, history 50 rows)\n- web: idle bash cwd=/p\n"
+    )

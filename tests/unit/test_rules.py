@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import typing
 from pathlib import Path
@@ -18,24 +19,58 @@ from agent_habitat.rules import (
     RULES_FILES,
     SERVER_TOOL_NAMES,
     TERMINAL_TOOL_NAMES,
+    VERIFY_TOOLS,
     rules_block,
     rules_text,
+    server_tool_names,
+    terminal_tool_names,
     write_rules,
 )
 from agent_habitat.shell.models import LastArgs, RunArgs, WaitArgs
+from agent_habitat.verbs import VERBS, Verb
 from agent_habitat.verify.models import LadderState
 
 TOOL_NAME = re.compile(r"\b(?:shell|terminal|project|verify|file)_[a-z_]+\b")
 
 
+def _with_verify_rows() -> tuple[Verb, ...]:
+    # The verify rows as the verify wiring adds them: group "verify", verbs run/status/cancel.
+    template = VERBS[0]
+    rows = [
+        dataclasses.replace(template, name=n, group="verify") for n in ("run", "status", "cancel")
+    ]
+    return (*VERBS, *rows)
+
+
+def test_the_tool_names_are_the_verb_tables() -> None:
+    assert {verb.tool_name("shell") for verb in VERBS} == SERVER_TOOL_NAMES
+    assert {"shell_run", "project_scene", "file_edit"} <= SERVER_TOOL_NAMES
+    assert "terminal_run" in TERMINAL_TOOL_NAMES
+    assert not any(
+        name.startswith(("terminal_project", "terminal_file")) for name in TERMINAL_TOOL_NAMES
+    )
+    with_verify = server_tool_names(_with_verify_rows())
+    assert VERIFY_TOOLS <= with_verify
+    assert terminal_tool_names(_with_verify_rows()) == TERMINAL_TOOL_NAMES
+
+
 def test_every_tool_the_rules_name_is_a_tool_of_the_servers() -> None:
     named = set(TOOL_NAME.findall(rules_block()))
     assert named <= SERVER_TOOL_NAMES | TERMINAL_TOOL_NAMES, named - SERVER_TOOL_NAMES
-    assert {"shell_run", "shell_wait", "verify_run", "verify_status", "file_edit"} <= named
+    assert {"shell_run", "shell_wait", "shell_last", "file_edit", "terminal_run"} <= named
+
+
+def test_the_verify_rules_appear_exactly_when_the_table_has_the_verify_tools() -> None:
+    tools = server_tool_names(_with_verify_rows())
+    named = set(TOOL_NAME.findall(rules_block(tools)))
+    assert named <= tools | TERMINAL_TOOL_NAMES, named - tools
+    assert VERIFY_TOOLS <= named
+    expected = VERIFY_TOOLS <= SERVER_TOOL_NAMES
+    assert ("verify_run" in rules_block()) is expected
 
 
 def test_the_arguments_and_states_the_rules_name_exist() -> None:
-    text = rules_block()
+    text = rules_block(server_tool_names(_with_verify_rows()))
     arguments: list[tuple[str, type[BaseModel]]] = [
         ("background", RunArgs),
         ("yield_after_seconds", RunArgs),
@@ -49,13 +84,19 @@ def test_the_arguments_and_states_the_rules_name_exist() -> None:
     for name, model in arguments:
         assert f"`{name}" in text
         assert name in model.model_fields
-    for state in ("green", "incomplete"):
+    for state in ("green", "nothing_to_verify", "incomplete"):
         assert f"`{state}`" in text
         assert state in typing.get_args(LadderState)
 
 
+def test_nothing_to_verify_and_incomplete_are_said_not_to_be_green() -> None:
+    text = " ".join(rules_block(server_tool_names(_with_verify_rows())).split())
+    assert "`nothing_to_verify` means nothing was checked" in text
+    assert "`incomplete` that a rung could not run: neither is green" in text
+
+
 def test_the_rules_stay_short() -> None:
-    assert len(rules_block().splitlines()) <= 30
+    assert len(rules_block(server_tool_names(_with_verify_rows())).splitlines()) <= 30
 
 
 def test_cursor_rules_carry_frontmatter_that_always_applies() -> None:

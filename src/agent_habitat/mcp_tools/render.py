@@ -1,7 +1,12 @@
-"""Compact text renderings of tool results, for the model reading them.
+"""Text renderings of tool results.
 
-The structured content carries every field; the text puts what decides the next step
-first (state, exit code), then the capped output, and says where the rest is.
+`render` is the full text (state and exit code first, then the capped output, then where
+the rest is): the `status` prompt and the CLI-like views use it. `brief` is the text block
+of a tool result that also carries structured content. Claude Code, VS Code, Codex and
+Cursor hand the model the structured content *instead of* the text block when both are
+present (README, "What the clients pass to the model"), so the capped body travels once, in
+the structured `output`; the text repeats only what decides the next step, the last line of
+output, and how to read the rest.
 """
 
 from __future__ import annotations
@@ -21,7 +26,10 @@ from agent_habitat.verify_text import (
     render_verify_status,
 )
 
-__all__ = ["render"]
+__all__ = ["brief", "render"]
+
+LAST_LINE_CHARS = 200
+"""The text block's copy of the last output line is cut here (a minified bundle is one line)."""
 
 
 def _outcome(state: m.RunState | None, exit_code: int | None, signal: int | None = None) -> str:
@@ -141,6 +149,61 @@ def _close(result: m.CloseResult) -> str:
 def _input(result: m.InputResult) -> str:
     eof = " and closed stdin" if result.eof else ""
     return f"wrote {result.bytes_written} bytes{eof} to tab={result.tab} #{result.index}\n"
+
+
+@singledispatch
+def brief(result: BaseModel) -> str:
+    """The text block beside the structured content; results without a body: `render`."""
+    return render(result)
+
+
+def _last_line(output: str) -> str:
+    lines = output.rstrip("\n").splitlines()
+    if not lines:
+        return ""
+    last = lines[-1]
+    return last if len(last) <= LAST_LINE_CHARS else last[:LAST_LINE_CHARS] + "…"
+
+
+def _tail_note(output: str, omitted_bytes: int, output_bytes: int, more: str) -> str:
+    """The last line, then what else the structured `output` holds and how to get the rest."""
+    last = _last_line(output)
+    if not last:
+        return ""
+    text = last + "\n"
+    if omitted_bytes:
+        shown = len(output.encode())
+        return text + f"[{shown} of {output_bytes} bytes in structured `output`; rest: {more}]\n"
+    lines = output.rstrip("\n").count("\n") + 1
+    return text if lines == 1 else text + f"[{lines} lines in structured `output`]\n"
+
+
+@brief.register
+def _run_brief(result: m.RunResult) -> str:
+    text = _run(result).split("\n", 1)[0] + "\n"
+    more = f"last tab={result.tab} index={result.index} grep/since"
+    return text + _tail_note(result.output, result.omitted_bytes, result.output_bytes, more)
+
+
+@brief.register
+def _last_brief(result: m.LastResult) -> str:
+    text = _last(result).split("\n", 1)[0] + "\n"
+    more = f"grep, or since={result.cursor} for newer"
+    return text + _tail_note(result.output, result.omitted_bytes, result.output_bytes, more)
+
+
+@brief.register
+def _wait_brief(result: m.WaitResult) -> str:
+    text = _wait(result).split("\n", 1)[0] + "\n"
+    return text + _tail_note(result.output, 0, 0, "")
+
+
+@brief.register
+def _scene_brief(result: m.SceneResult) -> str:
+    # The previews are the body here: structured `tabs[].preview` carries them.
+    return (
+        "\n".join(row for row in _scene(result).splitlines() if not row.startswith("    ")) + "\n"
+    )
 
 
 @render.register

@@ -2,8 +2,13 @@
 
 Input schema = the `*Args` model's JSON schema; output schema = the `*Result` model's.
 A call validates its arguments (a bad one becomes a tool error naming it), runs the
-service, and returns the result model dumped as structured content plus a compact text
-rendering. Refusals (`HabitatError`) come back as tool errors the model can act on.
+service, and returns the result model dumped as structured content (every field, the capped
+output included) plus a brief text block. Claude Code, VS Code, Codex and Cursor give the
+model the structured content in place of the text when both are present, so the body is
+sent once, there; the text block says what decides the next step, keeps the last output
+line and says how to read more (`render.brief`). We depart from the spec's SHOULD (the
+text block repeating the serialized JSON): that would send every body twice on the wire for
+no client that reads it. Refusals (`HabitatError`) are text-only tool errors.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from agent_habitat.errors import HabitatError
 from agent_habitat.verbs import Progress
 
 from .progress import ProgressThrottle
-from .render import render
+from .render import brief
 
 __all__ = ["ToolDef", "ToolRegistry", "argument_error", "tool_error"]
 
@@ -144,6 +149,6 @@ class ToolRegistry:
                 with anyio.CancelScope(shield=True):
                     await throttle.close()
         return types.CallToolResult(
-            content=[types.TextContent(text=render(result))],
+            content=[types.TextContent(text=brief(result))],
             structured_content=result.model_dump(mode="json"),
         )
