@@ -34,6 +34,7 @@ from agent_habitat.mcp_tools import HabitatServer, primary_server
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.workspace import Workspace
 
+from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
 from .guard import Guard
 
@@ -148,8 +149,9 @@ def build_app(
         Route("/events", events.endpoint, methods=["GET"]),
         Route("/api/status", status, methods=["GET"]),
         # The verb routes (/api/<verb>, from the verb table) go here.
+        *dashboard_routes(token=token, logins=(logins := Logins())),
     ]
     activity = Activity(Starlette(routes=routes), quiet_paths=frozenset({"/api/status"}))
-    guarded = Guard(activity, token=token, extra_hosts=extra_hosts)
+    guarded = Guard(activity, token=token, extra_hosts=extra_hosts, login=logins.redeem)
     host_app = HostApp(asgi=guarded, sessions=sessions, activity=activity, events=events)
     return host_app
