@@ -160,7 +160,7 @@ function buildTabCard(name) {
     el("dt", { text: "cwd" }), el("dd", { class: "tab-cwd" }),
     el("dt", { text: "last" }), el("dd", { class: "tab-cmd" }),
     el("dt", { text: "result" }), el("dd", { class: "tab-result" }));
-  const tail = el("pre", { class: "tail", tabindex: "0", "aria-label": `output of tab ${name}` });
+  const tail = el("pre", { class: "tail", tabindex: "0", role: "log", "aria-live": "off", "aria-label": `output of tab ${name}` });
   const actions = el("div", { class: "tab-actions", role: "group", "aria-label": `actions for tab ${name}` },
     el("button", { type: "button", class: "kill", text: "Kill", "aria-label": `Kill the command in tab ${name}`, onclick: () => act("shell_kill", name) }),
     el("button", { type: "button", class: "rerun", text: "Rerun", "aria-label": `Rerun the last command in tab ${name}`, onclick: () => act("shell_rerun", name) }),
@@ -400,7 +400,7 @@ function renderRung(r) {
     det.append(ul);
     item.append(det);
   }
-  if (r.output_tail) item.append(el("pre", { class: "tail", tabindex: "0", "aria-label": `output of ${r.rung}`, text: r.output_tail }));
+  if (r.output_tail) item.append(el("pre", { class: "tail", tabindex: "0", role: "log", "aria-live": "off", "aria-label": `output of ${r.rung}`, text: r.output_tail }));
   return item;
 }
 
