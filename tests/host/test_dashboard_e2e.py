@@ -105,7 +105,8 @@ def test_the_token_is_required_over_tcp_and_the_login_leaves_the_address_bar(
     page: Page, repo: Path
 ) -> None:
     record = find_host(repo)
-    assert record is not None and record.tcp is not None
+    assert record is not None
+    assert record.tcp is not None
     with httpx2.Client(base_url=record.tcp, timeout=10) as client:
         assert client.get("/").status_code == 401
         assert client.get("/events").status_code == 401
@@ -220,7 +221,8 @@ def test_the_narrow_layout_fits_400_pixels(page: Page, repo: Path) -> None:
         assert overflow <= NARROW["width"], f"{view}: {overflow}px wide at 400px"
     page.get_by_role("tab", name="Tabs").click()
     box = page.locator("li.tab").first.bounding_box()
-    assert box is not None and box["width"] <= NARROW["width"]
+    assert box is not None
+    assert box["width"] <= NARROW["width"]
 
 
 @pytest.mark.parametrize("page", [{"bypass_csp": True}], indirect=True)
