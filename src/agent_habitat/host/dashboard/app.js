@@ -10,7 +10,8 @@ const TAIL_LINES = 120;
 const EVENTS_KEPT = 2000; // journal rows kept in memory
 const EVENTS_SHOWN = 300; // rows in the table
 const TIMELINE_KEPT = 3600 * 1000; // ms: the last hour
-const POLL_MS = 250; // live tail refresh of a running tab
+const POLL_MS = 400; // live tail refresh of a running tab (while the Tabs view shows)
+const OMITTED = /\n… \[\d+ bytes omitted; full output in the spool\] …\n/;
 const POLICIES = ["minimal", "standard", "strict", "ci_parity"];
 
 const state = {
@@ -246,15 +247,21 @@ async function refreshScene() {
 }
 
 const tailBusy = new Set();
+// `last` with only `since` reads a head and a tail of the new bytes (bounded work on the
+// host however fast the tab prints); the head is dropped when bytes were left out.
 async function pollTails() {
+  if (state.view !== "tabs" || document.hidden) return;
   for (const tab of state.tabs.values()) {
     if (tab.state !== "running" || tailBusy.has(tab.name)) continue;
     tailBusy.add(tab.name);
-    api("shell_last", { tab: tab.name, since: tab.cursor || 0, tail_lines: TAIL_LINES })
+    api("shell_last", { tab: tab.name, since: tab.cursor || 0 })
       .then((r) => {
         const cur = state.tabs.get(tab.name);
         if (!cur || cur.index !== r.index) return;
-        cur.tail = boundTail((cur.tail || "") + r.output);
+        const fresh = r.omitted_bytes > 0
+          ? `… [${r.omitted_bytes} bytes skipped] …\n${r.output.split(OMITTED).pop()}`
+          : r.output;
+        cur.tail = boundTail(r.omitted_bytes > 0 ? fresh : (cur.tail || "") + fresh);
         cur.cursor = r.cursor;
         mark("tabs");
       })
