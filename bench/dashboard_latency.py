@@ -17,7 +17,6 @@ import argparse
 import importlib.util
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -48,7 +47,8 @@ def _helpers() -> Any:
     spec = importlib.util.spec_from_file_location(
         "dashboard_browser", ROOT / "tests" / "host" / "dashboard_browser.py"
     )
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise ImportError("tests/host/dashboard_browser.py is missing")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -63,7 +63,6 @@ def _habitat(*argv: str) -> str:
 
 def _probe_round(page: Any, api: httpx2.Client, probes: int) -> list[float]:
     page.evaluate(_OBSERVER)
-    ids: list[int] = []
     for _ in range(probes):
         api.post("/api/shell_run", json={"command": "true", "tab": "probe"}).raise_for_status()
     events = api_events(api)

@@ -24,13 +24,13 @@ from agent_habitat.host.dashboard import COOKIE
 from .dashboard_browser import axe_path, chromium_path, dashboard_url, make_repo
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Page, ViewportSize
 
 pytestmark = pytest.mark.e2e
 
 WAIT_MS = 10_000
-NARROW = {"width": 400, "height": 800}
-WIDE = {"width": 1280, "height": 800}
+NARROW: ViewportSize = {"width": 400, "height": 800}
+WIDE: ViewportSize = {"width": 1280, "height": 800}
 
 
 @pytest.fixture(scope="module")
