@@ -248,3 +248,89 @@ def test_no_serious_accessibility_violations_in_any_view(page: Page, repo: Path)
         if serious:
             found[view] = serious
     assert found == {}
+
+
+# What `verify_status` answers (verify_report.VerifyStatusResult on wip/wire-verify): served
+# to the page in place of the host's answer, so the view is checked before that lands.
+RED_STALE_STATUS: dict[str, Any] = {
+    "green": False,
+    "summary": "stale: calc.py changed since epoch 2 (red on its snapshot); verify again",
+    "stale": True,
+    "changed": ["calc.py"],
+    "current_snapshot": "b0b0b0b0b0b0b0b0",
+    "epoch": {
+        "epoch": 2,
+        "task": "v-2",
+        "state": "stale",
+        "green": False,
+        "verified_state": "red",
+        "stale": True,
+        "changed": ["calc.py"],
+        "changed_count": 1,
+        "snapshot": "a1a1a1a1a1a1a1a1",
+        "head": "0123456789abcdef",
+        "policy": "standard",
+        "touched": ["calc.py"],
+        "touched_count": 1,
+        "rungs": [
+            {
+                "rung": "diagnose.files",
+                "task": "v-2.1",
+                "state": "red",
+                "tool": "ruff",
+                "duration_s": 0.21,
+                "new_findings": 1,
+                "preexisting_findings": 2,
+                "diagnostics": [
+                    {"file": "calc.py", "line": 3, "code": "F821", "message": "Undefined name `x`"},
+                    {
+                        "file": "old.py",
+                        "line": 1,
+                        "code": "F401",
+                        "message": "`os` imported but unused",
+                        "preexisting": True,
+                    },
+                ],
+            },
+            {"rung": "compile.project", "task": "v-2.2", "state": "skipped", "reason": "below red"},
+        ],
+        "duration_s": 0.4,
+    },
+    "time": {
+        "idle_threshold_s": 60,
+        "workspace": {
+            "wall_s": 120,
+            "active_s": 100,
+            "environment_s": 30,
+            "blocked_s": 20,
+            "reasoning_s": 80,
+            "idle_s": 20,
+            "calls": 9,
+        },
+    },
+}
+
+
+def test_the_verify_view_shows_rungs_new_findings_first_and_the_stale_banner(
+    page: Page,
+) -> None:
+    from playwright.sync_api import Route, expect
+
+    def fulfil(route: Route) -> None:
+        route.fulfill(json=RED_STALE_STATUS)
+
+    page.route("**/api/verify_status", fulfil)
+    page.reload()
+    page.get_by_role("tab", name="Verify epoch").click()
+    banner = page.get_by_role("alert")
+    expect(banner).to_contain_text("Stale", timeout=WAIT_MS)
+    expect(banner).to_contain_text("calc.py")
+    expect(page.locator("#verify-badge")).to_contain_text("stale")
+    red = page.locator("li.rung[data-rung='diagnose.files']")
+    expect(red).to_contain_text("✗ red")  # a glyph and a word, not colour alone
+    expect(red.locator("ul.diags").first).to_contain_text("calc.py:3 F821")
+    folded = red.locator("details.preexisting")
+    expect(folded).to_contain_text("2 pre-existing")
+    expect(folded.locator("li")).to_be_hidden()  # folded until opened
+    page.get_by_role("tab", name="Timeline").click()
+    expect(page.locator("#accounting")).to_contain_text("reasoning 80.0 s")
