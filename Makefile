@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_RUN := $(VENV)/.installed
 
-.PHONY: demo test check bench bench-all bench-ladder clean
+.PHONY: demo test check bench bench-all bench-ladder clean browser-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -21,7 +21,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 demo: $(STAMP_RUN)
 	$(BIN)/habitat demo
 
-test: $(STAMP)
+# The dashboard's browser tests: Debian chromium (Playwright's own download cannot work here)
+# and axe-core from npm; without them those tests skip and say why.
+AXE := .bench-cache/axe-core/node_modules/axe-core/axe.min.js
+browser-deps:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } || echo "make: no chromium (apt-get install chromium): the dashboard browser tests will skip"
+	@[ -f $(AXE) ] || npm install --silent --no-audit --no-fund --prefix .bench-cache/axe-core axe-core@4 || echo "make: no axe-core: the accessibility test will skip"
+
+test: $(STAMP) browser-deps
 	$(BIN)/python -m pytest -n 2 --cov --cov-report=term:skip-covered
 
 check: $(STAMP)

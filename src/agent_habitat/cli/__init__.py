@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "agent_habitat.cli.rules_cmd",
     "agent_habitat.cli.init_cmd",
     "agent_habitat.cli.host_cmd",
+    "agent_habitat.cli.dashboard_cmd",
 )
 
 

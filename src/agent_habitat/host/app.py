@@ -1,12 +1,11 @@
-"""The host's HTTP application: `/mcp`, `/events`, `/api/status`, behind the `Guard`.
+"""The host's HTTP application: `/mcp`, `/events`, `/api/…`, behind the `Guard`.
 
 `build_mcp` is the one place that decides what the host serves: the workspace's services
 from the composition root (`Habitat.open`) and the primary MCP server over them.
 
-The JSON API for the verbs (`/api/scene`, `/api/run`, … — the same service functions as
-the MCP tools) is derived from the verb table once it exists: its routes join the list in
-`build_app`, next to `/api/status`, and are guarded by the same `Guard` (token on TCP,
-Host/Origin everywhere).
+The JSON API (`host.api`: `/api/verbs`, `/api/shell_run`, … — the same service functions as
+the MCP tools, derived from the verb table) joins `/api/status` here, behind the same
+`Guard` (token on TCP, Host/Origin everywhere).
 """
 
 from __future__ import annotations
@@ -34,6 +33,8 @@ from agent_habitat.mcp_tools import HabitatServer, primary_server
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.workspace import Workspace
 
+from .api import api_routes
+from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
 from .guard import Guard
 
@@ -147,9 +148,10 @@ def build_app(
         Route("/mcp", StreamableHTTPASGIApp(sessions)),
         Route("/events", events.endpoint, methods=["GET"]),
         Route("/api/status", status, methods=["GET"]),
-        # The verb routes (/api/<verb>, from the verb table) go here.
+        *dashboard_routes(token=token, logins=(logins := Logins())),
+        *api_routes(hosted.habitat),
     ]
     activity = Activity(Starlette(routes=routes), quiet_paths=frozenset({"/api/status"}))
-    guarded = Guard(activity, token=token, extra_hosts=extra_hosts)
+    guarded = Guard(activity, token=token, extra_hosts=extra_hosts, login=logins.redeem)
     host_app = HostApp(asgi=guarded, sessions=sessions, activity=activity, events=events)
     return host_app

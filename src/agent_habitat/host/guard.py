@@ -18,12 +18,15 @@ a 0700 folder).
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import parse_qsl, urlsplit
 
 from starlette.datastructures import Headers
+from starlette.requests import cookie_parser
 from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .dashboard.login import COOKIE
 
 __all__ = ["LOOPBACK_NAMES", "Guard"]
 
@@ -44,8 +47,16 @@ def _hostname(value: str) -> str | None:
 class Guard:
     """ASGI middleware in front of every route of the host."""
 
-    def __init__(self, app: ASGIApp, *, token: str | None, extra_hosts: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        token: str | None,
+        extra_hosts: Iterable[str] = (),
+        login: Callable[[Scope], bool] | None = None,
+    ) -> None:
         self.app = app
+        self._login = login  # the dashboard's one-time login codes (host/dashboard/login.py)
         self._token = token.encode() if token else None
         self._hosts = LOOPBACK_NAMES | {h.lower() for h in extra_hosts}
 
@@ -95,9 +106,14 @@ class Guard:
             offered.append(value.strip())
         query = scope.get("query_string", b"").decode("latin-1")
         offered.extend(v for k, v in parse_qsl(query) if k == "token")
+        # The dashboard's HttpOnly SameSite=Strict cookie (a browser cannot set headers on
+        # EventSource); SameSite=Strict keeps other sites' pages from sending it along.
+        cookie = cookie_parser(headers.get("cookie", "")).get(COOKIE)
+        if cookie:
+            offered.append(cookie)
         # Every candidate is compared (no early exit) so timing says nothing about which.
         results = [hmac.compare_digest(o.encode(), self._token) for o in offered]
-        return any(results)
+        return any(results) or (self._login is not None and self._login(scope))
 
 
 def _over_tcp(scope: Scope) -> bool:

@@ -1,0 +1,109 @@
+"""`habitat dashboard` — the live web page of the workspace, in a browser.
+
+Ensures the host runs with loopback TCP (started with `--tcp 127.0.0.1:0` when none runs),
+asks it over the unix socket for a one-time login code, prints the URL and opens it in a
+browser when one is there (`--no-browser`: only print).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import webbrowser
+from pathlib import Path
+from typing import Any
+
+from ..errors import HabitatError, UsageError
+from .common import project_root
+
+__all__ = ["register"]
+
+DEFAULT_TCP = "127.0.0.1:0"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "dashboard",
+        help="open the live dashboard (prints its one-time login URL)",
+        description=(
+            "Print (and open in a browser) the URL of the workspace's live dashboard: tabs, "
+            "the verify epoch, a timeline and the event journal. Starts the host with loopback "
+            "TCP when none runs. The URL carries a one-time login, good for 5 minutes, which "
+            "the page exchanges for a cookie."
+        ),
+    )
+    parser.add_argument("--project", type=Path, metavar="DIR", help="project folder")
+    parser.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        default=DEFAULT_TCP,
+        help=f"where a host started now listens (default {DEFAULT_TCP}: any free port)",
+    )
+    parser.add_argument("--no-browser", action="store_true", help="only print the URL")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=cmd_dashboard)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    try:
+        url, started, pid = _login_url(args)
+    except UsageError as exc:
+        return _fail(args, str(exc), 2)
+    except HabitatError as exc:
+        return _fail(args, str(exc), 1)
+    opened = False if args.no_browser else _open(url)
+    if args.json:
+        print(json.dumps({"url": url, "host_pid": pid, "started": started, "opened": opened}))
+        return 0
+    print(f"dashboard: {url}")
+    print(f"  host pid {pid}{' (started now)' if started else ''}; the login works once, 5 min")
+    if not args.no_browser and not opened:
+        print("  no browser found here: open the URL yourself")
+    return 0
+
+
+def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
+    import httpx2
+
+    from ..host import launcher
+    from ..host.server import parse_tcp
+
+    root = project_root(args)
+    parse_tcp(args.tcp, allow_remote=False)
+    record = launcher.find_host(root)
+    if record is not None and record.tcp is None:
+        raise HabitatError(
+            f"the host for {root} (pid {record.pid}) runs without TCP, so no browser can reach "
+            "it; restart it with TCP: `habitat host stop && habitat dashboard` "
+            "(runs go on in their own sessions)"
+        )
+    handle = launcher.ensure_host(root, tcp=args.tcp)
+    record = handle.record
+    assert record.tcp is not None  # ensure_host refuses a running host without TCP
+    transport = httpx2.HTTPTransport(uds=record.socket)
+    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as client:
+        response = client.post("/api/dashboard/login")
+        if response.status_code == 404:
+            raise HabitatError(
+                f"the host pid {record.pid} has no dashboard (an older version); restart it: "
+                "`habitat host stop && habitat dashboard`"
+            )
+        path = response.raise_for_status().json()["path"]
+    return record.tcp + path, handle.started, record.pid
+
+
+def _open(url: str) -> bool:
+    try:
+        browser = webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return bool(browser.open(url))
+
+
+def _fail(args: argparse.Namespace, message: str, code: int) -> int:
+    if args.json:
+        sys.stderr.write(json.dumps({"error": message, "field": None}) + "\n")
+    else:
+        print(f"habitat dashboard: {message}", file=sys.stderr)
+    return code

@@ -1,0 +1,71 @@
+"""The dashboard's routes: the page at `/`, its script and style, the login code issuer.
+
+The three files ship inside the package (`importlib.resources`) and are read once. The
+page is served with a strict Content-Security-Policy (only this host's own script, style
+and connections) and `no-referrer`, so nothing on it can reach elsewhere or leak the URL.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib.resources import files
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from .login import COOKIE, LOGIN_SCOPE_KEY, Logins
+
+__all__ = ["dashboard_routes"]
+
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+_HEADERS = {
+    "Content-Security-Policy": _CSP,
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+}
+_FILES = {
+    "index.html": "text/html; charset=utf-8",
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+}
+
+
+@cache
+def _asset(name: str) -> bytes:
+    return files(__package__ or __name__).joinpath(name).read_bytes()
+
+
+def dashboard_routes(*, token: str | None, logins: Logins) -> list[BaseRoute]:
+    """`/`, `/dashboard/app.js`, `/dashboard/app.css`, `POST /api/dashboard/login`."""
+
+    async def page(request: Request) -> Response:
+        response = Response(_asset("index.html"), media_type=_FILES["index.html"], headers=_HEADERS)
+        # A redeemed code, or a `?token=` the Guard accepted: from now on the cookie does it,
+        # and the page takes the query out of the address bar.
+        via_query = request.scope.get(LOGIN_SCOPE_KEY) or "token" in request.query_params
+        if token is not None and via_query:
+            # A session cookie: closing the browser logs out; `habitat dashboard` logs in again.
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+        return response
+
+    def asset(name: str) -> Route:
+        async def serve(request: Request) -> Response:
+            return Response(_asset(name), media_type=_FILES[name], headers=_HEADERS)
+
+        return Route(f"/dashboard/{name}", serve, methods=["GET"])
+
+    async def login(request: Request) -> Response:
+        code = logins.issue()
+        return JSONResponse({"login": code, "path": f"/?login={code}"})
+
+    return [
+        Route("/", page, methods=["GET"]),
+        asset("app.js"),
+        asset("app.css"),
+        Route("/api/dashboard/login", login, methods=["POST"]),
+    ]

@@ -1,0 +1,116 @@
+"""The JSON API in-process: derived from the verb table, errors as status codes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from agent_habitat.host.api import PREFIX
+from agent_habitat.host.app import build_app, build_mcp
+from agent_habitat.verbs import VERBS
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "test-token"
+
+
+@pytest.fixture
+async def api(tmp_path: Path) -> AsyncIterator[httpx2.AsyncClient]:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    async with build_mcp(root) as hosted:
+        app = build_app(hosted, token=TOKEN, idle_seconds=0)
+        transport = httpx2.ASGITransport(app=app.asgi)
+        async with httpx2.AsyncClient(
+            transport=transport,
+            # With a port: the ASGI scope of a port-less URL looks like a unix socket's.
+            base_url="http://localhost:8765",
+            headers={"authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        ) as client:
+            yield client
+            # No run outlives the test.
+            scene = (await client.get("/api/shell_scene")).json()
+            for tab in scene["tabs"]:
+                if tab["state"] == "running":
+                    await client.post(
+                        "/api/shell_kill", json={"tab": tab["name"], "signal": "KILL"}
+                    )
+
+
+async def test_the_verb_index_names_every_row_with_its_schemas(api: httpx2.AsyncClient) -> None:
+    index = (await api.get("/api/verbs")).raise_for_status().json()
+    assert [v["name"] for v in index] == [v.tool_name(PREFIX) for v in VERBS]
+    run = next(v for v in index if v["name"] == "shell_run")
+    assert run["group"] == "shell"
+    assert run["read_only"] is False
+    assert run["get"] is False
+    assert "command" in run["args"]["properties"]
+    assert "exit_code" in run["result"]["properties"]
+    scene = next(v for v in index if v["name"] == "shell_scene")
+    assert scene["read_only"] is True
+    assert scene["get"] is True
+
+
+async def test_a_run_answers_with_its_result_model(api: httpx2.AsyncClient) -> None:
+    response = await api.post("/api/shell_run", json={"command": "echo hi", "tab": "t1"})
+    assert response.status_code == 200
+    result = response.json()
+    assert (result["tab"], result["state"], result["exit_code"]) == ("t1", "exited", 0)
+    assert result["output"] == "hi\n"
+    scene = (await api.get("/api/shell_scene")).json()
+    assert [t["name"] for t in scene["tabs"]] == ["t1"]
+    history = (await api.get("/api/shell_history", params={"tab": "t1", "limit": "5"})).json()
+    assert [r["command"] for r in history["rows"]] == ["echo hi"]
+
+
+async def test_bad_arguments_are_400_naming_the_field(api: httpx2.AsyncClient) -> None:
+    response = await api.post("/api/shell_run", json={"command": "true", "tab": "no spaces"})
+    assert response.status_code == 400
+    assert response.json()["field"] == "tab"
+    assert "tab" in response.json()["error"]
+    response = await api.post("/api/shell_run", json={"tab": "x"})
+    assert (response.status_code, response.json()["field"]) == (400, "command")
+    response = await api.post("/api/shell_run", content=b"{not json")
+    assert response.status_code == 400
+    assert "not JSON" in response.json()["error"]
+    response = await api.post("/api/shell_run", json=["echo"])
+    assert response.status_code == 400
+
+
+async def test_a_missing_tab_is_404_and_a_busy_one_409(api: httpx2.AsyncClient) -> None:
+    response = await api.post("/api/shell_last", json={"tab": "nowhere"})
+    assert response.status_code == 404
+    assert set(response.json()) == {"error", "field"}
+    started = await api.post(
+        "/api/shell_run", json={"command": "sleep 30", "tab": "busy", "background": True}
+    )
+    assert started.json()["state"] == "running"
+    response = await api.post("/api/shell_run", json={"command": "true", "tab": "busy"})
+    assert response.status_code == 409
+    assert "sleep 30" in response.json()["error"]
+    killed = await api.post("/api/shell_kill", json={"tab": "busy"})
+    assert killed.json()["killed"] is True
+
+
+async def test_get_is_only_for_read_only_verbs_without_required_args(
+    api: httpx2.AsyncClient,
+) -> None:
+    assert (await api.get("/api/shell_scene")).status_code == 200
+    refused = await api.get("/api/shell_run")
+    assert refused.status_code == 405
+    assert "POST" in refused.json()["error"]
+    assert (await api.get("/api/shell_kill")).status_code == 405
+    assert (await api.post("/api/no_such_verb", json={})).status_code == 404
+
+
+async def test_the_api_is_behind_the_guard(api: httpx2.AsyncClient) -> None:
+    request = api.build_request("POST", "/api/shell_scene", json={})
+    del request.headers["authorization"]
+    bare = await api.send(request)
+    assert bare.status_code == 401
+    rebound = await api.get("/api/verbs", headers={"host": "evil.example"})
+    assert rebound.status_code == 421

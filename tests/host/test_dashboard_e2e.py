@@ -1,0 +1,336 @@
+"""The dashboard in a real headless Chromium against a real host on a fixture project.
+
+Debian's `chromium` driven by Playwright (`executable_path`): these tests skip, saying
+why, when the browser, Playwright or axe-core is missing. Every wait is Playwright's
+auto-waiting `expect` with a bound; the host is stopped by the `project` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import httpx2
+import pytest
+
+from agent_habitat.host import find_host
+from agent_habitat.host.dashboard import COOKIE
+
+from .dashboard_browser import axe_path, chromium_path, dashboard_url, make_repo
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page, ViewportSize
+
+pytestmark = pytest.mark.e2e
+
+WAIT_MS = 10_000
+NARROW: ViewportSize = {"width": 400, "height": 800}
+WIDE: ViewportSize = {"width": 1280, "height": 800}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    path, why = chromium_path()
+    if path is None:
+        pytest.skip(why)
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=path)
+        except Error as exc:
+            pytest.skip(f"chromium at {path} does not start headless: {exc}")
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def repo(project: Path) -> Path:
+    """The fixture project (a git repo); `project` stops its host afterwards."""
+    return make_repo(project)
+
+
+@pytest.fixture
+def page(browser: Browser, repo: Path, request: pytest.FixtureRequest) -> Iterator[Page]:
+    """A page logged into the host of `repo` (started with loopback TCP), live.
+    `@pytest.mark.parametrize("page", [{"bypass_csp": True}], indirect=True)` lets a test
+    inject a script (axe-core), which the page's policy otherwise refuses."""
+    from playwright.sync_api import expect
+
+    options: dict[str, Any] = getattr(request, "param", {})
+    context = browser.new_context(viewport=WIDE, **options)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(dashboard_url(repo))
+    expect(page.locator("#conn")).to_have_text("live", timeout=WAIT_MS)
+    yield page
+    context.close()
+    assert errors == [], f"script errors on the page: {errors}"
+
+
+def habitat(*argv: str, code: int = 0) -> str:
+    """The CLI as a person runs it: its own process (Playwright's sync API holds this
+    thread's event loop, so an in-process `anyio.run` could not start here anyway)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "agent_habitat", *argv],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == code, done.stderr
+    return done.stdout
+
+
+def scene(repo: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(habitat("scene", "--project", str(repo), "--json"))
+    return result
+
+
+def verify_served(repo: Path) -> bool:
+    record = find_host(repo)
+    assert record is not None
+    transport = httpx2.HTTPTransport(uds=record.socket)
+    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as client:
+        return client.post("/api/verify_status", json={}).status_code != 404
+
+
+def test_the_token_is_required_over_tcp_and_the_login_leaves_the_address_bar(
+    page: Page, repo: Path
+) -> None:
+    record = find_host(repo)
+    assert record is not None
+    assert record.tcp is not None
+    with httpx2.Client(base_url=record.tcp, timeout=10) as client:
+        assert client.get("/").status_code == 401
+        assert client.get("/events").status_code == 401
+        assert client.post("/api/shell_scene", json={}).status_code == 401
+    assert urlsplit(page.url).query == ""
+    cookies = {c["name"]: c for c in page.context.cookies()}
+    assert cookies[COOKIE]["httpOnly"] is True
+    assert cookies[COOKIE]["sameSite"] == "Strict"
+    assert page.evaluate("document.cookie") == ""  # HttpOnly: no script reads it
+
+
+def test_a_used_login_url_does_not_log_in_again(browser: Browser, repo: Path) -> None:
+    url = dashboard_url(repo)
+    first = browser.new_context()
+    second = browser.new_context()
+    try:
+        assert first.new_page().goto(url).status == 200  # type: ignore[union-attr]
+        assert second.new_page().goto(url).status == 401  # type: ignore[union-attr]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_cli_run_appears_live_and_the_page_kills_it(page: Page, repo: Path) -> None:
+    from playwright.sync_api import expect
+
+    command = "for i in $(seq 1 2000); do echo line $i; sleep 0.02; done"
+    habitat("run", "--project", str(repo), "--tab", "work", "--background", command)
+    card = page.locator("li.tab[data-tab='work']")
+    expect(card).to_have_attribute("data-state", "running", timeout=WAIT_MS)
+    expect(card.locator(".tab-cmd")).to_contain_text("seq 1 2000")
+    expect(card.locator(".tail")).to_contain_text("line 5", timeout=WAIT_MS)
+
+    card.get_by_role("button", name="Kill the command in tab work").click()
+    expect(card).to_have_attribute("data-state", "idle", timeout=WAIT_MS)
+    expect(card.locator(".tab-result")).to_contain_text("killed")
+    tab = next(t for t in scene(repo)["tabs"] if t["name"] == "work")
+    assert tab["state"] == "idle"
+    assert tab["last_run"]["state"] == "killed"
+
+
+def test_the_command_line_runs_in_a_tab_and_shows_the_exit_code(page: Page) -> None:
+    from playwright.sync_api import expect
+
+    page.get_by_role("textbox", name="Tab", exact=True).fill("build")
+    page.get_by_role("textbox", name="Command").fill("echo built; exit 3")
+    page.get_by_role("button", name="Run", exact=True).click()
+    card = page.locator("li.tab[data-tab='build']")
+    expect(card.locator(".tab-result")).to_contain_text("exit 3", timeout=WAIT_MS)
+    expect(card).to_have_attribute("data-result", "bad")
+    expect(card.locator(".tab-state")).to_contain_text("✗")  # not by colour alone
+    page.get_by_role("tab", name="Events").click()
+    expect(page.locator("tr[data-kind='shell.run.exited']").first).to_contain_text("exit 3")
+
+
+def test_keyboard_shortcuts_are_listed_with_question_mark_and_focus_tab_n(
+    page: Page, repo: Path
+) -> None:
+    from playwright.sync_api import expect
+
+    habitat("run", "--project", str(repo), "--tab", "one", "true")
+    expect(page.locator("li.tab[data-tab='one']")).to_be_visible(timeout=WAIT_MS)
+    page.keyboard.press("?")
+    help_dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    expect(help_dialog).to_be_visible()
+    expect(help_dialog).to_contain_text("kill the focused tab")
+    page.keyboard.press("Escape")
+    expect(help_dialog).to_be_hidden()
+    page.keyboard.press("Shift+E")
+    expect(page.get_by_role("tab", name="Events")).to_have_attribute("aria-selected", "true")
+    page.keyboard.press("1")
+    expect(page.locator("li.tab").first).to_be_focused()
+
+
+def test_the_events_view_filters_by_kind(page: Page, repo: Path) -> None:
+    from playwright.sync_api import expect
+
+    habitat("run", "--project", str(repo), "true")
+    page.get_by_role("tab", name="Events").click()
+    expect(page.locator("tr[data-kind='shell.run.exited']")).to_have_count(1, timeout=WAIT_MS)
+    page.get_by_label("Kind").select_option("host.")
+    expect(page.locator("tr[data-kind='shell.run.exited']")).to_have_count(0)
+    expect(page.locator("tr[data-kind='host.started']")).to_have_count(1)
+
+
+def test_verify_from_the_page_then_a_write_raises_the_stale_banner(page: Page, repo: Path) -> None:
+    from playwright.sync_api import expect
+
+    if not verify_served(repo):
+        pytest.skip("the host serves no /api/verify_* yet (the verify verbs, wip/wire-verify)")
+    page.get_by_role("tab", name="Verify epoch").click()
+    page.get_by_label("Policy").select_option("minimal")
+    page.keyboard.press("v")
+    rung = page.locator("li.rung[data-rung='diagnose.files']")
+    expect(rung).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#verify-badge")).not_to_contain_text("running", timeout=WAIT_MS)
+    (repo / "calc.py").write_text("def add(a: int, b: int) -> int:\n    return a - b\n")
+    banner = page.get_by_role("alert")
+    expect(banner).to_contain_text("Stale", timeout=WAIT_MS)
+    expect(banner).to_contain_text("calc.py")
+
+
+def test_the_narrow_layout_fits_400_pixels(page: Page, repo: Path) -> None:
+    from playwright.sync_api import expect
+
+    habitat("run", "--project", str(repo), "--tab", "a-long-tab-name", "echo x")
+    expect(page.locator("li.tab[data-tab='a-long-tab-name']")).to_be_visible(timeout=WAIT_MS)
+    page.set_viewport_size(NARROW)
+    for view in ("Tabs", "Verify epoch", "Timeline", "Events"):
+        page.get_by_role("tab", name=view).click()
+        overflow = page.evaluate("document.documentElement.scrollWidth")
+        assert overflow <= NARROW["width"], f"{view}: {overflow}px wide at 400px"
+    page.get_by_role("tab", name="Tabs").click()
+    box = page.locator("li.tab").first.bounding_box()
+    assert box is not None
+    assert box["width"] <= NARROW["width"]
+
+
+@pytest.mark.parametrize("page", [{"bypass_csp": True}], indirect=True)
+def test_no_serious_accessibility_violations_in_any_view(page: Page, repo: Path) -> None:
+    from playwright.sync_api import expect
+
+    axe, why = axe_path()
+    if axe is None:
+        pytest.skip(why)
+    habitat("run", "--project", str(repo), "--tab", "t1", "echo ok")
+    habitat("run", "--project", str(repo), "--tab", "t2", "exit 1", code=1)
+    expect(page.locator("li.tab")).to_have_count(2, timeout=WAIT_MS)
+    page.add_script_tag(path=str(axe))
+    found: dict[str, list[str]] = {}
+    for view in ("Tabs", "Verify epoch", "Timeline", "Events"):
+        page.get_by_role("tab", name=view).click()
+        result = page.evaluate("async () => (await axe.run(document)).violations")
+        serious = [
+            f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
+            for v in result
+            if v["impact"] in ("serious", "critical")
+        ]
+        if serious:
+            found[view] = serious
+    assert found == {}
+
+
+# What `verify_status` answers (verify_report.VerifyStatusResult on wip/wire-verify): served
+# to the page in place of the host's answer, so the view is checked before that lands.
+RED_STALE_STATUS: dict[str, Any] = {
+    "green": False,
+    "summary": "stale: calc.py changed since epoch 2 (red on its snapshot); verify again",
+    "stale": True,
+    "changed": ["calc.py"],
+    "current_snapshot": "b0b0b0b0b0b0b0b0",
+    "epoch": {
+        "epoch": 2,
+        "task": "v-2",
+        "state": "stale",
+        "green": False,
+        "verified_state": "red",
+        "stale": True,
+        "changed": ["calc.py"],
+        "changed_count": 1,
+        "snapshot": "a1a1a1a1a1a1a1a1",
+        "head": "0123456789abcdef",
+        "policy": "standard",
+        "touched": ["calc.py"],
+        "touched_count": 1,
+        "rungs": [
+            {
+                "rung": "diagnose.files",
+                "task": "v-2.1",
+                "state": "red",
+                "tool": "ruff",
+                "duration_s": 0.21,
+                "new_findings": 1,
+                "preexisting_findings": 2,
+                "diagnostics": [
+                    {"file": "calc.py", "line": 3, "code": "F821", "message": "Undefined name `x`"},
+                    {
+                        "file": "old.py",
+                        "line": 1,
+                        "code": "F401",
+                        "message": "`os` imported but unused",
+                        "preexisting": True,
+                    },
+                ],
+            },
+            {"rung": "compile.project", "task": "v-2.2", "state": "skipped", "reason": "below red"},
+        ],
+        "duration_s": 0.4,
+    },
+    "time": {
+        "idle_threshold_s": 60,
+        "workspace": {
+            "wall_s": 120,
+            "active_s": 100,
+            "environment_s": 30,
+            "blocked_s": 20,
+            "reasoning_s": 80,
+            "idle_s": 20,
+            "calls": 9,
+        },
+    },
+}
+
+
+def test_the_verify_view_shows_rungs_new_findings_first_and_the_stale_banner(
+    page: Page,
+) -> None:
+    from playwright.sync_api import Route, expect
+
+    def fulfil(route: Route) -> None:
+        route.fulfill(json=RED_STALE_STATUS)
+
+    page.route("**/api/verify_status", fulfil)
+    page.reload()
+    page.get_by_role("tab", name="Verify epoch").click()
+    banner = page.get_by_role("alert")
+    expect(banner).to_contain_text("Stale", timeout=WAIT_MS)
+    expect(banner).to_contain_text("calc.py")
+    expect(page.locator("#verify-badge")).to_contain_text("stale")
+    red = page.locator("li.rung[data-rung='diagnose.files']")
+    expect(red).to_contain_text("✗ red")  # a glyph and a word, not colour alone
+    expect(red.locator("ul.diags").first).to_contain_text("calc.py:3 F821")
+    folded = red.locator("details.preexisting")
+    expect(folded).to_contain_text("2 pre-existing")
+    expect(folded.locator("li")).to_be_hidden()  # folded until opened
+    page.get_by_role("tab", name="Timeline").click()
+    expect(page.locator("#accounting")).to_contain_text("reasoning 80.0 s")
