@@ -208,3 +208,35 @@ def _gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+async def test_status_shows_the_warm_daemon_and_it_stops_with_the_host(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agent_habitat.proc import ProcessRecord, is_alive, process_create_time
+    from agent_habitat.verify.rungs import DmypyDaemon
+    from agent_habitat.workspace import Workspace
+
+    record = ensure_host(project).record
+    async with uds(record) as client:
+        cold = (await client.get("/api/status")).json()
+    assert cold["warm"] == {"dmypy": {"state": "absent", "pid": None}}
+    # A stand-in daemon: what the host must stop is whatever pid the status file names.
+    daemon = DmypyDaemon(Workspace.for_project(project))
+    daemon.dir.mkdir(parents=True, exist_ok=True)
+    stand_in = await anyio.open_process(["sleep", "300"], start_new_session=True)
+    try:
+        daemon.status_file.write_text(json.dumps({"pid": stand_in.pid}), encoding="utf-8")
+        assert main(["host", "status", "--project", str(project)]) == 0
+        assert f"warm: dmypy daemon (pid {stand_in.pid})" in capsys.readouterr().out
+        created = process_create_time(stand_in.pid)
+        assert created is not None
+        assert main(["host", "stop", "--project", str(project)]) == 0
+        with anyio.fail_after(20):
+            await stand_in.wait()
+        assert not is_alive(ProcessRecord(stand_in.pid, created))
+        assert daemon.state() == "absent"
+    finally:
+        if stand_in.returncode is None:
+            stand_in.kill()
+            await stand_in.wait()

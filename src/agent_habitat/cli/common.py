@@ -101,7 +101,8 @@ def report_error(exc: HabitatError, *, as_json: bool) -> int:
     """Say what went wrong on stderr — as `{"error", "field"}` JSON for scripts — and
     return the exit code."""
     if as_json:
-        field = exc.field if isinstance(exc, FlagError) else None
+        # FlagError, and the host's refusal of an argument (host.client), name the field.
+        field = getattr(exc, "field", None)
         sys.stderr.write(json.dumps({"error": str(exc), "field": field}) + "\n")
     else:
         print(f"habitat: {exc}", file=sys.stderr)

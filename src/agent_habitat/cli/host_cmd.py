@@ -20,8 +20,8 @@ def register(subparsers: Any) -> None:
         help="start, stop or inspect the workspace host",
         description=(
             "The workspace host: one long-lived process per workspace serving MCP over "
-            "Streamable HTTP (/mcp), the event stream (/events) and /api/status on a unix "
-            "socket in the state folder, and on loopback TCP when asked (with a token)."
+            "Streamable HTTP (/mcp), the event stream (/events) and the JSON API (/api/…) on a "
+            "unix socket in the state folder, and on loopback TCP when asked (with a token)."
         ),
     )
     actions = host.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -36,7 +36,7 @@ def register(subparsers: Any) -> None:
     )
     for name, helptext in (
         ("stop", "stop the host (runs go on in their own sessions)"),
-        ("status", "pid, uptime, clients, tabs and running runs of the host"),
+        ("status", "pid, uptime, clients, tabs, running runs and warm daemons of the host"),
         ("token", "print the bearer token TCP clients must send"),
     ):
         actions.add_parser(name, help=helptext)
@@ -108,5 +108,10 @@ def _status(root: Path, args: argparse.Namespace) -> int:
     print(f"  socket {status['socket']}" + (f", tcp {status['tcp']}" if status["tcp"] else ""))
     print(f"  tabs: {tabs}")
     print(f"  running: {running or 'nothing'}")
+    dmypy = status.get("warm", {}).get("dmypy", {})
+    if dmypy.get("state") == "alive":
+        print(f"  warm: dmypy daemon (pid {dmypy['pid']})")
+    else:
+        print(f"  warm: nothing (dmypy daemon {dmypy.get('state', 'unknown')})")
     print(f"  idle exit after {status['idle_seconds']:.0f}s with no client and no run")
     return 0

@@ -1,6 +1,11 @@
 """`habitat run|rerun|scene|history|last|which|kill|close|wait|input` — the verb table as
 subcommands (`cli.flags` builds each from its row), shown with rich, keyed by result type.
 
+When a host runs for the workspace the call goes to it over its JSON API (`host.client`):
+a person and the agent see the same tabs, and `input` reaches a run the agent started.
+Otherwise the verb runs embedded, on the workspace state. Output and exit codes are the
+same either way; a foreground run streams its spool file live on both paths.
+
 `--json` prints the result model; the exit code is the command's for runs (124 on timeout),
 1 when a wait did not see its match or the exit, or a kill left processes alive.
 """
@@ -13,15 +18,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from ..habitat import Habitat
+from ..errors import NotFoundError
+from ..host.client import HostClient
+from ..host.launcher import find_host
+from ..host.lock import HostRecord
 from ..project_scene import ProjectSceneResult, render_project_scene
 from ..shell import models as m
 from ..verbs import VERBS, Progress, Verb
-from .common import emit_json, open_habitat, run_command
+from ..verbs import verb as verb_row
+from .common import emit_json, open_habitat, project_root, run_command
 from .flags import add_verb_parser, request_from
 
 __all__ = ["register"]
@@ -49,17 +59,10 @@ class View:
 class _Streamer:
     """Copies new spool bytes to the terminal as a foreground run goes on."""
 
-    def __init__(self, habitat: Habitat, tab: str) -> None:
-        self.habitat = habitat
+    def __init__(self, tab: str) -> None:
         self.tab = tab
         self.spool: str | None = None
         self.offset = 0
-
-    async def progress(self, elapsed: float, line: str) -> None:
-        if self.spool is None:  # the tab's newest run is the one we are waiting on
-            last = await self.habitat.shell.last(m.LastArgs(tab=self.tab, tail_lines=0))
-            self.spool = last.spool
-        self.pump()
 
     def pump(self) -> None:
         if self.spool is None:
@@ -71,6 +74,73 @@ class _Streamer:
                 self.offset += len(chunk)
         sys.stdout.buffer.flush()
 
+    def finish(self, result: BaseModel) -> None:
+        self.spool = getattr(result, "spool", self.spool)
+        self.pump()
+
+
+async def _embedded(
+    args: argparse.Namespace, verb: Verb, request: BaseModel, streamer: _Streamer | None
+) -> BaseModel:
+    """The verb in this process, on the workspace state (no host runs)."""
+    async with open_habitat(args) as habitat:
+        progress: Progress | None = None
+        if streamer is not None:
+
+            async def progress(elapsed: float, line: str) -> None:
+                if streamer.spool is None:  # the tab's newest run is the one we wait on
+                    last = await habitat.shell.last(m.LastArgs(tab=streamer.tab, tail_lines=0))
+                    streamer.spool = last.spool
+                streamer.pump()
+
+        result = await verb.call(habitat, request, progress)
+        if streamer is not None:
+            streamer.finish(result)
+    return result
+
+
+# How often a foreground run through the host looks for new output in its spool file.
+_FOLLOW_SECONDS = 0.05
+
+
+async def _newest(host: HostClient, tab: str) -> m.LastResult | None:
+    try:
+        last = await host.call(verb_row("last"), m.LastArgs(tab=tab, tail_lines=0))
+    except NotFoundError:
+        return None
+    assert isinstance(last, m.LastResult)
+    return last
+
+
+async def _follow(host: HostClient, streamer: _Streamer, before: int | None) -> None:
+    """Find the run the pending POST started (newer than `before`), then copy its spool."""
+    while streamer.spool is None:
+        last = await _newest(host, streamer.tab)
+        if last is not None and (before is None or last.index > before):
+            streamer.spool = last.spool
+        else:
+            await anyio.sleep(_FOLLOW_SECONDS)
+    while True:
+        streamer.pump()
+        await anyio.sleep(_FOLLOW_SECONDS)
+
+
+async def _via_host(
+    record: HostRecord, verb: Verb, request: BaseModel, streamer: _Streamer | None
+) -> BaseModel:
+    """The verb in the workspace host, over its JSON API: its tabs, its stdin pipes."""
+    async with HostClient(record) as host:
+        if streamer is None:
+            return await host.call(verb, request)
+        newest = await _newest(host, streamer.tab)
+        before = newest.index if newest is not None else None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_follow, host, streamer, before)
+            result = await host.call(verb, request)
+            tg.cancel_scope.cancel()
+        streamer.finish(result)
+        return result
+
 
 def _handler(verb: Verb) -> Callable[[argparse.Namespace], int]:
     view = _VIEWS.get(verb.result, _FALLBACK)
@@ -78,15 +148,14 @@ def _handler(verb: Verb) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
         async def body() -> int:
             request = request_from(verb, args)
-            async with open_habitat(args) as habitat:
-                streamer = None
-                if view.streams and not args.json and not getattr(request, "background", False):
-                    streamer = _Streamer(habitat, getattr(request, "tab", "main"))
-                progress: Progress | None = streamer.progress if streamer else None
-                result = await verb.call(habitat, request, progress)
-                if streamer is not None:
-                    streamer.spool = getattr(result, "spool", streamer.spool)
-                    streamer.pump()
+            streamer = None
+            if view.streams and not args.json and not getattr(request, "background", False):
+                streamer = _Streamer(getattr(request, "tab", "main"))
+            record = find_host(project_root(args))
+            if record is None:
+                result = await _embedded(args, verb, request, streamer)
+            else:
+                result = await _via_host(record, verb, request, streamer)
             if args.json:
                 emit_json(result)
             else:

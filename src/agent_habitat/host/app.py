@@ -31,6 +31,7 @@ from agent_habitat.events import EventBus
 from agent_habitat.habitat import Habitat
 from agent_habitat.mcp_tools import HabitatServer, primary_server
 from agent_habitat.shell import ShellHabitat
+from agent_habitat.verify.rungs import DmypyDaemon
 from agent_habitat.workspace import Workspace
 
 from .api import api_routes
@@ -38,7 +39,7 @@ from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
 from .guard import Guard
 
-__all__ = ["Activity", "HostApp", "Hosted", "build_app", "build_mcp"]
+__all__ = ["Activity", "HostApp", "Hosted", "build_app", "build_mcp", "warm"]
 
 
 @dataclass
@@ -95,6 +96,13 @@ class Activity:
             self.touch()
 
 
+def warm(workspace: Workspace) -> dict[str, Any]:
+    """The warm tool daemons of the workspace: the dmypy daemon's state and pid."""
+    daemon = DmypyDaemon(workspace)
+    state = daemon.state()
+    return {"dmypy": {"state": state, "pid": daemon.pid() if state == "alive" else None}}
+
+
 @dataclass
 class HostApp:
     """The assembled application and the parts the host process drives."""
@@ -138,6 +146,7 @@ def build_app(
                 "event_streams": events.open_streams,
                 "tabs": [{"name": t.name, "state": t.state, "cwd": t.cwd} for t in scene.tabs],
                 "running": running,
+                "warm": warm(hosted.habitat.workspace),
                 "idle_seconds": idle_seconds,
                 "idle_for_s": round(activity.quiet_for(), 3),
                 **host_app.info,

@@ -16,6 +16,9 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import httpx2
 
 from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import Workspace
@@ -23,7 +26,7 @@ from agent_habitat.workspace import Workspace
 from .files import HostFiles
 from .lock import HostRecord, is_held, read_record
 
-__all__ = ["HostHandle", "ensure_host", "find_host", "host_files", "stop_host"]
+__all__ = ["HostHandle", "ensure_host", "find_host", "host_files", "probe_host", "stop_host"]
 
 START_TIMEOUT_SECONDS = 30.0
 STOP_TIMEOUT_SECONDS = 10.0
@@ -94,8 +97,9 @@ def ensure_host(root: Path, *, tcp: str | None = None, allow_remote: bool = Fals
     )
 
 
-def stop_host(root: Path) -> HostRecord | None:
-    """SIGTERM the running host (SIGKILL after a bound); its runs go on. None: none ran."""
+def stop_host(root: Path, *, grace: float = STOP_TIMEOUT_SECONDS) -> HostRecord | None:
+    """SIGTERM the running host (SIGKILL after `grace` seconds; 0: SIGKILL at once, for a
+    hung host); its runs go on. None: none ran."""
     files = host_files(root)
     record = read_record(files.lock)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -106,7 +110,8 @@ def stop_host(root: Path) -> HostRecord | None:
         record = read_record(files.lock)
     if record is None:
         return None
-    for signum, bound in ((signal.SIGTERM, STOP_TIMEOUT_SECONDS), (signal.SIGKILL, 5.0)):
+    steps = [(signal.SIGTERM, grace)] if grace > 0 else []
+    for signum, bound in (*steps, (signal.SIGKILL, 5.0)):
         try:
             os.kill(record.pid, signum)
         except ProcessLookupError:
@@ -117,6 +122,18 @@ def stop_host(root: Path) -> HostRecord | None:
                 return record
             time.sleep(_POLL_SECONDS)
     raise HabitatError(f"host pid {record.pid} still holds {files.lock} after SIGKILL")
+
+
+def probe_host(record: HostRecord, timeout: float = 2.0) -> dict[str, Any] | None:
+    """The host's `/api/status`, or None when it does not answer within `timeout` (hung:
+    stopped, deadlocked, or dying)."""
+    transport = httpx2.HTTPTransport(uds=record.socket)
+    try:
+        with httpx2.Client(transport=transport, base_url="http://localhost", timeout=timeout) as c:
+            status: dict[str, Any] = c.get("/api/status").raise_for_status().json()
+    except (httpx2.HTTPError, ValueError):
+        return None
+    return status
 
 
 def _tail(log: Path, lines: int = 5) -> str:

@@ -3,7 +3,8 @@
 Lifecycle: take `host.lock` (or leave: another host runs), open the habitat, listen,
 publish the record into the lock file, journal `host.started`; serve until SIGTERM /
 SIGINT / SIGHUP or until idle (no client and no running run for `idle_seconds`); then
-stop listening, close the habitat (runs go on in their own sessions) and free the lock.
+stop listening, close the habitat (runs go on in their own sessions), stop the warm
+daemons (dmypy) and free the lock.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 import anyio
 import uvicorn
 
-from agent_habitat.errors import UsageError
+from agent_habitat.errors import HabitatError, UsageError
+from agent_habitat.verify import stop_type_daemon
 from agent_habitat.workspace import Workspace
 
 from .app import HostApp, Hosted, build_app, build_mcp
@@ -36,6 +38,8 @@ logger = logging.getLogger(__name__)
 # Open SSE streams (MCP GET streams, /events) never end by themselves; on shutdown they
 # get this long before uvicorn cancels them.
 GRACEFUL_SHUTDOWN_SECONDS = 1
+# `dmypy stop`, then killing what is left, at most this long on the way out.
+WARM_STOP_SECONDS = 20
 
 
 class AlreadyRunning(Exception):
@@ -111,12 +115,24 @@ async def serve_host(root: Path, *, tcp: tuple[str, int] | None = None) -> None:
     try:
         config = load_host_config(root)
         token = files.token() if tcp else None
-        async with build_mcp(root) as hosted:
-            await _serve(hosted, files, lock, root, tcp, token, config.idle_seconds)
+        try:
+            async with build_mcp(root) as hosted:
+                await _serve(hosted, files, lock, root, tcp, token, config.idle_seconds)
+        finally:
+            await _stop_warm_daemons(root, files.workspace)
     finally:
         with contextlib.suppress(FileNotFoundError):
             files.socket.unlink()
         lock.release()
+
+
+async def _stop_warm_daemons(root: Path, workspace: Workspace) -> None:
+    # The daemons are the host's: they stop with it (the next host warms them again).
+    with anyio.move_on_after(WARM_STOP_SECONDS, shield=True):
+        try:
+            await stop_type_daemon(root, workspace)
+        except (HabitatError, OSError):
+            logger.exception("could not stop the warm dmypy daemon")
 
 
 async def _serve(

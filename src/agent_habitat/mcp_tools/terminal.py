@@ -3,8 +3,9 @@ state (a `Habitat` opened on `Workspace.named("terminal")`), embedded, depending
 other habitat process.
 
 It keeps working while the primary server is hung, killed or being redeployed; its runs
-and the primary's outlive each other. `terminal_host` is where restarting the primary's
-host will live; no host daemon exists yet, and it says so rather than pretend.
+and the primary's outlive each other. `terminal_host` reports, restarts or stops the
+workspace host of a workspace (`host.launcher`): a host that does not answer within a
+bound (stopped, deadlocked) is SIGKILLed rather than waited on; runs survive either way.
 """
 
 from __future__ import annotations
@@ -15,10 +16,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import mcp.types as types
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_habitat.habitat import Habitat
+from agent_habitat.host.launcher import (
+    STOP_TIMEOUT_SECONDS,
+    ensure_host,
+    find_host,
+    probe_host,
+    stop_host,
+)
 from agent_habitat.verbs import Group, Progress
 from agent_habitat.workspace import Workspace, find_project_root
 
@@ -28,7 +37,16 @@ from .server import HabitatServer, build_server
 from .tools import ToolDef, ToolRegistry
 from .verbs import verb_tools
 
-__all__ = ["TerminalHostArgs", "TerminalHostResult", "TerminalServer", "terminal_server"]
+__all__ = [
+    "TerminalHostArgs",
+    "TerminalHostResult",
+    "TerminalServer",
+    "host_action",
+    "terminal_server",
+]
+
+PROBE_SECONDS = 2.0
+"""How long a host may take to answer `/api/status` before it counts as hung."""
 
 INSTRUCTIONS = (
     "agent-habitat escape terminal: shell tabs (terminal_*) that do not depend on the primary "
@@ -37,10 +55,12 @@ INSTRUCTIONS = (
 )
 
 _HOST_DESCRIPTION = (
-    "Status, restart or stop of a workspace's habitat host daemon (default: the git work tree "
-    "around this server's cwd). This version has no host daemon yet: the primary server "
-    "(`habitat mcp`) runs embedded in the MCP client's own process, so the call reports that "
-    "and changes nothing; restart the primary from the MCP client instead."
+    "Status, restart or stop of a workspace's habitat host (default: the git work tree around "
+    "this server's cwd) — the process behind `habitat mcp`, the CLI and the dashboard. "
+    "`status`: pid, uptime, whether it answers, tabs and running runs. `restart`: stop it "
+    "(SIGKILL at once when it does not answer: hung or stopped) and start a new one; the "
+    "bridge of the MCP client reconnects by itself. `stop`: stop it; the next client starts "
+    "one again. Runs started in its tabs go on in their own sessions and are re-adopted."
 )
 
 
@@ -61,27 +81,78 @@ class TerminalHostResult(BaseModel):
     action: Literal["status", "restart", "stop"]
     workspace: str = Field(description="The workspace's project folder.")
     state_dir: str = Field(description="Where that workspace's state lives.")
-    host_running: bool = Field(description="Always false until a host daemon exists.")
-    done: bool = Field(description="Whether anything was changed (never, for now).")
+    host_running: bool = Field(description="Whether a host runs for it after the action.")
+    pid: int | None = Field(default=None, description="The running host's pid, if any.")
+    responding: bool | None = Field(
+        default=None, description="Whether that host answered (None: no host runs)."
+    )
+    previous_pid: int | None = Field(
+        default=None, description="The host the action stopped or killed, if any."
+    )
+    done: bool = Field(description="Whether anything was changed.")
     message: str
 
 
-def host_result(args: TerminalHostArgs, cwd: Path) -> TerminalHostResult:
-    root = find_project_root(Path(cwd, args.workspace).expanduser() if args.workspace else cwd)
-    workspace = Workspace.for_project(root)
-    nothing = "nothing was done" if args.action != "status" else "there is nothing to report"
+def _resolve(args: TerminalHostArgs, cwd: Path) -> Path:
+    return find_project_root(Path(cwd, args.workspace).expanduser() if args.workspace else cwd)
+
+
+def host_action(args: TerminalHostArgs, cwd: Path) -> TerminalHostResult:
+    """Do `args.action` to the workspace host (blocking, bounded: run it in a thread)."""
+    root = _resolve(args, cwd)
+    state_dir = str(Workspace.for_project(root).state_dir)
+    record = find_host(root)
+    status = probe_host(record, PROBE_SECONDS) if record is not None else None
+    previous: int | None = None
+    notes: list[str] = []
+    if args.action in ("stop", "restart") and record is not None:
+        previous = record.pid
+        hung = status is None
+        # A stopped process never handles SIGTERM, so a host that does not answer is killed.
+        stop_host(root, grace=0 if hung else STOP_TIMEOUT_SECONDS)
+        notes.append(
+            f"{'killed' if hung else 'stopped'} host pid {previous}"
+            + (f" (it did not answer within {PROBE_SECONDS:.0f}s)" if hung else "")
+        )
+    elif args.action == "stop":
+        notes.append("no host ran; nothing to stop")
+    if args.action == "restart":
+        handle = ensure_host(root)
+        record = handle.record
+        status = probe_host(record, PROBE_SECONDS)
+        notes.append(f"started host pid {record.pid}")
+    elif args.action == "stop":
+        record, status = None, None
+    if record is None:
+        if args.action == "status":
+            notes.append("no host runs for this workspace (the next client starts one)")
+        return TerminalHostResult(
+            action=args.action,
+            workspace=str(root),
+            state_dir=state_dir,
+            host_running=False,
+            previous_pid=previous,
+            done=previous is not None,
+            message="; ".join(notes) + ".",
+        )
+    if status is None:
+        notes.append(f"host pid {record.pid} runs but does not answer: `restart` kills it")
+    else:
+        running = [f"{r['tab']} (pid {r['pid']})" for r in status.get("running", [])]
+        notes.append(
+            f"host pid {record.pid} answers: up {status.get('uptime_s', 0):.0f}s, "
+            f"{len(status.get('tabs', []))} tab(s), running: {', '.join(running) or 'nothing'}"
+        )
     return TerminalHostResult(
         action=args.action,
         workspace=str(root),
-        state_dir=str(workspace.state_dir),
-        host_running=False,
-        done=False,
-        message=(
-            "No host daemon exists yet in this version of agent-habitat: `habitat mcp` runs the "
-            f"shell habitat embedded in its own process, so {nothing}. Runs started by that "
-            "server live on in their own sessions; to restart the server itself, restart it "
-            "from the MCP client."
-        ),
+        state_dir=state_dir,
+        host_running=True,
+        pid=record.pid,
+        responding=status is not None,
+        previous_pid=previous,
+        done=args.action != "status",
+        message="; ".join(notes) + ".",
     )
 
 
@@ -102,7 +173,7 @@ async def terminal_server(
     cwd = (cwd or Path.cwd()).resolve()
 
     async def terminal_host(args: Any, progress: Progress | None) -> BaseModel:
-        return host_result(args, cwd)
+        return await anyio.to_thread.run_sync(host_action, args, cwd)
 
     host = ToolDef(
         name="terminal_host",
@@ -130,5 +201,6 @@ async def terminal_server(
 def _render(result: TerminalHostResult) -> str:
     return (
         f"done={str(result.done).lower()} host_running={str(result.host_running).lower()} "
-        f"action={result.action} workspace={result.workspace}\n{result.message}\n"
+        f"pid={result.pid} action={result.action} workspace={result.workspace}\n"
+        f"{result.message}\n"
     )
