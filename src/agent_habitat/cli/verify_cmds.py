@@ -1,10 +1,13 @@
 """`habitat verify`: climb the verification ladder in the foreground; `habitat status` and
 `habitat cancel`: the workspace's verify as recorded, and cancelling it.
 
-No host exists yet, so a CLI process has no long-lived runner to hand a verify to: it climbs
-in the foreground (`--wait` is what it does anyway) and records the epoch in the workspace's
-state, where `habitat status` (and the MCP servers' status) find it. `status` says which
-process serves the workspace's runner, or that none does.
+When a host serves the workspace (`habitat host start`, or the bridge of `habitat mcp`), the
+three commands go to its runner over its JSON API: `verify` hands the request over and
+returns at once with the task (`--wait` blocks until the epoch ends), `cancel` reaches the
+running chain, `status` is the runner's own answer. With no host, `verify` climbs in the
+foreground and records the epoch in the workspace's state, where `habitat status` (and the
+MCP servers' status) find it; `status` then says which process serves the runner, or that
+none does.
 
 Exit codes (`EXIT_CODES`): 0 green (at least one rung ran, all that ran are green, no tool
 missing); 1 red, error, died or cancelled (and a git that refuses to work); 2 usage or
@@ -24,8 +27,13 @@ from typing import Any
 from rich.console import Console
 
 from ..habitat import Habitat
+from ..host.client import HostClient
+from ..host.launcher import find_host
+from ..verbs import verb
+from ..verbs.verify import VerifyCancelArgs, VerifyRunArgs, VerifyStatusArgs
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderState, load_policy, run_ladder
-from ..verify_text import render_verify_cancel, render_verify_status
+from ..verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
+from ..verify_text import render_verify_cancel, render_verify_run, render_verify_status
 from .common import add_common, build_args, emit_json, open_habitat, project_root, run_command
 from .ladder_view import LadderView, render_result
 
@@ -40,6 +48,8 @@ EXIT_CODES: dict[LadderState, int] = {
     "incomplete": 3,
     "nothing_to_verify": 4,
 }
+# A handed-over epoch can also end `stale` (the tree moved meanwhile) or `lost`: not green.
+_HOSTED_EXIT: dict[str, int] = {str(k): v for k, v in EXIT_CODES.items()} | {"stale": 1, "lost": 1}
 _EPILOG = (
     "exit codes: 0 green (something ran and passed); 1 red, error, died or cancelled; "
     "2 usage or configuration error; 3 incomplete (a rung could not run — the reason says "
@@ -80,7 +90,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--wait",
         action="store_true",
-        help="wait for the result (the only mode until the host lands: no runner to hand it to)",
+        help="with a host serving the workspace: wait for the epoch to end instead of returning "
+        "with its task id (without a host the ladder always climbs in the foreground)",
     )
     add_common(parser)
     parser.set_defaults(handler=_verify)
@@ -101,8 +112,9 @@ def register(subparsers: Any) -> None:
         "cancel",
         help="cancel the running verify",
         description=(
-            "Cancel the verify run of this workspace. A run served by another process (habitat "
-            "mcp) cannot be reached until the host lands: then this says where to cancel it."
+            "Cancel the verify run of this workspace: through the workspace host when one "
+            "serves it; a run served by an embedded `habitat mcp --embedded` cannot be reached "
+            "from here, and this says where to cancel it."
         ),
     )
     cancel.add_argument("--task", help="the task to cancel; default the running run")
@@ -116,11 +128,22 @@ async def _on_project(habitat: Habitat, root: Path) -> None:
         await habitat.project.open(root, source="cwd")
 
 
+async def _through_host(args: argparse.Namespace, name: str, request: Any) -> Any | None:
+    """The verify verb's answer from the workspace host, or None when no host serves it."""
+    record = find_host(project_root(args))
+    if record is None:
+        return None
+    async with HostClient(record) as host:
+        return await host.call(verb(name, "verify"), request)
+
+
 def _status(args: argparse.Namespace) -> int:
     async def body() -> int:
-        async with open_habitat(args) as habitat:
-            await _on_project(habitat, project_root(args))
-            result = await habitat.verifier.status(args.task)
+        hosted = await _through_host(args, "status", VerifyStatusArgs(task=args.task))
+        if isinstance(hosted, VerifyStatusResult):
+            result = hosted
+        else:
+            result = await _recorded_status(args)
         if args.json:
             emit_json(result)
         else:
@@ -130,11 +153,21 @@ def _status(args: argparse.Namespace) -> int:
     return run_command(body)
 
 
+async def _recorded_status(args: argparse.Namespace) -> VerifyStatusResult:
+    async with open_habitat(args) as habitat:
+        await _on_project(habitat, project_root(args))
+        return await habitat.verifier.status(args.task)
+
+
 def _cancel(args: argparse.Namespace) -> int:
     async def body() -> int:
-        async with open_habitat(args) as habitat:
-            await _on_project(habitat, project_root(args))
-            result = await habitat.verifier.cancel(args.task)
+        hosted = await _through_host(args, "cancel", VerifyCancelArgs(task=args.task))
+        if isinstance(hosted, VerifyCancelResult):
+            result = hosted
+        else:
+            async with open_habitat(args) as habitat:
+                await _on_project(habitat, project_root(args))
+                result = await habitat.verifier.cancel(args.task)
         if args.json:
             emit_json(result)
         else:
@@ -154,6 +187,22 @@ def _verify(args: argparse.Namespace) -> int:
             files=args.files,
             filter=args.filter,
         )
+        handed = VerifyRunArgs(
+            policy=request.policy,
+            rung=request.rungs,
+            files=request.files,
+            filter=request.filter,
+            wait=args.wait,
+        )
+        hosted = await _through_host(args, "run", handed)
+        if isinstance(hosted, VerifyRunResult):
+            if args.json:
+                emit_json(hosted)
+            else:
+                sys.stdout.write(render_verify_run(hosted))
+            if not args.wait:
+                return 0  # handed to the host's runner: `habitat status` tells how it ends
+            return _HOSTED_EXIT.get(hosted.state, 1)
         async with open_habitat(args) as habitat:
             await _on_project(habitat, root)
             bus = habitat.bus
