@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from agent_habitat.cli import main
-
 from mcp_tools.helpers import make_project, primary_client, text
 
 pytestmark = pytest.mark.anyio

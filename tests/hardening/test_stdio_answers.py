@@ -56,7 +56,8 @@ def test_the_screen_passes_good_lines_and_drops_bad_notifications() -> None:
 
 class _Wire:
     def __init__(self, process: Process) -> None:
-        assert process.stdin is not None and process.stdout is not None
+        assert process.stdin is not None
+        assert process.stdout is not None
         self.process = process
         self.stdin = process.stdin
         self.stdout = BufferedByteReceiveStream(process.stdout)
