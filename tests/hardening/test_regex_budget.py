@@ -65,13 +65,13 @@ async def test_another_call_is_answered_while_a_grep_scans_the_spool(
     released_in_time: list[bool] = []
     real_clean = output.clean_text
 
-    def slow_clean(raw: bytes) -> str:
+    def slow_clean(raw: bytes, secrets: tuple[str, ...] | None = None) -> str:
         # The first line of the scan waits until the test saw its ping answered; on the
         # event loop it would wait in vain (the loop could not answer), and time out.
         if not entered.is_set():
             entered.set()
             released_in_time.append(gate.wait(10))
-        return real_clean(raw)
+        return real_clean(raw, secrets)
 
     async with primary_client(make_project(tmp_path / "p")) as (_, client):
         await client.call_tool("shell_run", {"command": "seq 1 1000"})

@@ -16,6 +16,7 @@ import regex
 
 from ..errors import UsageError
 from ..proc.spool import Spool
+from ..secrets import redact_text, secret_values
 
 __all__ = [
     "SEARCH_BUDGET_SECONDS",
@@ -40,10 +41,12 @@ SEARCH_BUDGET_SECONDS = 1.0
 pattern needs microseconds; nested quantifiers such as `(a|aa)+$` backtrack exponentially."""
 
 
-def clean_text(raw: bytes) -> str:
-    """Decode, strip ANSI escapes, and keep only the last `\\r`-overwritten state of each line."""
+def clean_text(raw: bytes, secrets: tuple[str, ...] | None = None) -> str:
+    """Decode, strip ANSI escapes, keep only the last `\\r`-overwritten state of each line,
+    and show `secrets` (default: those of this process's environment) as `***`."""
     text = raw.decode("utf-8", errors="replace")
     text = _ANSI.sub("", text)
+    text = redact_text(text, secret_values() if secrets is None else secrets)
     text = text.replace("\r\n", "\n")
     if "\r" in text:
         # A progress bar rewrites its line with \r; show what a terminal would show.
@@ -73,14 +76,15 @@ def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     total = spool.size()
     start = min(since, total)
     size = total - start
+    secrets = secret_values()
     if size <= cap:
-        return Capped(clean_text(spool.read(start, size)), 0, total)
+        return Capped(clean_text(spool.read(start, size), secrets), 0, total)
     half = cap // 2
     head = spool.read(start, half)
     tail = spool.read(total - (cap - half), cap - half)
     omitted = size - len(head) - len(tail)
     marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
-    return Capped(clean_text(head) + marker + clean_text(tail), omitted, total)
+    return Capped(clean_text(head, secrets) + marker + clean_text(tail, secrets), omitted, total)
 
 
 def read_lines_window(
@@ -102,11 +106,12 @@ def read_lines_window(
     kept_bytes = 0
     omitted = 0
     matched = 0
+    secrets = secret_values()
     # A line longer than this is taken in pieces, so one huge line cannot fill memory.
     for number, raw_line in enumerate(spool.lines(min(since, total), _MAX_LINE_BYTES)):
         if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
             _check_cancelled()
-        line = clean_text(raw_line)
+        line = clean_text(raw_line, secrets)
         if grep is not None and not grep.search(line):
             continue
         matched += 1
