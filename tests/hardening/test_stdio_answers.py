@@ -14,6 +14,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from agent_habitat.host import stop_host
 from agent_habitat.mcp_tools.stdio import screen
 
 pytestmark = pytest.mark.anyio
@@ -72,7 +73,10 @@ class _Wire:
 
 
 @pytest.mark.e2e
-async def test_a_real_stdio_server_answers_every_request_with_an_id(tmp_path: Path) -> None:
+@pytest.mark.parametrize("entry", [["mcp", "--embedded"], ["mcp"]], ids=["embedded", "bridged"])
+async def test_a_real_stdio_server_answers_every_request_with_an_id(
+    tmp_path: Path, entry: list[str]
+) -> None:
     root = tmp_path / "project"
     (root / ".git").mkdir(parents=True)
     init = {
@@ -92,7 +96,7 @@ async def test_a_real_stdio_server_answers_every_request_with_an_id(tmp_path: Pa
         "params": {"name": "shell_scene", "arguments": [1, 2]},
     }
     async with await anyio.open_process(
-        [HABITAT, "mcp", "--embedded"], cwd=root, env=dict(os.environ)
+        [HABITAT, *entry], cwd=root, env=dict(os.environ)
     ) as process:
         wire = _Wire(process)
         try:
@@ -110,6 +114,7 @@ async def test_a_real_stdio_server_answers_every_request_with_an_id(tmp_path: Pa
                     answers.setdefault(json.dumps(message.get("id")), message)
         finally:
             process.terminate()
+            stop_host(root)  # the bridged entry started one
     for _, request_id, code in BAD_LINES:
         if request_id is not None:
             assert answers[json.dumps(request_id)]["error"]["code"] == code
