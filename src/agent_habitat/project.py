@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import UsageError
 from .events import EventBus, Unsubscribe
+from .shell.limits import PathText
 from .workspace import scm_root
 
 __all__ = ["OnChange", "Project", "ProjectOpenArgs", "ProjectOpenResult", "ProjectSource"]
@@ -30,9 +31,9 @@ OnChange = Callable[[Path], Awaitable[None]]
 
 
 class ProjectOpenArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
-    path: str = Field(
+    path: PathText = Field(
         min_length=1,
         description="Folder of the project (absolute, or relative to the server's cwd).",
     )

@@ -71,6 +71,33 @@ class Workspace:
         return self.state_dir / "substrates"
 
     def ensure(self) -> Workspace:
-        self.spool_dir.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.state_dir, 0o700)
+        """Create the state folder, private: folders 0700, `state.db` (and its WAL files,
+        which SQLite creates with the database's mode) 0600, tightening an older one."""
+        home = habitat_home()
+        _private_dir(home)
+        for folder in _folders_between(home, self.spool_dir):
+            _private_dir(folder)
+        # An empty file is a valid new database: SQLite takes it as it is, mode included.
+        os.close(os.open(self.db_path, os.O_WRONLY | os.O_CREAT, 0o600))
+        for name in ("state.db", "state.db-wal", "state.db-shm"):
+            path = self.state_dir / name
+            if path.exists():
+                os.chmod(path, 0o600)
         return self
+
+
+def _folders_between(top: Path, bottom: Path) -> list[Path]:
+    """The folders below `top` down to `bottom`, outermost first (`bottom` under `top`)."""
+    try:
+        relative = bottom.relative_to(top)
+    except ValueError:
+        return [bottom.parent, bottom]
+    return [top / Path(*relative.parts[: i + 1]) for i in range(len(relative.parts))]
+
+
+def _private_dir(folder: Path) -> None:
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = folder.stat()
+    # Never a shared folder someone pointed HABITAT_HOME at (`/tmp`, sticky and open to all).
+    if info.st_uid == os.getuid() and not info.st_mode & 0o1000 and info.st_mode & 0o077:
+        os.chmod(folder, 0o700)

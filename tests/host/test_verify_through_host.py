@@ -38,7 +38,8 @@ async def test_verify_is_handed_to_the_host_and_status_is_the_runners_answer(
     p = str(calc)
     code, handed = await cli(capsys, "verify", "--policy", "minimal", "--json", "--project", p)
     assert code == 0
-    assert handed["task"] and handed["result"] is None  # returned at once with its task
+    assert handed["task"]
+    assert handed["result"] is None  # returned at once with its task
     code, waited = await cli(
         capsys, "verify", "--policy", "minimal", "--wait", "--json", "--project", p
     )
@@ -51,3 +52,4 @@ async def test_verify_is_handed_to_the_host_and_status_is_the_runners_answer(
     assert (code, status["green"], status["stale"]) == (1, False, True), status
     code, cancelled = await cli(capsys, "cancel", "--json", "--project", p)
     assert code == 0
+    assert cancelled["cancelled"] is False  # nothing was running any more

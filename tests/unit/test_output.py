@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from agent_habitat.shell.output import clean_text, read_capped, read_lines_window
+from agent_habitat.shell.output import clean_text, compile_pattern, read_capped, read_lines_window
 
 
 def test_clean_text_strips_colour_and_osc_sequences() -> None:
@@ -67,7 +66,7 @@ def test_lines_window_head_and_tail(tmp_path: Path) -> None:
 def test_lines_window_grep_counts_only_matching_lines(tmp_path: Path) -> None:
     spool = tmp_path / "out"
     spool.write_text("ok 1\nERROR a\nok 2\nERROR b\nERROR c\n", encoding="utf-8")
-    found = read_lines_window(spool, 10_000, grep=re.compile("ERROR"), tail_lines=2)
+    found = read_lines_window(spool, 10_000, grep=compile_pattern("ERROR", "grep"), tail_lines=2)
     assert found.text == "ERROR b\nERROR c\n"
 
 

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ..secrets import redact_data
 from .models import Event
 
 __all__ = ["EventBus", "InMemoryEventBus", "Subscriber", "Unsubscribe"]
@@ -57,8 +58,15 @@ class InMemoryEventBus:
         task: str | None = None,
         data: dict[str, Any] | None = None,
     ) -> Event:
+        # Redacted here, before the journal and every subscriber see it: nothing downstream
+        # (the journal, the dashboard, an MCP client) ever holds a secret of the environment.
         event = Event(
-            ts=time.time(), kind=kind, workspace=self.workspace, tab=tab, task=task, data=data or {}
+            ts=time.time(),
+            kind=kind,
+            workspace=self.workspace,
+            tab=tab,
+            task=task,
+            data=redact_data(data or {}),
         )
         if self._journal is not None:
             event = self._journal.append(event)

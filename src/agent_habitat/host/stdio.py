@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 
 from agent_habitat.errors import HabitatError
+from agent_habitat.mcp_tools.stdio import screen
 
 from .bridge import Bridge, Endpoint, Message
 from .launcher import ensure_host
@@ -36,14 +37,22 @@ async def serve_bridge(root: Path) -> None:
         return Endpoint(socket=handle.record.socket)
 
     async def send(msg: Message) -> None:
-        line = json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+        await write_line(json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode())
+
+    async def write_line(body: bytes) -> None:
+        line = body + b"\n"
         async with writing:
             await stdout.write(line)
             await stdout.flush()
 
     async def messages() -> AsyncIterator[Message]:
         async for line in stdin:
-            if not line.strip():
+            # What the host's SDK would refuse (or this relay could not even encode: a lone
+            # surrogate) is answered here, with the request's id.
+            verdict = screen(line.decode("utf-8", "replace"))
+            if not verdict.forward:
+                if verdict.reply is not None:
+                    await write_line(verdict.reply.encode())
                 continue
             try:
                 msg = json.loads(line)

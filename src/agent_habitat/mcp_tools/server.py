@@ -18,10 +18,10 @@ from typing import Any, Protocol
 import anyio
 import mcp.types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 
 from agent_habitat import __version__
 from agent_habitat.errors import HabitatError
@@ -29,7 +29,8 @@ from agent_habitat.errors import HabitatError
 from .broadcast import Broadcaster
 from .prompts import Prompts
 from .resources import Resources
-from .tools import ToolRegistry
+from .stdio import guarded_stdio
+from .tools import ToolRegistry, tool_error
 
 __all__ = ["HabitatServer", "Served", "build_server", "serve_stdio"]
 
@@ -95,6 +96,7 @@ def build_server(
     server.add_notification_handler(
         "notifications/initialized", types.NotificationParams, hold_connection
     )
+    server.middleware.append(_name_bad_arguments)
     if on_roots is not None:
         adopt_roots = on_roots
 
@@ -109,6 +111,23 @@ def build_server(
             "notifications/roots/list_changed", types.NotificationParams, roots_changed
         )
     return server
+
+
+async def _name_bad_arguments(
+    ctx: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """`tools/call` whose `arguments` is not an object: a tool error naming `arguments`. The
+    SDK's own check answers only "Invalid request parameters", naming nothing."""
+    params = ctx.params
+    if ctx.method == "tools/call" and params is not None:
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            name = params.get("name")
+            return tool_error(
+                f"{name}: invalid arguments: `arguments` must be an object of named arguments, "
+                f"not {type(arguments).__name__}"
+            )
+    return await call_next(ctx)
 
 
 class Served(Protocol):
@@ -130,7 +149,7 @@ async def serve_stdio(
     """
     signalled = False
     code: int | None = None
-    async with stdio_server() as (read_stream, write_stream):
+    async with guarded_stdio() as (read_stream, write_stream):
         try:
             async with open_served() as served, anyio.create_task_group() as tg:
 

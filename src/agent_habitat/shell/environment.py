@@ -1,12 +1,26 @@
 """The environment a command starts with: the tab's carried environment, then the
-non-interactive defaults that keep anything from waiting forever on a prompt."""
+non-interactive defaults that keep anything from waiting forever on a prompt.
+
+What a tab carries is kept as a `EnvDelta` against its base environment (this process's
+environment with the defaults), never whole: the state folder then holds only what the
+tab's commands changed, not a copy of every secret the habitat was started with.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TypedDict
 
-__all__ = ["NON_INTERACTIVE", "carried_env", "command_env"]
+__all__ = [
+    "NON_INTERACTIVE",
+    "EnvDelta",
+    "apply_delta",
+    "base_env",
+    "carried_env",
+    "command_env",
+    "env_delta",
+]
 
 NON_INTERACTIVE: Mapping[str, str] = {
     "PAGER": "cat",
@@ -39,3 +53,28 @@ def carried_env(final: Mapping[str, str], extra: Mapping[str, str] | None) -> di
         if out.get(key) == value:
             del out[key]
     return out
+
+
+class EnvDelta(TypedDict):
+    """What a tab changed in its base environment."""
+
+    set: dict[str, str]
+    unset: list[str]
+
+
+def base_env() -> dict[str, str]:
+    """What a new tab's first command starts with (before per-command extras)."""
+    return command_env(None, None)
+
+
+def env_delta(env: Mapping[str, str], base: Mapping[str, str]) -> EnvDelta:
+    changed = {k: v for k, v in env.items() if base.get(k) != v}
+    return {"set": changed, "unset": sorted(k for k in base if k not in env)}
+
+
+def apply_delta(delta: EnvDelta, base: Mapping[str, str]) -> dict[str, str]:
+    env = dict(base)
+    for name in delta["unset"]:
+        env.pop(name, None)
+    env.update(delta["set"])
+    return env

@@ -199,7 +199,7 @@ class ShellHabitat:
         if run.run_dir.exists():
             shutil.rmtree(run.run_dir, ignore_errors=True)
         try:
-            run.run_dir.mkdir(parents=True)
+            run.run_dir.mkdir(mode=0o700, parents=True)
             process = self.spawner.spawn(
                 wrapper_argv(shell, run.run_dir, args.command),
                 cwd=Path(cwd),
@@ -366,13 +366,16 @@ class ShellHabitat:
         return views.history(self, args)
 
     async def last(self, args: LastArgs) -> LastResult:
-        return views.last(self, args, compile_pattern(args.grep))
+        return await views.last(self, args, compile_pattern(args.grep, "grep"))
 
     async def which(self, args: WhichArgs) -> WhichResult:
         return await views.which(self, args)
 
     async def wait(self, args: WaitArgs, progress: Progress | None = None) -> WaitResult:
-        return await views.wait(self, args, compile_pattern(args.until), progress)
+        try:
+            return await views.wait(self, args, compile_pattern(args.until, "until"), progress)
+        except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
+            raise group.exceptions[0] from None
 
 
 def _remove_folders(folders: list[Path]) -> None:

@@ -11,6 +11,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .limits import (
+    INDEX_MAX,
+    MAX_PATTERN_CHARS,
+    MAX_SECONDS,
+    ArgText,
+    OptEnvMap,
+    OptPathText,
+    StdinText,
+)
+
 __all__ = [
     "TAB_NAME_PATTERN",
     "Caps",
@@ -48,7 +58,9 @@ TabState = Literal["idle", "running", "closed"]
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Strict: `signal: true` is not SIGHUP and `background: "yes"` is not true; JSON's numbers
+    # still fit (an int where a float is asked). NaN and infinity are no durations.
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 Tab = Field(default="main", pattern=TAB_NAME_PATTERN, description="Tab name; created on first use.")
@@ -57,22 +69,32 @@ Tab = Field(default="main", pattern=TAB_NAME_PATTERN, description="Tab name; cre
 class RunArgs(_Args):
     """Run one command in a tab."""
 
-    command: str = Field(min_length=1, description="Shell command line, run by the tab's shell.")
-    tab: str = Tab
-    cwd: str | None = Field(default=None, description="Working directory; default the tab's cwd.")
-    shell: str | None = Field(
-        default=None, description="bash, sh, zsh, fish or pwsh; default the tab's shell."
+    command: ArgText = Field(
+        min_length=1, description="Shell command line, run by the tab's shell."
     )
-    env: dict[str, str] | None = Field(
+    tab: str = Tab
+    cwd: OptPathText = Field(
+        default=None, min_length=1, description="Working directory; default the tab's cwd."
+    )
+    shell: OptPathText = Field(
+        default=None,
+        min_length=1,
+        description="bash, sh, zsh, fish or pwsh; default the tab's shell.",
+    )
+    env: OptEnvMap = Field(
         default=None, description="Extra environment variables for this command only."
     )
     timeout_seconds: float | None = Field(
-        default=None, gt=0, description="Foreground limit; the process tree is killed after it."
+        default=None,
+        gt=0,
+        le=MAX_SECONDS,
+        description="Foreground limit; the process tree is killed after it.",
     )
     background: bool = Field(default=False, description="Return at once with the pid.")
     yield_after_seconds: float | None = Field(
         default=None,
         ge=0,
+        le=MAX_SECONDS,
         description="Wait this long, then return state=running and let it go on (no kill).",
     )
     interactive: bool = Field(
@@ -156,25 +178,44 @@ class HistoryResult(BaseModel):
 
 class RerunArgs(_Args):
     tab: str = Tab
-    index: int | None = Field(default=None, ge=1, description="History index; default the last.")
+    index: int | None = Field(
+        default=None, ge=1, le=INDEX_MAX, description="History index; default the last."
+    )
     background: bool = Field(default=False, description="Return at once with the pid.")
     timeout_seconds: float | None = Field(
-        default=None, gt=0, description="Foreground limit; the process tree is killed after it."
+        default=None,
+        gt=0,
+        le=MAX_SECONDS,
+        description="Foreground limit; the process tree is killed after it.",
     )
     yield_after_seconds: float | None = Field(
-        default=None, ge=0, description="Wait this long, then return state=running (no kill)."
+        default=None,
+        ge=0,
+        le=MAX_SECONDS,
+        description="Wait this long, then return state=running (no kill).",
     )
 
 
 class LastArgs(_Args):
     tab: str = Tab
-    index: int | None = Field(default=None, ge=1, description="History index; default the last.")
-    head_lines: int | None = Field(default=None, ge=0, description="Only the first N lines.")
-    tail_lines: int | None = Field(default=None, ge=0, description="Only the last N lines.")
-    since: int | None = Field(
-        default=None, ge=0, description="Byte cursor from an earlier result: only newer output."
+    index: int | None = Field(
+        default=None, ge=1, le=INDEX_MAX, description="History index; default the last."
     )
-    grep: str | None = Field(default=None, description="Regex: only matching lines.")
+    head_lines: int | None = Field(
+        default=None, ge=0, le=INDEX_MAX, description="Only the first N lines."
+    )
+    tail_lines: int | None = Field(
+        default=None, ge=0, le=INDEX_MAX, description="Only the last N lines."
+    )
+    since: int | None = Field(
+        default=None,
+        ge=0,
+        le=INDEX_MAX,
+        description="Byte cursor from an earlier result: only newer output.",
+    )
+    grep: str | None = Field(
+        default=None, max_length=MAX_PATTERN_CHARS, description="Regex: only matching lines."
+    )
 
 
 class LastResult(BaseModel):
@@ -233,7 +274,9 @@ class CloseResult(BaseModel):
 
 class WaitArgs(_Args):
     tab: str = Tab
-    until: str | None = Field(default=None, description="Regex to wait for in new output.")
+    until: str | None = Field(
+        default=None, max_length=MAX_PATTERN_CHARS, description="Regex to wait for in new output."
+    )
     timeout_seconds: float = Field(
         default=30, gt=0, le=3600, description="Give up after this long (the run goes on)."
     )
@@ -252,7 +295,7 @@ class WaitResult(BaseModel):
 
 class InputArgs(_Args):
     tab: str = Field(pattern=TAB_NAME_PATTERN, description="Tab name.")
-    text: str = Field(description="Text to write; add the newline yourself.")
+    text: StdinText = Field(description="Text to write; add the newline yourself.")
     eof: bool = Field(default=False, description="Close stdin after writing.")
 
 

@@ -11,11 +11,17 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio.from_thread
+import regex
+
 from ..errors import UsageError
 from ..proc.spool import Spool
+from ..secrets import redact_text, secret_values
 
 __all__ = [
+    "SEARCH_BUDGET_SECONDS",
     "Capped",
+    "ClientPattern",
     "clean_text",
     "compile_pattern",
     "last_line",
@@ -28,12 +34,19 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 
 
 _MAX_LINE_BYTES = 64 * 1024
+# A scan looks whether its call was cancelled (the client gave up) every this many lines.
+_CANCEL_CHECK_LINES = 4096
+SEARCH_BUDGET_SECONDS = 1.0
+"""How long a client's regex may take on one line (`grep`) or one chunk (`until`). A sane
+pattern needs microseconds; nested quantifiers such as `(a|aa)+$` backtrack exponentially."""
 
 
-def clean_text(raw: bytes) -> str:
-    """Decode, strip ANSI escapes, and keep only the last `\\r`-overwritten state of each line."""
+def clean_text(raw: bytes, secrets: tuple[str, ...] | None = None) -> str:
+    """Decode, strip ANSI escapes, keep only the last `\\r`-overwritten state of each line,
+    and show `secrets` (default: those of this process's environment) as `***`."""
     text = raw.decode("utf-8", errors="replace")
     text = _ANSI.sub("", text)
+    text = redact_text(text, secret_values() if secrets is None else secrets)
     text = text.replace("\r\n", "\n")
     if "\r" in text:
         # A progress bar rewrites its line with \r; show what a terminal would show.
@@ -63,14 +76,15 @@ def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     total = spool.size()
     start = min(since, total)
     size = total - start
+    secrets = secret_values()
     if size <= cap:
-        return Capped(clean_text(spool.read(start, size)), 0, total)
+        return Capped(clean_text(spool.read(start, size), secrets), 0, total)
     half = cap // 2
     head = spool.read(start, half)
     tail = spool.read(total - (cap - half), cap - half)
     omitted = size - len(head) - len(tail)
     marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
-    return Capped(clean_text(head) + marker + clean_text(tail), omitted, total)
+    return Capped(clean_text(head, secrets) + marker + clean_text(tail, secrets), omitted, total)
 
 
 def read_lines_window(
@@ -80,9 +94,11 @@ def read_lines_window(
     since: int = 0,
     head_lines: int | None = None,
     tail_lines: int | None = None,
-    grep: re.Pattern[str] | None = None,
+    grep: ClientPattern | None = None,
 ) -> Capped:
-    """Line-oriented reads (`head_lines`, `tail_lines`, `grep`), streamed and capped."""
+    """Line-oriented reads (`head_lines`, `tail_lines`, `grep`), streamed and capped.
+
+    Blocking: run it in a worker thread, where it stops early when its call is cancelled."""
     spool = Spool(path)
     total = spool.size()
     kept: list[str] = []
@@ -90,9 +106,12 @@ def read_lines_window(
     kept_bytes = 0
     omitted = 0
     matched = 0
+    secrets = secret_values()
     # A line longer than this is taken in pieces, so one huge line cannot fill memory.
-    for raw_line in spool.lines(min(since, total), _MAX_LINE_BYTES):
-        line = clean_text(raw_line)
+    for number, raw_line in enumerate(spool.lines(min(since, total), _MAX_LINE_BYTES)):
+        if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
+            _check_cancelled()
+        line = clean_text(raw_line, secrets)
         if grep is not None and not grep.search(line):
             continue
         matched += 1
@@ -120,14 +139,46 @@ def read_lines_window(
     return Capped(text, omitted, total)
 
 
-def compile_pattern(pattern: str | None) -> re.Pattern[str] | None:
-    """A user's regex (`grep`, `until`); a bad one is a UsageError naming it."""
+def _check_cancelled() -> None:
+    try:
+        anyio.from_thread.check_cancelled()
+    except RuntimeError:
+        return  # not in a worker thread of anyio's: nobody to cancel us
+
+
+class ClientPattern:
+    """A regex from a client, searched within `SEARCH_BUDGET_SECONDS` per search.
+
+    The `regex` engine (not `re`) because it can stop a search at a timeout and releases
+    the GIL while it searches, so the event loop goes on meanwhile. A search over the budget
+    is a UsageError naming the argument.
+    """
+
+    def __init__(self, pattern: str, argument: str) -> None:
+        self.pattern = pattern
+        self.argument = argument
+        try:
+            self._compiled = regex.compile(pattern)
+        except (regex.error, OverflowError, RecursionError) as exc:
+            raise UsageError(f"argument `{argument}`: bad regex {pattern!r}: {exc}") from exc
+
+    def search(self, text: str) -> regex.Match[str] | None:
+        try:
+            return self._compiled.search(text, timeout=SEARCH_BUDGET_SECONDS, concurrent=True)
+        except TimeoutError:
+            raise UsageError(
+                f"argument `{self.argument}`: the regex {self.pattern!r} took over "
+                f"{SEARCH_BUDGET_SECONDS:g} s on {len(text)} characters of output and was "
+                "stopped; simplify it (nested quantifiers such as `(a+)+` or `(a|aa)+` "
+                "backtrack exponentially)"
+            ) from None
+
+
+def compile_pattern(pattern: str | None, argument: str) -> ClientPattern | None:
+    """A user's regex (`grep`, `until`); a bad one is a UsageError naming the argument."""
     if pattern is None:
         return None
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise UsageError(f"bad regex {pattern!r}: {exc}") from exc
+    return ClientPattern(pattern, argument)
 
 
 def last_line(path: Path, window: int = 4096) -> str:

@@ -16,6 +16,7 @@ from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BusyTabError, UsageError
 from ..proc import ProcessRecord
 from ..store import Database
+from .environment import EnvDelta, apply_delta, base_env, env_delta
 from .models import HistoryRow, RunState
 from .wrapper import RunFiles
 
@@ -83,8 +84,19 @@ class RunRow:
 
 
 def _tab(row: sqlite3.Row) -> TabRow:
-    env = json.loads(row["env_json"]) if row["env_json"] else None
-    return TabRow(row["name"], row["shell"], row["cwd"], env, row["created_at"])
+    return TabRow(row["name"], row["shell"], row["cwd"], _env(row["env_json"]), row["created_at"])
+
+
+def _env(stored: str | None) -> dict[str, str] | None:
+    """The tab's environment: its stored delta over this process's base environment (a row of
+    an older habitat holds the whole environment instead: taken as it is)."""
+    if not stored:
+        return None
+    data = json.loads(stored)
+    if isinstance(data, dict) and set(data) == {"set", "unset"}:
+        delta: EnvDelta = {"set": data["set"], "unset": data["unset"]}
+        return apply_delta(delta, base_env())
+    return dict(data)
 
 
 def _run(row: sqlite3.Row) -> RunRow:
@@ -314,8 +326,9 @@ class RunStore:
             if tab_cwd is not None:
                 conn.execute("UPDATE tabs SET cwd = ? WHERE name = ?", (tab_cwd, tab))
             if tab_env is not None:
+                delta = env_delta(tab_env, base_env())
                 conn.execute(
-                    "UPDATE tabs SET env_json = ? WHERE name = ?", (json.dumps(tab_env), tab)
+                    "UPDATE tabs SET env_json = ? WHERE name = ?", (json.dumps(delta), tab)
                 )
         return True
 

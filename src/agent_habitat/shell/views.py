@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import re
+import functools
 from typing import TYPE_CHECKING
+
+import anyio.to_thread
 
 from ..errors import NotFoundError
 from ..proc.spool import Spool
@@ -22,7 +24,7 @@ from .models import (
     WhichArgs,
     WhichResult,
 )
-from .output import read_capped, read_lines_window
+from .output import ClientPattern, read_capped, read_lines_window
 from .run_store import RunRow
 from .shells import resolve_shell, shell_version
 from .waiting import Progress, WaitReason, wait_for_run
@@ -114,20 +116,24 @@ def _run_or_error(habitat: ShellHabitat, tab: str, index: int | None) -> RunRow:
     return run
 
 
-def last(habitat: ShellHabitat, args: LastArgs, grep: re.Pattern[str] | None) -> LastResult:
+async def last(habitat: ShellHabitat, args: LastArgs, grep: ClientPattern | None) -> LastResult:
     run = _run_or_error(habitat, args.tab, args.index)
     cap = habitat.config.output_cap_bytes
     since = args.since or 0
     if args.head_lines is None and args.tail_lines is None and grep is None:
         capped = read_capped(run.files.output, cap, since=since)
     else:
-        capped = read_lines_window(
-            run.files.output,
-            cap,
-            since=since,
-            head_lines=args.head_lines,
-            tail_lines=args.tail_lines,
-            grep=grep,
+        # A scan of a big spool takes seconds: off the event loop, and it stops when cancelled.
+        capped = await anyio.to_thread.run_sync(
+            functools.partial(
+                read_lines_window,
+                run.files.output,
+                cap,
+                since=since,
+                head_lines=args.head_lines,
+                tail_lines=args.tail_lines,
+                grep=grep,
+            )
         )
     return LastResult(
         tab=run.tab,
@@ -160,7 +166,7 @@ async def which(habitat: ShellHabitat, args: WhichArgs) -> WhichResult:
 
 
 async def wait(
-    habitat: ShellHabitat, args: WaitArgs, until: re.Pattern[str] | None, progress: Progress | None
+    habitat: ShellHabitat, args: WaitArgs, until: ClientPattern | None, progress: Progress | None
 ) -> WaitResult:
     """Until `until` matches the run's output, the run exits, or the timeout passes."""
     habitat._tab_or_error(args.tab)

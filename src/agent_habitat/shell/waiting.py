@@ -8,7 +8,6 @@ intervals from the injected clock.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Literal, NamedTuple
@@ -19,7 +18,7 @@ import anyio.to_thread
 from ..clock import Clock
 from ..proc.spawner import ProcessHandle
 from ..proc.spool import Growth, Spool
-from .output import clean_text, last_line
+from .output import ClientPattern, clean_text, last_line
 from .run_store import RunRow
 from .supervisor import RunSupervisor
 
@@ -95,7 +94,7 @@ async def wait_with_progress(
 class _Scan:
     """Searches the spool for a pattern as it grows, each byte once."""
 
-    def __init__(self, spool: Spool, pattern: re.Pattern[str]) -> None:
+    def __init__(self, spool: Spool, pattern: ClientPattern) -> None:
         self.spool = spool
         self.pattern = pattern
         self.scanned = 0
@@ -154,7 +153,7 @@ async def _growth_of(spool: Spool, wanted: bool) -> AsyncIterator[Growth | None]
 async def wait_for_run(
     runs: RunSupervisor,
     run: RunRow,
-    until: re.Pattern[str] | None,
+    until: ClientPattern | None,
     limit: float,
     progress: Progress | None,
     clock: Clock,

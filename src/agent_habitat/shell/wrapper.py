@@ -5,16 +5,22 @@ tab starts where this one left off — even when the habitat that started it is 
 The wrapper uses only builtins (no fork): a command substitution would cost a millisecond.
 `state` is `<exit code>\\0<cwd>\\0<env dump>`; the dump is bash's `declare -px`, POSIX
 `export -p` (sh), NUL-separated NAME=value pairs (zsh), or absent (fish, pwsh: cwd only).
+The file is created 0600 before the command starts (and written under `umask 077`), and
+the habitat that reads it rewrites the dump as the delta against its base environment
+(JSON), so the whole environment, secrets included, does not stay at rest in the spool.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from .environment import apply_delta, base_env, env_delta
 from .shells import ShellInfo
 
 __all__ = ["FinalState", "RunFiles", "parse_env_dump", "wrapper_argv"]
@@ -23,7 +29,7 @@ __all__ = ["FinalState", "RunFiles", "parse_env_dump", "wrapper_argv"]
 _VOLATILE = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "HABITAT_RUN_ID"})
 
 _POSIX_TRAP = (
-    "__hd=$1; __c=$2; shift 2; trap '__rc=$?; trap - EXIT;"
+    "__hd=$1; __c=$2; shift 2; trap '__rc=$?; trap - EXIT; umask 077;"
     ' {{ printf "%s\\0%s\\0" "$__rc" "$PWD"; {dump}; }} >"$__hd/state" 2>/dev/null\''
     ' EXIT; unset __rc; eval "$__c"'
 )
@@ -35,7 +41,7 @@ _ZSH = _POSIX_TRAP.format(
 )
 _FISH = (
     "set -g __hd $argv[1]; function __habitat_exit --on-event fish_exit;"
-    " printf '%s\\0%s\\0' $status $PWD >$__hd/state; end; source $__hd/cmd"
+    " umask 077; printf '%s\\0%s\\0' $status $PWD >$__hd/state; end; source $__hd/cmd"
 )
 _PWSH = (
     "$__hd = $args[0]; try { . (Join-Path $__hd 'cmd.ps1') } finally {"
@@ -64,10 +70,22 @@ class RunFiles:
     def output(self) -> Path:
         return self.root / "output"
 
+    @property
+    def state(self) -> Path:
+        return self.root / "state"
+
+    def prepare_state(self) -> None:
+        """Create `state` private (0600) before the wrapper writes it: the shell's redirection
+        keeps an existing file's mode whatever the command's umask."""
+        os.close(os.open(self.state, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+
     def read_state(self) -> FinalState | None:
-        """What the wrapper recorded at exit; None when it never got to (killed, lost)."""
+        """What the wrapper recorded at exit; None when it never got to (killed, lost).
+
+        A whole environment dump is rewritten as its delta on first read (every later read,
+        by this or another habitat process, sees the same environment)."""
         try:
-            raw = (self.root / "state").read_bytes()
+            raw = self.state.read_bytes()
         except OSError:
             return None
         parts = raw.split(b"\0", 2)
@@ -78,16 +96,32 @@ class RunFiles:
         except ValueError:
             return None
         cwd = parts[1].decode("utf-8", "surrogateescape") or None
-        return FinalState(code, cwd, parse_env_dump(parts[2]) if parts[2] else None)
+        env = parse_env_dump(parts[2]) if parts[2] else None
+        if env is not None and not parts[2].startswith(b"{"):
+            delta = json.dumps(env_delta(env, base_env())).encode("utf-8", "surrogateescape")
+            self._replace_state(b"\0".join([parts[0], parts[1], delta]))
+        return FinalState(code, cwd, env)
+
+    def _replace_state(self, data: bytes) -> None:
+        temporary = self.root / "state.tmp"
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(temporary, self.state)
+        except OSError:
+            return  # the dump stays as the wrapper wrote it, private to the user
 
 
 def wrapper_argv(shell: ShellInfo, run_dir: Path, command: str) -> list[str]:
-    """The argv that runs `command` under `shell` with the recording wrapper."""
+    """The argv that runs `command` under `shell` with the recording wrapper (its `state`
+    is created here, private)."""
+    RunFiles(run_dir).prepare_state()
     if shell.kind == "pwsh":
-        (run_dir / "cmd.ps1").write_text(command + "\n", encoding="utf-8")
+        _write_private(run_dir / "cmd.ps1", command + "\n")
         return [shell.executable, "-NoProfile", "-NonInteractive", "-Command", _PWSH, str(run_dir)]
     if shell.kind == "fish":
-        (run_dir / "cmd").write_text(command + "\n", encoding="utf-8")
+        _write_private(run_dir / "cmd", command + "\n")
         return [shell.executable, "--no-config", "-c", _FISH, str(run_dir)]
     script = {"bash": _BASH, "zsh": _ZSH, "sh": _SH}[shell.kind]
     flags = ["-f"] if shell.kind == "zsh" else []
@@ -95,8 +129,19 @@ def wrapper_argv(shell: ShellInfo, run_dir: Path, command: str) -> list[str]:
     return [shell.executable, *flags, "-c", script, shell.kind, str(run_dir), command]
 
 
+def _write_private(path: Path, text: str) -> None:
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+        f.write(text.encode("utf-8"))
+
+
 def parse_env_dump(raw: bytes) -> dict[str, str]:
-    """Any of the three dump formats the wrappers write."""
+    """Any of the three dump formats the wrappers write, or the delta `read_state` left."""
+    if raw.startswith(b"{"):
+        try:
+            delta = json.loads(raw.decode("utf-8", "surrogateescape"))
+            return apply_delta({"set": delta["set"], "unset": delta["unset"]}, base_env())
+        except (ValueError, KeyError, TypeError):
+            return {}
     return dict(_parse_env_dump(raw))
 
 

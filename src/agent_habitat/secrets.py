@@ -1,0 +1,61 @@
+"""Values that look secret, and keeping them out of what the habitat shows and stores.
+
+A variable whose name looks secret (`*TOKEN*`, `*SECRET*`, `*KEY`, `*PASSWORD*`) is taken
+to hold a secret. Its value, as the habitat's own environment holds it, is shown as `***`
+in command output given to a client and in events (and so in the journal); a command line
+that assigns one (`GITHUB_TOKEN=… git push`) is shown with the value redacted too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["REDACTED", "is_secret_name", "redact_data", "redact_text", "secret_values"]
+
+REDACTED = "***"
+# Shorter values are words like `false` or `1` (TOKENIZERS_PARALLELISM=false): redacting
+# them would garble every output, and they protect nothing.
+_MIN_SECRET_CHARS = 8
+_ASSIGNMENT = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|\"[^\"]*\"|\S+)")
+
+
+def is_secret_name(name: str) -> bool:
+    upper = name.upper()
+    return "TOKEN" in upper or "SECRET" in upper or "PASSWORD" in upper or upper.endswith("KEY")
+
+
+def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The secret values of `env` (default this process's environment), longest first, so a
+    secret that contains another is redacted whole."""
+    source = os.environ if env is None else env
+    found = {v for k, v in source.items() if len(v) >= _MIN_SECRET_CHARS and is_secret_name(k)}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact_text(text: str, values: Iterable[str], *, assignments: bool = False) -> str:
+    """`text` with each of `values` replaced by `***`; with `assignments`, also the value of
+    every `NAME=value` whose name looks secret."""
+    for value in values:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    if assignments and "=" in text:
+        text = _ASSIGNMENT.sub(
+            lambda m: f"{m.group(1)}={REDACTED}" if is_secret_name(m.group(1)) else m.group(0),
+            text,
+        )
+    return text
+
+
+def redact_data(data: Any, values: tuple[str, ...] | None = None) -> Any:
+    """A copy of JSON-like `data` with every string redacted (values and assignments)."""
+    values = secret_values() if values is None else values
+    if isinstance(data, str):
+        return redact_text(data, values, assignments=True)
+    if isinstance(data, dict):
+        return {key: redact_data(item, values) for key, item in data.items()}
+    if isinstance(data, list | tuple):
+        return [redact_data(item, values) for item in data]
+    return data
