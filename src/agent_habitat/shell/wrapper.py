@@ -64,6 +64,13 @@ class RunFiles:
     def output(self) -> Path:
         return self.root / "output"
 
+    def state_written_at(self) -> float | None:
+        """When the wrapper wrote `state` (as its shell exited); None when it never did."""
+        try:
+            return (self.root / "state").stat().st_mtime
+        except OSError:
+            return None
+
     def read_state(self) -> FinalState | None:
         """What the wrapper recorded at exit; None when it never got to (killed, lost)."""
         try:
