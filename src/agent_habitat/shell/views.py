@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import NotFoundError
 from ..proc.spool import Spool
-from .models import DEFAULT_TAB
 from .models import (
+    DEFAULT_TAB,
     Caps,
     HistoryArgs,
     HistoryResult,
