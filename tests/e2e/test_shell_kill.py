@@ -8,7 +8,6 @@ import psutil
 import pytest
 
 from agent_habitat.shell import ShellHabitat
-from agent_habitat.testing import eventually
 from agent_habitat.shell.models import (
     CloseArgs,
     HistoryArgs,
@@ -17,6 +16,7 @@ from agent_habitat.shell.models import (
     RunArgs,
     WaitArgs,
 )
+from agent_habitat.testing import eventually
 
 pytestmark = pytest.mark.anyio
 
