@@ -169,4 +169,5 @@ def render_result(console: Console, result: LadderResult) -> None:
     )
     if result.reason:
         blocks.append(Text(f"    {result.reason}", style=STYLE.get(result.state, "")))
-    console.print(Group(*blocks))
+    # A pipe or an agent reads whole lines: wrap only for a terminal, at its own width.
+    console.print(Group(*blocks), soft_wrap=not console.is_terminal)
