@@ -86,7 +86,39 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                 raise
             continue  # a command module that is not part of this build
         module.register(subparsers)
+    for name, sub in subparsers.choices.items():
+        _add_example(name, sub)
     return parser
+
+
+# Examples for the commands that are not rows of the verb table (the rows carry their own).
+_EXAMPLES = {
+    "events": "habitat events --since 120 --follow",
+    "demo": "habitat demo",
+    "mcp": "habitat mcp --embedded --project .",
+    "terminal-mcp": "habitat terminal-mcp",
+    "verify": "habitat verify --policy strict --files src/app.py --wait",
+    "rules": "habitat rules --for claude --write",
+    "init": "habitat init --client claude",
+    "host": "habitat host status",
+}
+
+
+def _add_example(name: str, parser: argparse.ArgumentParser) -> None:
+    """`habitat NAME --help` ends with an example; the epilog it had stays, re-wrapped."""
+    import argparse
+    import textwrap
+
+    example = _EXAMPLES.get(name)
+    if example is None or "example:" in (parser.epilog or ""):
+        return
+    before = textwrap.fill(parser.epilog, 78) + "\n\n" if parser.epilog else ""
+    parser.epilog = f"{before}example:\n  {example}"
+    if parser.formatter_class is argparse.HelpFormatter:
+        # Raw keeps the example's lines; the description is wrapped here instead.
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        if parser.description and "\n" not in parser.description:
+            parser.description = textwrap.fill(parser.description, 78)
 
 
 def _command_in(argv: Sequence[str]) -> str | None:
