@@ -57,14 +57,16 @@ def _mcp_initialize(env: dict[str, str], cwd: Path) -> float:
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     try:
         proc.stdin.write((json.dumps(_INITIALIZE) + "\n").encode())
         proc.stdin.flush()
         line = proc.stdout.readline()
         elapsed = (time.perf_counter() - t0) * 1000
         reply = json.loads(line)
-        assert reply.get("id") == 1 and "result" in reply, reply
+        if reply.get("id") != 1 or "result" not in reply:
+            raise RuntimeError(f"not an initialize result: {reply}")
         return elapsed
     finally:
         proc.stdin.close()
