@@ -46,3 +46,19 @@ def test_a_terminal_wraps_at_its_width() -> None:
     render_result(Console(file=out, width=80, force_terminal=True, no_color=True), _result())
     plain = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
     assert max(len(line) for line in plain.splitlines()) <= 80
+
+
+def test_a_selection_is_shown_only_when_a_test_rung_ran() -> None:
+    from agent_habitat.verify.models import Selection
+
+    stopped = _result().model_copy(
+        update={"selection": Selection(full=False, tests=["tests/t.py"])}
+    )
+    out = io.StringIO()
+    render_result(Console(file=out), stopped)
+    assert "selection" not in out.getvalue()
+    ran = RungResult(rung="test.scoped", task="l1.test.scoped", state="green")
+    climbed = stopped.model_copy(update={"rungs": [ran]})
+    out = io.StringIO()
+    render_result(Console(file=out), climbed)
+    assert "selection: 1 test path(s)" in out.getvalue()

@@ -152,7 +152,9 @@ def render_result(console: Console, result: LadderResult) -> None:
     blocks: list[RenderableType] = []
     for rung in result.rungs:
         blocks.extend(_rung_block(rung))
-    if result.selection is not None:
+    tests_ran = any(r.rung.startswith("test.") and r.state != "skipped" for r in result.rungs)
+    # A selection is the work of a test rung: shown only when one ran.
+    if result.selection is not None and tests_ran:
         sel = result.selection
         what = "whole suite" if sel.full else f"{len(sel.tests)} test path(s)"
         blocks.append(Text(f"selection: {what}", style="bold"))
