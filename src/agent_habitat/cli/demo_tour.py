@@ -119,10 +119,12 @@ async def shell_tour(console: Console, project: Path) -> None:
             ),
         )
         await h.wait(WaitArgs(tab="tree", until="never", timeout_seconds=0.3))
+        # This run's processes only: other habitats on the machine carry markers too.
+        marker = psutil.Process(tree.pid).environ().get("HABITAT_RUN_ID") if tree.pid else None
         alive = [
             p.info["cmdline"]
             for p in psutil.process_iter(["cmdline", "environ"])
-            if (p.info["environ"] or {}).get("HABITAT_RUN_ID", "").startswith("run-")
+            if (p.info["environ"] or {}).get("HABITAT_RUN_ID") == marker
             and p.info["cmdline"]
             and p.info["cmdline"][0] == "sleep"
         ]
