@@ -293,9 +293,12 @@ class RunSupervisor:
             report = await self.spawner.kill_tree(record, sig, self._grace)
             handle = process or self.spawner.adopt(record)
             if not report.remaining and not handle.alive():
-                returncode = await handle.wait()
-                if self.store.get(run.id) is not None:
-                    self.finish(run, returncode)
+                if run.id in self._live:
+                    # Its watcher here records the end (with the return code): wait for it.
+                    with anyio.move_on_after(self._grace):
+                        await self.until_ended(run)
+                elif self.store.get(run.id) is not None:
+                    self.finish(run, await handle.wait())
         finally:
             self._signalled.pop(run.id, None)
         return report
