@@ -86,14 +86,22 @@ def load_section(
 ) -> M:
     """Validate one config table, layered with env vars and overrides; errors name the key."""
     merged: dict[str, Any] = dict(section)
-    merged.update(_env_overrides(env_prefix, model, os.environ if environ is None else environ))
-    merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    from_env = _env_overrides(env_prefix, model, os.environ if environ is None else environ)
+    merged.update(from_env)
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    merged.update(given)
     try:
         return model.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{where}.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+
+        def source(loc: tuple[int | str, ...]) -> str:
+            # Name the value where it came from: the variable set, not the key it overrides.
+            name = str(loc[0]) if loc else ""
+            if name in from_env and name not in given:
+                return f"{env_prefix}{name.upper()}={from_env[name]!r}"
+            return f"{where}.{'.'.join(str(p) for p in loc)}"
+
+        problems = "; ".join(f"{source(err['loc'])}: {err['msg']}" for err in exc.errors())
         raise ConfigError(f"bad configuration: {problems}") from exc
 
 

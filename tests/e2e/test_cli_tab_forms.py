@@ -40,15 +40,29 @@ def test_a_bare_tab_and_a_tab_flag_name_the_same_tab(cli: Cli) -> None:
     assert out.startswith("web: ")
 
 
+def test_wait_follows_the_run_exit_code_and_says_it(cli: Cli) -> None:
+    assert cli("run", "exit 4", "--tab", "w")[0] == 4
+    code, out, _ = cli("wait", "w", "--timeout-seconds", "5")
+    assert (code, out) == (4, "exited · tab w #1 · exit 4\n")
+    code, _, err = cli("last", "w")
+    assert (code, "exit None" in err, "exit 4 (exited)" in err) == (0, False, True)
+
+
+def test_which_of_a_missing_tab_exits_non_zero(cli: Cli) -> None:
+    code, _, err = cli("which", "--tab", "nosuch")
+    assert code != 0
+    assert "no tab 'nosuch'" in err
+
+
 def test_kill_close_wait_and_input_take_the_tab_either_way(cli: Cli) -> None:
     # Nothing is left running: a run started in-process is this test process's child, and
     # the next tests look at this process's children.
     assert cli("run", "true", "--tab", "idle")[0] == 0
     code, out, _ = cli("wait", "idle", "--timeout-seconds", "5")
-    assert code == 1  # neither a match nor an exit: nothing runs
-    assert out.startswith("not_running")
+    assert code == 0  # the finished run's end, at once: its exit code
+    assert out.startswith("exited · tab idle #1 · exit 0")
     code, out, _ = cli("kill", "--tab", "idle")
-    assert (code, out) == (0, "tab idle: nothing running\n")
+    assert (code, out) == (1, "tab idle: nothing running\n")  # a refusal is non-zero
     code, _, err = cli("input", "idle", "hello\n")
     assert code == 2
     assert "tab 'idle' has no running command" in err

@@ -10,7 +10,14 @@ import psutil
 import pytest
 
 from agent_habitat.shell import ShellHabitat
-from agent_habitat.shell.models import CloseArgs, HistoryArgs, KillArgs, RunArgs, WaitArgs
+from agent_habitat.shell.models import (
+    CloseArgs,
+    HistoryArgs,
+    KillArgs,
+    LastArgs,
+    RunArgs,
+    WaitArgs,
+)
 from agent_habitat.testing import eventually
 
 pytestmark = pytest.mark.anyio
@@ -121,6 +128,49 @@ async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> No
     assert "got-int" in waited.output, (result, waited, _signal_state(started.pid))
 
 
+@pytest.mark.parametrize("name", ["INT", "USR1"])
+async def test_a_run_ended_by_a_signal_we_sent_is_killed_by_it_though_its_trap_exits_0(
+    habitat: ShellHabitat, name: str
+) -> None:
+    tab = name.lower()
+    await habitat.run(
+        RunArgs(
+            command=f"trap 'exit 0' {name}; echo armed; while :; do sleep 0.05; done",
+            tab=tab,
+            background=True,
+        )
+    )
+    await habitat.wait(WaitArgs(tab=tab, until="armed", timeout_seconds=10))
+    await habitat.kill(KillArgs(tab=tab, signal=name))
+    row = (await habitat.history(HistoryArgs(tab=tab))).rows[-1]
+    assert (row.state, row.exit_code) == ("killed", None)
+    assert (await habitat.last(LastArgs(tab=tab))).signal == signal.Signals[f"SIG{name}"]
+
+
+async def test_a_run_whose_wrapper_was_sigkilled_runs_on_while_its_child_does(
+    habitat: ShellHabitat,
+) -> None:
+    started = await habitat.run(
+        RunArgs(command="sleep 300; echo after", tab="orphan", background=True)
+    )
+    assert started.pid is not None
+    pid = started.pid
+    await eventually(lambda: len(_pids_with_marker_of(pid)) >= 2)  # the shell forked `sleep`
+    child = [p for p in _pids_with_marker_of(started.pid) if p != started.pid]
+    os.kill(started.pid, signal.SIGKILL)
+    with anyio.fail_after(10):
+        waited = await habitat.wait(WaitArgs(tab="orphan", timeout_seconds=0.3))
+    assert (waited.reason, waited.state) == ("timeout", "running")
+    assert [t.state for t in (await habitat.scene()).tabs] == ["running"]
+    assert (await habitat.last(LastArgs(tab="orphan"))).running
+    killed = await habitat.kill(KillArgs(tab="orphan"))
+    assert killed.killed
+    assert set(child) <= set(killed.pids)
+    assert _alive(child) == []
+    row = (await habitat.history(HistoryArgs(tab="orphan"))).rows[-1]
+    assert row.state == "killed"
+
+
 async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: ShellHabitat) -> None:
     from agent_habitat.errors import UsageError
 
@@ -150,10 +200,10 @@ async def test_a_run_killed_from_outside_is_reported_with_its_signal(
 ) -> None:
     started = await habitat.run(RunArgs(command="sleep 300", tab="oom", background=True))
     assert started.pid is not None
-    os.kill(started.pid, signal.SIGKILL)
+    os.killpg(started.pid, signal.SIGKILL)  # the shell and its `sleep`: nothing is left
     with anyio.fail_after(10):
         waited = await habitat.wait(WaitArgs(tab="oom", timeout_seconds=10))
-    assert waited.state == "killed"
+    assert (waited.state, waited.signal) == ("killed", signal.SIGKILL)
     rows = (await habitat.history(HistoryArgs(tab="oom"))).rows
     assert rows[-1].state == "killed"
 

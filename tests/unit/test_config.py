@@ -32,9 +32,16 @@ def test_unknown_key_fails_naming_it(tmp_path: Path) -> None:
         load_shell_config(root, environ={})
 
 
-def test_bad_value_fails_naming_the_key(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="max_tabs"):
-        load_shell_config(tmp_path, environ={"HABITAT_MAX_TABS": "zero"})
+def test_a_bad_environment_variable_fails_naming_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"HABITAT_MAX_TABS='x'") as caught:
+        load_shell_config(tmp_path, environ={"HABITAT_MAX_TABS": "x"})
+    assert "[tool.habitat" not in str(caught.value)
+
+
+def test_a_bad_pyproject_value_fails_naming_the_key(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.habitat.shell]\nmax_tabs = 'zero'\n")
+    with pytest.raises(ConfigError, match=r"\[tool\.habitat\.shell\]\.max_tabs"):
+        load_shell_config(tmp_path, environ={})
 
 
 def test_invalid_toml_fails_naming_the_file(tmp_path: Path) -> None:

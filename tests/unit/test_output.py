@@ -40,6 +40,26 @@ def test_read_capped_keeps_head_and_tail_and_counts_the_rest(tmp_path: Path) -> 
     assert "10000 bytes omitted" in capped.text
 
 
+def test_read_capped_cuts_head_and_tail_at_a_nearby_line_boundary(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    lines = [f"line {i:04d} ".ljust(39, "x") + "\n" for i in range(1000)]  # 40 bytes each
+    spool.write_bytes("".join(lines).encode())
+    capped = read_capped(spool, 1010)
+    head = capped.text[: capped.text.index("\n… [")]
+    tail = capped.text.split("] …\n", 1)[1]
+    assert head == "".join(lines[: len(head) // 40])
+    assert tail == "".join(lines[-(len(tail) // 40) :])
+    assert capped.omitted_bytes + len(head) + len(tail) == 40_000
+
+
+def test_read_capped_cuts_mid_line_when_no_boundary_is_near(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_bytes(b"H" * 5000 + b"\n" + b"T" * 5000)
+    capped = read_capped(spool, 1000)
+    assert capped.text.startswith("H" * 500)
+    assert capped.text.endswith("T" * 500)
+
+
 def test_read_capped_since_a_cursor_returns_only_newer_bytes(tmp_path: Path) -> None:
     spool = tmp_path / "out"
     spool.write_bytes(b"old\nnew\n")

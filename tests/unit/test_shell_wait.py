@@ -41,10 +41,10 @@ async def _serve(habitat: ShellHabitat, spawner: FakeSpawner, output: str = "") 
     await habitat.run(RunArgs(command="serve", tab="s", background=True))
 
 
-async def test_a_finished_run_is_not_running_at_once(habitat: ShellHabitat) -> None:
+async def test_a_finished_run_reports_its_end_at_once(habitat: ShellHabitat) -> None:
     await habitat.run(RunArgs(command="true"))
     result = await habitat.wait(WaitArgs(timeout_seconds=30))
-    assert (result.reason, result.state, result.exit_code) == ("not_running", "exited", 0)
+    assert (result.reason, result.state, result.exit_code) == ("exited", "exited", 0)
 
 
 async def test_a_pattern_in_the_output_of_a_finished_run_still_matches(

@@ -24,17 +24,18 @@ async def test_which_asks_a_shell_its_version_once_and_off_the_event_loop(
     monkeypatch.setattr(shells, "_ask_version", ask)
     monkeypatch.setattr(shells, "_VERSIONS", {})
     first = await habitat.which(WhichArgs())
+    await habitat.run(RunArgs(command="true", tab="other"))
     second = await habitat.which(WhichArgs(tab="other"))
     assert (first.version, second.version) == ("fakesh 1.0", "fakesh 1.0")
     assert asked == [(first.executable, False)]
 
 
-async def test_which_of_a_new_tab_names_the_default_cwd_and_idle_state(
+async def test_which_of_the_default_tab_before_its_first_run_names_the_default_cwd(
     habitat: ShellHabitat, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shells, "_ask_version", lambda executable: "x")
     monkeypatch.setattr(shells, "_VERSIONS", {})
-    result = await habitat.which(WhichArgs(tab="fresh"))
+    result = await habitat.which(WhichArgs())
     assert (result.cwd, result.state, result.pid) == (str(project), "idle", None)
 
 

@@ -4,19 +4,22 @@ Each module in `_COMMAND_MODULES` has `register(subparsers)`; a subcommand sets
 `handler=fn(args) -> int` (the exit code). The shell verbs come from the verb table
 (`agent_habitat.verbs`). Usage errors exit 2; with `--json` every error is a JSON object
 `{"error": …, "field": …}` on stderr, with the same exit codes.
+
+A CLI call imports only what its command needs: `--version` imports nothing of ours, and
+`habitat scene` registers the shell verbs alone (no verify ladder, no MCP SDK). Only the
+top-level help and an unknown command build every subcommand.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import json
 import sys
-from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING
 
 from .. import __version__
-from .common import JSON_ERRORS
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 
@@ -32,25 +35,51 @@ _COMMAND_MODULES = (
     "agent_habitat.cli.dashboard_cmd",
 )
 
+_SHELL = "agent_habitat.cli.shell_cmds"
+# Which module registers each subcommand, so a call imports that module alone (a test
+# checks this against the subcommands the modules register).
+_MODULE_OF = {
+    **dict.fromkeys(
+        (
+            "scene",
+            "run",
+            "history",
+            "rerun",
+            "last",
+            "which",
+            "kill",
+            "close",
+            "wait",
+            "input",
+            "project",
+        ),
+        _SHELL,
+    ),
+    "events": "agent_habitat.cli.events_cmd",
+    "demo": "agent_habitat.cli.demo_cmd",
+    "mcp": "agent_habitat.cli.mcp_cmds",
+    "terminal-mcp": "agent_habitat.cli.mcp_cmds",
+    "verify": "agent_habitat.cli.verify_cmds",
+    "rules": "agent_habitat.cli.rules_cmd",
+    "init": "agent_habitat.cli.init_cmd",
+    "host": "agent_habitat.cli.host_cmd",
+}
 
-class _Parser(argparse.ArgumentParser):
-    """Bad command lines are JSON errors too when `--json` was asked for."""
 
-    def error(self, message: str) -> NoReturn:
-        if JSON_ERRORS.get():
-            sys.stderr.write(json.dumps({"error": message, "field": None}) + "\n")
-            self.exit(2)
-        super().error(message)
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or with only the module that registers `command`."""
+    import importlib
 
+    from .parser import HabitatParser
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser = HabitatParser(
         prog="habitat",
         description="Shell tabs and a verification ladder shared by a coding agent and a person.",
     )
     parser.add_argument("--version", action="version", version=f"agent-habitat {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMAND_MODULES:
+    only = _MODULE_OF.get(command) if command is not None else None
+    for name in (only,) if only else _COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -58,13 +87,59 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue  # a command module that is not part of this build
         module.register(subparsers)
+    for name, sub in subparsers.choices.items():
+        _add_example(name, sub)
     return parser
+
+
+# Examples for the commands that are not rows of the verb table (the rows carry their own).
+_EXAMPLES = {
+    "events": "habitat events --since 120 --follow",
+    "demo": "habitat demo",
+    "mcp": "habitat mcp --embedded --project .",
+    "terminal-mcp": "habitat terminal-mcp",
+    "verify": "habitat verify --policy strict --files src/app.py --wait",
+    "rules": "habitat rules --for claude --write",
+    "init": "habitat init --client claude",
+    "host": "habitat host status",
+}
+
+
+def _add_example(name: str, parser: argparse.ArgumentParser) -> None:
+    """`habitat NAME --help` ends with an example; the epilog it had stays, re-wrapped."""
+    import argparse
+    import textwrap
+
+    example = _EXAMPLES.get(name)
+    if example is None or "example:" in (parser.epilog or ""):
+        return
+    before = textwrap.fill(parser.epilog, 78) + "\n\n" if parser.epilog else ""
+    parser.epilog = f"{before}example:\n  {example}"
+    if parser.formatter_class is argparse.HelpFormatter:
+        # Raw keeps the example's lines; the description is wrapped here instead.
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        if parser.description and "\n" not in parser.description:
+            parser.description = textwrap.fill(parser.description, 78)
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The subcommand named on the command line: its first word not an option."""
+    for word in argv:
+        if word in ("-h", "--help", "--version") or not word.startswith("-"):
+            return None if word.startswith("-") else word
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    command = _command_in(argv)
+    if command is None and argv[:1] == ["--version"]:
+        print(f"agent-habitat {__version__}")
+        return 0
+    from .common import JSON_ERRORS
+
     JSON_ERRORS.set("--json" in argv)
-    parser = build_parser()
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     JSON_ERRORS.set(bool(getattr(args, "json", False)))
     handler = getattr(args, "handler", None)

@@ -152,7 +152,9 @@ def render_result(console: Console, result: LadderResult) -> None:
     blocks: list[RenderableType] = []
     for rung in result.rungs:
         blocks.extend(_rung_block(rung))
-    if result.selection is not None:
+    tests_ran = any(r.rung.startswith("test.") and r.state != "skipped" for r in result.rungs)
+    # A selection is the work of a test rung: shown only when one ran.
+    if result.selection is not None and tests_ran:
         sel = result.selection
         what = "whole suite" if sel.full else f"{len(sel.tests)} test path(s)"
         blocks.append(Text(f"selection: {what}", style="bold"))
@@ -169,4 +171,5 @@ def render_result(console: Console, result: LadderResult) -> None:
     )
     if result.reason:
         blocks.append(Text(f"    {result.reason}", style=STYLE.get(result.state, "")))
-    console.print(Group(*blocks))
+    # A pipe or an agent reads whole lines: wrap only for a terminal, at its own width.
+    console.print(Group(*blocks), soft_wrap=not console.is_terminal)

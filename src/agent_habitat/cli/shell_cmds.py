@@ -13,6 +13,7 @@ same either way; a foreground run streams its spool file live on both paths.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -167,7 +168,7 @@ def _handler(verb: Verb) -> Callable[[argparse.Namespace], int]:
     return handler
 
 
-def _run_exit_code(result: m.RunResult) -> int:
+def _run_exit_code(result: m.RunResult | m.WaitResult) -> int:
     if result.state == "running":
         return 0
     if result.state == "timed_out":
@@ -179,15 +180,35 @@ def _run_exit_code(result: m.RunResult) -> int:
     return 128 + (result.signal or 9)
 
 
+def _wait_exit_code(result: m.WaitResult) -> int:
+    """A match: 0; the run's end: its exit code, as `habitat run` gives it; else 1."""
+    if result.reason == "matched":
+        return 0
+    if result.reason == "exited":
+        return _run_exit_code(result)
+    return 1
+
+
+def _end_words(state: str | None, exit_code: int | None, sig: int | None) -> str:
+    """How a run ended, in words: `exit 4`, `killed by SIGINT`, `lost (no exit code)`."""
+    if exit_code is not None:
+        return f"exit {exit_code}"
+    if sig:
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"{state or 'ended'} by {name}"
+    return f"{state or 'no run'} (no exit code)"
+
+
 def _show_run(r: m.RunResult, streamed: bool) -> None:
     if not streamed and r.state != "running":
         sys.stdout.write(r.output)
     if r.state == "running":
         status = f"#{r.index} running in tab {r.tab} (pid {r.pid}); `habitat last --tab {r.tab}`"
     else:
-        status = f"exit {r.exit_code}" if r.exit_code is not None else r.state
-        if r.signal:
-            status += f" (signal {r.signal})"
+        status = _end_words(r.state, r.exit_code, r.signal)
         status += f" · {r.duration_s:.2f}s · tab {r.tab} #{r.index}"
     _err.print(status, style="dim")
     if r.omitted_bytes and not streamed:
@@ -219,7 +240,7 @@ def _show_history(result: m.HistoryResult, streamed: bool) -> None:
             str(row.index),
             row.command,
             row.state,
-            "" if row.exit_code is None else str(row.exit_code),
+            row.state if row.exit_code is None else str(row.exit_code),
             f"{row.duration_s:.2f}s",
             str(row.output_bytes),
             row.cwd,
@@ -229,7 +250,12 @@ def _show_history(result: m.HistoryResult, streamed: bool) -> None:
 
 def _show_last(result: m.LastResult, streamed: bool) -> None:
     sys.stdout.write(result.output)
-    state = "running" if result.running else f"exit {result.exit_code} ({result.state})"
+    state = (
+        "running"
+        if result.running
+        else _end_words(result.state, result.exit_code, result.signal)
+        + ("" if result.exit_code is None else f" ({result.state})")
+    )
     _err.print(
         f"#{result.index} `{result.command}` · {state} · {result.output_bytes} B · "
         f"cursor {result.cursor}",
@@ -259,8 +285,16 @@ def _show_close(result: m.CloseResult, streamed: bool) -> None:
 
 
 def _show_wait(result: m.WaitResult, streamed: bool) -> None:
+    if result.index is None:
+        _out.print(f"{result.reason} · tab {result.tab} has no runs yet")
+        return
     detail = f" {result.match!r}" if result.match else ""
-    _out.print(f"{result.reason}{detail} · tab {result.tab} #{result.index} · {result.state}")
+    end = (
+        "still running"
+        if result.state == "running"
+        else _end_words(result.state, result.exit_code, result.signal)
+    )
+    _out.print(f"{result.reason}{detail} · tab {result.tab} #{result.index} · {end}")
 
 
 def _show_input(result: m.InputResult, streamed: bool) -> None:
@@ -284,9 +318,10 @@ _VIEWS: dict[type[BaseModel], View] = {
     m.HistoryResult: View(_show_history),
     m.LastResult: View(_show_last),
     m.WhichResult: View(_show_which),
-    m.KillResult: View(_show_kill, lambda result: 0 if not result.remaining else 1),
+    # Nothing to kill is a refusal: non-zero, as every refusal is.
+    m.KillResult: View(_show_kill, lambda r: 0 if r.killed and not r.remaining else 1),
     m.CloseResult: View(_show_close),
-    m.WaitResult: View(_show_wait, lambda r: 0 if r.reason in ("matched", "exited") else 1),
+    m.WaitResult: View(_show_wait, _wait_exit_code),
     m.InputResult: View(_show_input),
     ProjectSceneResult: View(_show_project),
 }

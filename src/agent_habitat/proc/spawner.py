@@ -8,11 +8,14 @@ commands without starting anything.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
-from .kill import KillReport, kill_tree
+import psutil
+
+from .kill import KillReport, kill_tree, members
 from .record import ProcessRecord
 from .supervised import Supervised, spawn
 
@@ -64,6 +67,10 @@ class Spawner(Protocol):
     async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
         """Signal every member of the process's tree; see `proc.kill.kill_tree`."""
 
+    def members(self, record: ProcessRecord) -> list[ProcessRecord]:
+        """The live processes of the run `record` names (its session, children, marker),
+        even after its leader is gone; see `proc.kill.members`. Blocks briefly."""
+
 
 class ProcSpawner:
     """Real processes."""
@@ -94,3 +101,10 @@ class ProcSpawner:
 
     async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
         return await kill_tree(record, sig, grace)
+
+    def members(self, record: ProcessRecord) -> list[ProcessRecord]:
+        found: list[ProcessRecord] = []
+        for proc in members(record):
+            with contextlib.suppress(psutil.Error):
+                found.append(ProcessRecord(proc.pid, proc.create_time(), record.marker))
+        return found

@@ -63,7 +63,10 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
-Tab = Field(default="main", pattern=TAB_NAME_PATTERN, description="Tab name; created on first use.")
+DEFAULT_TAB = "main"
+Tab = Field(
+    default=DEFAULT_TAB, pattern=TAB_NAME_PATTERN, description="Tab name; created on first use."
+)
 
 
 class RunArgs(_Args):
@@ -225,6 +228,7 @@ class LastResult(BaseModel):
     state: RunState
     running: bool
     exit_code: int | None
+    signal: int | None = Field(default=None, description="The signal that ended it, if any.")
     output: str
     omitted_bytes: int
     output_bytes: int
@@ -289,6 +293,7 @@ class WaitResult(BaseModel):
     match: str | None = None
     state: RunState | None
     exit_code: int | None
+    signal: int | None = Field(default=None, description="The signal that ended it, if any.")
     output: str = Field(description="Capped new output seen while waiting.")
     cursor: int
 

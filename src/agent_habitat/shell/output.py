@@ -70,6 +70,10 @@ class Capped:
     """Size of the spool (the cursor for the next `since` read)."""
 
 
+# How near (a fraction of each half) a line boundary must be for the head/tail cut to move to it.
+_NEAR_LINE_FRACTION = 8
+
+
 def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     """Bytes `since`..end of the spool, as head + tail within `cap` bytes."""
     spool = Spool(path)
@@ -82,6 +86,14 @@ def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     half = cap // 2
     head = spool.read(start, half)
     tail = spool.read(total - (cap - half), cap - half)
+    # Cut at a line boundary when one is near, so neither part starts or ends mid-line.
+    near = max(1, half // _NEAR_LINE_FRACTION)
+    cut = head.rfind(b"\n", len(head) - near)
+    if cut >= 0:
+        head = head[: cut + 1]
+    cut = tail.find(b"\n", 0, near)
+    if 0 <= cut < len(tail) - 1:
+        tail = tail[cut + 1 :]
     omitted = size - len(head) - len(tail)
     marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
     return Capped(clean_text(head, secrets) + marker + clean_text(tail, secrets), omitted, total)

@@ -302,9 +302,10 @@ class RunStore:
         output_bytes: int,
         tab_cwd: str | None = None,
         tab_env: dict[str, str] | None = None,
+        ended_at: float | None = None,
     ) -> bool:
-        """Record the end of a running run (and what its tab carries on). False when someone
-        else already did."""
+        """Record the end of a running run (and what its tab carries on), at `ended_at`
+        (default now). False when someone else already did."""
         with self.db.transaction() as conn:
             cur = conn.execute(
                 "UPDATE runs SET state = ?, exit_code = ?, signal = ?, timed_out = ?,"
@@ -315,7 +316,7 @@ class RunStore:
                     signal,
                     int(timed_out),
                     int(state == "cancelled"),
-                    self.clock.time(),
+                    self.clock.time() if ended_at is None else ended_at,
                     output_bytes,
                     run_id,
                 ),

@@ -15,7 +15,7 @@ from anyio.abc import TaskGroup
 
 from ..clock import Clock
 from ..events import EventBus
-from ..proc import KillReport
+from ..proc import KillReport, ProcessRecord
 from ..proc.spawner import ProcessHandle, Spawner
 from ..proc.spool import Spool
 from .environment import carried_env
@@ -60,7 +60,12 @@ class RunSupervisor:
         self._tg = task_group
         self._grace = kill_grace_seconds
         self._live: dict[int, ProcessHandle] = {}
-        self._killing: dict[int, RunState] = {}
+        self._killing: dict[int, tuple[RunState, int]] = {}
+        """Runs being killed here: the state to record and the signal sent."""
+        self._signalled: dict[int, int] = {}
+        """Runs sent a signal other than TERM/KILL here, while the signal's delivery is awaited."""
+        self._orphaned: dict[int, int | None] = {}
+        """Runs whose wrapper shell died while processes of theirs went on: its signal."""
         self._extra_env: dict[int, dict[str, str] | None] = {}
         self._ended: dict[int, _End] = {}
 
@@ -154,22 +159,54 @@ class RunSupervisor:
             # The row has no pid yet; its habitat records one right after the spawn.
             await anyio.sleep(_PID_LOOK_SECONDS)
 
+    def _orphans_live(self, run: RunRow, returncode: int | None) -> bool:
+        """Whether the run's wrapper died but processes carrying its marker still run; if
+        so, they are watched instead (the run is still running as far as anyone can see)."""
+        if run.record is None:
+            return False
+        row = self.store.get(run.id)
+        if row is None or row.state != "running" or not self.spawner.members(run.record):
+            return False
+        if returncode is not None and returncode < 0:
+            self._orphaned[run.id] = -returncode
+        else:
+            self._orphaned.setdefault(run.id, None)
+        orphans = _Orphans(run.record, self.spawner)
+        self._live[run.id] = orphans
+        self.watch(run, orphans)
+        return True
+
     # ending
     def finish(self, run: RunRow, returncode: int | None, *, lost: bool = False) -> RunRow:
-        """Record how a run ended, carry its cwd/env to the tab, publish the event (once)."""
+        """Record how a run ended, carry its cwd/env to the tab, publish the event (once).
+
+        The state says what happened: a run ended by a signal this habitat sent is `killed`
+        with that signal, whatever exit status its shell chose (a trap may `exit 0`); one
+        ended by a signal from elsewhere reports that signal.
+        """
         self._live.pop(run.id, None)
         files = run.files
         recorded = files.read_state()
+        if recorded is None and run.id not in self._killing and self._orphans_live(run, returncode):
+            return self.store.get(run.id) or run
         exit_code = recorded.exit_code if recorded else None
         sig = -returncode if returncode is not None and returncode < 0 else None
         forced = self._killing.pop(run.id, None)
+        sent = self._signalled.pop(run.id, None)
+        orphaned = run.id in self._orphaned
+        wrapper_sig = self._orphaned.pop(run.id, None)
         state: RunState
         if forced is not None:
-            state = forced
-        elif exit_code is not None:
-            state = "exited"
+            state = forced[0]
+            sig = sig or forced[1]
+        elif sent is not None:
+            state, sig = "killed", sent
         elif sig is not None:
             state = "killed"  # by someone outside the habitat: OOM killer, a person's kill -9
+        elif orphaned and wrapper_sig is not None:
+            state, sig = "killed", wrapper_sig  # its wrapper was; the rest ended later
+        elif exit_code is not None:
+            state = "exited"
         elif returncode is not None and not lost:
             state, exit_code = "exited", returncode
         else:
@@ -188,6 +225,7 @@ class RunSupervisor:
             signal=sig,
             timed_out=state == "timed_out",
             output_bytes=Spool(files.output).size(),
+            ended_at=self._ended_at(run, returncode),
             tab_cwd=recorded.cwd if carried and recorded else None,
             tab_env=carried_env(recorded_env, extra)
             if carried and recorded_env is not None
@@ -214,6 +252,16 @@ class RunSupervisor:
             end.event.set()
         return final
 
+    def _ended_at(self, run: RunRow, returncode: int | None) -> float | None:
+        """When a run nobody here saw end (adopted, or found ended) ended: when its wrapper
+        wrote its state, not when someone looked. None: now."""
+        if returncode is not None:
+            return None
+        written = run.files.state_written_at()
+        if written is None:
+            return None
+        return max(run.started_at, min(written, self.clock.time()))
+
     async def kill(
         self, run: RunRow, state: RunState, sig: int = signal_module.SIGTERM
     ) -> KillReport:
@@ -222,7 +270,7 @@ class RunSupervisor:
         record = process.record if process else run.record
         if record is None:
             return KillReport()
-        self._killing[run.id] = state
+        self._killing[run.id] = (state, sig)
         report = await self.spawner.kill_tree(record, sig, self._grace)
         # Its return code tells the signal; a leader that survived the kill is not waited for.
         returncode = None
@@ -233,9 +281,48 @@ class RunSupervisor:
         return report
 
     async def signal(self, run: RunRow, sig: int) -> KillReport:
-        """Deliver `sig` to the run's tree without recording an end (INT, HUP, USR1, …)."""
+        """Deliver `sig` to the run's tree (INT, HUP, USR1, …) and wait the grace for it to
+        end; a run that ends is recorded `killed` by `sig`. One that goes on (it handled the
+        signal) is left running, and its later end is its own."""
         process = self._live.get(run.id)
         record = process.record if process else run.record
         if record is None:
             return KillReport()
-        return await self.spawner.kill_tree(record, sig, self._grace)
+        self._signalled[run.id] = sig
+        try:
+            report = await self.spawner.kill_tree(record, sig, self._grace)
+            handle = process or self.spawner.adopt(record)
+            if not report.remaining and not handle.alive():
+                if run.id in self._live:
+                    # Its watcher here records the end (with the return code): wait for it.
+                    with anyio.move_on_after(self._grace):
+                        await self.until_ended(run)
+                elif self.store.get(run.id) is not None:
+                    self.finish(run, await handle.wait())
+        finally:
+            self._signalled.pop(run.id, None)
+        return report
+
+
+class _Orphans:
+    """The processes of a run whose wrapper shell died while they kept running: alive while
+    any process carrying the run's marker (or in its session) lives."""
+
+    def __init__(self, record: ProcessRecord, spawner: Spawner) -> None:
+        self.record = record
+        self.pid = record.pid
+        self.stdin = None
+        self._spawner = spawner
+
+    def identify(self) -> ProcessRecord:
+        return self.record
+
+    def alive(self) -> bool:
+        return bool(self._spawner.members(self.record))
+
+    async def wait(self) -> int | None:
+        while True:
+            left = await anyio.to_thread.run_sync(self._spawner.members, self.record)
+            if not left:
+                return None
+            await self._spawner.adopt(left[0]).wait()

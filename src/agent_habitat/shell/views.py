@@ -10,6 +10,7 @@ import anyio.to_thread
 from ..errors import NotFoundError
 from ..proc.spool import Spool
 from .models import (
+    DEFAULT_TAB,
     Caps,
     HistoryArgs,
     HistoryResult,
@@ -142,6 +143,7 @@ async def last(habitat: ShellHabitat, args: LastArgs, grep: ClientPattern | None
         state=run.state,
         running=run.state == "running",
         exit_code=run.exit_code,
+        signal=run.signal,
         output=capped.text,
         omitted_bytes=capped.omitted_bytes,
         output_bytes=capped.total_bytes,
@@ -152,6 +154,9 @@ async def last(habitat: ShellHabitat, args: LastArgs, grep: ClientPattern | None
 
 async def which(habitat: ShellHabitat, args: WhichArgs) -> WhichResult:
     tab = habitat.store.tab(args.tab)
+    if tab is None and args.tab != DEFAULT_TAB:
+        # The default tab may be asked before its first run: the shell a first command gets.
+        habitat._tab_or_error(args.tab)
     shell = resolve_shell(tab.shell if tab else None)
     running = habitat.runs.running(args.tab) if tab else None
     return WhichResult(
@@ -200,6 +205,7 @@ def _wait_result(
         match=match,
         state=run.state,
         exit_code=run.exit_code,
+        signal=run.signal,
         output=capped.text,
         cursor=capped.total_bytes,
     )

@@ -161,14 +161,15 @@ async def wait_for_run(
     """Until `until` matches the run's output, the run ends, or `limit` seconds pass (on
     `clock`, which is why this is not `anyio.fail_after`).
 
-    A run that already ended is searched once: a match is still `matched`, else
-    `not_running`. Output written before the end is searched before the end is reported.
+    A run that already ended is searched once: a match is still `matched`, else its end is
+    reported at once (`exited`). Output written before the end is searched before the end
+    is reported.
     """
     spool = Spool(run.files.output)
     scan = _Scan(spool, until) if until is not None else None
     if run.state != "running":
         match = await scan.to_end() if scan else None
-        return Waited("matched", match) if match is not None else Waited("not_running")
+        return Waited("matched", match) if match is not None else Waited("exited", ended=run)
     outcome: list[Waited] = []
     ended = anyio.Event()
     ended_row: list[RunRow | None] = []

@@ -79,6 +79,13 @@ class RunFiles:
         keeps an existing file's mode whatever the command's umask."""
         os.close(os.open(self.state, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
 
+    def state_written_at(self) -> float | None:
+        """When the wrapper wrote `state` (as its shell exited); None when it never did."""
+        try:
+            return self.state.stat().st_mtime
+        except OSError:
+            return None
+
     def read_state(self) -> FinalState | None:
         """What the wrapper recorded at exit; None when it never got to (killed, lost).
 

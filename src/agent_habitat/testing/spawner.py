@@ -81,6 +81,8 @@ class FakeProcess:
         self.returncode: int | None = None
         self.signals: list[int] = []
         """Signals the habitat sent to its tree."""
+        self.traps: dict[int, int] = {}
+        """Signal → the exit code its shell's trap exits with (`trap 'exit 0' INT`)."""
         self._exited = anyio.Event()
 
     # what the test does
@@ -218,19 +220,51 @@ class FakeSpawner:
             self.after_spawn(process)
         return process
 
+    def child(self, parent: FakeProcess) -> FakeProcess:
+        """A process `parent` started: it carries the run's marker and runs until it is
+        ended (`exit`, `die`) or killed, whatever becomes of its parent."""
+        child = FakeProcess(
+            next(self._pids),
+            parent.argv,
+            parent.command,
+            parent.cwd,
+            dict(parent.env),
+            parent.output,
+            parent.record.marker,
+            False,
+        )
+        child.identify()
+        self.processes.append(child)
+        return child
+
+    def _tree(self, record: ProcessRecord) -> list[FakeProcess]:
+        return [
+            p
+            for p in self.processes
+            if p.alive()
+            and (p.pid == record.pid or (record.marker and p.record.marker == record.marker))
+        ]
+
+    def members(self, record: ProcessRecord) -> list[ProcessRecord]:
+        return [p.identify() for p in self._tree(record)]
+
     def adopt(self, record: ProcessRecord) -> _Adopted:
         found = next((p for p in self.processes if p.pid == record.pid), None)
         return _Adopted(record, found)
 
     async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
-        """Any signal ends a fake process (it traps none)."""
-        found = next((p for p in self.processes if p.pid == record.pid and p.alive()), None)
-        if found is None:
-            return KillReport()
-        found.signals.append(sig)
-        found.die(sig)
+        """Any signal ends a fake process and its children (they trap none), unless the
+        process `traps` it: then it records the signal and exits as its trap says."""
+        tree = self._tree(record)
+        for found in tree:
+            found.signals.append(sig)
+            trap = found.traps.get(sig)
+            if trap is not None:
+                found.exit(trap)
+            else:
+                found.die(sig)
         await anyio.lowlevel.checkpoint()
-        return KillReport(pids=[found.pid], remaining=[])
+        return KillReport(pids=[p.pid for p in tree], remaining=[])
 
 
 def _command_of(argv: Sequence[str], run_dir: Path) -> str:

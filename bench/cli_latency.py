@@ -1,0 +1,144 @@
+"""How fast the CLI answers: `habitat --version`, `habitat scene`, and `habitat mcp
+--embedded` ready to answer `initialize` — each next to `python -c pass` in the same run.
+
+Every sample is a fresh process (what a person or an agent pays per call), the paths
+interleaved so machine noise hits all of them alike.
+
+    .venv/bin/python bench/cli_latency.py [--iterations 15]
+
+Targets (issue 11): `--version` ≤ 3× bare Python start, `scene` ≤ 250 ms, MCP `initialize`
+answered ≤ 500 ms after the server process starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import percentile, print_table, write_json
+
+_BIN = Path(sys.executable).parent
+_HABITAT = str(_BIN / "habitat")
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "cli-latency-bench", "version": "0"},
+    },
+}
+
+
+def _timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=True)
+    return (time.perf_counter() - t0) * 1000
+
+
+def _mcp_initialize(env: dict[str, str], cwd: Path) -> float:
+    """From the server's start to its `initialize` response line on stdout."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [_HABITAT, "mcp", "--embedded", "--project", str(cwd)],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        proc.stdin.write((json.dumps(_INITIALIZE) + "\n").encode())
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        elapsed = (time.perf_counter() - t0) * 1000
+        reply = json.loads(line)
+        if reply.get("id") != 1 or "result" not in reply:
+            raise RuntimeError(f"not an initialize result: {reply}")
+        return elapsed
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=15)
+    parser.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args()
+    project = Path(tempfile.mkdtemp(prefix="bench-cli-project-"))
+    env = dict(os.environ, HABITAT_HOME=tempfile.mkdtemp(prefix="bench-cli-home-"))
+    paths: dict[str, Callable[[], float]] = {
+        "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env, project),
+        "habitat --version": lambda: _timed([_HABITAT, "--version"], env, project),
+        "habitat scene": lambda: _timed([_HABITAT, "scene"], env, project),
+        "mcp initialize": lambda: _mcp_initialize(env, project),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in paths}
+    for n in range(args.warmup + args.iterations):
+        for name, measure in paths.items():
+            value = measure()
+            if n >= args.warmup:
+                samples[name].append(value)
+    bare = statistics.median(samples["python -c pass"])
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    targets = {
+        "habitat --version": ("≤ 3× python", medians["habitat --version"] <= 3 * bare),
+        "habitat scene": ("≤ 250 ms", medians["habitat scene"] <= 250),
+        "mcp initialize": ("≤ 500 ms", medians["mcp initialize"] <= 500),
+    }
+    rows = []
+    for name, values in samples.items():
+        target, met = targets.get(name, ("", True))
+        rows.append(
+            [
+                name,
+                f"{medians[name]:.0f}",
+                f"{percentile(values, 0.9):.0f}",
+                f"{min(values):.0f}",
+                f"{medians[name] / bare:.1f}×",
+                f"{target} {'met' if met else 'MISSED'}" if target else "",
+            ]
+        )
+    print_table(
+        f"CLI latency, {args.iterations} interleaved fresh processes each (ms)",
+        ["path", "median", "p90", "min", "vs python", "target"],
+        rows,
+    )
+    path = write_json(
+        "cli_latency",
+        {
+            "iterations": args.iterations,
+            "results": {
+                name: {
+                    "median_ms": round(medians[name], 1),
+                    "p90_ms": round(percentile(values, 0.9), 1),
+                    "min_ms": round(min(values), 1),
+                }
+                for name, values in samples.items()
+            },
+            "targets": {name: {"target": t, "met": met} for name, (t, met) in targets.items()},
+        },
+    )
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""A CLI call imports what its command needs, nothing more."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+from agent_habitat.cli import _COMMAND_MODULES, _MODULE_OF, build_parser
+
+
+def _registered_by(module: str) -> set[str]:
+    parser = argparse.ArgumentParser()
+    subparsers = parser.add_subparsers()
+    __import__(module, fromlist=["register"]).register(subparsers)
+    return set(subparsers.choices)
+
+
+def test_each_subcommand_is_found_in_the_module_that_registers_it() -> None:
+    for module in _COMMAND_MODULES:
+        for command in _registered_by(module):
+            assert _MODULE_OF.get(command) == module, command
+    assert set(_MODULE_OF.values()) <= set(_COMMAND_MODULES)
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return set(out.split())
+
+
+def test_version_imports_nothing_but_the_cli_entry() -> None:
+    loaded = _modules_after(
+        "import contextlib, io\nfrom agent_habitat.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()): main(['--version'])"
+    )
+    assert not {"argparse", "pydantic", "anyio", "rich"} & loaded
+    assert not any(
+        name.startswith("agent_habitat.") and name != "agent_habitat.cli" for name in loaded
+    )
+
+
+def test_a_shell_verb_does_not_import_the_ladder_mcp_or_the_host() -> None:
+    loaded = _modules_after("from agent_habitat.cli import build_parser; build_parser('scene')")
+    for heavy in ("agent_habitat.verify", "mcp", "grimp", "agent_habitat.host", "watchfiles"):
+        assert heavy not in loaded, heavy
+
+
+def test_the_top_level_help_still_lists_every_command() -> None:
+    help_text = build_parser().format_help()
+    for command in _MODULE_OF:
+        assert command in help_text
