@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -26,10 +27,13 @@ from .project import Project, existing_dir
 from .project_scene import EpochGlance
 from .shell import ShellHabitat
 from .store import Database, SqliteJournal
-from .verify import VerifyRunner, load_runner_config
 from .verify.accounting import TimeAccounting
+from .verify.runner_config import load_runner_config
 from .verify_slot import VerifySlot
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .verify import VerifyRunner
 
 __all__ = ["CALLER_SESSION", "Habitat"]
 

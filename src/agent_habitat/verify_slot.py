@@ -14,6 +14,7 @@ import logging
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -30,7 +31,6 @@ from .verify import (
     RungStatus,
     Snapshot,
     VerifyEpoch,
-    VerifyRunner,
     take_snapshot,
 )
 from .verify.accounting import TimeAccounting
@@ -44,6 +44,9 @@ from .verify_report import (
 )
 from .verify_text import epoch_summary
 from .workspace import Workspace
+
+if TYPE_CHECKING:
+    from .verify.runner import VerifyRunner
 
 __all__ = ["EPOCH_EVENT_KINDS", "VerifySlot"]
 
@@ -131,6 +134,8 @@ class VerifySlot:
         started: bool,
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
+        from .verify.runner import VerifyRunner  # the ladder and grimp, only when it runs
+
         try:
             async with VerifyRunner.open(
                 root, bus=self.bus, workspace=self.workspace, accounting=self.accounting

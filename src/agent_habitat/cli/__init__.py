@@ -60,6 +60,9 @@ _MODULE_OF = {
     "mcp": "agent_habitat.cli.mcp_cmds",
     "terminal-mcp": "agent_habitat.cli.mcp_cmds",
     "verify": "agent_habitat.cli.verify_cmds",
+    "status": "agent_habitat.cli.verify_cmds",
+    "cancel": "agent_habitat.cli.verify_cmds",
+    "dashboard": "agent_habitat.cli.dashboard_cmd",
     "rules": "agent_habitat.cli.rules_cmd",
     "init": "agent_habitat.cli.init_cmd",
     "host": "agent_habitat.cli.host_cmd",
@@ -102,6 +105,9 @@ _EXAMPLES = {
     "rules": "habitat rules --for claude --write",
     "init": "habitat init --client claude",
     "host": "habitat host status",
+    "status": "habitat status --json",
+    "cancel": "habitat cancel",
+    "dashboard": "habitat dashboard --no-browser",
 }
 
 

@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import BaseModel
@@ -25,7 +25,6 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import NotFoundError
-from ..host.client import HostClient
 from ..host.launcher import find_host
 from ..host.lock import HostRecord
 from ..project_scene import ProjectSceneResult, render_project_scene
@@ -34,6 +33,9 @@ from ..verbs import VERBS, Progress, Verb
 from ..verbs import verb as verb_row
 from .common import emit_json, open_habitat, project_root, run_command
 from .flags import add_verb_parser, request_from
+
+if TYPE_CHECKING:  # imported when a host is there to talk to (httpx2 is not cheap)
+    from ..host.client import HostClient
 
 __all__ = ["register"]
 
@@ -130,6 +132,8 @@ async def _via_host(
     record: HostRecord, verb: Verb, request: BaseModel, streamer: _Streamer | None
 ) -> BaseModel:
     """The verb in the workspace host, over its JSON API: its tabs, its stdin pipes."""
+    from ..host.client import HostClient
+
     async with HostClient(record) as host:
         if streamer is None:
             return await host.call(verb, request)

@@ -8,10 +8,37 @@
 #   launcher   find / start (detached) / stop a workspace's host from another process
 #   bridge     stdio ↔ host relay that restarts a dead host;  stdio  it on real stdin/stdout
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`
-from .bridge import Bridge, Endpoint
-from .launcher import HostHandle, ensure_host, find_host, stop_host
-from .lock import HostRecord
-from .stdio import serve_bridge
+# Names load from their module on first use (PEP 562): the CLI asks `find_host` on every
+# shell command and must not pay for the bridge, uvicorn or the MCP SDK to do so.
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_HOME = {
+    "Bridge": "bridge",
+    "Endpoint": "bridge",
+    "HostHandle": "launcher",
+    "HostRecord": "lock",
+    "ensure_host": "launcher",
+    "find_host": "launcher",
+    "serve_bridge": "stdio",
+    "stop_host": "launcher",
+}
+
+if TYPE_CHECKING:
+    from .bridge import Bridge, Endpoint
+    from .launcher import HostHandle, ensure_host, find_host, stop_host
+    from .lock import HostRecord
+    from .stdio import serve_bridge
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Bridge",

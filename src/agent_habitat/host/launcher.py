@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx2
-
 from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import Workspace
 
@@ -127,6 +125,8 @@ def stop_host(root: Path, *, grace: float = STOP_TIMEOUT_SECONDS) -> HostRecord 
 def probe_host(record: HostRecord, timeout: float = 2.0) -> dict[str, Any] | None:
     """The host's `/api/status`, or None when it does not answer within `timeout` (hung:
     stopped, deadlocked, or dying)."""
+    import httpx2  # only when a host is there to ask: `find_host` runs on every CLI call
+
     transport = httpx2.HTTPTransport(uds=record.socket)
     try:
         with httpx2.Client(transport=transport, base_url="http://localhost", timeout=timeout) as c:

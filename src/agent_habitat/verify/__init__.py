@@ -8,27 +8,78 @@
 #   runner       the background verify runner (queue, coalesce, cancel) — with chain, coalesce,
 #                epochs (snapshot-bound runs, stale), watch, substrate, accounting, hooks,
 #                runner_config, runner_models
-from .accounting import TimeAccount, TimeAccounting, TimeReport
-from .config import LadderConfig, load_ladder_config, load_policy
-from .epochs import EpochState, RungStatus, VerifyEpoch
-from .ladder import run_ladder, stop_type_daemon
-from .models import (
-    POLICIES,
-    RUNGS,
-    Diagnostic,
-    LadderRequest,
-    LadderResult,
-    LadderState,
-    Policy,
-    RungName,
-    RungResult,
-    RungState,
-    Selection,
-)
-from .runner import VerifyRunner
-from .runner_config import RunnerConfig, SubstrateConfig, load_runner_config
-from .runner_models import ProgressSink, VerifyStatus, VerifyTicket
-from .snapshot import GitError, Snapshot, take_snapshot
+# Names load from their module on first use (PEP 562): a caller that needs only the models
+# (the verb table, a shell command) does not pay for the ladder, the runner or grimp.
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+_HOME = {
+    "Diagnostic": "models",
+    "EpochState": "epochs",
+    "GitError": "snapshot",
+    "LadderConfig": "config",
+    "LadderRequest": "models",
+    "LadderResult": "models",
+    "LadderState": "models",
+    "POLICIES": "models",
+    "Policy": "models",
+    "ProgressSink": "runner_models",
+    "RUNGS": "models",
+    "RungName": "models",
+    "RungResult": "models",
+    "RungState": "models",
+    "RungStatus": "epochs",
+    "RunnerConfig": "runner_config",
+    "Selection": "models",
+    "Snapshot": "snapshot",
+    "SubstrateConfig": "runner_config",
+    "TimeAccount": "accounting",
+    "TimeAccounting": "accounting",
+    "TimeReport": "accounting",
+    "VerifyEpoch": "epochs",
+    "VerifyRunner": "runner",
+    "VerifyStatus": "runner_models",
+    "VerifyTicket": "runner_models",
+    "load_ladder_config": "config",
+    "load_policy": "config",
+    "load_runner_config": "runner_config",
+    "run_ladder": "ladder",
+    "stop_type_daemon": "ladder",
+    "take_snapshot": "snapshot",
+}
+
+if TYPE_CHECKING:
+    from .accounting import TimeAccount, TimeAccounting, TimeReport
+    from .config import LadderConfig, load_ladder_config, load_policy
+    from .epochs import EpochState, RungStatus, VerifyEpoch
+    from .ladder import run_ladder, stop_type_daemon
+    from .models import (
+        POLICIES,
+        RUNGS,
+        Diagnostic,
+        LadderRequest,
+        LadderResult,
+        LadderState,
+        Policy,
+        RungName,
+        RungResult,
+        RungState,
+        Selection,
+    )
+    from .runner import VerifyRunner
+    from .runner_config import RunnerConfig, SubstrateConfig, load_runner_config
+    from .runner_models import ProgressSink, VerifyStatus, VerifyTicket
+    from .snapshot import GitError, Snapshot, take_snapshot
+
+
+def __getattr__(name: str) -> Any:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "POLICIES",
