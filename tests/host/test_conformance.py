@@ -54,10 +54,7 @@ def known_failure(scenario: str, reason: str) -> Any:
         "dns-rebinding-protection",
         "server-session-lifecycle",
         "sep-2164-resource-not-found",
-        known_failure(
-            "logging-set-level",
-            "the primary server has no logging/setLevel handler (mcp_tools/server.py)",
-        ),
+        "logging-set-level",
         known_failure(
             "server-stateless",
             "sep-2575 needs a fixture tool `test_missing_capability` the server does not have",

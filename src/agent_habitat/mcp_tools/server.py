@@ -80,6 +80,7 @@ def build_server(
         on_list_prompts=prompts.list_prompts if prompts else None,
         on_get_prompt=prompts.get_prompt if prompts else None,
         on_subscriptions_listen=broadcaster.listen_handler,
+        on_set_logging_level=_set_logging_level,
     )
 
     async def hold_connection(
@@ -128,6 +129,16 @@ async def _name_bad_arguments(
                 f"not {type(arguments).__name__}"
             )
     return await call_next(ctx)
+
+
+async def _set_logging_level(
+    ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+) -> types.EmptyResult:
+    # Accepted so 2025-era clients (and the conformance suite) get an answer. The habitat
+    # sends no `notifications/message`: what happens is in the event journal and results,
+    # and logging is deprecated in the 2026-07-28 revision.
+    logger.debug("client asked for log level %s", params.level)
+    return types.EmptyResult()
 
 
 class Served(Protocol):
