@@ -149,19 +149,30 @@ def _running(proc: psutil.Process) -> bool:
 
 def _signal(scan: _Scan, sig: int) -> list[int]:
     """Signal each group once, then each member outside those groups; the pids reached."""
-    for pgid in sorted(scan.groups):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
     sent: list[int] = []
+    alone: list[psutil.Process] = []
+    in_group: dict[int, list[int]] = {}
+    # Read each member's group *before* the group signal: afterwards a member the signal
+    # killed may already be reaped, and asking then (getpgid fails) would drop a pid the
+    # signal did reach from the report. A member gone before this read was never signalled
+    # by us and is not reported; it is gone, so it is not in `remaining` either.
     for proc in scan.procs:
         try:
-            in_group = os.getpgid(proc.pid) in scan.groups
+            pgid = os.getpgid(proc.pid)
         except OSError:
-            continue  # gone since the scan
-        if in_group:
-            # A second signal would run a trap twice; the group signal already reached it.
-            sent.append(proc.pid)
-            continue
+            continue  # exited since the scan: not signalled, not alive
+        if pgid in scan.groups:
+            in_group.setdefault(pgid, []).append(proc.pid)
+        else:
+            alone.append(proc)
+    for pgid in sorted(scan.groups):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            continue  # the whole group ended before the signal: none of it was reached
+        # A second signal would run a trap twice; the group signal already reached these.
+        sent.extend(in_group.get(pgid, []))
+    for proc in alone:
         with contextlib.suppress(psutil.Error):
             proc.send_signal(sig)
             sent.append(proc.pid)
