@@ -30,7 +30,7 @@ import psutil
 from .record import ProcessRecord
 from .supervised import MARKER_ENV
 
-__all__ = ["DEFAULT_POLICY", "KillPolicy", "KillReport", "kill_tree", "members"]
+__all__ = ["DEFAULT_POLICY", "KillPolicy", "KillReport", "kill_tree", "marked_leader", "members"]
 
 # Two reads of one process's start time agree within this (see record.py).
 _SAME_START = 0.05
@@ -138,6 +138,21 @@ def _scan(record: ProcessRecord) -> _Scan:
 def members(record: ProcessRecord) -> list[psutil.Process]:
     """Live processes belonging to the run of `record` (never this process or its parents)."""
     return _scan(record).procs
+
+
+def marked_leader(marker: str) -> ProcessRecord | None:
+    """The live session leader carrying `marker`: a run's process whose pid was never
+    recorded (its spawner died between the spawn and writing the pid)."""
+    for pid in psutil.pids():
+        try:
+            if os.getsid(pid) != pid:
+                continue
+            proc = psutil.Process(pid)
+            if _has_marker(proc, marker) and _running(proc):
+                return ProcessRecord(pid, proc.create_time(), marker)
+        except (OSError, psutil.Error):
+            continue
+    return None
 
 
 def _running(proc: psutil.Process) -> bool:
