@@ -115,6 +115,12 @@ async def test_a_background_run_started_by_another_process_is_adopted(project: P
         assert waited.output == "from-cli\nfinished\n"
 
 
+def _spawn_marked(marker: str) -> subprocess.Popen[bytes]:
+    """A run's process as its spawner starts it: a session leader carrying the marker."""
+    env = {**os.environ, "HABITAT_RUN_ID": marker}
+    return subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
+
+
 async def test_a_run_whose_habitat_died_before_recording_its_pid_is_adopted_and_killed(
     project: Path, tmp_path: Path
 ) -> None:
@@ -135,8 +141,7 @@ async def test_a_run_whose_habitat_died_before_recording_its_pid_is_adopted_and_
         )
         run = opened.run
         run.run_dir.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, "HABITAT_RUN_ID": run.marker}
-        proc = subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
+        proc = _spawn_marked(run.marker)
         try:
             killed = await habitat.kill(KillArgs(tab="orphan"))
             assert killed.killed
