@@ -17,7 +17,8 @@ from agent_habitat.config import ShellConfig
 from agent_habitat.events import Event
 from agent_habitat.habitat import Habitat
 from agent_habitat.shell import ShellHabitat
-from agent_habitat.shell.models import HistoryArgs, LastArgs, RunArgs, WaitArgs
+from agent_habitat.shell.models import HistoryArgs, KillArgs, LastArgs, RunArgs, WaitArgs
+from agent_habitat.shell.run_store import NewRun
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
 
@@ -112,3 +113,46 @@ async def test_a_background_run_started_by_another_process_is_adopted(project: P
         assert waited.reason in ("exited", "not_running")
         assert waited.exit_code == 0
         assert waited.output == "from-cli\nfinished\n"
+
+
+def _spawn_marked(marker: str) -> subprocess.Popen[bytes]:
+    """A run's process as its spawner starts it: a session leader carrying the marker."""
+    env = {**os.environ, "HABITAT_RUN_ID": marker}
+    return subprocess.Popen(["sleep", "30"], env=env, start_new_session=True)
+
+
+async def test_a_run_whose_habitat_died_before_recording_its_pid_is_adopted_and_killed(
+    project: Path, tmp_path: Path
+) -> None:
+    async with _open(project) as habitat:
+        # The spawner's steps up to the spawn, then it "dies": the row never gets its pid.
+        opened = habitat.store.open_run(
+            NewRun(
+                tab="orphan",
+                command="sleep 30",
+                cwd=str(tmp_path),
+                shell="/bin/sh",
+                background=True,
+                interactive=False,
+            ),
+            spool_dir=habitat.workspace.spool_dir,
+            max_tabs=habitat.config.max_tabs,
+            keep=habitat.config.history_rows,
+        )
+        run = opened.run
+        run.run_dir.mkdir(parents=True, exist_ok=True)
+        proc = _spawn_marked(run.marker)
+        try:
+            killed = await habitat.kill(KillArgs(tab="orphan"))
+            assert killed.killed
+            assert proc.pid in killed.pids
+            assert killed.remaining == []
+            proc.wait(timeout=10)
+            rows = (await habitat.history(HistoryArgs(tab="orphan"))).rows
+            assert rows[-1].state == "killed"
+            after = await habitat.run(RunArgs(command="echo next", tab="orphan"))
+            assert after.exit_code == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

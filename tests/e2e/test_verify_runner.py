@@ -255,7 +255,10 @@ async def test_each_test_task_gets_its_own_substrate_and_it_is_gone_afterwards(
         LadderRequest(rungs=["test.scoped", "test.full"], filter=["tests/test_dump.py"]), wait=True
     )
     assert ticket.result is not None
-    assert ticket.result.state == "green", ticket.result
+    assert ticket.result.state == "green", [
+        (r.rung, r.state, r.reason, r.exit_code, r.output[-1500:])
+        for r in (ticket.result.result.rungs if ticket.result.result else [])
+    ]
     dumps = [json.loads(p.read_text(encoding="utf-8")) for p in flags.glob("*.json")]
     assert len(dumps) == 2
     for seen in dumps:

@@ -12,7 +12,7 @@ import pytest
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.errors import NotFoundError, UsageError
 from agent_habitat.events import InMemoryEventBus
-from agent_habitat.testing import EventRecorder
+from agent_habitat.testing import EventRecorder, FakeClock
 from agent_habitat.verify.models import LadderRequest
 from agent_habitat.verify.runner import VerifyRunner
 from agent_habitat.verify.runner_config import RunnerConfig
@@ -52,14 +52,36 @@ def _append(path: Path, text: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
 
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def timed_runner(
+    calc: Path, ladder: FakeLadder, bus: InMemoryEventBus, clock: FakeClock
+) -> AsyncIterator[VerifyRunner]:
+    """A runner whose coalesce window closes only when the test advances the clock."""
+    config = RunnerConfig(coalesce_seconds=0.3)
+    async with VerifyRunner.open(
+        calc, bus=bus, config=config, ladder=ladder, watch=False, clock=clock
+    ) as r:
+        yield r
+
+
 async def test_requests_within_the_window_merge_into_one_run(
-    runner: VerifyRunner, ladder: FakeLadder
+    timed_runner: VerifyRunner, ladder: FakeLadder, clock: FakeClock
 ) -> None:
+    runner = timed_runner
     first = await runner.request(LadderRequest(policy="minimal", files=["src/calc/text.py"]))
+    await clock.advance(0.1)
     second = await runner.request(LadderRequest(policy="strict", files=["src/calc/arith.py"]))
+    await clock.advance(0.1)
     third = await runner.request(LadderRequest(policy="minimal"))
     assert [first.coalesced, second.coalesced, third.coalesced] == [False, True, True]
     assert first.task == second.task == third.task
+    assert ladder.calls == []  # the window is still open
+    await clock.advance(0.1)
     epoch = await runner.wait(first.task)
     assert len(ladder.calls) == 1
     merged = ladder.calls[0]
@@ -67,6 +89,22 @@ async def test_requests_within_the_window_merge_into_one_run(
     assert merged.files == ["src/calc/arith.py", "src/calc/text.py"]
     assert epoch.requests == 3
     assert epoch.state == "green"
+
+
+async def test_a_request_after_the_window_is_not_merged(
+    timed_runner: VerifyRunner, ladder: FakeLadder, clock: FakeClock, bus: InMemoryEventBus
+) -> None:
+    runner = timed_runner
+    recorder = EventRecorder(bus)
+    first = await runner.request(LadderRequest(policy="minimal", files=["src/calc/text.py"]))
+    await clock.advance(0.3)
+    await recorder.wait_for("verify.epoch.started", where=lambda e: e.task == first.task)
+    later = await runner.request(LadderRequest(policy="strict", files=["src/calc/arith.py"]))
+    assert not later.coalesced
+    assert later.task != first.task
+    await clock.advance(0.3)
+    assert (await runner.wait(later.task)).state == "green"
+    assert [call.files for call in ladder.calls][-1] == ["src/calc/arith.py"]
 
 
 async def test_a_later_request_cancels_a_chain_that_reached_compile_project(

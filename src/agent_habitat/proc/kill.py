@@ -30,7 +30,7 @@ import psutil
 from .record import ProcessRecord
 from .supervised import MARKER_ENV
 
-__all__ = ["DEFAULT_POLICY", "KillPolicy", "KillReport", "kill_tree", "members"]
+__all__ = ["DEFAULT_POLICY", "KillPolicy", "KillReport", "kill_tree", "marked_leader", "members"]
 
 # Two reads of one process's start time agree within this (see record.py).
 _SAME_START = 0.05
@@ -140,6 +140,21 @@ def members(record: ProcessRecord) -> list[psutil.Process]:
     return _scan(record).procs
 
 
+def marked_leader(marker: str) -> ProcessRecord | None:
+    """The live session leader carrying `marker`: a run's process whose pid was never
+    recorded (its spawner died between the spawn and writing the pid)."""
+    for pid in psutil.pids():
+        try:
+            if os.getsid(pid) != pid:
+                continue
+            proc = psutil.Process(pid)
+            if _has_marker(proc, marker) and _running(proc):
+                return ProcessRecord(pid, proc.create_time(), marker)
+        except (OSError, psutil.Error):
+            continue
+    return None
+
+
 def _running(proc: psutil.Process) -> bool:
     try:
         return bool(proc.status() != psutil.STATUS_ZOMBIE)
@@ -149,19 +164,30 @@ def _running(proc: psutil.Process) -> bool:
 
 def _signal(scan: _Scan, sig: int) -> list[int]:
     """Signal each group once, then each member outside those groups; the pids reached."""
-    for pgid in sorted(scan.groups):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, sig)
     sent: list[int] = []
+    alone: list[psutil.Process] = []
+    in_group: dict[int, list[int]] = {}
+    # Read each member's group *before* the group signal: afterwards a member the signal
+    # killed may already be reaped, and asking then (getpgid fails) would drop a pid the
+    # signal did reach from the report. A member gone before this read was never signalled
+    # by us and is not reported; it is gone, so it is not in `remaining` either.
     for proc in scan.procs:
         try:
-            in_group = os.getpgid(proc.pid) in scan.groups
+            pgid = os.getpgid(proc.pid)
         except OSError:
-            continue  # gone since the scan
-        if in_group:
-            # A second signal would run a trap twice; the group signal already reached it.
-            sent.append(proc.pid)
-            continue
+            continue  # exited since the scan: not signalled, not alive
+        if pgid in scan.groups:
+            in_group.setdefault(pgid, []).append(proc.pid)
+        else:
+            alone.append(proc)
+    for pgid in sorted(scan.groups):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            continue  # the whole group ended before the signal: none of it was reached
+        # A second signal would run a trap twice; the group signal already reached these.
+        sent.extend(in_group.get(pgid, []))
+    for proc in alone:
         with contextlib.suppress(psutil.Error):
             proc.send_signal(sig)
             sent.append(proc.pid)

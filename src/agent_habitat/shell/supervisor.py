@@ -15,7 +15,7 @@ from anyio.abc import TaskGroup
 
 from ..clock import Clock
 from ..events import EventBus
-from ..proc import KillReport, ProcessRecord
+from ..proc import KillReport, ProcessRecord, marked_leader
 from ..proc.spawner import ProcessHandle, Spawner
 from ..proc.spool import Spool
 from .environment import carried_env
@@ -120,6 +120,11 @@ class RunSupervisor:
         """Bring a `running` row up to date with the process it names."""
         if run.id in self._live:
             return run
+        if run.record is None and (found := marked_leader(run.marker)) is not None:
+            # Spawned, but its habitat died before recording the pid: the process is the
+            # truth, so record it and adopt it (else kill would find nothing while it runs).
+            self.store.set_process(run.id, found)
+            run = self.store.get(run.id) or run
         if run.record is not None:
             process = self.spawner.adopt(run.record)
             if process.alive():

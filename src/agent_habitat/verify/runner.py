@@ -30,6 +30,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
+from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import HabitatError, NotFoundError, UsageError
 from ..events import EventBus
 from ..proc import ProcessRecord, kill_tree
@@ -87,8 +88,11 @@ class VerifyRunner:
         config: RunnerConfig | None = None,
         ladder: LadderFn = run_ladder,
         accounting: TimeAccounting | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self.root = root.resolve()
+        self._clock = clock
+        """Times the coalesce window (a test's FakeClock closes it when the test says)."""
         self.bus = bus
         self.workspace = (workspace or Workspace.for_project(self.root)).ensure()
         self.config = config or load_runner_config(self.root)
@@ -118,10 +122,17 @@ class VerifyRunner:
         ladder: LadderFn = run_ladder,
         watch: bool = True,
         accounting: TimeAccounting | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> AsyncIterator[VerifyRunner]:
         """Serve until the block ends; then the running chain is cancelled (tree killed)."""
         runner = cls(
-            root, bus=bus, workspace=workspace, config=config, ladder=ladder, accounting=accounting
+            root,
+            bus=bus,
+            workspace=workspace,
+            config=config,
+            ladder=ladder,
+            accounting=accounting,
+            clock=clock,
         )
         unsubscribe = bus.subscribe(runner.accounting.on_event)
         try:
@@ -220,7 +231,7 @@ class VerifyRunner:
     def _new_chain(self, request: LadderRequest) -> Chain:
         self._numbers += 1
         epoch = Epoch(self._numbers, new_ladder_id(), request)
-        chain = Chain(epoch=epoch, deadline=time.monotonic() + self.config.coalesce_seconds)
+        chain = Chain(epoch=epoch, deadline=self._clock.monotonic() + self.config.coalesce_seconds)
         self._chains[chain.task] = chain
         self._pending = chain
         for old in list(self._chains)[:-_HISTORY]:
@@ -245,7 +256,8 @@ class VerifyRunner:
             self._wake = anyio.Event()
             while self._pending is not None:
                 chain = self._pending
-                await anyio.sleep_until(chain.deadline)  # the coalesce window
+                # The coalesce window.
+                await self._clock.sleep(max(0.0, chain.deadline - self._clock.monotonic()))
                 if self._pending is not chain:
                     continue  # cancelled while queued
                 self._pending, self._running = None, chain

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,12 +95,26 @@ class RungContext:
         if hooks is None or hooks.substrate is None or rung not in _SUBSTRATE_RUNGS:
             return await run(extra_env)
         async with hooks.substrate(task) as lease:
-            outcome = await run({**lease.env, **(extra_env or {})})
+            outcome = await run(_with_substrate(lease.env, extra_env))
             if outcome.exit_code != 0 or outcome.timed_out:
                 lease.mark_failed()
             if outcome.signal is not None and (test := lease.current_test()):
                 self.running_test[rung] = test
             return outcome
+
+
+def _with_substrate(
+    substrate: Mapping[str, str], extra: Mapping[str, str] | None
+) -> dict[str, str]:
+    """The rung's own env over the substrate's, except `PYTHONPATH`, which both need: the
+    substrate's pytest plugin (loaded by `-p` from `PYTEST_ADDOPTS`) must stay importable
+    when the rung adds its own plugin path (test dependency recording); replaced, pytest
+    failed with "Error importing plugin habitat_substrate_plugin"."""
+    env = {**substrate, **(extra or {})}
+    paths = [p for v in (extra or {}, substrate) for p in v.get("PYTHONPATH", "").split(os.pathsep)]
+    if any(paths):
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(p for p in paths if p))
+    return env
 
 
 def skipped(
