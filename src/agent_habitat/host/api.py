@@ -133,7 +133,12 @@ def _endpoint(habitat: Habitat, verb: Verb) -> Callable[[Request], Awaitable[Res
             if not isinstance(values, dict):
                 return _error(400, f"the body of {name} must be a JSON object of its arguments")
         try:
-            args = verb.args.model_validate(values)
+            # Query values are text: parsed as strings (`limit=5` is 5); a JSON body is typed
+            # and validated strictly, as the MCP tools' arguments are.
+            if request.method == "GET":
+                args = verb.args.model_validate_strings(values)
+            else:
+                args = verb.args.model_validate(values)
         except ValidationError as exc:
             return _validation_error(exc)
         return await _call(habitat, verb, args, request)

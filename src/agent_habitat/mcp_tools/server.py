@@ -80,7 +80,6 @@ def build_server(
         on_list_prompts=prompts.list_prompts if prompts else None,
         on_get_prompt=prompts.get_prompt if prompts else None,
         on_subscriptions_listen=broadcaster.listen_handler,
-        on_set_logging_level=_set_logging_level,
     )
 
     async def hold_connection(
@@ -98,6 +97,9 @@ def build_server(
         "notifications/initialized", types.NotificationParams, hold_connection
     )
     server.middleware.append(_name_bad_arguments)
+    # Registered by hand: the constructor's `on_set_logging_level` warns that logging is
+    # deprecated in 2026-07-28, but 2025-era clients still send `logging/setLevel`.
+    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_logging_level)
     if on_roots is not None:
         adopt_roots = on_roots
 
