@@ -103,7 +103,7 @@ async def test_exit_codes_and_json_are_the_same_through_the_host_as_embedded(
             assert _shape(e_out) == _shape(h_out), case
         if e_err:
             assert json.loads(e_err) == json.loads(h_err), case
-    assert [code for code, _, _ in hosted] == [3, 124, 1, 2, 0, 0, 1]
+    assert [code for code, _, _ in hosted] == [3, 124, 1, 2, 0, 0, 3]
     assert json.loads(hosted[0][1])["output"] == "out\n"
 
 

@@ -112,9 +112,13 @@ class RunFiles:
     def _replace_state(self, data: bytes) -> None:
         temporary = self.root / "state.tmp"
         try:
+            # Its mtime says when the wrapper's shell exited (the end time of a run that
+            # ended unwatched): the rewrite keeps it.
+            written = os.stat(self.state)
             fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
+            os.utime(temporary, ns=(written.st_atime_ns, written.st_mtime_ns))
             os.replace(temporary, self.state)
         except OSError:
             return  # the dump stays as the wrapper wrote it, private to the user
