@@ -287,7 +287,7 @@ async def test_without_a_watcher_a_status_still_finds_the_tree_moved(
     async def no_watch(self: object, **_: object) -> None:
         raise OSError("OS file watch limit reached")
 
-    monkeypatch.setattr("agent_habitat.verify.runner.ProjectWatcher.run", no_watch)
+    monkeypatch.setattr("agent_habitat.verify.watch.ProjectWatcher.run", no_watch)
     recorder = EventRecorder(bus)
     config = RunnerConfig(coalesce_seconds=0)
     async with VerifyRunner.open(calc, bus=bus, config=config, ladder=ladder) as runner:

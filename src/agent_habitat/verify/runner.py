@@ -38,16 +38,16 @@ from ..workspace import Workspace
 from .accounting import TimeAccounting
 from .chain import Chain, ChainBus, cancelled_result, error_result
 from .coalesce import covers, merge_requests, rungs_of
-from .config import load_ladder_config, load_policy
-from .epochs import Epoch, VerifyEpoch, changed_between, contradicts, dirty_now
+from .config import load_policy
+from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now
 from .hooks import LadderHooks
-from .ladder import _given_files, new_ladder_id, run_ladder
+from .ladder import new_ladder_id, run_ladder
 from .models import LadderRequest, LadderResult, RungName
 from .runner_config import RunnerConfig, load_runner_config
 from .runner_models import ProgressSink, VerifyStatus, VerifyTicket, summary
 from .snapshot import Snapshot, take_snapshot
+from .staleness import mark_stale, project_relative, start_watcher, validated_request
 from .substrate import SubstrateFactory
-from .watch import ProjectWatcher
 
 __all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
 
@@ -149,27 +149,14 @@ class VerifyRunner:
             unsubscribe()
 
     async def _start_watcher(self, tg: anyio.abc.TaskGroup) -> None:
-        try:
-            await tg.start(ProjectWatcher(self.root, self.mark_changed).run)
-        except (OSError, RuntimeError) as exc:
-            # E.g. the inotify watch limit: staleness then rests on `mark_changed`, the
-            # snapshot check of every status and the check on arrival; the journal says so.
-            logger.warning("no file watcher on %s: %s", self.root, exc)
-            self.bus.publish("verify.watch.failed", data={"error": str(exc)})
-            return
-        self.watching = True
+        self.watching = await start_watcher(tg, self.root, self.mark_changed, self.bus)
 
     # ---- requests -------------------------------------------------------------------------
 
     def _validated(self, request: LadderRequest) -> LadderRequest:
         if self._tg is None:
             raise UsageError("the verify runner is not serving; open it with VerifyRunner.open")
-        # Bad configuration fails the request at once, naming the key.
-        load_ladder_config(self.root)
-        load_policy(self.root)
-        if request.files:
-            request = request.model_copy(update={"files": _given_files(self.root, request.files)})
-        return request
+        return validated_request(self.root, request)
 
     async def request(
         self,
@@ -491,15 +478,7 @@ class VerifyRunner:
         """Files were written (by the watcher, or at once by an edit verb): every epoch whose
         snapshot they contradict goes stale, with `verify.epoch.stale`. Call it from the event
         loop; paths are absolute or relative to the project root."""
-        relative: list[str] = []
-        for path in paths:
-            candidate = Path(path)
-            if candidate.is_absolute():
-                try:
-                    candidate = candidate.relative_to(self.root)
-                except ValueError:
-                    continue
-            relative.append(candidate.as_posix())
+        relative = project_relative(self.root, paths)
         if not relative:
             return
         finished = next(
@@ -509,31 +488,11 @@ class VerifyRunner:
         for chain in (self._running, finished):
             if chain is None:
                 continue
-            snapshot = chain.epoch.snapshot
-            if snapshot is None:
+            if chain.epoch.snapshot is None:
                 if chain is self._running:
                     chain.early_changes.update(relative)
                 continue
             self._mark(chain, relative, "watch")
 
     def _mark(self, chain: Chain, paths: list[str], phase: str) -> None:
-        snapshot = chain.epoch.snapshot
-        if snapshot is None or not paths:
-            return
-        if phase == "watch":
-            paths = [p for p in paths if contradicts(self.root, snapshot, p)]
-        new = chain.epoch.mark_stale(paths)
-        if not new:
-            return
-        self.bus.publish(
-            "verify.epoch.stale",
-            task=chain.task,
-            data={
-                "epoch": chain.epoch.number,
-                "snapshot": snapshot.id,
-                "changed": new,
-                "all_changed": sorted(chain.epoch.changed),
-                "phase": phase,
-            },
-        )
-        chain.touch()
+        mark_stale(self.bus, self.root, chain, paths, phase)
