@@ -10,8 +10,9 @@
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`
 # Names load from their module on first use (PEP 562): the CLI asks `find_host` on every
 # shell command and must not pay for the bridge, uvicorn or the MCP SDK to do so.
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
 
 _HOME = {
     "Bridge": "bridge",
@@ -31,13 +32,7 @@ if TYPE_CHECKING:
     from .stdio import serve_bridge
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOME)
 
 
 __all__ = [

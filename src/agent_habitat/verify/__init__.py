@@ -10,8 +10,9 @@
 #                runner_config, runner_models
 # Names load from their module on first use (PEP 562): a caller that needs only the models
 # (the verb table, a shell command) does not pay for the ladder, the runner or grimp.
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
 
 _HOME = {
     "Diagnostic": "models",
@@ -72,13 +73,7 @@ if TYPE_CHECKING:
     from .snapshot import GitError, Snapshot, take_snapshot
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOME)
 
 
 __all__ = [
