@@ -5,7 +5,11 @@ Members of a run are found three ways, because each alone misses some:
   stay in it unless they call setsid),
 * its descendants by parent link (covers children that called setsid but are not orphaned),
 * the `HABITAT_RUN_ID` marker in the environment (covers daemons that double-forked *and*
-  called setsid: they were reparented to init, but they inherited the environment).
+  called setsid: they were reparented to init, but they inherited the environment),
+* the run's own cgroup where the machine allows one (`cgroup.py`): the only trace left by a
+  daemon that also cleared its environment (`setsid env -i …`). Without it such a process
+  cannot be found, and the report says so (`tracking`, `untracked`) rather than claim
+  that nothing remains.
 
 Finding members and signalling them are two steps, and a shell loop replaces its
 short-lived children between them (`while :; do sleep 0.05; done`): a child forked after
@@ -27,6 +31,7 @@ import anyio
 import anyio.to_thread
 import psutil
 
+from . import cgroup
 from .record import ProcessRecord
 from .supervised import MARKER_ENV
 
@@ -57,6 +62,10 @@ class KillReport:
     """Every member pid that was signalled (each alone or through its process group)."""
     remaining: list[int] = field(default_factory=list)
     """Pids still alive at the end (should be empty)."""
+    tracking: cgroup.Tracking = "marker"
+    """How members were found: `cgroup` (all of them) or `marker` (see `untracked`)."""
+    untracked: str | None = None
+    """What could not be looked for, when something could not (None: nothing escaped)."""
 
 
 @dataclass
@@ -97,10 +106,13 @@ def _scan(record: ProcessRecord) -> _Scan:
     leader, session_is_ours = _leader(record)
     found: dict[int, psutil.Process] = {}
     sessions: dict[int, int] = {}
+    # A run with a cgroup has every process in it (the leader was placed before it could
+    # fork), so its members are read there instead of from every process's environment.
+    grouped = cgroup.group_pids(record.marker) if record.marker is not None else None
     # Not psutil.process_iter: it keeps Process objects between calls and, for a pid that
     # was reused since, hands back the old one; psutil then refuses to signal it (or read
     # its status) as "reused", and a member of this run went unsignalled and unreported.
-    for pid in psutil.pids():
+    for pid in psutil.pids() if grouped is None else grouped:
         if pid in exclude:
             continue
         try:
@@ -109,7 +121,11 @@ def _scan(record: ProcessRecord) -> _Scan:
         except (OSError, psutil.Error):
             continue
         in_session = session_is_ours and sid == record.pid
-        if in_session or (record.marker is not None and _has_marker(proc, record.marker)):
+        if (
+            grouped is not None
+            or in_session
+            or (record.marker is not None and _has_marker(proc, record.marker))
+        ):
             found[pid] = proc
             sessions[pid] = sid
     if leader is not None:
@@ -221,7 +237,7 @@ async def kill_tree(
     """
     policy = policy or DEFAULT_POLICY
     grace = policy.grace_seconds if grace is None else grace
-    report = KillReport()
+    report = _report(record)
     scan = await anyio.to_thread.run_sync(_scan, record)
     report.pids = _signal(scan, sig)
     escalate = sig in (signal_module.SIGTERM, signal_module.SIGKILL)
@@ -238,6 +254,15 @@ async def kill_tree(
         for pid in _signal(survivors, signal_module.SIGKILL):
             if pid not in report.pids:
                 report.pids.append(pid)
+        # The cgroup's kill reaches the members the scan could not tell from strangers too.
+        if record.marker is not None and cgroup.group_kill(record.marker):
+            report.pids.extend(p.pid for p in survivors.procs if p.pid not in report.pids)
         await anyio.to_thread.run_sync(_wait_gone, survivors.procs, policy.reap_seconds)
     report.remaining = [p.pid for p in await anyio.to_thread.run_sync(members, record)]
     return report
+
+
+def _report(record: ProcessRecord) -> KillReport:
+    if record.marker is not None and cgroup.group_pids(record.marker) is not None:
+        return KillReport(tracking="cgroup")
+    return KillReport(tracking="marker", untracked=cgroup.untracked_note())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psutil
 
@@ -25,6 +25,8 @@ class ProcessRecord:
     pid: int
     create_time: float
     marker: str | None = None
+    command: str | None = field(default=None, compare=False)
+    """Its command line, when it was read (a run's members, to say what was left running)."""
 
 
 def process_create_time(pid: int) -> float | None:

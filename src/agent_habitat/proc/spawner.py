@@ -9,12 +9,14 @@ commands without starting anything.
 from __future__ import annotations
 
 import contextlib
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
 import psutil
 
+from . import cgroup
 from .kill import KillReport, kill_tree, members
 from .record import ProcessRecord
 from .supervised import Supervised, spawn
@@ -68,8 +70,9 @@ class Spawner(Protocol):
         """Signal every member of the process's tree; see `proc.kill.kill_tree`."""
 
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
-        """The live processes of the run `record` names (its session, children, marker),
-        even after its leader is gone; see `proc.kill.members`. Blocks briefly."""
+        """The live processes of the run `record` names (its cgroup, session, children,
+        marker), with their command lines, even after its leader is gone; see
+        `proc.kill.members`. Blocks briefly."""
 
 
 class ProcSpawner:
@@ -106,5 +109,8 @@ class ProcSpawner:
         found: list[ProcessRecord] = []
         for proc in members(record):
             with contextlib.suppress(psutil.Error):
-                found.append(ProcessRecord(proc.pid, proc.create_time(), record.marker))
+                command = shlex.join(proc.cmdline()) or proc.name()
+                found.append(ProcessRecord(proc.pid, proc.create_time(), record.marker, command))
+        if not found and record.marker is not None:
+            cgroup.remove(record.marker)  # the run is over, all of it: its empty group goes
         return found

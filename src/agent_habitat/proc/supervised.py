@@ -17,6 +17,7 @@ from typing import IO
 
 import anyio
 
+from . import cgroup
 from .record import ProcessRecord, is_alive, process_create_time
 
 __all__ = ["MARKER_ENV", "Supervised", "spawn"]
@@ -43,6 +44,7 @@ _CHILD_DEFAULT_SIGNALS = tuple(
     if hasattr(signal, name)
 )
 _signals_prepared = False
+_swept = False
 
 
 def _keep_ignoring(signum: int, frame: object) -> None:
@@ -153,12 +155,19 @@ def spawn(
     reading /proc/<pid>/stat can block for a millisecond until the child's exec completes,
     which a caller on the fast path may prefer to do off the event loop.
     """
+    global _swept
     prepare_child_signals()
     _reap_exited()
+    if not _swept:
+        _swept = True
+        cgroup.sweep()
     output.parent.mkdir(parents=True, exist_ok=True)
     full_env = dict(env)
     if marker is not None:
         full_env[MARKER_ENV] = marker
+        group = cgroup.prepare(marker)
+        if group is not None:
+            full_env[cgroup.CGROUP_ENV] = str(group)
     fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         popen = subprocess.Popen(
@@ -174,6 +183,9 @@ def spawn(
     finally:
         os.close(fd)
     _UNREAPED.add(popen)
+    if marker is not None:
+        # At once (a wrapper shell also moves itself in first thing, see `cgroup.prepare`).
+        cgroup.place(marker, popen.pid)
     sup = Supervised(ProcessRecord(popen.pid, 0.0, marker), popen)
     if identify:
         sup.identify()

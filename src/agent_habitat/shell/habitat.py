@@ -264,7 +264,7 @@ class ShellHabitat:
                 await self.runs.kill(run, "cancelled")
             raise
         if exited:
-            return views.run_result(self, self.runs.finish(run, returncode))
+            return views.run_result(self, await self.runs.ended(run, returncode))
         if yield_after is not None and (time_limit is None or yield_after < time_limit):
             await self.runs.identify(run, process)
             self.runs.watch(run, process)
@@ -297,20 +297,21 @@ class ShellHabitat:
         run = self.runs.running(args.tab)
         name = signal_module.Signals(sig).name
         if run is None:
-            return KillResult(
-                tab=args.tab, index=None, killed=False, pids=[], signal=name, remaining=[]
-            )
-        if sig in (signal_module.SIGTERM, signal_module.SIGKILL):
-            report = await self.runs.kill(run, "killed", sig)
+            # Nothing runs: what ended runs left running (daemons, `cmd &`) is what to stop.
+            index, report = await self.runs.kill_leftovers(args.tab, sig)
+        elif sig in (signal_module.SIGTERM, signal_module.SIGKILL):
+            index, report = run.idx, await self.runs.kill(run, "killed", sig)
         else:
-            report = await self.runs.signal(run, sig)
+            index, report = run.idx, await self.runs.signal(run, sig)
         return KillResult(
             tab=args.tab,
-            index=run.idx,
-            killed=True,
+            index=index,
+            killed=index is not None,
             pids=report.pids,
             signal=name,
             remaining=report.remaining,
+            tracking=report.tracking,
+            untracked=report.untracked,
         )
 
     async def close(self, args: CloseArgs) -> CloseResult:
@@ -319,11 +320,13 @@ class ShellHabitat:
         run = self.runs.running(args.tab)
         if run is not None:
             await self.runs.kill(run, "killed")
+        _, left = await self.runs.kill_leftovers(args.tab, signal_module.SIGTERM)
         for folder in self.store.delete_tab(args.tab):
             shutil.rmtree(folder, ignore_errors=True)
-        self.bus.publish("shell.tab.closed", tab=args.tab, data={"killed": run is not None})
+        killed = run is not None or bool(left.pids)
+        self.bus.publish("shell.tab.closed", tab=args.tab, data={"killed": killed})
         return CloseResult(
-            tab=args.tab, killed=run is not None, open_tabs=[t.name for t in self.store.tabs()]
+            tab=args.tab, killed=killed, open_tabs=[t.name for t in self.store.tabs()]
         )
 
     async def input(self, args: InputArgs) -> InputResult:

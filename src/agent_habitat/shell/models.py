@@ -35,6 +35,7 @@ __all__ = [
     "KillResult",
     "LastArgs",
     "LastResult",
+    "LeftProcess",
     "RerunArgs",
     "RunArgs",
     "RunResult",
@@ -105,6 +106,14 @@ class RunArgs(_Args):
     )
 
 
+class LeftProcess(BaseModel):
+    """A process a run started that was still alive when the run ended."""
+
+    pid: int
+    command: str = Field(description="Its command line.")
+    index: int = Field(description="The tab's run that started it.")
+
+
 class RunResult(BaseModel):
     """What a run did, or is doing."""
 
@@ -123,6 +132,11 @@ class RunResult(BaseModel):
     output_bytes: int = Field(description="Total bytes of output in the spool so far.")
     spool: str = Field(description="Path of the raw output file (nothing is lost).")
     cursor: int = Field(description="Byte offset to pass as `since` to `last` for newer output.")
+    left_running: list[LeftProcess] = Field(
+        default_factory=list,
+        description="Processes the run started that still ran when it ended (daemons, "
+        "`cmd &`); `kill`/`close` on the tab stops them.",
+    )
 
 
 class Caps(BaseModel):
@@ -148,6 +162,11 @@ class TabScene(BaseModel):
     pid: int | None = Field(description="Pid of the running command, if any.")
     last_run: LastRunSummary | None
     preview: str = Field(description="Tail of the last run's output, capped.")
+    left_running: list[LeftProcess] = Field(
+        default_factory=list,
+        description="Processes ended runs of the tab left running, still alive now; "
+        "`kill`/`close` on the tab stops them.",
+    )
 
 
 class SceneResult(BaseModel):
@@ -264,6 +283,14 @@ class KillResult(BaseModel):
     pids: list[int] = Field(description="Pids that were signalled.")
     signal: str
     remaining: list[int] = Field(description="Pids still alive afterwards (should be empty).")
+    tracking: Literal["cgroup", "marker"] = Field(
+        default="marker",
+        description="How the run's processes were found: `cgroup` (all of them) or `marker` "
+        "(its session, children and HABITAT_RUN_ID; see `untracked`).",
+    )
+    untracked: str | None = Field(
+        default=None, description="What could not be looked for, when something could not."
+    )
 
 
 class CloseArgs(_Args):

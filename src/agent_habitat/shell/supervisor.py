@@ -18,7 +18,9 @@ from ..events import EventBus
 from ..proc import KillReport, ProcessRecord, marked_leader
 from ..proc.spawner import ProcessHandle, Spawner
 from ..proc.spool import Spool
+from . import leftovers
 from .environment import carried_env
+from .leftovers import Leftover
 from .models import RunState
 from .run_store import RunRow, RunStore
 
@@ -87,7 +89,50 @@ class RunSupervisor:
 
     async def _watch(self, run: RunRow, process: ProcessHandle) -> None:
         returncode = await process.wait()
-        self.finish(run, returncode)
+        await self.ended(run, returncode)
+
+    async def ended(self, run: RunRow, returncode: int | None) -> RunRow:
+        """`finish` for a run whose process exited: first looks (off the event loop) for the
+        processes it leaves running."""
+        left = await anyio.to_thread.run_sync(self._left_behind, run)
+        return self.finish(run, returncode, left=left)
+
+    def _left_behind(self, run: RunRow) -> list[Leftover]:
+        if run.record is None or run.files.read_state() is None:
+            return []  # no recorded end: its wrapper died, and `_orphans_live` watches the rest
+        return [
+            Leftover(run.idx, member)
+            for member in self.spawner.members(run.record)
+            if member.pid != run.pid
+        ]
+
+    def leftovers(self, tab: str) -> tuple[RunRow, list[Leftover]] | None:
+        """The tab's newest ended run and the processes its runs left that still live."""
+        last = self.store.by_index(tab, None)
+        if last is None or last.state == "running":
+            last = self._previous(last) if last is not None else None
+        if last is None:
+            return None
+        return last, leftovers.alive(self.spawner, leftovers.read(last.run_dir))
+
+    def _previous(self, run: RunRow) -> RunRow | None:
+        rows = self.store.history(run.tab, 2)
+        return rows[0] if len(rows) == 2 and rows[0].id != run.id else None
+
+    async def kill_leftovers(self, tab: str, sig: int) -> tuple[int | None, KillReport]:
+        """Kill what the tab's ended runs left running: the run index and the report."""
+        found = self.leftovers(tab)
+        if found is None or not found[1]:
+            return None, KillReport()
+        last, left = found
+        report = KillReport()
+        for item in left:
+            part = await self.spawner.kill_tree(item.record, sig, self._grace)
+            report.pids.extend(p for p in part.pids if p not in report.pids)
+            report.remaining.extend(p for p in part.remaining if p not in report.remaining)
+            report.tracking, report.untracked = part.tracking, part.untracked
+        leftovers.write(last.run_dir, leftovers.alive(self.spawner, left))
+        return left[-1].index, report
 
     async def identify(self, run: RunRow, process: ProcessHandle) -> None:
         """Persist the create time, so a later habitat can tell this process from a reused pid."""
@@ -134,7 +179,7 @@ class RunSupervisor:
                 return run
         elif self.clock.time() - run.started_at < _SPAWN_GRACE_SECONDS:
             return run  # another habitat is between insert and spawn
-        self.finish(run, None, lost=True)
+        self.finish(run, None, lost=True, left=self._left_behind(run))
         return self.store.get(run.id) or run
 
     async def until_ended(self, run: RunRow) -> RunRow | None:
@@ -182,7 +227,14 @@ class RunSupervisor:
         return True
 
     # ending
-    def finish(self, run: RunRow, returncode: int | None, *, lost: bool = False) -> RunRow:
+    def finish(
+        self,
+        run: RunRow,
+        returncode: int | None,
+        *,
+        lost: bool = False,
+        left: list[Leftover] | None = None,
+    ) -> RunRow:
         """Record how a run ended, carry its cwd/env to the tab, publish the event (once).
 
         The state says what happened: a run ended by a signal this habitat sent is `killed`
@@ -237,6 +289,7 @@ class RunSupervisor:
             else None,
         ):
             ended = self.store.get(run.id) or run
+            left = self._carry_leftovers(run, left or [])
             kind = {"exited": "exited", "lost": "lost"}.get(state, "killed")
             self.bus.publish(
                 f"shell.run.{kind}",
@@ -248,6 +301,7 @@ class RunSupervisor:
                     "exit_code": exit_code,
                     "signal": sig,
                     "duration_s": ended.duration_s(self.clock.time()),
+                    "left_running": [item.model().model_dump() for item in left],
                 },
             )
         final = self.store.get(run.id) or run
@@ -256,6 +310,17 @@ class RunSupervisor:
             end.row = final
             end.event.set()
         return final
+
+    def _carry_leftovers(self, run: RunRow, left: list[Leftover]) -> list[Leftover]:
+        """Record what the run left running, with what earlier runs of its tab left that still
+        lives (so the newest ended run's file holds all of the tab's); the run's own part."""
+        previous = self._previous(run)
+        if previous is not None:
+            earlier = leftovers.alive(self.spawner, leftovers.read(previous.run_dir))
+            leftovers.write(run.run_dir, [*earlier, *left])
+        else:
+            leftovers.write(run.run_dir, left)
+        return left
 
     def _ended_at(self, run: RunRow, returncode: int | None) -> float | None:
         """When a run nobody here saw end (adopted, or found ended) ended: when its wrapper

@@ -9,6 +9,7 @@ import anyio.to_thread
 
 from ..errors import NotFoundError
 from ..proc.spool import Spool
+from . import leftovers
 from .models import (
     DEFAULT_TAB,
     Caps,
@@ -17,6 +18,7 @@ from .models import (
     LastArgs,
     LastResult,
     LastRunSummary,
+    LeftProcess,
     RunResult,
     SceneResult,
     TabScene,
@@ -54,6 +56,9 @@ def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
         output_bytes=capped.total_bytes,
         spool=str(run.files.output),
         cursor=capped.total_bytes,
+        left_running=[
+            item.model() for item in leftovers.read(run.run_dir) if item.index == run.idx
+        ],
     )
 
 
@@ -94,9 +99,15 @@ def scene(habitat: ShellHabitat) -> SceneResult:
                 pid=running.pid if running else None,
                 last_run=summary,
                 preview=preview,
+                left_running=_left_running(habitat, tab.name),
             )
         )
     return SceneResult(tabs=tabs, caps=_caps(habitat))
+
+
+def _left_running(habitat: ShellHabitat, tab: str) -> list[LeftProcess]:
+    found = habitat.runs.leftovers(tab)
+    return [item.model() for item in found[1]] if found else []
 
 
 def history(habitat: ShellHabitat, args: HistoryArgs) -> HistoryResult:

@@ -1,0 +1,200 @@
+"""A cgroup (v2) per run, where the machine lets this process make one.
+
+The `HABITAT_RUN_ID` marker is an environment variable, and `env -i` drops it: a daemon
+that clears its environment and calls setsid leaves every trace `kill_tree` follows. A
+cgroup is the one membership a process cannot leave by itself, so where this process may
+create cgroups under its own (root, or a delegated subtree), each run gets one, named by
+its marker: its members are read from `cgroup.procs` and `cgroup.kill` ends them all at
+once. Where it may not, `tracking()` says so and the callers report what they could not see.
+
+Layout: `<our cgroup>/agent-habitat/<marker>`. A run's group is removed once it is empty.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "CGROUP_ENV",
+    "Tracking",
+    "group_kill",
+    "group_pids",
+    "place",
+    "prepare",
+    "remove",
+    "reset",
+    "sweep",
+    "tracking",
+    "untracked_note",
+]
+
+CGROUP_ENV = "HABITAT_CGROUP"
+"""The run's cgroup folder, for the wrapper shell to move itself into before anything else."""
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+# None: not probed yet; False: no cgroup we may write; a Path: the parent of the run groups.
+_root: Path | bool | None = None
+
+Tracking = Literal["cgroup", "marker"]
+"""`cgroup` (every process of a run is seen) or `marker` (one that clears its environment
+and leaves the run's session is not)."""
+
+_UNSEEN = "a process that cleared its environment (env -i) and left the run's session"
+
+
+def untracked_note() -> str:
+    """What a run without a cgroup could not be searched for, and why it has none."""
+    if tracking() == "cgroup":
+        return f"this run has no cgroup (it started without one): {_UNSEEN} could not be seen"
+    return f"no cgroup per run here (cgroup v2 not writable): {_UNSEEN} could not be seen"
+
+
+def _mount_point() -> Path | None:
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8") as mounts:
+            for line in mounts:
+                fields = line.split()
+                sep = fields.index("-")
+                if fields[sep + 1] == "cgroup2":
+                    return Path(fields[4])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _own_group() -> str | None:
+    try:
+        with open("/proc/self/cgroup", encoding="utf-8") as groups:
+            for line in groups:
+                if line.startswith("0::"):
+                    return line[3:].strip()
+    except OSError:
+        return None
+    return None
+
+
+def _probe() -> Path | bool:
+    # HABITAT_RUN_CGROUPS=0 turns them off (a machine whose cgroups misbehave; the tests of
+    # what is reported without them).
+    if os.environ.get("HABITAT_RUN_CGROUPS", "") == "0":
+        return False
+    mount, own = _mount_point(), _own_group()
+    if mount is None or own is None:
+        return False
+    root = mount / own.lstrip("/") / "agent-habitat"
+    try:
+        root.mkdir(exist_ok=True)
+        probe = root / f"probe-{os.getpid()}"
+        probe.mkdir(exist_ok=True)
+        ok = (probe / "cgroup.procs").exists()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):  # another process's sweep may have removed it
+        probe.rmdir()
+    return root if ok else False
+
+
+def _groups_root() -> Path | None:
+    global _root
+    if _root is None:
+        _root = _probe()
+    return _root if isinstance(_root, Path) else None
+
+
+def reset() -> None:
+    """Probe again at the next use (tests switch run cgroups off and on)."""
+    global _root
+    _root = None
+
+
+def tracking() -> Tracking:
+    return "cgroup" if _groups_root() is not None else "marker"
+
+
+def _group(marker: str) -> Path | None:
+    root = _groups_root()
+    return root / _SAFE.sub("_", marker) if root is not None else None
+
+
+def prepare(marker: str) -> Path | None:
+    """Make the run's cgroup before its process starts; its folder, or None without one.
+
+    The process is placed in it twice: by the spawner right after the fork (`place`), and
+    by the wrapper shell itself as its first builtin (it finds the folder in `CGROUP_ENV`),
+    because a small shell forks before the spawner's write lands: a daemon started in that
+    window would be born outside the group.
+    """
+    group = _group(marker)
+    if group is None:
+        return None
+    try:
+        group.mkdir(exist_ok=True)
+    except OSError:
+        return None
+    return group
+
+
+def place(marker: str, pid: int) -> bool:
+    """Move `pid` (just spawned) into the run's cgroup."""
+    group = _group(marker)
+    if group is None:
+        return False
+    # Twice: another process's `sweep` may remove the empty group between mkdir and write.
+    for _ in range(2):
+        try:
+            group.mkdir(exist_ok=True)
+            (group / "cgroup.procs").write_text(f"{pid}\n", encoding="ascii")
+        except OSError:
+            continue
+        return True
+    return False
+
+
+def group_pids(marker: str) -> list[int] | None:
+    """Every pid in the run's cgroup and its sub-groups; None when the run has no cgroup."""
+    group = _group(marker)
+    if group is None or not group.is_dir():
+        return None
+    pids: list[int] = []
+    for folder, _dirs, files in os.walk(group):
+        if "cgroup.procs" not in files:
+            continue
+        with contextlib.suppress(OSError):
+            text = Path(folder, "cgroup.procs").read_text(encoding="ascii")
+            pids.extend(int(p) for p in text.split())
+    return pids
+
+
+def group_kill(marker: str) -> bool:
+    """SIGKILL every process of the run's cgroup at once (`cgroup.kill`, Linux ≥ 5.14)."""
+    group = _group(marker)
+    if group is None:
+        return False
+    try:
+        (group / "cgroup.kill").write_text("1", encoding="ascii")
+    except OSError:
+        return False
+    return True
+
+
+def remove(marker: str) -> None:
+    """Remove the run's cgroup if it is empty (a non-empty one stays: EBUSY)."""
+    group = _group(marker)
+    if group is not None:
+        with contextlib.suppress(OSError):
+            group.rmdir()
+
+
+def sweep() -> None:
+    """Remove the empty cgroups of ended runs (left when their last daemon exited alone)."""
+    root = _groups_root()
+    if root is None:
+        return
+    with contextlib.suppress(OSError):
+        for child in root.iterdir():
+            if child.is_dir():
+                with contextlib.suppress(OSError):
+                    child.rmdir()

@@ -1,0 +1,99 @@
+"""A run that ends while processes it started live on says so (`left_running` in its result,
+the scene and its `shell.run.exited` event), and `kill`/`close` on the tab still stop them;
+a daemon that drops the run's marker (`env -i`) is still found, through the run's cgroup,
+and where there is none the kill says what it could not look for."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from agent_habitat.habitat import Habitat
+from agent_habitat.proc import cgroup
+from agent_habitat.shell.models import CloseArgs, KillArgs, RunArgs, WaitArgs
+from agent_habitat.testing import eventually
+
+from .conftest import processes_running
+
+pytestmark = pytest.mark.anyio
+
+DAEMON = "(setsid sh -c 'sleep 3021' &); echo started"
+CLEAN = "(setsid env -i /bin/sleep 3031 &); echo ready; sleep 100"
+
+
+async def test_a_run_that_leaves_a_daemon_says_so_and_kill_still_stops_it(
+    opened: Habitat,
+) -> None:
+    shell = opened.shell
+    result = await shell.run(RunArgs(command=DAEMON))
+    assert (result.state, result.exit_code) == ("exited", 0)
+    commands = [p.command for p in result.left_running]
+    assert any("sleep 3021" in c for c in commands), result.left_running
+    assert {p.index for p in result.left_running} == {result.index}
+    [event] = [e for e in opened.journal.since(0) if e.kind == "shell.run.exited"]
+    assert [p["pid"] for p in event.data["left_running"]] == [p.pid for p in result.left_running]
+    scene = await shell.scene()
+    assert [p.pid for p in scene.tabs[0].left_running] == [p.pid for p in result.left_running]
+
+    # A later run of the tab does not hide them: the scene still lists them.
+    await shell.run(RunArgs(command="true"))
+    scene = await shell.scene()
+    assert [p.pid for p in scene.tabs[0].left_running] == [p.pid for p in result.left_running]
+
+    killed = await shell.kill(KillArgs(tab="main"))
+    assert killed.killed and killed.index == result.index
+    assert set(killed.pids) >= {p.pid for p in result.left_running}
+    assert killed.remaining == []
+    assert processes_running(["sleep", "3021"]) == []
+    assert (await shell.scene()).tabs[0].left_running == []
+
+
+async def test_close_stops_what_the_tabs_runs_left_running(opened: Habitat) -> None:
+    shell = opened.shell
+    result = await shell.run(RunArgs(command=DAEMON, tab="t"))
+    assert result.left_running
+    closed = await shell.close(CloseArgs(tab="t"))
+    assert closed.killed
+    assert processes_running(["sleep", "3021"]) == []
+
+
+async def test_a_run_that_leaves_nothing_lists_nothing(opened: Habitat) -> None:
+    result = await opened.shell.run(RunArgs(command="sleep 0.01 & wait; echo done"))
+    assert result.left_running == []
+    [event] = [e for e in opened.journal.since(0) if e.kind == "shell.run.exited"]
+    assert event.data["left_running"] == []
+
+
+@pytest.mark.skipif(cgroup.tracking() != "cgroup", reason="this machine gives no cgroup per run")
+async def test_a_daemon_that_clears_its_environment_is_killed_with_its_run(
+    opened: Habitat,
+) -> None:
+    shell = opened.shell
+    await shell.run(RunArgs(command=CLEAN, background=True))
+    assert (await shell.wait(WaitArgs(until="ready", timeout_seconds=10))).reason == "matched"
+    await eventually(lambda: processes_running(["/bin/sleep", "3031"]) != [])
+    [daemon] = processes_running(["/bin/sleep", "3031"])
+    assert "HABITAT_RUN_ID" not in daemon.environ()  # the marker is gone: only the cgroup knows
+    killed = await shell.kill(KillArgs(tab="main"))
+    assert killed.tracking == "cgroup" and killed.untracked is None
+    assert daemon.pid in killed.pids
+    assert killed.remaining == []
+    assert processes_running(["/bin/sleep", "3031"]) == []
+
+
+async def test_without_a_cgroup_kill_says_what_it_could_not_look_for(
+    opened: Habitat, no_run_cgroups: None
+) -> None:
+    shell = opened.shell
+    await shell.run(RunArgs(command=CLEAN, background=True))
+    assert (await shell.wait(WaitArgs(until="ready", timeout_seconds=10))).reason == "matched"
+    await eventually(lambda: processes_running(["/bin/sleep", "3031"]) != [])
+    [daemon] = processes_running(["/bin/sleep", "3031"])
+    try:
+        killed = await shell.kill(KillArgs(tab="main"))
+        assert killed.remaining == []
+        assert killed.tracking == "marker"
+        assert killed.untracked is not None and "env -i" in killed.untracked
+    finally:
+        daemon.send_signal(signal.SIGKILL)
