@@ -108,6 +108,7 @@ class Habitat:
         config = config or load_shell_config(start_root or workspace.root)
         workspace.ensure()
         async with AsyncExitStack() as stack:
+            stack.push_async_callback(_release_warm, workspace)
             db = Database(workspace.db_path)
             stack.callback(db.close)
             journal = SqliteJournal(db, config.journal_limit)
@@ -154,6 +155,16 @@ class Habitat:
                 accounting=accounting,
                 verifier=verifier,
             )
+
+
+async def _release_warm(workspace: Workspace) -> None:
+    # A warm daemon stops with the habitat process that owns it (verify/rungs/dmypy.py).
+    if not (workspace.state_dir / "dmypy" / "status.json").exists():
+        return  # the common case, without loading the ladder
+    from .verify.rungs.dmypy import release
+
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        await release(workspace)
 
 
 @asynccontextmanager

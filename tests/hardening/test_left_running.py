@@ -42,7 +42,8 @@ async def test_a_run_that_leaves_a_daemon_says_so_and_kill_still_stops_it(
     assert [p.pid for p in scene.tabs[0].left_running] == [p.pid for p in result.left_running]
 
     killed = await shell.kill(KillArgs(tab="main"))
-    assert killed.killed and killed.index == result.index
+    assert killed.killed
+    assert killed.index == result.index
     assert set(killed.pids) >= {p.pid for p in result.left_running}
     assert killed.remaining == []
     assert processes_running(["sleep", "3021"]) == []
@@ -76,7 +77,8 @@ async def test_a_daemon_that_clears_its_environment_is_killed_with_its_run(
     [daemon] = processes_running(["/bin/sleep", "3031"])
     assert "HABITAT_RUN_ID" not in daemon.environ()  # the marker is gone: only the cgroup knows
     killed = await shell.kill(KillArgs(tab="main"))
-    assert killed.tracking == "cgroup" and killed.untracked is None
+    assert killed.tracking == "cgroup"
+    assert killed.untracked is None
     assert daemon.pid in killed.pids
     assert killed.remaining == []
     assert processes_running(["/bin/sleep", "3031"]) == []
@@ -94,6 +96,7 @@ async def test_without_a_cgroup_kill_says_what_it_could_not_look_for(
         killed = await shell.kill(KillArgs(tab="main"))
         assert killed.remaining == []
         assert killed.tracking == "marker"
-        assert killed.untracked is not None and "env -i" in killed.untracked
+        assert killed.untracked is not None
+        assert "env -i" in killed.untracked
     finally:
         daemon.send_signal(signal.SIGKILL)

@@ -32,8 +32,10 @@ from ..host.launcher import find_host
 from ..verbs import verb
 from ..verbs.verify import VerifyCancelArgs, VerifyRunArgs, VerifyStatusArgs
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderState, load_policy, run_ladder
+from ..verify.rungs.dmypy import describe_warm
 from ..verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
 from ..verify_text import render_verify_cancel, render_verify_run, render_verify_status
+from ..workspace import Workspace
 from .common import add_common, build_args, emit_json, open_habitat, project_root, run_command
 from .ladder_view import LadderView, render_result
 
@@ -148,6 +150,7 @@ def _status(args: argparse.Namespace) -> int:
             emit_json(result)
         else:
             sys.stdout.write(render_verify_status(result))
+            sys.stdout.write(describe_warm(Workspace.for_project(project_root(args))))
         return 0 if result.green else 1
 
     return run_command(body)

@@ -1,0 +1,117 @@
+"""A warm daemon belongs to a habitat process: the one that started it stops it when it
+closes (a foreground `habitat verify` included), one whose owner died is stopped by the next
+habitat process that closes, and `habitat status` lists it with its owner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import psutil
+import pytest
+
+from agent_habitat.cli import main
+from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.habitat import Habitat
+from agent_habitat.proc import process_create_time
+from agent_habitat.verify import stop_type_daemon
+from agent_habitat.verify.rungs.dmypy import DmypyDaemon, describe_warm, release
+from agent_habitat.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class StandIn:
+    workspace: Workspace
+    daemon: DmypyDaemon
+    process: subprocess.Popen[bytes]
+
+    def owned_by(self, pid: int, create_time: float | None = None) -> None:
+        created = create_time if create_time is not None else process_create_time(pid)
+        data = {"pid": pid, "create_time": created}
+        self.daemon.owner_file.write_text(json.dumps(data), encoding="utf-8")
+
+
+@pytest.fixture
+def stand_in(project: Path) -> Iterator[StandIn]:
+    """A real process in the daemon's place (its status file names it)."""
+    workspace = Workspace.for_project(project)
+    daemon = DmypyDaemon(workspace)
+    daemon.dir.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(["sleep", "3041"])
+    daemon.status_file.write_text(json.dumps({"pid": process.pid}), encoding="utf-8")
+    yield StandIn(workspace, daemon, process)
+    process.kill()
+    process.wait()
+
+
+async def test_a_daemon_whose_owner_died_is_stopped_by_the_next_habitat_to_close(
+    stand_in: StandIn,
+) -> None:
+    stand_in.owned_by(2**22 + 7, create_time=1.0)  # no such process
+    assert stand_in.daemon.orphaned()
+    assert "no living owner" in describe_warm(stand_in.workspace)
+    assert await release(stand_in.workspace)
+    assert stand_in.process.wait(timeout=10) is not None
+    assert stand_in.daemon.state() == "absent"
+
+
+async def test_a_daemon_another_living_process_owns_is_left_to_it(stand_in: StandIn) -> None:
+    stand_in.owned_by(os.getppid())
+    assert f"owned by pid {os.getppid()}" in describe_warm(stand_in.workspace)
+    assert not await release(stand_in.workspace)
+    assert stand_in.process.poll() is None
+    assert stand_in.daemon.state() == "alive"
+
+
+async def test_the_daemon_stops_when_the_habitat_process_that_claimed_it_closes(
+    stand_in: StandIn, project: Path
+) -> None:
+    async with Habitat.open(stand_in.workspace, project=project, runner=False):
+        stand_in.daemon.claim()
+        assert stand_in.daemon.owned_here()
+    assert stand_in.process.wait(timeout=10) is not None
+    assert stand_in.daemon.state() == "absent"
+
+
+def test_status_lists_the_warm_daemons(
+    stand_in: StandIn, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stand_in.owned_by(os.getppid())
+    main(["status", "--project", str(project)])
+    line = f"warm: dmypy daemon pid {stand_in.process.pid} (owned by pid {os.getppid()}"
+    assert line in capsys.readouterr().out
+
+
+def _dmypy_daemons(status_file: Path) -> list[int]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = proc.info["cmdline"] or []
+        if str(status_file) in cmdline and "mypy.dmypy" in cmdline:
+            found.append(proc.pid)
+    return found
+
+
+@pytest.mark.e2e
+def test_a_foreground_cli_verify_leaves_no_dmypy_daemon_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calc = build_sample(tmp_path / "calc")
+    text = calc / "src/calc/text.py"
+    text.write_text(text.read_text(encoding="utf-8") + "\nX: int = 1\n", encoding="utf-8")
+    daemon = DmypyDaemon(Workspace.for_project(calc))
+    try:
+        code = main(["verify", "--project", str(calc), "--rung", "compile.project", "--json"])
+        out = json.loads(capsys.readouterr().out)
+        assert code == 0, out
+        assert out["rungs"][0]["tool"] == "dmypy"
+        assert daemon.state() == "absent"
+        assert _dmypy_daemons(daemon.status_file) == []
+    finally:
+        anyio.run(stop_type_daemon, calc)
