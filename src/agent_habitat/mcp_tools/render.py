@@ -63,7 +63,14 @@ def _run(result: m.RunResult) -> str:
     if result.omitted_bytes:
         omitted = f"{result.omitted_bytes} of {result.output_bytes} bytes"
         text += f"[{omitted} omitted; spool {result.spool}]\n"
-    return text
+    return text + _left(result.left_running, result.tab)
+
+
+def _left(procs: list[m.LeftProcess], tab: str) -> str:
+    if not procs:
+        return ""
+    listed = "; ".join(f"{p.pid} {p.command}" for p in procs)
+    return f"left running: {listed} (kill or close tab {tab} stops them)\n"
 
 
 @render.register
@@ -102,6 +109,8 @@ def _scene(result: m.SceneResult) -> str:
             line += f" | last #{run.index} {_outcome(run.state, run.exit_code)} "
             line += f"{run.duration_s:.2f}s $ {run.command}"
         lines.append(line)
+        if tab.left_running:
+            lines.append("    " + _left(tab.left_running, tab.name).rstrip("\n"))
         if tab.preview:
             lines.extend("    " + row for row in tab.preview.rstrip("\n").splitlines())
     return "\n".join(lines) + "\n"
@@ -134,6 +143,8 @@ def _kill(result: m.KillResult) -> str:
     text = f"killed=true tab={result.tab} #{result.index} signal={result.signal} pids={result.pids}"
     if result.remaining:
         text += f" STILL ALIVE: {result.remaining}"
+    if result.untracked:
+        text += f"\nnot looked for: {result.untracked}"
     return text + "\n"
 
 
