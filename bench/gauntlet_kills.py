@@ -1,0 +1,213 @@
+"""Gauntlet scenarios that kill real server processes: the embedded MCP server after a
+burst of background runs, the workspace host under a bridge, and a verify chain mid-rung.
+
+Every process a scenario starts runs a command no other test uses (`sleep 7xxxx`, a test
+sleeping in the sample project), so what is still alive afterwards is counted exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import signal
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psutil
+
+from agent_habitat.host.launcher import find_host, stop_host
+from agent_habitat.workspace import Workspace
+from gauntlet_fuzz import bad_lines
+from gauntlet_wire import Unanswered, Wire, poll_until
+
+BURST = 8
+
+
+def _marked(prefix: str) -> dict[int, str]:
+    """Live processes running `sleep <prefix>…`: pid → their HABITAT_RUN_ID."""
+    found: dict[int, str] = {}
+    for proc in psutil.process_iter(["cmdline", "status", "environ"]):
+        cmd = proc.info["cmdline"] or []
+        if len(cmd) == 2 and cmd[0] == "sleep" and cmd[1].startswith(prefix):
+            if proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found[proc.pid] = (proc.info["environ"] or {}).get("HABITAT_RUN_ID", "")
+    return found
+
+
+def _rows(project: Path) -> dict[int, str]:
+    db = Workspace.for_project(project).db_path
+    with sqlite3.connect(db) as conn:
+        return dict(conn.execute("SELECT id, state FROM runs").fetchall())
+
+
+def _strays(prefix: str) -> int:
+    left = _marked(prefix)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return len(left)
+
+
+async def server_kills(
+    project: Path, env: dict[str, str], rng: random.Random, rounds: int
+) -> dict[str, Any]:
+    """SIGKILL of `habitat mcp --embedded` 0–60 ms after a burst of background runs; the next
+    server must know every run whose process lives (none lost, no id reused), and closing
+    the tabs must leave nothing running."""
+    argv = ["mcp", "--embedded", "--project", str(project)]
+    lost = reused = left = unanswered = lines = lines_unanswered = 0
+    seen_markers: set[str] = set()
+    for n in range(rounds):
+        prefix = f"7{n:03d}"
+        wire = await Wire.start(argv, project, env)
+        for k in range(BURST):
+            params = {"command": f"sleep {prefix}{k}", "tab": f"k{k}", "background": True}
+            await wire.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 10 + k,
+                    "method": "tools/call",
+                    "params": {"name": "shell_run", "arguments": params},
+                }
+            )
+        await anyio.sleep(rng.uniform(0, 0.06))
+        wire.kill()
+        await wire.close()
+        # The runs that did start have a row (written before the spawn) saying running.
+        await anyio.sleep(0.2)  # a process forked just before the kill finishes its exec
+        rows = _rows(project)
+        for _pid, marker in _marked(prefix).items():
+            run_id = int(marker.split("-")[1]) if marker.startswith("run-") else -1
+            if rows.get(run_id) != "running":
+                lost += 1
+            if marker in seen_markers:
+                reused += 1
+            seen_markers.add(marker)
+        after = await Wire.start(argv, project, env)
+        try:
+            sent, missed = await bad_lines(after)
+            lines, lines_unanswered = lines + sent, lines_unanswered + missed
+            scene = await after.call("shell_scene", {})
+            for tab in scene["tabs"]:
+                await after.call("shell_close", {"tab": tab["name"]})
+        except Unanswered:
+            unanswered += 1
+        finally:
+            await after.close()
+        left += _strays(prefix)
+    return {
+        "server kills": rounds,
+        "server kills survived": rounds - unanswered,
+        "runs lost": lost,
+        "run ids reused": reused,
+        "processes left": left,
+        "malformed lines": lines,
+        "unanswered lines": lines_unanswered,
+    }
+
+
+async def host_kills(
+    project: Path, env: dict[str, str], rng: random.Random, kills: int
+) -> dict[str, Any]:
+    """SIGKILL of the workspace host at random moments (idle, or with a foreground run in
+    flight) under one `habitat mcp` bridge: the bridge restarts it and the next call works."""
+    recovered = unanswered = in_flight_answered = in_flight = 0
+    wire = await Wire.start(["mcp", "--project", str(project)], project, env)
+    try:
+        for n in range(kills):
+            host = find_host(project)
+            if host is None:
+                await wire.call("shell_scene", {}, within=60)
+                host = find_host(project)
+            assert host is not None, "the bridge started no host"
+            if rng.random() < 0.5:
+                in_flight += 1
+                request = {
+                    "jsonrpc": "2.0",
+                    "id": 500 + n,
+                    "method": "tools/call",
+                    "params": {"name": "shell_run", "arguments": {"command": "sleep 0.3"}},
+                }
+                await wire.send(request)
+                await anyio.sleep(rng.uniform(0, 0.3))
+                os.kill(host.pid, signal.SIGKILL)
+                try:
+                    with anyio.fail_after(90):
+                        await wire.answer(500 + n)
+                    in_flight_answered += 1
+                except TimeoutError:
+                    unanswered += 1
+            else:
+                await anyio.sleep(rng.uniform(0, 0.1))
+                os.kill(host.pid, signal.SIGKILL)
+            # A bridge that has not met the death yet meets it with this call: its answer says
+            # so (a tool error naming the restart) or is the result; never silence.
+            try:
+                await wire.call("shell_scene", {}, within=90)
+            except RuntimeError as exc:
+                if "restarted" not in str(exc):
+                    raise
+            except Unanswered:
+                unanswered += 1
+            try:
+                result = await wire.call("shell_run", {"command": f"echo alive-{n}"}, within=90)
+                recovered += int(result["output"] == f"alive-{n}\n")
+            except (Unanswered, RuntimeError):
+                unanswered += 1
+    finally:
+        await wire.close()
+        stop_host(project)
+    return {
+        "host kills": kills,
+        "bridge recovered": recovered,
+        "in-flight calls answered": f"{in_flight_answered}/{in_flight}",
+        "unanswered calls": unanswered,
+    }
+
+
+_SLOW_TEST = "import time\n\ndef test_slow():\n    time.sleep(120)\n"
+
+
+def _pytest_of(root: Path) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline", "cwd", "status"]):
+        cmd = " ".join(proc.info["cmdline"] or [])
+        if "pytest" in cmd and proc.info["cwd"] == str(root):
+            if proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+    return found
+
+
+async def verify_killed_mid_rung(project: Path, env: dict[str, str], how: str) -> dict[str, Any]:
+    """A verify chain whose test rung hangs, stopped mid-rung by `verify_cancel` or by a
+    SIGKILL of the host: its test processes must be gone and its state not green."""
+    from agent_habitat.cli.demo_sample import build_sample
+
+    root = build_sample(project)
+    (root / "tests" / "test_slow_gauntlet.py").write_text(_SLOW_TEST, encoding="utf-8")
+    wire = await Wire.start(["mcp", "--project", str(root)], root, env)
+    left = 0
+    state = "unknown"
+    try:
+        started = await wire.call("verify_run", {"policy": "standard"}, within=120)
+        task = started.get("task") or started.get("id")
+        await poll_until(lambda: bool(_pytest_of(root)), within=180)
+        if how == "cancel":
+            await wire.call("verify_cancel", {}, within=60)
+        else:
+            host = find_host(root)
+            assert host is not None
+            os.kill(host.pid, signal.SIGKILL)
+        await poll_until(lambda: not _pytest_of(root), within=10)
+        left = len(_pytest_of(root))
+        status = await wire.call("verify_status", {"task": task} if task else {}, within=120)
+        state = str(status.get("state"))
+    finally:
+        for proc in _pytest_of(root):
+            proc.kill()
+        await wire.close()
+        stop_host(root)
+    return {f"verify {how} mid-rung: processes left": left, f"verify {how}: state": state}
