@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_RUN := $(VENV)/.installed
 
-.PHONY: demo test check bench bench-all bench-ladder clean browser-deps
+.PHONY: demo test check bench bench-all bench-ladder gauntlet clean browser-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -53,6 +53,11 @@ bench-all: bench
 # mutations each: habitat verify vs the full suite vs pytest-testmon. See docs/benchmarks.md.
 bench-ladder: $(STAMP_RUN)
 	$(BIN)/python bench/ladder_harness.py $(ARGS)
+
+# Issue 12's defects as seeded scenarios, long version (≥ 20 host kills, 30 server kills;
+# minutes). The short one runs in `make test`. See docs/reliability.md.
+gauntlet: $(STAMP)
+	$(BIN)/python bench/gauntlet.py --seed $(or $(SEED),12)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

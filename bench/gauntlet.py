@@ -45,6 +45,8 @@ MUST_BE_ZERO = (
     "bytes unaccounted",
     "verify cancel mid-rung: processes left",
     "verify host-kill mid-rung: processes left",
+    "verify cancel: reported green",
+    "verify host-kill: reported green",
 )
 
 

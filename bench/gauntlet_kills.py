@@ -168,7 +168,7 @@ async def host_kills(
     }
 
 
-_SLOW_TEST = "import time\n\ndef test_slow():\n    time.sleep(120)\n"
+_SLOW_TEST = "import time\n\n\ndef test_slow() -> None:\n    time.sleep(120)\n"
 
 
 def _pytest_of(root: Path) -> list[psutil.Process]:
@@ -189,25 +189,39 @@ async def verify_killed_mid_rung(project: Path, env: dict[str, str], how: str) -
     root = build_sample(project)
     (root / "tests" / "test_slow_gauntlet.py").write_text(_SLOW_TEST, encoding="utf-8")
     wire = await Wire.start(["mcp", "--project", str(root)], root, env)
-    left = 0
+    left = green = 0
     state = "unknown"
     try:
-        started = await wire.call("verify_run", {"policy": "standard"}, within=120)
-        task = started.get("task") or started.get("id")
-        await poll_until(lambda: bool(_pytest_of(root)), within=180)
+        await wire.call("verify_run", {"policy": "standard"}, within=120)
+        if not await poll_until(lambda: bool(_pytest_of(root)), within=240):
+            status = await wire.call("verify_status", {}, within=120)
+            raise RuntimeError(f"the test rung never started: {status.get('reason')}")
         if how == "cancel":
             await wire.call("verify_cancel", {}, within=60)
         else:
             host = find_host(root)
             assert host is not None
             os.kill(host.pid, signal.SIGKILL)
+            try:  # the bridge meets the dead host here: its answer says it restarted one
+                await wire.call("shell_scene", {}, within=180)
+            except RuntimeError as exc:
+                if "restarted" not in str(exc):
+                    raise
+        # Cancelled: gone within 2 s (DESIGN §5); a dead host's: killed by the next one.
         await poll_until(lambda: not _pytest_of(root), within=10)
         left = len(_pytest_of(root))
-        status = await wire.call("verify_status", {"task": task} if task else {}, within=120)
-        state = str(status.get("state"))
+        # The latest epoch: a host that died mid-rung took its task's id with it.
+        status = await wire.call("verify_status", {}, within=120)
+        epoch = status.get("epoch") or {}
+        state = str(epoch.get("state"))
+        green = int(bool(status.get("green")))
     finally:
         for proc in _pytest_of(root):
             proc.kill()
         await wire.close()
         stop_host(root)
-    return {f"verify {how} mid-rung: processes left": left, f"verify {how}: state": state}
+    return {
+        f"verify {how} mid-rung: processes left": left,
+        f"verify {how}: state": state,
+        f"verify {how}: reported green": green,
+    }

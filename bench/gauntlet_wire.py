@@ -54,7 +54,7 @@ class Wire:
             "capabilities": {},
             "clientInfo": {"name": "gauntlet", "version": "0"},
         }
-        await wire.request("initialize", init, within=60)
+        await wire.request("initialize", init, within=180)
         await wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return wire
 

@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Literal
 
+import psutil
+
 __all__ = [
     "CGROUP_ENV",
     "Tracking",
@@ -114,25 +116,51 @@ def tracking() -> Tracking:
     return "cgroup" if _groups_root() is not None else "marker"
 
 
+# Groups of processes that must not outlive this one (a verify rung): their names carry
+# the owner (`<marker>.owner-<pid>-<start>`), so the next habitat process can tell a dead
+# owner's from a live one's and kill what it left (`sweep`).
+_owned: dict[str, Path] = {}
+_OWNER = re.compile(r"\.owner-(\d+)-(\d+)$")
+
+
 def _group(marker: str) -> Path | None:
+    if marker in _owned:
+        return _owned[marker]
     root = _groups_root()
     return root / _SAFE.sub("_", marker) if root is not None else None
 
 
-def prepare(marker: str) -> Path | None:
+def _owner_tag() -> str:
+    created = psutil.Process().create_time()
+    return f".owner-{os.getpid()}-{int(created)}"
+
+
+def _owner_alive(pid: int, created: int) -> bool:
+    try:
+        return int(psutil.Process(pid).create_time()) == created
+    except psutil.Error:
+        return False
+
+
+def prepare(marker: str, *, owned: bool = False) -> Path | None:
     """Make the run's cgroup before its process starts; its folder, or None without one.
 
     The process is placed in it twice: by the spawner right after the fork (`place`), and
     by the wrapper shell itself as its first builtin (it finds the folder in `CGROUP_ENV`),
     because a small shell forks before the spawner's write lands: a daemon started in that
-    window would be born outside the group.
+    window would be born outside the group. `owned`: its processes die with this one (the
+    next habitat process's `sweep` kills them if this one is killed first).
     """
     group = _group(marker)
     if group is None:
         return None
+    if owned:
+        group = group.with_name(group.name + _owner_tag())
+        _owned[marker] = group
     try:
         group.mkdir(exist_ok=True)
     except OSError:
+        _owned.pop(marker, None)
         return None
     return group
 
@@ -186,15 +214,22 @@ def remove(marker: str) -> None:
     if group is not None:
         with contextlib.suppress(OSError):
             group.rmdir()
+            _owned.pop(marker, None)
 
 
 def sweep() -> None:
-    """Remove the empty cgroups of ended runs (left when their last daemon exited alone)."""
+    """Remove the empty cgroups of ended runs (left when their last daemon exited alone), and
+    kill what owned groups of a dead habitat process still hold (a rung whose host died)."""
     root = _groups_root()
     if root is None:
         return
     with contextlib.suppress(OSError):
         for child in root.iterdir():
-            if child.is_dir():
+            if not child.is_dir():
+                continue
+            owner = _OWNER.search(child.name)
+            if owner is not None and not _owner_alive(int(owner[1]), int(owner[2])):
                 with contextlib.suppress(OSError):
-                    child.rmdir()
+                    (child / "cgroup.kill").write_text("1", encoding="ascii")
+            with contextlib.suppress(OSError):
+                child.rmdir()

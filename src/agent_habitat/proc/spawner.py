@@ -69,6 +69,10 @@ class Spawner(Protocol):
     async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
         """Signal every member of the process's tree; see `proc.kill.kill_tree`."""
 
+    def sweep(self) -> None:
+        """Clear what dead habitat processes left that must not outlive them (see
+        `proc.cgroup.sweep`); called when a habitat opens over the workspace's state."""
+
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         """The live processes of the run `record` names (its cgroup, session, children,
         marker), with their command lines, even after its leader is gone; see
@@ -104,6 +108,9 @@ class ProcSpawner:
 
     async def kill_tree(self, record: ProcessRecord, sig: int, grace: float) -> KillReport:
         return await kill_tree(record, sig, grace)
+
+    def sweep(self) -> None:
+        cgroup.sweep()
 
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         found: list[ProcessRecord] = []

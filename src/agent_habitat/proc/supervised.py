@@ -150,8 +150,12 @@ def spawn(
     stdin_pipe: bool = False,
     marker: str | None = None,
     identify: bool = True,
+    outlive: bool = True,
 ) -> Supervised:
     """Start `argv` in a new session; stdout and stderr interleaved into `output` (appended).
+
+    `outlive=False`: the process (a verify rung) must not outlive this one; where runs get
+    cgroups, the next habitat process kills it if this one died first (`cgroup.sweep`).
 
     With `identify=False` the create time is read later by `identify()`: right after fork,
     reading /proc/<pid>/stat can block for a millisecond until the child's exec completes,
@@ -167,7 +171,7 @@ def spawn(
     full_env = dict(env)
     if marker is not None:
         full_env[MARKER_ENV] = marker
-        group = cgroup.prepare(marker)
+        group = cgroup.prepare(marker, owned=not outlive)
         if group is not None:
             full_env[cgroup.CGROUP_ENV] = str(group)
     fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)

@@ -149,7 +149,9 @@ class RunSupervisor:
 
     # adoption
     def adopt_all(self) -> None:
-        """Watch every run an earlier habitat left running; record the end of the others."""
+        """Watch every run an earlier habitat left running; record the end of the others; and
+        kill the verify rungs a dead habitat process left (where runs have cgroups)."""
+        self.spawner.sweep()
         for run in self.store.running():
             self.reconcile(run, watch=True)
 

@@ -175,6 +175,8 @@ class FakeSpawner:
         self.after_spawn: Callable[[FakeProcess], None] | None = None
         """Called once the process runs (raise to play the habitat dying right then)."""
         self._pids = itertools.count(_FIRST_PID)
+        self.sweeps = 0
+        """How often a habitat asked to sweep (once per habitat opened over it)."""
 
     @property
     def last(self) -> FakeProcess:
@@ -247,6 +249,10 @@ class FakeSpawner:
 
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         return [p.identify() for p in self._tree(record)]
+
+    def sweep(self) -> None:
+        """Fake processes belong to no cgroup: nothing a dead habitat left to clear."""
+        self.sweeps += 1
 
     def adopt(self, record: ProcessRecord) -> _Adopted:
         found = next((p for p in self.processes if p.pid == record.pid), None)

@@ -89,7 +89,8 @@ async def run_command(
     """
     marker = f"verify-{secrets.token_hex(6)}"
     started = time.monotonic()
-    sup = spawn(list(argv), cwd=cwd, env=env, output=spool, marker=marker)
+    # outlive=False: a rung dies with its host (proc/cgroup.py sweeps a dead host's).
+    sup = spawn(list(argv), cwd=cwd, env=env, output=spool, marker=marker, outlive=False)
     if on_spawn is not None:
         on_spawn(sup.record)
     timed_out = False
