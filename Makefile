@@ -54,7 +54,7 @@ bench-all: bench
 bench-ladder: $(STAMP_RUN)
 	$(BIN)/python bench/ladder_harness.py $(ARGS)
 
-# Issue 12's defects as seeded scenarios, long version (≥ 20 host kills, 30 server kills;
+# Issue 12's defects as seeded scenarios, long version (20 host kills, 20 server kills;
 # minutes). The short one runs in `make test`. See docs/reliability.md.
 gauntlet: $(STAMP)
 	$(BIN)/python bench/gauntlet.py --seed $(or $(SEED),12)

@@ -213,7 +213,7 @@ async def verify_killed_mid_rung(project: Path, env: dict[str, str], how: str) -
         # The latest epoch: a host that died mid-rung took its task's id with it.
         status = await wire.call("verify_status", {}, within=120)
         epoch = status.get("epoch") or {}
-        state = str(epoch.get("state"))
+        state = str(epoch.get("state") or "no epoch recorded")
         green = int(bool(status.get("green")))
     finally:
         for proc in _pytest_of(root):
