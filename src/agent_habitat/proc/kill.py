@@ -82,6 +82,18 @@ def _has_marker(proc: psutil.Process, marker: str) -> bool:
         return False
 
 
+def _born_since(proc: psutil.Process, started: float) -> bool:
+    """Whether `proc` may descend from a run started at `started` (0: unknown). Every member
+    was born after its leader; reading the start time is cheaper than the environment, and
+    a run's end looks at every process this way."""
+    if not started:
+        return True
+    try:
+        return bool(proc.create_time() >= started - _SAME_START)
+    except psutil.Error:
+        return False
+
+
 def _leader(record: ProcessRecord) -> tuple[psutil.Process | None, bool]:
     """The run's leader if it still runs, and whether its session id still names the run.
 
@@ -124,7 +136,11 @@ def _scan(record: ProcessRecord) -> _Scan:
         if (
             grouped is not None
             or in_session
-            or (record.marker is not None and _has_marker(proc, record.marker))
+            or (
+                record.marker is not None
+                and _born_since(proc, record.create_time)
+                and _has_marker(proc, record.marker)
+            )
         ):
             found[pid] = proc
             sessions[pid] = sid

@@ -135,8 +135,6 @@ class Supervised:
             # The pidfd is readable once the child exited, so this reaps without blocking.
             code = self.popen.wait()
             _UNREAPED.discard(self.popen)
-            if self.record.marker is not None:
-                cgroup.remove(self.record.marker)  # only if empty: what it left keeps it
             return code
         return None
 
