@@ -43,6 +43,28 @@ def _rows(project: Path) -> dict[int, str]:
         return dict(conn.execute("SELECT id, state FROM runs").fetchall())
 
 
+def _hosts_of(root: Path) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if "agent_habitat.host" in cmd and str(root) in cmd:
+            found.append(proc)
+    return found
+
+
+async def _stop_hosts(root: Path) -> int:
+    """Stop the workspace's host, and one a closing bridge started a moment before it closed
+    (it takes the lock after `stop_host` looked); how many needed the second stop."""
+    stop_host(root)
+    late = 0
+    if not await poll_until(lambda: not _hosts_of(root), within=5):
+        for proc in _hosts_of(root):
+            late += 1
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+    return late
+
+
 def _strays(prefix: str) -> int:
     left = _marked(prefix)
     for pid in left:
@@ -114,7 +136,7 @@ async def host_kills(
 ) -> dict[str, Any]:
     """SIGKILL of the workspace host at random moments (idle, or with a foreground run in
     flight) under one `habitat mcp` bridge: the bridge restarts it and the next call works."""
-    recovered = unanswered = in_flight_answered = in_flight = 0
+    recovered = unanswered = in_flight_answered = in_flight = late = 0
     wire = await Wire.start(["mcp", "--project", str(project)], project, env)
     try:
         for n in range(kills):
@@ -159,9 +181,10 @@ async def host_kills(
                 unanswered += 1
     finally:
         await wire.close()
-        stop_host(project)
+        late = await _stop_hosts(project)
     return {
         "host kills": kills,
+        "hosts started as the bridge closed": late,
         "bridge recovered": recovered,
         "in-flight calls answered": f"{in_flight_answered}/{in_flight}",
         "unanswered calls": unanswered,
@@ -189,7 +212,7 @@ async def verify_killed_mid_rung(project: Path, env: dict[str, str], how: str) -
     root = build_sample(project)
     (root / "tests" / "test_slow_gauntlet.py").write_text(_SLOW_TEST, encoding="utf-8")
     wire = await Wire.start(["mcp", "--project", str(root)], root, env)
-    left = green = 0
+    left = green = late = 0
     state = "unknown"
     try:
         await wire.call("verify_run", {"policy": "standard"}, within=120)
@@ -219,8 +242,9 @@ async def verify_killed_mid_rung(project: Path, env: dict[str, str], how: str) -
         for proc in _pytest_of(root):
             proc.kill()
         await wire.close()
-        stop_host(root)
+        late = await _stop_hosts(root)
     return {
+        f"verify {how}: hosts started as the bridge closed": late,
         f"verify {how} mid-rung: processes left": left,
         f"verify {how}: state": state,
         f"verify {how}: reported green": green,
