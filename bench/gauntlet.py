@@ -114,8 +114,11 @@ class Outcome:
         return bad
 
 
-async def run(settings: Settings, workdir: Path) -> Outcome:
-    """Every scenario, each on its own project under `workdir` (HABITAT_HOME must be set)."""
+async def run(
+    settings: Settings, workdir: Path, progress: Callable[[str, dict[str, Any]], None] | None = None
+) -> Outcome:
+    """Every scenario, each on its own project under `workdir` (HABITAT_HOME must be set);
+    `progress` hears each scenario's figures as it ends (a long run's partial results)."""
     home = Path(os.environ["HABITAT_HOME"])
     env = fuzz.environment(home)
     outcome = Outcome({}, {})
@@ -130,7 +133,13 @@ async def run(settings: Settings, workdir: Path) -> Outcome:
         except Exception as exc:  # a scenario that breaks is a failed figure, not a lost run
             outcome.figures[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         outcome.seconds[name] = round(time.monotonic() - started, 1)
+        if progress is not None:
+            progress(name, outcome.figures[name])
     return outcome
+
+
+def _progress(name: str, figures: dict[str, Any]) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {name}: {figures}", flush=True)
 
 
 def main() -> int:
@@ -141,7 +150,7 @@ def main() -> int:
     settings = (Settings.short if args.short else Settings.long)(args.seed)
     os.environ["HABITAT_HOME"] = tempfile.mkdtemp(prefix="gauntlet-home-")
     with tempfile.TemporaryDirectory(prefix="gauntlet-") as workdir:
-        outcome = anyio.run(run, settings, Path(workdir))
+        outcome = anyio.run(run, settings, Path(workdir), _progress)
     rows = [
         [name, key, str(value), f"{outcome.seconds[name]:.1f}"]
         for name, figures in outcome.figures.items()
