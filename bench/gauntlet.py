@@ -76,10 +76,10 @@ Scenario = Callable[[Path, dict[str, str], random.Random], Awaitable[dict[str, A
 
 
 def scenarios(s: Settings, home: Path) -> list[tuple[str, Scenario]]:
-    """In order. The spool budget scenario (bytes kept within the per-run and per-workspace
+    """In order, the quick ones first (a long run cut short still has their figures). The
+    spool budget scenario (bytes kept within the per-run and per-workspace
     budget while a writer goes on, omitted count exact) goes after `spool accounting`."""
     found: list[tuple[str, Scenario]] = [
-        ("server kills", lambda p, e, r: kills.server_kills(p, e, r, s.server_kills)),
         ("left running", lambda p, e, r: inproc.leftovers(p, r, s.leftover_rounds)),
         ("fuzzed tools", lambda p, e, r: fuzz.fuzz_tools(p, r, s.fuzzed_calls)),
         ("catastrophic regex", lambda p, e, r: inproc.catastrophic_regex(p, r, s.regex_calls)),
@@ -87,6 +87,7 @@ def scenarios(s: Settings, home: Path) -> list[tuple[str, Scenario]]:
         ("spool accounting", lambda p, e, r: inproc.spool_accounting(p, r, 3)),
         ("scene under load", lambda p, e, r: inproc.scene_under_load(p, s.writers, s.scene_calls)),
         ("host kills", lambda p, e, r: kills.host_kills(p, e, r, s.host_kills)),
+        ("server kills", lambda p, e, r: kills.server_kills(p, e, r, s.server_kills)),
     ]
     for how in s.verify:
         found.append((f"verify {how}", _verify_scenario(how)))
