@@ -94,6 +94,10 @@ class RunSupervisor:
     async def ended(self, run: RunRow, returncode: int | None) -> RunRow:
         """`finish` for a run whose process exited: first looks (off the event loop) for the
         processes it leaves running."""
+        if run.id in self._killing or run.id in self._signalled:
+            # Ended by a signal sent here: the kill looks at the whole tree itself, and its
+            # caller waits a bounded grace for this end, which a scan must not delay.
+            return self.finish(run, returncode)
         left = await anyio.to_thread.run_sync(self._left_behind, run)
         return self.finish(run, returncode, left=left)
 
