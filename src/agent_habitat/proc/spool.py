@@ -19,7 +19,9 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["Growth", "Spool"]
+from .spool_keeper import Hole, read_hole
+
+__all__ = ["Growth", "Hole", "Spool"]
 
 # Where inotify is missing (macOS) or refused (the per-user instance limit), this is how
 # often a `Growth` looks at the size instead.
@@ -28,6 +30,10 @@ _POLL_SECONDS = 0.05
 _IN_MODIFY = 0x002
 _IN_CREATE = 0x100
 _IN_MOVED_TO = 0x080
+# A read retried when the keeper freed more of the spool while it read (rare, and each
+# retry sees a bigger hole, so the reads converge).
+_STABLE_TRIES = 3
+_CHUNK_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -35,19 +41,39 @@ class Spool:
     path: Path
 
     def size(self) -> int:
+        """Bytes written so far (the logical size: a freed middle still counts)."""
         try:
             return os.stat(self.path).st_size
         except OSError:
             return 0
 
+    def hole(self) -> Hole | None:
+        """The range the run's keeper freed (written, not kept), if any."""
+        return read_hole(self.path)
+
     def read(self, start: int, length: int) -> bytes:
-        """At most `length` bytes at offset `start`."""
+        """What is kept of the `length` bytes at offset `start` (the freed range left out)."""
         if length <= 0:
             return b""
+        data = b""
+        for _ in range(_STABLE_TRIES):
+            hole = self.hole()
+            data = self._read_kept(max(0, start), length, hole)
+            if self.hole() == hole:
+                break  # else the keeper freed more meanwhile: what was read may be zeros
+        return data
+
+    def _read_kept(self, start: int, length: int, hole: Hole | None) -> bytes:
+        end = start + length
         try:
             with open(self.path, "rb") as f:
-                f.seek(max(0, start))
-                return f.read(length)
+                if hole is None or hole.end <= start or hole.start >= end:
+                    f.seek(start)
+                    return f.read(length)
+                f.seek(start)
+                before = f.read(max(0, hole.start - start))
+                f.seek(max(start, hole.end))
+                return before + f.read(max(0, end - max(start, hole.end)))
         except OSError:
             return b""
 
@@ -55,20 +81,107 @@ class Spool:
         return self.read(0, length)
 
     def tail(self, length: int) -> bytes:
-        """The last `length` bytes (all of a smaller spool)."""
+        """The last `length` kept bytes (all of a smaller spool)."""
         size = self.size()
-        return self.read(max(0, size - length), min(length, size))
+        hole = self.hole()
+        start = max(0, size - length)
+        if hole is not None and hole.start < size and start < hole.end:
+            start = max(0, hole.start - (length - (size - hole.end)))
+        return self.read(start, size - start)
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """(offset, bytes) of what is kept from `start` to `stop` (default: the end as it
+        grows), read in bounded pieces; a piece never spans the freed range."""
+        pos = max(0, start)
+        while stop is None or pos < stop:
+            hole = self.hole()
+            if hole is not None and hole.start <= pos < hole.end:
+                pos = hole.end
+                continue
+            limit = _CHUNK_BYTES if stop is None else min(_CHUNK_BYTES, stop - pos)
+            if hole is not None and pos < hole.start:
+                limit = min(limit, hole.start - pos)
+            data = self._read_kept(pos, limit, None)
+            if not data:
+                return
+            if self.hole() != hole:
+                continue  # freed meanwhile: look again where the kept bytes are
+            yield pos, data
+            pos += len(data)
+
+    def chunks_backward(self, stop: int = 0) -> Iterator[tuple[int, bytes]]:
+        """As `chunks`, from the end back to `stop`."""
+        pos = self.size()
+        while pos > stop:
+            hole = self.hole()
+            if hole is not None and hole.start < pos <= hole.end:
+                pos = hole.start
+                continue
+            begin = max(stop, pos - _CHUNK_BYTES)
+            if hole is not None and begin < hole.end <= pos:
+                begin = hole.end
+            data = self._read_kept(begin, pos - begin, None)
+            if self.hole() != hole:
+                continue
+            if not data:
+                return
+            yield begin, data
+            pos = begin
 
     def lines(self, start: int = 0, max_line_bytes: int = 64 * 1024) -> Iterator[bytes]:
         """Lines from offset `start`, each with its newline; a longer line comes in pieces of
-        `max_line_bytes`, so one huge line cannot fill memory."""
-        try:
-            f = open(self.path, "rb")
-        except OSError:
-            return
-        with f:
-            f.seek(max(0, start))
-            yield from iter(lambda: f.readline(max_line_bytes), b"")
+        `max_line_bytes`, so one huge line cannot fill memory. The freed range ends a line."""
+        for _offset, line in self.lines_at(start, max_line_bytes):
+            yield line
+
+    def lines_at(
+        self, start: int = 0, max_line_bytes: int = 64 * 1024, stop: int | None = None
+    ) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) as `lines`, the offset being where each line starts."""
+        pending = b""
+        pending_at = max(0, start)
+        for offset, data in self.chunks(start, self.size() if stop is None else stop):
+            if pending and offset != pending_at + len(pending):
+                yield pending_at, pending  # the freed range cut this line
+                pending = b""
+            if not pending:
+                pending_at = offset
+            buf, i = pending + data, 0
+            while True:
+                cut = buf.find(b"\n", i, i + max_line_bytes)
+                if cut < 0 and len(buf) - i < max_line_bytes:
+                    break
+                end = cut + 1 if cut >= 0 else i + max_line_bytes
+                yield pending_at + i, buf[i:end]
+                i = end
+            pending, pending_at = buf[i:], pending_at + i
+        if pending:
+            yield pending_at, pending
+
+    def lines_backward(
+        self, stop: int = 0, max_line_bytes: int = 64 * 1024
+    ) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) from the last line back to `stop`; reads from the end only as far
+        as the lines asked for (a long line comes in pieces, the last piece first)."""
+        carry = b""
+        carry_at = 0
+        for offset, data in self.chunks_backward(stop):
+            if carry and offset + len(data) != carry_at:
+                yield carry_at, carry  # the freed range cut this line
+                carry = b""
+            buf, end = data + carry, len(data) + len(carry)
+            while True:
+                # The newline ending the line before the last one in buf[:end].
+                cut = buf.rfind(b"\n", max(0, end - 1 - max_line_bytes), end - 1)
+                if cut < 0:
+                    if end <= max_line_bytes:
+                        break
+                    cut = end - max_line_bytes - 1
+                yield offset + cut + 1, buf[cut + 1 : end]
+                end = cut + 1
+            carry, carry_at = buf[:end], offset
+        if carry:
+            yield carry_at, carry
 
     @asynccontextmanager
     async def growth(self) -> AsyncIterator[Growth]:

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FLOOR_BYTES",
+    "REASON_DISK",
+    "REASON_RUN",
+    "REASON_WORKSPACE",
     "Budget",
     "Hole",
     "keep",
@@ -53,7 +56,7 @@ FLOOR_BYTES = 256 * 1024
 """What any run keeps at least (half head, half tail): more than a result shows (16 KiB)."""
 # The hole grows by at least this much at a time (fewer syscalls; part of the slack).
 _MIN_STEP_BYTES = 1 << 20
-# Free space below this on the spool's disk: runs keep only their floor.
+# Free space below this on the spool's disk (or an eighth of the disk): runs keep their floor.
 _RESERVE_BYTES = 64 << 20
 # A keeper looks at the workspace's total at most this often.
 _WORKSPACE_EVERY_SECONDS = 0.25
@@ -71,6 +74,11 @@ _IN_IGNORED = 0x8000
 _GONE = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_IGNORED
 
 
+REASON_RUN = "over the run's spool budget"
+REASON_WORKSPACE = "over the workspace's spool budget"
+REASON_DISK = "the disk holding the spool was nearly full"
+
+
 # Plain classes, no dataclasses, json or pathlib: each import is milliseconds of every
 # run's start (the record is `<start> <end> <reason>`, one line of ASCII).
 class Hole:
@@ -82,7 +90,7 @@ class Hole:
         self.start = start
         self.end = end
         self.reason = reason
-        """`run budget`, `workspace budget` or `disk short`: why they were not kept."""
+        """Why they were not kept (one of the `REASON_*` phrases)."""
 
     @property
     def length(self) -> int:
@@ -207,35 +215,41 @@ def _outputs(spool_dir: str | Path) -> list[str]:
         names = os.listdir(spool_dir)
     except OSError:
         return []
-    return [os.path.join(spool_dir, name, "output") for name in names if name.startswith("run-")]
+    top = os.path.abspath(spool_dir)
+    return [os.path.join(top, name, "output") for name in names if name.startswith("run-")]
 
 
 def squeeze_workspace(spool_dir: str | Path, budget: int, own: str | Path | None = None) -> int:
     """Bring the spools of `spool_dir` within `budget` bytes on disk, punching the oldest
-    down to `FLOOR_BYTES` first (`own`, the caller's run, last); returns what is still over."""
-    mine = os.fspath(own) if own is not None else None
-    sized: list[tuple[bool, float, str]] = []
+    down to `FLOOR_BYTES` first; returns what is still over. `own`, the caller's run, is
+    left to the caller (it cuts its own tail rather than drop to the floor at once)."""
+    mine = os.path.abspath(own) if own is not None else None
+    sized: list[tuple[float, str]] = []
     for path in _outputs(spool_dir):
         try:
-            sized.append((path == mine, os.stat(path).st_mtime, path))
+            sized.append((os.stat(path).st_mtime, path))
         except OSError:
             continue
-    total = sum(_on_disk(path) for _, _, path in sized)
-    for _, _, path in sorted(sized):
+    total = sum(_on_disk(path) for _, path in sized)
+    for _, path in sorted(sized):
         if total <= budget:
             break
+        if path == mine:
+            continue
         before = _on_disk(path)
-        punch(path, FLOOR_BYTES // 2, FLOOR_BYTES // 2, "workspace budget")
+        punch(path, FLOOR_BYTES // 2, FLOOR_BYTES // 2, REASON_WORKSPACE)
         total -= before - _on_disk(path)
     return max(0, total - budget)
 
 
-def _free_bytes(folder: str | Path) -> int:
+def _disk_short(folder: str | Path) -> bool:
+    """Whether the spool's disk has less free than `_RESERVE_BYTES` (an eighth of a small one)."""
     try:
         st = os.statvfs(folder)
     except OSError:
-        return sys.maxsize
-    return st.f_bavail * st.f_frsize
+        return False
+    reserve = min(_RESERVE_BYTES, st.f_blocks * st.f_frsize // 8)
+    return st.f_bavail * st.f_frsize < reserve
 
 
 def _writers_gone(output: str | Path) -> bool:
@@ -312,23 +326,35 @@ def keep(output: str | Path, budget: Budget) -> None:
     watch = _Watch(output)  # before the first look for writers: no close goes unseen
     look_for_writers = True
     next_workspace = 0.0
+    tail_limit = budget.run_bytes - half
+    """Lowered (never raised again) while the workspace is over its budget."""
     while True:
-        head, tail, reason = half, budget.run_bytes - half, "run budget"
-        if _free_bytes(spool_dir) < _RESERVE_BYTES:
-            head, tail, reason = min(head, FLOOR_BYTES // 2), FLOOR_BYTES // 2, "disk short"
+        head, tail, reason = half, tail_limit, REASON_RUN
+        if tail_limit < budget.run_bytes - half:
+            reason = REASON_WORKSPACE
+        if _disk_short(spool_dir):
+            head, tail, reason = min(head, FLOOR_BYTES // 2), FLOOR_BYTES // 2, REASON_DISK
             squeeze_workspace(spool_dir, 0, own=output)
-        now = time.monotonic()
-        if now >= next_workspace:
-            next_workspace = now + _WORKSPACE_EVERY_SECONDS
-            over = squeeze_workspace(spool_dir, budget.workspace_bytes, own=output)
-            if over and reason == "run budget":
-                tail, reason = max(FLOOR_BYTES // 2, tail - over), "workspace budget"
         try:
             punch(output, head, tail, reason, step=0 if look_for_writers else step)
+            now = time.monotonic()
+            if now >= next_workspace:
+                # After its own cut: a run's first burst is its own budget's business.
+                next_workspace = now + _WORKSPACE_EVERY_SECONDS
+                over = squeeze_workspace(spool_dir, budget.workspace_bytes, own=output)
+                if over and reason != REASON_DISK:
+                    tail_limit = max(FLOOR_BYTES // 2, tail - over)
+                    tail, reason = tail_limit, REASON_WORKSPACE
+                    punch(output, head, tail, reason)
         except OSError as exc:
             print(f"spool keeper: cannot free space in {output}: {exc}", file=sys.stderr)
             return  # a file system without hole punching: nothing a keeper can do
         if look_for_writers and _writers_gone(output):
+            # The last writes may have come after the cut above: one more, to the byte.
+            try:
+                punch(output, head, tail, reason)
+            except OSError as exc:
+                print(f"spool keeper: cannot free space in {output}: {exc}", file=sys.stderr)
             return
         mask = watch.wait(_IDLE_CHECK_SECONDS)
         if mask & _GONE:

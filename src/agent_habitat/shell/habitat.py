@@ -9,6 +9,7 @@ still alive and records the end of the others, so nothing is silently dropped.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import shutil
 import signal as signal_module
@@ -27,6 +28,7 @@ from ..events import EventBus
 from ..proc import parse_signal
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
 from ..proc.spool import Spool
+from ..proc.spool_keeper import Budget, start_keeper
 from ..store import Database
 from ..workspace import Workspace, scm_root
 from . import views
@@ -59,6 +61,8 @@ from .waiting import Progress, wait_with_progress
 from .wrapper import wrapper_argv
 
 __all__ = ["ShellHabitat"]
+
+logger = logging.getLogger(__name__)
 
 
 class ShellHabitat:
@@ -215,6 +219,7 @@ class ShellHabitat:
             if isinstance(exc, OSError):
                 raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
             raise
+        self._keep_spool(run)
         self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
@@ -236,6 +241,17 @@ class ShellHabitat:
         return await self._follow(
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
+
+    def _keep_spool(self, run: RunRow) -> None:
+        if not isinstance(self.spawner, ProcSpawner):
+            return  # a fake spawner's output needs no keeper
+        budget = Budget(
+            self.config.spool_run_budget_bytes, self.config.spool_workspace_budget_bytes
+        )
+        try:
+            start_keeper(run.files.output, budget)
+        except OSError as exc:  # the run goes on; its output is not held to the budget
+            logger.warning("no spool keeper for %s: %s", run.files.output, exc)
 
     async def _follow(
         self,

@@ -7,7 +7,6 @@ The spool keeps the raw bytes; everything here reads a bounded window of it thro
 from __future__ import annotations
 
 import re
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import anyio.from_thread
 import regex
 
 from ..errors import UsageError
-from ..proc.spool import Spool
+from ..proc.spool import Hole, Spool
 from ..secrets import redact_text, secret_values
 
 __all__ = [
@@ -79,13 +78,33 @@ def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     spool = Spool(path)
     total = spool.size()
     start = min(since, total)
-    size = total - start
+    hole = spool.hole()
+    if hole is not None and (hole.end <= start or hole.start >= total):
+        hole = None
+    freed = 0 if hole is None else min(hole.end, total) - max(hole.start, start)
+    kept = total - start - freed
     secrets = secret_values()
-    if size <= cap:
-        return Capped(clean_text(spool.read(start, size), secrets), 0, total)
+    if kept <= cap:
+        data = spool.read(start, total - start)
+        if hole is None:
+            return Capped(clean_text(data, secrets), 0, total)
+        cut = max(0, hole.start - start)
+        return Capped(
+            clean_text(data[:cut], secrets)
+            + _marker(freed, freed, hole)
+            + clean_text(data[cut:], secrets),
+            freed,
+            total,
+        )
     half = cap // 2
-    head = spool.read(start, half)
-    tail = spool.read(total - (cap - half), cap - half)
+    if hole is not None and hole.start > start:
+        # The head comes from before the freed range, the tail from after it.
+        head = spool.read(start, min(half, hole.start - start))
+        tail_length = min(cap - len(head), total - hole.end)
+    else:
+        head = spool.read(start, half)
+        tail_length = cap - half
+    tail = spool.read(total - tail_length, tail_length)
     # Cut at a line boundary when one is near, so neither part starts or ends mid-line.
     near = max(1, half // _NEAR_LINE_FRACTION)
     cut = head.rfind(b"\n", len(head) - near)
@@ -94,9 +113,18 @@ def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     cut = tail.find(b"\n", 0, near)
     if 0 <= cut < len(tail) - 1:
         tail = tail[cut + 1 :]
-    omitted = size - len(head) - len(tail)
-    marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
+    omitted = total - start - len(head) - len(tail)
+    marker = _marker(omitted, freed, hole)
     return Capped(clean_text(head, secrets) + marker + clean_text(tail, secrets), omitted, total)
+
+
+def _marker(omitted: int, freed: int, hole: Hole | None) -> str:
+    if hole is None or freed <= 0:
+        return f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
+    why = f"not kept: {hole.reason}"
+    if freed == omitted:
+        return f"\n… [{omitted} bytes omitted; {why}] …\n"
+    return f"\n… [{omitted} bytes omitted; {freed} of them {why}, the rest in the spool] …\n"
 
 
 def read_lines_window(
@@ -110,45 +138,48 @@ def read_lines_window(
 ) -> Capped:
     """Line-oriented reads (`head_lines`, `tail_lines`, `grep`), streamed and capped.
 
-    Blocking: run it in a worker thread, where it stops early when its call is cancelled."""
+    `head_lines` reads from the start only as far as it needs, `tail_lines` from the end;
+    only `grep` alone reads everything. `omitted_bytes` counts every byte of the range not
+    shown. Blocking: run it in a worker thread, where it stops early when its call is
+    cancelled."""
     spool = Spool(path)
     total = spool.size()
-    kept: list[str] = []
-    tail: deque[str] = deque()
-    kept_bytes = 0
-    omitted = 0
-    matched = 0
+    start = min(since, total)
     secrets = secret_values()
-    # A line longer than this is taken in pieces, so one huge line cannot fill memory.
-    for number, raw_line in enumerate(spool.lines(min(since, total), _MAX_LINE_BYTES)):
-        if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
-            _check_cancelled()
-        line = clean_text(raw_line, secrets)
-        if grep is not None and not grep.search(line):
-            continue
-        matched += 1
-        in_head = head_lines is not None and matched <= head_lines
-        if not in_head and tail_lines is not None:
+    shown = 0
+    head: list[str] = []
+    head_end = start
+    head_bytes = 0
+    if head_lines is not None or tail_lines is None:
+        limit = head_lines
+        for number, (offset, raw) in enumerate(spool.lines_at(start, _MAX_LINE_BYTES, total)):
+            if limit is not None and len(head) >= limit:
+                break
+            if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
+                _check_cancelled()
+            head_end = offset + len(raw)
+            line = clean_text(raw, secrets)
+            if (grep is None or grep.search(line)) and head_bytes + len(line) <= cap:
+                head.append(line)
+                head_bytes += len(line)
+                shown += len(raw)
+    tail: list[str] = []
+    if tail_lines is not None:
+        tail_bytes = 0
+        for number, (_offset, raw) in enumerate(spool.lines_backward(head_end, _MAX_LINE_BYTES)):
+            if len(tail) >= tail_lines:
+                break
+            if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
+                _check_cancelled()
+            line = clean_text(raw, secrets)
+            if grep is not None and not grep.search(line):
+                continue
+            if tail_bytes + len(line) > cap:
+                break
             tail.append(line)
-            if len(tail) > tail_lines:
-                omitted += len(tail.popleft().encode())
-            continue
-        if not in_head and head_lines is not None:
-            omitted += len(line.encode())
-            continue
-        if kept_bytes + len(line) > cap:
-            omitted += len(line.encode())
-            continue
-        kept.append(line)
-        kept_bytes += len(line)
-    text = "".join(kept)
-    if tail:
-        joined = "".join(tail)
-        if len(joined) > cap:
-            omitted += len(joined) - cap
-            joined = joined[-cap:]
-        text += joined
-    return Capped(text, omitted, total)
+            tail_bytes += len(line)
+            shown += len(raw)
+    return Capped("".join(head) + "".join(reversed(tail)), total - start - shown, total)
 
 
 def _check_cancelled() -> None:
