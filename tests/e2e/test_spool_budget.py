@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.config import ShellConfig
+from agent_habitat.errors import HabitatError
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN
@@ -149,3 +150,27 @@ async def test_a_short_disk_cuts_the_output_and_the_run_goes_on(
     assert last.output.startswith("FIRST\n") and last.output.endswith("LAST\n")
     scene = await tiny_habitat.scene()
     assert isinstance(scene, SceneResult) and scene.tabs[0].name == "big"
+
+
+async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_serves_on(
+    tiny_habitat: ShellHabitat, tiny_disk: Path
+) -> None:
+    await tiny_habitat.run(RunArgs(command="echo before", tab="t"))
+    filler = tiny_disk / "filler"
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 20))
+                f.flush()
+        except OSError:
+            pass
+    try:
+        with pytest.raises(HabitatError, match="is full") as failed:
+            await tiny_habitat.run(RunArgs(command="echo hi", tab="t"))
+        assert "free space there" in str(failed.value)
+        scene = await tiny_habitat.scene()
+        assert [(t.name, t.state, t.preview) for t in scene.tabs] == [("t", "idle", "before\n")]
+    finally:
+        filler.unlink()
+    again = await tiny_habitat.run(RunArgs(command="echo after", tab="t"))
+    assert (again.exit_code, again.output) == (0, "after\n")

@@ -9,6 +9,7 @@ still alive and records the end of the others, so nothing is silently dropped.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import logging
 import os
 import shutil
@@ -216,6 +217,11 @@ class ShellHabitat:
         except Exception as exc:  # re-raised: nothing started, so the row and folder go again
             self.store.abandon_run(opened)
             shutil.rmtree(run.run_dir, ignore_errors=True)
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                raise HabitatError(
+                    f"could not start the run: no space left on the disk holding its spool "
+                    f"({run.run_dir.parent}); free space there and run it again"
+                ) from exc
             if isinstance(exc, OSError):
                 raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
             raise

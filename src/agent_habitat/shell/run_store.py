@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import BusyTabError, UsageError
+from ..errors import BusyTabError, HabitatError, UsageError
 from ..proc import ProcessRecord
 from ..store import Database
 from .environment import EnvDelta, apply_delta, base_env, env_delta
@@ -192,8 +192,20 @@ class RunStore:
         dies right after the spawn leaves a row others see, and the id (an AUTOINCREMENT,
         so never handed out twice) stays taken.
 
-        Raises UsageError at the tab limit and BusyTabError when the tab runs something.
+        Raises UsageError at the tab limit, BusyTabError when the tab runs something, and
+        HabitatError when the disk holding `state.db` is full.
         """
+        try:
+            return self._open_run(new, spool_dir=spool_dir, max_tabs=max_tabs, keep=keep)
+        except sqlite3.OperationalError as exc:
+            if "full" not in str(exc):
+                raise
+            raise HabitatError(
+                f"cannot record the run: the disk holding {self.db.path} is full ({exc}); "
+                "free space there (old spools are under its spool/ folder) and run it again"
+            ) from exc
+
+    def _open_run(self, new: NewRun, *, spool_dir: Path, max_tabs: int, keep: int) -> OpenedRun:
         with self.db.transaction() as conn:
             # Another habitat process may have opened the tab since the caller looked.
             exists = conn.execute("SELECT 1 FROM tabs WHERE name = ?", (new.tab,)).fetchone()
