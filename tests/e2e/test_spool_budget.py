@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,13 +13,13 @@ import pytest
 from agent_habitat.config import ShellConfig
 from agent_habitat.errors import HabitatError
 from agent_habitat.habitat import Habitat
+from agent_habitat.proc import kill_tree, members
 from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN
 from agent_habitat.shell import ShellHabitat
-from agent_habitat.shell.models import LastArgs, RunArgs, SceneResult
+from agent_habitat.shell.models import LastArgs, RunArgs
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
-from conftest import kill_leftovers
 
 pytestmark = pytest.mark.anyio
 
@@ -93,11 +93,15 @@ async def test_a_background_writer_stays_within_budget_while_it_runs(
     run = habitat.store.by_index("live", None)
     assert run is not None
     output = run.files.output
-    await eventually(lambda: Spool(output).size() > 20 * RUN_BUDGET, within=60)
-    # Still writing, at full speed: the keeper stays a step or two behind at most.
-    assert on_disk(output) <= 4 * RUN_BUDGET
+    # Still writing at full speed, long past its budget, and the disk holds about the budget
+    # (how far the keeper lags depends on the machine's load: looked at until it is seen).
+    await eventually(
+        lambda: Spool(output).size() > 20 * RUN_BUDGET and on_disk(output) <= 2 * RUN_BUDGET,
+        within=60,
+    )
     last = await habitat.last(LastArgs(tab="live", tail_lines=3))
-    assert last.running and last.output == "y\ny\ny\n"
+    assert last.running
+    assert last.output == "y\ny\ny\n"
     head = await habitat.last(LastArgs(tab="live", head_lines=1))
     assert head.output == "FIRST\n"
 
@@ -116,7 +120,7 @@ async def test_the_workspace_budget_holds_across_several_runs(habitat: ShellHabi
 
 
 @pytest.fixture
-def tiny_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Path]:
+def tiny_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """HABITAT_HOME on a 16 MiB tmpfs (mounting one needs root)."""
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
@@ -135,7 +139,9 @@ async def tiny_habitat(tiny_disk: Path, project: Path) -> AsyncIterator[ShellHab
     config = ShellConfig(kill_grace_seconds=0.5)
     async with Habitat.open(Workspace.for_project(project), project=project, config=config) as h:
         yield h.shell
-        await kill_leftovers(h.shell)
+        for run in h.shell.store.running():
+            if run.record is not None and members(run.record):
+                await kill_tree(run.record, grace=0.2)
 
 
 async def test_a_short_disk_cuts_the_output_and_the_run_goes_on(
@@ -147,9 +153,10 @@ async def test_a_short_disk_cuts_the_output_and_the_run_goes_on(
     assert (result.exit_code, result.output_bytes) == (0, 6 + 100_000_000 + 5)
     last = await tiny_habitat.last(LastArgs(tab="big"))
     assert "not kept: the disk holding the spool was nearly full" in last.output
-    assert last.output.startswith("FIRST\n") and last.output.endswith("LAST\n")
+    assert last.output.startswith("FIRST\n")
+    assert last.output.endswith("LAST\n")
     scene = await tiny_habitat.scene()
-    assert isinstance(scene, SceneResult) and scene.tabs[0].name == "big"
+    assert [t.name for t in scene.tabs] == ["big"]
 
 
 async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_serves_on(

@@ -21,7 +21,7 @@ import anyio
 
 from .spool_keeper import Hole, read_hole
 
-__all__ = ["Growth", "Hole", "Spool"]
+__all__ = ["Growth", "Hole", "Spool", "split_lines"]
 
 # Where inotify is missing (macOS) or refused (the per-user instance limit), this is how
 # often a `Growth` looks at the size instead.
@@ -138,6 +138,23 @@ class Spool:
         self, start: int = 0, max_line_bytes: int = 64 * 1024, stop: int | None = None
     ) -> Iterator[tuple[int, bytes]]:
         """(offset, line) as `lines`, the offset being where each line starts."""
+        for offset, block in self.blocks(start, max_line_bytes, stop):
+            yield from split_lines(offset, block, max_line_bytes)
+
+    def lines_backward(
+        self, stop: int = 0, max_line_bytes: int = 64 * 1024
+    ) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) from the last line back to `stop`; reads from the end only as far
+        as the lines asked for."""
+        for offset, block in self.blocks_backward(stop, max_line_bytes):
+            yield from reversed(list(split_lines(offset, block, max_line_bytes)))
+
+    def blocks(
+        self, start: int = 0, max_line_bytes: int = 64 * 1024, stop: int | None = None
+    ) -> Iterator[tuple[int, bytes]]:
+        """(offset, bytes) of whole lines from `start` on, in pieces of about a chunk: a
+        scan can look at many lines at once. A block ends at a newline, where the freed
+        range cuts a line, at the end, or (a line longer than `max_line_bytes`) mid-line."""
         pending = b""
         pending_at = max(0, start)
         for offset, data in self.chunks(start, self.size() if stop is None else stop):
@@ -146,40 +163,38 @@ class Spool:
                 pending = b""
             if not pending:
                 pending_at = offset
-            buf, i = pending + data, 0
-            while True:
-                cut = buf.find(b"\n", i, i + max_line_bytes)
-                if cut < 0 and len(buf) - i < max_line_bytes:
-                    break
-                end = cut + 1 if cut >= 0 else i + max_line_bytes
-                yield pending_at + i, buf[i:end]
-                i = end
-            pending, pending_at = buf[i:], pending_at + i
+            buf = pending + data
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                cut = len(buf) // max_line_bytes * max_line_bytes  # whole pieces of a long line
+            if cut:
+                yield pending_at, buf[:cut]
+            pending, pending_at = buf[cut:], pending_at + cut
         if pending:
             yield pending_at, pending
 
-    def lines_backward(
+    def blocks_backward(
         self, stop: int = 0, max_line_bytes: int = 64 * 1024
     ) -> Iterator[tuple[int, bytes]]:
-        """(offset, line) from the last line back to `stop`; reads from the end only as far
-        as the lines asked for (a long line comes in pieces, the last piece first)."""
+        """As `blocks`, from the end back to `stop` (the last block first)."""
         carry = b""
         carry_at = 0
         for offset, data in self.chunks_backward(stop):
             if carry and offset + len(data) != carry_at:
                 yield carry_at, carry  # the freed range cut this line
                 carry = b""
-            buf, end = data + carry, len(data) + len(carry)
-            while True:
-                # The newline ending the line before the last one in buf[:end].
-                cut = buf.rfind(b"\n", max(0, end - 1 - max_line_bytes), end - 1)
-                if cut < 0:
-                    if end <= max_line_bytes:
-                        break
-                    cut = end - max_line_bytes - 1
-                yield offset + cut + 1, buf[cut + 1 : end]
-                end = cut + 1
-            carry, carry_at = buf[:end], offset
+            buf = data + carry
+            # Everything after the first newline is whole lines; before it, a line's end.
+            cut = buf.find(b"\n") + 1
+            if offset == stop:
+                cut = 0  # nothing before `stop` belongs to this read
+            elif cut == 0 and len(buf) >= max_line_bytes:
+                cut = len(buf) - max_line_bytes
+            if cut < len(buf) and (cut or offset == stop):
+                yield offset + cut, buf[cut:]
+                carry, carry_at = buf[:cut], offset
+            else:
+                carry, carry_at = buf, offset
         if carry:
             yield carry_at, carry
 
@@ -192,6 +207,16 @@ class Spool:
         finally:
             if watch is not None:
                 watch.close()
+
+
+def split_lines(offset: int, block: bytes, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of each line of `block` (at `offset`), a long line in pieces."""
+    i = 0
+    while i < len(block):
+        cut = block.find(b"\n", i, i + max_line_bytes)
+        end = cut + 1 if cut >= 0 else min(len(block), i + max_line_bytes)
+        yield offset + i, block[i:end]
+        i = end
 
 
 class Growth:

@@ -21,6 +21,8 @@ the standard library: starting it costs an interpreter, not the package.
 
 from __future__ import annotations
 
+# Not `signal` nor `typing`: they import enum and friends, tens of milliseconds per start.
+import _signal  # type: ignore[import-not-found]
 import ctypes
 import errno
 import fcntl
@@ -29,9 +31,6 @@ import select
 import struct
 import sys
 import time
-
-# Not `signal` nor `typing`: they import enum and friends, tens of milliseconds per start.
-import _signal
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
 if TYPE_CHECKING:
@@ -126,9 +125,10 @@ def read_hole(output: str | Path) -> Hole | None:
     try:
         with open(hole_path(output), "rb") as f:
             start, end, reason = f.read(256).decode("ascii").split(" ", 2)
-        return Hole(int(start), int(end), reason.strip())
+        hole = Hole(int(start), int(end), reason.strip())
     except (OSError, ValueError, UnicodeDecodeError):
         return None
+    return hole if 0 <= hole.start < hole.end else None
 
 
 def _write_hole(output: str | Path, hole: Hole) -> None:

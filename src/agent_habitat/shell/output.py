@@ -14,7 +14,7 @@ import anyio.from_thread
 import regex
 
 from ..errors import UsageError
-from ..proc.spool import Hole, Spool
+from ..proc.spool import Hole, Spool, split_lines
 from ..secrets import redact_text, secret_values
 
 __all__ = [
@@ -33,8 +33,6 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 
 
 _MAX_LINE_BYTES = 64 * 1024
-# A scan looks whether its call was cancelled (the client gave up) every this many lines.
-_CANCEL_CHECK_LINES = 4096
 SEARCH_BUDGET_SECONDS = 1.0
 """How long a client's regex may take on one line (`grep`) or one chunk (`until`). A sane
 pattern needs microseconds; nested quantifiers such as `(a|aa)+$` backtrack exponentially."""
@@ -138,48 +136,77 @@ def read_lines_window(
 ) -> Capped:
     """Line-oriented reads (`head_lines`, `tail_lines`, `grep`), streamed and capped.
 
-    `head_lines` reads from the start only as far as it needs, `tail_lines` from the end;
-    only `grep` alone reads everything. `omitted_bytes` counts every byte of the range not
-    shown. Blocking: run it in a worker thread, where it stops early when its call is
-    cancelled."""
+    `head_lines` reads from the start only as far as it needs, `tail_lines` from the end,
+    `grep` alone until its matches fill the cap. `omitted_bytes` counts every byte of the
+    range not shown. Blocking: run it in a worker thread, where it stops early when its
+    call is cancelled."""
     spool = Spool(path)
     total = spool.size()
     start = min(since, total)
-    secrets = secret_values()
-    shown = 0
-    head: list[str] = []
+    window = _Window(cap, grep)
     head_end = start
-    head_bytes = 0
     if head_lines is not None or tail_lines is None:
-        limit = head_lines
-        for number, (offset, raw) in enumerate(spool.lines_at(start, _MAX_LINE_BYTES, total)):
-            if limit is not None and len(head) >= limit:
-                break
-            if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
-                _check_cancelled()
-            head_end = offset + len(raw)
-            line = clean_text(raw, secrets)
-            if (grep is None or grep.search(line)) and head_bytes + len(line) <= cap:
-                head.append(line)
-                head_bytes += len(line)
-                shown += len(raw)
-    tail: list[str] = []
-    if tail_lines is not None:
-        tail_bytes = 0
-        for number, (_offset, raw) in enumerate(spool.lines_backward(head_end, _MAX_LINE_BYTES)):
-            if len(tail) >= tail_lines:
-                break
-            if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
-                _check_cancelled()
-            line = clean_text(raw, secrets)
-            if grep is not None and not grep.search(line):
+        for offset, block in spool.blocks(start, _MAX_LINE_BYTES, total):
+            _check_cancelled()
+            head_end = offset + len(block)
+            if window.skip(block):
                 continue
-            if tail_bytes + len(line) > cap:
+            for line_at, raw in split_lines(offset, block, _MAX_LINE_BYTES):
+                if window.full(head_lines, window.head):
+                    break
+                head_end = line_at + len(raw)
+                window.take(raw, window.head)
+            if window.full(head_lines, window.head):
                 break
-            tail.append(line)
-            tail_bytes += len(line)
-            shown += len(raw)
-    return Capped("".join(head) + "".join(reversed(tail)), total - start - shown, total)
+    if tail_lines is not None:
+        for offset, block in spool.blocks_backward(head_end, _MAX_LINE_BYTES):
+            _check_cancelled()
+            if window.skip(block):
+                continue
+            for _line_at, raw in reversed(list(split_lines(offset, block, _MAX_LINE_BYTES))):
+                if window.full(tail_lines, window.tail):
+                    break
+                window.take(raw, window.tail)
+            if window.full(tail_lines, window.tail):
+                break
+    text = "".join(window.head) + "".join(reversed(window.tail))
+    return Capped(text, total - start - window.shown, total)
+
+
+class _Window:
+    """The lines a line window keeps: the head's and the tail's, within the cap."""
+
+    def __init__(self, cap: int, grep: ClientPattern | None) -> None:
+        self.cap = cap
+        self.grep = grep
+        self.secrets = secret_values()
+        self.head: list[str] = []
+        self.tail: list[str] = []
+        self._kept: dict[int, int] = {}
+        self.shown = 0
+        """Raw bytes of the lines kept."""
+        self.capped = False
+
+    def full(self, limit: int | None, into: list[str]) -> bool:
+        return self.capped or (limit is not None and len(into) >= limit)
+
+    def skip(self, block: bytes) -> bool:
+        """Whether no line of `block` can match (one search for many lines)."""
+        return self.grep is not None and not self.grep.may_match_lines(
+            clean_text(block, self.secrets)
+        )
+
+    def take(self, raw: bytes, into: list[str]) -> None:
+        line = clean_text(raw, self.secrets)
+        if self.grep is not None and not self.grep.search(line):
+            return
+        kept = self._kept.get(id(into), 0)
+        if kept + len(line) > self.cap:
+            self.capped = True
+            return
+        into.append(line)
+        self._kept[id(into)] = kept + len(line)
+        self.shown += len(raw)
 
 
 def _check_cancelled() -> None:
@@ -187,6 +214,9 @@ def _check_cancelled() -> None:
         anyio.from_thread.check_cancelled()
     except RuntimeError:
         return  # not in a worker thread of anyio's: nobody to cancel us
+
+
+_WHOLE_TEXT = re.compile(r"\\[AZz]|\(\?<?[=!]")
 
 
 class ClientPattern:
@@ -202,8 +232,23 @@ class ClientPattern:
         self.argument = argument
         try:
             self._compiled = regex.compile(pattern)
+            # Searching many lines at once finds a match where one line alone would, unless
+            # the pattern anchors to the whole text or looks around (across a newline).
+            self._lines = (
+                None if _WHOLE_TEXT.search(pattern) else regex.compile(pattern, regex.MULTILINE)
+            )
         except (regex.error, OverflowError, RecursionError) as exc:
             raise UsageError(f"argument `{argument}`: bad regex {pattern!r}: {exc}") from exc
+
+    def may_match_lines(self, text: str) -> bool:
+        """False only when no line of `text` (lines joined) can match."""
+        if self._lines is None:
+            return True
+        try:
+            found = self._lines.search(text, timeout=SEARCH_BUDGET_SECONDS, concurrent=True)
+        except TimeoutError:
+            return True  # let the line-by-line search decide (and name a hopeless pattern)
+        return found is not None
 
     def search(self, text: str) -> regex.Match[str] | None:
         try:
