@@ -56,6 +56,7 @@ from .models import (
 )
 from .output import compile_pattern
 from .run_store import NewRun, RunRow, RunStore, TabRow, busy_error
+from .scene import SceneBuilder, SharedBuild
 from .shells import resolve_shell
 from .supervisor import RunSupervisor
 from .waiting import Progress, wait_with_progress
@@ -93,6 +94,7 @@ class ShellHabitat:
         )
         self._tg = task_group
         self._project_root = project_root.resolve() if project_root else None
+        self._scene = SharedBuild(task_group, SceneBuilder(self).build)
 
     def _adopt_all(self) -> None:
         self.runs.adopt_all()
@@ -382,7 +384,7 @@ class ShellHabitat:
 
     # read-only verbs live in views.py
     async def scene(self) -> SceneResult:
-        return views.scene(self)
+        return await self._scene.get()
 
     async def history(self, args: HistoryArgs) -> HistoryResult:
         return views.history(self, args)

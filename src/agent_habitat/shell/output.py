@@ -71,8 +71,11 @@ class Capped:
 _NEAR_LINE_FRACTION = 8
 
 
-def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
-    """Bytes `since`..end of the spool, as head + tail within `cap` bytes."""
+def read_capped(
+    path: Path, cap: int, since: int = 0, secrets: tuple[str, ...] | None = None
+) -> Capped:
+    """Bytes `since`..end of the spool, as head + tail within `cap` bytes (`secrets`: the
+    values to show as `***`, default those of this process's environment)."""
     spool = Spool(path)
     total = spool.size()
     start = min(since, total)
@@ -81,7 +84,8 @@ def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
         hole = None
     freed = 0 if hole is None else min(hole.end, total) - max(hole.start, start)
     kept = total - start - freed
-    secrets = secret_values()
+    if secrets is None:
+        secrets = secret_values()
     if kept <= cap:
         data = spool.read(start, total - start)
         if hole is None:

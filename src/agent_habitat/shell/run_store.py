@@ -7,6 +7,7 @@ watch the same run, exactly one records its end.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -28,8 +29,14 @@ class TabRow:
     name: str
     shell: str
     cwd: str
-    env: dict[str, str] | None
+    env_json: str | None
     created_at: float
+
+    @functools.cached_property
+    def env(self) -> dict[str, str] | None:
+        """The tab's environment (built from the stored delta when first asked: the scene
+        and most verbs never need it)."""
+        return _env(self.env_json)
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,7 @@ class RunRow:
 
 
 def _tab(row: sqlite3.Row) -> TabRow:
-    return TabRow(row["name"], row["shell"], row["cwd"], _env(row["env_json"]), row["created_at"])
+    return TabRow(row["name"], row["shell"], row["cwd"], row["env_json"], row["created_at"])
 
 
 def _env(stored: str | None) -> dict[str, str] | None:
@@ -287,6 +294,14 @@ class RunStore:
         else:
             rows = self.db.query("SELECT * FROM runs WHERE tab = ? AND idx = ?", (tab, idx))
         return _run(rows[0]) if rows else None
+
+    def latest(self) -> dict[str, RunRow]:
+        """Each tab's newest run, in one query."""
+        rows = self.db.query(
+            "SELECT r.* FROM runs r JOIN (SELECT tab, MAX(idx) AS idx FROM runs GROUP BY tab)"
+            " newest ON r.tab = newest.tab AND r.idx = newest.idx"
+        )
+        return {row["tab"]: _run(row) for row in rows}
 
     def running(self, tab: str | None = None) -> list[RunRow]:
         if tab is None:
