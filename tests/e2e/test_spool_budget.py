@@ -8,6 +8,7 @@ import re
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from agent_habitat.config import ShellConfig
@@ -15,7 +16,7 @@ from agent_habitat.errors import HabitatError
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import kill_tree, members
 from agent_habitat.proc.spool import Spool
-from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN
+from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN, keeper_alive
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.shell.models import LastArgs, RunArgs
 from agent_habitat.testing import eventually
@@ -181,3 +182,28 @@ async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_se
         filler.unlink()
     again = await tiny_habitat.run(RunArgs(command="echo after", tab="t"))
     assert (again.exit_code, again.output) == (0, "after\n")
+
+
+async def test_a_habitat_adopting_a_run_whose_keeper_is_gone_starts_one(
+    project: Path, shell_config: ShellConfig
+) -> None:
+    workspace = Workspace.for_project(project)
+    async with Habitat.open(workspace, project=project, config=shell_config) as first:
+        await first.shell.run(RunArgs(command="exec yes", tab="w", background=True))
+        run = first.shell.store.by_index("w", None)
+        assert run is not None
+        output = run.files.output
+        await eventually(lambda: keeper_alive(output), within=30)
+        keeper = next(p for p in psutil.process_iter(["cmdline"]) if str(output) in p.cmdline())
+        keeper.kill()
+        await eventually(lambda: not keeper_alive(output), within=30)
+        size = Spool(output).size()
+        await eventually(lambda: Spool(output).size() > size + 10 * RUN_BUDGET, within=30)
+    async with Habitat.open(workspace, project=project, config=shell_config) as second:
+        try:
+            await eventually(lambda: keeper_alive(output), within=30)
+            await eventually(lambda: on_disk(output) <= 2 * RUN_BUDGET, within=30)
+        finally:
+            if run.record is not None:
+                await kill_tree(run.record, grace=0.2)
+        assert second.shell.store.by_index("w", None) is not None

@@ -45,6 +45,7 @@ __all__ = [
     "Budget",
     "Hole",
     "keep",
+    "keeper_alive",
     "punch",
     "read_hole",
     "squeeze_workspace",
@@ -318,11 +319,44 @@ class _Watch:
         return mask
 
 
+def _lock_path(output: str | Path) -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(output)), "keeper.lock")
+
+
+def _hold_lock(output: str | Path) -> int | None:
+    """The keeper's lock on its run's folder, held until it exits; None when taken."""
+    fd = os.open(_lock_path(output), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def keeper_alive(output: str | Path) -> bool:
+    """Whether a keeper holds `output` now (its lock is taken)."""
+    try:
+        fd = os.open(_lock_path(output), os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
 def keep(output: str | Path, budget: Budget) -> None:
     """Hold `output` within `budget` until no process writes it (the keeper's main loop)."""
     half = budget.run_bytes // 2
     step = max(_MIN_STEP_BYTES, budget.run_bytes // 64)
     spool_dir = os.path.dirname(os.path.dirname(os.path.abspath(output)))
+    lock = _hold_lock(output)
+    if lock is None:
+        return  # another keeper holds this spool (two habitats adopted the run at once)
     watch = _Watch(output)  # before the first look for writers: no close goes unseen
     look_for_writers = True
     next_workspace = 0.0

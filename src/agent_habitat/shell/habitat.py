@@ -29,7 +29,7 @@ from ..events import EventBus
 from ..proc import parse_signal
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
 from ..proc.spool import Spool
-from ..proc.spool_keeper import Budget, start_keeper
+from ..proc.spool_keeper import Budget, keeper_alive, start_keeper
 from ..store import Database
 from ..workspace import Workspace, scm_root
 from . import views
@@ -98,6 +98,10 @@ class ShellHabitat:
 
     def _adopt_all(self) -> None:
         self.runs.adopt_all()
+        for run in self.store.running():
+            # Its habitat may have died between the spawn and the keeper's start.
+            if not keeper_alive(run.files.output):
+                self._keep_spool(run)
 
     @classmethod
     @asynccontextmanager
