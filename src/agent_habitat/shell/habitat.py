@@ -260,10 +260,9 @@ class ShellHabitat:
         budget = Budget(
             self.config.spool_run_budget_bytes, self.config.spool_workspace_budget_bytes
         )
-        try:
-            start_keeper(run.files.output, budget)
-        except OSError as exc:  # the run goes on; its output is not held to the budget
-            logger.warning("no spool keeper for %s: %s", run.files.output, exc)
+        # Starting a process takes milliseconds (tens on a busy machine): not on the loop.
+        # Should this habitat die before it starts, the next one to adopt the run starts it.
+        self._tg.start_soon(anyio.to_thread.run_sync, _start_keeper, run.files.output, budget)
 
     async def _follow(
         self,
@@ -404,6 +403,13 @@ class ShellHabitat:
             return await views.wait(self, args, compile_pattern(args.until, "until"), progress)
         except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
             raise group.exceptions[0] from None
+
+
+def _start_keeper(output: Path, budget: Budget) -> None:
+    try:
+        start_keeper(output, budget)
+    except OSError as exc:  # the run goes on; its output is not held to the budget
+        logger.warning("no spool keeper for %s: %s", output, exc)
 
 
 def _remove_folders(folders: list[Path]) -> None:

@@ -7,6 +7,7 @@ The spool keeps the raw bytes; everything here reads a bounded window of it thro
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,9 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 
 
 _MAX_LINE_BYTES = 64 * 1024
+# A scan looks whether its call was cancelled (the client gave up) at each block of lines and
+# every this many lines within one.
+_CANCEL_CHECK_LINES = 1024
 SEARCH_BUDGET_SECONDS = 1.0
 """How long a client's regex may take on one line (`grep`) or one chunk (`until`). A sane
 pattern needs microseconds; nested quantifiers such as `(a|aa)+$` backtrack exponentially."""
@@ -150,29 +154,10 @@ def read_lines_window(
     window = _Window(cap, grep)
     head_end = start
     if head_lines is not None or tail_lines is None:
-        for offset, block in spool.blocks(start, _MAX_LINE_BYTES, total):
-            _check_cancelled()
-            head_end = offset + len(block)
-            if window.skip(block):
-                continue
-            for line_at, raw in split_lines(offset, block, _MAX_LINE_BYTES):
-                if window.full(head_lines, window.head):
-                    break
-                head_end = line_at + len(raw)
-                window.take(raw, window.head)
-            if window.full(head_lines, window.head):
-                break
+        blocks = spool.blocks(start, _MAX_LINE_BYTES, total)
+        head_end = window.fill(blocks, head_lines, window.head, start)
     if tail_lines is not None:
-        for offset, block in spool.blocks_backward(head_end, _MAX_LINE_BYTES):
-            _check_cancelled()
-            if window.skip(block):
-                continue
-            for _line_at, raw in reversed(list(split_lines(offset, block, _MAX_LINE_BYTES))):
-                if window.full(tail_lines, window.tail):
-                    break
-                window.take(raw, window.tail)
-            if window.full(tail_lines, window.tail):
-                break
+        window.fill(spool.blocks_backward(head_end, _MAX_LINE_BYTES), tail_lines, window.tail)
     text = "".join(window.head) + "".join(reversed(window.tail))
     return Capped(text, total - start - window.shown, total)
 
@@ -190,6 +175,34 @@ class _Window:
         self.shown = 0
         """Raw bytes of the lines kept."""
         self.capped = False
+
+    def fill(
+        self,
+        blocks: Iterator[tuple[int, bytes]],
+        limit: int | None,
+        into: list[str],
+        start: int = 0,
+    ) -> int:
+        """Take lines from `blocks` (read forward into the head, backward into the tail)
+        until `limit` or the cap; returns where a forward read stopped."""
+        forward = into is self.head
+        end = start
+        for offset, block in blocks:
+            _check_cancelled()
+            end = offset + len(block)
+            if self.skip(block):
+                continue
+            lines = split_lines(offset, block, _MAX_LINE_BYTES)
+            for number, (line_at, raw) in enumerate(lines if forward else reversed(list(lines))):
+                if self.full(limit, into):
+                    break
+                if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
+                    _check_cancelled()
+                end = line_at + len(raw)
+                self.take(raw, into)
+            if self.full(limit, into):
+                break
+        return end
 
     def full(self, limit: int | None, into: list[str]) -> bool:
         return self.capped or (limit is not None and len(into) >= limit)
