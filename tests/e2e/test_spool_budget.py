@@ -191,19 +191,20 @@ async def test_a_habitat_adopting_a_run_whose_keeper_is_gone_starts_one(
     async with Habitat.open(workspace, project=project, config=shell_config) as first:
         await first.shell.run(RunArgs(command="exec yes", tab="w", background=True))
         run = first.shell.store.by_index("w", None)
-        assert run is not None
-        output = run.files.output
+    assert run is not None
+    assert run.record is not None
+    output = run.files.output
+    try:
         await eventually(lambda: keeper_alive(output), within=30)
-        keeper = next(p for p in psutil.process_iter(["cmdline"]) if str(output) in p.cmdline())
-        keeper.kill()
+        for process in psutil.process_iter(["cmdline"]):
+            if str(output) in (process.info["cmdline"] or []):
+                process.kill()
         await eventually(lambda: not keeper_alive(output), within=30)
         size = Spool(output).size()
         await eventually(lambda: Spool(output).size() > size + 10 * RUN_BUDGET, within=30)
-    async with Habitat.open(workspace, project=project, config=shell_config) as second:
-        try:
+        async with Habitat.open(workspace, project=project, config=shell_config) as second:
             await eventually(lambda: keeper_alive(output), within=30)
             await eventually(lambda: on_disk(output) <= 2 * RUN_BUDGET, within=30)
-        finally:
-            if run.record is not None:
-                await kill_tree(run.record, grace=0.2)
-        assert second.shell.store.by_index("w", None) is not None
+            assert second.shell.store.running("w")
+    finally:
+        await kill_tree(run.record, grace=0.2)
