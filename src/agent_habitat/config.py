@@ -32,6 +32,10 @@ class ShellConfig(BaseModel):
     preview_bytes: int = Field(default=2 * 1024, ge=64)
     kill_grace_seconds: float = Field(default=2.0, ge=0)
     journal_limit: int = Field(default=10_000, ge=100)
+    spool_run_budget_bytes: int = Field(default=256 * 1024**2, ge=1024**2)
+    """Disk one run's output may use: its head and a rolling tail (the middle is counted)."""
+    spool_workspace_budget_bytes: int = Field(default=2 * 1024**3, ge=1024**2)
+    """Disk all runs' output of a workspace may use; the oldest are cut down first."""
 
 
 # Keys of `[tool.habitat]` itself; each table below it is validated by the part that owns it.

@@ -2,6 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from agent_habitat.proc.spool import Hole, Spool
+from agent_habitat.proc.spool_keeper import REASON_RUN
 from agent_habitat.shell.output import clean_text, compile_pattern, read_capped, read_lines_window
 
 
@@ -97,3 +101,49 @@ def test_a_huge_single_line_is_read_in_pieces(tmp_path: Path) -> None:
     assert tail.text == "last\n"
     head = read_lines_window(spool, 1000, head_lines=1)
     assert len(head.text) <= 64 * 1024
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The bytes each read of a spool asks for (the seam: `Spool._read_kept`)."""
+    asked: list[int] = []
+    original = Spool._read_kept
+
+    def counting(self: Spool, start: int, length: int, hole: Hole | None) -> bytes:
+        asked.append(length)
+        return original(self, start, length, hole)
+
+    monkeypatch.setattr(Spool, "_read_kept", counting)
+    return asked
+
+
+def test_head_lines_reads_the_head_only_and_tail_lines_the_end_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spool = tmp_path / "out"
+    spool.write_bytes(b"first\n" + b"y\n" * 20_000_000 + b"last\n")
+    asked = _count_reads(monkeypatch)
+    head = read_lines_window(spool, 10_000, head_lines=1)
+    assert head.text == "first\n"
+    assert sum(asked) <= 512 * 1024  # of 40 MB
+    asked.clear()
+    tail = read_lines_window(spool, 10_000, tail_lines=2)
+    assert tail.text == "y\nlast\n"
+    assert sum(asked) <= 512 * 1024
+    assert tail.omitted_bytes == tail.total_bytes - len("y\nlast\n") == 40_000_004
+    asked.clear()
+    grep = read_lines_window(spool, 10_000, tail_lines=1, grep=compile_pattern("^f", "grep"))
+    assert grep.text == "first\n"  # found from the end, as far back as it had to go
+
+
+def test_line_windows_skip_the_freed_middle_and_count_it(tmp_path: Path) -> None:
+    spool = tmp_path / "out"
+    spool.write_bytes(b"a\n" * 10_000 + b"\0" * 8192 + b"b\n" * 10_000)
+    Path(f"{spool}.hole").write_text(f"20000 28192 {REASON_RUN}\n", encoding="ascii")
+    both = read_lines_window(spool, 100_000, head_lines=1, tail_lines=1)
+    assert (both.text, both.omitted_bytes) == ("a\nb\n", 48_192 - 4)
+    grep = read_lines_window(spool, 100_000, grep=compile_pattern("\0", "grep"))
+    assert (grep.text, grep.omitted_bytes) == ("", 48_192)
+    capped = read_capped(spool, 100_000)
+    assert capped.omitted_bytes == 8192
+    assert f"\n… [8192 bytes omitted; not kept: {REASON_RUN}] …\nb\n" in capped.text
+    assert "\0" not in capped.text

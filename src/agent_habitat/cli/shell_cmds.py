@@ -70,11 +70,15 @@ class _Streamer:
     def pump(self) -> None:
         if self.spool is None:
             return
-        with open(self.spool, "rb") as f:
-            f.seek(self.offset)
-            while chunk := f.read(1 << 16):
-                sys.stdout.buffer.write(chunk)
-                self.offset += len(chunk)
+        from pathlib import Path
+
+        from ..proc.spool import Spool
+
+        # Through `Spool`: the middle a spool keeper freed is skipped, never shown as zeros.
+        spool = Spool(Path(self.spool))
+        for offset, chunk in spool.chunks(self.offset, spool.size()):
+            sys.stdout.buffer.write(chunk)
+            self.offset = offset + len(chunk)
         sys.stdout.buffer.flush()
 
     def finish(self, result: BaseModel) -> None:

@@ -19,7 +19,9 @@ from pathlib import Path
 
 import anyio
 
-__all__ = ["Growth", "Spool"]
+from .spool_keeper import Hole, read_hole
+
+__all__ = ["Growth", "Hole", "Spool", "split_lines"]
 
 # Where inotify is missing (macOS) or refused (the per-user instance limit), this is how
 # often a `Growth` looks at the size instead.
@@ -28,6 +30,10 @@ _POLL_SECONDS = 0.05
 _IN_MODIFY = 0x002
 _IN_CREATE = 0x100
 _IN_MOVED_TO = 0x080
+# A read retried when the keeper freed more of the spool while it read (rare, and each
+# retry sees a bigger hole, so the reads converge).
+_STABLE_TRIES = 3
+_CHUNK_BYTES = 256 * 1024
 
 
 @dataclass(frozen=True)
@@ -35,19 +41,39 @@ class Spool:
     path: Path
 
     def size(self) -> int:
+        """Bytes written so far (the logical size: a freed middle still counts)."""
         try:
             return os.stat(self.path).st_size
         except OSError:
             return 0
 
+    def hole(self) -> Hole | None:
+        """The range the run's keeper freed (written, not kept), if any."""
+        return read_hole(self.path)
+
     def read(self, start: int, length: int) -> bytes:
-        """At most `length` bytes at offset `start`."""
+        """What is kept of the `length` bytes at offset `start` (the freed range left out)."""
         if length <= 0:
             return b""
+        data = b""
+        for _ in range(_STABLE_TRIES):
+            hole = self.hole()
+            data = self._read_kept(max(0, start), length, hole)
+            if self.hole() == hole:
+                break  # else the keeper freed more meanwhile: what was read may be zeros
+        return data
+
+    def _read_kept(self, start: int, length: int, hole: Hole | None) -> bytes:
+        end = start + length
         try:
             with open(self.path, "rb") as f:
-                f.seek(max(0, start))
-                return f.read(length)
+                if hole is None or hole.end <= start or hole.start >= end:
+                    f.seek(start)
+                    return f.read(length)
+                f.seek(start)
+                before = f.read(max(0, hole.start - start))
+                f.seek(max(start, hole.end))
+                return before + f.read(max(0, end - max(start, hole.end)))
         except OSError:
             return b""
 
@@ -55,20 +81,122 @@ class Spool:
         return self.read(0, length)
 
     def tail(self, length: int) -> bytes:
-        """The last `length` bytes (all of a smaller spool)."""
+        """The last `length` kept bytes (all of a smaller spool)."""
         size = self.size()
-        return self.read(max(0, size - length), min(length, size))
+        hole = self.hole()
+        start = max(0, size - length)
+        if hole is not None and hole.start < size and start < hole.end:
+            start = max(0, hole.start - (length - (size - hole.end)))
+        return self.read(start, size - start)
+
+    def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """(offset, bytes) of what is kept from `start` to `stop` (default: the end as it
+        grows), read in bounded pieces; a piece never spans the freed range."""
+        pos = max(0, start)
+        while stop is None or pos < stop:
+            hole = self.hole()
+            if hole is not None and hole.start <= pos < hole.end:
+                pos = hole.end
+                continue
+            limit = _CHUNK_BYTES if stop is None else min(_CHUNK_BYTES, stop - pos)
+            if hole is not None and pos < hole.start:
+                limit = min(limit, hole.start - pos)
+            data = self._read_kept(pos, limit, None)
+            if not data:
+                return
+            if self.hole() != hole:
+                continue  # freed meanwhile: look again where the kept bytes are
+            yield pos, data
+            pos += len(data)
+
+    def chunks_backward(self, stop: int = 0) -> Iterator[tuple[int, bytes]]:
+        """As `chunks`, from the end back to `stop`."""
+        pos = self.size()
+        while pos > stop:
+            hole = self.hole()
+            if hole is not None and hole.start < pos <= hole.end:
+                pos = hole.start
+                continue
+            begin = max(stop, pos - _CHUNK_BYTES)
+            if hole is not None and begin < hole.end <= pos:
+                begin = hole.end
+            data = self._read_kept(begin, pos - begin, None)
+            if self.hole() != hole:
+                continue
+            if not data:
+                return
+            yield begin, data
+            pos = begin
 
     def lines(self, start: int = 0, max_line_bytes: int = 64 * 1024) -> Iterator[bytes]:
         """Lines from offset `start`, each with its newline; a longer line comes in pieces of
-        `max_line_bytes`, so one huge line cannot fill memory."""
-        try:
-            f = open(self.path, "rb")
-        except OSError:
-            return
-        with f:
-            f.seek(max(0, start))
-            yield from iter(lambda: f.readline(max_line_bytes), b"")
+        `max_line_bytes`, so one huge line cannot fill memory. The freed range ends a line."""
+        for _offset, line in self.lines_at(start, max_line_bytes):
+            yield line
+
+    def lines_at(
+        self, start: int = 0, max_line_bytes: int = 64 * 1024, stop: int | None = None
+    ) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) as `lines`, the offset being where each line starts."""
+        for offset, block in self.blocks(start, max_line_bytes, stop):
+            yield from split_lines(offset, block, max_line_bytes)
+
+    def lines_backward(
+        self, stop: int = 0, max_line_bytes: int = 64 * 1024
+    ) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) from the last line back to `stop`; reads from the end only as far
+        as the lines asked for."""
+        for offset, block in self.blocks_backward(stop, max_line_bytes):
+            yield from reversed(list(split_lines(offset, block, max_line_bytes)))
+
+    def blocks(
+        self, start: int = 0, max_line_bytes: int = 64 * 1024, stop: int | None = None
+    ) -> Iterator[tuple[int, bytes]]:
+        """(offset, bytes) of whole lines from `start` on, in pieces of about a chunk: a
+        scan can look at many lines at once. A block ends at a newline, where the freed
+        range cuts a line, at the end, or (a line longer than `max_line_bytes`) mid-line."""
+        pending = b""
+        pending_at = max(0, start)
+        for offset, data in self.chunks(start, self.size() if stop is None else stop):
+            if pending and offset != pending_at + len(pending):
+                yield pending_at, pending  # the freed range cut this line
+                pending = b""
+            if not pending:
+                pending_at = offset
+            buf = pending + data
+            cut = buf.rfind(b"\n") + 1
+            if cut == 0:
+                cut = len(buf) // max_line_bytes * max_line_bytes  # whole pieces of a long line
+            if cut:
+                yield pending_at, buf[:cut]
+            pending, pending_at = buf[cut:], pending_at + cut
+        if pending:
+            yield pending_at, pending
+
+    def blocks_backward(
+        self, stop: int = 0, max_line_bytes: int = 64 * 1024
+    ) -> Iterator[tuple[int, bytes]]:
+        """As `blocks`, from the end back to `stop` (the last block first)."""
+        carry = b""
+        carry_at = 0
+        for offset, data in self.chunks_backward(stop):
+            if carry and offset + len(data) != carry_at:
+                yield carry_at, carry  # the freed range cut this line
+                carry = b""
+            buf = data + carry
+            # Everything after the first newline is whole lines; before it, a line's end.
+            cut = buf.find(b"\n") + 1
+            if offset == stop:
+                cut = 0  # nothing before `stop` belongs to this read
+            elif cut == 0 and len(buf) >= max_line_bytes:
+                cut = len(buf) - max_line_bytes
+            if cut < len(buf) and (cut or offset == stop):
+                yield offset + cut, buf[cut:]
+                carry, carry_at = buf[:cut], offset
+            else:
+                carry, carry_at = buf, offset
+        if carry:
+            yield carry_at, carry
 
     @asynccontextmanager
     async def growth(self) -> AsyncIterator[Growth]:
@@ -79,6 +207,16 @@ class Spool:
         finally:
             if watch is not None:
                 watch.close()
+
+
+def split_lines(offset: int, block: bytes, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of each line of `block` (at `offset`), a long line in pieces."""
+    i = 0
+    while i < len(block):
+        cut = block.find(b"\n", i, i + max_line_bytes)
+        end = cut + 1 if cut >= 0 else min(len(block), i + max_line_bytes)
+        yield offset + i, block[i:end]
+        i = end
 
 
 class Growth:

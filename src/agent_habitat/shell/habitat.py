@@ -9,6 +9,8 @@ still alive and records the end of the others, so nothing is silently dropped.
 from __future__ import annotations
 
 import dataclasses
+import errno
+import logging
 import os
 import shutil
 import signal as signal_module
@@ -27,6 +29,7 @@ from ..events import EventBus
 from ..proc import parse_signal
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
 from ..proc.spool import Spool
+from ..proc.spool_keeper import Budget, keeper_alive, start_keeper
 from ..store import Database
 from ..workspace import Workspace, scm_root
 from . import views
@@ -53,12 +56,15 @@ from .models import (
 )
 from .output import compile_pattern
 from .run_store import NewRun, RunRow, RunStore, TabRow, busy_error
+from .scene import SceneBuilder, SharedBuild
 from .shells import resolve_shell
 from .supervisor import RunSupervisor
 from .waiting import Progress, wait_with_progress
 from .wrapper import wrapper_argv
 
 __all__ = ["ShellHabitat"]
+
+logger = logging.getLogger(__name__)
 
 
 class ShellHabitat:
@@ -88,9 +94,14 @@ class ShellHabitat:
         )
         self._tg = task_group
         self._project_root = project_root.resolve() if project_root else None
+        self._scene = SharedBuild(task_group, SceneBuilder(self).build)
 
     def _adopt_all(self) -> None:
         self.runs.adopt_all()
+        for run in self.store.running():
+            # Its habitat may have died between the spawn and the keeper's start.
+            if not keeper_alive(run.files.output):
+                self._keep_spool(run)
 
     @classmethod
     @asynccontextmanager
@@ -212,9 +223,15 @@ class ShellHabitat:
         except Exception as exc:  # re-raised: nothing started, so the row and folder go again
             self.store.abandon_run(opened)
             shutil.rmtree(run.run_dir, ignore_errors=True)
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                raise HabitatError(
+                    f"could not start the run: no space left on the disk holding its spool "
+                    f"({run.run_dir.parent}); free space there and run it again"
+                ) from exc
             if isinstance(exc, OSError):
                 raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
             raise
+        self._keep_spool(run)
         self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
@@ -236,6 +253,16 @@ class ShellHabitat:
         return await self._follow(
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
+
+    def _keep_spool(self, run: RunRow) -> None:
+        if not isinstance(self.spawner, ProcSpawner):
+            return  # a fake spawner's output needs no keeper
+        budget = Budget(
+            self.config.spool_run_budget_bytes, self.config.spool_workspace_budget_bytes
+        )
+        # Starting a process takes milliseconds (tens on a busy machine): not on the loop.
+        # Should this habitat die before it starts, the next one to adopt the run starts it.
+        self._tg.start_soon(anyio.to_thread.run_sync, _start_keeper, run.files.output, budget)
 
     async def _follow(
         self,
@@ -363,7 +390,7 @@ class ShellHabitat:
 
     # read-only verbs live in views.py
     async def scene(self) -> SceneResult:
-        return views.scene(self)
+        return await self._scene.get()
 
     async def history(self, args: HistoryArgs) -> HistoryResult:
         return views.history(self, args)
@@ -379,6 +406,13 @@ class ShellHabitat:
             return await views.wait(self, args, compile_pattern(args.until, "until"), progress)
         except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
             raise group.exceptions[0] from None
+
+
+def _start_keeper(output: Path, budget: Budget) -> None:
+    try:
+        start_keeper(output, budget)
+    except OSError as exc:  # the run goes on; its output is not held to the budget
+        logger.warning("no spool keeper for %s: %s", output, exc)
 
 
 def _remove_folders(folders: list[Path]) -> None:

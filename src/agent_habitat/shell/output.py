@@ -7,7 +7,7 @@ The spool keeps the raw bytes; everything here reads a bounded window of it thro
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +15,7 @@ import anyio.from_thread
 import regex
 
 from ..errors import UsageError
-from ..proc.spool import Spool
+from ..proc.spool import Hole, Spool, split_lines
 from ..secrets import redact_text, secret_values
 
 __all__ = [
@@ -34,8 +34,9 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 
 
 _MAX_LINE_BYTES = 64 * 1024
-# A scan looks whether its call was cancelled (the client gave up) every this many lines.
-_CANCEL_CHECK_LINES = 4096
+# A scan looks whether its call was cancelled (the client gave up) at each block of lines and
+# every this many lines within one.
+_CANCEL_CHECK_LINES = 1024
 SEARCH_BUDGET_SECONDS = 1.0
 """How long a client's regex may take on one line (`grep`) or one chunk (`until`). A sane
 pattern needs microseconds; nested quantifiers such as `(a|aa)+$` backtrack exponentially."""
@@ -74,18 +75,42 @@ class Capped:
 _NEAR_LINE_FRACTION = 8
 
 
-def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
-    """Bytes `since`..end of the spool, as head + tail within `cap` bytes."""
+def read_capped(
+    path: Path, cap: int, since: int = 0, secrets: tuple[str, ...] | None = None
+) -> Capped:
+    """Bytes `since`..end of the spool, as head + tail within `cap` bytes (`secrets`: the
+    values to show as `***`, default those of this process's environment)."""
     spool = Spool(path)
     total = spool.size()
     start = min(since, total)
-    size = total - start
-    secrets = secret_values()
-    if size <= cap:
-        return Capped(clean_text(spool.read(start, size), secrets), 0, total)
+    hole = spool.hole()
+    if hole is not None and (hole.end <= start or hole.start >= total):
+        hole = None
+    freed = 0 if hole is None else min(hole.end, total) - max(hole.start, start)
+    kept = total - start - freed
+    if secrets is None:
+        secrets = secret_values()
+    if kept <= cap:
+        data = spool.read(start, total - start)
+        if hole is None:
+            return Capped(clean_text(data, secrets), 0, total)
+        cut = max(0, hole.start - start)
+        return Capped(
+            clean_text(data[:cut], secrets)
+            + _marker(freed, freed, hole)
+            + clean_text(data[cut:], secrets),
+            freed,
+            total,
+        )
     half = cap // 2
-    head = spool.read(start, half)
-    tail = spool.read(total - (cap - half), cap - half)
+    if hole is not None and hole.start > start:
+        # The head comes from before the freed range, the tail from after it.
+        head = spool.read(start, min(half, hole.start - start))
+        tail_length = min(cap - len(head), total - hole.end)
+    else:
+        head = spool.read(start, half)
+        tail_length = cap - half
+    tail = spool.read(total - tail_length, tail_length)
     # Cut at a line boundary when one is near, so neither part starts or ends mid-line.
     near = max(1, half // _NEAR_LINE_FRACTION)
     cut = head.rfind(b"\n", len(head) - near)
@@ -94,9 +119,18 @@ def read_capped(path: Path, cap: int, since: int = 0) -> Capped:
     cut = tail.find(b"\n", 0, near)
     if 0 <= cut < len(tail) - 1:
         tail = tail[cut + 1 :]
-    omitted = size - len(head) - len(tail)
-    marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
+    omitted = total - start - len(head) - len(tail)
+    marker = _marker(omitted, freed, hole)
     return Capped(clean_text(head, secrets) + marker + clean_text(tail, secrets), omitted, total)
+
+
+def _marker(omitted: int, freed: int, hole: Hole | None) -> str:
+    if hole is None or freed <= 0:
+        return f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
+    why = f"not kept: {hole.reason}"
+    if freed == omitted:
+        return f"\n… [{omitted} bytes omitted; {why}] …\n"
+    return f"\n… [{omitted} bytes omitted; {freed} of them {why}, the rest in the spool] …\n"
 
 
 def read_lines_window(
@@ -110,45 +144,86 @@ def read_lines_window(
 ) -> Capped:
     """Line-oriented reads (`head_lines`, `tail_lines`, `grep`), streamed and capped.
 
-    Blocking: run it in a worker thread, where it stops early when its call is cancelled."""
+    `head_lines` reads from the start only as far as it needs, `tail_lines` from the end,
+    `grep` alone until its matches fill the cap. `omitted_bytes` counts every byte of the
+    range not shown. Blocking: run it in a worker thread, where it stops early when its
+    call is cancelled."""
     spool = Spool(path)
     total = spool.size()
-    kept: list[str] = []
-    tail: deque[str] = deque()
-    kept_bytes = 0
-    omitted = 0
-    matched = 0
-    secrets = secret_values()
-    # A line longer than this is taken in pieces, so one huge line cannot fill memory.
-    for number, raw_line in enumerate(spool.lines(min(since, total), _MAX_LINE_BYTES)):
-        if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
+    start = min(since, total)
+    window = _Window(cap, grep)
+    head_end = start
+    if head_lines is not None or tail_lines is None:
+        blocks = spool.blocks(start, _MAX_LINE_BYTES, total)
+        head_end = window.fill(blocks, head_lines, window.head, start)
+    if tail_lines is not None:
+        window.fill(spool.blocks_backward(head_end, _MAX_LINE_BYTES), tail_lines, window.tail)
+    text = "".join(window.head) + "".join(reversed(window.tail))
+    return Capped(text, total - start - window.shown, total)
+
+
+class _Window:
+    """The lines a line window keeps: the head's and the tail's, within the cap."""
+
+    def __init__(self, cap: int, grep: ClientPattern | None) -> None:
+        self.cap = cap
+        self.grep = grep
+        self.secrets = secret_values()
+        self.head: list[str] = []
+        self.tail: list[str] = []
+        self._kept: dict[int, int] = {}
+        self.shown = 0
+        """Raw bytes of the lines kept."""
+        self.capped = False
+
+    def fill(
+        self,
+        blocks: Iterator[tuple[int, bytes]],
+        limit: int | None,
+        into: list[str],
+        start: int = 0,
+    ) -> int:
+        """Take lines from `blocks` (read forward into the head, backward into the tail)
+        until `limit` or the cap; returns where a forward read stopped."""
+        forward = into is self.head
+        end = start
+        for offset, block in blocks:
             _check_cancelled()
-        line = clean_text(raw_line, secrets)
-        if grep is not None and not grep.search(line):
-            continue
-        matched += 1
-        in_head = head_lines is not None and matched <= head_lines
-        if not in_head and tail_lines is not None:
-            tail.append(line)
-            if len(tail) > tail_lines:
-                omitted += len(tail.popleft().encode())
-            continue
-        if not in_head and head_lines is not None:
-            omitted += len(line.encode())
-            continue
-        if kept_bytes + len(line) > cap:
-            omitted += len(line.encode())
-            continue
-        kept.append(line)
-        kept_bytes += len(line)
-    text = "".join(kept)
-    if tail:
-        joined = "".join(tail)
-        if len(joined) > cap:
-            omitted += len(joined) - cap
-            joined = joined[-cap:]
-        text += joined
-    return Capped(text, omitted, total)
+            end = offset + len(block)
+            if self.skip(block):
+                continue
+            lines = split_lines(offset, block, _MAX_LINE_BYTES)
+            for number, (line_at, raw) in enumerate(lines if forward else reversed(list(lines))):
+                if self.full(limit, into):
+                    break
+                if number % _CANCEL_CHECK_LINES == _CANCEL_CHECK_LINES - 1:
+                    _check_cancelled()
+                end = line_at + len(raw)
+                self.take(raw, into)
+            if self.full(limit, into):
+                break
+        return end
+
+    def full(self, limit: int | None, into: list[str]) -> bool:
+        return self.capped or (limit is not None and len(into) >= limit)
+
+    def skip(self, block: bytes) -> bool:
+        """Whether no line of `block` can match (one search for many lines)."""
+        return self.grep is not None and not self.grep.may_match_lines(
+            clean_text(block, self.secrets)
+        )
+
+    def take(self, raw: bytes, into: list[str]) -> None:
+        line = clean_text(raw, self.secrets)
+        if self.grep is not None and not self.grep.search(line):
+            return
+        kept = self._kept.get(id(into), 0)
+        if kept + len(line) > self.cap:
+            self.capped = True
+            return
+        into.append(line)
+        self._kept[id(into)] = kept + len(line)
+        self.shown += len(raw)
 
 
 def _check_cancelled() -> None:
@@ -156,6 +231,9 @@ def _check_cancelled() -> None:
         anyio.from_thread.check_cancelled()
     except RuntimeError:
         return  # not in a worker thread of anyio's: nobody to cancel us
+
+
+_WHOLE_TEXT = re.compile(r"\\[AZz]|\(\?<?[=!]")
 
 
 class ClientPattern:
@@ -171,8 +249,23 @@ class ClientPattern:
         self.argument = argument
         try:
             self._compiled = regex.compile(pattern)
+            # Searching many lines at once finds a match where one line alone would, unless
+            # the pattern anchors to the whole text or looks around (across a newline).
+            self._lines = (
+                None if _WHOLE_TEXT.search(pattern) else regex.compile(pattern, regex.MULTILINE)
+            )
         except (regex.error, OverflowError, RecursionError) as exc:
             raise UsageError(f"argument `{argument}`: bad regex {pattern!r}: {exc}") from exc
+
+    def may_match_lines(self, text: str) -> bool:
+        """False only when no line of `text` (lines joined) can match."""
+        if self._lines is None:
+            return True
+        try:
+            found = self._lines.search(text, timeout=SEARCH_BUDGET_SECONDS, concurrent=True)
+        except TimeoutError:
+            return True  # let the line-by-line search decide (and name a hopeless pattern)
+        return found is not None
 
     def search(self, text: str) -> regex.Match[str] | None:
         try:

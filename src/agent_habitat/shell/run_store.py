@@ -7,13 +7,14 @@ watch the same run, exactly one records its end.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import BusyTabError, UsageError
+from ..errors import BusyTabError, HabitatError, UsageError
 from ..proc import ProcessRecord
 from ..store import Database
 from .environment import EnvDelta, apply_delta, base_env, env_delta
@@ -28,8 +29,14 @@ class TabRow:
     name: str
     shell: str
     cwd: str
-    env: dict[str, str] | None
+    env_json: str | None
     created_at: float
+
+    @functools.cached_property
+    def env(self) -> dict[str, str] | None:
+        """The tab's environment (built from the stored delta when first asked: the scene
+        and most verbs never need it)."""
+        return _env(self.env_json)
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,7 @@ class RunRow:
 
 
 def _tab(row: sqlite3.Row) -> TabRow:
-    return TabRow(row["name"], row["shell"], row["cwd"], _env(row["env_json"]), row["created_at"])
+    return TabRow(row["name"], row["shell"], row["cwd"], row["env_json"], row["created_at"])
 
 
 def _env(stored: str | None) -> dict[str, str] | None:
@@ -192,8 +199,20 @@ class RunStore:
         dies right after the spawn leaves a row others see, and the id (an AUTOINCREMENT,
         so never handed out twice) stays taken.
 
-        Raises UsageError at the tab limit and BusyTabError when the tab runs something.
+        Raises UsageError at the tab limit, BusyTabError when the tab runs something, and
+        HabitatError when the disk holding `state.db` is full.
         """
+        try:
+            return self._open_run(new, spool_dir=spool_dir, max_tabs=max_tabs, keep=keep)
+        except sqlite3.OperationalError as exc:
+            if "full" not in str(exc):
+                raise
+            raise HabitatError(
+                f"cannot record the run: the disk holding {self.db.path} is full ({exc}); "
+                "free space there (old spools are under its spool/ folder) and run it again"
+            ) from exc
+
+    def _open_run(self, new: NewRun, *, spool_dir: Path, max_tabs: int, keep: int) -> OpenedRun:
         with self.db.transaction() as conn:
             # Another habitat process may have opened the tab since the caller looked.
             exists = conn.execute("SELECT 1 FROM tabs WHERE name = ?", (new.tab,)).fetchone()
@@ -275,6 +294,14 @@ class RunStore:
         else:
             rows = self.db.query("SELECT * FROM runs WHERE tab = ? AND idx = ?", (tab, idx))
         return _run(rows[0]) if rows else None
+
+    def latest(self) -> dict[str, RunRow]:
+        """Each tab's newest run, in one query."""
+        rows = self.db.query(
+            "SELECT r.* FROM runs r JOIN (SELECT tab, MAX(idx) AS idx FROM runs GROUP BY tab)"
+            " newest ON r.tab = newest.tab AND r.idx = newest.idx"
+        )
+        return {row["tab"]: _run(row) for row in rows}
 
     def running(self, tab: str | None = None) -> list[RunRow]:
         if tab is None:

@@ -1,4 +1,5 @@
-"""Read-only verbs of the shell habitat: results, scene, history, last, which, wait."""
+"""Read-only verbs of the shell habitat: results, history, last, which, wait (the scene
+has its own module, `scene`)."""
 
 from __future__ import annotations
 
@@ -8,20 +9,14 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from ..errors import NotFoundError
-from ..proc.spool import Spool
 from . import leftovers
 from .models import (
     DEFAULT_TAB,
-    Caps,
     HistoryArgs,
     HistoryResult,
     LastArgs,
     LastResult,
-    LastRunSummary,
-    LeftProcess,
     RunResult,
-    SceneResult,
-    TabScene,
     WaitArgs,
     WaitResult,
     WhichArgs,
@@ -35,7 +30,7 @@ from .waiting import Progress, WaitReason, wait_for_run
 if TYPE_CHECKING:
     from .habitat import ShellHabitat
 
-__all__ = ["history", "last", "run_result", "scene", "wait", "which"]
+__all__ = ["history", "last", "run_result", "wait", "which"]
 
 
 def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
@@ -60,54 +55,6 @@ def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
             item.model() for item in leftovers.read(run.run_dir) if item.index == run.idx
         ],
     )
-
-
-def _caps(habitat: ShellHabitat) -> Caps:
-    c = habitat.config
-    return Caps(
-        max_tabs=c.max_tabs,
-        history_rows=c.history_rows,
-        output_cap_bytes=c.output_cap_bytes,
-        preview_bytes=c.preview_bytes,
-    )
-
-
-def scene(habitat: ShellHabitat) -> SceneResult:
-    tabs: list[TabScene] = []
-    for tab in habitat.store.tabs():
-        running = habitat.runs.running(tab.name)
-        last_run = running or habitat.store.by_index(tab.name, None)
-        preview = ""
-        summary = None
-        if last_run is not None:
-            size = Spool(last_run.files.output).size()
-            cap = habitat.config.preview_bytes
-            preview = read_capped(last_run.files.output, cap, since=max(0, size - cap)).text
-            summary = LastRunSummary(
-                index=last_run.idx,
-                command=last_run.command,
-                state=last_run.state,
-                exit_code=last_run.exit_code,
-                duration_s=last_run.duration_s(habitat.clock.time()),
-            )
-        tabs.append(
-            TabScene(
-                name=tab.name,
-                shell=resolve_shell(tab.shell).kind if tab.shell else "unknown",
-                cwd=tab.cwd,
-                state="running" if running else "idle",
-                pid=running.pid if running else None,
-                last_run=summary,
-                preview=preview,
-                left_running=_left_running(habitat, tab.name),
-            )
-        )
-    return SceneResult(tabs=tabs, caps=_caps(habitat))
-
-
-def _left_running(habitat: ShellHabitat, tab: str) -> list[LeftProcess]:
-    found = habitat.runs.leftovers(tab)
-    return [item.model() for item in found[1]] if found else []
 
 
 def history(habitat: ShellHabitat, args: HistoryArgs) -> HistoryResult:

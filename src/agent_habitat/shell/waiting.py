@@ -47,9 +47,9 @@ class Waited(NamedTuple):
 
 # At most four progress reports a second (DESIGN §4).
 PROGRESS_INTERVAL = 0.25
-# How much of the spool a scan for `until` reads at a time, and per trip to a worker thread:
-# a burst of output between two looks must not fill memory, nor keep a timeout waiting.
-_SCAN_CHUNK_BYTES = 1 << 20
+# How much of the spool a scan for `until` reads per trip to a worker thread (in the spool's
+# chunks): a burst of output between two looks must not fill memory, nor keep a timeout
+# waiting.
 _SCAN_TRIP_BYTES = 8 << 20
 # The unfinished last line kept between chunks: the pattern may complete with the next write.
 _PENDING_CHARS = 4096
@@ -109,16 +109,21 @@ class _Scan:
     def _step(self) -> tuple[str | None, bool]:
         size = self.spool.size()
         budget = _SCAN_TRIP_BYTES
-        while size > self.scanned and budget > 0:
-            length = min(size - self.scanned, _SCAN_CHUNK_BYTES)
-            text = self.pending + clean_text(self.spool.read(self.scanned, length))
-            self.scanned += length
-            budget -= length
+        for offset, data in self.spool.chunks(self.scanned, size):
+            if offset != self.scanned:
+                self.pending = ""  # the keeper freed what lay between: no line spans it
+            self.scanned = offset + len(data)
+            text = self.pending + clean_text(data)
             match = self.pattern.search(text)
             if match:
                 return match.group(0), True
             self.pending = text.rsplit("\n", 1)[-1][-_PENDING_CHARS:]
-        return None, self.scanned >= size
+            budget -= len(data)
+            if budget <= 0:
+                return None, self.scanned >= size
+        # Read to `size` (or to a freed range reaching it): all of it was looked at.
+        self.scanned = max(self.scanned, size)
+        return None, True
 
     async def to_end(self) -> str | None:
         while True:

@@ -1,0 +1,210 @@
+"""A run's output stays within its spool budget, and the workspace's within its own: the
+head and the tail are kept, the middle counted exactly, with nobody watching."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from agent_habitat.config import ShellConfig
+from agent_habitat.errors import HabitatError
+from agent_habitat.habitat import Habitat
+from agent_habitat.proc import kill_tree, members
+from agent_habitat.proc.spool import Spool
+from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN, keeper_alive
+from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell.models import LastArgs, RunArgs
+from agent_habitat.testing import eventually
+from agent_habitat.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+RUN_BUDGET = 4 * 1024**2
+# Whole blocks at both cuts, and the part of a block not yet punched.
+SLACK = 64 * 1024
+WRITTEN = 200_000_000
+
+
+@pytest.fixture
+def shell_config() -> ShellConfig:
+    return ShellConfig(
+        kill_grace_seconds=0.5,
+        spool_run_budget_bytes=RUN_BUDGET,
+        spool_workspace_budget_bytes=12 * 1024**2,
+    )
+
+
+def on_disk(path: Path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+def spool_usage(habitat: ShellHabitat) -> int:
+    return sum(on_disk(p) for p in habitat.workspace.spool_dir.glob("run-*/output"))
+
+
+async def test_a_loud_run_keeps_its_head_an_exact_omitted_count_and_its_tail(
+    habitat: ShellHabitat,
+) -> None:
+    command = f"echo FIRST; yes | head -c {WRITTEN}; echo LAST"
+    result = await habitat.run(RunArgs(command=command, tab="loud"))
+    assert result.exit_code == 0
+    assert result.output_bytes == len("FIRST\n") + WRITTEN + len("LAST\n")
+    output = Path(result.spool)
+    # The keeper's last cut comes once the last writer closed the file.
+    await eventually(lambda: on_disk(output) <= RUN_BUDGET + SLACK, within=30)
+
+    last = await habitat.last(LastArgs(tab="loud"))
+    assert last.output.startswith("FIRST\ny\n")
+    assert last.output.endswith("y\nLAST\n")
+    # The result shows 16 KiB: some of what it omits is in the spool, the rest was freed.
+    marker = re.search(
+        r"\n… \[(\d+) bytes omitted; (\d+) of them not kept: (.+?), the rest in the spool\] …\n",
+        last.output,
+    )
+    assert marker is not None, last.output[:200]
+    hole = Spool(output).hole()
+    assert hole is not None
+    assert (int(marker.group(1)), int(marker.group(2)), marker.group(3)) == (
+        last.omitted_bytes,
+        hole.length,
+        REASON_RUN,
+    )
+    assert on_disk(output) <= last.output_bytes - hole.length + SLACK
+    shown = last.output.replace(marker.group(0), "")
+    assert len(shown.encode()) + last.omitted_bytes == last.output_bytes
+
+    head = await habitat.last(LastArgs(tab="loud", head_lines=1))
+    tail = await habitat.last(LastArgs(tab="loud", tail_lines=1))
+    assert (head.output, tail.output) == ("FIRST\n", "LAST\n")
+    assert (head.omitted_bytes, tail.omitted_bytes) == (
+        last.output_bytes - len("FIRST\n"),
+        last.output_bytes - len("LAST\n"),
+    )
+
+
+async def test_a_background_writer_stays_within_budget_while_it_runs(
+    habitat: ShellHabitat,
+) -> None:
+    await habitat.run(RunArgs(command="echo FIRST; exec yes", tab="live", background=True))
+    run = habitat.store.by_index("live", None)
+    assert run is not None
+    output = run.files.output
+    # Still writing at full speed, long past its budget, and the disk holds about the budget
+    # (how far the keeper lags depends on the machine's load: looked at until it is seen).
+    await eventually(
+        lambda: Spool(output).size() > 20 * RUN_BUDGET and on_disk(output) <= 2 * RUN_BUDGET,
+        within=60,
+    )
+    last = await habitat.last(LastArgs(tab="live", tail_lines=3))
+    assert last.running
+    assert last.output == "y\ny\ny\n"
+    head = await habitat.last(LastArgs(tab="live", head_lines=1))
+    assert head.output == "FIRST\n"
+
+
+async def test_the_workspace_budget_holds_across_several_runs(habitat: ShellHabitat) -> None:
+    budget = habitat.config.spool_workspace_budget_bytes
+    for tab in ("a", "b", "c", "d", "e"):
+        result = await habitat.run(RunArgs(command=f"yes {tab} | head -c 30000000", tab=tab))
+        assert result.exit_code == 0
+    await eventually(lambda: spool_usage(habitat) <= budget + 5 * SLACK, within=30)
+    for tab in ("a", "e"):
+        last = await habitat.last(LastArgs(tab=tab, tail_lines=1))
+        assert last.output == f"{tab}\n"
+        assert last.output_bytes == 30_000_000
+        assert on_disk(Path(last.spool)) >= FLOOR_BYTES // 2
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """HABITAT_HOME on a 16 MiB tmpfs (mounting one needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if os.system(f"mount -t tmpfs -o size=16m tmpfs {mount}") != 0:
+        pytest.skip("tmpfs could not be mounted here")
+    monkeypatch.setenv("HABITAT_HOME", str(mount / "home"))
+    yield mount
+    os.system(f"umount -l {mount}")
+
+
+@pytest.fixture
+async def tiny_habitat(tiny_disk: Path, project: Path) -> AsyncIterator[ShellHabitat]:
+    # The default budgets (256 MiB a run) are far above what this disk holds.
+    config = ShellConfig(kill_grace_seconds=0.5)
+    async with Habitat.open(Workspace.for_project(project), project=project, config=config) as h:
+        yield h.shell
+        for run in h.shell.store.running():
+            if run.record is not None and members(run.record):
+                await kill_tree(run.record, grace=0.2)
+
+
+async def test_a_short_disk_cuts_the_output_and_the_run_goes_on(
+    tiny_habitat: ShellHabitat,
+) -> None:
+    result = await tiny_habitat.run(
+        RunArgs(command="echo FIRST; yes | head -c 100000000; echo LAST", tab="big")
+    )
+    assert (result.exit_code, result.output_bytes) == (0, 6 + 100_000_000 + 5)
+    last = await tiny_habitat.last(LastArgs(tab="big"))
+    assert "not kept: the disk holding the spool was nearly full" in last.output
+    assert last.output.startswith("FIRST\n")
+    assert last.output.endswith("LAST\n")
+    scene = await tiny_habitat.scene()
+    assert [t.name for t in scene.tabs] == ["big"]
+
+
+async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_serves_on(
+    tiny_habitat: ShellHabitat, tiny_disk: Path
+) -> None:
+    await tiny_habitat.run(RunArgs(command="echo before", tab="t"))
+    filler = tiny_disk / "filler"
+    with open(filler, "wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * (1 << 20))
+                f.flush()
+        except OSError:
+            pass
+    try:
+        with pytest.raises(HabitatError, match="is full") as failed:
+            await tiny_habitat.run(RunArgs(command="echo hi", tab="t"))
+        assert "free space there" in str(failed.value)
+        scene = await tiny_habitat.scene()
+        assert [(t.name, t.state, t.preview) for t in scene.tabs] == [("t", "idle", "before\n")]
+    finally:
+        filler.unlink()
+    again = await tiny_habitat.run(RunArgs(command="echo after", tab="t"))
+    assert (again.exit_code, again.output) == (0, "after\n")
+
+
+async def test_a_habitat_adopting_a_run_whose_keeper_is_gone_starts_one(
+    project: Path, shell_config: ShellConfig
+) -> None:
+    workspace = Workspace.for_project(project)
+    async with Habitat.open(workspace, project=project, config=shell_config) as first:
+        await first.shell.run(RunArgs(command="exec yes", tab="w", background=True))
+        run = first.shell.store.by_index("w", None)
+    assert run is not None
+    assert run.record is not None
+    output = run.files.output
+    try:
+        await eventually(lambda: keeper_alive(output), within=30)
+        for process in psutil.process_iter(["cmdline"]):
+            if str(output) in (process.info["cmdline"] or []):
+                process.kill()
+        await eventually(lambda: not keeper_alive(output), within=30)
+        size = Spool(output).size()
+        await eventually(lambda: Spool(output).size() > size + 10 * RUN_BUDGET, within=30)
+        async with Habitat.open(workspace, project=project, config=shell_config) as second:
+            await eventually(lambda: keeper_alive(output), within=30)
+            await eventually(lambda: on_disk(output) <= 2 * RUN_BUDGET, within=30)
+            assert second.shell.store.running("w")
+    finally:
+        await kill_tree(run.record, grace=0.2)
