@@ -92,6 +92,8 @@ async def test_the_escape_server_has_terminal_verbs_on_its_own_state(
     async with stdio_client(root, "terminal-mcp") as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         echo = await client.call_tool("terminal_run", {"command": "echo hi"})
+        # Output over the cap: the result points at the spool file that holds all of it.
+        big = await client.call_tool("terminal_run", {"command": "seq 1 20000"})
         host = await client.call_tool("terminal_host", {"action": "status"})
     assert tools == {
         "terminal_scene",
@@ -107,7 +109,8 @@ async def test_the_escape_server_has_terminal_verbs_on_its_own_state(
         "terminal_host",
     }
     assert data(echo)["output"] == "hi\n"
-    assert Path(data(echo)["spool"]).is_relative_to(habitat_home / "terminal")
+    assert "spool" not in data(echo), "nothing was left out: no pointer to the rest"
+    assert Path(data(big)["spool"]).is_relative_to(habitat_home / "terminal")
     assert (data(host)["done"], data(host)["host_running"]) == (False, False)
     assert "no host runs for this workspace" in text(host)
 
