@@ -71,15 +71,18 @@ async def test_the_primary_server_runs_a_command_over_stdio(tmp_path: Path) -> N
     async with stdio_client(root, "mcp", "--embedded") as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         echo = await client.call_tool("shell_run", {"command": "echo hi"})
+        elsewhere = await client.call_tool("shell_run", {"command": "pwd", "tab": "t", "cwd": "/"})
         slow = await client.call_tool(
             "shell_run",
             {"command": f"echo a; {await_file(heard)}; echo b"},
             progress_callback=on_progress,
         )
     assert {"shell_run", "shell_scene", "project_open"} <= tools
-    assert text(echo).startswith("state=exited exit_code=0")
+    assert text(echo) == "exited 0\n"
     assert data(echo)["output"] == "hi\n"
-    assert data(echo)["cwd"] == str(root)
+    assert "cwd" not in data(echo), "it started in the project root, the default"
+    assert data(elsewhere)["output"] == "/\n"
+    assert not {"tab", "cwd", "command"} & set(data(elsewhere)), "the arguments are not echoed"
     assert data(slow)["output"] == "a\nb\n"
     assert reported
     assert reported == sorted(reported)

@@ -72,7 +72,7 @@ async def test_tool_descriptions_state_the_configured_caps(tmp_path: Path) -> No
 def test_the_brief_text_is_the_outcome_and_where_the_rest_is_never_the_body() -> None:
     text = brief(run_result())
     assert text.splitlines() == [
-        "state=exited exit_code=2 1.50s",
+        "exited 2",
         "[900 of 1000 bytes left out; shell_last tab=main index=4 grep/since]",
     ]
     assert "head" not in text
@@ -81,7 +81,7 @@ def test_the_brief_text_is_the_outcome_and_where_the_rest_is_never_the_body() ->
 
 def test_a_complete_output_adds_nothing_to_the_brief() -> None:
     result = run_result(output="a\nb\nc\n", omitted_bytes=0, output_bytes=6)
-    assert brief(result) == "state=exited exit_code=2 1.50s\n"
+    assert brief(result) == "exited 2\n"
 
 
 def test_a_huge_last_line_is_not_in_the_brief() -> None:
@@ -91,14 +91,16 @@ def test_a_huge_last_line_is_not_in_the_brief() -> None:
 
 def test_a_running_run_briefs_its_pid() -> None:
     result = run_result(state="running", exit_code=None, omitted_bytes=0, output="")
-    assert brief(result) == "state=running 1.50s pid=99\n"
+    assert brief(result) == "running pid 99\n"
 
 
-def test_a_kill_brief_names_the_signal_and_pids_and_any_left_alive() -> None:
+def test_a_kill_brief_names_a_signal_other_than_term_and_any_pid_left_alive() -> None:
     done = KillResult(tab="t", index=1, killed=True, pids=[5], signal="SIGTERM", remaining=[])
-    alive = KillResult(tab="t", index=1, killed=True, pids=[5, 6], signal="SIGTERM", remaining=[6])
-    assert brief(done) == "killed=true SIGTERM pids=5\n"
-    assert brief(alive) == "killed=true SIGTERM pids=5,6 STILL ALIVE: [6]\n"
+    alive = KillResult(tab="t", index=1, killed=True, pids=[5, 6], signal="SIGKILL", remaining=[6])
+    none = KillResult(tab="t", index=None, killed=False, pids=[], signal="SIGTERM", remaining=[])
+    assert brief(done) == "killed\n"
+    assert brief(alive) == "killed SIGKILL STILL ALIVE: [6]\n"
+    assert brief(none) == "nothing was running\n"
 
 
 async def test_a_big_output_reaches_the_client_once_within_17_kib_with_its_last_line(

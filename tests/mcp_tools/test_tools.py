@@ -58,16 +58,12 @@ async def test_run_returns_state_and_exit_code_first_then_output(tmp_path: Path)
     async with primary_client(project) as (_, client):
         result = await client.call_tool("shell_run", {"command": "echo hi; exit 3"})
     assert not result.is_error
-    assert text(result).startswith("state=exited exit_code=3 ")
+    assert text(result) == "exited 3\n"
     assert "hi" not in text(result), "the body travels once, in the structured content"
     data = result.structured_content
     assert data is not None
-    assert (data["state"], data["exit_code"], data["output"], data["cwd"]) == (
-        "exited",
-        3,
-        "hi\n",
-        str(project),
-    )
+    assert (data["state"], data["exit_code"], data["output"]) == ("exited", 3, "hi\n")
+    assert "cwd" not in data, "it started in the project root, the default"
 
 
 async def test_scene_history_last_which_rerun_describe_the_same_runs(tmp_path: Path) -> None:
@@ -109,8 +105,7 @@ async def test_background_run_then_wait_until_match_then_kill_then_close(tmp_pat
         closed = await client.call_tool("shell_close", {"tab": "bg"})
     assert started.structured_content is not None
     assert started.structured_content["state"] == "running"
-    assert text(started).startswith("state=running ")
-    assert f"pid={started.structured_content['pid']}" in text(started)
+    assert text(started) == f"running pid {started.structured_content['pid']}\n"
     assert waited.structured_content is not None
     assert waited.structured_content["reason"] == "matched"
     assert killed.structured_content is not None

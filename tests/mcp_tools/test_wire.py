@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from pydantic import BaseModel
 
@@ -73,7 +73,8 @@ def test_nulls_defaults_echoed_arguments_and_derived_fields_are_left_out() -> No
     args = RunArgs(command="make", tab="web")
     wire = lean_dump(result, args)
     # signal (null), timed_out (default), tab and command (echoed), cursor (= output_bytes),
-    # omitted_bytes (0), spool (nothing left out), pid (the run ended).
+    # output_bytes (= the size of output), omitted_bytes (0), spool (nothing left out), pid
+    # (the run ended); cwd is not the server's default.
     assert wire == {
         "index": 4,
         "state": "exited",
@@ -81,8 +82,8 @@ def test_nulls_defaults_echoed_arguments_and_derived_fields_are_left_out() -> No
         "duration_s": 1.5,
         "cwd": "/p",
         "output": "hi\n",
-        "output_bytes": 3,
     }
+    assert "cwd" not in lean_dump(result, args, {"cwd": "/p"}), "the project root is the default"
 
 
 def test_a_field_that_says_something_new_stays() -> None:
@@ -101,7 +102,6 @@ def test_an_exit_code_of_zero_and_a_kill_that_left_processes_alive_are_kept() ->
         "index": 1,
         "killed": True,
         "pids": [5, 6],
-        "signal": "SIGTERM",
         "remaining": [6],
     }
     assert lean_dump(run_result(exit_code=0))["exit_code"] == 0
@@ -129,11 +129,12 @@ def _red_status() -> VerifyStatusResult:
     root = "/home/someone/projects/a-project-with-a-long-name"
     spool = f"{root}/.state/agent-habitat/workspaces/a-project-with-a-long-name-0123456789ab/spool"
     message = "tests/test_wrong.py::test_add_is_wrong: AssertionError: two and two"
+    reason = f"1 test failure(s), first {message}"
     rung = RungReport(
         rung="test.scoped",
         task="v115633-caf98a.test.scoped",
         state="red",
-        reason=f"1 test failure(s), first {message}",
+        reason=reason,
         tool="pytest",
         duration_s=11.265,
         exit_code=1,
@@ -155,8 +156,8 @@ def _red_status() -> VerifyStatusResult:
         spool=f"{spool}/verify-v115633-caf98a.test.scoped.out",
     )
     green = [
-        RungReport(rung=name, task=f"v115633-caf98a.{name}", state="green", tool=tool, spool=spool)
-        for name, tool in (("diagnose.files", "ruff"), ("compile.project", "dmypy"))
+        RungReport(rung="diagnose.files", task="v1.diagnose.files", state="green", tool="ruff"),
+        RungReport(rung="compile.project", task="v1.compile.project", state="green", tool="dmypy"),
     ]
     epoch = EpochReport(
         epoch=2,
@@ -185,8 +186,7 @@ def _red_status() -> VerifyStatusResult:
     )
     return VerifyStatusResult(
         green=False,
-        summary="red on d05576e9bc623273: epoch 2 (v115633-caf98a); test.scoped red: "
-        + rung.reason,
+        summary=f"red on d05576e9bc623273: epoch 2 (v115633-caf98a); test.scoped red: {reason}",
         stale=False,
         current_snapshot="d05576e9bc623273",
         epoch=epoch,

@@ -5,8 +5,9 @@ the rest is): the `status` prompt and the CLI-like views use it. `brief` is the 
 of a tool result that also carries structured content. Claude Code, VS Code and Codex hand
 the model the structured content *instead of* the text block when both are present, Cursor
 by every report too (docs/result-shape.md): the model reads the structured content, so the
-text block is one line for the person looking at the call — the outcome, and where the rest
-of the output is when some was left out — and never the body again.
+text block is a few words for the person looking at the call — the outcome (`exited 0`,
+`running pid 42`), and where the rest of the output is when some was left out — and never
+the body again.
 """
 
 from __future__ import annotations
@@ -160,31 +161,39 @@ def _more(omitted_bytes: int, output_bytes: int, how: str) -> str:
     return f"\n[{omitted_bytes} of {output_bytes} bytes left out; {how}]"
 
 
+def _said(state: m.RunState | None, exit_code: int | None, signal: int | None = None) -> str:
+    """The outcome in a few words: `exited 0`, `running`, `killed signal 9`."""
+    text: str = state or "no run"
+    if exit_code is not None:
+        text += f" {exit_code}"
+    return text + (f" signal {signal}" if signal is not None else "")
+
+
 @brief.register
 def _run_brief(result: m.RunResult) -> str:
-    text = f"{_outcome(result.state, result.exit_code, result.signal)} {result.duration_s:.2f}s"
+    text = _said(result.state, result.exit_code, result.signal)
     if result.state == "running":
-        text += f" pid={result.pid}"
+        text += f" pid {result.pid}"
     how = f"shell_last tab={result.tab} index={result.index} grep/since"
     return text + _more(result.omitted_bytes, result.output_bytes, how) + "\n"
 
 
 @brief.register
 def _last_brief(result: m.LastResult) -> str:
-    text = f"{_outcome(result.state, result.exit_code, result.signal)} cursor={result.cursor}"
+    text = _said(result.state, result.exit_code, result.signal)
     return text + _more(result.omitted_bytes, result.output_bytes, "grep, or since") + "\n"
 
 
 @brief.register
 def _wait_brief(result: m.WaitResult) -> str:
-    return f"reason={result.reason} {_outcome(result.state, result.exit_code)}\n"
+    return f"{result.reason}: {_said(result.state, result.exit_code, result.signal)}\n"
 
 
 @brief.register
 def _kill_brief(result: m.KillResult) -> str:
     if not result.killed:
-        return "killed=false: nothing was running\n"
-    text = f"killed=true {result.signal} pids={','.join(map(str, result.pids))}"
+        return "nothing was running\n"
+    text = "killed" if result.signal == "SIGTERM" else f"killed {result.signal}"
     return text + (f" STILL ALIVE: {result.remaining}" if result.remaining else "") + "\n"
 
 

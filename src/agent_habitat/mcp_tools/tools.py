@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,10 +109,13 @@ class ToolRegistry:
         tools: Callable[[], Sequence[ToolDef]],
         before_call: Callable[[], Awaitable[None]] | None = None,
         around: Around | None = None,
+        defaults: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
+        """`defaults`: values a result leaves out when it has them (`cwd`: the project root)."""
         self._tools = tools
         self._before_call = before_call
         self._around = around
+        self._defaults = defaults
 
     def current(self) -> dict[str, ToolDef]:
         return {tool.name: tool for tool in self._tools()}
@@ -159,5 +162,7 @@ class ToolRegistry:
         result = fit(result)
         return types.CallToolResult(
             content=[types.TextContent(text=brief(result))],
-            structured_content=lean_dump(result, args),
+            structured_content=lean_dump(
+                result, args, self._defaults() if self._defaults is not None else None
+            ),
         )

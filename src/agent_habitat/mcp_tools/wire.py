@@ -5,7 +5,8 @@ content, serialized, in place of the text block (docs/result-shape.md). So the s
 content is what the model reads, and it is lean by these rules, in this order:
 
 1. A field whose value is null, empty (`""`, `[]`, `{}`) or its declared default is left out.
-2. A field equal to the call's argument of the same name is left out: the caller knows it.
+2. A field equal to the call's argument of the same name is left out: the caller knows it;
+   so is one equal to the server's default for it (`cwd` when it is the project root).
 3. A field of a nested object equal to the same-named field of the object holding it is
    left out (the epoch inside `verify_run`'s result repeats its task, state and snapshot).
 4. A field whose value follows from others (`DERIVED`) is left out when it does.
@@ -45,9 +46,16 @@ _MARKER = re.compile(r"\n… \[(\d+) bytes omitted; full output in the spool\] �
 
 Derived = Callable[[Any], bool]
 
+
+def _whole(result: m.RunResult | m.LastResult) -> bool:
+    """The output is all there was, unaltered: its size is `output_bytes` (and the cursor)."""
+    return result.omitted_bytes == 0 and result.output_bytes == len(result.output.encode())
+
+
 DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
     m.RunResult: {
         "cursor": lambda r: r.cursor == r.output_bytes,
+        "output_bytes": lambda r: _whole(r),
         "omitted_bytes": lambda r: r.omitted_bytes == 0,  # absent: nothing was left out
         "timed_out": lambda r: r.timed_out == (r.state == "timed_out"),
         "pid": lambda r: r.state != "running",  # a finished run's pid names nothing
@@ -55,9 +63,13 @@ DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
     },
     m.LastResult: {
         "cursor": lambda r: r.cursor == r.output_bytes,
+        "output_bytes": lambda r: _whole(r),
         "running": lambda r: r.running == (r.state == "running"),
         "omitted_bytes": lambda r: r.omitted_bytes == 0,
         "spool": lambda r: r.omitted_bytes == 0,
+    },
+    m.KillResult: {
+        "signal": lambda r: r.signal == "SIGTERM",  # the default: TERM, then KILL after grace
     },
     RungReport: {
         "task": lambda r: r.task.endswith(f".{r.rung}"),  # the epoch's task id + rung
@@ -169,10 +181,16 @@ def _lean(model: BaseModel, skip: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def lean_dump(result: BaseModel, args: BaseModel | None = None) -> dict[str, Any]:
-    """The wire form of `result` for a call with `args` (rules 1–4 of the module doc)."""
-    echo = {k: getattr(args, k) for k in type(args).model_fields} if args is not None else {}
-    return _lean(result, echo)
+def lean_dump(
+    result: BaseModel, args: BaseModel | None = None, defaults: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The wire form of `result` for a call with `args`, on a server whose defaults are
+    `defaults` (rules 1–4 of the module doc)."""
+    known = dict(defaults or {})
+    if args is not None:
+        given = {k: getattr(args, k) for k in type(args).model_fields}
+        known.update({k: v for k, v in given.items() if v is not None})
+    return _lean(result, known)
 
 
 def _droppable(name: str, prop: Mapping[str, Any], never: set[str]) -> bool:
