@@ -91,9 +91,12 @@ def test_a_field_that_says_something_new_stays() -> None:
     wire = lean_dump(result, RunArgs(command="other", tab="t"))
     assert (wire["pid"], wire["command"], wire["tab"]) == (99, "make", "main")
     assert (wire["omitted_bytes"], wire["spool"]) == (900, "/state/spool/run-4/output")
-    assert "cursor" not in wire  # still = output_bytes
+    # While it runs the size is the cursor to pass as `since`; once ended, output_bytes.
+    assert (wire["cursor"], "output_bytes" in wire) == (1000, False)
+    ended = lean_dump(run_result())
+    assert (ended["output_bytes"], "cursor" in ended) == (1000, False)
     moved = lean_dump(run_result(cursor=1200))
-    assert moved["cursor"] == 1200
+    assert (moved["cursor"], moved["output_bytes"]) == (1200, 1000)
 
 
 def test_an_exit_code_of_zero_and_a_kill_that_left_processes_alive_are_kept() -> None:

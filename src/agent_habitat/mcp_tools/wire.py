@@ -47,6 +47,8 @@ _MARKER = re.compile(r"\nâ€¦ \[(\d+) bytes omitted; full output in the spool\] â
 Derived = Callable[[Any], bool]
 
 
+# The size of the output: `cursor` while the run goes on (pass it as `since` for newer
+# output), `output_bytes` once it has ended, neither when the output shown is all of it.
 def _whole(result: m.RunResult | m.LastResult) -> bool:
     """The output is all there was, unaltered: its size is `output_bytes` (and the cursor)."""
     return result.omitted_bytes == 0 and result.output_bytes == len(result.output.encode())
@@ -54,16 +56,20 @@ def _whole(result: m.RunResult | m.LastResult) -> bool:
 
 DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
     m.RunResult: {
-        "cursor": lambda r: r.cursor == r.output_bytes,
-        "output_bytes": lambda r: _whole(r),
+        "cursor": lambda r: r.state != "running" and r.cursor == r.output_bytes,
+        "output_bytes": lambda r: (
+            _whole(r) or (r.state == "running" and r.output_bytes == r.cursor)
+        ),
         "omitted_bytes": lambda r: r.omitted_bytes == 0,  # absent: nothing was left out
         "timed_out": lambda r: r.timed_out == (r.state == "timed_out"),
         "pid": lambda r: r.state != "running",  # a finished run's pid names nothing
         "spool": lambda r: r.omitted_bytes == 0,  # the path matters when something is left out
     },
     m.LastResult: {
-        "cursor": lambda r: r.cursor == r.output_bytes,
-        "output_bytes": lambda r: _whole(r),
+        "cursor": lambda r: r.state != "running" and r.cursor == r.output_bytes,
+        "output_bytes": lambda r: (
+            _whole(r) or (r.state == "running" and r.output_bytes == r.cursor)
+        ),
         "running": lambda r: r.running == (r.state == "running"),
         "omitted_bytes": lambda r: r.omitted_bytes == 0,
         "spool": lambda r: r.omitted_bytes == 0,
