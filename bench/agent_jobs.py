@@ -7,13 +7,12 @@ really done (the page was fetched, the error line found, the verdict read):
   read its log, stop it;
 * build — run a build that prints ~200 kB (one error line in the middle, a verdict at the
   end), then find the error line;
-* green — "is my change green?": the project's tests. The habitat's verify tools are not on
-  this branch's server yet, so ours runs the test command through `shell_run` (the JSON says
-  so); it switches to `verify_run`/`verify_status` when those tools are listed.
+* green — "is my change green?": the project's tests; ours through `verify_run(wait=true)`
+  (lint, types and the affected tests on the change), the peers run the test command.
 
-"Model reads" is what the four clients we checked hand the model (README, "What the clients
-pass to the model"): the structured content when a result has it, else the text. Peers are
-installed into `.bench-cache/` (see bench/peers.py); `--only` picks servers.
+"Model reads" is what the four clients we checked hand the model (docs/result-shape.md): the
+structured content when a result has it, else the text. Peers are installed into
+`.bench-cache/` (see bench/peers.py); `--only` picks servers.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Sequence
@@ -145,6 +145,13 @@ class Driver:
 Job = Callable[[Driver, Path], Awaitable[None]]
 
 
+def _cursor(result: dict[str, Any]) -> int:
+    # Left out when it equals `output_bytes`, which is left out when it is the size of the
+    # output shown (docs/result-shape.md).
+    size = result.get("output_bytes", len(result.get("output", "").encode()))
+    return int(result.get("cursor", size))
+
+
 def check(condition: bool, what: str) -> None:
     if not condition:
         raise JobFailedError(what)
@@ -159,11 +166,11 @@ async def habitat_dev(d: Driver, work: Path) -> None:
     start = {"command": "./dev-server", "tab": "web", "yield_after_seconds": 3}
     _, ran = await d.call("shell_run", start)
     found = re.search(r"ready on (\S+)", ran["output"])
-    cursor = ran["cursor"]
+    cursor = _cursor(ran)
     if found is None:
         _, waited = await d.call("shell_wait", {"tab": "web", "until": r"ready on \S+"})
         found = re.search(r"ready on (\S+)", waited["output"])
-        cursor = waited["cursor"]
+        cursor = _cursor(waited)
     check(found is not None, "never ready")
     assert found is not None
     _, page = await d.call("shell_run", {"command": f"curl -s {found[1]}", "tab": "check"})
@@ -171,7 +178,7 @@ async def habitat_dev(d: Driver, work: Path) -> None:
     _, log = await d.call("shell_last", {"tab": "web", "since": cursor})
     check("GET /" in log["output"], "the request is not in the log")
     _, killed = await d.call("shell_kill", {"tab": "web"})
-    check(killed["killed"] and not killed["remaining"], "not stopped")
+    check(killed["killed"] and not killed.get("remaining"), "not stopped")
 
 
 async def habitat_build(d: Driver, work: Path) -> None:
@@ -183,15 +190,9 @@ async def habitat_build(d: Driver, work: Path) -> None:
 
 
 async def habitat_green(d: Driver, work: Path) -> None:
-    tools = {t.name for t in (await d.client.list_tools()).tools}
-    if {"verify_run", "verify_status"} <= tools:
-        d.run.notes.append("through verify_run(wait=true)")
-        _, status = await d.call("verify_run", {"wait": True})
-        check(status.get("state") == "green", f"not green: {status.get('state')}")
-        return
-    d.run.notes.append("verify tools not on this server yet: shell_run of the test command")
-    _, ran = await d.call("shell_run", {"command": "./run-tests"})
-    check(ran["exit_code"] == 0 and "1 passed" in ran["output"], "not green")
+    d.run.notes.append("through verify_run(wait=true)")
+    _, status = await d.call("verify_run", {"wait": True})
+    check(status.get("green") is True, f"not green: {status}")
 
 
 # --- mcp-shell-server (argv lists, foreground only) ----------------------------------------
@@ -285,7 +286,16 @@ def fixture(work: Path) -> None:
     _script(work / "run-tests", RUN_TESTS)
     proj = work / "proj"
     proj.mkdir()
-    (proj / "test_change.py").write_text(TEST_FILE, encoding="utf-8")
+    test = proj / "test_change.py"
+    test.write_text(TEST_FILE.replace("1 + 1", "2"), encoding="utf-8")
+    # pytest writes its cache through a temporary `pytest-cache-files-*` folder; a project
+    # ignores both (else a finished epoch goes stale on the cache pytest itself wrote).
+    (work / ".gitignore").write_text(".pytest_cache/\npytest-cache-files-*\n", encoding="utf-8")
+    # A git work tree with a change in it: what "is my change green?" asks about.
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid"]
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "base"]):
+        subprocess.run([*git, *argv], cwd=work, check=True, capture_output=True)
+    test.write_text(TEST_FILE, encoding="utf-8")
 
 
 def server_params(name: str, cache: Path, work: Path, home: Path) -> StdioServerParameters:

@@ -174,13 +174,20 @@ def payload_of(result: types.CallToolResult, call_ms: float, last_line: str) -> 
         other_bytes=other_bytes,
         total_bytes=text_bytes + structured_bytes + other_bytes,
         is_error=bool(result.is_error),
-        has_last_line=last_line in "\n".join(text).splitlines(),
+        # The body is in the structured content (docs/result-shape.md), else in the text.
+        has_last_line=last_line in "\n".join([*text, _body(structured)]).splitlines(),
         call_ms=call_ms,
     )
 
 
+def _body(structured: Any) -> str:
+    body = structured.get("output", "") if isinstance(structured, dict) else ""
+    return body if isinstance(body, str) else ""
+
+
 def _check_echo(result: types.CallToolResult) -> None:
     text = "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+    text += _body(result.structured_content)
     if result.is_error or "hi" not in text:
         raise RuntimeError(f"`{ECHO_COMMAND}` returned an unexpected result: {text[:300]!r}")
 

@@ -71,15 +71,18 @@ async def test_the_primary_server_runs_a_command_over_stdio(tmp_path: Path) -> N
     async with stdio_client(root, "mcp", "--embedded") as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         echo = await client.call_tool("shell_run", {"command": "echo hi"})
+        elsewhere = await client.call_tool("shell_run", {"command": "pwd", "tab": "t", "cwd": "/"})
         slow = await client.call_tool(
             "shell_run",
             {"command": f"echo a; {await_file(heard)}; echo b"},
             progress_callback=on_progress,
         )
     assert {"shell_run", "shell_scene", "project_open"} <= tools
-    assert text(echo).startswith("state=exited exit_code=0")
+    assert text(echo) == "exited 0\n"
     assert data(echo)["output"] == "hi\n"
-    assert data(echo)["cwd"] == str(root)
+    assert "cwd" not in data(echo), "it started in the project root, the default"
+    assert data(elsewhere)["output"] == "/\n"
+    assert not {"tab", "cwd", "command"} & set(data(elsewhere)), "the arguments are not echoed"
     assert data(slow)["output"] == "a\nb\n"
     assert reported
     assert reported == sorted(reported)
@@ -92,6 +95,8 @@ async def test_the_escape_server_has_terminal_verbs_on_its_own_state(
     async with stdio_client(root, "terminal-mcp") as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         echo = await client.call_tool("terminal_run", {"command": "echo hi"})
+        # Output over the cap: the result points at the spool file that holds all of it.
+        big = await client.call_tool("terminal_run", {"command": "seq 1 20000"})
         host = await client.call_tool("terminal_host", {"action": "status"})
     assert tools == {
         "terminal_scene",
@@ -107,7 +112,8 @@ async def test_the_escape_server_has_terminal_verbs_on_its_own_state(
         "terminal_host",
     }
     assert data(echo)["output"] == "hi\n"
-    assert Path(data(echo)["spool"]).is_relative_to(habitat_home / "terminal")
+    assert "spool" not in data(echo), "nothing was left out: no pointer to the rest"
+    assert Path(data(big)["spool"]).is_relative_to(habitat_home / "terminal")
     assert (data(host)["done"], data(host)["host_running"]) == (False, False)
     assert "no host runs for this workspace" in text(host)
 

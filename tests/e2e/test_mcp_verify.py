@@ -141,20 +141,22 @@ async def test_a_red_result_of_a_failing_test_fits_in_4_kib_and_names_the_assert
             "verify_run",
             {"rung": ["test.scoped"], "filter": ["tests/test_wrong.py"], "wait": True},
         )
+        status = await client.call_tool("verify_status", {})
     result = data(red)
     assert result["state"] == "red", result
     body = text(red)
-    assert len(body.encode("utf-8")) <= 4096, body
     assert body.startswith("state=red green=false")
     assert "tests/test_wrong.py::test_add_is_wrong" in body
-    assert "tests/test_wrong.py:6" in body
-    assert 'assert total == 5, "two and two"' in body
-    assert "full output: " in body
+    # What the model reads is the structured content: the finding, located, with its line.
     (rung,) = result["result"]["rungs"]
-    assert rung["state"] == "red"
+    (finding,) = rung["diagnostics"]
+    assert (finding["file"], finding["line"]) == ("tests/test_wrong.py", 6)
+    assert finding["text"] == 'assert total == 5, "two and two"'
     assert rung["spool"]
-    # Lean structured content: the first findings and a spool path, not every output tail.
-    assert len(json.dumps(result)) < 8192
+    assert "state" not in rung, "a rung's state is its epoch's (red) when left out"
+    for answer in (red, status):
+        wire = json.dumps(data(answer), separators=(",", ":"), ensure_ascii=False)
+        assert len(text(answer).encode()) + len(wire.encode()) <= 4096, wire
 
 
 async def test_prompts_are_listed_and_return_text_and_the_epoch_resource_follows_runs(

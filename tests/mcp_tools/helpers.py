@@ -81,3 +81,12 @@ def text(result: types.CallToolResult) -> str:
     block = result.content[0]
     assert isinstance(block, types.TextContent)
     return block.text
+
+
+def output(result: types.CallToolResult) -> str:
+    """The output body: the structured content carries it (the text block is one line)."""
+    assert not result.is_error, text(result)
+    assert isinstance(result.structured_content, dict)
+    body = result.structured_content.get("output", "")  # absent: the run printed nothing
+    assert isinstance(body, str)
+    return body

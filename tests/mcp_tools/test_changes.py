@@ -17,7 +17,7 @@ from pydantic import FileUrl
 from agent_habitat.mcp_tools.resources import EPOCH_URI, SCENE_URI
 from agent_habitat.testing import eventually
 
-from .helpers import Inbox, make_project, open_primary, primary_client, text
+from .helpers import Inbox, make_project, open_primary, output, primary_client, text
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +56,7 @@ async def test_project_open_switches_the_project_and_sends_tools_list_changed(
     described = {t.name: t.description for t in after.tools}["project_open"]
     assert described is not None
     assert str(second) in described
-    assert text(run).splitlines()[1] == str(second)
+    assert output(run) == f"{second}\n"
 
 
 async def test_project_open_of_a_missing_folder_is_a_tool_error_naming_it(tmp_path: Path) -> None:
@@ -94,7 +94,7 @@ async def test_the_project_comes_from_the_client_roots_when_no_flag_is_given(
         run = await client.call_tool("shell_run", {"command": "pwd"})
         assert primary.project.root == rooted
         assert primary.project.source == "roots"
-    assert text(run).splitlines()[1] == str(rooted)
+    assert output(run) == f"{rooted}\n"
 
 
 async def test_the_project_follows_the_client_roots_when_they_change(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from mcp.types import TextContent
 
 from agent_habitat.config import ShellConfig
 from agent_habitat.mcp_tools.render import brief, render
+from agent_habitat.mcp_tools.wire import OUTPUT_WIRE_BYTES
 from agent_habitat.shell.models import Caps, KillResult, RunResult, SceneResult, TabScene
 
 from .helpers import make_project, open_primary
@@ -67,39 +69,41 @@ async def test_tool_descriptions_state_the_configured_caps(tmp_path: Path) -> No
     assert "Capped at 4 KiB" in tools["shell_last"]
 
 
-def test_the_brief_text_keeps_the_state_and_the_last_line_but_not_the_body() -> None:
+def test_the_brief_text_is_the_outcome_and_where_the_rest_is_never_the_body() -> None:
     text = brief(run_result())
-    lines = text.splitlines()
-    assert lines[0] == "state=exited exit_code=2 tab=main #4 1.50s"
-    assert lines[1] == "tail"
+    assert text.splitlines() == [
+        "exited 2",
+        "[900 of 1000 bytes left out; shell_last tab=main index=4 grep/since]",
+    ]
     assert "head" not in text
-    assert lines[2] == (
-        f"[{len(run_result().output.encode())} of 1000 bytes in structured `output`; "
-        "rest: last tab=main index=4 grep/since]"
-    )
+    assert "tail" not in text
 
 
-def test_a_one_line_output_is_the_whole_brief() -> None:
-    result = run_result(output="hi\n", omitted_bytes=0, output_bytes=3)
-    assert brief(result) == "state=exited exit_code=2 tab=main #4 1.50s\nhi\n"
+def test_a_complete_output_adds_nothing_to_the_brief() -> None:
+    result = run_result(output="a\nb\nc\n", omitted_bytes=0, output_bytes=6)
+    assert brief(result) == "exited 2\n"
 
 
-def test_a_huge_last_line_is_cut_in_the_brief() -> None:
+def test_a_huge_last_line_is_not_in_the_brief() -> None:
     result = run_result(output="x" * 5000 + "\n", omitted_bytes=0, output_bytes=5001)
     assert len(brief(result)) < 400
 
 
-def test_a_short_complete_output_is_counted_not_repeated() -> None:
-    result = run_result(output="a\nb\nc\n", omitted_bytes=0, output_bytes=6)
-    assert brief(result).splitlines()[1:] == ["c", "[3 lines in structured `output`]"]
+def test_a_running_run_briefs_its_pid() -> None:
+    result = run_result(state="running", exit_code=None, omitted_bytes=0, output="")
+    assert brief(result) == "running pid 99\n"
 
 
-def test_results_without_a_body_brief_as_they_render() -> None:
-    result = KillResult(tab="t", index=1, killed=True, pids=[5], signal="SIGTERM", remaining=[])
-    assert brief(result) == render(result)
+def test_a_kill_brief_names_a_signal_other_than_term_and_any_pid_left_alive() -> None:
+    done = KillResult(tab="t", index=1, killed=True, pids=[5], signal="SIGTERM", remaining=[])
+    alive = KillResult(tab="t", index=1, killed=True, pids=[5, 6], signal="SIGKILL", remaining=[6])
+    none = KillResult(tab="t", index=None, killed=False, pids=[], signal="SIGTERM", remaining=[])
+    assert brief(done) == "killed\n"
+    assert brief(alive) == "killed SIGKILL STILL ALIVE: [6]\n"
+    assert brief(none) == "nothing was running\n"
 
 
-async def test_a_big_output_reaches_the_client_once_in_the_structured_content(
+async def test_a_big_output_reaches_the_client_once_within_17_kib_with_its_last_line(
     tmp_path: Path,
 ) -> None:
     async with (
@@ -109,13 +113,18 @@ async def test_a_big_output_reaches_the_client_once_in_the_structured_content(
         result = await client.call_tool("shell_run", {"command": "seq 1 36000"})
     data = result.structured_content
     assert data is not None
-    assert data["output"].rstrip("\n").endswith("36000")
-    assert data["omitted_bytes"] > 0
+    assert data["output"].rstrip("\n").endswith("\n36000")
+    assert data["output"].startswith("1\n2\n")
+    assert data["output_bytes"] == len("".join(f"{i}\n" for i in range(1, 36001)))
+    shown = data["output"].split("\n… [")
+    head, tail = shown[0], shown[1].split("] …\n", 1)[1]
+    assert data["omitted_bytes"] == data["output_bytes"] - len(head) - len(tail)
+    assert len(json.dumps(data["output"], ensure_ascii=False).encode()) <= OUTPUT_WIRE_BYTES + 2
     block = result.content[0]
     assert isinstance(block, TextContent)
-    assert block.text.splitlines()[1] == "36000"
-    assert "18000\n" not in block.text
-    assert len(block.text) < 400
+    assert "36000" not in block.text
+    wire = len(block.text.encode()) + len(json.dumps(data, separators=(",", ":")).encode())
+    assert wire <= 17 * 1024
 
 
 def test_the_scene_brief_leaves_the_previews_to_the_structured_content() -> None:
@@ -131,6 +140,4 @@ def test_the_scene_brief_leaves_the_previews_to_the_structured_content() -> None
     caps = Caps(max_tabs=8, history_rows=50, output_cap_bytes=16384, preview_bytes=2048)
     result = SceneResult(tabs=[tab], caps=caps)
     assert "line two" in render(result)
-    assert (
-        brief(result) == "1/8 tabs (output cap 16384 B, history 50 rows)\n- web: idle bash cwd=/p\n"
-    )
+    assert brief(result) == "1/8 tabs: web idle\n"

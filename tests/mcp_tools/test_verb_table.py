@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from agent_habitat.mcp_tools.wire import wire_schema
 from agent_habitat.verbs import VERBS
 
 from .helpers import make_project, open_primary, open_terminal
@@ -35,7 +36,9 @@ async def test_every_shell_row_is_a_shell_and_a_terminal_tool_and_project_open_p
     for row in SHELL:
         for tool in (primary_tools[f"shell_{row.name}"], escape_tools[f"terminal_{row.name}"]):
             assert tool.input_schema == row.args.model_json_schema()
-            assert tool.output_schema == row.result.model_json_schema()
+            # The model's fields, with only those a lean dump always carries required.
+            assert tool.output_schema == wire_schema(row.result, row.args)
+            assert tool.output_schema["properties"] == row.result.model_json_schema()["properties"]
             hints = tool.annotations
             assert bool(hints and hints.read_only_hint) is row.read_only
             assert bool(hints and hints.destructive_hint) is row.destructive

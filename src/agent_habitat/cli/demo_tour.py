@@ -18,6 +18,7 @@ from rich.table import Table
 
 from ..events import InMemoryEventBus
 from ..habitat import Habitat
+from ..mcp_tools.wire import lean_dump
 from ..shell import ShellHabitat
 from ..shell.models import KillArgs, LastArgs, RunArgs, RunResult, WaitArgs
 from ..verify import POLICIES, LadderRequest, LadderResult, run_ladder, stop_type_daemon
@@ -65,7 +66,7 @@ async def shell_tour(console: Console, project: Path) -> None:
         console.print("[dim]  the same call over MCP — what an agent sends and gets back:[/]")
         request = {"name": "shell_run", "arguments": {"command": first.command}}
         console.print(f"  → tools/call {json.dumps(request)}", markup=False, highlight=False)
-        reply = first.model_dump(include={"tab", "index", "state", "exit_code", "output"})
+        reply = lean_dump(first, RunArgs(command=first.command), {"cwd": h.default_cwd()})
         console.print(f"  ← structuredContent {json.dumps(reply)}", markup=False, highlight=False)
 
         console.rule("2. cd and export carry over to the next command, as in a terminal")

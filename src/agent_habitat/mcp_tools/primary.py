@@ -77,7 +77,12 @@ async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
     server = build_server(
         "agent-habitat",
         instructions=INSTRUCTIONS,
-        tools=ToolRegistry(tools, before_call=roots.settled, around=sessions.around),
+        tools=ToolRegistry(
+            tools,
+            before_call=roots.settled,
+            around=sessions.around,
+            defaults=lambda: {"cwd": habitat.shell.default_cwd()},
+        ),
         broadcaster=broadcaster,
         scene=scene,
         prompts=Prompts(habitat, sessions.name),

@@ -2,11 +2,12 @@
 
 `render` is the full text (state and exit code first, then the capped output, then where
 the rest is): the `status` prompt and the CLI-like views use it. `brief` is the text block
-of a tool result that also carries structured content. Claude Code, VS Code, Codex and
-Cursor hand the model the structured content *instead of* the text block when both are
-present (README, "What the clients pass to the model"), so the capped body travels once, in
-the structured `output`; the text repeats only what decides the next step, the last line of
-output, and how to read the rest.
+of a tool result that also carries structured content. Claude Code, VS Code and Codex hand
+the model the structured content *instead of* the text block when both are present, Cursor
+by every report too (docs/result-shape.md): the model reads the structured content, so the
+text block is a few words for the person looking at the call — the outcome (`exited 0`,
+`running pid 42`), and where the rest of the output is when some was left out — and never
+the body again.
 """
 
 from __future__ import annotations
@@ -27,9 +28,6 @@ from agent_habitat.verify_text import (
 )
 
 __all__ = ["brief", "render"]
-
-LAST_LINE_CHARS = 200
-"""The text block's copy of the last output line is cut here (a minified bundle is one line)."""
 
 
 def _outcome(state: m.RunState | None, exit_code: int | None, signal: int | None = None) -> str:
@@ -164,57 +162,56 @@ def _input(result: m.InputResult) -> str:
 
 @singledispatch
 def brief(result: BaseModel) -> str:
-    """The text block beside the structured content; results without a body: `render`."""
+    """The text block beside the structured content; results without a brief: `render`."""
     return render(result)
 
 
-def _last_line(output: str) -> str:
-    lines = output.rstrip("\n").splitlines()
-    if not lines:
+def _more(omitted_bytes: int, output_bytes: int, how: str) -> str:
+    if not omitted_bytes:
         return ""
-    last = lines[-1]
-    return last if len(last) <= LAST_LINE_CHARS else last[:LAST_LINE_CHARS] + "…"
+    return f"\n[{omitted_bytes} of {output_bytes} bytes left out; {how}]"
 
 
-def _tail_note(output: str, omitted_bytes: int, output_bytes: int, more: str) -> str:
-    """The last line, then what else the structured `output` holds and how to get the rest."""
-    last = _last_line(output)
-    if not last:
-        return ""
-    text = last + "\n"
-    if omitted_bytes:
-        shown = len(output.encode())
-        return text + f"[{shown} of {output_bytes} bytes in structured `output`; rest: {more}]\n"
-    lines = output.rstrip("\n").count("\n") + 1
-    return text if lines == 1 else text + f"[{lines} lines in structured `output`]\n"
+def _said(state: m.RunState | None, exit_code: int | None, signal: int | None = None) -> str:
+    """The outcome in a few words: `exited 0`, `running`, `killed signal 9`."""
+    text: str = state or "no run"
+    if exit_code is not None:
+        text += f" {exit_code}"
+    return text + (f" signal {signal}" if signal is not None else "")
 
 
 @brief.register
 def _run_brief(result: m.RunResult) -> str:
-    text = _run(result).split("\n", 1)[0] + "\n"
-    more = f"last tab={result.tab} index={result.index} grep/since"
-    return text + _tail_note(result.output, result.omitted_bytes, result.output_bytes, more)
+    text = _said(result.state, result.exit_code, result.signal)
+    if result.state == "running":
+        text += f" pid {result.pid}"
+    how = f"shell_last tab={result.tab} index={result.index} grep/since"
+    return text + _more(result.omitted_bytes, result.output_bytes, how) + "\n"
 
 
 @brief.register
 def _last_brief(result: m.LastResult) -> str:
-    text = _last(result).split("\n", 1)[0] + "\n"
-    more = f"grep, or since={result.cursor} for newer"
-    return text + _tail_note(result.output, result.omitted_bytes, result.output_bytes, more)
+    text = _said(result.state, result.exit_code, result.signal)
+    return text + _more(result.omitted_bytes, result.output_bytes, "grep, or since") + "\n"
 
 
 @brief.register
 def _wait_brief(result: m.WaitResult) -> str:
-    text = _wait(result).split("\n", 1)[0] + "\n"
-    return text + _tail_note(result.output, 0, 0, "")
+    return f"{result.reason}: {_said(result.state, result.exit_code, result.signal)}\n"
+
+
+@brief.register
+def _kill_brief(result: m.KillResult) -> str:
+    if not result.killed:
+        return "nothing was running\n"
+    text = "killed" if result.signal == "SIGTERM" else f"killed {result.signal}"
+    return text + (f" STILL ALIVE: {result.remaining}" if result.remaining else "") + "\n"
 
 
 @brief.register
 def _scene_brief(result: m.SceneResult) -> str:
-    # The previews are the body here: structured `tabs[].preview` carries them.
-    return (
-        "\n".join(row for row in _scene(result).splitlines() if not row.startswith("    ")) + "\n"
-    )
+    tabs = ", ".join(f"{t.name} {t.state}" for t in result.tabs) or "no tabs"
+    return f"{len(result.tabs)}/{result.caps.max_tabs} tabs: {tabs}\n"
 
 
 @render.register
@@ -230,3 +227,13 @@ render.register(ProjectSceneResult, render_project_scene)
 render.register(VerifyRunResult, render_verify_run)
 render.register(VerifyStatusResult, render_verify_status)
 render.register(VerifyCancelResult, render_verify_cancel)
+
+
+@brief.register(VerifyRunResult)
+@brief.register(VerifyStatusResult)
+@brief.register(VerifyCancelResult)
+def _verify_brief(result: BaseModel) -> str:
+    # The verdict line, and what is not green in one line; the findings are structured.
+    lines = render(result).splitlines()
+    green = getattr(result, "green", False)
+    return "\n".join(lines[:1] if green else lines[:2]) + "\n"

@@ -188,7 +188,7 @@ async def terminal_server(
     server = build_server(
         "agent-habitat-terminal",
         instructions=INSTRUCTIONS,
-        tools=ToolRegistry(lambda: tools),
+        tools=ToolRegistry(lambda: tools, defaults=lambda: {"cwd": habitat.shell.default_cwd()}),
         broadcaster=broadcaster,
     )
     try:

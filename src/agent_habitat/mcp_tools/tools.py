@@ -1,21 +1,23 @@
 """Tool definitions built from the shell models, and the one `tools/call` path.
 
-Input schema = the `*Args` model's JSON schema; output schema = the `*Result` model's.
-A call validates its arguments (a bad one becomes a tool error naming it), runs the
-service, and returns the result model dumped as structured content (every field, the capped
-output included) plus a brief text block. Claude Code, VS Code, Codex and Cursor give the
-model the structured content in place of the text when both are present, so the body is
-sent once, there; the text block says what decides the next step, keeps the last output
-line and says how to read more (`render.brief`). We depart from the spec's SHOULD (the
-text block repeating the serialized JSON): that would send every body twice on the wire for
-no client that reads it. Refusals (`HabitatError`) are text-only tool errors.
+Input schema = the `*Args` model's JSON schema; output schema = the `*Result` model's, with
+only the fields a lean dump always carries required (`wire.wire_schema`). A call validates its
+arguments (a bad one becomes a tool error naming it), runs the service, and returns the result
+as lean structured content (`wire.lean_dump`: no nulls, defaults, echoed arguments or derived
+fields; the output body capped in serialized bytes) plus a one-line text block
+(`render.brief`). Claude Code, VS Code and Codex give the model the structured content in
+place of the text when both are present, and Cursor by every report too
+(docs/result-shape.md), so each byte the model needs is there, once. We depart from the
+spec's SHOULD (the text block repeating the serialized JSON): that would send every body
+twice on the wire for no client that reads it. Refusals (`HabitatError`) are text-only tool
+errors.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,7 @@ from agent_habitat.verbs import Progress
 
 from .progress import ProgressThrottle
 from .render import brief
+from .wire import fit, lean_dump, wire_schema
 
 __all__ = ["ToolDef", "ToolRegistry", "argument_error", "tool_error"]
 
@@ -59,7 +62,7 @@ class ToolDef:
             name=self.name,
             description=self.description,
             input_schema=_schema(self.args),
-            output_schema=_schema(self.result),
+            output_schema=_output_schema(self.result, self.args),
             annotations=self.annotations,
         )
 
@@ -68,6 +71,11 @@ class ToolDef:
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     # Models do not change at runtime; building their schema on every tools/list does.
     return model.model_json_schema()
+
+
+@functools.cache
+def _output_schema(result: type[BaseModel], args: type[BaseModel]) -> dict[str, Any]:
+    return wire_schema(result, args)
 
 
 def tool_error(message: str) -> types.CallToolResult:
@@ -101,10 +109,13 @@ class ToolRegistry:
         tools: Callable[[], Sequence[ToolDef]],
         before_call: Callable[[], Awaitable[None]] | None = None,
         around: Around | None = None,
+        defaults: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
+        """`defaults`: values a result leaves out when it has them (`cwd`: the project root)."""
         self._tools = tools
         self._before_call = before_call
         self._around = around
+        self._defaults = defaults
 
     def current(self) -> dict[str, ToolDef]:
         return {tool.name: tool for tool in self._tools()}
@@ -148,7 +159,10 @@ class ToolRegistry:
                 # still has to finish before the handler unwinds.
                 with anyio.CancelScope(shield=True):
                     await throttle.close()
+        result = fit(result)
         return types.CallToolResult(
             content=[types.TextContent(text=brief(result))],
-            structured_content=result.model_dump(mode="json"),
+            structured_content=lean_dump(
+                result, args, self._defaults() if self._defaults is not None else None
+            ),
         )

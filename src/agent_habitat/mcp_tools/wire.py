@@ -1,0 +1,233 @@
+"""The structured content of a tool result as it goes on the wire: each byte once, none idle.
+
+Claude Code, VS Code, Codex and (by every report) Cursor hand the model the structured
+content, serialized, in place of the text block (docs/result-shape.md). So the structured
+content is what the model reads, and it is lean by these rules, in this order:
+
+1. A field whose value is null, empty (`""`, `[]`, `{}`) or its declared default is left out.
+2. A field equal to the call's argument of the same name is left out: the caller knows it;
+   so is one equal to the server's default for it (`cwd` when it is the project root).
+3. A field of a nested object equal to the same-named field of the object holding it is
+   left out (the epoch inside `verify_run`'s result repeats its task, state and snapshot).
+4. A field whose value follows from others (`DERIVED`) is left out when it does.
+5. The output body is capped in serialized bytes (`OUTPUT_WIRE_BYTES`): JSON writes a newline
+   as two bytes, and the model reads the escaped text. Head and tail are kept (the last line
+   always), the middle is counted in `omitted_bytes` and left to `shell_last`.
+
+The result models themselves are unchanged: the CLI's `--json`, the host's JSON API and the
+resources dump them whole. `wire_schema` is the output schema these lean dumps conform to:
+the model's schema with every field that a rule can leave out no longer required.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent_habitat.shell import models as m
+from agent_habitat.verify_report import (
+    EpochReport,
+    RungReport,
+    VerifyRunResult,
+    VerifyStatusResult,
+)
+
+__all__ = ["DERIVED", "OUTPUT_WIRE_BYTES", "fit", "fit_output", "lean_dump", "wire_schema"]
+
+OUTPUT_WIRE_BYTES = 16 * 1024
+"""The output body's budget as the model reads it: bytes of its JSON-escaped text."""
+
+_MARKER = re.compile(r"\n… \[(\d+) bytes omitted; full output in the spool\] …\n")
+"""The core's head/tail separator (`shell.output.read_capped`)."""
+
+Derived = Callable[[Any], bool]
+
+
+# The size of the output: `cursor` while the run goes on (pass it as `since` for newer
+# output), `output_bytes` once it has ended, neither when the output shown is all of it.
+def _whole(result: m.RunResult | m.LastResult) -> bool:
+    """The output is all there was, unaltered: its size is `output_bytes` (and the cursor)."""
+    return result.omitted_bytes == 0 and result.output_bytes == len(result.output.encode())
+
+
+DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
+    m.RunResult: {
+        "cursor": lambda r: r.state != "running" and r.cursor == r.output_bytes,
+        "output_bytes": lambda r: (
+            _whole(r) or (r.state == "running" and r.output_bytes == r.cursor)
+        ),
+        "omitted_bytes": lambda r: r.omitted_bytes == 0,  # absent: nothing was left out
+        "timed_out": lambda r: r.timed_out == (r.state == "timed_out"),
+        "pid": lambda r: r.state != "running",  # a finished run's pid names nothing
+        "spool": lambda r: r.omitted_bytes == 0,  # the path matters when something is left out
+    },
+    m.LastResult: {
+        "cursor": lambda r: r.state != "running" and r.cursor == r.output_bytes,
+        "output_bytes": lambda r: (
+            _whole(r) or (r.state == "running" and r.output_bytes == r.cursor)
+        ),
+        "running": lambda r: r.running == (r.state == "running"),
+        "omitted_bytes": lambda r: r.omitted_bytes == 0,
+        "spool": lambda r: r.omitted_bytes == 0,
+    },
+    m.KillResult: {
+        "signal": lambda r: r.signal == "SIGTERM",  # the default: TERM, then KILL after grace
+    },
+    RungReport: {
+        "task": lambda r: r.task.endswith(f".{r.rung}"),  # the epoch's task id + rung
+        "exit_code": lambda r: r.state == "green" and r.exit_code == 0,
+        "spool": lambda r: r.state in ("green", "skipped"),  # the log matters when it failed
+    },
+    EpochReport: {
+        "verified_state": lambda e: e.verified_state == e.state,
+        "changed_count": lambda e: e.changed_count == len(e.changed),
+        "touched_count": lambda e: e.touched_count == len(e.touched),
+    },
+    # The summary line is rendered from the epoch (state, snapshot, failing rung's reason):
+    # with the epoch there it says nothing new; alone ("never verified") it is the answer.
+    VerifyRunResult: {"summary": lambda r: r.result is not None},
+    VerifyStatusResult: {"summary": lambda r: r.epoch is not None},
+}
+"""Per result type: fields left out when the predicate says they follow from the others."""
+
+
+def _cost(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode()) - 2
+
+
+def _take(lines: list[str], budget: int, *, from_end: bool) -> tuple[str, int]:
+    """Whole lines from one end within `budget` serialized bytes; a line too long for it
+    alone is cut (keeping its end when taking from the end). Returns the text and its cost."""
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines) if from_end else lines:
+        cost = _cost(line)
+        if used + cost > budget:
+            if not kept:  # one huge line (a minified bundle): keep what fits of it
+                part = line
+                while part and _cost(part) > budget:
+                    cut = max(1, len(part) - (_cost(part) - budget))
+                    part = part[-cut:] if from_end else part[:cut]
+                kept.append(part)
+                used = _cost(part)
+            break
+        kept.append(line)
+        used += cost
+    if from_end:
+        kept.reverse()
+    return "".join(kept), used
+
+
+def fit_output(output: str, omitted_bytes: int, budget: int = OUTPUT_WIRE_BYTES) -> tuple[str, int]:
+    """`output` cut to `budget` serialized bytes, head and tail kept; and the new omitted count."""
+    if _cost(output) <= budget:
+        return output, omitted_bytes
+    found = _MARKER.search(output)
+    if found is not None:
+        head, tail = output[: found.start()], output[found.end() :]
+    else:
+        middle = len(output) // 2
+        cut = output.rfind("\n", 0, middle) + 1
+        head, tail = output[:cut], output[cut:]
+    room = budget - _cost(f"\n… [{omitted_bytes + len(output.encode())} bytes omitted; …\n")
+    room -= _cost(" full output in the spool]")
+    # The tail first: its last line is what a model looks for (the verdict, the error).
+    tail_part, tail_cost = _take(tail.splitlines(keepends=True), room - room // 2, from_end=True)
+    head_part, _ = _take(head.splitlines(keepends=True), room - tail_cost, from_end=False)
+    dropped = len(head.encode()) - len(head_part.encode())
+    dropped += len(tail.encode()) - len(tail_part.encode())
+    omitted = omitted_bytes + dropped
+    marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
+    return head_part + marker + tail_part, omitted
+
+
+def fit(result: BaseModel) -> BaseModel:
+    """`result` with its output body within `OUTPUT_WIRE_BYTES` (results without one: as is)."""
+    if isinstance(result, m.RunResult | m.LastResult):
+        output, omitted = fit_output(result.output, result.omitted_bytes)
+        if output is not result.output:
+            return result.model_copy(update={"output": output, "omitted_bytes": omitted})
+    elif isinstance(result, m.WaitResult):
+        output, _ = fit_output(result.output, 0)
+        if output is not result.output:
+            return result.model_copy(update={"output": output})
+    return result
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | dict) and not value)
+
+
+def _lean(model: BaseModel, skip: Mapping[str, Any]) -> dict[str, Any]:
+    derived = DERIVED.get(type(model), {})
+    fields = type(model).model_fields
+    values = {name: getattr(model, name) for name in fields}
+    dumped = model.model_dump(mode="json")
+    out: dict[str, Any] = {}
+    for name, field in fields.items():
+        value = values[name]
+        if _empty(value):
+            continue
+        if not field.is_required() and value == field.get_default(call_default_factory=True):
+            continue
+        if (name in skip and skip[name] == value) or (name in derived and derived[name](model)):
+            continue
+        if isinstance(value, BaseModel):
+            wire: Any = _lean(value, values)
+        elif isinstance(value, list) and value and isinstance(value[0], BaseModel):
+            wire = [_lean(item, values) for item in value]
+        else:
+            wire = dumped[name]
+        if not _empty(wire):
+            out[name] = wire
+    return out
+
+
+def lean_dump(
+    result: BaseModel, args: BaseModel | None = None, defaults: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The wire form of `result` for a call with `args`, on a server whose defaults are
+    `defaults` (rules 1–4 of the module doc)."""
+    known = dict(defaults or {})
+    if args is not None:
+        given = {k: getattr(args, k) for k in type(args).model_fields}
+        known.update({k: v for k, v in given.items() if v is not None})
+    return _lean(result, known)
+
+
+def _droppable(name: str, prop: Mapping[str, Any], never: set[str]) -> bool:
+    """Can a rule leave this property out? Conservative: when unsure, yes."""
+    if name in never:
+        return True
+    kinds = [prop, *prop.get("anyOf", [])]
+    types = {k.get("type") for k in kinds}
+    if "null" in types or "$ref" in prop or any("$ref" in k for k in kinds):
+        return True
+    if types & {"array", "object"}:
+        return True
+    return "string" in types and "enum" not in prop and "const" not in prop
+
+
+def wire_schema(result: type[BaseModel], args: type[BaseModel] | None = None) -> dict[str, Any]:
+    """`result`'s JSON schema, requiring only the fields a lean dump always carries."""
+    schema = result.model_json_schema()
+    defs: dict[str, Any] = schema.get("$defs", {})
+    objects = [(schema, result.__name__), *((d, n) for n, d in defs.items())]
+    # Rule 3 may leave out any nested field that shares a name with a field of any object.
+    names = {p for obj, _ in objects for p in obj.get("properties", {})}
+    derived = {t.__name__: set(fields) for t, fields in DERIVED.items()}
+    for obj, name in objects:
+        never = set(derived.get(name, set()))
+        never |= set(args.model_fields) if obj is schema and args is not None else set()
+        never |= names if obj is not schema else set()
+        props = obj.get("properties", {})
+        required = [f for f in obj.get("required", []) if not _droppable(f, props[f], never)]
+        if required:
+            obj["required"] = required
+        else:
+            obj.pop("required", None)
+    return schema

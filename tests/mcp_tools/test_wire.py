@@ -1,0 +1,255 @@
+"""The structured content on the wire: lean by five rules, and valid against its schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import pytest
+from pydantic import BaseModel
+
+from agent_habitat.mcp_tools.render import brief
+from agent_habitat.mcp_tools.wire import fit_output, lean_dump, wire_schema
+from agent_habitat.shell.models import KillArgs, KillResult, LastArgs, LastResult, RunArgs
+from agent_habitat.verbs import VERBS
+from agent_habitat.verify.accounting import TimeAccount, TimeReport
+from agent_habitat.verify_report import (
+    DiagnosticLine,
+    EpochReport,
+    RungReport,
+    VerifyRunResult,
+    VerifyStatusResult,
+)
+
+from .test_render import run_result
+
+
+def cost(text: str) -> int:
+    return len(json.dumps(text, ensure_ascii=False).encode()) - 2
+
+
+def numbers(count: int) -> str:
+    return "".join(f"{i}\n" for i in range(1, count + 1))
+
+
+def test_an_output_within_the_budget_is_left_as_it_is() -> None:
+    assert fit_output("a\nb\n", 0, budget=100) == ("a\nb\n", 0)
+
+
+def test_a_long_output_keeps_head_and_last_line_within_the_serialized_budget() -> None:
+    body = numbers(5000)
+    fitted, omitted = fit_output(body, 0, budget=2000)
+    assert cost(fitted) <= 2000
+    assert fitted.startswith("1\n2\n")
+    assert fitted.endswith("\n5000\n")
+    head, rest = fitted.split("\n… [", 1)
+    tail = rest.split("] …\n", 1)[1]
+    assert omitted == len(body) - len(head) - len(tail)
+    assert f"{omitted} bytes omitted; full output in the spool" in fitted
+
+
+def test_a_core_capped_output_is_recut_and_its_omitted_count_grows_by_what_was_cut() -> None:
+    head, tail = numbers(2000), numbers(4000)[len(numbers(2000)) :]
+    core = head + "\n… [7777 bytes omitted; full output in the spool] …\n" + tail
+    fitted, omitted = fit_output(core, 7777, budget=3000)
+    shown_head, rest = fitted.split("\n… [", 1)
+    shown_tail = rest.split("] …\n", 1)[1]
+    assert cost(fitted) <= 3000
+    assert omitted == 7777 + len(head) - len(shown_head) + len(tail) - len(shown_tail)
+    assert shown_tail.endswith("\n4000\n")
+    assert fitted.count("bytes omitted") == 1
+
+
+def test_one_huge_line_keeps_its_end() -> None:
+    fitted, omitted = fit_output("x" * 10_000 + "END\n", 0, budget=1000)
+    assert cost(fitted) <= 1000
+    assert fitted.endswith("END\n")
+    assert omitted > 9000
+
+
+def test_nulls_defaults_echoed_arguments_and_derived_fields_are_left_out() -> None:
+    result = run_result(output="hi\n", omitted_bytes=0, output_bytes=3, cursor=3, tab="web")
+    args = RunArgs(command="make", tab="web")
+    wire = lean_dump(result, args)
+    # signal (null), timed_out (default), tab and command (echoed), cursor (= output_bytes),
+    # output_bytes (= the size of output), omitted_bytes (0), spool (nothing left out), pid
+    # (the run ended); cwd is not the server's default.
+    assert wire == {
+        "index": 4,
+        "state": "exited",
+        "exit_code": 2,
+        "duration_s": 1.5,
+        "cwd": "/p",
+        "output": "hi\n",
+    }
+    assert "cwd" not in lean_dump(result, args, {"cwd": "/p"}), "the project root is the default"
+
+
+def test_a_field_that_says_something_new_stays() -> None:
+    result = run_result(state="running", exit_code=None, cursor=1000)
+    wire = lean_dump(result, RunArgs(command="other", tab="t"))
+    assert (wire["pid"], wire["command"], wire["tab"]) == (99, "make", "main")
+    assert (wire["omitted_bytes"], wire["spool"]) == (900, "/state/spool/run-4/output")
+    # While it runs the size is the cursor to pass as `since`; once ended, output_bytes.
+    assert (wire["cursor"], "output_bytes" in wire) == (1000, False)
+    ended = lean_dump(run_result())
+    assert (ended["output_bytes"], "cursor" in ended) == (1000, False)
+    moved = lean_dump(run_result(cursor=1200))
+    assert (moved["cursor"], moved["output_bytes"]) == (1200, 1000)
+
+
+def test_an_exit_code_of_zero_and_a_kill_that_left_processes_alive_are_kept() -> None:
+    kill = KillResult(tab="t", index=1, killed=True, pids=[5, 6], signal="SIGTERM", remaining=[6])
+    assert lean_dump(kill, KillArgs(tab="t")) == {
+        "index": 1,
+        "killed": True,
+        "pids": [5, 6],
+        "remaining": [6],
+    }
+    assert lean_dump(run_result(exit_code=0))["exit_code"] == 0
+
+
+def test_a_nested_field_equal_to_its_parents_is_left_out() -> None:
+    rung = RungReport(rung="test.scoped", task="v1.test.scoped", state="red", reason="1 failed")
+    epoch = EpochReport(epoch=2, task="v1", state="red", green=False, verified_state="red")
+    epoch.rungs = [rung]
+    run = VerifyRunResult(
+        task="v1", epoch=2, snapshot="s", state="red", green=False, summary="red", result=epoch
+    )
+    wire = lean_dump(run)
+    assert wire == {
+        "task": "v1",
+        "epoch": 2,
+        "snapshot": "s",
+        "state": "red",
+        "green": False,
+        "result": {"rungs": [{"rung": "test.scoped", "reason": "1 failed"}]},
+    }
+
+
+def _red_status() -> VerifyStatusResult:
+    root = "/home/someone/projects/a-project-with-a-long-name"
+    spool = f"{root}/.state/agent-habitat/workspaces/a-project-with-a-long-name-0123456789ab/spool"
+    message = "tests/test_wrong.py::test_add_is_wrong: AssertionError: two and two"
+    reason = f"1 test failure(s), first {message}"
+    rung = RungReport(
+        rung="test.scoped",
+        task="v115633-caf98a.test.scoped",
+        state="red",
+        reason=reason,
+        tool="pytest",
+        duration_s=11.265,
+        exit_code=1,
+        new_findings=1,
+        diagnostics=[
+            DiagnosticLine(
+                file="tests/test_wrong.py",
+                line=6,
+                code="AssertionError",
+                message=message,
+                source="pytest",
+                text='assert total == 5, "two and two"',
+            )
+        ],
+        notes=["1 selected: tests/test_wrong.py imports calc.arith"],
+        command_line=f"{root}/.venv/bin/python -m pytest -q -rfE --color=no "
+        f"--junitxml={spool}/verify-v115633-caf98a.test.scoped.xml -o junit_family=xunit1 "
+        "tests/test_wrong.py",
+        spool=f"{spool}/verify-v115633-caf98a.test.scoped.out",
+    )
+    green = [
+        RungReport(rung="diagnose.files", task="v1.diagnose.files", state="green", tool="ruff"),
+        RungReport(rung="compile.project", task="v1.compile.project", state="green", tool="dmypy"),
+    ]
+    epoch = EpochReport(
+        epoch=2,
+        task="v115633-caf98a",
+        state="red",
+        green=False,
+        verified_state="red",
+        snapshot="d05576e9bc623273",
+        head="7f55b5c538a62908f1ecb9627b61997a319cc157",
+        policy="standard",
+        touched=["src/calc/arith.py", "tests/test_wrong.py"],
+        touched_count=2,
+        rungs=[*green, rung],
+        selection="1 test path(s): tests/test_wrong.py imports calc.arith",
+        duration_s=11.28,
+        finished_at=1796126205.1308525,
+    )
+    account = TimeAccount(
+        wall_s=40.468,
+        active_s=40.468,
+        environment_s=38.75,
+        blocked_s=39.044,
+        reasoning_s=1.424,
+        idle_s=0.0,
+        calls=4,
+    )
+    return VerifyStatusResult(
+        green=False,
+        summary=f"red on d05576e9bc623273: epoch 2 (v115633-caf98a); test.scoped red: {reason}",
+        stale=False,
+        current_snapshot="d05576e9bc623273",
+        epoch=epoch,
+        time=TimeReport(
+            idle_threshold_s=300, workspace=account, session=account, session_id="mcp-1"
+        ),
+        served_by="this process (pid 12780)",
+    )
+
+
+def test_a_red_status_with_one_failing_test_fits_in_4_kib_text_and_structured() -> None:
+    status = _red_status()
+    wire = json.dumps(lean_dump(status), separators=(",", ":"), ensure_ascii=False)
+    assert len(brief(status).encode()) + len(wire.encode()) <= 4096
+    assert 'assert total == 5, \\"two and two\\"' in wire
+    assert "tests/test_wrong.py" in wire
+    assert "test.scoped.out" in wire  # where the whole log is
+
+
+def _samples() -> list[tuple[BaseModel, BaseModel | None]]:
+    status = _red_status()
+    return [
+        (run_result(), RunArgs(command="make")),
+        (run_result(output="", omitted_bytes=0, exit_code=None, state="running"), None),
+        (
+            LastResult(
+                tab="main",
+                index=1,
+                command="x",
+                state="running",
+                running=True,
+                exit_code=None,
+                output="",
+                omitted_bytes=0,
+                output_bytes=0,
+                cursor=0,
+                spool="/s",
+            ),
+            LastArgs(),
+        ),
+        (KillResult(tab="t", index=None, killed=False, pids=[], signal="TERM", remaining=[]), None),
+        (status, None),
+        (status.model_copy(update={"epoch": None, "time": None}), None),
+    ]
+
+
+@pytest.mark.parametrize(("result", "args"), _samples())
+def test_a_lean_dump_conforms_to_the_tools_output_schema(
+    result: BaseModel, args: BaseModel | None
+) -> None:
+    schema = wire_schema(type(result), type(args) if args is not None else None)
+    jsonschema.validate(lean_dump(result, args), schema)
+
+
+def test_every_verbs_output_schema_keeps_the_models_fields() -> None:
+    for row in VERBS:
+        schema: dict[str, Any] = wire_schema(row.result, row.args)
+        assert schema["properties"] == row.result.model_json_schema()["properties"]
+        # Fields no rule can leave out stay required (an index, a state, `green`).
+        assert set(schema.get("required", [])) <= set(row.result.model_fields)
+    run = wire_schema(run_result().__class__, RunArgs)
+    assert {"index", "state", "duration_s"} <= set(run["required"])
+    assert "exit_code" not in run["required"]
