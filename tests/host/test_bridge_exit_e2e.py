@@ -63,7 +63,8 @@ class RawClient:
         await self.process.stdin.send(json.dumps(msg).encode() + b"\n")
 
     async def answer(self, request_id: str) -> dict[str, Any]:
-        with anyio.fail_after(60):
+        # The first answer waits for a host start (the launcher allows it 60 s).
+        with anyio.fail_after(150):
             while True:
                 msg: dict[str, Any] = json.loads(await self._lines.receive_until(b"\n", 2**24))
                 if msg.get("id") == request_id and "method" not in msg:
