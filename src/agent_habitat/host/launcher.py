@@ -26,7 +26,8 @@ from .lock import HostRecord, is_held, read_record
 
 __all__ = ["HostHandle", "ensure_host", "find_host", "host_files", "probe_host", "stop_host"]
 
-START_TIMEOUT_SECONDS = 30.0
+# A bound for a host that hangs while starting; a loaded machine needs a lot of it.
+START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 10.0
 _POLL_SECONDS = 0.02
 

@@ -84,6 +84,13 @@ class Resources:
     ) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=_RESOURCES)
 
+    async def list_resource_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        # None: every resource has a fixed URI. Answered (with the SDK's cache hints) rather
+        # than "method not found", since `resources` is a declared capability.
+        return types.ListResourceTemplatesResult(resource_templates=[])
+
     async def _json(self, uri: str) -> str:
         if uri == SCENE_URI:
             return (await self._habitat.shell.scene()).model_dump_json()

@@ -74,6 +74,7 @@ def build_server(
         on_list_tools=tools.list_tools,
         on_call_tool=tools.call_tool,
         on_list_resources=scene.list_resources if scene else None,
+        on_list_resource_templates=scene.list_resource_templates if scene else None,
         on_read_resource=scene.read_resource if scene else None,
         on_subscribe_resource=scene.subscribe if scene else None,
         on_unsubscribe_resource=scene.unsubscribe if scene else None,

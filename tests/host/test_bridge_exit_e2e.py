@@ -1,0 +1,171 @@
+"""`habitat mcp` leaves when its client closes stdin, whatever state the relay is in.
+
+A stdio client closes the server's stdin to end the session, waits a short grace (2 s in
+the SDK) and then kills it. These tests speak raw JSON lines, close stdin, and wait for
+the bridge's own exit with a bound far below the waits it could otherwise be stuck in
+(a hung host forever, a host start 30 s).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from agent_habitat.host import find_host
+from agent_habitat.host.launcher import host_files, probe_host
+from agent_habitat.testing import eventually
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+HABITAT = str(Path(sys.executable).with_name("habitat"))
+# Far below what a stuck bridge would wait, and ample for a loaded machine.
+EXIT_BOUND_SECONDS = 10.0
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "exit-test", "version": "0"},
+    },
+}
+SLEEP_CALL = {
+    "jsonrpc": "2.0",
+    "id": "sleep",
+    "method": "tools/call",
+    "params": {"name": "shell_run", "arguments": {"command": "sleep 30"}},
+}
+
+
+class RawClient:
+    """JSON-RPC lines to and from a `habitat mcp` process."""
+
+    def __init__(self, process: Process) -> None:
+        self.process = process
+        assert process.stdout is not None
+        self._lines = BufferedByteReceiveStream(process.stdout)
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send(json.dumps(msg).encode() + b"\n")
+
+    async def answer(self, request_id: str) -> dict[str, Any]:
+        # The first answer waits for a host start (the launcher allows it 60 s).
+        with anyio.fail_after(150):
+            while True:
+                msg: dict[str, Any] = json.loads(await self._lines.receive_until(b"\n", 2**24))
+                if msg.get("id") == request_id and "method" not in msg:
+                    return msg
+
+    async def handshake(self) -> None:
+        await self.send(INITIALIZE)
+        assert "result" in await self.answer("init")
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    async def close_stdin_and_wait(self) -> int:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+        with anyio.fail_after(EXIT_BOUND_SECONDS):
+            return await self.process.wait()
+
+
+@asynccontextmanager
+async def raw_bridge(project: Path) -> AsyncIterator[RawClient]:
+    process = await anyio.open_process(
+        [HABITAT, "mcp", "--project", str(project)], cwd=project, stderr=None
+    )
+    try:
+        yield RawClient(process)
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+
+
+async def _running(project: Path) -> bool:
+    record = find_host(project)
+    status = None if record is None else await anyio.to_thread.run_sync(probe_host, record)
+    return bool(status and status["running"])
+
+
+async def test_an_idle_bridge_exits_when_stdin_closes(project: Path) -> None:
+    async with raw_bridge(project) as client:
+        await client.handshake()
+        assert await client.close_stdin_and_wait() == 0
+
+
+async def test_a_bridge_with_a_request_pending_exits_when_stdin_closes(project: Path) -> None:
+    async with raw_bridge(project) as client:
+        await client.handshake()
+        await client.send(SLEEP_CALL)
+        await eventually(lambda: _running(project), within=30)
+        assert await client.close_stdin_and_wait() == 0
+
+
+async def test_a_bridge_whose_host_hangs_exits_when_stdin_closes(project: Path) -> None:
+    async with raw_bridge(project) as client:
+        await client.handshake()
+        await client.send(SLEEP_CALL)
+        await eventually(lambda: _running(project), within=30)
+        record = find_host(project)
+        assert record is not None
+        os.kill(record.pid, signal.SIGSTOP)
+        try:
+            # A notification the stopped host never answers: its delivery hangs.
+            cancel = {"requestId": "sleep", "reason": "test"}
+            await client.send(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
+            )
+            assert await client.close_stdin_and_wait() == 0
+        finally:
+            os.kill(record.pid, signal.SIGCONT)
+
+
+async def test_a_bridge_restarting_its_host_exits_when_stdin_closes(project: Path) -> None:
+    async with raw_bridge(project) as client:
+        await client.handshake()
+        record = find_host(project)
+        assert record is not None
+        files = host_files(project)
+        fd = os.open(files.lock, os.O_RDWR)
+        try:
+            async with anyio.create_task_group() as tg:
+                # Blocked in flock before the kill, so the lock passes to us, not to the host
+                # the bridge starts next: that host can never come up while we hold it.
+                tg.start_soon(anyio.to_thread.run_sync, fcntl.flock, fd, fcntl.LOCK_EX)
+                os.kill(record.pid, signal.SIGKILL)
+            os.ftruncate(fd, 0)  # the dead host's record: no host to find
+            await client.send({**SLEEP_CALL, "id": "after"})
+
+            def restarting() -> bool:
+                return "a host already runs" in files.log.read_text(encoding="utf-8")
+
+            # The bridge started a host, which found the lock taken: it is now waiting for
+            # a host to come up (for up to 30 s).
+            await eventually(restarting, within=30)
+            assert await client.close_stdin_and_wait() == 0
+        finally:
+            os.close(fd)
+
+
+async def test_a_bridge_told_to_stop_exits_while_its_client_keeps_stdin_open(
+    project: Path,
+) -> None:
+    async with raw_bridge(project) as client:
+        await client.handshake()
+        client.process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(EXIT_BOUND_SECONDS):
+            assert await client.process.wait() == 0
