@@ -9,6 +9,7 @@ const TAIL_CHARS = 8000; // live tail kept per tab
 const TAIL_LINES = 120;
 const EVENTS_KEPT = 2000; // journal rows kept in memory
 const EVENTS_SHOWN = 300; // rows in the table
+const RUNGS_KEPT = 100; // start times of rung tasks kept for their elapsed time
 const TIMELINE_KEPT = 3600 * 1000; // ms: the last hour
 const POLL_MS = 400; // live tail refresh of a running tab (while the Tabs view shows)
 const OMITTED = /\n… \[\d+ bytes omitted; full output in the spool\] …\n/;
@@ -26,6 +27,9 @@ const state = {
   bars: new Map(), // key -> {key, lane, label, start, end, result, kind}
   dirty: new Set(),
   rendered: 0, // highest event id in the table
+  rungStarted: new Map(), // rung task id -> ms its environment.task.started was published
+  unfolded: new Set(), // pre-existing folds the person opened, by rung task
+  verifyProblem: null,
 };
 
 const $ = (id) => document.getElementById(id);
@@ -280,15 +284,15 @@ async function refreshVerify() {
   verifyBusy = true;
   try {
     state.verify = await api("verify_status", {});
+    state.verifyProblem = null;
     state.staleLive = null;
     mark("verify", "timeline");
   } catch (err) {
-    if (err instanceof ApiError && err.status === 404) {
-      state.verifyAvailable = false;
-      state.verify = null;
-      state.verifyProblem = problem(err);
-      mark("verify");
-    }
+    // 404: this host has no verify API; 409: no project is open. Either way say so, never
+    // leave the view on "loading".
+    if (err instanceof ApiError && err.status === 404) state.verifyAvailable = false;
+    state.verifyProblem = problem(err);
+    mark("verify");
   } finally {
     verifyBusy = false;
     if (verifyAgain) { verifyAgain = false; refreshVerify(); }
@@ -346,15 +350,34 @@ function renderStale() {
     ". Its result is not the code as it is now: verify again (v).");
 }
 
+const FINISHED = new Set(["green", "red", "skipped", "error", "cancelled", "died"]);
+
+// A running rung's elapsed time counts from its `environment.task.started` event (the
+// status has no duration for it until it ends).
+function rungTime(r) {
+  if (r.state === "running") {
+    const started = state.rungStarted.get(r.task);
+    return started ? `${fmtDuration(Math.max(0, Date.now() - started) / 1000)} so far` : "running";
+  }
+  return fmtDuration(r.duration_s);
+}
+
+function currentRung(ep) {
+  const running = (ep.rungs || []).find((r) => r.state === "running");
+  return running ? running.rung : null;
+}
+
 function renderVerify() {
   renderStale();
   const box = $("epoch");
   const badge = $("verify-badge");
   const v = state.verify;
-  if (!state.verifyAvailable) {
-    badge.textContent = "verify: not served";
+  if (!state.verifyAvailable || (!v && state.verifyProblem)) {
+    badge.textContent = state.verifyAvailable ? "verify: unavailable" : "verify: not served";
     badge.dataset.state = "none";
-    box.replaceChildren(el("p", { class: "empty", text: `Verify is not available here: ${state.verifyProblem || "no verify API"}. Open a project (the host's --project) on a host with the verify tools.` }));
+    box.replaceChildren(el("p", { class: "empty", text: state.verifyAvailable
+      ? `Verify status: ${state.verifyProblem}`
+      : `Verify is not available here: ${state.verifyProblem || "no verify API"}. Open a project (the host's --project) on a host with the verify tools.` }));
     return;
   }
   if (!v) {
@@ -363,51 +386,84 @@ function renderVerify() {
   }
   const ep = v.epoch;
   const shown = staleInfo() ? "stale" : ep ? ep.state : "none";
-  badge.textContent = `verify: ${STATE_GLYPH[shown] || ""} ${shown.replace(/_/g, " ")}${ep ? ` (epoch ${ep.epoch})` : ""}`;
+  const now = ep && (ep.state === "running" || ep.state === "queued") ? currentRung(ep) : null;
+  badge.textContent = `verify: ${STATE_GLYPH[shown] || ""} ${shown.replace(/_/g, " ")}${ep ? ` (epoch ${ep.epoch})` : ""}${now ? ` · ${now}` : ""}`;
   badge.dataset.state = shown;
   if (!ep) {
     box.replaceChildren(el("p", { class: "empty", text: `${v.summary || "No verify yet."} Press v to verify.` }));
     return;
   }
+  const rungList = ep.rungs || [];
+  const done = rungList.filter((r) => FINISHED.has(r.state)).length;
+  const progress = ep.state === "running" || ep.state === "queued"
+    ? el("p", { class: "progress", role: "status", text: rungList.length
+      ? `${done} of ${rungList.length} rungs done${now ? ` · ${now} running` : ""}`
+      : "queued: gathering requests, then it climbs" })
+    : null;
+  const verified = ep.stale || shown === "stale" ? ` (verified: ${ep.verified_state || ep.state})` : "";
   const summary = el("dl", { class: "epoch-meta" },
-    el("dt", { text: "state" }), el("dd", { class: `s-${shown}`, text: `${STATE_GLYPH[shown] || ""} ${shown.replace(/_/g, " ")}${ep.stale ? ` (verified: ${ep.verified_state})` : ""}` }),
+    el("dt", { text: "state" }), el("dd", { class: `s-${shown}`, text: `${STATE_GLYPH[shown] || ""} ${shown.replace(/_/g, " ")}${verified}` }),
     el("dt", { text: "snapshot" }), el("dd", { class: "mono", text: `${ep.snapshot || "–"}${ep.head ? ` on HEAD ${ep.head.slice(0, 10)}` : ""}` }),
     el("dt", { text: "policy" }), el("dd", { text: ep.policy || "–" }),
     el("dt", { text: "summary" }), el("dd", { text: v.summary || "" }),
-    el("dt", { text: "change" }), el("dd", { text: ep.touched_count ? `${ep.touched_count} file(s): ${ep.touched.join(", ")}` : "none" }),
+    el("dt", { text: "change" }), el("dd", { text: ep.touched_count ? `${ep.touched_count} file(s): ${ep.touched.join(", ")}${ep.touched_count > ep.touched.length ? ", …" : ""}` : "none" }),
     ep.selection ? el("dt", { text: "tests" }) : null, ep.selection ? el("dd", { text: ep.selection }) : null,
     ep.reason ? el("dt", { text: "reason" }) : null, ep.reason ? el("dd", { text: ep.reason }) : null,
-    el("dt", { text: "duration" }), el("dd", { text: fmtDuration(ep.duration_s) }));
+    ep.superseded_by ? el("dt", { text: "superseded" }) : null, ep.superseded_by ? el("dd", { text: `by ${ep.superseded_by}` }) : null,
+    ep.notes && ep.notes.length ? el("dt", { text: "notes" }) : null, ep.notes && ep.notes.length ? el("dd", { text: ep.notes.join("; ") }) : null,
+    el("dt", { text: "duration" }), el("dd", { text: ep.duration_s === null || ep.duration_s === undefined ? (progress ? "running" : "–") : fmtDuration(ep.duration_s) }));
   const rungs = el("ol", { class: "rungs", "aria-label": "Rungs" });
-  for (const r of ep.rungs || []) rungs.append(renderRung(r));
-  box.replaceChildren(summary, rungs);
+  for (const r of rungList) rungs.append(renderRung(r));
+  box.replaceChildren(...[progress, summary, rungs].filter(Boolean));
+}
+
+// Counting up a running rung's time touches one text node a second, not the whole view.
+function tickRunning() {
+  for (const node of document.querySelectorAll("#epoch li.rung[data-state='running'] .rung-time")) {
+    const item = node.closest("li.rung");
+    node.textContent = rungTime({ state: "running", task: item.dataset.task });
+  }
 }
 
 function renderRung(r) {
-  const item = el("li", { class: "rung", "data-state": r.state, "data-rung": r.rung });
+  const item = el("li", { class: "rung", "data-state": r.state, "data-rung": r.rung, "data-task": r.task });
+  const count = r.state === "waiting" || r.state === "running" || r.state === "skipped"
+    ? ""
+    : `${r.new_findings} new · ${r.preexisting_findings} pre-existing`;
   item.append(el("div", { class: "rung-head" },
     el("span", { class: `rung-state s-${r.state}`, text: `${STATE_GLYPH[r.state] || "·"} ${r.state}` }),
     el("strong", { class: "rung-name", text: r.rung }),
     el("span", { class: "rung-tool", text: r.tool || "" }),
-    el("span", { class: "rung-time", text: fmtDuration(r.duration_s) }),
-    el("span", { class: "rung-count", text: `${r.new_findings} new · ${r.preexisting_findings} pre-existing` })));
+    el("span", { class: "rung-time", text: rungTime(r) }),
+    el("span", { class: "rung-count", text: count })));
   if (r.reason) item.append(el("p", { class: "rung-reason", text: r.reason }));
+  if (r.signal || (r.exit_code !== null && r.exit_code !== undefined && r.state !== "green"))
+    item.append(el("p", { class: "rung-exit", text: r.signal ? `died by ${r.signal}` : `exit code ${r.exit_code}` }));
   const fresh = (r.diagnostics || []).filter((d) => !d.preexisting);
   const old = (r.diagnostics || []).filter((d) => d.preexisting);
   if (fresh.length) {
-    const ul = el("ul", { class: "diags", "aria-label": `new findings of ${r.rung}` });
+    const ul = el("ul", { class: "diags new", "aria-label": `new findings of ${r.rung}` });
     for (const d of fresh) ul.append(diagLine(d));
+    if (r.new_findings > fresh.length) ul.append(el("li", { class: "diag more", text: `… ${r.new_findings - fresh.length} more new finding(s): the full output is in the spool` }));
     item.append(ul);
   }
   if (old.length || r.preexisting_findings) {
-    const det = el("details", { class: "preexisting" },
+    // Folded, and it stays as the person left it when the view redraws.
+    const key = `${r.task}:pre`;
+    const det = el("details", { class: "preexisting", open: state.unfolded.has(key) },
       el("summary", { text: `${r.preexisting_findings || old.length} pre-existing finding(s) (also on HEAD, not red)` }));
-    const ul = el("ul", { class: "diags" });
+    det.addEventListener("toggle", () => { if (det.open) state.unfolded.add(key); else state.unfolded.delete(key); });
+    const ul = el("ul", { class: "diags old" });
     for (const d of old) ul.append(diagLine(d));
+    const more = (r.preexisting_findings || 0) - old.length;
+    if (more > 0) ul.append(el("li", { class: "diag more", text: `… ${more} more` }));
     det.append(ul);
     item.append(det);
   }
+  if (r.notes && r.notes.length) item.append(el("p", { class: "rung-notes", text: r.notes.join("; ") }));
   if (r.output_tail) item.append(el("pre", { class: "tail", tabindex: "0", role: "log", "aria-live": "off", "aria-label": `output of ${r.rung}`, text: r.output_tail }));
+  if (r.command_line) item.append(el("p", { class: "rung-cmd mono", text: `$ ${r.command_line}` }));
+  if (r.spool && r.state !== "green") item.append(el("p", { class: "rung-spool mono", text: `full output: ${r.spool}` }));
   return item;
 }
 
@@ -611,6 +667,7 @@ function onEvent(e) {
     if (e.id <= state.lastId) return;
     state.lastId = e.id;
   }
+  const d = e.data || {};
   state.events.push(e);
   if (state.events.length > EVENTS_KEPT) state.events.splice(0, state.events.length - EVENTS_KEPT);
   const views = ["events"];
@@ -621,9 +678,12 @@ function onEvent(e) {
     sceneSoon();
   }
   if (e.kind === "verify.epoch.stale") {
-    const d = e.data || {};
     state.staleLive = { changed: d.all_changed || d.changed || [], epoch: d.epoch, snapshot: state.verify && state.verify.epoch && state.verify.epoch.snapshot };
     views.push("verify");
+  }
+  if (e.kind === "environment.task.started" && e.task && d.rung) {
+    state.rungStarted.set(e.task, e.ts * 1000);
+    if (state.rungStarted.size > RUNGS_KEPT) state.rungStarted.delete(state.rungStarted.keys().next().value);
   }
   if (VERIFY_KINDS.test(e.kind) || e.kind === "project.opened") {
     if (e.kind === "project.opened") state.verifyAvailable = true;
@@ -822,6 +882,7 @@ function init() {
   setInterval(pollTails, POLL_MS);
   // Running bars grow and the time axis moves even when nothing is published.
   setInterval(() => { if (state.view === "timeline") mark("timeline"); }, 5000);
+  setInterval(() => { if (state.view === "verify" && !document.hidden) tickRunning(); }, 1000);
   mark("tabs", "verify", "events");
 }
 
