@@ -29,6 +29,7 @@ __all__ = [
     "chromium_path",
     "dashboard_url",
     "make_repo",
+    "make_sample",
     "serious_violations",
 ]
 
@@ -122,6 +123,28 @@ def make_repo(root: Path) -> Path:
     (root / "calc.py").write_text("def add(a: int, b: int) -> int:\n    return a + b\n")
     for argv in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-qm", "init"]):
         subprocess.run(argv, cwd=root, env=env, check=True, capture_output=True)
+    return root
+
+
+# HEAD has an unused import: a pre-existing finding, counted and folded, never red.
+TEXT_AT_HEAD = (
+    '"""Text helpers."""\n\nimport sys\n\n\ndef shout(s: str) -> str:\n    return s.upper() + "!"\n'
+)
+
+
+def make_sample(root: Path, extra: dict[str, str] | None = None) -> Path:
+    """The demo's sample project (package, tests, pyproject; `python` is this interpreter)
+    with a pre-existing finding and `extra` files committed, and a change to verify (a clean
+    tree has nothing to verify): the verify views of the tests and the screenshots."""
+    from agent_habitat.cli.demo_sample import build_sample
+
+    build_sample(root)
+    for rel, text in {"src/calc/text.py": TEXT_AT_HEAD, **(extra or {})}.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True, capture_output=True)
+    subprocess.run([*git, "commit", "-qm", "fixture"], cwd=root, check=True, capture_output=True)
+    (root / "src/calc/text.py").write_text(TEXT_AT_HEAD + "\nX = 1\n", encoding="utf-8")
     return root
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,10 +20,16 @@ import httpx2
 import psutil
 import pytest
 
-from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.host import find_host, stop_host
 
-from .dashboard_browser import axe_or_skip, chromium_or_skip, dashboard_url, serious_violations
+from .dashboard_browser import (
+    TEXT_AT_HEAD,
+    axe_or_skip,
+    chromium_or_skip,
+    dashboard_url,
+    make_sample,
+    serious_violations,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -52,10 +57,6 @@ def test_shout_once_released() -> None:
         time.sleep(0.01)
     assert shout("a") == "A!"
 """
-# HEAD already has an unused import: a pre-existing finding, counted and folded, never red.
-TEXT_AT_HEAD = (
-    '"""Text helpers."""\n\nimport sys\n\n\ndef shout(s: str) -> str:\n    return s.upper() + "!"\n'
-)
 
 
 @pytest.fixture(scope="module")
@@ -79,13 +80,7 @@ def flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def calc(tmp_path: Path, flags: Path) -> Iterator[Path]:
     """The sample project with the waiting test and a pre-existing finding committed, and a
     change to verify (a clean tree has nothing to verify)."""
-    root = build_sample(tmp_path / "calc")
-    (root / "tests/test_text_wait.py").write_text(WAITING_TEST, encoding="utf-8")
-    (root / "src/calc/text.py").write_text(TEXT_AT_HEAD, encoding="utf-8")
-    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
-    subprocess.run([*git, "add", "-A"], cwd=root, check=True, capture_output=True)
-    subprocess.run([*git, "commit", "-qm", "wait"], cwd=root, check=True, capture_output=True)
-    (root / "src/calc/text.py").write_text(TEXT_AT_HEAD + "\nX = 1\n", encoding="utf-8")
+    root = make_sample(tmp_path / "calc", {"tests/test_text_wait.py": WAITING_TEST})
     yield root
     stop_host(root)
 
@@ -159,6 +154,7 @@ def test_the_verify_button_climbs_live_to_green_and_a_write_raises_the_stale_ban
     expect(scoped).to_have_attribute("data-state", "green", timeout=VERIFY_MS)
     badge = page.locator("#verify-badge")
     expect(badge).to_contain_text("✓ green")
+    expect(page.locator("#verify-message")).to_contain_text("epoch 1 ended green")
     expect(scoped.locator(".rung-tool")).to_have_text("pytest")
     expect(scoped.locator(".rung-time")).not_to_contain_text("so far")
     folded = rung(page, "diagnose.files").locator("details.preexisting")

@@ -12,6 +12,7 @@ export const state = {
   verify: null, // verify_status result
   verifyAvailable: true,
   verifyProblem: null,
+  asked: null, // task id of the verify this page asked for, until it ends
   staleLive: null, // {changed, epoch} from verify.epoch.stale before the status catches up
   events: [],
   lastId: 0,

@@ -2,17 +2,19 @@
 // live tail of a running command; kill, rerun and close act through the JSON API.
 //
 // Eight tabs printing at full speed must not starve the page (the stream's events wait on
-// the same main thread): tails are polled within a request budget shared by all running
-// tabs, kept short, and redrawn only where their text changed, all text written before any
-// scroll position is set (one layout per frame, not one per card).
+// the same main thread): only the tails of cards on screen are polled, within a request
+// budget shared by all of them; tails are kept short, redrawn together at most a few times
+// a second and only where their text changed, all text written before any scroll position
+// is set (one layout per redraw, not one per card).
 
 import { $, api, el, fmtDuration, mark, onRender, problem, say, setText, state } from "./core.js";
 
-const TAIL_CHARS = 4000; // live tail kept per tab: the card shows about ten lines of it
-const TAIL_LINES = 60;
+const TAIL_CHARS = 3000; // live tail kept per tab: the card shows about ten lines of it
+const TAIL_LINES = 40;
 const POLL_MS = 400; // a running tab's tail refresh when few tabs run
-const POLLS_PER_SECOND = 8; // shared by every running tab: 8 running tabs get 1 s each
+const POLLS_PER_SECOND = 6; // shared by the running tabs on screen: 6 of them get 1 s each
 const POLLS_IN_FLIGHT = 2;
+const TAILS_EVERY_MS = 250; // tails redraw together at most this often
 const SCENE_DELAY_MS = 250; // a shell event asks for the scene at most this often
 const OMITTED = /\n… \[\d+ bytes omitted; full output in the spool\] …\n/;
 
@@ -37,7 +39,26 @@ function tabOrder(a, b) {
   return a === "main" ? -1 : b === "main" ? 1 : a.localeCompare(b);
 }
 
+// Cards on screen; a card scrolled out of view is neither polled nor (content-visibility)
+// laid out.
+const onScreen = new Set();
+const screenWatch = new IntersectionObserver((entries) => {
+  for (const entry of entries) {
+    const name = entry.target.dataset.tab;
+    if (entry.isIntersecting) onScreen.add(name);
+    else onScreen.delete(name);
+  }
+});
+
+let tailsDrawn = 0;
+let tailsTimer = 0;
+
 function renderTabs() {
+  // Tails changed faster than they are drawn: draw them at the next turn, with the rest.
+  const now = Date.now();
+  const tails = now - tailsDrawn >= TAILS_EVERY_MS;
+  if (tails) tailsDrawn = now;
+  else if (!tailsTimer) tailsTimer = setTimeout(() => { tailsTimer = 0; mark("tabs"); }, TAILS_EVERY_MS - (now - tailsDrawn));
   const list = $("tab-list");
   const names = [...state.tabs.keys()].sort(tabOrder);
   $("tabs-empty").hidden = names.length > 0;
@@ -52,9 +73,14 @@ function renderTabs() {
       list.append(card);
     }
     if (list.children[i] !== card) list.insertBefore(card, list.children[i]);
-    if (fillTabCard(card, tab, i)) follow.push(card.tail);
+    if (fillTabCard(card, tab, i, tails)) follow.push(card.tail);
   });
-  for (const card of [...list.children]) if (!seen.has(card.dataset.tab)) card.remove();
+  for (const card of [...list.children]) {
+    if (seen.has(card.dataset.tab)) continue;
+    screenWatch.unobserve(card);
+    onScreen.delete(card.dataset.tab);
+    card.remove();
+  }
   // Scrolling needs layout: after every write, so the frame lays out once.
   for (const tail of follow) tail.scrollTop = tail.scrollHeight;
 }
@@ -82,6 +108,7 @@ function buildTabCard(name) {
     el("button", { type: "button", class: "close", text: "Close", "aria-label": `Close tab ${name}`, onclick: () => act("shell_close", name) }));
   card.append(head, meta, tail, actions);
   card.tail = tail;
+  screenWatch.observe(card);
   card.parts = {
     name: head.querySelector(".tab-name"),
     state: head.querySelector(".tab-state"),
@@ -95,7 +122,7 @@ function buildTabCard(name) {
 }
 
 // Returns true when the tail's text changed and it should show its end.
-function fillTabCard(card, tab, i) {
+function fillTabCard(card, tab, i, tails) {
   const run = tab.last_run;
   const result = tab.state === "running" ? "run" : runResult(run);
   const p = card.parts;
@@ -111,6 +138,7 @@ function fillTabCard(card, tab, i) {
   p.kill.disabled = tab.state !== "running";
   p.rerun.disabled = !run || tab.state === "running";
   const text = tab.tail || tab.preview || "";
+  if (!tails && card.tail.textContent) return false;
   if (card.tail.textContent === text) return false;
   card.tail.textContent = text;
   return card.following;
@@ -180,7 +208,7 @@ const tailBusy = new Set();
 // tab polled longest ago goes first, so each gets its turn within the shared budget.
 export function pollTails() {
   if (state.view !== "tabs" || document.hidden) return;
-  const running = [...state.tabs.values()].filter((t) => t.state === "running");
+  const running = [...state.tabs.values()].filter((t) => t.state === "running" && onScreen.has(t.name));
   const every = Math.max(POLL_MS, (running.length * 1000) / POLLS_PER_SECOND);
   const now = Date.now();
   const due = running

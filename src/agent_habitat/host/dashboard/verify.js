@@ -36,6 +36,7 @@ export async function verify() {
   say("verify-message", `verify (${policy})…`);
   try {
     const r = await api("verify_run", { policy });
+    state.asked = r.task;
     say("verify-message", r.summary || `${r.state}: epoch ${r.epoch} (${r.task})`);
     state.verifyAvailable = true;
   } catch (err) {
@@ -46,6 +47,7 @@ export async function verify() {
 
 export async function cancelVerify() {
   say("verify-message", "cancel…");
+  state.asked = null; // the cancel's own answer is the news, not the end of that run
   try {
     const r = await api("verify_cancel", {});
     say("verify-message", r.summary || (r.cancelled ? "cancelled" : "nothing to cancel"));
@@ -129,6 +131,11 @@ function renderVerify() {
   if (!ep) {
     box.replaceChildren(el("p", { class: "empty", text: `${v.summary || "No verify yet."} Press v to verify.` }));
     return;
+  }
+  if (state.asked === ep.task && ep.state !== "queued" && ep.state !== "running") {
+    // The run the person asked for ended: the message says so instead of "queued".
+    state.asked = null;
+    say("verify-message", `epoch ${ep.epoch} ended ${(ep.verified_state || ep.state).replace(/_/g, " ")} in ${fmtDuration(ep.duration_s)}`);
   }
   const rungList = ep.rungs || [];
   const done = rungList.filter((r) => FINISHED.has(r.state)).length;
