@@ -21,7 +21,13 @@ import pytest
 from agent_habitat.host import find_host
 from agent_habitat.host.dashboard import COOKIE
 
-from .dashboard_browser import axe_path, chromium_path, dashboard_url, make_repo
+from .dashboard_browser import (
+    axe_or_skip,
+    chromium_or_skip,
+    dashboard_url,
+    make_repo,
+    serious_violations,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, ViewportSize
@@ -35,18 +41,8 @@ WIDE: ViewportSize = {"width": 1280, "height": 800}
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    path, why = chromium_path()
-    if path is None:
-        pytest.skip(why)
-    from playwright.sync_api import Error, sync_playwright
-
-    with sync_playwright() as playwright:
-        try:
-            launched = playwright.chromium.launch(executable_path=path)
-        except Error as exc:
-            pytest.skip(f"chromium at {path} does not start headless: {exc}")
+    with chromium_or_skip() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture
@@ -91,14 +87,6 @@ def habitat(*argv: str, code: int = 0) -> str:
 def scene(repo: Path) -> dict[str, Any]:
     result: dict[str, Any] = json.loads(habitat("scene", "--project", str(repo), "--json"))
     return result
-
-
-def verify_served(repo: Path) -> bool:
-    record = find_host(repo)
-    assert record is not None
-    transport = httpx2.HTTPTransport(uds=record.socket)
-    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as client:
-        return client.post("/api/verify_status", json={}).status_code != 404
 
 
 def test_the_token_is_required_over_tcp_and_the_login_leaves_the_address_bar(
@@ -192,23 +180,6 @@ def test_the_events_view_filters_by_kind(page: Page, repo: Path) -> None:
     expect(page.locator("tr[data-kind='host.started']")).to_have_count(1)
 
 
-def test_verify_from_the_page_then_a_write_raises_the_stale_banner(page: Page, repo: Path) -> None:
-    from playwright.sync_api import expect
-
-    if not verify_served(repo):
-        pytest.skip("the host serves no /api/verify_* yet (the verify verbs, wip/wire-verify)")
-    page.get_by_role("tab", name="Verify epoch").click()
-    page.get_by_label("Policy").select_option("minimal")
-    page.keyboard.press("v")
-    rung = page.locator("li.rung[data-rung='diagnose.files']")
-    expect(rung).to_be_visible(timeout=WAIT_MS)
-    expect(page.locator("#verify-badge")).not_to_contain_text("running", timeout=WAIT_MS)
-    (repo / "calc.py").write_text("def add(a: int, b: int) -> int:\n    return a - b\n")
-    banner = page.get_by_role("alert")
-    expect(banner).to_contain_text("Stale", timeout=WAIT_MS)
-    expect(banner).to_contain_text("calc.py")
-
-
 def test_the_narrow_layout_fits_400_pixels(page: Page, repo: Path) -> None:
     from playwright.sync_api import expect
 
@@ -226,111 +197,13 @@ def test_the_narrow_layout_fits_400_pixels(page: Page, repo: Path) -> None:
 
 
 @pytest.mark.parametrize("page", [{"bypass_csp": True}], indirect=True)
-def test_no_serious_accessibility_violations_in_any_view(page: Page, repo: Path) -> None:
+def test_no_serious_accessibility_violations_in_any_view_wide_or_narrow(
+    page: Page, repo: Path
+) -> None:
     from playwright.sync_api import expect
 
-    axe, why = axe_path()
-    if axe is None:
-        pytest.skip(why)
+    axe = axe_or_skip()
     habitat("run", "--project", str(repo), "--tab", "t1", "echo ok")
     habitat("run", "--project", str(repo), "--tab", "t2", "exit 1", code=1)
     expect(page.locator("li.tab")).to_have_count(2, timeout=WAIT_MS)
-    page.add_script_tag(path=str(axe))
-    found: dict[str, list[str]] = {}
-    for view in ("Tabs", "Verify epoch", "Timeline", "Events"):
-        page.get_by_role("tab", name=view).click()
-        result = page.evaluate("async () => (await axe.run(document)).violations")
-        serious = [
-            f"{v['id']} ({v['impact']}): {v['help']} — {[n['target'] for n in v['nodes'][:3]]}"
-            for v in result
-            if v["impact"] in ("serious", "critical")
-        ]
-        if serious:
-            found[view] = serious
-    assert found == {}
-
-
-# What `verify_status` answers (verify_report.VerifyStatusResult on wip/wire-verify): served
-# to the page in place of the host's answer, so the view is checked before that lands.
-RED_STALE_STATUS: dict[str, Any] = {
-    "green": False,
-    "summary": "stale: calc.py changed since epoch 2 (red on its snapshot); verify again",
-    "stale": True,
-    "changed": ["calc.py"],
-    "current_snapshot": "b0b0b0b0b0b0b0b0",
-    "epoch": {
-        "epoch": 2,
-        "task": "v-2",
-        "state": "stale",
-        "green": False,
-        "verified_state": "red",
-        "stale": True,
-        "changed": ["calc.py"],
-        "changed_count": 1,
-        "snapshot": "a1a1a1a1a1a1a1a1",
-        "head": "0123456789abcdef",
-        "policy": "standard",
-        "touched": ["calc.py"],
-        "touched_count": 1,
-        "rungs": [
-            {
-                "rung": "diagnose.files",
-                "task": "v-2.1",
-                "state": "red",
-                "tool": "ruff",
-                "duration_s": 0.21,
-                "new_findings": 1,
-                "preexisting_findings": 2,
-                "diagnostics": [
-                    {"file": "calc.py", "line": 3, "code": "F821", "message": "Undefined name `x`"},
-                    {
-                        "file": "old.py",
-                        "line": 1,
-                        "code": "F401",
-                        "message": "`os` imported but unused",
-                        "preexisting": True,
-                    },
-                ],
-            },
-            {"rung": "compile.project", "task": "v-2.2", "state": "skipped", "reason": "below red"},
-        ],
-        "duration_s": 0.4,
-    },
-    "time": {
-        "idle_threshold_s": 60,
-        "workspace": {
-            "wall_s": 120,
-            "active_s": 100,
-            "environment_s": 30,
-            "blocked_s": 20,
-            "reasoning_s": 80,
-            "idle_s": 20,
-            "calls": 9,
-        },
-    },
-}
-
-
-def test_the_verify_view_shows_rungs_new_findings_first_and_the_stale_banner(
-    page: Page,
-) -> None:
-    from playwright.sync_api import Route, expect
-
-    def fulfil(route: Route) -> None:
-        route.fulfill(json=RED_STALE_STATUS)
-
-    page.route("**/api/verify_status", fulfil)
-    page.reload()
-    page.get_by_role("tab", name="Verify epoch").click()
-    banner = page.get_by_role("alert")
-    expect(banner).to_contain_text("Stale", timeout=WAIT_MS)
-    expect(banner).to_contain_text("calc.py")
-    expect(page.locator("#verify-badge")).to_contain_text("stale")
-    red = page.locator("li.rung[data-rung='diagnose.files']")
-    expect(red).to_contain_text("✗ red")  # a glyph and a word, not colour alone
-    expect(red.locator("ul.diags").first).to_contain_text("calc.py:3 F821")
-    folded = red.locator("details.preexisting")
-    expect(folded).to_contain_text("2 pre-existing")
-    expect(folded.locator("li")).to_be_hidden()  # folded until opened
-    page.get_by_role("tab", name="Timeline").click()
-    expect(page.locator("#accounting")).to_contain_text("reasoning 80.0 s")
+    assert serious_violations(page, axe) == {}

@@ -1,6 +1,7 @@
 # host/dashboard/: the live web page the host serves at `/` (DESIGN §2, issue 14).
-#   index.html, app.js, app.css   the page itself: no build step, nothing from the network
-#   page     the routes: `/`, its two files, and the one-time login `habitat dashboard` asks for
+#   index.html, app.css, app.js (+ core, events, tabs, verify, timeline .js: ES modules)
+#            the page itself: no build step, nothing from the network
+#   page     the routes: `/`, its files, and the one-time login `habitat dashboard` asks for
 #   login    one-time login codes exchanged for the HttpOnly token cookie
 from .login import COOKIE, Logins
 from .page import dashboard_routes

@@ -1,6 +1,6 @@
-"""The dashboard's routes: the page at `/`, its script and style, the login code issuer.
+"""The dashboard's routes: the page at `/`, its scripts and style, the login code issuer.
 
-The three files ship inside the package (`importlib.resources`) and are read once. The
+The files ship inside the package (`importlib.resources`) and are read once. The
 page is served with a strict Content-Security-Policy (only this host's own script, style
 and connections) and `no-referrer`, so nothing on it can reach elsewhere or leak the URL.
 """
@@ -28,10 +28,17 @@ _HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
 }
+_JS = "text/javascript; charset=utf-8"
 _FILES = {
     "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
+    # The page's ES modules: app.js imports the rest.
+    "app.js": _JS,
+    "core.js": _JS,
+    "events.js": _JS,
+    "tabs.js": _JS,
+    "timeline.js": _JS,
+    "verify.js": _JS,
 }
 
 
@@ -41,7 +48,7 @@ def _asset(name: str) -> bytes:
 
 
 def dashboard_routes(*, token: str | None, logins: Logins) -> list[BaseRoute]:
-    """`/`, `/dashboard/app.js`, `/dashboard/app.css`, `POST /api/dashboard/login`."""
+    """`/`, `/dashboard/<script or style>`, `POST /api/dashboard/login`."""
 
     async def page(request: Request) -> Response:
         response = Response(_asset("index.html"), media_type=_FILES["index.html"], headers=_HEADERS)
@@ -65,7 +72,6 @@ def dashboard_routes(*, token: str | None, logins: Logins) -> list[BaseRoute]:
 
     return [
         Route("/", page, methods=["GET"]),
-        asset("app.js"),
-        asset("app.css"),
+        *(asset(name) for name in _FILES if name != "index.html"),
         Route("/api/dashboard/login", login, methods=["POST"]),
     ]
