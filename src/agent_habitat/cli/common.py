@@ -23,6 +23,7 @@ __all__ = [
     "add_common",
     "build_args",
     "emit_json",
+    "emit_project_write",
     "exit_code_of",
     "open_habitat",
     "project_root",
@@ -107,6 +108,25 @@ def report_error(exc: HabitatError, *, as_json: bool) -> int:
     else:
         print(f"habitat: {exc}", file=sys.stderr)
     return exit_code_of(exc)
+
+
+def emit_project_write(
+    args: argparse.Namespace, label: str, write: Callable[[], M], said: Callable[[M], str]
+) -> int:
+    """Run a command that writes one file of the project (`init`, `rules --write`): its
+    result as JSON or in words; a refusal or an unwritable file as an error and exit code."""
+    try:
+        try:
+            result = write()
+        except OSError as exc:
+            raise HabitatError(f"cannot write {label}: {exc.strerror}") from exc
+    except HabitatError as exc:
+        return report_error(exc, as_json=bool(args.json))
+    if args.json:
+        emit_json(result)
+    else:
+        sys.stdout.write(said(result))
+    return 0
 
 
 def run_command(body: Callable[[], Awaitable[int]]) -> int:
