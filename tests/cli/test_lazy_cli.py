@@ -65,3 +65,14 @@ def test_the_top_level_help_still_lists_every_command() -> None:
     help_text = build_parser().format_help()
     for command in _MODULE_OF:
         assert command in help_text
+
+
+def test_the_fast_scene_reads_the_state_without_pydantic_anyio_or_rich() -> None:
+    # What `cli.scene_fast` imports; the shell and store packages load their heavy names
+    # (ShellHabitat, SqliteJournal) on first use, and shell kinds resolve without anyio.
+    loaded = _modules_after(
+        "import agent_habitat.cli.scene_fast, agent_habitat.cli.scene_view\n"
+        "import agent_habitat.shell.shells, agent_habitat.store.db, agent_habitat.host.files"
+    )
+    for name in ("pydantic", "anyio", "rich", "psutil", "argparse", "agent_habitat.habitat"):
+        assert name not in loaded, name

@@ -34,6 +34,7 @@ from ..verbs import VERBS, Verb
 from .attach import Caller, Streamer, follow_run, terminal_env
 from .common import emit_json, open_habitat, project_root, run_command
 from .flags import add_verb_parser, request_from
+from .scene_view import print_scene
 
 __all__ = ["register"]
 
@@ -189,21 +190,7 @@ def _show_run(r: m.RunResult, streamed: bool) -> None:
 
 
 def _show_scene(scene: m.SceneResult, streamed: bool) -> None:
-    table = Table("tab", "shell", "state", "cwd", "last run", title="habitat scene")
-    for tab in scene.tabs:
-        last = tab.last_run
-        summary = "—"
-        if last is not None:
-            code = last.exit_code if last.exit_code is not None else last.state
-            summary = f"#{last.index} `{last.command[:40]}` → {code} ({last.duration_s:.2f}s)"
-        state = f"running (pid {tab.pid})" if tab.state == "running" else tab.state
-        table.add_row(tab.name, tab.shell, state, tab.cwd, summary)
-    _out.print(table)
-    caps = scene.caps
-    _out.print(
-        f"[dim]{len(scene.tabs)}/{caps.max_tabs} tabs · {caps.history_rows} history "
-        f"rows per tab · output cap {caps.output_cap_bytes} B[/dim]"
-    )
+    print_scene(scene, _out)
 
 
 def _show_history(result: m.HistoryResult, streamed: bool) -> None:

@@ -7,7 +7,16 @@
 #   run_store   RunStore — tabs and runs in state.db (all the SQL)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env
 #   environment a command's starting env;  output  spool → capped, ANSI-free text
-from .habitat import ShellHabitat
-from .waiting import Progress
+# Names load from their module on first use (PEP 562): `habitat scene` reads the state with
+# `shells` and `run_store`'s SQL alone, without building the verbs' models.
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from .habitat import ShellHabitat
+    from .waiting import Progress
+
+__getattr__ = lazy_attributes(__name__, {"ShellHabitat": "habitat", "Progress": "waiting"})
 
 __all__ = ["Progress", "ShellHabitat"]

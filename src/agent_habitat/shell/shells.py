@@ -9,8 +9,6 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio.to_thread
-
 from ..errors import UsageError
 
 __all__ = [
@@ -97,6 +95,8 @@ async def shell_version(executable: str) -> str:
     event loop (up to its 5 s timeout for a shell that hangs).
     """
     if executable not in _VERSIONS:
+        import anyio.to_thread  # here: `habitat scene` resolves shell kinds without anyio
+
         _VERSIONS[executable] = await anyio.to_thread.run_sync(_ask_version, executable)
     return _VERSIONS[executable]
 

@@ -1,0 +1,184 @@
+"""`habitat scene` at once: the table read straight from `state.db` when nothing needs doing.
+
+A scene through `Habitat.open` builds every service of the workspace (the verify record,
+the accounting, the pydantic models of every verb) to read two tables. Most of the time
+there is nothing else to do: no host serves the workspace, no run is marked running (so
+none can have ended unseen and need recording), the state is at this habitat's schema and
+no configuration changes the caps. Then this module answers from the database alone, with
+the same table (`cli.scene_view`). In every other case — and for `--json`, which carries
+the output previews — it returns None and the scene takes the full path, which does
+whatever the state needs and reports any error.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["SHELL_CONFIG_DEFAULTS", "fast_scene"]
+
+SHELL_CONFIG_DEFAULTS = {
+    "max_tabs": 8,
+    "history_rows": 50,
+    "output_cap_bytes": 16 * 1024,
+    "preview_bytes": 2 * 1024,
+    "kill_grace_seconds": 2.0,
+    "journal_limit": 10_000,
+}
+"""`config.ShellConfig`'s fields and defaults (a test keeps them equal): a `HABITAT_<FIELD>`
+variable sends the scene the full way, which validates it."""
+
+
+@dataclass(frozen=True)
+class _LastRun:
+    index: int
+    command: str
+    state: str
+    exit_code: int | None
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class _Tab:
+    name: str
+    shell: str
+    state: str
+    cwd: str
+    pid: int | None
+    last_run: _LastRun | None
+
+
+@dataclass(frozen=True)
+class _Caps:
+    max_tabs: int
+    history_rows: int
+    output_cap_bytes: int
+
+
+@dataclass(frozen=True)
+class _Scene:
+    tabs: list[_Tab]
+    caps: _Caps
+
+
+def _project(argv: list[str]) -> tuple[bool, Path | None]:
+    """`scene`, `scene --project DIR` or `scene --project=DIR`; (False, None) for any other
+    command line (flags, help, mistakes: the full parser answers those)."""
+    rest = argv[1:]
+    if not rest:
+        return True, None
+    if len(rest) == 2 and rest[0] == "--project":
+        return True, Path(rest[1])
+    if len(rest) == 1 and rest[0].startswith("--project="):
+        return True, Path(rest[0].removeprefix("--project="))
+    return False, None
+
+
+def _configured(root: Path) -> bool:
+    """True when configuration may change the scene's caps or make the full path refuse."""
+    if any(f"HABITAT_{name.upper()}" in os.environ for name in SHELL_CONFIG_DEFAULTS):
+        return True
+    pyproject = root / "pyproject.toml"
+    if not pyproject.exists():
+        return False
+    import tomllib
+
+    try:
+        with open(pyproject, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return True
+    tool = data.get("tool")
+    return not isinstance(tool, dict) or "habitat" in tool
+
+
+def _host_may_serve(root: Path) -> bool:
+    # A running host keeps its record in its lock file and empties it on the way out; a
+    # record left by one that died is judged by the full path (`find_host`).
+    from ..host.files import HostFiles
+    from ..workspace import Workspace
+
+    try:
+        return HostFiles(Workspace.for_project(root)).lock.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def _read(db: Path) -> _Scene | None:
+    from ..shell.shells import resolve_shell
+    from ..store.db import SCHEMA_VERSION
+
+    try:
+        conn = sqlite3.connect(db.as_uri() + "?mode=rw", uri=True, timeout=10.0)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.row_factory = sqlite3.Row
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return None
+        if conn.execute("SELECT 1 FROM runs WHERE state = 'running' LIMIT 1").fetchone():
+            return None
+        tabs = []
+        for tab in conn.execute("SELECT * FROM tabs ORDER BY created_at, name").fetchall():
+            run = conn.execute(
+                "SELECT * FROM runs WHERE tab = ? ORDER BY idx DESC LIMIT 1", (tab["name"],)
+            ).fetchone()
+            last = None
+            if run is not None:
+                if run["ended_at"] is None:
+                    return None  # an end not recorded in full: the full path knows why
+                last = _LastRun(
+                    index=run["idx"],
+                    command=run["command"],
+                    state=run["state"],
+                    exit_code=run["exit_code"],
+                    duration_s=round(max(0.0, run["ended_at"] - run["started_at"]), 3),
+                )
+            tabs.append(
+                _Tab(
+                    name=tab["name"],
+                    shell=resolve_shell(tab["shell"]).kind if tab["shell"] else "unknown",
+                    cwd=tab["cwd"],
+                    state="idle",
+                    pid=None,
+                    last_run=last,
+                )
+            )
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    caps = _Caps(
+        max_tabs=int(SHELL_CONFIG_DEFAULTS["max_tabs"]),
+        history_rows=int(SHELL_CONFIG_DEFAULTS["history_rows"]),
+        output_cap_bytes=int(SHELL_CONFIG_DEFAULTS["output_cap_bytes"]),
+    )
+    return _Scene(tabs=tabs, caps=caps)
+
+
+def fast_scene(argv: list[str]) -> int | None:
+    """Print the scene and return 0, or None when the full path must answer."""
+    from ..errors import HabitatError
+    from ..workspace import Workspace, find_project_root
+
+    plain, project = _project(argv)
+    if not plain:
+        return None
+    try:
+        if project is not None and not project.is_dir():
+            return None  # the full path names the bad flag
+        root = project.resolve() if project is not None else find_project_root()
+        if _configured(root) or _host_may_serve(root):
+            return None
+        db = Workspace.for_project(root).db_path
+        scene = _read(db) if db.is_file() else None
+    except (OSError, HabitatError):
+        return None
+    if scene is None:
+        return None
+    from .scene_view import print_scene
+
+    print_scene(scene)
+    return 0
