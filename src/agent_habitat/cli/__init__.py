@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         fast = fast_scene(argv)
         if fast is not None:
             return fast
-    from .common import JSON_ERRORS
+    from .parser import JSON_ERRORS
 
     JSON_ERRORS.set("--json" in argv)
     parser = build_parser(command)

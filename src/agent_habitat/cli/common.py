@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextvars
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,8 +16,10 @@ from pydantic import BaseModel, ValidationError
 from ..errors import HabitatError, UsageError
 from ..habitat import Habitat
 from ..workspace import Workspace, find_project_root
+from .parser import JSON_ERRORS
 
 __all__ = [
+    "JSON_ERRORS",
     "FlagError",
     "add_common",
     "build_args",
@@ -32,9 +33,6 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
-
-JSON_ERRORS: contextvars.ContextVar[bool] = contextvars.ContextVar("JSON_ERRORS", default=False)
-"""Set by `main` when the command line asked for `--json`: errors are then JSON too."""
 
 
 class FlagError(UsageError):

@@ -4,17 +4,15 @@ A scene through `Habitat.open` builds every service of the workspace (the verify
 the accounting, the pydantic models of every verb) to read two tables. Most of the time
 there is nothing else to do: no host serves the workspace, no run is marked running (so
 none can have ended unseen and need recording), the state is at this habitat's schema and
-no configuration changes the caps. Then this module answers from the database alone, with
-the same table (`cli.scene_view`). In every other case — and for `--json`, which carries
-the output previews — it returns None and the scene takes the full path, which does
-whatever the state needs and reports any error.
+no configuration changes the caps. Then this module answers from the database alone
+(`shell.quiet_scene`, the core's reader), with the same table (`cli.scene_view`). In every
+other case — and for `--json`, which carries the output previews — it returns None and the
+scene takes the full path, which does whatever the state needs and reports any error.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["SHELL_CONFIG_DEFAULTS", "fast_scene"]
@@ -29,38 +27,6 @@ SHELL_CONFIG_DEFAULTS = {
 }
 """`config.ShellConfig`'s fields and defaults (a test keeps them equal): a `HABITAT_<FIELD>`
 variable sends the scene the full way, which validates it."""
-
-
-@dataclass(frozen=True)
-class _LastRun:
-    index: int
-    command: str
-    state: str
-    exit_code: int | None
-    duration_s: float
-
-
-@dataclass(frozen=True)
-class _Tab:
-    name: str
-    shell: str
-    state: str
-    cwd: str
-    pid: int | None
-    last_run: _LastRun | None
-
-
-@dataclass(frozen=True)
-class _Caps:
-    max_tabs: int
-    history_rows: int
-    output_cap_bytes: int
-
-
-@dataclass(frozen=True)
-class _Scene:
-    tabs: list[_Tab]
-    caps: _Caps
 
 
 def _project(argv: list[str]) -> tuple[bool, Path | None]:
@@ -106,61 +72,10 @@ def _host_may_serve(root: Path) -> bool:
         return False
 
 
-def _read(db: Path) -> _Scene | None:
-    from ..shell.shells import resolve_shell
-    from ..store.db import SCHEMA_VERSION
-
-    try:
-        conn = sqlite3.connect(db.as_uri() + "?mode=rw", uri=True, timeout=10.0)
-    except sqlite3.Error:
-        return None
-    try:
-        conn.row_factory = sqlite3.Row
-        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-            return None
-        if conn.execute("SELECT 1 FROM runs WHERE state = 'running' LIMIT 1").fetchone():
-            return None
-        tabs = []
-        for tab in conn.execute("SELECT * FROM tabs ORDER BY created_at, name").fetchall():
-            run = conn.execute(
-                "SELECT * FROM runs WHERE tab = ? ORDER BY idx DESC LIMIT 1", (tab["name"],)
-            ).fetchone()
-            last = None
-            if run is not None:
-                if run["ended_at"] is None:
-                    return None  # an end not recorded in full: the full path knows why
-                last = _LastRun(
-                    index=run["idx"],
-                    command=run["command"],
-                    state=run["state"],
-                    exit_code=run["exit_code"],
-                    duration_s=round(max(0.0, run["ended_at"] - run["started_at"]), 3),
-                )
-            tabs.append(
-                _Tab(
-                    name=tab["name"],
-                    shell=resolve_shell(tab["shell"]).kind if tab["shell"] else "unknown",
-                    cwd=tab["cwd"],
-                    state="idle",
-                    pid=None,
-                    last_run=last,
-                )
-            )
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    caps = _Caps(
-        max_tabs=int(SHELL_CONFIG_DEFAULTS["max_tabs"]),
-        history_rows=int(SHELL_CONFIG_DEFAULTS["history_rows"]),
-        output_cap_bytes=int(SHELL_CONFIG_DEFAULTS["output_cap_bytes"]),
-    )
-    return _Scene(tabs=tabs, caps=caps)
-
-
 def fast_scene(argv: list[str]) -> int | None:
     """Print the scene and return 0, or None when the full path must answer."""
     from ..errors import HabitatError
+    from ..shell.quiet_scene import QuietCaps, read_quiet_scene
     from ..workspace import Workspace, find_project_root
 
     plain, project = _project(argv)
@@ -173,7 +88,12 @@ def fast_scene(argv: list[str]) -> int | None:
         if _configured(root) or _host_may_serve(root):
             return None
         db = Workspace.for_project(root).db_path
-        scene = _read(db) if db.is_file() else None
+        caps = QuietCaps(
+            max_tabs=int(SHELL_CONFIG_DEFAULTS["max_tabs"]),
+            history_rows=int(SHELL_CONFIG_DEFAULTS["history_rows"]),
+            output_cap_bytes=int(SHELL_CONFIG_DEFAULTS["output_cap_bytes"]),
+        )
+        scene = read_quiet_scene(db, caps) if db.is_file() else None
     except (OSError, HabitatError):
         return None
     if scene is None:

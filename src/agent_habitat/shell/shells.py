@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +101,8 @@ async def shell_version(executable: str) -> str:
 
 
 def _ask_version(executable: str) -> str:
+    import subprocess  # here, as anyio above: the scene's fast path never asks a version
+
     try:
         out = subprocess.run(
             [executable, "--version"],
