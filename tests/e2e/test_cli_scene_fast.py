@@ -64,8 +64,7 @@ def test_a_run_marked_running_takes_the_full_path_which_follows_it(project: Path
         _habitat(project, "kill", "srv")
     after = _scene(project)
     assert after.stderr.strip() == "loaded:"  # the kill recorded its end: nothing to do
-    assert "#1 `sleep 30` →" in after.stdout
-    assert "running" not in after.stdout
+    assert "#1 `sleep 30` → killed" in after.stdout
 
 
 def test_json_and_configured_projects_take_the_full_path(project: Path) -> None:
