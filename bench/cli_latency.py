@@ -5,7 +5,8 @@ the same run.
 Every sample is a fresh process (what a person or an agent pays per call), the paths
 interleaved so machine noise hits all of them alike. The project has one finished run, so
 `scene` shows a row; `scene --json` (the full path: the habitat opened, the models built) is
-shown beside it. The bridge's host is started by the warm-up and stopped at the end.
+shown beside it. The bridge runs on a project of its own (a host serving the first one would
+send its scene through the host); its host is started by the warm-up and stopped at the end.
 
     .venv/bin/python bench/cli_latency.py [--iterations 15]
 
@@ -86,6 +87,7 @@ def main() -> int:
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
     project = Path(tempfile.mkdtemp(prefix="bench-cli-project-"))
+    bridged = Path(tempfile.mkdtemp(prefix="bench-cli-bridged-"))
     env = dict(os.environ, HABITAT_HOME=tempfile.mkdtemp(prefix="bench-cli-home-"))
     subprocess.run([_HABITAT, "run", "echo ready"], env=env, cwd=project, capture_output=True)
     paths: dict[str, Callable[[], float]] = {
@@ -94,7 +96,7 @@ def main() -> int:
         "habitat scene": lambda: _timed([_HABITAT, "scene"], env, project),
         "habitat scene --json": lambda: _timed([_HABITAT, "scene", "--json"], env, project),
         "mcp --embedded initialize": lambda: _mcp_initialize(env, project, embedded=True),
-        "mcp (bridge) initialize": lambda: _mcp_initialize(env, project, embedded=False),
+        "mcp (bridge) initialize": lambda: _mcp_initialize(env, bridged, embedded=False),
     }
     samples: dict[str, list[float]] = {name: [] for name in paths}
     try:
@@ -104,7 +106,7 @@ def main() -> int:
                 if n >= args.warmup:
                     samples[name].append(value)
     finally:
-        subprocess.run([_HABITAT, "host", "stop", "--project", str(project)], env=env, cwd=project)
+        subprocess.run([_HABITAT, "host", "stop", "--project", str(bridged)], env=env, cwd=bridged)
     bare = statistics.median(samples["python -c pass"])
     medians = {name: statistics.median(values) for name, values in samples.items()}
     targets = {
