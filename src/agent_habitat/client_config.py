@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from .errors import HabitatError
-from .files.atomic import write_atomic
+from .files.atomic import write_project_file
 
 __all__ = [
     "CONFIG_FILES",
@@ -131,9 +130,8 @@ def install_servers(project: Path, client: ClientKind, command: list[str]) -> In
         servers[name] = merged
         changes.append(ServerChange(name=name, action=action))
     if raw is None or any(change.action != "unchanged" for change in changes):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        mode = None if raw is None else stat.S_IMODE(os.stat(path).st_mode)
-        write_atomic(path, (json.dumps(config, indent=2) + "\n").encode("utf-8"), mode)
+        data = (json.dumps(config, indent=2) + "\n").encode("utf-8")
+        write_project_file(path, data, existed=raw is not None)
     return InitResult(client=client, path=label, created=raw is None, servers=changes, kept=kept)
 
 

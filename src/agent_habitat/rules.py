@@ -9,8 +9,6 @@ when the table has them, and the tests check every tool named against the table.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -18,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from .errors import HabitatError
-from .files.atomic import write_atomic
+from .files.atomic import write_project_file
 from .files.text import decode_text, in_style, line_endings
 from .verbs import VERBS, Verb
 
@@ -152,13 +150,12 @@ def write_rules(project: Path, target: RulesTarget) -> RulesWriteResult:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, rules_text(target).encode("utf-8"), None)
+        write_project_file(path, rules_text(target).encode("utf-8"), existed=False)
         return RulesWriteResult(path=label, action="created")
     old = decode_text(data, label)
     new, action = _merge(old, label)
     if new != old:
-        write_atomic(path, new.encode("utf-8"), stat.S_IMODE(os.stat(path).st_mode))
+        write_project_file(path, new.encode("utf-8"), existed=True)
     return RulesWriteResult(path=label, action=action)
 
 

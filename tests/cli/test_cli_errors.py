@@ -58,3 +58,18 @@ def test_a_bad_command_line_is_json_too(capsys: pytest.CaptureFixture[str]) -> N
 def test_without_json_errors_stay_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["last", "nobody", "--project", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith("habitat: no tab 'nobody'")
+
+
+def test_init_and_rules_refuse_a_file_they_cannot_merge_in_json_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".mcp.json").write_text("{not json", encoding="utf-8")
+    code, error = _call(capsys, "init", "--client", "claude", "--project", str(tmp_path), "--json")
+    assert (code, error["field"]) == (1, None)
+    assert ".mcp.json is not valid JSON" in str(error["error"])
+    (tmp_path / "CLAUDE.md").mkdir()
+    code, error = _call(
+        capsys, "rules", "--for", "claude", "--write", "--project", str(tmp_path), "--json"
+    )
+    assert code == 1
+    assert str(error["error"]).startswith("cannot write CLAUDE.md: ")

@@ -65,3 +65,21 @@ def test_the_top_level_help_still_lists_every_command() -> None:
     help_text = build_parser().format_help()
     for command in _MODULE_OF:
         assert command in help_text
+
+
+def test_the_fast_scene_reads_the_state_without_pydantic_anyio_or_rich() -> None:
+    # What `cli.scene_fast` imports; the shell and store packages load their heavy names
+    # (ShellHabitat, SqliteJournal) on first use, and shell kinds resolve without anyio.
+    loaded = _modules_after(
+        "import agent_habitat.cli.scene_fast, agent_habitat.cli.scene_view\n"
+        "import agent_habitat.shell.quiet_scene, agent_habitat.host.files"
+    )
+    for name in ("pydantic", "anyio", "rich", "psutil", "argparse", "agent_habitat.habitat"):
+        assert name not in loaded, name
+
+
+def test_the_mcp_command_loads_no_habitat_before_it_knows_it_serves_one() -> None:
+    # The bridge (`habitat mcp` without --embedded) relays to the host: no habitat here.
+    loaded = _modules_after("from agent_habitat.cli import build_parser; build_parser('mcp')")
+    for name in ("pydantic", "agent_habitat.habitat", "agent_habitat.cli.common", "mcp"):
+        assert name not in loaded, name

@@ -5,8 +5,9 @@ Each module in `_COMMAND_MODULES` has `register(subparsers)`; a subcommand sets
 (`agent_habitat.verbs`). Usage errors exit 2; with `--json` every error is a JSON object
 `{"error": …, "field": …}` on stderr, with the same exit codes.
 
-A CLI call imports only what its command needs: `--version` imports nothing of ours, and
-`habitat scene` registers the shell verbs alone (no verify ladder, no MCP SDK). Only the
+A CLI call imports only what its command needs: `--version` imports nothing of ours,
+`habitat scene` reads `state.db` directly when nothing needs doing (`cli.scene_fast`), and
+otherwise registers the shell verbs alone (no verify ladder, no MCP SDK). Only the
 top-level help and an unknown command build every subcommand.
 """
 
@@ -142,7 +143,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command is None and argv[:1] == ["--version"]:
         print(f"agent-habitat {__version__}")
         return 0
-    from .common import JSON_ERRORS
+    if command == "scene" and argv[0] == "scene":
+        from .scene_fast import fast_scene
+
+        fast = fast_scene(argv)
+        if fast is not None:
+            return fast
+    from .parser import JSON_ERRORS
 
     JSON_ERRORS.set("--json" in argv)
     parser = build_parser(command)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextvars
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -17,12 +16,15 @@ from pydantic import BaseModel, ValidationError
 from ..errors import HabitatError, UsageError
 from ..habitat import Habitat
 from ..workspace import Workspace, find_project_root
+from .parser import JSON_ERRORS
 
 __all__ = [
+    "JSON_ERRORS",
     "FlagError",
     "add_common",
     "build_args",
     "emit_json",
+    "emit_project_write",
     "exit_code_of",
     "open_habitat",
     "project_root",
@@ -31,9 +33,6 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
-
-JSON_ERRORS: contextvars.ContextVar[bool] = contextvars.ContextVar("JSON_ERRORS", default=False)
-"""Set by `main` when the command line asked for `--json`: errors are then JSON too."""
 
 
 class FlagError(UsageError):
@@ -107,6 +106,25 @@ def report_error(exc: HabitatError, *, as_json: bool) -> int:
     else:
         print(f"habitat: {exc}", file=sys.stderr)
     return exit_code_of(exc)
+
+
+def emit_project_write(
+    args: argparse.Namespace, label: str, write: Callable[[], M], said: Callable[[M], str]
+) -> int:
+    """Run a command that writes one file of the project (`init`, `rules --write`): its
+    result as JSON or in words; a refusal or an unwritable file as an error and exit code."""
+    try:
+        try:
+            result = write()
+        except OSError as exc:
+            raise HabitatError(f"cannot write {label}: {exc.strerror}") from exc
+    except HabitatError as exc:
+        return report_error(exc, as_json=bool(args.json))
+    if args.json:
+        emit_json(result)
+    else:
+        sys.stdout.write(said(result))
+    return 0
 
 
 def run_command(body: Callable[[], Awaitable[int]]) -> int:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from ..client_config import CONFIG_FILES, ClientKind, describe, habitat_command, install_servers
-from ..errors import HabitatError, UsageError
-from .common import add_common, emit_json, project_root
+from .common import add_common, emit_project_write, project_root
 
 __all__ = ["register"]
 
@@ -31,19 +29,9 @@ def register(subparsers: Any) -> None:
 
 def cmd_init(args: argparse.Namespace) -> int:
     client: ClientKind = args.client
-    try:
-        result = install_servers(project_root(args), client, habitat_command())
-    except UsageError as exc:
-        print(f"habitat: {exc}", file=sys.stderr)
-        return 2
-    except HabitatError as exc:
-        print(f"habitat: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"habitat: cannot write {CONFIG_FILES[client]}: {exc.strerror}", file=sys.stderr)
-        return 1
-    if args.json:
-        emit_json(result)
-    else:
-        sys.stdout.write(describe(result))
-    return 0
+    return emit_project_write(
+        args,
+        CONFIG_FILES[client],
+        lambda: install_servers(project_root(args), client, habitat_command()),
+        describe,
+    )

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from ..habitat import Habitat
 from ..workspace import Workspace, find_project_root
 
 if TYPE_CHECKING:
@@ -67,6 +66,7 @@ def _quiet_logging() -> None:
 async def open_primary(project: Path | None, root: Path) -> AsyncIterator[PrimaryServer]:
     """The workspace (where state lives) is that of `root`; the open project can change
     later (client roots, `project_open`), the state folder does not."""
+    from agent_habitat.habitat import Habitat  # here: the bridge serves no habitat itself
     from agent_habitat.mcp_tools import primary_server
 
     async with (
@@ -79,6 +79,7 @@ async def open_primary(project: Path | None, root: Path) -> AsyncIterator[Primar
 @asynccontextmanager
 async def open_terminal() -> AsyncIterator[TerminalServer]:
     """The escape terminal's own state namespace, independent of every workspace."""
+    from agent_habitat.habitat import Habitat
     from agent_habitat.mcp_tools import terminal_server
 
     async with (

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
 import sys
 from typing import NoReturn
 
-from .common import JSON_ERRORS
+__all__ = ["JSON_ERRORS", "HabitatParser"]
 
-__all__ = ["HabitatParser"]
+JSON_ERRORS: contextvars.ContextVar[bool] = contextvars.ContextVar("JSON_ERRORS", default=False)
+"""Set by `main` when the command line asked for `--json`: errors are then JSON too. Here, not
+in `cli.common`, so a command that needs no habitat (`habitat mcp`'s bridge) never loads one."""
 
 
 class HabitatParser(argparse.ArgumentParser):

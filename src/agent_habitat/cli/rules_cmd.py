@@ -6,9 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from ..errors import HabitatError, UsageError
 from ..rules import RULES_FILES, RulesTarget, rules_text, write_rules
-from .common import add_common, emit_json, project_root
+from .common import add_common, emit_project_write, project_root
 
 __all__ = ["register"]
 
@@ -47,19 +46,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if not args.write:
         sys.stdout.write(rules_text(target))
         return 0
-    try:
-        result = write_rules(project_root(args), target)
-    except UsageError as exc:
-        print(f"habitat: {exc}", file=sys.stderr)
-        return 2
-    except HabitatError as exc:
-        print(f"habitat: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"habitat: cannot write {RULES_FILES[target]}: {exc.strerror}", file=sys.stderr)
-        return 1
-    if args.json:
-        emit_json(result)
-    else:
-        print(_SAID[result.action].format(path=result.path))
-    return 0
+    return emit_project_write(
+        args,
+        RULES_FILES[target],
+        lambda: write_rules(project_root(args), target),
+        lambda result: _SAID[result.action].format(path=result.path) + "\n",
+    )

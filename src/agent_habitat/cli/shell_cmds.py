@@ -15,27 +15,26 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import anyio
+import anyio.to_thread
 from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import NotFoundError
 from ..host.launcher import find_host
 from ..host.lock import HostRecord
 from ..project_scene import ProjectSceneResult, render_project_scene
 from ..shell import models as m
-from ..verbs import VERBS, Progress, Verb
-from ..verbs import verb as verb_row
+from ..verbs import VERBS, Verb
+from .attach import Caller, Streamer, follow_run, terminal_env
 from .common import emit_json, open_habitat, project_root, run_command
 from .flags import add_verb_parser, request_from
-
-if TYPE_CHECKING:  # imported when a host is there to talk to (httpx2 is not cheap)
-    from ..host.client import HostClient
+from .scene_view import print_scene
 
 __all__ = ["register"]
 
@@ -59,96 +58,43 @@ class View:
     """Copy the run's output to the terminal while it goes on (foreground runs)."""
 
 
-class _Streamer:
-    """Copies new spool bytes to the terminal as a foreground run goes on."""
-
-    def __init__(self, tab: str) -> None:
-        self.tab = tab
-        self.spool: str | None = None
-        self.offset = 0
-
-    def pump(self) -> None:
-        if self.spool is None:
-            return
-        from pathlib import Path
-
-        from ..proc.spool import Spool
-
-        # Through `Spool`: the middle a spool keeper freed is skipped, never shown as zeros.
-        spool = Spool(Path(self.spool))
-        for offset, chunk in spool.chunks(self.offset, spool.size()):
-            sys.stdout.buffer.write(chunk)
-            self.offset = offset + len(chunk)
-        sys.stdout.buffer.flush()
-
-    def finish(self, result: BaseModel) -> None:
-        self.spool = getattr(result, "spool", self.spool)
-        self.pump()
-
-
 async def _embedded(
-    args: argparse.Namespace, verb: Verb, request: BaseModel, streamer: _Streamer | None
+    args: argparse.Namespace, serve: Callable[[Caller], Awaitable[BaseModel]]
 ) -> BaseModel:
     """The verb in this process, on the workspace state (no host runs)."""
     async with open_habitat(args) as habitat:
-        progress: Progress | None = None
-        if streamer is not None:
 
-            async def progress(elapsed: float, line: str) -> None:
-                if streamer.spool is None:  # the tab's newest run is the one we wait on
-                    last = await habitat.shell.last(m.LastArgs(tab=streamer.tab, tail_lines=0))
-                    streamer.spool = last.spool
-                streamer.pump()
+        async def call(verb: Verb, request: BaseModel) -> BaseModel:
+            return await verb.call(habitat, request, None)
 
-        result = await verb.call(habitat, request, progress)
-        if streamer is not None:
-            streamer.finish(result)
-    return result
-
-
-# How often a foreground run through the host looks for new output in its spool file.
-_FOLLOW_SECONDS = 0.05
-
-
-async def _newest(host: HostClient, tab: str) -> m.LastResult | None:
-    try:
-        last = await host.call(verb_row("last"), m.LastArgs(tab=tab, tail_lines=0))
-    except NotFoundError:
-        return None
-    assert isinstance(last, m.LastResult)
-    return last
-
-
-async def _follow(host: HostClient, streamer: _Streamer, before: int | None) -> None:
-    """Find the run the pending POST started (newer than `before`), then copy its spool."""
-    while streamer.spool is None:
-        last = await _newest(host, streamer.tab)
-        if last is not None and (before is None or last.index > before):
-            streamer.spool = last.spool
-        else:
-            await anyio.sleep(_FOLLOW_SECONDS)
-    while True:
-        streamer.pump()
-        await anyio.sleep(_FOLLOW_SECONDS)
+        return await serve(call)
 
 
 async def _via_host(
-    record: HostRecord, verb: Verb, request: BaseModel, streamer: _Streamer | None
+    record: HostRecord, serve: Callable[[Caller], Awaitable[BaseModel]]
 ) -> BaseModel:
     """The verb in the workspace host, over its JSON API: its tabs, its stdin pipes."""
     from ..host.client import HostClient
 
     async with HostClient(record) as host:
-        if streamer is None:
-            return await host.call(verb, request)
-        newest = await _newest(host, streamer.tab)
-        before = newest.index if newest is not None else None
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_follow, host, streamer, before)
-            result = await host.call(verb, request)
-            tg.cancel_scope.cancel()
-        streamer.finish(result)
-        return result
+        return await serve(host.call)
+
+
+async def _host_for_stdin(root: Path, record: HostRecord | None) -> HostRecord:
+    """A background interactive run needs a process that outlives this one to hold its stdin
+    open for `input`: the workspace host, started here when none runs."""
+    if record is not None:
+        return record
+    from ..host.launcher import ensure_host
+
+    handle = await anyio.to_thread.run_sync(ensure_host, root)
+    if handle.started:
+        _err.print(
+            f"started the workspace host (pid {handle.record.pid}) to hold the run's stdin "
+            "open for `habitat input`; `habitat host stop` ends it",
+            style="dim",
+        )
+    return handle.record
 
 
 def _handler(verb: Verb) -> Callable[[argparse.Namespace], int]:
@@ -157,14 +103,34 @@ def _handler(verb: Verb) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
         async def body() -> int:
             request = request_from(verb, args)
+            background = bool(getattr(request, "background", False))
+            interactive = bool(getattr(request, "interactive", False))
+            root = project_root(args)
+            record = find_host(root)
+            if interactive and background:
+                record = await _host_for_stdin(root, record)
+            elif interactive and isinstance(request, m.RunArgs):
+                request = terminal_env(request)
             streamer = None
-            if view.streams and not args.json and not getattr(request, "background", False):
-                streamer = _Streamer(getattr(request, "tab", "main"))
-            record = find_host(project_root(args))
+            if view.streams and not args.json and not background:
+                streamer = Streamer(getattr(request, "tab", "main"))
+
+            async def serve(call: Caller) -> BaseModel:
+                if streamer is None and not (interactive and not background):
+                    return await call(verb, request)
+                return await follow_run(
+                    call,
+                    verb,
+                    request,
+                    tab=getattr(request, "tab", "main"),
+                    streamer=streamer,
+                    interactive=interactive,
+                )
+
             if record is None:
-                result = await _embedded(args, verb, request, streamer)
+                result = await _embedded(args, serve)
             else:
-                result = await _via_host(record, verb, request, streamer)
+                result = await _via_host(record, serve)
             if args.json:
                 emit_json(result)
             else:
@@ -224,21 +190,7 @@ def _show_run(r: m.RunResult, streamed: bool) -> None:
 
 
 def _show_scene(scene: m.SceneResult, streamed: bool) -> None:
-    table = Table("tab", "shell", "state", "cwd", "last run", title="habitat scene")
-    for tab in scene.tabs:
-        last = tab.last_run
-        summary = "—"
-        if last is not None:
-            code = last.exit_code if last.exit_code is not None else last.state
-            summary = f"#{last.index} `{last.command[:40]}` → {code} ({last.duration_s:.2f}s)"
-        state = f"running (pid {tab.pid})" if tab.state == "running" else tab.state
-        table.add_row(tab.name, tab.shell, state, tab.cwd, summary)
-    _out.print(table)
-    caps = scene.caps
-    _out.print(
-        f"[dim]{len(scene.tabs)}/{caps.max_tabs} tabs · {caps.history_rows} history "
-        f"rows per tab · output cap {caps.output_cap_bytes} B[/dim]"
-    )
+    print_scene(scene, _out)
 
 
 def _show_history(result: m.HistoryResult, streamed: bool) -> None:

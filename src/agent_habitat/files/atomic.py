@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 from pathlib import Path
 
-__all__ = ["TEMP_SUFFIX", "write_atomic"]
+__all__ = ["TEMP_SUFFIX", "write_atomic", "write_project_file"]
 
 TEMP_SUFFIX = ".habitat-tmp"
 """Temporary files end with this; a crash between create and rename can leave one."""
@@ -37,6 +38,16 @@ def write_atomic(target: Path, data: bytes, mode: int | None) -> None:
         temp.unlink(missing_ok=True)
         raise
     _sync_folder(target.parent)
+
+
+def write_project_file(target: Path, data: bytes, *, existed: bool) -> None:
+    """Write a file the user owns (a client config, a rules file): an existing one keeps its
+    permissions, a new one gets its folder and the umask's."""
+    if existed:
+        write_atomic(target, data, stat.S_IMODE(os.stat(target).st_mode))
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, data, None)
 
 
 def _sync_folder(folder: Path) -> None:

@@ -4,10 +4,20 @@
 #   supervisor  RunSupervisor — how runs end: adoption, watching, killing, recording the end
 #   waiting     a foreground run's limit and progress; the wait verb (match, exit, timeout)
 #   views       scene, history, last, which, wait results
-#   run_store   RunStore — tabs and runs in state.db (all the SQL)
+#   quiet_scene the scene read from state.db alone while nothing runs (`habitat scene`)
+#   run_store   RunStore — tabs and runs in state.db (the SQL, but quiet_scene's two reads)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env
 #   environment a command's starting env;  output  spool → capped, ANSI-free text
-from .habitat import ShellHabitat
-from .waiting import Progress
+# Names load from their module on first use (PEP 562): `habitat scene` reads the state with
+# `quiet_scene` alone, without building the verbs' models.
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from .habitat import ShellHabitat
+    from .waiting import Progress
+
+__getattr__ = lazy_attributes(__name__, {"ShellHabitat": "habitat", "Progress": "waiting"})
 
 __all__ = ["Progress", "ShellHabitat"]

@@ -5,11 +5,8 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-
-import anyio.to_thread
 
 from ..errors import UsageError
 
@@ -97,11 +94,15 @@ async def shell_version(executable: str) -> str:
     event loop (up to its 5 s timeout for a shell that hangs).
     """
     if executable not in _VERSIONS:
+        import anyio.to_thread  # here: `habitat scene` resolves shell kinds without anyio
+
         _VERSIONS[executable] = await anyio.to_thread.run_sync(_ask_version, executable)
     return _VERSIONS[executable]
 
 
 def _ask_version(executable: str) -> str:
+    import subprocess  # here, as anyio above: the scene's fast path never asks a version
+
     try:
         out = subprocess.run(
             [executable, "--version"],

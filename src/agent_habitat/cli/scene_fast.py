@@ -1,0 +1,104 @@
+"""`habitat scene` at once: the table read straight from `state.db` when nothing needs doing.
+
+A scene through `Habitat.open` builds every service of the workspace (the verify record,
+the accounting, the pydantic models of every verb) to read two tables. Most of the time
+there is nothing else to do: no host serves the workspace, no run is marked running (so
+none can have ended unseen and need recording), the state is at this habitat's schema and
+no configuration changes the caps. Then this module answers from the database alone
+(`shell.quiet_scene`, the core's reader), with the same table (`cli.scene_view`). In every
+other case — and for `--json`, which carries the output previews — it returns None and the
+scene takes the full path, which does whatever the state needs and reports any error.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["SHELL_CONFIG_DEFAULTS", "fast_scene"]
+
+SHELL_CONFIG_DEFAULTS = {
+    "max_tabs": 8,
+    "history_rows": 50,
+    "output_cap_bytes": 16 * 1024,
+    "preview_bytes": 2 * 1024,
+    "kill_grace_seconds": 2.0,
+    "journal_limit": 10_000,
+}
+"""`config.ShellConfig`'s fields and defaults (a test keeps them equal): a `HABITAT_<FIELD>`
+variable sends the scene the full way, which validates it."""
+
+
+def _project(argv: list[str]) -> tuple[bool, Path | None]:
+    """`scene`, `scene --project DIR` or `scene --project=DIR`; (False, None) for any other
+    command line (flags, help, mistakes: the full parser answers those)."""
+    rest = argv[1:]
+    if not rest:
+        return True, None
+    if len(rest) == 2 and rest[0] == "--project":
+        return True, Path(rest[1])
+    if len(rest) == 1 and rest[0].startswith("--project="):
+        return True, Path(rest[0].removeprefix("--project="))
+    return False, None
+
+
+def _configured(root: Path) -> bool:
+    """True when configuration may change the scene's caps or make the full path refuse."""
+    if any(f"HABITAT_{name.upper()}" in os.environ for name in SHELL_CONFIG_DEFAULTS):
+        return True
+    pyproject = root / "pyproject.toml"
+    if not pyproject.exists():
+        return False
+    import tomllib
+
+    try:
+        with open(pyproject, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return True
+    tool = data.get("tool")
+    return not isinstance(tool, dict) or "habitat" in tool
+
+
+def _host_may_serve(root: Path) -> bool:
+    # A running host keeps its record in its lock file and empties it on the way out; a
+    # record left by one that died is judged by the full path (`find_host`).
+    from ..host.files import HostFiles
+    from ..workspace import Workspace
+
+    try:
+        return HostFiles(Workspace.for_project(root)).lock.stat().st_size > 0
+    except FileNotFoundError:
+        return False
+
+
+def fast_scene(argv: list[str]) -> int | None:
+    """Print the scene and return 0, or None when the full path must answer."""
+    from ..errors import HabitatError
+    from ..shell.quiet_scene import QuietCaps, read_quiet_scene
+    from ..workspace import Workspace, find_project_root
+
+    plain, project = _project(argv)
+    if not plain:
+        return None
+    try:
+        if project is not None and not project.is_dir():
+            return None  # the full path names the bad flag
+        root = project.resolve() if project is not None else find_project_root()
+        if _configured(root) or _host_may_serve(root):
+            return None
+        db = Workspace.for_project(root).db_path
+        caps = QuietCaps(
+            max_tabs=int(SHELL_CONFIG_DEFAULTS["max_tabs"]),
+            history_rows=int(SHELL_CONFIG_DEFAULTS["history_rows"]),
+            output_cap_bytes=int(SHELL_CONFIG_DEFAULTS["output_cap_bytes"]),
+        )
+        scene = read_quiet_scene(db, caps) if db.is_file() else None
+    except (OSError, HabitatError):
+        return None
+    if scene is None:
+        return None
+    from .scene_view import print_scene
+
+    print_scene(scene)
+    return 0

@@ -1,0 +1,89 @@
+"""`habitat scene` answers from `state.db` alone when nothing needs doing, with the table the
+full path prints; whatever needs doing (a run to watch, configuration) takes the full path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from agent_habitat.cli.scene_fast import SHELL_CONFIG_DEFAULTS
+from agent_habitat.config import ShellConfig
+
+_PROBE = (
+    "import sys\nfrom agent_habitat.cli import main\ncode = main(sys.argv[1:])\n"
+    "heavy = ('pydantic', 'anyio', 'rich', 'psutil', 'agent_habitat.habitat')\n"
+    "print('loaded:', *[n for n in heavy if n in sys.modules], file=sys.stderr)\n"
+    "sys.exit(code)"
+)
+
+
+def _scene(root: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _PROBE, "scene", *argv, "--project", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+        # Wide enough for pytest's long paths: rich would fold a narrower table itself.
+        env={**os.environ, "COLUMNS": "200", **env},
+    )
+
+
+def _habitat(root: Path, *argv: str) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "agent_habitat", *argv, "--project", str(root)],
+        capture_output=True,
+        timeout=60,
+        check=False,  # a run's exit code is its own
+    )
+
+
+def test_the_fast_scene_prints_the_full_paths_table_without_building_the_habitat(
+    project: Path,
+) -> None:
+    _habitat(project, "run", "echo one")
+    _habitat(project, "run", "exit 3", "--tab", "build")
+    fast = _scene(project)
+    assert fast.stderr.strip() == "loaded:"
+    # A HABITAT_<field> variable (the default value here) sends it the full way.
+    full = _scene(project, HABITAT_MAX_TABS="8")
+    assert "agent_habitat.habitat" in full.stderr
+    assert fast.stdout == full.stdout
+    assert "`exit 3` → 3" in fast.stdout
+
+
+def test_a_run_marked_running_takes_the_full_path_which_follows_it(project: Path) -> None:
+    _habitat(project, "run", "sleep 30", "--tab", "srv", "--background")
+    try:
+        seen = _scene(project)
+        assert "agent_habitat.habitat" in seen.stderr
+        assert "running (pid" in seen.stdout
+    finally:
+        _habitat(project, "kill", "srv")
+    after = _scene(project)
+    assert after.stderr.strip() == "loaded:"  # the kill recorded its end: nothing to do
+    assert "#1 `sleep 30` → killed" in after.stdout
+
+
+def test_json_and_configured_projects_take_the_full_path(project: Path) -> None:
+    _habitat(project, "run", "echo one")
+    assert "pydantic" in _scene(project, "--json").stderr
+    (project / "pyproject.toml").write_text("[tool.habitat.shell]\nmax_tabs = 3\n", "utf-8")
+    configured = _scene(project)
+    assert "1/3 tabs" in configured.stdout
+    (project / "pyproject.toml").write_text("[tool.habitat\n", "utf-8")
+    broken = subprocess.run(
+        [sys.executable, "-m", "agent_habitat", "scene", "--project", str(project)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert broken.returncode == 1
+    assert "not valid TOML" in broken.stderr
+
+
+def test_the_fast_paths_config_defaults_are_shell_configs() -> None:
+    assert ShellConfig().model_dump() == SHELL_CONFIG_DEFAULTS
