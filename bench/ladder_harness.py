@@ -170,19 +170,21 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         "testmon_recording_s": tm_wall,
         "mutations": rows,
     }
-    for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
-        rows.append(_one(run, m, base_failed, baseline_findings))
-        write_json(f"ladder_harness_partial_{project.name}", partial)  # survives a kill
-        r = rows[-1]
-        print(
-            f"[{project.name}] {i + 1:2}/{args.mutations} {m.label}: full "
-            f"{'caught' if r['full_caught'] else 'green'}, ladder {r['ladder_state']}, "
-            f"ours {r['ours_selected']} vs testmon {r['testmon_selected']}"
-            f"{' MISS' if r['miss'] else ''}{' FALSE-RED' if r['false_red'] else ''}",
-            file=sys.stderr,
-            flush=True,
-        )
-    reset(root)
+    try:
+        for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
+            rows.append(_one(run, m, base_failed, baseline_findings))
+            write_json(f"ladder_harness_partial_{project.name}", partial)  # survives a kill
+            r = rows[-1]
+            print(
+                f"[{project.name}] {i + 1:2}/{args.mutations} {m.label}: full "
+                f"{'caught' if r['full_caught'] else 'green'}, ladder {r['ladder_state']}, "
+                f"ours {r['ours_selected']} vs testmon {r['testmon_selected']}"
+                f"{' MISS' if r['miss'] else ''}{' FALSE-RED' if r['false_red'] else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        reset(root)  # never leave a mutation in the cached copy
     shutil.rmtree(home, ignore_errors=True)
     return {
         "project": f"{project.name} {project.version}",
@@ -320,6 +322,8 @@ def main() -> None:
         "(written after every mutation, e.g. by one process per project)",
     )
     args = parser.parse_args()
+    # SIGTERM (a stopped run) unwinds like Ctrl-C, so the mutated copy is reset.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ.setdefault("COLUMNS", "200")
     t0 = time.perf_counter()
     results = []

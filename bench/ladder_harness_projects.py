@@ -151,6 +151,9 @@ def prepare(project: Project, cache: Path, python: str) -> tuple[Path, Path]:
     sdist = _sdist(project, cache)
     root = _extract(sdist, cache / "work" / project.name)
     exe = _venv(project, root, cache / "venvs" / project.name, python)
+    # A run killed mid-mutation leaves the mutated file behind: tracked files go back to
+    # HEAD first, or the commit below would make that mutation part of every baseline.
+    git(root, "checkout", "-q", "--", ".")
     if git(root, "status", "--porcelain").stdout.strip():
         # An editable install may write files (a version file, metadata): part of HEAD.
         git(root, "add", "-A")

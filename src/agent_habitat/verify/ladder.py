@@ -139,7 +139,13 @@ async def _context(
     )
     if _NEEDS_IMPACT & set(rungs) and touched:
         ctx.impact = await anyio.to_thread.run_sync(
-            analyse_impact, layout, touched, snapshot.deleted, config, workspace.state_dir / "grimp"
+            analyse_impact,
+            layout,
+            touched,
+            snapshot.deleted,
+            config,
+            workspace.state_dir / "grimp",
+            hooks.memo if hooks else None,
         )
         ctx.selection = ctx.impact.selection
     elif not touched:

@@ -32,9 +32,10 @@ from .config import LadderConfig
 from .deps_selection import Narrowing, narrow
 from .layout import Layout, is_manifest, is_test_file
 from .models import Selection
+from .selection_memo import SelectionMemo
 from .testdeps import deps_store_dir, load_testdeps
 
-__all__ = ["Impact", "analyse_impact", "explicit_selection"]
+__all__ = ["Impact", "analyse_impact", "explicit_selection", "warm_graph"]
 
 # grimp's package finder is process-global configuration; swapping it is guarded.
 _GRIMP_LOCK = threading.Lock()
@@ -66,26 +67,39 @@ class _DirectoryFinder(AbstractPackageFinder):
 class _Graph:
     """The packages' import graph, built (from grimp's cache) on first use."""
 
-    def __init__(self, layout: Layout, cache_dir: Path) -> None:
-        self._layout, self._cache_dir = layout, cache_dir
+    def __init__(self, layout: Layout, cache_dir: Path, memo: SelectionMemo | None) -> None:
+        self._layout, self._cache_dir, self._memo = layout, cache_dir, memo
         self._graph: grimp.ImportGraph | None = None
+        self._modules: set[str] = set()
+
+    def _build(self) -> grimp.ImportGraph:
+        with _GRIMP_LOCK:
+            previous = grimp_settings.PACKAGE_FINDER
+            grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(self._layout.packages))
+            try:
+                return grimp.build_graph(
+                    *sorted(self._layout.packages), cache_dir=str(self._cache_dir)
+                )
+            finally:
+                grimp_settings.configure(PACKAGE_FINDER=previous)
+
+    def modules(self) -> set[str]:
+        if self._graph is None:
+            if self._memo is None:
+                self._graph = self._build()
+            else:
+                self._graph = self._memo.graph(self._layout.packages, self._cache_dir, self._build)
+            self._modules = set(self._graph.modules)
+        return self._modules
 
     def downstream(self, changed: set[str]) -> set[str]:
         if not self._layout.packages or not changed:
             return set(changed)
-        if self._graph is None:
-            with _GRIMP_LOCK:
-                previous = grimp_settings.PACKAGE_FINDER
-                grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(self._layout.packages))
-                try:
-                    self._graph = grimp.build_graph(
-                        *sorted(self._layout.packages), cache_dir=str(self._cache_dir)
-                    )
-                finally:
-                    grimp_settings.configure(PACKAGE_FINDER=previous)
+        known = self.modules()
+        assert self._graph is not None
         out = set(changed)
         for module in changed:
-            if module in self._graph.modules:
+            if module in known:
                 out |= set(self._graph.find_downstream_modules(module))
         return out
 
@@ -213,10 +227,12 @@ def analyse_impact(
     deleted: Iterable[str],
     config: LadderConfig,
     cache_dir: Path,
+    memo: SelectionMemo | None = None,
 ) -> Impact:
     """Blocking (reads files, builds the graph); call it from a worker thread.
 
-    `cache_dir` holds grimp's cache; the recorded test dependencies live beside it."""
+    `cache_dir` holds grimp's cache; the recorded test dependencies live beside it. `memo`
+    (a long-lived process's) keeps the graph and the dependency data between calls."""
     out = _Collector()
     if not layout.is_python:
         out.widen_full("not a Python project: the import graph cannot see the change")
@@ -224,7 +240,7 @@ def analyse_impact(
     deleted = set(deleted)
     changed, changed_side = _classify(layout, touched, deleted, config, out)
     impact = Impact(changed_modules=sorted(changed))
-    graph = _Graph(layout, cache_dir)
+    graph = _Graph(layout, cache_dir, memo)
     try:
         affected = graph.downstream(changed)
     except (grimp.exceptions.SourceSyntaxError, ValueError, OSError) as exc:
@@ -234,7 +250,10 @@ def analyse_impact(
     impact.affected_modules = sorted(affected)
     files = (layout.file_of(m) for m in impact.affected_modules)
     impact.affected_files = sorted({layout.rel(f) for f in files if f is not None})
-    deps = load_testdeps(deps_store_dir(cache_dir.parent)) if touched else None
+    store = deps_store_dir(cache_dir.parent)
+    deps = None
+    if touched:
+        deps = memo.deps(store, load_testdeps) if memo is not None else load_testdeps(store)
     narrowing = narrow(layout, deps, touched) if deps is not None else None
     if narrowing is None or impact.graph_error is not None:
         for rel in impact.affected_files:
@@ -319,6 +338,14 @@ def _select_side(
             out.folders.setdefault(_folder_of(rel), f"{reason} (conftest widens to its folder)")
         elif is_test_file(rel):
             out.tests[rel] = reason
+
+
+def warm_graph(layout: Layout, cache_dir: Path, memo: SelectionMemo) -> int:
+    """Build the packages' import graph into `memo` (the warm-up); its number of modules."""
+    if not layout.packages:
+        return 0
+    graph = _Graph(layout, cache_dir, memo)
+    return len(graph.modules())
 
 
 def explicit_selection(filters: list[str]) -> Selection:

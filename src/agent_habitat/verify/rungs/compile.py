@@ -24,7 +24,7 @@ from .dmypy import MYPY_FLAGS, DmypyDaemon
 from .head_check import settle_on_head
 from .preamble import python_rung
 
-__all__ = ["compile_project", "detect_type_checker"]
+__all__ = ["compile_project", "detect_type_checker", "mypy_flags"]
 
 RUNG: RungName = "compile.project"
 
@@ -47,12 +47,18 @@ def _summary(result: RungResult) -> None:
         result.reason = f"{len(errors)} {result.tool} error(s), first {where}"
 
 
-async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
-    configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
+def mypy_flags(ctx: RungContext, env: ProjectEnv, configured: bool) -> list[str]:
+    """The flags every mypy run of the rung gets (the warm-up's daemon start too: the
+    daemon restarts when they differ)."""
     # The error code is known to the habitat's mypy (a pinned dependency); a project's own
     # older mypy might reject it, and runs with its plain defaults.
     quiet = not (configured or ctx.config.lint == "strict" or env.has("mypy"))
-    flags = [*version_flags(ctx.root, env), *(DEFAULT_MYPY_FLAGS if quiet else ())]
+    return [*version_flags(ctx.root, env), *(DEFAULT_MYPY_FLAGS if quiet else ())]
+
+
+async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
+    configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
+    flags = mypy_flags(ctx, env, configured)
     notes: list[str] = []
     if not configured:
         notes.append(
