@@ -38,6 +38,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import anyio
+
+from agent_habitat.verify import stop_type_daemon
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import RESULTS, print_table, write_json
 from ladder_harness_mutations import Mutation, apply, choose
@@ -185,6 +189,8 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
             )
     finally:
         reset(root)  # never leave a mutation in the cached copy
+        os.environ["HABITAT_HOME"] = str(home)
+        anyio.run(stop_type_daemon, root)  # its idle timeout is an hour
     shutil.rmtree(home, ignore_errors=True)
     return {
         "project": f"{project.name} {project.version}",

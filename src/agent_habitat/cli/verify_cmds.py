@@ -19,6 +19,7 @@ the change gives no rung work); 130 Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -34,6 +35,7 @@ from ..verbs.verify import VerifyCancelArgs, VerifyRunArgs, VerifyStatusArgs
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderState, load_policy, run_ladder
 from ..verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
 from ..verify_text import render_verify_cancel, render_verify_run, render_verify_status
+from ..workspace import Workspace
 from .common import add_common, build_args, emit_json, open_habitat, project_root, run_command
 from .ladder_view import LadderView, render_result
 
@@ -144,10 +146,13 @@ def _status(args: argparse.Namespace) -> int:
             result = hosted
         else:
             result = await _recorded_status(args)
+        from ..verify.warmup import warm_lines  # what the serving process warmed
+
+        warm = warm_lines(Workspace.for_project(project_root(args)))
         if args.json:
-            emit_json(result)
+            sys.stdout.write(json.dumps(result.model_dump(mode="json") | {"warm": warm}, indent=2) + "\n")
         else:
-            sys.stdout.write(render_verify_status(result))
+            sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
         return 0 if result.green else 1
 
     return run_command(body)
