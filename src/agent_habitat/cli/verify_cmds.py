@@ -150,7 +150,9 @@ def _status(args: argparse.Namespace) -> int:
 
         warm = warm_lines(Workspace.for_project(project_root(args)))
         if args.json:
-            sys.stdout.write(json.dumps(result.model_dump(mode="json") | {"warm": warm}, indent=2) + "\n")
+            sys.stdout.write(
+                json.dumps(result.model_dump(mode="json") | {"warm": warm}, indent=2) + "\n"
+            )
         else:
             sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
         return 0 if result.green else 1
