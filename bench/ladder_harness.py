@@ -257,6 +257,8 @@ def _one(
         "ladder_state": ladder.get("state", "error"),
         "ladder_rungs": {r["rung"]: r["state"] for r in ladder.get("rungs", [])},
         "ladder_wall_s": v_wall,
+        "ladder_rung_s": {r["rung"]: r["duration_s"] for r in ladder.get("rungs", [])},
+        "ladder_beyond_rungs_s": v_wall - sum(r["duration_s"] for r in ladder.get("rungs", [])),
         "scoped_state": scoped["state"],
         "scoped_from": scoped_source,
         "scoped_s": scoped.get("duration_s", 0.0),
@@ -296,6 +298,9 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
         "selection_median_ms": statistics.median(r["selection_ms"] for r in rows) if rows else 0,
         "selection_max_ms": max((r["selection_ms"] for r in rows), default=0),
         "ladder_median_wall_s": statistics.median(r["ladder_wall_s"] for r in rows) if rows else 0,
+        "cli_beyond_rungs_median_s": (
+            statistics.median(r.get("ladder_beyond_rungs_s", 0.0) for r in rows) if rows else 0
+        ),
         "testmon_median_s": statistics.median(r["testmon_s"] for r in rows) if rows else 0.0,
     }
 
