@@ -9,7 +9,8 @@ The memo hands back the same objects while they are still true:
   mtime moved still has the same import statements (the graph is a function of those
   alone). The imports of every file are read when the graph is built, so a change is
   compared with what the graph was built from, never with a guess;
-* the dependency store, while its file's size and mtime are the same.
+* the dependency store, while its file's size and mtime are the same;
+* the test-side imports (side_graph.py), read from their disk cache once.
 
 The warm-up on project open fills it; the runner hands it to every climb (`LadderHooks`).
 """
@@ -23,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .side_graph import SideImports
 
 if TYPE_CHECKING:
     import grimp
@@ -81,6 +84,7 @@ class SelectionMemo:
 
     _graphs: dict[tuple[object, ...], _GraphEntry] = field(default_factory=dict)
     _deps: dict[Path, tuple[Stat, RecordedDeps | None]] = field(default_factory=dict)
+    _side: dict[Path, SideImports] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     builds: int = 0
     """How many times a graph was built (the warm-up test reads it)."""
@@ -131,6 +135,13 @@ class SelectionMemo:
             with self._lock:
                 self._deps[store] = (stat, deps)
         return deps
+
+    def side_imports(self, cache_dir: Path) -> SideImports:
+        """The test-side import cache, read from disk once per process."""
+        with self._lock:
+            if cache_dir not in self._side:
+                self._side[cache_dir] = SideImports(cache_dir)
+            return self._side[cache_dir]
 
     def warm(self) -> dict[str, int]:
         """How much is kept: graphs and dependency stores."""
