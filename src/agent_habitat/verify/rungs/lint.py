@@ -90,6 +90,7 @@ async def _one(
         RUNG,
         [*shell, *argv, "--output-file", str(report), "--stdin-filename", rel, "-"],
         suffix=f".base{index}.out",
+        reap_leftovers=False,  # ruff starts no processes (see diagnose.py)
     )
     try:
         text = await anyio.Path(report).read_text(encoding="utf-8")

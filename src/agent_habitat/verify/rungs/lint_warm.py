@@ -86,6 +86,7 @@ async def _one_group(
             [*argv, "--output-file", str(report), *batch],
             suffix=f".warm{index}-{start}.out",
             cwd=export,
+            reap_leftovers=False,  # ruff starts no processes (see diagnose.py)
         )
         try:
             text = await anyio.Path(report).read_text(encoding="utf-8")
