@@ -21,6 +21,7 @@ from .checkers import (
 )
 from .context import RungContext, from_outcome, nothing_to_do, skipped
 from .dmypy import MYPY_FLAGS, DmypyDaemon
+from .dmypy_client import run_in_process
 from .head_check import settle_on_head
 from .preamble import python_rung
 
@@ -69,7 +70,14 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
         daemon = DmypyDaemon(ctx.workspace)
         note = daemon.prepare()
         argv = daemon.argv(env, [*flags, *targets])
-        outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
+        outcome = None
+        if note is None and (env.is_habitat_python or not env.has("mypy")):
+            # A live daemon of the habitat's own mypy: ask it from here (dmypy_client.py).
+            spool = ctx.spool(RUNG)
+            timeout, cap = ctx.config.timeout_s, ctx.config.output_cap_bytes
+            outcome = await run_in_process(daemon.status_file, argv, spool, timeout, cap)
+        if outcome is None:
+            outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
         tool = "dmypy"
         if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
             note = "dmypy daemon crashed during the check; the next run restarts it"
