@@ -10,6 +10,7 @@ import pytest
 from agent_habitat.errors import ConfigError
 from agent_habitat.verify.generated import Generator, load_generators, outdated
 from agent_habitat.verify.ladder import _with_regeneration
+from agent_habitat.verify.models import RungName
 
 PROTOS = Generator(inputs=["protos/*.proto"], outputs=["src/*_pb2.py"], command="make protos")
 
@@ -77,7 +78,7 @@ def test_a_generator_that_is_not_a_table_says_what_one_looks_like(tmp_path: Path
 
 def test_outdated_sources_run_build_affected_right_after_diagnose_files() -> None:
     stale = {"protos": "no file matches src/*_pb2.py"}
-    standard = ["diagnose.files", "compile.project", "test.scoped"]
+    standard: list[RungName] = ["diagnose.files", "compile.project", "test.scoped"]
     assert _with_regeneration(standard, stale) == [
         "diagnose.files",
         "build.affected",
