@@ -85,3 +85,35 @@ async def test_a_daemon_that_is_gone_is_left_to_the_client_process(calc: Path) -
     again = await _compile(calc)
     assert again.state == "red"
     assert any("daemon started" in note for note in again.notes), again.notes
+
+
+async def test_a_red_the_daemon_alone_reports_is_mypys_green_and_the_daemon_restarts(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (calc / "calc/core.py").write_text("def double(x: int) -> int:\n    return x + x\n", "utf-8")
+    first = await _compile(calc)  # the daemon starts, green
+    assert first.state == "green"
+    status = Path(next(a for a in first.command if a.endswith("status.json")))
+
+    async def drifted(*args: object, **kwargs: object) -> object:
+        # What a daemon whose fine-grained state drifted answers: an error mypy does not see.
+        outcome = await run_in_process(*args, **kwargs)  # type: ignore[arg-type]
+        assert outcome is not None
+        outcome.exit_code = 1
+        outcome.text = 'calc/core.py:2:5: error: Name "x" already defined on line 1  [no-redef]\n'
+        return outcome
+
+    monkeypatch.setattr("agent_habitat.verify.rungs.compile.run_in_process", drifted)
+    result = await _compile(calc)
+    assert result.state == "green", result
+    assert result.tool == "mypy"
+    assert any("diverged from a plain mypy run" in note for note in result.notes), result.notes
+    assert not status.exists(), "the drifted daemon is still running"
+
+
+async def test_a_red_both_report_is_confirmed(calc: Path) -> None:
+    await _compile(calc)
+    result = await _compile(calc)  # warm: the daemon's red, checked by plain mypy
+    assert result.state == "red"
+    assert result.tool == "dmypy"
+    assert "confirmed by a plain mypy run" in result.notes
