@@ -233,7 +233,11 @@ def _one(
     scoped_counts = _counts(scoped.get("output", ""))
     tm_new = tm_counts.get("failed", 0) + tm_counts.get("error", 0) + ("TIMEOUT" in tm_text)
     false_red = False
-    if ladder.get("state") == "red":
+    if ladder.get("timeout"):
+        # Killed at the harness's limit (an endless loop): red because of the mutation
+        # exactly when the full suite fails (times out) too.
+        false_red = not new_failures
+    elif ladder.get("state") == "red":
         false_red = True
         for rung in ladder["rungs"]:
             if rung["state"] != "red":
@@ -277,6 +281,12 @@ def _one(
     }
 
 
+def _false_red(r: dict[str, Any]) -> bool:
+    # Rows written before the timeout rule in `_one`: a ladder killed at the limit has no
+    # rungs, and with the full suite failing too it caught the mutation.
+    return bool(r["false_red"]) and not (r["full_caught"] and not r["ladder_rungs"])
+
+
 def summarise(p: dict[str, Any]) -> dict[str, Any]:
     rows = p["mutations"]
     caught = [r for r in rows if r["full_caught"]]
@@ -287,7 +297,7 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
         "mutations": len(rows),
         "full_caught": len(caught),
         "misses": sum(r["miss"] for r in rows),
-        "false_reds": sum(r["false_red"] for r in rows),
+        "false_reds": sum(_false_red(r) for r in rows),
         "testmon_misses": sum(r["testmon_miss"] for r in rows),
         "ours_median_selected": ours,
         "testmon_median_selected": theirs,
