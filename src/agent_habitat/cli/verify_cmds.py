@@ -149,10 +149,11 @@ def _status(args: argparse.Namespace) -> int:
         from ..verify.warmup import warm_lines  # what the serving process warmed
 
         warm = warm_lines(Workspace.for_project(project_root(args)))
-        if args.json:
-            sys.stdout.write(
-                json.dumps(result.model_dump(mode="json") | {"warm": warm}, indent=2) + "\n"
-            )
+        if args.json and warm:
+            data = result.model_dump(mode="json") | {"warm": warm}
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        elif args.json:
+            emit_json(result)
         else:
             sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
         return 0 if result.green else 1

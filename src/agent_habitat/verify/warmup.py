@@ -71,6 +71,8 @@ class WarmUp:
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self._done = anyio.Event()
+        self.off = False
+        """True when `[tool.habitat.ladder] warmup = false` turned it off."""
 
     async def wait(self) -> None:
         await self._done.wait()
@@ -89,8 +91,9 @@ class WarmUp:
         finally:
             self.finished_at = time.time()
             self._done.set()
-            with anyio.CancelScope(shield=True):
-                await self._report()
+            if not self.off:  # turned off: no trace at all (no file, no event)
+                with anyio.CancelScope(shield=True):
+                    await self._report()
 
     def _skip_all(self, why: str) -> None:
         for step in STEPS:
@@ -99,6 +102,7 @@ class WarmUp:
     async def _steps(self) -> None:
         config = load_ladder_config(self.root)
         if not config.warmup:
+            self.off = True
             self._skip_all("turned off ([tool.habitat.ladder] warmup = false)")
             return
         snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
@@ -204,11 +208,11 @@ class WarmUp:
 
 def warm_lines(workspace: Workspace) -> list[str]:
     """What the last warm-up of the workspace warmed, one line per step (for `habitat
-    status`); the type daemon as it is now, not as it was."""
+    status`), none when no warm-up ran; the type daemon as it is now, not as it was."""
     try:
         data = json.loads((workspace.state_dir / _FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return ["warm: nothing yet (a host or MCP server warms the ladder when it opens)"]
+        return []  # no warm-up ran here (no server opened the project, or it is turned off)
     out: list[str] = []
     for name, item in data.get("items", {}).items():
         detail = item.get("detail", "")
