@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_RUN := $(VENV)/.installed
 
-.PHONY: demo test check bench bench-all bench-ladder gauntlet clean browser-deps
+.PHONY: demo test check bench bench-all bench-ladder bench-ladder-warm gauntlet clean browser-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -49,7 +49,7 @@ bench-all: bench
 	$(BIN)/python bench/mcp_latency.py
 	$(BIN)/python bench/ladder_timings.py
 
-# Real projects from PyPI sdists (prepared once into .bench-cache/ladder/), 20 seeded
+# Real projects from PyPI sdists (prepared once into ~/.cache/agent-habitat/bench/ladder/), 20 seeded
 # mutations each: habitat verify vs the full suite vs pytest-testmon. See docs/benchmarks.md.
 bench-ladder: $(STAMP_RUN)
 	$(BIN)/python bench/ladder_harness.py $(ARGS)
@@ -58,6 +58,10 @@ bench-ladder: $(STAMP_RUN)
 # minutes). The short one runs in `make test`. See docs/reliability.md.
 gauntlet: $(STAMP)
 	$(BIN)/python bench/gauntlet.py --seed $(or $(SEED),12)
+
+# The ladder in a warm server: diagnose.files on ~100k lines vs ruff, compile.project vs dmypy.
+bench-ladder-warm: $(STAMP_RUN)
+	$(BIN)/python bench/ladder_harness_warm.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

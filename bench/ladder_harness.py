@@ -38,6 +38,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+import anyio
+
+from agent_habitat.verify import stop_type_daemon
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import RESULTS, print_table, write_json
 from ladder_harness_mutations import Mutation, apply, choose
@@ -170,19 +174,23 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         "testmon_recording_s": tm_wall,
         "mutations": rows,
     }
-    for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
-        rows.append(_one(run, m, base_failed, baseline_findings))
-        write_json(f"ladder_harness_partial_{project.name}", partial)  # survives a kill
-        r = rows[-1]
-        print(
-            f"[{project.name}] {i + 1:2}/{args.mutations} {m.label}: full "
-            f"{'caught' if r['full_caught'] else 'green'}, ladder {r['ladder_state']}, "
-            f"ours {r['ours_selected']} vs testmon {r['testmon_selected']}"
-            f"{' MISS' if r['miss'] else ''}{' FALSE-RED' if r['false_red'] else ''}",
-            file=sys.stderr,
-            flush=True,
-        )
-    reset(root)
+    try:
+        for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
+            rows.append(_one(run, m, base_failed, baseline_findings))
+            write_json(f"ladder_harness_partial_{project.name}", partial)  # survives a kill
+            r = rows[-1]
+            print(
+                f"[{project.name}] {i + 1:2}/{args.mutations} {m.label}: full "
+                f"{'caught' if r['full_caught'] else 'green'}, ladder {r['ladder_state']}, "
+                f"ours {r['ours_selected']} vs testmon {r['testmon_selected']}"
+                f"{' MISS' if r['miss'] else ''}{' FALSE-RED' if r['false_red'] else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        reset(root)  # never leave a mutation in the cached copy
+        os.environ["HABITAT_HOME"] = str(home)
+        anyio.run(stop_type_daemon, root)  # its idle timeout is an hour
     shutil.rmtree(home, ignore_errors=True)
     return {
         "project": f"{project.name} {project.version}",
@@ -225,7 +233,11 @@ def _one(
     scoped_counts = _counts(scoped.get("output", ""))
     tm_new = tm_counts.get("failed", 0) + tm_counts.get("error", 0) + ("TIMEOUT" in tm_text)
     false_red = False
-    if ladder.get("state") == "red":
+    if ladder.get("timeout"):
+        # Killed at the harness's limit (an endless loop): red because of the mutation
+        # exactly when the full suite fails (times out) too.
+        false_red = not new_failures
+    elif ladder.get("state") == "red":
         false_red = True
         for rung in ladder["rungs"]:
             if rung["state"] != "red":
@@ -249,6 +261,8 @@ def _one(
         "ladder_state": ladder.get("state", "error"),
         "ladder_rungs": {r["rung"]: r["state"] for r in ladder.get("rungs", [])},
         "ladder_wall_s": v_wall,
+        "ladder_rung_s": {r["rung"]: r["duration_s"] for r in ladder.get("rungs", [])},
+        "ladder_beyond_rungs_s": v_wall - sum(r["duration_s"] for r in ladder.get("rungs", [])),
         "scoped_state": scoped["state"],
         "scoped_from": scoped_source,
         "scoped_s": scoped.get("duration_s", 0.0),
@@ -267,6 +281,12 @@ def _one(
     }
 
 
+def _false_red(r: dict[str, Any]) -> bool:
+    # Rows written before the timeout rule in `_one`: a ladder killed at the limit has no
+    # rungs, and with the full suite failing too it caught the mutation.
+    return bool(r["false_red"]) and not (r["full_caught"] and not r["ladder_rungs"])
+
+
 def summarise(p: dict[str, Any]) -> dict[str, Any]:
     rows = p["mutations"]
     caught = [r for r in rows if r["full_caught"]]
@@ -277,7 +297,7 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
         "mutations": len(rows),
         "full_caught": len(caught),
         "misses": sum(r["miss"] for r in rows),
-        "false_reds": sum(r["false_red"] for r in rows),
+        "false_reds": sum(_false_red(r) for r in rows),
         "testmon_misses": sum(r["testmon_miss"] for r in rows),
         "ours_median_selected": ours,
         "testmon_median_selected": theirs,
@@ -288,6 +308,9 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
         "selection_median_ms": statistics.median(r["selection_ms"] for r in rows) if rows else 0,
         "selection_max_ms": max((r["selection_ms"] for r in rows), default=0),
         "ladder_median_wall_s": statistics.median(r["ladder_wall_s"] for r in rows) if rows else 0,
+        "cli_beyond_rungs_median_s": (
+            statistics.median(r.get("ladder_beyond_rungs_s", 0.0) for r in rows) if rows else 0
+        ),
         "testmon_median_s": statistics.median(r["testmon_s"] for r in rows) if rows else 0.0,
     }
 
@@ -320,6 +343,8 @@ def main() -> None:
         "(written after every mutation, e.g. by one process per project)",
     )
     args = parser.parse_args()
+    # SIGTERM (a stopped run) unwinds like Ctrl-C, so the mutated copy is reset.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ.setdefault("COLUMNS", "200")
     t0 = time.perf_counter()
     results = []

@@ -130,33 +130,42 @@ def _candidates(rel: str, source: str) -> list[Mutation]:
     return out
 
 
-def _valid(source: str, m: Mutation) -> bool:
+def _valid(source: str, original: str, m: Mutation) -> bool:
     lines = source.splitlines(keepends=True)
     ending = lines[m.line - 1][len(m.before) :]
     lines[m.line - 1] = m.after + ending
     try:
-        return ast.dump(ast.parse("".join(lines))) != ast.dump(ast.parse(source))
+        return ast.dump(ast.parse("".join(lines))) != original
     except SyntaxError:
         return False
 
 
 def choose(root: Path, files: list[str], count: int, seed: int) -> list[Mutation]:
-    """`count` mutations, spread over the kinds, chosen by `seed` (same seed, same list)."""
+    """`count` mutations, spread over the kinds, chosen by `seed` (same seed, same list).
+
+    Candidates are validated (parse, AST changed) only when drawn: a check per candidate
+    parses the whole module, minutes for a project's every candidate."""
     by_kind: dict[str, list[Mutation]] = {}
+    sources: dict[str, str] = {}
     for rel in sorted(files):
-        source = (root / rel).read_text(encoding="utf-8")
-        for m in _candidates(rel, source):
-            if _valid(source, m):
-                by_kind.setdefault(m.kind, []).append(m)
+        sources[rel] = (root / rel).read_text(encoding="utf-8")
+        for m in _candidates(rel, sources[rel]):
+            by_kind.setdefault(m.kind, []).append(m)
     rng = random.Random(seed)
     for pool in by_kind.values():
         rng.shuffle(pool)
+    dumps: dict[str, str] = {}
     picked: list[Mutation] = []
     kinds = sorted(by_kind)
     while len(picked) < count and any(by_kind.values()):
         for kind in kinds:
-            if by_kind[kind] and len(picked) < count:
-                picked.append(by_kind[kind].pop())
+            while by_kind[kind] and len(picked) < count:
+                m = by_kind[kind].pop()
+                if m.file not in dumps:
+                    dumps[m.file] = ast.dump(ast.parse(sources[m.file]))
+                if _valid(sources[m.file], dumps[m.file], m):
+                    picked.append(m)
+                    break
     return picked
 
 

@@ -8,6 +8,7 @@ and its test dependencies plus pytest-testmon. Steps already done are skipped.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -134,16 +135,50 @@ def _extract(sdist: Path, work: Path) -> Path:
     return work
 
 
+def _relocate(project: Project, root: Path, venv: Path) -> None:
+    """Point a venv made for the same project elsewhere (a cache folder that moved) at
+    `root`: the editable install's paths (.pth files, setuptools' finder) and the scripts'
+    interpreter lines name the old place, so the project would not import (src layouts)."""
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    at = re.compile(r"[^\s'\"]*/work/" + re.escape(project.name) + r"(?=[/\s'\"]|$)", re.M)
+    for path in [*site.glob("*.pth"), *site.glob("__editable__*finder.py")]:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(at.sub(str(root), text), encoding="utf-8")
+    shebang = re.compile(r"^#!\S*/venvs/" + re.escape(project.name) + r"/bin/")
+    for script in (venv / "bin").iterdir():
+        if script.is_file() and not script.is_symlink():
+            head = script.read_bytes()[:200]
+            if head.startswith(b"#!") and shebang.match(head.decode(errors="replace")):
+                text = script.read_text(encoding="utf-8")
+                script.write_text(shebang.sub(f"#!{venv}/bin/", text), encoding="utf-8")
+
+
 def _venv(project: Project, root: Path, venv: Path, python: str) -> Path:
     exe = venv / "bin" / "python"
     stamp = venv / ".bench-installed"
     if stamp.is_file():
+        if stamp.read_text(encoding="utf-8").strip() != str(root):
+            _relocate(project, root, venv)
+            stamp.write_text(f"{root}\n", encoding="utf-8")
         return exe
     _run([python, "-m", "venv", "--clear", str(venv)])
     pip = [str(exe), "-m", "pip", "install", "--quiet"]
     _run([*pip, "-e", str(root), *project.test_deps, "pytest-testmon"])
-    stamp.write_text("ok\n", encoding="utf-8")
+    stamp.write_text(f"{root}\n", encoding="utf-8")
     return exe
+
+
+def _imports_from(project: Project, root: Path, exe: Path) -> None:
+    """The venv imports the project from `root` (run outside it: not from the cwd)."""
+    name = Path(project.sources[0]).name
+    code = f"import {name}, sys; sys.stdout.write({name}.__file__)"
+    done = subprocess.run([str(exe), "-c", code], cwd="/", capture_output=True, text=True)
+    where = Path(done.stdout.strip() or "/nowhere").resolve()
+    if done.returncode != 0 or not where.is_relative_to(root.resolve()):
+        raise RuntimeError(
+            f"{exe} does not import {name} from {root} ({done.stderr.strip()[-300:] or where}); "
+            f"delete {exe.parent.parent} to have it installed again"
+        )
 
 
 def prepare(project: Project, cache: Path, python: str) -> tuple[Path, Path]:
@@ -151,6 +186,10 @@ def prepare(project: Project, cache: Path, python: str) -> tuple[Path, Path]:
     sdist = _sdist(project, cache)
     root = _extract(sdist, cache / "work" / project.name)
     exe = _venv(project, root, cache / "venvs" / project.name, python)
+    _imports_from(project, root, exe)
+    # A run killed mid-mutation leaves the mutated file behind: tracked files go back to
+    # HEAD first, or the commit below would make that mutation part of every baseline.
+    git(root, "checkout", "-q", "--", ".")
     if git(root, "status", "--porcelain").stdout.strip():
         # An editable install may write files (a version file, metadata): part of HEAD.
         git(root, "add", "-A")

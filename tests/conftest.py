@@ -15,4 +15,6 @@ def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """Every test gets its own state folder; nothing touches the real ~/.local/state."""
     home = tmp_path_factory.mktemp("habitat-home")
     monkeypatch.setenv("HABITAT_HOME", str(home))
+    # A warm-up starts dmypy and ruff for every project a test opens; its tests turn it on.
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "false")
     return home

@@ -40,7 +40,16 @@ class ShellConfig(BaseModel):
 
 # Keys of `[tool.habitat]` itself; each table below it is validated by the part that owns it.
 TOP_LEVEL_KEYS = frozenset(
-    {"shell", "ladder", "policy", "coalesce_seconds", "idle_seconds", "substrate", "host"}
+    {
+        "shell",
+        "ladder",
+        "policy",
+        "coalesce_seconds",
+        "idle_seconds",
+        "substrate",
+        "host",
+        "generated",
+    }
 )
 
 

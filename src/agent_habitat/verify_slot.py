@@ -47,6 +47,7 @@ from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .verify.runner import VerifyRunner
+    from .verify.warmup import WarmUp
 
 __all__ = ["EPOCH_EVENT_KINDS", "VerifySlot"]
 
@@ -86,6 +87,8 @@ class VerifySlot:
         self.records = records
         self.accounting = accounting
         self.runner: VerifyRunner | None = None
+        self.warmup: WarmUp | None = None
+        """The open project's warm-up (the runner's first climb waits for it)."""
         self._recording: VerifyRunner | None = None
         self.error: str | None = None
         """Why no runner serves the open project (e.g. its configuration is bad)."""
@@ -135,19 +138,27 @@ class VerifySlot:
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
         from .verify.runner import VerifyRunner  # the ladder and grimp, only when it runs
+        from .verify.warmup import WarmUp
 
         try:
             async with VerifyRunner.open(
                 root, bus=self.bus, workspace=self.workspace, accounting=self.accounting
             ) as runner:
+                # The ladder warms in the background; the runner's first climb waits for it.
+                warm = WarmUp(root, workspace=self.workspace, bus=self.bus, memo=runner.memo)
+                runner.before_climb = warm.wait
+                self.warmup = warm
                 self.runner = self._recording = runner
                 self.error = None
                 self.records.serve(root)
                 try:
-                    self._ready.set()
-                    if not started:
-                        task_status.started()
-                    await switch.wait()
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(warm.run)
+                        self._ready.set()
+                        if not started:
+                            task_status.started()
+                        await switch.wait()
+                        tg.cancel_scope.cancel()
                 finally:
                     self.runner = None
         finally:

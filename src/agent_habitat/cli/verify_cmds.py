@@ -19,6 +19,7 @@ the change gives no rung work); 130 Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -146,10 +147,16 @@ def _status(args: argparse.Namespace) -> int:
             result = hosted
         else:
             result = await _recorded_status(args)
-        if args.json:
+        from ..verify.warmup import warm_lines  # what the serving process warmed
+
+        warm = warm_lines(Workspace.for_project(project_root(args)))
+        if args.json and warm:
+            data = result.model_dump(mode="json") | {"warm": warm}
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        elif args.json:
             emit_json(result)
         else:
-            sys.stdout.write(render_verify_status(result))
+            sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
             sys.stdout.write(describe_warm(Workspace.for_project(project_root(args))))
         return 0 if result.green else 1
 

@@ -17,6 +17,7 @@ from ..proc import ProcessRecord
 from .epochs import Epoch
 from .hooks import LadderHooks
 from .models import LadderResult, RungName, RungResult
+from .selection_memo import SelectionMemo
 from .snapshot import Snapshot
 from .substrate import Substrate, SubstrateFactory
 
@@ -61,6 +62,7 @@ class Chain:
         snapshot: Snapshot,
         substrates: SubstrateFactory,
         superseded: Callable[[Chain], None],
+        memo: SelectionMemo | None = None,
     ) -> LadderHooks:
         """The climb's hooks: collect results and processes, lend substrates, and stop the
         climb after `diagnose.files` once a newer request superseded it."""
@@ -100,6 +102,7 @@ class Chain:
             rung_finished=rung_finished,
             process_started=process_started,
             substrate=substrate,
+            memo=memo,
         )
 
 

@@ -61,6 +61,9 @@ class LadderConfig(BaseModel):
     finding counts, with ruff's full configured (or default) rule set."""
     dmypy: bool = True
     """Type-check through a warm `dmypy` daemon (False: a plain `mypy` run each time)."""
+    warmup: bool = True
+    """Warm the ladder when a server (host, MCP) opens the project: import graph, test
+    dependencies, lint baseline, type-check daemon (verify/warmup.py)."""
     packages: list[str] | None = None
     """Import names of the project's packages; default: found under `src/` or the root."""
     test_paths: list[str] | None = None

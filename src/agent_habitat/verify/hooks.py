@@ -15,6 +15,7 @@ from typing import Protocol
 
 from ..proc import ProcessRecord
 from .models import RungResult
+from .selection_memo import SelectionMemo
 from .snapshot import Snapshot
 
 __all__ = ["LadderHooks", "SubstrateLease"]
@@ -46,3 +47,5 @@ class LadderHooks:
     """(task id, record) of every process a rung starts."""
     substrate: Callable[[str], AbstractAsyncContextManager[SubstrateLease]] | None = None
     """A fresh substrate per test task id (`test.scoped`, `test.full`)."""
+    memo: SelectionMemo | None = None
+    """The runner's import graph and dependency data, kept between climbs."""

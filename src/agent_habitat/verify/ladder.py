@@ -23,6 +23,7 @@ from ..workspace import Workspace
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
 from .environments import ProjectEnv, probe_env, resolve_python
+from .generated import load_generators, outdated
 from .hooks import LadderHooks
 from .layout import discover_layout
 from .models import (
@@ -105,6 +106,16 @@ def _overall(results: list[RungResult], ctx: RungContext) -> tuple[LadderState, 
     )
 
 
+def _with_regeneration(rungs: list[RungName], stale: dict[str, str]) -> list[RungName]:
+    """Outdated generated sources: `build.affected` (which regenerates them) runs right
+    after `diagnose.files`, before any rung that would judge code made from stale inputs."""
+    if not stale or not set(rungs) - {"diagnose.files"}:
+        return rungs
+    rest = [r for r in rungs if r not in ("diagnose.files", "build.affected")]
+    head: list[RungName] = ["diagnose.files"] if "diagnose.files" in rungs else []
+    return [*head, "build.affected", *rest]
+
+
 async def _context(
     root: Path,
     request: LadderRequest,
@@ -139,7 +150,13 @@ async def _context(
     )
     if _NEEDS_IMPACT & set(rungs) and touched:
         ctx.impact = await anyio.to_thread.run_sync(
-            analyse_impact, layout, touched, snapshot.deleted, config, workspace.state_dir / "grimp"
+            analyse_impact,
+            layout,
+            touched,
+            snapshot.deleted,
+            config,
+            workspace.state_dir / "grimp",
+            hooks.memo if hooks else None,
         )
         ctx.selection = ctx.impact.selection
     elif not touched:
@@ -182,6 +199,13 @@ async def _climb_one(ctx: RungContext, rung: RungName, bus: EventBus) -> RungRes
     if result.duration_s == 0.0:
         result.duration_s = round(time.monotonic() - started, 3)
     result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+    if rung == "diagnose.files" and result.state == "green" and ctx.outdated:
+        result.provisional = True
+        why = "; ".join(f"{name}: {why}" for name, why in sorted(ctx.outdated.items()))
+        result.reason = (
+            f"provisional: generated sources are older than their inputs ({why}); "
+            "build.affected regenerates them"
+        )
     _rung_finished(ctx, result)
     _publish_end(bus, result, ctx)
     return result
@@ -213,6 +237,7 @@ def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
             "new_findings": result.new_findings,
             "preexisting_findings": result.preexisting_findings,
             "notes": result.notes,
+            "provisional": result.provisional,
             "last_lines": result.output.splitlines()[-5:] if result.state == "died" else [],
         },
     )
@@ -241,6 +266,9 @@ async def run_ladder(
     )
     ladder_id = (hooks.ladder_id if hooks else None) or new_ladder_id()
     started = time.monotonic()
+    generators = load_generators(root)
+    outdated_now = await anyio.to_thread.run_sync(outdated, root, generators)
+    rungs = _with_regeneration(rungs, outdated_now)
     ctx = await _context(
         root,
         request.model_copy(update={"policy": policy}),
@@ -250,6 +278,7 @@ async def run_ladder(
         rungs,
         hooks,
     )
+    ctx.generators, ctx.outdated = generators, outdated_now
     results: list[RungResult] = []
     for index, rung in enumerate(rungs):
         result = await _climb_one(ctx, rung, bus)

@@ -122,6 +122,9 @@ class RungResult(BaseModel):
     results came from the cache), `none: <why>` (every finding counts as new), `strict`
     (`lint = "strict"`: every finding counts), or None when the rung has no findings to
     compare."""
+    provisional: bool = False
+    """Green, but not to be trusted yet: generated sources are older than their inputs
+    (`[tool.habitat.generated]`); `build.affected` regenerates them in the same climb."""
     missing: str | None = None
     """When skipped because a tool is missing: its name, or for a type checker the project
     configures, the command that installs it (the ladder is then `incomplete`)."""

@@ -21,7 +21,7 @@ import logging
 import signal
 import subprocess
 import time
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Protocol
@@ -45,6 +45,7 @@ from .ladder import new_ladder_id, run_ladder
 from .models import LadderRequest, LadderResult, RungName
 from .runner_config import RunnerConfig, load_runner_config
 from .runner_models import ProgressSink, VerifyStatus, VerifyTicket, summary
+from .selection_memo import SelectionMemo
 from .snapshot import Snapshot, take_snapshot
 from .staleness import mark_stale, project_relative, start_watcher, validated_request
 from .substrate import SubstrateFactory
@@ -109,6 +110,8 @@ class VerifyRunner:
         self._tg: anyio.abc.TaskGroup | None = None
         self.watching = False
         """True while the file watcher runs (stale events within milliseconds of a write)."""
+        self.memo = SelectionMemo()  # the import graph and test deps, kept between climbs
+        self.before_climb: Callable[[], Awaitable[None]] | None = None  # the slot's warm-up
 
     @classmethod
     @asynccontextmanager
@@ -308,12 +311,14 @@ class VerifyRunner:
                 chain.scope = scope
                 if chain.cancel_reason is not None:
                     scope.cancel()
+                if self.before_climb is not None:
+                    await self.before_climb()  # the slot's warm-up (daemon, baselines, graph)
                 result = await self._ladder(
                     self.root,
                     request,
                     bus=ChainBus(self.bus, chain),
                     workspace=self.workspace,
-                    hooks=chain.hooks(snapshot, self.substrates, self._superseded),
+                    hooks=chain.hooks(snapshot, self.substrates, self._superseded, self.memo),
                 )
             if result is None:
                 result = cancelled_result(chain, snapshot, rungs, started)
@@ -392,9 +397,8 @@ class VerifyRunner:
         chain.cancel_reason = reason
         if chain is self._pending:
             self._pending = None
-            epoch = chain.epoch
+            epoch, empty = chain.epoch, Snapshot(id="", head=None)
             epoch.plan(rungs_of(epoch.request, load_policy(self.root)))
-            empty = Snapshot(id="", head=None)
             self._finish(chain, cancelled_result(chain, empty, list(epoch.rungs), time.monotonic()))
             return
         if chain.scope is not None:
@@ -435,13 +439,11 @@ class VerifyRunner:
 
     def processes(self, task: str) -> dict[str, ProcessRecord]:
         """Rung task id → the last process that rung started (pid, start time, marker)."""
-        chain = self._chain(task)
-        return dict(chain.processes) if chain else {}
+        return dict(chain.processes) if (chain := self._chain(task)) else {}
 
     def snapshot(self, task: str) -> Snapshot | None:
         """The snapshot (with content hashes) the chain of `task` verifies; None while queued."""
-        chain = self._chain(task)
-        return chain.epoch.snapshot if chain else None
+        return chain.epoch.snapshot if (chain := self._chain(task)) else None
 
     def epoch(self, task: str | None = None) -> VerifyEpoch | None:
         """The epoch of `task` (default: the newest) without looking at the tree."""

@@ -17,7 +17,6 @@ removes tests whose recorded run executed none of the changed code.
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import threading
 from collections.abc import Iterable
@@ -32,9 +31,11 @@ from .config import LadderConfig
 from .deps_selection import Narrowing, narrow
 from .layout import Layout, is_manifest, is_test_file
 from .models import Selection
+from .selection_memo import SelectionMemo
+from .side_graph import SideImports, side_graph
 from .testdeps import deps_store_dir, load_testdeps
 
-__all__ = ["Impact", "analyse_impact", "explicit_selection"]
+__all__ = ["Impact", "analyse_impact", "explicit_selection", "warm_graph"]
 
 # grimp's package finder is process-global configuration; swapping it is guarded.
 _GRIMP_LOCK = threading.Lock()
@@ -66,84 +67,46 @@ class _DirectoryFinder(AbstractPackageFinder):
 class _Graph:
     """The packages' import graph, built (from grimp's cache) on first use."""
 
-    def __init__(self, layout: Layout, cache_dir: Path) -> None:
-        self._layout, self._cache_dir = layout, cache_dir
+    def __init__(self, layout: Layout, cache_dir: Path, memo: SelectionMemo | None) -> None:
+        self._layout, self._cache_dir, self._memo = layout, cache_dir, memo
         self._graph: grimp.ImportGraph | None = None
+        self._modules: set[str] = set()
+
+    def _build(self) -> grimp.ImportGraph:
+        with _GRIMP_LOCK:
+            previous = grimp_settings.PACKAGE_FINDER
+            grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(self._layout.packages))
+            try:
+                return grimp.build_graph(
+                    *sorted(self._layout.packages), cache_dir=str(self._cache_dir)
+                )
+            finally:
+                grimp_settings.configure(PACKAGE_FINDER=previous)
+
+    def modules(self) -> set[str]:
+        if self._graph is None:
+            if self._memo is None:
+                self._graph = self._build()
+            else:
+                self._graph = self._memo.graph(self._layout.packages, self._cache_dir, self._build)
+            self._modules = set(self._graph.modules)
+        return self._modules
 
     def downstream(self, changed: set[str]) -> set[str]:
         if not self._layout.packages or not changed:
             return set(changed)
-        if self._graph is None:
-            with _GRIMP_LOCK:
-                previous = grimp_settings.PACKAGE_FINDER
-                grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(self._layout.packages))
-                try:
-                    self._graph = grimp.build_graph(
-                        *sorted(self._layout.packages), cache_dir=str(self._cache_dir)
-                    )
-                finally:
-                    grimp_settings.configure(PACKAGE_FINDER=previous)
+        known = self.modules()
+        assert self._graph is not None
         out = set(changed)
         for module in changed:
-            if module in self._graph.modules:
+            if module in known:
                 out |= set(self._graph.find_downstream_modules(module))
         return out
-
-
-def _imported_names(tree: ast.Module, own_package: str) -> set[str]:
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = own_package.split(".") if own_package else []
-                parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
-                base = ".".join([*parts, base] if base else parts)
-            if base:
-                names.add(base)
-                names.update(f"{base}.{alias.name}" for alias in node.names)
-    return names
 
 
 def _prefixes(name: str) -> Iterable[str]:
     parts = name.split(".")
     return (".".join(parts[:i]) for i in range(len(parts), 0, -1))
-
-
-def _side_names(layout: Layout, rel: str) -> tuple[list[str], str]:
-    """Names a test-side file is importable as (pytest's rootdir-relative and basedir-
-    relative forms), and the package its relative imports resolve against."""
-    path = layout.root / rel
-    parts = list(Path(rel).with_suffix("").parts)
-    base = path.parent
-    while (base / "__init__.py").is_file() and base != layout.root:
-        base = base.parent
-    local = list(path.relative_to(base).with_suffix("").parts)
-    own = ".".join(local[:-1])
-    if local[-1] == "__init__":
-        local.pop()
-    if parts[-1] == "__init__":
-        parts.pop()
-    return sorted({".".join(local), ".".join(parts)} - {""}), own
-
-
-def _side_graph(layout: Layout) -> tuple[dict[str, set[str]], dict[str, str]]:
-    """For each test-side file: the names it imports; and the index name → file."""
-    imports: dict[str, set[str]] = {}
-    index: dict[str, str] = {}
-    for rel, path in layout.side_files.items():
-        names, own = _side_names(layout, rel)
-        for name in names:
-            index.setdefault(name, rel)
-        try:
-            tree = ast.parse(path.read_bytes(), filename=rel)
-        except (SyntaxError, ValueError, OSError):
-            imports[rel] = set()
-            continue
-        imports[rel] = _imported_names(tree, own)
-    return imports, index
 
 
 def _folder_of(rel: str) -> str:
@@ -213,10 +176,12 @@ def analyse_impact(
     deleted: Iterable[str],
     config: LadderConfig,
     cache_dir: Path,
+    memo: SelectionMemo | None = None,
 ) -> Impact:
     """Blocking (reads files, builds the graph); call it from a worker thread.
 
-    `cache_dir` holds grimp's cache; the recorded test dependencies live beside it."""
+    `cache_dir` holds grimp's cache; the recorded test dependencies live beside it. `memo`
+    (a long-lived process's) keeps the graph and the dependency data between calls."""
     out = _Collector()
     if not layout.is_python:
         out.widen_full("not a Python project: the import graph cannot see the change")
@@ -224,7 +189,7 @@ def analyse_impact(
     deleted = set(deleted)
     changed, changed_side = _classify(layout, touched, deleted, config, out)
     impact = Impact(changed_modules=sorted(changed))
-    graph = _Graph(layout, cache_dir)
+    graph = _Graph(layout, cache_dir, memo)
     try:
         affected = graph.downstream(changed)
     except (grimp.exceptions.SourceSyntaxError, ValueError, OSError) as exc:
@@ -234,21 +199,26 @@ def analyse_impact(
     impact.affected_modules = sorted(affected)
     files = (layout.file_of(m) for m in impact.affected_modules)
     impact.affected_files = sorted({layout.rel(f) for f in files if f is not None})
-    deps = load_testdeps(deps_store_dir(cache_dir.parent)) if touched else None
+    store = deps_store_dir(cache_dir.parent)
+    deps = None
+    if touched:
+        deps = memo.deps(store, load_testdeps) if memo is not None else load_testdeps(store)
     narrowing = narrow(layout, deps, touched) if deps is not None else None
+    side = memo.side_imports(cache_dir) if memo is not None else SideImports(cache_dir)
     if narrowing is None or impact.graph_error is not None:
         for rel in impact.affected_files:
             if is_test_file(rel):
                 out.tests[rel] = f"{rel} is affected in the import graph"
-        _select_side(layout, affected, changed_side, out)
+        _select_side(layout, side, affected, changed_side, out)
     else:
-        _select_with_deps(layout, graph, narrowing, config, deleted, changed_side, out)
+        _select_with_deps(layout, side, graph, narrowing, config, deleted, changed_side, out)
     impact.selection = out.selection()
     return impact
 
 
 def _select_with_deps(
     layout: Layout,
+    cache: SideImports,
     graph: _Graph,
     narrowing: Narrowing,
     config: LadderConfig,
@@ -276,7 +246,7 @@ def _select_with_deps(
     if not side and not affected:
         return  # nothing to propagate through test-side imports (parsing them is the cost)
     before = set(out.tests) | set(out.folders)
-    _select_side(layout, affected, side, out, dict(narrowing.side))
+    _select_side(layout, cache, affected, side, out, dict(narrowing.side))
     for picked in (out.tests, out.folders):
         for rel, why in picked.items():
             if rel not in before and "imports" in why and because:
@@ -285,12 +255,13 @@ def _select_with_deps(
 
 def _select_side(
     layout: Layout,
+    cache: SideImports,
     affected: set[str],
     changed_side: set[str],
     out: _Collector,
     reasons: dict[str, str] | None = None,
 ) -> None:
-    imports, index = _side_graph(layout)
+    imports, index = side_graph(layout, cache)
     why: dict[str, str] = {rel: (reasons or {}).get(rel, f"{rel} changed") for rel in changed_side}
     for rel, names in imports.items():
         if rel in why:
@@ -319,6 +290,15 @@ def _select_side(
             out.folders.setdefault(_folder_of(rel), f"{reason} (conftest widens to its folder)")
         elif is_test_file(rel):
             out.tests[rel] = reason
+
+
+def warm_graph(layout: Layout, cache_dir: Path, memo: SelectionMemo) -> int:
+    """Build the packages' import graph into `memo` (the warm-up); its number of modules."""
+    if not layout.packages:
+        return 0
+    graph = _Graph(layout, cache_dir, memo)
+    side_graph(layout, memo.side_imports(cache_dir))  # the test side's imports, cached too
+    return len(graph.modules())
 
 
 def explicit_selection(filters: list[str]) -> Selection:

@@ -84,28 +84,62 @@ def _refused(root: Path, proc: subprocess.CompletedProcess[bytes]) -> GitError:
     return GitError(f"git refuses to read {root}, so the change is unknown: {said} — {fix}")
 
 
+# The project's place in its work tree does not change while it is open: asked once.
+_PREFIXES: dict[Path, str] = {}
+
+
+def _prefix(root: Path) -> str:
+    if root not in _PREFIXES:
+        _PREFIXES[root] = _git(root, "rev-parse", "--show-prefix").stdout.decode().strip()
+    return _PREFIXES[root]
+
+
+def _entry_path(entry: str) -> str | None:
+    """The path of one `git status --porcelain=v2 -z` entry (renames are off)."""
+    kind = entry[:1]
+    if kind == "1":
+        parts = entry.split(" ", 8)
+    elif kind == "u":
+        parts = entry.split(" ", 10)
+    elif kind == "?":
+        return entry[2:]
+    else:
+        return None  # headers (`# …`), ignored files
+    return parts[-1] if len(parts) in (9, 11) else None
+
+
 def _git_changes(root: Path) -> tuple[str | None, list[str]] | None:
+    # One git process: `--branch` gives HEAD's commit in the header (`# branch.oid`), and a
+    # folder outside a work tree fails the same command. Each git process costs tens of ms
+    # on a busy machine, and a verify takes three snapshots.
     try:
-        inside = _git(root, "rev-parse", "--is-inside-work-tree")
+        status = _git(
+            root,
+            "status",
+            "--porcelain=v2",
+            "--branch",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            ".",
+        )
     except FileNotFoundError:
         return None  # no git installed: not a work tree as far as we can tell
-    if inside.returncode != 0:
-        if b"not a git repository" in inside.stderr:
-            return None
-        raise _refused(root, inside)
-    head_proc = _git(root, "rev-parse", "--verify", "-q", "HEAD")
-    head = (head_proc.stdout.decode().strip() or None) if head_proc.returncode == 0 else None
-    status = _git(
-        root, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames", "."
-    )
     if status.returncode != 0:
+        if b"not a git repository" in status.stderr:
+            return None
         raise _refused(root, status)
-    prefix = _git(root, "rev-parse", "--show-prefix").stdout.decode().strip()
+    prefix = _prefix(root)
+    head: str | None = None
     paths: list[str] = []
     for entry in status.stdout.decode("utf-8", "surrogateescape").split("\0"):
-        if len(entry) < 4:
+        if entry.startswith("# branch.oid "):
+            oid = entry.removeprefix("# branch.oid ").strip()
+            head = None if oid == "(initial)" else oid
             continue
-        path = entry[3:]
+        path = _entry_path(entry)
+        if not path:
+            continue
         # git reports paths from the top of the work tree; we want them from `root`.
         if prefix and path.startswith(prefix):
             path = path[len(prefix) :]

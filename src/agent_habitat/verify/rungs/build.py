@@ -17,6 +17,7 @@ from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import relative
 from .context import RungContext, from_outcome, nothing_to_do, skipped
 from .preamble import python_rung
+from .regenerate import regenerate
 
 __all__ = ["build_affected"]
 
@@ -99,8 +100,26 @@ async def _reinstall(ctx: RungContext, notes: list[str]) -> RungResult | None:
     return result
 
 
+async def build_affected(ctx: RungContext) -> RungResult:
+    """Regenerate outdated generated sources first (regenerate.py), then the rung."""
+    started = time.monotonic()
+    notes: list[str] = []
+    if ctx.outdated:
+        failed = await regenerate(ctx, notes)
+        if failed is not None:
+            failed.duration_s = round(time.monotonic() - started, 3)
+            return failed
+    result = await _build(ctx)
+    result.notes[:0] = notes
+    if notes and result.state == "skipped" and result.missing is None:
+        # Regenerating and finding the outputs fresh is a check that ran and passed.
+        result.state, result.tool, result.reason = "green", "generate", notes[0]
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
 @python_rung(RUNG)
-async def build_affected(ctx: RungContext, env: ProjectEnv) -> RungResult:
+async def _build(ctx: RungContext, env: ProjectEnv) -> RungResult:
     started = time.monotonic()
     notes: list[str] = []
     decided = await _reinstall(ctx, notes)

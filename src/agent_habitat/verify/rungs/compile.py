@@ -9,6 +9,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from ..command import Outcome
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy, parse_pyright
@@ -21,10 +22,11 @@ from .checkers import (
 )
 from .context import RungContext, from_outcome, nothing_to_do, skipped
 from .dmypy import MYPY_FLAGS, DmypyDaemon
+from .dmypy_client import run_in_process
 from .head_check import settle_on_head
 from .preamble import python_rung
 
-__all__ = ["compile_project", "detect_type_checker"]
+__all__ = ["compile_project", "detect_type_checker", "mypy_flags"]
 
 RUNG: RungName = "compile.project"
 
@@ -47,12 +49,18 @@ def _summary(result: RungResult) -> None:
         result.reason = f"{len(errors)} {result.tool} error(s), first {where}"
 
 
-async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
-    configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
+def mypy_flags(ctx: RungContext, env: ProjectEnv, configured: bool) -> list[str]:
+    """The flags every mypy run of the rung gets (the warm-up's daemon start too: the
+    daemon restarts when they differ)."""
     # The error code is known to the habitat's mypy (a pinned dependency); a project's own
     # older mypy might reject it, and runs with its plain defaults.
     quiet = not (configured or ctx.config.lint == "strict" or env.has("mypy"))
-    flags = [*version_flags(ctx.root, env), *(DEFAULT_MYPY_FLAGS if quiet else ())]
+    return [*version_flags(ctx.root, env), *(DEFAULT_MYPY_FLAGS if quiet else ())]
+
+
+async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
+    configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
+    flags = mypy_flags(ctx, env, configured)
     notes: list[str] = []
     if not configured:
         notes.append(
@@ -63,7 +71,14 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
         daemon = DmypyDaemon(ctx.workspace)
         note = daemon.prepare()
         argv = daemon.argv(env, [*flags, *targets])
-        outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
+        outcome = None
+        if note is None and (env.is_habitat_python or not env.has("mypy")):
+            # A live daemon of the habitat's own mypy: ask it from here (dmypy_client.py).
+            spool = ctx.spool(RUNG)
+            timeout, cap = ctx.config.timeout_s, ctx.config.output_cap_bytes
+            outcome = await run_in_process(daemon.status_file, argv, spool, timeout, cap)
+        if outcome is None:
+            outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
         tool = "dmypy"
         if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
             note = "dmypy daemon crashed during the check; the next run restarts it"
@@ -71,6 +86,23 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
         prefix, extra = env.mypy()
         outcome = await ctx.run(RUNG, [*prefix, *MYPY_FLAGS, *extra, *flags, *targets])
         note, tool = None, "mypy"
+    result = await _settled(
+        ctx, env, flags, targets, outcome, tool, [*([note] if note else []), *notes]
+    )
+    if tool == "dmypy" and result.state == "red" and result.new_findings:
+        return await _confirmed(ctx, env, flags, targets, result, daemon)
+    return result
+
+
+async def _settled(
+    ctx: RungContext,
+    env: ProjectEnv,
+    flags: list[str],
+    targets: list[str],
+    outcome: Outcome,
+    tool: str,
+    notes: list[str],
+) -> RungResult:
     diagnostics = parse_mypy(outcome.text, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
     errors = [d for d in diagnostics if d.severity == "error"]
@@ -79,13 +111,7 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
         # mypy itself exits 0 there.
         state = "green"
     result = from_outcome(
-        ctx,
-        RUNG,
-        outcome,
-        tool=tool,
-        state=state,
-        diagnostics=diagnostics,
-        notes=[*([note] if note else []), *notes],
+        ctx, RUNG, outcome, tool=tool, state=state, diagnostics=diagnostics, notes=notes
     )
     if result.state == "error" and result.reason is None:
         result.reason = f"{tool} failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
@@ -105,6 +131,47 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
         parse=parse_mypy,
         extra=["--cache-dir", str(cache_dir)],
     )
+
+
+def _new_errors(result: RungResult) -> set[tuple[str | None, int | None, str | None, str]]:
+    return {
+        (d.file, d.line, d.code, d.message)
+        for d in result.diagnostics
+        if d.severity == "error" and not d.preexisting
+    }
+
+
+async def _confirmed(
+    ctx: RungContext,
+    env: ProjectEnv,
+    flags: list[str],
+    targets: list[str],
+    daemon_result: RungResult,
+    daemon: DmypyDaemon,
+) -> RungResult:
+    """A red from the daemon, checked by a plain mypy run (its own incremental cache) before
+    it is reported: dmypy's fine-grained state can drift from what mypy says (seen on
+    packaging: a `no-redef` the daemon reported and mypy did not). On a difference the
+    daemon is restarted and mypy's result stands, saying so."""
+    prefix, extra = env.mypy()
+    cache = ["--cache-dir", str(ctx.workspace.state_dir / "mypy-cache")]
+    argv = [*prefix, *MYPY_FLAGS, *extra, *flags, *cache, *targets]
+    outcome = await ctx.run(RUNG, argv, suffix=".confirm.out")
+    plain = await _settled(ctx, env, flags, targets, outcome, "mypy", [])
+    if plain.state == "error":
+        daemon_result.notes.append(f"not confirmed by plain mypy: {plain.reason}")
+        return daemon_result
+    if _new_errors(plain) == _new_errors(daemon_result):
+        daemon_result.notes.append("confirmed by a plain mypy run")
+        return daemon_result
+    await daemon.stop(env, ctx.root)
+    plain.notes = [
+        *daemon_result.notes,
+        f"the dmypy daemon diverged from a plain mypy run (daemon: "
+        f"{daemon_result.new_findings} new error(s), mypy: {plain.new_findings}); "
+        "the daemon was restarted and this is mypy's result",
+    ]
+    return plain
 
 
 async def _pyright(ctx: RungContext, env: ProjectEnv, name: str, targets: list[str]) -> RungResult:

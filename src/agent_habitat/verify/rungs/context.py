@@ -13,6 +13,7 @@ from ...workspace import Workspace
 from ..command import Outcome, child_env, run_command, spool_path
 from ..config import LadderConfig
 from ..environments import ProjectEnv
+from ..generated import Generator
 from ..head import HeadTree
 from ..hooks import LadderHooks
 from ..layout import Layout
@@ -47,6 +48,10 @@ class RungContext:
     """The snapshot's base, built on first use by a rung that compares with it."""
     hooks: LadderHooks | None = None
     running_test: dict[RungName, str] = field(default_factory=dict)
+    generators: dict[str, Generator] = field(default_factory=dict)
+    """`[tool.habitat.generated]`."""
+    outdated: dict[str, str] = field(default_factory=dict)
+    """Generator → why its outputs are older than its inputs, when the climb began."""
     """The test that was running when a rung's process died, when the substrate knows it."""
 
     def task(self, rung: RungName) -> str:

@@ -22,7 +22,14 @@ from ..parsers import parse_ruff
 from .compare import cache_of
 from .context import RungContext
 
-__all__ = ["DEFAULT_SELECT", "ruff_argv", "ruff_base", "ruff_configured"]
+__all__ = [
+    "DEFAULT_SELECT",
+    "ruff_argv",
+    "ruff_base",
+    "ruff_base_key",
+    "ruff_config_key",
+    "ruff_configured",
+]
 
 RUNG: RungName = "diagnose.files"
 # Bugs, not style: pyflakes (undefined names, unused imports, …) and syntax errors.
@@ -83,6 +90,7 @@ async def _one(
         RUNG,
         [*shell, *argv, "--output-file", str(report), "--stdin-filename", rel, "-"],
         suffix=f".base{index}.out",
+        reap_leftovers=False,  # ruff starts no processes (see diagnose.py)
     )
     try:
         text = await anyio.Path(report).read_text(encoding="utf-8")
@@ -98,21 +106,31 @@ async def _one(
     return found
 
 
+def ruff_config_key(argv: list[str], configs: list[Path]) -> str:
+    """The part of a base cache key that is ruff's configuration (the binary included)."""
+    tool = Path(argv[0])
+    stat = tool.stat() if tool.exists() else None
+    return fingerprint(
+        "ruff", *argv[1:], str(tool), str(stat.st_mtime_ns if stat else ""), *configs
+    )
+
+
+def ruff_base_key(config: str, rel: str, blob: str) -> str:
+    """The cache key of HEAD's findings for one file (`config` from `ruff_config_key`)."""
+    return fingerprint(config, rel, blob)
+
+
 def _lookup(
     ctx: RungContext, head: HeadTree, argv: list[str], configs: list[Path], files: list[str]
 ) -> tuple[list[Diagnostic], list[tuple[str, str, str]]]:
     # Blocking (git, config files, cache files): runs in a worker thread.
     blobs = head.blobs(files)
-    tool = Path(argv[0])
-    stat = tool.stat() if tool.exists() else None
-    config = fingerprint(
-        "ruff", *argv[1:], str(tool), str(stat.st_mtime_ns if stat else ""), *configs
-    )
+    config = ruff_config_key(argv, configs)
     cache = cache_of(ctx)
     found: list[Diagnostic] = []
     missing: list[tuple[str, str, str]] = []
     for rel, blob in sorted(blobs.items()):
-        key = fingerprint(config, rel, blob)
+        key = ruff_base_key(config, rel, blob)
         hit = cache.get(key)
         if hit is None:
             missing.append((rel, blob, key))

@@ -1,0 +1,290 @@
+"""The ladder in a warm server (issue 9): what a verify costs beyond its rungs, how fast
+`diagnose.files` answers for one touched file in a ~100k-line project next to plain
+`ruff check FILE`, and `compile.project` next to dmypy's own warm recheck on `packaging`.
+
+Everything runs in one process the way the host runs it: `Habitat.open` on the project
+(verify runner, file watcher, the warm-up on open), requests through `VerifyRunner.request
+(wait=True)`. The coalesce window is set to 0 (`HABITAT_COALESCE_SECONDS=0`): it is a
+deliberate wait for more requests (1.5 s by default), not overhead; the table says so.
+
+* **combined** (~100k lines): the packages and tests of the harness's six real projects
+  (ladder_harness_projects.py, prepared there first) copied into one git repository with
+  no ruff configuration (the bug-finding default `F`, `E9` applies). Each round appends one
+  line to a different module, verifies `diagnose.files` alone, then times `ruff check
+  --select F,E9 FILE` (the same binary) on the same file.
+* **packaging**: each round edits one line of a module, verifies `compile.project` alone,
+  then edits it again and runs the rung's own dmypy command line directly against the
+  same daemon (dmypy's warm recheck). At the end the rung's diagnostics are compared with
+  a cold `mypy` run (fresh cache) of the same targets and flags: the parity check.
+
+    .venv/bin/python bench/ladder_harness_warm.py [--rounds 15] [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import print_table, write_json
+from agent_habitat.habitat import Habitat
+from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
+from agent_habitat.verify.models import RungResult
+from agent_habitat.verify.parsers import parse_mypy
+from agent_habitat.workspace import Workspace
+from ladder_harness_projects import PROJECTS, git, prepare
+
+_COMBINED = ("attrs", "packaging", "click", "more-itertools", "toolz", "cachetools")
+
+
+def _combined(cache: Path, python: str) -> Path:
+    """One git repository holding the six projects' packages and tests (built once)."""
+    root = cache / "work" / "combined"
+    if (root / ".git").is_dir():
+        return root
+    tmp = root.with_name("combined.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for name in _COMBINED:
+        project = PROJECTS[name]
+        source, _ = prepare(project, cache, python)
+        for folder in project.sources:
+            shutil.copytree(source / folder, tmp / "src" / Path(folder).name)
+        if (source / "tests").is_dir():
+            shutil.copytree(source / "tests", tmp / "tests" / name.replace("-", "_"))
+    (tmp / "pyproject.toml").write_text(
+        '[project]\nname = "combined"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+        encoding="utf-8",
+    )
+    (tmp / ".gitignore").write_text("__pycache__/\n.mypy_cache/\n.ruff_cache/\n", "utf-8")
+    git(tmp, "init", "-q")
+    git(tmp, "add", "-A")
+    git(tmp, "commit", "-qm", "combined")
+    tmp.rename(root)
+    return root
+
+
+def _lines(root: Path) -> int:
+    files = git(root, "ls-files", "*.py").stdout.split()
+    return sum(len((root / f).read_bytes().splitlines()) for f in files)
+
+
+def _modules(root: Path, under: str, count: int) -> list[str]:
+    files = sorted(
+        p.relative_to(root).as_posix()
+        for p in (root / under).rglob("*.py")
+        if "tests" not in p.parts and len(p.read_bytes().splitlines()) > 40
+    )
+    step = max(1, len(files) // count)
+    return (files[::step] * count)[:count]
+
+
+def _append(root: Path, rel: str, line: str) -> None:
+    with open(root / rel, "a", encoding="utf-8") as f:
+        f.write(f"\n{line}\n")
+
+
+def _reset(root: Path) -> None:
+    git(root, "checkout", "-q", "--", ".")
+
+
+async def _one(habitat: Habitat, rung: RungName) -> tuple[float, RungResult, float]:
+    """(wall s, the rung's result, wall beyond the rungs' own durations in s)."""
+    runner = habitat.verify
+    assert runner is not None
+    t0 = time.perf_counter()
+    ticket = await runner.request(LadderRequest(rungs=[rung]), wait=True)
+    wall = time.perf_counter() - t0
+    assert ticket.result is not None, ticket
+    assert ticket.result.result is not None, ticket
+    result = ticket.result.result
+    (only,) = [r for r in result.rungs if r.rung == rung]
+    return wall, only, wall - sum(r.duration_s for r in result.rungs)
+
+
+async def _open_warm(root: Path) -> tuple[Habitat, Any]:
+    workspace = Workspace.for_project(root)
+    stack = Habitat.open(workspace, project=root)
+    habitat = await stack.__aenter__()
+    warm = habitat.verifier.warmup
+    assert warm is not None
+    t0 = time.perf_counter()
+    await warm.wait()
+    print(
+        f"[{root.name}] warm-up {time.perf_counter() - t0:.1f} s: "
+        + "; ".join(f"{k} {v.state} ({v.duration_s:.2f} s)" for k, v in warm.items.items()),
+        file=sys.stderr,
+        flush=True,
+    )
+    return habitat, stack
+
+
+async def bench_diagnose(root: Path, rounds: int) -> dict[str, Any]:
+    habitat, stack = await _open_warm(root)
+    rows: list[dict[str, Any]] = []
+    try:
+        runner = habitat.verify
+        assert runner is not None
+        for i, rel in enumerate(_modules(root, "src", rounds)):
+            _reset(root)
+            _append(root, rel, f"_habitat_bench_{i} = {i}")
+            wall, rung, overhead = await _one(habitat, "diagnose.files")
+            ruff = rung.command[0]
+            t0 = time.perf_counter()
+            subprocess.run(
+                [ruff, "check", "--select", "F,E9", rel], cwd=root, capture_output=True, check=False
+            )
+            plain = time.perf_counter() - t0
+            rows.append(
+                {
+                    "file": rel,
+                    "state": rung.state,
+                    "wall_s": wall,
+                    "rung_s": rung.duration_s,
+                    "overhead_s": overhead,
+                    "ruff_s": plain,
+                    "baseline": rung.baseline,
+                    "preexisting": rung.preexisting_findings,
+                    "new": rung.new_findings,
+                }
+            )
+    finally:
+        _reset(root)
+        await stack.__aexit__(None, None, None)
+        await stop_type_daemon(root)
+    return {"project": f"combined ({_lines(root):,} lines)", "rounds": rows}
+
+
+async def bench_compile(root: Path, rounds: int) -> dict[str, Any]:
+    habitat, stack = await _open_warm(root)
+    rows: list[dict[str, Any]] = []
+    parity: dict[str, Any] = {}
+    try:
+        for i, rel in enumerate(_modules(root, "src", rounds)):
+            _reset(root)
+            _append(root, rel, f"_habitat_bench_{i}: int = {i}")
+            wall, rung, overhead = await _one(habitat, "compile.project")
+            _append(root, rel, f"_habitat_bench_again_{i}: int = {i}")
+            t0 = time.perf_counter()
+            done = subprocess.run(rung.command, cwd=root, capture_output=True, check=False)
+            direct = time.perf_counter() - t0
+            rows.append(
+                {
+                    "file": rel,
+                    "state": rung.state,
+                    "wall_s": wall,
+                    "rung_s": rung.duration_s,
+                    "overhead_s": overhead,
+                    "dmypy_s": direct,
+                    "dmypy_exit": done.returncode,
+                    "targets": len([a for a in rung.command if a.endswith((".py", ".pyi"))]),
+                    "notes": rung.notes,
+                }
+            )
+        # Parity: the rung on the last edit against a cold mypy (fresh cache), same argv.
+        _reset(root)
+        rel = rows[-1]["file"]
+        _append(root, rel, "_habitat_parity: int = 0")
+        _, rung, _ = await _one(habitat, "compile.project")
+        parity = _parity(root, rung)
+    finally:
+        _reset(root)
+        await stack.__aexit__(None, None, None)
+        await stop_type_daemon(root)
+    return {"project": f"packaging ({_lines(root):,} lines)", "rounds": rows, "parity": parity}
+
+
+def _parity(root: Path, rung: RungResult) -> dict[str, Any]:
+    argv = list(rung.command)
+    cut = argv.index("--")
+    flags_and_targets = argv[cut + 1 :]
+    python = argv[0]
+    with tempfile.TemporaryDirectory() as cache:
+        cold = [python, "-m", "mypy", "--cache-dir", cache, *flags_and_targets]
+        done = subprocess.run(cold, cwd=root, capture_output=True, text=True, check=False)
+
+    def keys(diags: list[Any]) -> set[tuple[str, int, str, str]]:
+        return {(d.file or "", d.line or 0, d.code or "", d.message) for d in diags}
+
+    warm_keys = keys([d for d in rung.diagnostics if d.severity == "error"])
+    cold_keys = keys([d for d in parse_mypy(done.stdout, root) if d.severity == "error"])
+    return {
+        "identical": warm_keys == cold_keys,
+        "warm_errors": len(warm_keys),
+        "cold_errors": len(cold_keys),
+        "only_warm": sorted(warm_keys - cold_keys)[:10],
+        "only_cold": sorted(cold_keys - warm_keys)[:10],
+    }
+
+
+def _p50(rows: list[dict[str, Any]], key: str) -> float:
+    return statistics.median(r[key] for r in rows) * 1000 if rows else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
+    args = parser.parse_args()
+    os.environ["HABITAT_COALESCE_SECONDS"] = "0"
+    os.environ["HABITAT_HOME"] = tempfile.mkdtemp(prefix="ladder-warm-")
+    combined = _combined(args.cache.resolve(), args.python)
+    packaging, _ = prepare(PROJECTS["packaging"], args.cache.resolve(), args.python)
+    os.environ["HABITAT_LADDER_PYTHON"] = sys.executable
+    diagnose = anyio.run(bench_diagnose, combined, args.rounds)
+    venv = args.cache.resolve() / "venvs" / "packaging" / "bin" / "python"
+    os.environ["HABITAT_LADDER_PYTHON"] = str(venv)
+    compiled = anyio.run(bench_compile, packaging, args.rounds)
+    d, c = diagnose["rounds"], compiled["rounds"]
+    print_table(
+        "the ladder in a warm server (coalesce window 0)",
+        ["measure", "p50 ms", "peer p50 ms", "target", "met"],
+        [
+            [
+                f"diagnose.files end to end, {diagnose['project']}",
+                f"{_p50(d, 'wall_s'):.0f}",
+                f"ruff check FILE {_p50(d, 'ruff_s'):.0f}",
+                "≤ 150",
+                "✓" if _p50(d, "wall_s") <= 150 else "✗",
+            ],
+            [
+                f"compile.project end to end, {compiled['project']}",
+                f"{_p50(c, 'wall_s'):.0f}",
+                f"dmypy warm recheck {_p50(c, 'dmypy_s'):.0f}",
+                "≤ dmypy + 50",
+                "✓" if _p50(c, "wall_s") <= _p50(c, "dmypy_s") + 50 else "✗",
+            ],
+            [
+                "verify overhead beyond rungs (diagnose / compile rounds)",
+                f"{_p50(d, 'overhead_s'):.0f} / {_p50(c, 'overhead_s'):.0f}",
+                "",
+                "≤ 150",
+                "✓" if max(_p50(d, "overhead_s"), _p50(c, "overhead_s")) <= 150 else "✗",
+            ],
+            [
+                "compile.project parity with a cold mypy",
+                "identical" if compiled["parity"].get("identical") else "DIVERGED",
+                f"{compiled['parity'].get('cold_errors')} errors cold",
+                "identical",
+                "✓" if compiled["parity"].get("identical") else "✗",
+            ],
+        ],
+    )
+    path = write_json("ladder_harness_warm", {"diagnose": diagnose, "compile": compiled})
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""What a long-lived process (the host, an MCP server) keeps between climbs for test
+selection: the packages' import graph and the recorded test dependencies.
+
+A one-shot `habitat verify` builds both once and exits; a server would rebuild them on
+every climb (grimp re-reads its cache for every module, the dependency store is re-parsed).
+The memo hands back the same objects while they are still true:
+
+* the graph, while the set of package files is the same and every file whose size or
+  mtime moved still has the same import statements (the graph is a function of those
+  alone). The imports of every file are read when the graph is built, so a change is
+  compared with what the graph was built from, never with a guess;
+* the dependency store, while its file's size and mtime are the same;
+* the test-side imports (side_graph.py), read from their disk cache once.
+
+The warm-up on project open fills it; the runner hands it to every climb (`LadderHooks`).
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .side_graph import SideImports
+
+if TYPE_CHECKING:
+    import grimp
+
+    from .testdeps import RecordedDeps
+
+__all__ = ["SelectionMemo", "import_lines"]
+
+Stat = tuple[int, int]
+
+
+def _stat(path: Path) -> Stat | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
+
+
+def _package_files(packages: dict[str, Path]) -> dict[Path, Stat]:
+    out: dict[Path, Stat] = {}
+    for top in packages.values():
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+            for name in files:
+                if name.endswith((".py", ".pyi")):
+                    path = Path(folder, name)
+                    stat = _stat(path)
+                    if stat is not None:
+                        out[path] = stat
+    return out
+
+
+def import_lines(path: Path) -> frozenset[str] | None:
+    """Every import statement of the file as source text (nested ones included); None when
+    it cannot be read or parsed (then the graph is rebuilt)."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    return frozenset(
+        ast.dump(node) for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+    )
+
+
+@dataclass
+class _GraphEntry:
+    graph: grimp.ImportGraph
+    stats: dict[Path, Stat]
+    imports: dict[Path, frozenset[str] | None]
+
+
+@dataclass
+class SelectionMemo:
+    """Per process; thread-safe (climbs compute selection in worker threads)."""
+
+    _graphs: dict[tuple[object, ...], _GraphEntry] = field(default_factory=dict)
+    _deps: dict[Path, tuple[Stat, RecordedDeps | None]] = field(default_factory=dict)
+    _side: dict[Path, SideImports] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    builds: int = 0
+    """How many times a graph was built (the warm-up test reads it)."""
+
+    def graph(
+        self,
+        packages: dict[str, Path],
+        cache_dir: Path,
+        build: Callable[[], grimp.ImportGraph],
+    ) -> grimp.ImportGraph:
+        key = (tuple(sorted((k, str(v)) for k, v in packages.items())), str(cache_dir))
+        stats = _package_files(packages)
+        with self._lock:
+            entry = self._graphs.get(key)
+        if entry is not None and self._still_true(entry, stats):
+            return entry.graph
+        graph = build()
+        imports = {path: import_lines(path) for path in stats}
+        with self._lock:
+            self._graphs[key] = _GraphEntry(graph, stats, imports)
+            self.builds += 1
+        return graph
+
+    @staticmethod
+    def _still_true(entry: _GraphEntry, stats: dict[Path, Stat]) -> bool:
+        if stats.keys() != entry.stats.keys():
+            return False  # a module appeared or went away
+        moved = [p for p, st in stats.items() if entry.stats[p] != st]
+        for path in moved:
+            before = entry.imports.get(path)
+            if before is None or import_lines(path) != before:
+                return False
+        for path in moved:
+            entry.stats[path] = stats[path]
+        return True
+
+    def deps(
+        self, directory: Path, load: Callable[[Path], RecordedDeps | None]
+    ) -> RecordedDeps | None:
+        store = directory / "deps.json"
+        stat = _stat(store)
+        with self._lock:
+            hit = self._deps.get(store)
+        if hit is not None and stat is not None and hit[0] == stat:
+            return hit[1]
+        deps = load(directory)
+        if stat is not None:
+            with self._lock:
+                self._deps[store] = (stat, deps)
+        return deps
+
+    def side_imports(self, cache_dir: Path) -> SideImports:
+        """The test-side import cache, read from disk once per process."""
+        with self._lock:
+            if cache_dir not in self._side:
+                self._side[cache_dir] = SideImports(cache_dir)
+            return self._side[cache_dir]
+
+    def warm(self) -> dict[str, int]:
+        """How much is kept: graphs and dependency stores."""
+        with self._lock:
+            return {"graphs": len(self._graphs), "deps": len(self._deps)}

@@ -1,0 +1,223 @@
+"""Warming the ladder when a project opens, so the first verify is already warm.
+
+The verify slot starts `WarmUp.run` beside a new runner and makes the runner wait for it
+before its first climb (`VerifyRunner.before_climb`), so a verify never races the warm-up
+for the same daemon or cache. In order, each step bounded by the ladder's timeout:
+
+* the project's interpreter probed (cached per process);
+* the import graph built into the runner's `SelectionMemo`, and the recorded test
+  dependencies loaded into it (a climb reuses both while they are still true);
+* the lint baseline: HEAD's ruff findings for every Python file, in the cache
+  `diagnose.files` reads (rungs/lint_warm.py);
+* the type-check daemon started and checked over the packages (dmypy, with the flags
+  `compile.project` gives it, so it does not restart for the first check).
+
+What it did goes to `warm.json` in the workspace state folder, where `habitat status`
+reads it (`warm_lines`), and to the bus as `verify.warmup.finished`. `[tool.habitat.ladder]
+warmup = false` (or `HABITAT_LADDER_WARMUP=false`) turns it off.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from ..errors import HabitatError
+from ..events import EventBus
+from ..workspace import Workspace
+from .config import load_ladder_config, load_policy
+from .environments import probe_env, resolve_python
+from .layout import Layout, discover_layout
+from .rungs.checkers import detect_type_checker, mypy_configured
+from .rungs.compare import head_of
+from .rungs.compile import mypy_flags
+from .rungs.context import RungContext
+from .rungs.dmypy import DmypyDaemon
+from .rungs.lint_warm import warm_lint_baseline
+from .selection import warm_graph
+from .selection_memo import SelectionMemo
+from .snapshot import take_snapshot
+from .testdeps import deps_store_dir, load_testdeps
+
+__all__ = ["WarmItem", "WarmUp", "warm_lines"]
+
+logger = logging.getLogger(__name__)
+
+_FILE = "warm.json"
+STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon")
+
+
+@dataclass
+class WarmItem:
+    state: str
+    """`warm`, `skipped` (nothing to warm, or turned off) or `failed`."""
+    detail: str
+    duration_s: float = 0.0
+
+
+class WarmUp:
+    """One warm-up of one project; `wait()` returns once it ended (however it ended)."""
+
+    def __init__(self, root: Path, *, workspace: Workspace, bus: EventBus, memo: SelectionMemo):
+        self.root, self.workspace, self.bus, self.memo = root, workspace, bus, memo
+        self.items: dict[str, WarmItem] = {}
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self._done = anyio.Event()
+        self.off = False
+        """True when `[tool.habitat.ladder] warmup = false` turned it off."""
+
+    async def wait(self) -> None:
+        await self._done.wait()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    async def run(self) -> None:
+        self.started_at = time.time()
+        try:
+            await self._steps()
+        except HabitatError as exc:  # bad configuration: the verify will say it too
+            for step in STEPS:
+                self.items.setdefault(step, WarmItem("failed", str(exc)))
+        finally:
+            self.finished_at = time.time()
+            self._done.set()
+            if not self.off:  # turned off: no trace at all (no file, no event)
+                with anyio.CancelScope(shield=True):
+                    await self._report()
+
+    def _skip_all(self, why: str) -> None:
+        for step in STEPS:
+            self.items.setdefault(step, WarmItem("skipped", why))
+
+    async def _steps(self) -> None:
+        config = load_ladder_config(self.root)
+        if not config.warmup:
+            self.off = True
+            self._skip_all("turned off ([tool.habitat.ladder] warmup = false)")
+            return
+        snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        layout = await anyio.to_thread.run_sync(discover_layout, self.root, config)
+        if not layout.is_python:
+            self._skip_all("not a Python project")
+            return
+        env = await probe_env(
+            resolve_python(self.root, config.python), self.workspace.spool_dir / "probe-warm.out"
+        )
+        ctx = RungContext(
+            root=self.root,
+            workspace=self.workspace,
+            config=config,
+            policy=load_policy(self.root),
+            ladder_id=f"warm-{int(time.time())}",
+            snapshot=snapshot,
+            touched=snapshot.touched,
+            layout=layout,
+            env=env,
+        )
+        cache_dir = self.workspace.state_dir / "grimp"
+        await self._step("import_graph", self._graph, layout, cache_dir)
+        await self._step("test_deps", self._deps)
+        if config.command_for("diagnose.files") is not None:
+            self.items["lint_baseline"] = WarmItem("skipped", "diagnose.files is configured")
+        else:
+            await self._step("lint_baseline", self._lint, ctx)
+        await self._step("type_daemon", self._daemon, ctx)
+
+    async def _step(self, name: str, fn: Callable[..., Awaitable[WarmItem]], *args: object) -> None:
+        started = time.monotonic()
+        try:
+            item = await fn(*args)
+        except (OSError, HabitatError, ValueError) as exc:
+            item = WarmItem("failed", str(exc)[:300])
+        item.duration_s = round(time.monotonic() - started, 3)
+        self.items[name] = item
+
+    async def _graph(self, layout: Layout, cache_dir: Path) -> WarmItem:
+        modules = await anyio.to_thread.run_sync(warm_graph, layout, cache_dir, self.memo)
+        if modules == 0:
+            return WarmItem("skipped", "no packages found")
+        return WarmItem("warm", f"{modules} modules")
+
+    async def _deps(self) -> WarmItem:
+        store = deps_store_dir(self.workspace.state_dir)
+        deps = await anyio.to_thread.run_sync(self.memo.deps, store, load_testdeps)
+        if deps is None:
+            return WarmItem("skipped", "none recorded yet (a test.full run records them)")
+        return WarmItem("warm", f"{len(deps.tests)} tests, recorded {deps.recorded_at}")
+
+    async def _lint(self, ctx: RungContext) -> WarmItem:
+        head = head_of(ctx)
+        if isinstance(head, str):
+            return WarmItem("skipped", f"no baseline: {head}")
+        assert ctx.env is not None
+        return WarmItem("warm", await warm_lint_baseline(ctx, ctx.env, head))
+
+    async def _daemon(self, ctx: RungContext) -> WarmItem:
+        env = ctx.env
+        assert env is not None
+        if ctx.config.command_for("compile.project") is not None:
+            return WarmItem("skipped", "compile.project is configured")
+        checker = detect_type_checker(ctx.root, ctx.config, env)
+        if checker != "mypy" or not ctx.config.dmypy:
+            return WarmItem("skipped", f"the type checker is {checker}, not a warm dmypy")
+        targets = sorted(
+            ctx.layout.rel(p)
+            for pkg in ctx.layout.packages.values()
+            for p in pkg.rglob("*.py")
+            if "__pycache__" not in p.parts
+        )
+        if not targets:
+            return WarmItem("skipped", "no package modules")
+        daemon = DmypyDaemon(ctx.workspace)
+        daemon.prepare()
+        configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
+        argv = daemon.argv(env, [*mypy_flags(ctx, env, configured), *targets])
+        outcome = await ctx.run("compile.project", argv, suffix=".warm.out", reap_leftovers=False)
+        if outcome.exit_code not in (0, 1) or outcome.timed_out:
+            return WarmItem("failed", f"dmypy exited {outcome.exit_code}: {outcome.tail[-200:]}")
+        return WarmItem(
+            "warm", f"dmypy daemon (pid {daemon.pid()}), {len(targets)} modules checked"
+        )
+
+    async def _report(self) -> None:
+        data = {
+            "root": str(self.root),
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "items": {k: asdict(v) for k, v in self.items.items()},
+        }
+        path = self.workspace.state_dir / _FILE
+        try:
+            tmp = path.with_name(f"{_FILE}.tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            logger.warning("could not write %s: %s", path, exc)
+        self.bus.publish("verify.warmup.finished", data=data)
+
+
+def warm_lines(workspace: Workspace) -> list[str]:
+    """What the last warm-up of the workspace warmed, one line per step (for `habitat
+    status`), none when no warm-up ran; the type daemon as it is now, not as it was."""
+    try:
+        data = json.loads((workspace.state_dir / _FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # no warm-up ran here (no server opened the project, or it is turned off)
+    out: list[str] = []
+    for name, item in data.get("items", {}).items():
+        detail = item.get("detail", "")
+        state = item.get("state", "?")
+        if name == "type_daemon" and state == "warm" and DmypyDaemon(workspace).state() != "alive":
+            state, detail = "cold", "the dmypy daemon has exited since"
+        out.append(f"warm: {name.replace('_', ' ')}: {state} — {detail}")
+    return out

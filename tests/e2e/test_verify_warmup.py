@@ -1,0 +1,117 @@
+"""The ladder warms when a project opens, and the first verify after it finds it warm:
+the type daemon already running, HEAD's lint findings already cached, the import graph not
+built again."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_habitat.habitat import Habitat
+from agent_habitat.verify import LadderRequest, stop_type_daemon
+from agent_habitat.verify.warmup import warm_lines
+from agent_habitat.workspace import Workspace
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+CORE = """import os
+
+
+def double(x: int) -> int:
+    return x * 2
+"""
+TEST = """from shop.core import double
+
+
+def test_double() -> None:
+    assert double(2) == 4
+"""
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+async def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Path]:
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")
+    root = tmp_path / "shop"
+    _write(root, "shop/__init__.py", "")
+    _write(root, "shop/core.py", CORE)  # `import os` unused: a finding at HEAD (F401)
+    _write(root, "tests/test_core.py", TEST)
+    _write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n")
+    _write(
+        root,
+        "pyproject.toml",
+        f'[project]\nname = "shop"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "shop")
+    yield root
+    await stop_type_daemon(root)
+
+
+async def test_first_verify_after_open_uses_what_the_warm_up_built(shop: Path) -> None:
+    workspace = Workspace.for_project(shop)
+    async with Habitat.open(workspace, project=shop) as habitat:
+        warm = habitat.verifier.warmup
+        runner = habitat.verify
+        assert warm is not None
+        assert runner is not None
+        with anyio.fail_after(120):
+            await warm.wait()
+        states = {name: item.state for name, item in warm.items.items()}
+        assert states == {
+            "import_graph": "warm",
+            "test_deps": "skipped",
+            "lint_baseline": "warm",
+            "type_daemon": "warm",
+        }, warm.items
+        assert runner.memo.builds == 1
+        _write(shop, "shop/core.py", CORE.replace("x * 2", "x + x"))
+        with anyio.fail_after(180):
+            ticket = await runner.request(LadderRequest(policy="standard"), wait=True)
+        assert ticket.result is not None
+        assert ticket.result.result is not None
+        rungs = {r.rung: r for r in ticket.result.result.rungs}
+        diagnose, compiled = rungs["diagnose.files"], rungs["compile.project"]
+        assert diagnose.state == "green", diagnose
+        assert diagnose.preexisting_findings == 1
+        assert diagnose.baseline is not None
+        assert diagnose.baseline.endswith("(cached)")
+        assert compiled.state == "green", compiled
+        assert not any("daemon started" in note for note in compiled.notes), compiled.notes
+        assert runner.memo.builds == 1, "the climb rebuilt the import graph"
+        assert rungs["test.scoped"].state == "green"
+    lines = warm_lines(workspace)
+    assert any(line.startswith("warm: type daemon: warm — dmypy daemon (pid") for line in lines)
+    assert any(line.startswith("warm: lint baseline: warm") for line in lines)
+
+
+async def test_warm_up_turned_off_warms_nothing(
+    shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "false")
+    async with Habitat.open(Workspace.for_project(shop), project=shop) as habitat:
+        warm = habitat.verifier.warmup
+        assert warm is not None
+        with anyio.fail_after(30):
+            await warm.wait()
+        assert {item.state for item in warm.items.values()} == {"skipped"}
