@@ -24,6 +24,8 @@ SHELL_CONFIG_DEFAULTS = {
     "preview_bytes": 2 * 1024,
     "kill_grace_seconds": 2.0,
     "journal_limit": 10_000,
+    "spool_run_budget_bytes": 256 * 1024 * 1024,
+    "spool_workspace_budget_bytes": 2 * 1024 * 1024 * 1024,
 }
 """`config.ShellConfig`'s fields and defaults (a test keeps them equal): a `HABITAT_<FIELD>`
 variable sends the scene the full way, which validates it."""
