@@ -3,7 +3,6 @@ real ruff, dmypy and a configured command, compared with the same tool on HEAD."
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,6 +11,8 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungName, RungResult, run_ladder, stop_type_daemon
+from git_tree import git as _git
+from git_tree import write as _write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -34,20 +35,6 @@ for f in "$@"; do
 done
 exit $status
 """
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
-
-
-def _write(root: Path, rel: str, text: str) -> None:
-    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text(text, encoding="utf-8")
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ cancelled."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import anyio
@@ -13,6 +12,7 @@ import pytest
 from agent_habitat.events import Event, InMemoryEventBus
 from agent_habitat.testing import eventually
 from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder
+from git_tree import git as _git
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -33,15 +33,6 @@ policy = "ci_parity"
 "test.scoped" = "sh tests/run.sh {tests}"
 "test.full" = ["sh", "tests/run.sh", "full"]
 """
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 def _project(root: Path, ladder: str = LADDER) -> Path:

@@ -3,7 +3,6 @@ the client process answers, and a daemon that is gone falls back to the process.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,19 +13,11 @@ from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
 from agent_habitat.verify.parsers import parse_mypy
 from agent_habitat.verify.rungs.dmypy_client import run_in_process
+from git_tree import git as _git
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 CORE = 'def double(x: int) -> int:\n    return x * 2\n\n\ndef broken() -> int:\n    return "no"\n'
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, run_ladder
+from git_tree import git as _git
+from git_tree import write as _write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -27,20 +29,6 @@ TEST = """from shop.names_gen import apple
 def test_apple() -> None:
     assert apple == "apple"
 """
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
-
-
-def _write(root: Path, rel: str, text: str) -> None:
-    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text(text, encoding="utf-8")
 
 
 def _project(root: Path, command: str) -> None:

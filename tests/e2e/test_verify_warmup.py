@@ -4,7 +4,6 @@ built again."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +15,8 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.verify import LadderRequest, stop_type_daemon
 from agent_habitat.verify.warmup import warm_lines
 from agent_habitat.workspace import Workspace
+from git_tree import git as _git
+from git_tree import write as _write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -31,20 +32,6 @@ TEST = """from shop.core import double
 def test_double() -> None:
     assert double(2) == 4
 """
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        cwd=root,
-        check=True,
-        capture_output=True,
-    )
-
-
-def _write(root: Path, rel: str, text: str) -> None:
-    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-    (root / rel).write_text(text, encoding="utf-8")
 
 
 @pytest.fixture
