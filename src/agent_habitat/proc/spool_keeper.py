@@ -220,10 +220,14 @@ def _outputs(spool_dir: str | Path) -> list[str]:
     return [os.path.join(top, name, "output") for name in names if name.startswith("run-")]
 
 
-def squeeze_workspace(spool_dir: str | Path, budget: int, own: str | Path | None = None) -> int:
+def squeeze_workspace(
+    spool_dir: str | Path, budget: int, own: str | Path | None = None, own_cap: int | None = None
+) -> int:
     """Bring the spools of `spool_dir` within `budget` bytes on disk, punching the oldest
     down to `FLOOR_BYTES` first; returns what is still over. `own`, the caller's run, is
-    left to the caller (it cuts its own tail rather than drop to the floor at once)."""
+    left to the caller (it cuts its own tail rather than drop to the floor at once), and
+    counts at most `own_cap`: what a fast writer added since the caller's own cut is that
+    run's budget's business, not a reason to shrink it for the workspace."""
     mine = os.path.abspath(own) if own is not None else None
     sized: list[tuple[float, str]] = []
     for path in _outputs(spool_dir):
@@ -231,7 +235,12 @@ def squeeze_workspace(spool_dir: str | Path, budget: int, own: str | Path | None
             sized.append((os.stat(path).st_mtime, path))
         except OSError:
             continue
-    total = sum(_on_disk(path) for _, path in sized)
+
+    def counted(path: str) -> int:
+        size = _on_disk(path)
+        return min(size, own_cap) if path == mine and own_cap is not None else size
+
+    total = sum(counted(path) for _, path in sized)
     for _, path in sorted(sized):
         if total <= budget:
             break
@@ -375,7 +384,9 @@ def keep(output: str | Path, budget: Budget) -> None:
             if now >= next_workspace:
                 # After its own cut: a run's first burst is its own budget's business.
                 next_workspace = now + _WORKSPACE_EVERY_SECONDS
-                over = squeeze_workspace(spool_dir, budget.workspace_bytes, own=output)
+                over = squeeze_workspace(
+                    spool_dir, budget.workspace_bytes, own=output, own_cap=budget.run_bytes
+                )
                 if over and reason != REASON_DISK:
                     tail_limit = max(FLOOR_BYTES // 2, tail - over)
                     tail, reason = tail_limit, REASON_WORKSPACE
