@@ -8,10 +8,8 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
-import mcp.types as types
 import psutil
 import pytest
 from mcp import Client, StdioServerParameters
@@ -20,6 +18,7 @@ from mcp.shared.subscriptions import ToolsListChanged
 
 from agent_habitat.testing import eventually
 from shell_waits import await_file
+from tool_results import data, text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -45,18 +44,6 @@ def params(cwd: Path, *args: str) -> StdioServerParameters:
 async def stdio_client(cwd: Path, *args: str, mode: str = "legacy") -> AsyncIterator[Client]:
     async with Client(params(cwd, *args), mode=mode) as client:
         yield client
-
-
-def text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def data(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text(result)
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 async def test_the_primary_server_runs_a_command_over_stdio(tmp_path: Path) -> None:

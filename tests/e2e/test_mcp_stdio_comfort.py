@@ -8,11 +8,11 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-import mcp.types as types
 import pytest
 from mcp import Client, StdioServerParameters
+
+from tool_results import data, text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -51,18 +51,6 @@ async def server(repo: Path) -> AsyncIterator[Client]:
     )
     async with Client(params, mode="legacy") as client:
         yield client
-
-
-def text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def data(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text(result)
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 async def test_file_edit_refuses_missing_and_ambiguous_text_with_line_numbers(repo: Path) -> None:

@@ -21,6 +21,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.testing import eventually
 from agent_habitat.verify import stop_type_daemon
+from tool_results import data, text
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -70,18 +71,6 @@ async def verify_client(root: Path, **client: Any) -> AsyncIterator[Client]:
     )
     async with Client(params, mode="legacy", **client) as connected:
         yield connected
-
-
-def text(result: types.CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    return block.text
-
-
-def data(result: types.CallToolResult) -> dict[str, Any]:
-    assert not result.is_error, text(result)
-    assert isinstance(result.structured_content, dict)
-    return result.structured_content
 
 
 async def test_verify_run_is_green_then_a_write_makes_status_stale_naming_the_file(
