@@ -291,3 +291,28 @@ async def test_background_exit_is_published_and_can_be_awaited(habitat: ShellHab
     exited = await recorder.wait_for("shell.run.exited", where=lambda e: e.tab == "bgx")
     assert exited.data["exit_code"] == 4
     recorder.unsubscribe()
+
+
+_BUILD = (
+    'for i in $(seq 1 4000); do echo "[$i/4000] compiling module_$i.c ... ok"; '
+    "[ $i = 2000 ] && echo \"module_2000.c:17:5: error: expected ';'\"; done; "
+    "echo 'build failed: 1 error'; exit 1"
+)
+
+
+async def test_a_failed_run_carries_the_error_lines_the_cap_left_out(
+    habitat: ShellHabitat,
+) -> None:
+    result = await habitat.run(RunArgs(command=_BUILD))
+    assert result.exit_code == 1
+    assert result.omitted_bytes > 0
+    assert "module_2000.c:17:5" not in result.output
+    assert result.error_lines == ["module_2000.c:17:5: error: expected ';'"]
+    last = await habitat.last(LastArgs())
+    assert last.error_lines == result.error_lines
+
+
+async def test_a_passing_run_carries_no_error_lines(habitat: ShellHabitat) -> None:
+    result = await habitat.run(RunArgs(command=_BUILD.replace("exit 1", "exit 0")))
+    assert result.omitted_bytes > 0
+    assert result.error_lines == []

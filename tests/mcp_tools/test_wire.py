@@ -10,8 +10,15 @@ import pytest
 from pydantic import BaseModel
 
 from agent_habitat.mcp_tools.render import brief
-from agent_habitat.mcp_tools.wire import fit_output, lean_dump, wire_schema
-from agent_habitat.shell.models import KillArgs, KillResult, LastArgs, LastResult, RunArgs
+from agent_habitat.mcp_tools.wire import fit, fit_output, lean_dump, wire_schema
+from agent_habitat.shell.models import (
+    KillArgs,
+    KillResult,
+    LastArgs,
+    LastResult,
+    RunArgs,
+    RunResult,
+)
 from agent_habitat.verbs import VERBS
 from agent_habitat.verify.accounting import TimeAccount, TimeReport
 from agent_habitat.verify_report import (
@@ -253,3 +260,30 @@ def test_every_verbs_output_schema_keeps_the_models_fields() -> None:
     run = wire_schema(run_result().__class__, RunArgs)
     assert {"index", "state", "duration_s"} <= set(run["required"])
     assert "exit_code" not in run["required"]
+
+
+def _long_failed_run(exit_code: int) -> RunResult:
+    # Error lines right beside the core's cut: the wire's own cut takes them out of the body.
+    head = "".join(f"ok {i}\n" for i in range(3000)) + "a.c:1: error: in the head's end\n"
+    tail = "b.c:2: error: at the tail's start\n" + "".join(f"ok {i}\n" for i in range(3000))
+    output = head + "\n… [900 bytes omitted; full output in the spool] …\n" + tail
+    return run_result(
+        output=output, exit_code=exit_code, error_lines=["m.c:3: error: in the middle"]
+    )
+
+
+def test_error_lines_the_wire_cut_takes_join_the_result_in_their_order() -> None:
+    fitted = fit(_long_failed_run(2))
+    assert isinstance(fitted, RunResult)
+    assert "error" not in fitted.output
+    assert fitted.error_lines == [
+        "a.c:1: error: in the head's end",
+        "m.c:3: error: in the middle",
+        "b.c:2: error: at the tail's start",
+    ]
+
+
+def test_a_passing_run_gets_no_error_lines_from_the_cut() -> None:
+    fitted = fit(_long_failed_run(0).model_copy(update={"error_lines": []}))
+    assert isinstance(fitted, RunResult)
+    assert fitted.error_lines == []

@@ -61,7 +61,15 @@ def _run(result: m.RunResult) -> str:
     if result.omitted_bytes:
         omitted = f"{result.omitted_bytes} of {result.output_bytes} bytes"
         text += f"[{omitted} omitted; spool {result.spool}]\n"
-    return text + _left(result.left_running, result.tab)
+    return text + _errors(result) + _left(result.left_running, result.tab)
+
+
+def _errors(result: m.RunResult | m.LastResult) -> str:
+    if not result.error_lines:
+        return ""
+    more = f" (and {result.error_lines_more} more: grep)" if result.error_lines_more else ""
+    lines = "".join(f"  {line}\n" for line in result.error_lines)
+    return f"lines that look like errors in what was left out{more}:\n{lines}"
 
 
 def _left(procs: list[m.LeftProcess], tab: str) -> str:
@@ -78,7 +86,7 @@ def _last(result: m.LastResult) -> str:
     text = f"{head}\n$ {result.command}\n" + _body(result.output)
     if result.omitted_bytes:
         text += f"[{result.omitted_bytes} bytes omitted; spool {result.spool}]\n"
-    return text
+    return text + _errors(result)
 
 
 @render.register

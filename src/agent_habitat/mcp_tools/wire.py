@@ -24,10 +24,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
+from agent_habitat.shell import error_lines
 from agent_habitat.shell import models as m
 from agent_habitat.verify_report import (
     EpochReport,
@@ -124,8 +126,22 @@ def _take(lines: list[str], budget: int, *, from_end: bool) -> tuple[str, int]:
 
 def fit_output(output: str, omitted_bytes: int, budget: int = OUTPUT_WIRE_BYTES) -> tuple[str, int]:
     """`output` cut to `budget` serialized bytes, head and tail kept; and the new omitted count."""
+    fitted = _fit(output, omitted_bytes, budget)
+    return fitted.text, fitted.omitted
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    text: str
+    omitted: int
+    dropped_head: str = ""
+    """What the cut took from the end of the head, and from the start of the tail."""
+    dropped_tail: str = ""
+
+
+def _fit(output: str, omitted_bytes: int, budget: int) -> _Fitted:
     if _cost(output) <= budget:
-        return output, omitted_bytes
+        return _Fitted(output, omitted_bytes)
     found = _MARKER.search(output)
     if found is not None:
         head, tail = output[: found.start()], output[found.end() :]
@@ -142,20 +158,37 @@ def fit_output(output: str, omitted_bytes: int, budget: int = OUTPUT_WIRE_BYTES)
     dropped += len(tail.encode()) - len(tail_part.encode())
     omitted = omitted_bytes + dropped
     marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
-    return head_part + marker + tail_part, omitted
+    return _Fitted(
+        head_part + marker + tail_part,
+        omitted,
+        head[len(head_part) :],
+        tail[: len(tail) - len(tail_part)],
+    )
 
 
 def fit(result: BaseModel) -> BaseModel:
-    """`result` with its output body within `OUTPUT_WIRE_BYTES` (results without one: as is)."""
+    """`result` with its output body within `OUTPUT_WIRE_BYTES` (results without one: as is).
+    A failed run's error-looking lines among what the cut took join its `error_lines`."""
     if isinstance(result, m.RunResult | m.LastResult):
-        output, omitted = fit_output(result.output, result.omitted_bytes)
-        if output is not result.output:
-            return result.model_copy(update={"output": output, "omitted_bytes": omitted})
-    elif isinstance(result, m.WaitResult):
+        fitted = _fit(result.output, result.omitted_bytes, OUTPUT_WIRE_BYTES)
+        if fitted.text is result.output:
+            return result
+        update: dict[str, Any] = {"output": fitted.text, "omitted_bytes": fitted.omitted}
+        if error_lines.failed(result.state, result.exit_code, result.signal, _timed_out(result)):
+            known = error_lines.ErrorLines(list(result.error_lines), result.error_lines_more)
+            found = error_lines.find(fitted.dropped_head).then(known)
+            found = found.then(error_lines.find(fitted.dropped_tail))
+            update |= {"error_lines": found.lines, "error_lines_more": found.more}
+        return result.model_copy(update=update)
+    if isinstance(result, m.WaitResult):
         output, _ = fit_output(result.output, 0)
         if output is not result.output:
             return result.model_copy(update={"output": output})
     return result
+
+
+def _timed_out(result: m.RunResult | m.LastResult) -> bool:
+    return result.timed_out if isinstance(result, m.RunResult) else result.state == "timed_out"
 
 
 def _empty(value: Any) -> bool:

@@ -137,6 +137,14 @@ class RunResult(BaseModel):
         description="Processes the run started that still ran when it ended (daemons, "
         "`cmd &`); `kill`/`close` on the tab stops them.",
     )
+    error_lines: list[str] = Field(
+        default_factory=list,
+        description="A failed run's lines that look like errors, from the part of its output "
+        "left out of `output` (at most 10; `last` with `grep` finds every line).",
+    )
+    error_lines_more: int = Field(
+        default=0, description="Error-looking lines left out beyond those in `error_lines`."
+    )
 
 
 class Caps(BaseModel):
@@ -253,6 +261,14 @@ class LastResult(BaseModel):
     output_bytes: int
     cursor: int = Field(description="Byte offset to pass as `since` next time.")
     spool: str
+    error_lines: list[str] = Field(
+        default_factory=list,
+        description="A failed run's lines that look like errors, from the part of its output "
+        "left out of `output` (at most 10; `last` with `grep` finds every line).",
+    )
+    error_lines_more: int = Field(
+        default=0, description="Error-looking lines left out beyond those in `error_lines`."
+    )
 
 
 class WhichArgs(_Args):

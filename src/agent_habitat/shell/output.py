@@ -69,6 +69,8 @@ class Capped:
     omitted_bytes: int
     total_bytes: int
     """Size of the spool (the cursor for the next `since` read)."""
+    middle: tuple[int, int] = (0, 0)
+    """The spool's byte range left out between head and tail (empty when nothing was)."""
 
 
 # How near (a fraction of each half) a line boundary must be for the head/tail cut to move to it.
@@ -121,7 +123,8 @@ def read_capped(
         tail = tail[cut + 1 :]
     omitted = total - start - len(head) - len(tail)
     marker = _marker(omitted, freed, hole)
-    return Capped(clean_text(head, secrets) + marker + clean_text(tail, secrets), omitted, total)
+    text = clean_text(head, secrets) + marker + clean_text(tail, secrets)
+    return Capped(text, omitted, total, (start + len(head), total - len(tail)))
 
 
 def _marker(omitted: int, freed: int, hole: Hole | None) -> str:

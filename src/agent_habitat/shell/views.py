@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 import anyio.to_thread
 
 from ..errors import NotFoundError
-from . import leftovers
+from ..proc.spool import Spool
+from . import error_lines, leftovers
+from .error_lines import ErrorLines
 from .models import (
     DEFAULT_TAB,
     HistoryArgs,
@@ -22,7 +24,7 @@ from .models import (
     WhichArgs,
     WhichResult,
 )
-from .output import ClientPattern, read_capped, read_lines_window
+from .output import Capped, ClientPattern, read_capped, read_lines_window
 from .run_store import RunRow
 from .shells import resolve_shell, shell_version
 from .waiting import Progress, WaitReason, wait_for_run
@@ -33,8 +35,16 @@ if TYPE_CHECKING:
 __all__ = ["history", "last", "run_result", "wait", "which"]
 
 
+def _error_lines(run: RunRow, capped: Capped) -> ErrorLines:
+    start, end = capped.middle
+    if end <= start or not error_lines.failed(run.state, run.exit_code, run.signal, run.timed_out):
+        return ErrorLines()
+    return error_lines.in_spool(Spool(run.files.output), start, end, None)
+
+
 def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
     capped = read_capped(run.files.output, habitat.config.output_cap_bytes)
+    errors = _error_lines(run, capped)
     return RunResult(
         tab=run.tab,
         index=run.idx,
@@ -54,6 +64,8 @@ def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
         left_running=[
             item.model() for item in leftovers.read(run.run_dir) if item.index == run.idx
         ],
+        error_lines=errors.lines,
+        error_lines_more=errors.more,
     )
 
 
@@ -79,8 +91,10 @@ async def last(habitat: ShellHabitat, args: LastArgs, grep: ClientPattern | None
     run = _run_or_error(habitat, args.tab, args.index)
     cap = habitat.config.output_cap_bytes
     since = args.since or 0
+    errors = ErrorLines()
     if args.head_lines is None and args.tail_lines is None and grep is None:
         capped = read_capped(run.files.output, cap, since=since)
+        errors = _error_lines(run, capped)
     else:
         # A scan of a big spool takes seconds: off the event loop, and it stops when cancelled.
         capped = await anyio.to_thread.run_sync(
@@ -107,6 +121,8 @@ async def last(habitat: ShellHabitat, args: LastArgs, grep: ClientPattern | None
         output_bytes=capped.total_bytes,
         cursor=capped.total_bytes,
         spool=str(run.files.output),
+        error_lines=errors.lines,
+        error_lines_more=errors.more,
     )
 
 
