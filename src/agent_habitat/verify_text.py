@@ -9,6 +9,8 @@ exceeds `TEXT_BUDGET`: what does not fit is counted and left to the spool files.
 
 from __future__ import annotations
 
+import re
+
 from .verify.accounting import TimeReport
 from .verify_report import (
     DiagnosticLine,
@@ -21,6 +23,7 @@ from .verify_report import (
 
 __all__ = [
     "TEXT_BUDGET",
+    "checked",
     "epoch_summary",
     "render_epoch",
     "render_time",
@@ -88,6 +91,21 @@ def epoch_summary(epoch: EpochReport | None) -> str:
     elif epoch.reason:
         line += f"; {epoch.reason}"
     return line
+
+
+_SELECTED = re.compile(r"^(\d+) selected\b")
+
+
+def checked(epoch: EpochReport) -> str:
+    """What a green epoch checked, in a few words: `ruff, mypy, pytest 3 selected`."""
+    parts = []
+    for rung in epoch.rungs:
+        if rung.state == "skipped":
+            continue
+        part = rung.tool or rung.rung
+        count = next((m[1] for n in rung.notes if (m := _SELECTED.match(n))), None)
+        parts.append(f"{part} {count} selected" if count else part)
+    return ", ".join(parts) or "nothing ran"
 
 
 def _verdict(epoch: EpochReport) -> str:

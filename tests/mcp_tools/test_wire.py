@@ -287,3 +287,50 @@ def test_a_passing_run_gets_no_error_lines_from_the_cut() -> None:
     fitted = fit(_long_failed_run(0).model_copy(update={"error_lines": []}))
     assert isinstance(fitted, RunResult)
     assert fitted.error_lines == []
+
+
+def _green_run() -> VerifyRunResult:
+    epoch = EpochReport(
+        epoch=3, task="v1", state="green", green=True, snapshot="s", policy="standard"
+    )
+    epoch.rungs = [
+        RungReport(rung="diagnose.files", task="v1.diagnose.files", state="green", tool="ruff"),
+        RungReport(rung="compile.project", task="v1.compile.project", state="skipped"),
+        RungReport(
+            rung="test.scoped",
+            task="v1.test.scoped",
+            state="green",
+            tool="pytest",
+            notes=["4 selected: tests/test_a.py imports a"],
+        ),
+    ]
+    return VerifyRunResult(
+        task="v1", epoch=3, snapshot="s", state="green", green=True, summary="green", result=epoch
+    )
+
+
+def test_a_finished_green_verify_run_is_its_verdict_and_what_it_checked() -> None:
+    wire = lean_dump(_green_run())
+    assert wire == {
+        "epoch": 3,
+        "state": "green",
+        "green": True,
+        "summary": "ruff, pytest 4 selected",
+    }
+    assert brief(_green_run()) == "green\n"
+    jsonschema.validate(wire, wire_schema(VerifyRunResult))
+
+
+def test_a_green_epoch_that_ran_nothing_says_so() -> None:
+    run = _green_run()
+    assert run.result is not None
+    run.result.rungs = [r for r in run.result.rungs if r.state == "skipped"]
+    assert lean_dump(run)["summary"] == "nothing ran"
+
+
+def test_a_kill_found_by_cgroup_leaves_tracking_out_and_marker_keeps_it() -> None:
+    kill = KillResult(tab="t", index=1, killed=True, pids=[5], signal="SIGTERM", remaining=[])
+    assert "tracking" not in lean_dump(kill.model_copy(update={"tracking": "cgroup"}))
+    marker = kill.model_copy(update={"tracking": "marker", "untracked": "no cgroup here"})
+    wire = lean_dump(marker)
+    assert (wire["tracking"], wire["untracked"]) == ("marker", "no cgroup here")

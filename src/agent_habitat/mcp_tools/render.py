@@ -242,6 +242,8 @@ render.register(VerifyCancelResult, render_verify_cancel)
 @brief.register(VerifyCancelResult)
 def _verify_brief(result: BaseModel) -> str:
     # The verdict line, and what is not green in one line; the findings are structured.
+    if isinstance(result, VerifyRunResult) and result.green and result.result is not None:
+        return "green\n"  # what was checked is the structured summary (wire rule 6)
     lines = render(result).splitlines()
     green = getattr(result, "green", False)
     return "\n".join(lines[:1] if green else lines[:2]) + "\n"

@@ -12,7 +12,10 @@ content is what the model reads, and it is lean by these rules, in this order:
 4. A field whose value follows from others (`DERIVED`) is left out when it does.
 5. The output body is capped in serialized bytes (`OUTPUT_WIRE_BYTES`): JSON writes a newline
    as two bytes, and the model reads the escaped text. Head and tail are kept (the last line
-   always), the middle is counted in `omitted_bytes` and left to `shell_last`.
+   always), the middle is counted in `omitted_bytes` and left to `shell_last`; a failed run's
+   error-looking lines among what is cut join its `error_lines` (`shell/error_lines.py`).
+6. A finished green `verify_run` is its verdict: epoch, state, green and a summary of what
+   was checked; the rest is one `verify_status` away.
 
 The result models themselves are unchanged: the CLI's `--json`, the host's JSON API and the
 resources dump them whole. `wire_schema` is the output schema these lean dumps conform to:
@@ -37,6 +40,7 @@ from agent_habitat.verify_report import (
     VerifyRunResult,
     VerifyStatusResult,
 )
+from agent_habitat.verify_text import checked
 
 __all__ = ["DERIVED", "OUTPUT_WIRE_BYTES", "fit", "fit_output", "lean_dump", "wire_schema"]
 
@@ -54,6 +58,10 @@ Derived = Callable[[Any], bool]
 def _whole(result: m.RunResult | m.LastResult) -> bool:
     """The output is all there was, unaltered: its size is `output_bytes` (and the cursor)."""
     return result.omitted_bytes == 0 and result.output_bytes == len(result.output.encode())
+
+
+def _green(result: VerifyRunResult) -> bool:
+    return result.green and result.result is not None
 
 
 DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
@@ -91,7 +99,14 @@ DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
     },
     # The summary line is rendered from the epoch (state, snapshot, failing rung's reason):
     # with the epoch there it says nothing new; alone ("never verified") it is the answer.
-    VerifyRunResult: {"summary": lambda r: r.result is not None},
+    # Rule 6: a finished green verify_run is its verdict. The epoch's detail, task and snapshot
+    # are one verify_status away; the summary says what was checked (`wire.verdict`).
+    VerifyRunResult: {
+        "summary": lambda r: r.result is not None and not _green(r),
+        "result": _green,
+        "task": _green,
+        "snapshot": _green,
+    },
     VerifyStatusResult: {"summary": lambda r: r.epoch is not None},
 }
 """Per result type: fields left out when the predicate says they follow from the others."""
@@ -229,7 +244,10 @@ def lean_dump(
     if args is not None:
         given = {k: getattr(args, k) for k in type(args).model_fields}
         known.update({k: v for k, v in given.items() if v is not None})
-    return _lean(result, known)
+    out = _lean(result, known)
+    if isinstance(result, VerifyRunResult) and result.result is not None and _green(result):
+        out["summary"] = checked(result.result)
+    return out
 
 
 def _droppable(name: str, prop: Mapping[str, Any], never: set[str]) -> bool:

@@ -300,9 +300,10 @@ class KillResult(BaseModel):
     signal: str
     remaining: list[int] = Field(description="Pids still alive afterwards (should be empty).")
     tracking: Literal["cgroup", "marker"] = Field(
-        default="marker",
-        description="How the run's processes were found: `cgroup` (all of them) or `marker` "
-        "(its session, children and HABITAT_RUN_ID; see `untracked`).",
+        default="cgroup",
+        description="How the run's processes were found: `cgroup` (all of them; absent from "
+        "a lean result) or `marker` (its session, children and HABITAT_RUN_ID; see "
+        "`untracked`).",
     )
     untracked: str | None = Field(
         default=None, description="What could not be looked for, when something could not."
