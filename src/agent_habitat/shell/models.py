@@ -114,6 +114,13 @@ class LeftProcess(BaseModel):
     index: int = Field(description="The tab's run that started it.")
 
 
+_ERROR_LINES = (
+    "A failed run's lines that look like errors, from the part of its output left out of "
+    "`output` (at most 10; `last` with `grep` finds every line)."
+)
+_ERROR_LINES_MORE = "Error-looking lines left out beyond those in `error_lines`."
+
+
 class RunResult(BaseModel):
     """What a run did, or is doing."""
 
@@ -137,14 +144,8 @@ class RunResult(BaseModel):
         description="Processes the run started that still ran when it ended (daemons, "
         "`cmd &`); `kill`/`close` on the tab stops them.",
     )
-    error_lines: list[str] = Field(
-        default_factory=list,
-        description="A failed run's lines that look like errors, from the part of its output "
-        "left out of `output` (at most 10; `last` with `grep` finds every line).",
-    )
-    error_lines_more: int = Field(
-        default=0, description="Error-looking lines left out beyond those in `error_lines`."
-    )
+    error_lines: list[str] = Field(default_factory=list, description=_ERROR_LINES)
+    error_lines_more: int = Field(default=0, description=_ERROR_LINES_MORE)
 
 
 class Caps(BaseModel):
@@ -261,14 +262,8 @@ class LastResult(BaseModel):
     output_bytes: int
     cursor: int = Field(description="Byte offset to pass as `since` next time.")
     spool: str
-    error_lines: list[str] = Field(
-        default_factory=list,
-        description="A failed run's lines that look like errors, from the part of its output "
-        "left out of `output` (at most 10; `last` with `grep` finds every line).",
-    )
-    error_lines_more: int = Field(
-        default=0, description="Error-looking lines left out beyond those in `error_lines`."
-    )
+    error_lines: list[str] = Field(default_factory=list, description=_ERROR_LINES)
+    error_lines_more: int = Field(default=0, description=_ERROR_LINES_MORE)
 
 
 class WhichArgs(_Args):
