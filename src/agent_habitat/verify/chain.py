@@ -41,6 +41,17 @@ class Chain:
     """Task id → the test its substrate last saw start (kept after the folder is gone)."""
     early_changes: set[str] = field(default_factory=set)
     """Paths written after the chain started but before its snapshot was in hand."""
+    requested: tuple[Snapshot, int] | None = None
+    """The newest request's snapshot and the runner's write count when it was taken."""
+
+    def reusable(self, writes: int, watching: bool) -> Snapshot | None:
+        """The newest request's snapshot when no write was reported since it was taken.
+        Each snapshot is a git process (tens of ms on a busy machine) and a verify needed
+        three; a write the watcher reports late is caught by the check after the climb,
+        which compares this snapshot with the tree (stale on arrival, never green)."""
+        if watching and self.requested is not None and self.requested[1] == writes:
+            return self.requested[0]
+        return None
 
     @property
     def task(self) -> str:

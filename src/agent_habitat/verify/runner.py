@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -39,7 +38,7 @@ from .accounting import TimeAccounting
 from .chain import Chain, ChainBus, cancelled_result, error_result
 from .coalesce import covers, merge_requests, rungs_of
 from .config import load_policy
-from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now
+from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now, moved_since
 from .hooks import LadderHooks
 from .ladder import new_ladder_id, run_ladder
 from .models import LadderRequest, LadderResult, RungName
@@ -110,6 +109,7 @@ class VerifyRunner:
         self._tg: anyio.abc.TaskGroup | None = None
         self.watching = False
         """True while the file watcher runs (stale events within milliseconds of a write)."""
+        self._writes = 0  # writes reported through `mark_changed`
         self.memo = SelectionMemo()  # the import graph and test deps, kept between climbs
         self.before_climb: Callable[[], Awaitable[None]] | None = None  # the slot's warm-up
 
@@ -170,6 +170,7 @@ class VerifyRunner:
     ) -> VerifyTicket:
         """Queue a verify of the tree as it is now; see the module docstring for the rules."""
         request = self._validated(request or LadderRequest())
+        writes = self._writes
         snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
         superseded: str | None = None
         running = self._running
@@ -184,6 +185,8 @@ class VerifyRunner:
             if running is not None and running.cancel_reason is None:
                 superseded = running.task
                 self._supersede(running, chain)
+        if chain is self._pending:
+            chain.requested = (snapshot, writes)  # _begin takes it if nothing was written
         self.bus.publish(
             "environment.task.queued",
             task=chain.task,
@@ -264,7 +267,9 @@ class VerifyRunner:
     async def _begin(self, chain: Chain) -> tuple[Snapshot, LadderRequest, list[RungName]]:
         epoch = chain.epoch
         epoch.state, epoch.started_at = "running", time.time()
-        snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        snapshot = chain.reusable(self._writes, self.watching)
+        if snapshot is None:
+            snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
         default = load_policy(self.root)
         request, notes = merge_requests(epoch.requests, default, snapshot.touched)
         rungs = rungs_of(request, default)
@@ -335,18 +340,8 @@ class VerifyRunner:
                     result = cancelled_result(chain, snapshot, list(epoch.rungs), started)
                     self._finish(chain, result)
                 chain.done.set()
-        if snapshot is not None:
-            # Stale on arrival: the tree may have moved while the climb ran.
-            try:
-                current = await anyio.to_thread.run_sync(take_snapshot, self.root)
-                changed = await anyio.to_thread.run_sync(
-                    changed_between, self.root, snapshot, current
-                )
-            except (OSError, subprocess.SubprocessError) as exc:
-                # Cannot tell whether the tree moved: then it may have, so never green.
-                epoch.notes.append(f"could not re-read the tree after the climb: {exc}")
-                changed = ["(unknown: the tree could not be read)"]
-            self._mark(chain, changed, "on arrival")
+        if snapshot is not None:  # stale on arrival: the tree may have moved during the climb
+            self._mark(chain, await moved_since(self.root, snapshot, epoch.notes), "on arrival")
         self._finish(chain, result)
 
     def _finish(self, chain: Chain, result: LadderResult) -> None:
@@ -483,6 +478,7 @@ class VerifyRunner:
         relative = project_relative(self.root, paths)
         if not relative:
             return
+        self._writes += 1
         finished = next(
             (c for c in reversed(self._chains.values()) if c.done.is_set() and c.epoch.result),
             None,
