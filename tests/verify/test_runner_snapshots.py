@@ -89,6 +89,21 @@ async def test_a_write_reported_before_the_climb_gets_a_fresh_snapshot(
     assert len(taken) == 3
 
 
+async def test_a_write_reported_late_but_already_in_the_snapshot_keeps_it(
+    runner: tuple[VerifyRunner, FakeClock], taken: list[Snapshot], calc: Path
+) -> None:
+    # The usual order with a watcher: write, verify (snapshot), then the watcher's report.
+    verify, clock = runner
+    (calc / "src/calc/text.py").write_text("X = 4\n", encoding="utf-8")
+    ticket = await verify.request()
+    verify.mark_changed(["src/calc/text.py"])  # same content as in the snapshot
+    await clock.advance(0.3)
+    epoch = await verify.wait(ticket.task)
+    assert epoch.state == "green"
+    assert verify.snapshot(ticket.task) is taken[0]
+    assert len(taken) == 2
+
+
 async def test_a_write_not_reported_before_the_climb_is_stale_on_arrival(
     runner: tuple[VerifyRunner, FakeClock], calc: Path
 ) -> None:
