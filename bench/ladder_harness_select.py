@@ -25,5 +25,7 @@ def selection_time_ms(root: Path, home: Path) -> float:
     snap = take_snapshot(root)
     t0 = time.perf_counter()
     layout = discover_layout(root, config)
-    analyse_impact(layout, snap.touched, snap.deleted, config, workspace.state_dir / "grimp")
+    analyse_impact(
+        layout, snap.touched, snap.deleted, config, workspace.state_dir / "grimp", head=snap.head
+    )
     return round((time.perf_counter() - t0) * 1000, 1)

@@ -21,7 +21,9 @@ def _impact(root: Path, tmp_path: Path, config: LadderConfig | None = None) -> I
     config = config or LadderConfig()
     snap = take_snapshot(root)
     layout = discover_layout(root, config)
-    return analyse_impact(layout, snap.touched, snap.deleted, config, tmp_path / "grimp")
+    return analyse_impact(
+        layout, snap.touched, snap.deleted, config, tmp_path / "grimp", head=snap.head
+    )
 
 
 def _commit(root: Path) -> None:

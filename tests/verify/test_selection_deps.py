@@ -76,7 +76,9 @@ def _impact(root: Path, tmp_path: Path) -> Impact:
     config = LadderConfig()
     snap = take_snapshot(root)
     layout = discover_layout(root, config)
-    return analyse_impact(layout, snap.touched, snap.deleted, config, tmp_path / "state" / "grimp")
+    return analyse_impact(
+        layout, snap.touched, snap.deleted, config, tmp_path / "state" / "grimp", head=snap.head
+    )
 
 
 def _edit(root: Path, rel: str, old: str, new: str) -> None:

@@ -60,3 +60,19 @@ def test_a_project_inside_a_bigger_repository_sees_only_its_own_files(tmp_path: 
     (sub / "app.py").write_text("X = 1\n", encoding="utf-8")
     (repo / "src/calc/text.py").write_text("Y = 2\n", encoding="utf-8")
     assert take_snapshot(sub).touched == ["app.py"]
+
+
+def test_pytests_temporary_cache_folders_are_not_part_of_a_change(tmp_path: Path) -> None:
+    # pytest builds `.pytest_cache` in `pytest-cache-files-XXXX` and renames it into place;
+    # caught before its own `.gitignore` is written, git lists its files as untracked.
+    root = build_sample(tmp_path / "calc")
+    for folder in (root / "pytest-cache-files-a1b2c3", root / "tests/pytest-cache-files-x"):
+        folder.mkdir(parents=True)
+        (folder / "README.md").write_text("pytest cache", encoding="utf-8")
+    (root / "notes.txt").write_text("hi", encoding="utf-8")
+    assert take_snapshot(root).touched == ["notes.txt"]
+    outside = tmp_path / "plain"
+    (outside / "pytest-cache-files-zz").mkdir(parents=True)
+    (outside / "pytest-cache-files-zz" / "CACHEDIR.TAG").write_text("x", encoding="utf-8")
+    (outside / "a.sh").write_text("echo a\n", encoding="utf-8")
+    assert take_snapshot(outside).touched == ["a.sh"]

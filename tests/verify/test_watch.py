@@ -33,6 +33,19 @@ def test_git_ignored_paths_caches_and_venvs_are_not_changes(tmp_path: Path) -> N
     assert ignore.relevant([".gitignore", "notes.txt", "run.log"]) == [".gitignore", "run.log"]
 
 
+def test_pytests_temporary_cache_folders_are_not_changes(tmp_path: Path) -> None:
+    # The folder (reported as it is renamed away) and the files written inside it.
+    root = build_sample(tmp_path / "calc")
+    given = [
+        "pytest-cache-files-k3j2",
+        "pytest-cache-files-k3j2/README.md",
+        "tests/pytest-cache-files-q/v/cache/nodeids",
+        "src/calc/text.py",
+    ]
+    assert GitIgnore(root).relevant(given) == ["src/calc/text.py"]
+    assert GitIgnore(tmp_path).relevant(given) == ["src/calc/text.py"]
+
+
 def test_outside_git_only_the_noise_is_dropped(tmp_path: Path) -> None:
     assert GitIgnore(tmp_path).relevant(["a.py", ".venv/b.py"]) == ["a.py"]
 

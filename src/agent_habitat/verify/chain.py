@@ -8,13 +8,14 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from ..events import Event, EventBus, Subscriber, Unsubscribe
 from ..proc import ProcessRecord
-from .epochs import Epoch
+from .epochs import Epoch, contradicts
 from .hooks import LadderHooks
 from .models import LadderResult, RungName, RungResult
 from .selection_memo import SelectionMemo
@@ -22,6 +23,22 @@ from .snapshot import Snapshot
 from .substrate import Substrate, SubstrateFactory
 
 __all__ = ["Chain", "ChainBus", "cancelled_result", "error_result"]
+
+
+@dataclass
+class WriteLog:
+    """Writes reported while a request is taking its snapshot or a chain waits to begin
+    (the runner clears it when neither is the case, so it stays small)."""
+
+    count: int = 0
+    entries: list[tuple[int, list[str]]] = field(default_factory=list)
+
+    def add(self, paths: list[str]) -> None:
+        self.count += 1
+        self.entries.append((self.count, paths))
+
+    def since(self, count: int) -> list[str]:
+        return [path for n, paths in self.entries if n > count for path in paths]
 
 
 @dataclass
@@ -41,6 +58,20 @@ class Chain:
     """Task id → the test its substrate last saw start (kept after the folder is gone)."""
     early_changes: set[str] = field(default_factory=set)
     """Paths written after the chain started but before its snapshot was in hand."""
+    requested: tuple[Snapshot, int] | None = None
+    """The newest request's snapshot and the write log's count when it was taken."""
+
+    def reusable(self, root: Path, log: WriteLog, watching: bool) -> Snapshot | None:
+        """The newest request's snapshot when no write reported since it was taken differs
+        from it (blocking: hashes those files). Each snapshot is a git process (tens of ms
+        on a busy machine) and a verify needed three; a write the watcher reports late is
+        caught by the check after the climb (stale on arrival, never green)."""
+        if not watching or self.requested is None:
+            return None
+        snapshot, count = self.requested
+        if any(contradicts(root, snapshot, path) for path in log.since(count)):
+            return None
+        return snapshot
 
     @property
     def task(self) -> str:

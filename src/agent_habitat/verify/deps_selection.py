@@ -53,11 +53,11 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
 
 
-def _since_recording(root: Path, deps: RecordedDeps) -> set[str] | None:
-    """Paths git reports changed between the recorded HEAD and the current one; None when
-    git cannot say (the recorded commit is gone): the data is then unusable."""
-    head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
-    current = head.stdout.decode().strip() or None if head.returncode == 0 else None
+def _since_recording(root: Path, deps: RecordedDeps, head: str | None) -> set[str] | None:
+    """Paths git reports changed between the recorded HEAD and the current one (`head`, the
+    snapshot's: no git process to ask again); None when git cannot say (the recorded commit
+    is gone): the data is then unusable."""
+    current = head
     if current == deps.head:
         return set()
     if deps.head is None or current is None:
@@ -117,9 +117,11 @@ def _file_change(
     return blocks, None
 
 
-def _changed_since(layout: Layout, deps: RecordedDeps, touched: set[str]) -> set[str] | None:
+def _changed_since(
+    layout: Layout, deps: RecordedDeps, touched: set[str], head: str | None
+) -> set[str] | None:
     root = layout.root
-    moved = _since_recording(root, deps)
+    moved = _since_recording(root, deps, head)
     if moved is None:
         return None
     out = set(moved) | set(deps.dirty)
@@ -139,10 +141,13 @@ def _changed_since(layout: Layout, deps: RecordedDeps, touched: set[str]) -> set
     return out
 
 
-def narrow(layout: Layout, deps: RecordedDeps, touched: list[str]) -> Narrowing | None:
-    """What the data says about the change; None when it cannot be used at all."""
+def narrow(
+    layout: Layout, deps: RecordedDeps, touched: list[str], head: str | None
+) -> Narrowing | None:
+    """What the data says about the change (`head`: the current HEAD commit, None without
+    one); None when it cannot be used at all."""
     touched_set = set(touched)
-    since = _changed_since(layout, deps, touched_set)
+    since = _changed_since(layout, deps, touched_set, head)
     if since is None:
         return None
     out = Narrowing(extra=sorted(since - touched_set))

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Literal
 
+import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from .models import (
@@ -25,7 +26,7 @@ from .models import (
     RungResult,
     RungState,
 )
-from .snapshot import Snapshot, file_hash
+from .snapshot import Snapshot, file_hash, take_snapshot
 
 __all__ = [
     "Epoch",
@@ -35,6 +36,7 @@ __all__ = [
     "changed_between",
     "contradicts",
     "dirty_now",
+    "moved_since",
 ]
 
 EpochState = Literal["queued", "running", "stale"] | LadderState
@@ -288,3 +290,14 @@ def contradicts(root: Path, snapshot: Snapshot, path: str) -> bool:
     # Clean at S: any write makes it differ from HEAD, as far as the watcher can tell.
     known = snapshot.hashes.get(path)
     return known is None or file_hash(root / path) != known
+
+
+async def moved_since(root: Path, snapshot: Snapshot, notes: list[str]) -> list[str]:
+    """Paths whose content differs from `snapshot` now (one fresh snapshot of the tree)."""
+    try:
+        current = await anyio.to_thread.run_sync(take_snapshot, root)
+        return await anyio.to_thread.run_sync(changed_between, root, snapshot, current)
+    except (OSError, subprocess.SubprocessError) as exc:
+        # Cannot tell whether the tree moved: then it may have, so never green.
+        notes.append(f"could not re-read the tree after the climb: {exc}")
+        return ["(unknown: the tree could not be read)"]

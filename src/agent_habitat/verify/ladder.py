@@ -12,6 +12,7 @@ import logging
 import secrets
 import time
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -150,13 +151,16 @@ async def _context(
     )
     if _NEEDS_IMPACT & set(rungs) and touched:
         ctx.impact = await anyio.to_thread.run_sync(
-            analyse_impact,
-            layout,
-            touched,
-            snapshot.deleted,
-            config,
-            workspace.state_dir / "grimp",
-            hooks.memo if hooks else None,
+            partial(
+                analyse_impact,
+                layout,
+                touched,
+                snapshot.deleted,
+                config,
+                workspace.state_dir / "grimp",
+                hooks.memo if hooks else None,
+                head=snapshot.head,
+            )
         )
         ctx.selection = ctx.impact.selection
     elif not touched:

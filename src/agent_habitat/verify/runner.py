@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -36,10 +35,10 @@ from ..events import EventBus
 from ..proc import ProcessRecord, kill_tree
 from ..workspace import Workspace
 from .accounting import TimeAccounting
-from .chain import Chain, ChainBus, cancelled_result, error_result
+from .chain import Chain, ChainBus, WriteLog, cancelled_result, error_result
 from .coalesce import covers, merge_requests, rungs_of
 from .config import load_policy
-from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now
+from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now, moved_since
 from .hooks import LadderHooks
 from .ladder import new_ladder_id, run_ladder
 from .models import LadderRequest, LadderResult, RungName
@@ -110,6 +109,7 @@ class VerifyRunner:
         self._tg: anyio.abc.TaskGroup | None = None
         self.watching = False
         """True while the file watcher runs (stale events within milliseconds of a write)."""
+        self._writes, self._requesting = WriteLog(), 0  # for reusing a request's snapshot
         self.memo = SelectionMemo()  # the import graph and test deps, kept between climbs
         self.before_climb: Callable[[], Awaitable[None]] | None = None  # the slot's warm-up
 
@@ -170,7 +170,11 @@ class VerifyRunner:
     ) -> VerifyTicket:
         """Queue a verify of the tree as it is now; see the module docstring for the rules."""
         request = self._validated(request or LadderRequest())
-        snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        writes, self._requesting = self._writes.count, self._requesting + 1
+        try:
+            snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        finally:
+            self._requesting -= 1
         superseded: str | None = None
         running = self._running
         if self._pending is not None:
@@ -184,6 +188,8 @@ class VerifyRunner:
             if running is not None and running.cancel_reason is None:
                 superseded = running.task
                 self._supersede(running, chain)
+        if chain is self._pending:
+            chain.requested = (snapshot, writes)  # _begin takes it if nothing was written
         self.bus.publish(
             "environment.task.queued",
             task=chain.task,
@@ -264,7 +270,11 @@ class VerifyRunner:
     async def _begin(self, chain: Chain) -> tuple[Snapshot, LadderRequest, list[RungName]]:
         epoch = chain.epoch
         epoch.state, epoch.started_at = "running", time.time()
-        snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        snapshot = chain.reusable(self.root, self._writes, self.watching)
+        if self._pending is None and not self._requesting:
+            self._writes.entries.clear()
+        if snapshot is None:
+            snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
         default = load_policy(self.root)
         request, notes = merge_requests(epoch.requests, default, snapshot.touched)
         rungs = rungs_of(request, default)
@@ -335,18 +345,8 @@ class VerifyRunner:
                     result = cancelled_result(chain, snapshot, list(epoch.rungs), started)
                     self._finish(chain, result)
                 chain.done.set()
-        if snapshot is not None:
-            # Stale on arrival: the tree may have moved while the climb ran.
-            try:
-                current = await anyio.to_thread.run_sync(take_snapshot, self.root)
-                changed = await anyio.to_thread.run_sync(
-                    changed_between, self.root, snapshot, current
-                )
-            except (OSError, subprocess.SubprocessError) as exc:
-                # Cannot tell whether the tree moved: then it may have, so never green.
-                epoch.notes.append(f"could not re-read the tree after the climb: {exc}")
-                changed = ["(unknown: the tree could not be read)"]
-            self._mark(chain, changed, "on arrival")
+        if snapshot is not None:  # stale on arrival: the tree may have moved during the climb
+            self._mark(chain, await moved_since(self.root, snapshot, epoch.notes), "on arrival")
         self._finish(chain, result)
 
     def _finish(self, chain: Chain, result: LadderResult) -> None:
@@ -409,8 +409,8 @@ class VerifyRunner:
                 self._tg.start_soon(kill_tree, record, signal.SIGTERM, CANCEL_GRACE_S)
 
     async def cancel(self, task: str | None = None) -> VerifyEpoch | None:
-        """Cancel `task` (default: the running chain, else the queued one) and wait until its
-        processes are gone; None when there was nothing to cancel."""
+        """Cancel `task` (default: running, else queued), wait until its processes are gone;
+        None when there was nothing to cancel."""
         chain = self._chain(task)
         if chain is None or chain.done.is_set():
             return None
@@ -454,13 +454,10 @@ class VerifyRunner:
         """The newest epoch (or `task`'s) against the tree as it is now."""
         chain = self._chain(task) if task else self._newest()
         current = await anyio.to_thread.run_sync(take_snapshot, self.root)
-        if chain is not None and chain.epoch.snapshot is not None:
-            verified = chain.epoch.snapshot
-            if verified.id != current.id:
-                changed = await anyio.to_thread.run_sync(
-                    changed_between, self.root, verified, current
-                )
-                self._mark(chain, changed, "status")
+        verified = chain.epoch.snapshot if chain is not None else None
+        if chain is not None and verified is not None and verified.id != current.id:
+            changed = await anyio.to_thread.run_sync(changed_between, self.root, verified, current)
+            self._mark(chain, changed, "status")
         view = chain.epoch.view() if chain else None
         return VerifyStatus(
             green=bool(view and view.green),
@@ -477,12 +474,13 @@ class VerifyRunner:
     # ---- stale -------------------------------------------------------------------------
 
     def mark_changed(self, paths: Iterable[str | Path]) -> None:
-        """Files were written (by the watcher, or at once by an edit verb): every epoch whose
-        snapshot they contradict goes stale, with `verify.epoch.stale`. Call it from the event
-        loop; paths are absolute or relative to the project root."""
+        """Files were written (watcher, or an edit verb at once): epochs whose snapshot they
+        contradict go stale (`verify.epoch.stale`). From the loop; paths absolute or relative."""
         relative = project_relative(self.root, paths)
         if not relative:
             return
+        if self._pending is not None or self._requesting:
+            self._writes.add(relative)
         finished = next(
             (c for c in reversed(self._chains.values()) if c.done.is_set() and c.epoch.result),
             None,

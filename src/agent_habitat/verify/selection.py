@@ -177,11 +177,14 @@ def analyse_impact(
     config: LadderConfig,
     cache_dir: Path,
     memo: SelectionMemo | None = None,
+    *,
+    head: str | None,
 ) -> Impact:
     """Blocking (reads files, builds the graph); call it from a worker thread.
 
     `cache_dir` holds grimp's cache; the recorded test dependencies live beside it. `memo`
-    (a long-lived process's) keeps the graph and the dependency data between calls."""
+    (a long-lived process's) keeps the graph and the dependency data between calls. `head`
+    is the snapshot's HEAD commit (None outside git or before the first commit)."""
     out = _Collector()
     if not layout.is_python:
         out.widen_full("not a Python project: the import graph cannot see the change")
@@ -203,7 +206,7 @@ def analyse_impact(
     deps = None
     if touched:
         deps = memo.deps(store, load_testdeps) if memo is not None else load_testdeps(store)
-    narrowing = narrow(layout, deps, touched) if deps is not None else None
+    narrowing = narrow(layout, deps, touched, head) if deps is not None else None
     side = memo.side_imports(cache_dir) if memo is not None else SideImports(cache_dir)
     if narrowing is None or impact.graph_error is not None:
         for rel in impact.affected_files:

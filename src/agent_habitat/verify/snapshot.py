@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import HabitatError
 
-__all__ = ["GitError", "Snapshot", "take_snapshot"]
+__all__ = ["GitError", "Snapshot", "is_noise", "take_snapshot"]
 
 
 class GitError(HabitatError):
@@ -29,6 +29,9 @@ class GitError(HabitatError):
 _NOISE_DIRS = frozenset(
     {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".git", ".hg", ".tox", ".nox"}
 )
+# pytest (8.x) builds `.pytest_cache` in a `pytest-cache-files-XXXX` folder beside it and
+# renames it into place: files appear and vanish there while tests run.
+_NOISE_PREFIXES = ("pytest-cache-files-",)
 _VENV_DIRS = frozenset({".venv", "venv", "node_modules", "build", "dist"})
 _DELETED = "-"
 
@@ -50,9 +53,12 @@ class Snapshot:
         return sorted(p for p, h in self.hashes.items() if h == _DELETED)
 
 
-def _is_noise(path: str) -> bool:
+def is_noise(path: str) -> bool:
+    """A tool's cache or bytecode (relative posix path): never part of a change."""
     parts = path.split("/")
-    return any(p in _NOISE_DIRS for p in parts[:-1]) or path.endswith((".pyc", ".pyo"))
+    if any(p in _NOISE_DIRS for p in parts[:-1]) or path.endswith((".pyc", ".pyo")):
+        return True
+    return any(p.startswith(_NOISE_PREFIXES) for p in parts)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -151,7 +157,12 @@ def _walk_all(root: Path) -> list[str]:
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
-            d for d in dirnames if d not in _NOISE_DIRS and d not in _VENV_DIRS and d[0] != "."
+            d
+            for d in dirnames
+            if d not in _NOISE_DIRS
+            and d not in _VENV_DIRS
+            and d[0] != "."
+            and not d.startswith(_NOISE_PREFIXES)
         )
         rel = Path(dirpath).relative_to(root)
         out.extend((rel / name).as_posix() for name in filenames)
@@ -165,7 +176,7 @@ def take_snapshot(root: Path) -> Snapshot:
         head, paths, in_git = None, _walk_all(root), False
     else:
         (head, paths), in_git = changes, True
-    hashes = {p: file_hash(root / p) for p in sorted(set(paths)) if not _is_noise(p)}
+    hashes = {p: file_hash(root / p) for p in sorted(set(paths)) if not is_noise(p)}
     digest = hashlib.sha256((head or "no-head").encode())
     for path, content in sorted(hashes.items()):
         digest.update(f"\n{path}\0{content}".encode("utf-8", "surrogateescape"))

@@ -26,7 +26,7 @@ from .snapshot import Snapshot
 __all__ = ["PLUGIN_DIR", "RecordedDeps", "Recording", "deps_store_dir", "load_testdeps"]
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "testdeps_plugin"
-_VERSION = 1
+_VERSION = 2  # 2: block hashes of compiled code (blocks.py)
 _STORE = "deps.json"
 
 

@@ -21,6 +21,8 @@ import anyio.to_thread
 from watchfiles import Change, DefaultFilter
 from watchfiles._rust_notify import RustNotify
 
+from .snapshot import is_noise
+
 __all__ = ["GitIgnore", "ProjectWatcher"]
 
 logger = logging.getLogger(__name__)
@@ -84,7 +86,11 @@ class GitIgnore:
     def relevant(self, paths: Iterable[str]) -> list[str]:
         """The given relative paths that are neither noise nor ignored by git (blocking)."""
         candidates = sorted(
-            {p for p in paths if p and self._filter(Change.modified, str(self.root / p))}
+            {
+                p
+                for p in paths
+                if p and not is_noise(p) and self._filter(Change.modified, str(self.root / p))
+            }
         )
         if any(p.endswith(_IGNORE_FILES) for p in candidates):
             self.forget()
