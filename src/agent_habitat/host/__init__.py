@@ -16,7 +16,6 @@ from ..lazy import lazy_attributes
 
 _HOME = {
     "Bridge": "bridge",
-    "Endpoint": "bridge",
     "HostHandle": "launcher",
     "HostRecord": "lock",
     "ensure_host": "launcher",
@@ -26,7 +25,7 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
-    from .bridge import Bridge, Endpoint
+    from .bridge import Bridge
     from .launcher import HostHandle, ensure_host, find_host, stop_host
     from .lock import HostRecord
     from .stdio import serve_bridge
@@ -37,7 +36,6 @@ __getattr__ = lazy_attributes(__name__, _HOME)
 
 __all__ = [
     "Bridge",
-    "Endpoint",
     "HostHandle",
     "HostRecord",
     "ensure_host",
