@@ -8,6 +8,8 @@ ends while the session lasts.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 
 import anyio
@@ -31,17 +33,25 @@ class LinkRefused(HabitatError):
 
 
 class Link:
-    """One line exchange with a host: `send_line` and `lines` may run in two tasks at once."""
+    """One line exchange with a host: `send_line` and `lines` may run in two tasks at once.
 
-    def __init__(self, stream: anyio.abc.SocketStream, conn: h11.Connection) -> None:
-        self._stream = stream
+    On asyncio's own streams, not anyio's socket: they keep the socket registered with the
+    event loop and buffer what arrives, where anyio's registers and unregisters it for
+    every read, a system call or two per message each way.
+    """
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, conn: h11.Connection
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
         self._conn = conn
 
     @classmethod
     async def open(cls, socket_path: str) -> Link:
         """Connect, send the request head and wait for the host to take the exchange."""
         try:
-            stream = await anyio.connect_unix(socket_path)
+            reader, writer = await asyncio.open_unix_connection(socket_path, limit=_READ_BYTES)
         except OSError as exc:
             raise LinkClosed(f"cannot connect to {socket_path}: {exc}") from exc
         conn = h11.Connection(h11.CLIENT)
@@ -55,38 +65,46 @@ class Link:
                 ("transfer-encoding", "chunked"),
             ],
         )
-        link = cls(stream, conn)
+        link = cls(reader, writer, conn)
         try:
-            await stream.send(conn.send(request))
+            writer.write(conn.send(request))
+            await writer.drain()
             response = await link._next_event()
-        except (OSError, anyio.BrokenResourceError, anyio.EndOfStream, h11.ProtocolError) as exc:
-            await stream.aclose()
+        except (OSError, h11.ProtocolError) as exc:
+            writer.close()
             raise LinkClosed(f"the host at {socket_path} hung up: {exc}") from exc
         if not isinstance(response, h11.Response) or response.status_code != 200:
-            await stream.aclose()
+            writer.close()
             code = getattr(response, "status_code", "no response")
-            raise LinkRefused(f"the host refused the bridge's exchange on /mcp (HTTP {code})")
+            raise LinkRefused(
+                f"the host refused the bridge's exchange on /mcp (HTTP {code}); a host older "
+                "than this bridge? `habitat host stop` it and the bridge starts a new one"
+            )
         return link
 
-    async def _next_event(self) -> h11.Event:
+    async def _next_event(self) -> h11.Event | type[h11.ConnectionClosed]:
         while True:
             event = self._conn.next_event()
             if event is h11.NEED_DATA:
-                self._conn.receive_data(await self._stream.receive(_READ_BYTES))
+                self._conn.receive_data(await self._reader.read(_READ_BYTES))
                 continue
-            assert not isinstance(event, type), event  # h11.PAUSED: not for a client
-            return event
+            assert event is not h11.PAUSED  # only a server pauses
+            return event  # type: ignore[return-value]
 
     async def send_line(self, line: bytes) -> None:
         """Write one message (a line, newline included or not)."""
         if not line.endswith(b"\n"):
             line += b"\n"
         try:
-            await self._stream.send(self._conn.send(h11.Data(data=line)))
-        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise LinkClosed(str(exc) or type(exc).__name__) from exc
-        except h11.LocalProtocolError as exc:  # the host ended the exchange already
+            data = self._conn.send(h11.Data(data=line))
+        except h11.LocalProtocolError as exc:  # the exchange is over already
             raise LinkClosed(str(exc)) from exc
+        # A write to a closed transport is dropped without a word; `drain` says so.
+        self._writer.write(data or b"")
+        try:
+            await self._writer.drain()
+        except (OSError, RuntimeError) as exc:
+            raise LinkClosed(str(exc) or type(exc).__name__) from exc
 
     async def lines(self) -> AsyncIterator[bytes]:
         """The host's lines until it ends the exchange or goes away."""
@@ -94,18 +112,13 @@ class Link:
         while True:
             try:
                 event = await self._next_event()
-            except (
-                OSError,
-                anyio.BrokenResourceError,
-                anyio.ClosedResourceError,
-                anyio.EndOfStream,
-                h11.RemoteProtocolError,
-            ):
+            except (OSError, h11.RemoteProtocolError):
                 return
             if not isinstance(event, h11.Data):
                 return  # EndOfMessage or ConnectionClosed: the exchange is over
-            pending += event.data
-            if b"\n" not in event.data:
+            data = bytes(event.data)
+            pending += data
+            if b"\n" not in data:
                 continue
             *done, pending = pending.split(b"\n")
             for line in done:
@@ -114,14 +127,12 @@ class Link:
 
     async def aclose(self) -> None:
         """End the request body (the host ends the session) and hang up."""
-        with anyio.move_on_after(1.0):  # a hung host must not keep the bridge
+        writer = self._writer
+        if not writer.is_closing():
             try:
-                await self._stream.send(self._conn.send(h11.EndOfMessage()))
-            except (
-                OSError,
-                anyio.BrokenResourceError,
-                anyio.ClosedResourceError,
-                h11.ProtocolError,
-            ):
+                writer.write(self._conn.send(h11.EndOfMessage()) or b"")
+            except h11.ProtocolError:
                 pass
-        await self._stream.aclose()
+        writer.close()
+        with anyio.move_on_after(1.0), contextlib.suppress(OSError):  # a hung host
+            await writer.wait_closed()

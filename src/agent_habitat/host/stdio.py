@@ -5,11 +5,13 @@ lines as the embedded server screens stdin, and its lines are already what stdou
 Pipes and sockets (what MCP clients give a server) are read and written without blocking,
 on the event loop: a worker thread per line cost more than the rest of the relay. Anything
 else (a terminal, a file) falls back to a thread per read or write, abandoned when the
-bridge leaves, so a terminal's shared file status is never changed.
+bridge leaves, so a terminal's shared file status (non-blocking) is never changed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import stat
@@ -41,30 +43,39 @@ def _pollable(fd: int) -> bool:
 
 
 class _Stdio:
-    """The client's lines from fd 0, the bridge's lines to fd 1."""
+    """The client's lines from fd 0, the bridge's lines to fd 1.
+
+    Pipes and sockets ride asyncio's pipe transports (registered once, buffered, written
+    at once when the pipe has room); anything else a worker thread per read or write.
+    """
 
     def __init__(self, fd_in: int = 0, fd_out: int = 1) -> None:
         self._in = fd_in
         self._out = fd_out
-        self._in_polled = _pollable(fd_in)
-        self._out_polled = _pollable(fd_out)
-        if self._in_polled:
-            os.set_blocking(fd_in, False)
-        if self._out_polled:
-            os.set_blocking(fd_out, False)
+        self._reader: asyncio.StreamReader | None = None
+        self._writer: asyncio.StreamWriter | None = None
         self._writing = anyio.Lock()
         self._thread_writing = threading.Lock()  # an abandoned write may go on
 
-    async def _read(self) -> bytes:
-        if not self._in_polled:
-            return await anyio.to_thread.run_sync(
-                os.read, self._in, _READ_BYTES, abandon_on_cancel=True
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        if _pollable(self._in):
+            self._reader = asyncio.StreamReader(limit=_READ_BYTES, loop=loop)
+            protocol = asyncio.StreamReaderProtocol(self._reader, loop=loop)
+            await loop.connect_read_pipe(
+                lambda: protocol, os.fdopen(self._in, "rb", 0, closefd=False)
             )
-        while True:
-            try:
-                return os.read(self._in, _READ_BYTES)
-            except BlockingIOError:
-                await anyio.wait_readable(self._in)
+        if _pollable(self._out):
+            pipe = os.fdopen(self._out, "wb", 0, closefd=False)
+            transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+            self._writer = asyncio.StreamWriter(transport, flow, None, loop)
+
+    async def _read(self) -> bytes:
+        if self._reader is not None:
+            return await self._reader.read(_READ_BYTES)
+        return await anyio.to_thread.run_sync(
+            os.read, self._in, _READ_BYTES, abandon_on_cancel=True
+        )
 
     async def lines(self) -> AsyncIterator[bytes]:
         """The client's lines (newline kept) until EOF; blank lines skipped."""
@@ -88,16 +99,13 @@ class _Stdio:
 
     async def write(self, line: bytes) -> None:
         """One line, whole: writers never tear each other's lines."""
+        if self._writer is not None:
+            self._writer.write(line)  # whole, at once: no other writer can come between
+            with contextlib.suppress(OSError):  # a client gone: its stdin's end stops us
+                await self._writer.drain()
+            return
         async with self._writing:
-            if not self._out_polled:
-                await anyio.to_thread.run_sync(self._write_all, line, abandon_on_cancel=True)
-                return
-            view = memoryview(line)
-            while view:
-                try:
-                    view = view[os.write(self._out, view) :]
-                except BlockingIOError:
-                    await anyio.wait_writable(self._out)
+            await anyio.to_thread.run_sync(self._write_all, line, abandon_on_cancel=True)
 
 
 async def serve_bridge(root: Path) -> None:
@@ -123,6 +131,7 @@ async def serve_bridge(root: Path) -> None:
         raise AssertionError("unreachable")
 
     stdio = _Stdio()
+    await stdio.open()
     code = 0
     try:
         async with anyio.create_task_group() as tg:
