@@ -23,9 +23,10 @@ from pathlib import Path
 import anyio
 
 from agent_habitat.errors import HabitatError
+from agent_habitat.workspace import Workspace
 
 from .bridge import Bridge
-from .launcher import ensure_host, wait_gone
+from .files import HostFiles
 from .link import Link, LinkClosed
 
 __all__ = ["serve_bridge"]
@@ -116,6 +117,15 @@ async def serve_bridge(root: Path) -> None:
     """
 
     async def connect(where: Path) -> Link:
+        files = HostFiles(Workspace.for_project(where))
+        files.prepare()  # refuses a state folder others could plant a socket in
+        with contextlib.suppress(LinkClosed):
+            # A running host answers on its socket: that is all the bridge needs to know,
+            # without reading the lock (its record model costs pydantic's import, a
+            # good part of the time before the bridge can answer `initialize`).
+            return await Link.open(str(files.socket))
+        from .launcher import ensure_host, wait_gone  # to start one: seconds anyway
+
         for attempt in range(1, _CONNECT_ATTEMPTS + 1):
             # Abandoned when the client leaves meanwhile: starting a host may take seconds.
             handle = await anyio.to_thread.run_sync(ensure_host, where, abandon_on_cancel=True)
