@@ -7,6 +7,7 @@
 #   files      the host's files in the state folder and their permission checks
 #   launcher   find / start (detached) / stop a workspace's host from another process
 #   bridge     stdio ↔ host relay that restarts a dead host;  stdio  it on real stdin/stdout
+#   mcp_stream /mcp as one long exchange of JSON lines (the bridge's);  link  its client end
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`
 # Names load from their module on first use (PEP 562): the CLI asks `find_host` on every
 # shell command and must not pay for the bridge, uvicorn or the MCP SDK to do so.

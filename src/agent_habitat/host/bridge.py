@@ -13,7 +13,9 @@ the client already has them) and goes on. A line the old host never took (the wr
 failed: it was already gone) goes to the new one. A request the old host took and did not
 answer gets an answer saying it stopped (a tool error for `tools/call`, else a JSON-RPC
 error): its outcome is unknown. The client sees one continuous session; its runs went on
-in their own sessions meanwhile.
+in their own sessions meanwhile. Subscriptions are not carried over: a 2026-era
+`subscriptions/listen` in flight ends with that error (the client listens again), and
+2025-era `resources/subscribe` is not replayed.
 
 `project_open` of a folder outside the current workspace moves the session: the bridge
 finds or starts that workspace's host, replays the handshake there, sends the call to it,
@@ -27,24 +29,46 @@ import contextlib
 import json
 import logging
 import math
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
 from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import scm_root
 
-from .link import Link, LinkClosed
+from .link import LinkClosed
 
-__all__ = ["HOST_RESTARTED", "HOST_STOPPED", "Bridge", "restarted_reply"]
+__all__ = [
+    "HOST_RESTARTED",
+    "HOST_STOPPED",
+    "Bridge",
+    "Connect",
+    "LineLink",
+    "restarted_reply",
+]
 
 logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-Connect = Callable[[Path], Awaitable[Link]]
+
+
+class LineLink(Protocol):
+    """A line exchange with a host (`host.link.Link`; tests pass a fake)."""
+
+    async def send_line(self, line: bytes) -> None:
+        """Write one line; `LinkClosed` when the host is gone (it never took the line)."""
+
+    def lines(self) -> AsyncIterator[bytes]:
+        """The host's lines until it goes away."""
+
+    async def aclose(self) -> None: ...
+
+
+Connect = Callable[[Path], Awaitable[LineLink]]
 """A line exchange with the host of the workspace at that root (started when none runs)."""
 
 HOST_RESTARTED = (
@@ -95,6 +119,27 @@ def _existing_dir(path: str) -> Path | None:
     return resolved if resolved.is_dir() else None
 
 
+# How the host's SDK writes a message (pydantic, fields in this order): read the kind and id
+# from the head of the line, not by parsing a result that may be hundreds of kilobytes.
+_ANSWER_HEAD = re.compile(
+    rb'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(result|error|method)"'
+)
+_NOTIFICATION_HEAD = b'{"jsonrpc":"2.0","method":'
+
+
+def _answer_key(line: bytes) -> str | None:
+    """The `_key` of the request this line from the host answers; None if it is not an
+    answer (a notification, or a request of the host's own)."""
+    if line.startswith(_NOTIFICATION_HEAD):
+        return None
+    if head := _ANSWER_HEAD.match(line):
+        return None if head.group(2) == b"method" else _key(json.loads(head.group(1)))
+    msg = _parse(line)  # written some other way: read it whole
+    if msg is None or "method" in msg or "id" not in msg:
+        return None
+    return _key(msg["id"])
+
+
 def _is_request(msg: Message) -> bool:
     return "method" in msg and "id" in msg
 
@@ -103,7 +148,7 @@ def _is_request(msg: Message) -> bool:
 class _Conn:
     """One host the session talks (or talked) to, and what it owes the client."""
 
-    link: Link
+    link: LineLink
     root: Path
     pending: dict[str, Message] = field(default_factory=dict)
     swallow: set[str] = field(default_factory=set)
@@ -146,6 +191,8 @@ class Bridge:
                     self._events_in.send_nowait((line, None))
                 tg.cancel_scope.cancel()
         finally:
+            self._events_in.close()
+            self._events.close()
             if self._conn is not None:
                 with anyio.CancelScope(shield=True):
                     await self._conn.link.aclose()
@@ -228,9 +275,8 @@ class Bridge:
     async def _read(self, conn: _Conn) -> None:
         try:
             async for line in conn.link.lines():
-                msg = _parse(line)
-                if msg is not None and "method" not in msg and "id" in msg:
-                    key = _key(msg["id"])
+                key = _answer_key(line)
+                if key is not None:
                     if key in conn.swallow:
                         conn.swallow.discard(key)
                         conn.replayed.set()
@@ -242,7 +288,8 @@ class Bridge:
         finally:
             conn.done.set()
             conn.replayed.set()  # a handshake waiting on a dead host wakes (and fails)
-            with contextlib.suppress(anyio.BrokenResourceError):  # the relay has ended
+            # The relay has ended (the client left): nobody needs to hear of it.
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._events_in.send_nowait((None, conn))
 
     async def _settle(self, conn: _Conn) -> None:
