@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import psutil
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -82,10 +83,23 @@ class RawClient:
             return await self.process.wait()
 
 
+ECHO_CALL = {
+    "jsonrpc": "2.0",
+    "id": "echo",
+    "method": "tools/call",
+    "params": {"name": "shell_run", "arguments": {"command": "echo hi"}},
+}
+# A host nobody uses exits after this long (hosts the bridge starts inherit its env).
+SHORT_IDLE = {"HABITAT_HOST_IDLE_SECONDS": "2"}
+
+
 @asynccontextmanager
-async def raw_bridge(project: Path) -> AsyncIterator[RawClient]:
+async def raw_bridge(project: Path, env: dict[str, str] | None = None) -> AsyncIterator[RawClient]:
     process = await anyio.open_process(
-        [HABITAT, "mcp", "--project", str(project)], cwd=project, stderr=None
+        [HABITAT, "mcp", "--project", str(project)],
+        cwd=project,
+        stderr=None,
+        env={**os.environ, **(env or {})},
     )
     try:
         yield RawClient(process)
@@ -93,6 +107,18 @@ async def raw_bridge(project: Path) -> AsyncIterator[RawClient]:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+def _hosts(project: Path) -> list[psutil.Process]:
+    """Live host processes of `project` (a reaped-late zombie is not one)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if proc.info["status"] == psutil.STATUS_ZOMBIE or "agent_habitat.host" not in cmdline:
+            continue
+        if str(project) in cmdline:
+            found.append(proc)
+    return found
 
 
 async def _running(project: Path) -> bool:
@@ -169,3 +195,38 @@ async def test_a_bridge_told_to_stop_exits_while_its_client_keeps_stdin_open(
         client.process.send_signal(signal.SIGTERM)
         with anyio.fail_after(EXIT_BOUND_SECONDS):
             assert await client.process.wait() == 0
+
+
+async def test_a_host_restarted_just_before_the_bridge_closes_exits_when_idle(
+    project: Path,
+) -> None:
+    async with raw_bridge(project, SHORT_IDLE) as client:
+        await client.handshake()
+        first = find_host(project)
+        assert first is not None
+        os.kill(first.pid, signal.SIGKILL)
+        await client.send({**ECHO_CALL, "id": "after"})
+        assert "result" in await client.answer("after")
+        restarted = find_host(project)
+        assert restarted is not None
+        assert restarted.pid != first.pid
+        assert await client.close_stdin_and_wait() == 0
+    # Like any host: no client, no run, so it leaves once idle, and nothing else is left.
+    await eventually(lambda: not _hosts(project), within=60)
+    assert find_host(project) is None
+
+
+async def test_a_bridge_closed_while_its_host_restarts_leaves_no_host_behind(
+    project: Path,
+) -> None:
+    async with raw_bridge(project, SHORT_IDLE) as client:
+        await client.handshake()
+        first = find_host(project)
+        assert first is not None
+        os.kill(first.pid, signal.SIGKILL)
+        await client.send({**ECHO_CALL, "id": "after"})
+        # The bridge has spawned the next host; close before that host can answer.
+        await eventually(lambda: any(p.pid != first.pid for p in _hosts(project)), within=30)
+        assert await client.close_stdin_and_wait() == 0
+    await eventually(lambda: not _hosts(project), within=90)
+    assert find_host(project) is None

@@ -91,8 +91,6 @@ async def open_terminal() -> AsyncIterator[TerminalServer]:
 
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve the primary server until the client closes stdin (or SIGTERM)."""
-    from agent_habitat.mcp_tools import serve_stdio
-
     project: Path | None = args.project
     if project is not None and not project.is_dir():
         print(f"habitat mcp: --project {project} is not a directory", file=sys.stderr)
@@ -104,6 +102,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         from agent_habitat.host import serve_bridge
 
         return _run(lambda: serve_bridge(root))
+    from agent_habitat.mcp_tools import serve_stdio  # here: the bridge serves none itself
+
     return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project, root)))
 
 

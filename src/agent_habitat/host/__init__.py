@@ -7,6 +7,7 @@
 #   files      the host's files in the state folder and their permission checks
 #   launcher   find / start (detached) / stop a workspace's host from another process
 #   bridge     stdio ↔ host relay that restarts a dead host;  stdio  it on real stdin/stdout
+#   mcp_stream /mcp as one long exchange of JSON lines (the bridge's);  link  its client end
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`
 # Names load from their module on first use (PEP 562): the CLI asks `find_host` on every
 # shell command and must not pay for the bridge, uvicorn or the MCP SDK to do so.
@@ -16,7 +17,6 @@ from ..lazy import lazy_attributes
 
 _HOME = {
     "Bridge": "bridge",
-    "Endpoint": "bridge",
     "HostHandle": "launcher",
     "HostRecord": "lock",
     "ensure_host": "launcher",
@@ -26,7 +26,7 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
-    from .bridge import Bridge, Endpoint
+    from .bridge import Bridge
     from .launcher import HostHandle, ensure_host, find_host, stop_host
     from .lock import HostRecord
     from .stdio import serve_bridge
@@ -37,7 +37,6 @@ __getattr__ = lazy_attributes(__name__, _HOME)
 
 __all__ = [
     "Bridge",
-    "Endpoint",
     "HostHandle",
     "HostRecord",
     "ensure_host",

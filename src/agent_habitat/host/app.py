@@ -38,6 +38,7 @@ from .api import api_routes
 from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
 from .guard import Guard
+from .mcp_stream import LineStream
 
 __all__ = ["Activity", "HostApp", "Hosted", "build_app", "build_mcp", "warm"]
 
@@ -154,7 +155,8 @@ def build_app(
         )
 
     routes = [
-        Route("/mcp", StreamableHTTPASGIApp(sessions)),
+        # The bridge's line exchange (host/mcp_stream.py), else Streamable HTTP.
+        Route("/mcp", LineStream(hosted.server, StreamableHTTPASGIApp(sessions))),
         Route("/events", events.endpoint, methods=["GET"]),
         Route("/api/status", status, methods=["GET"]),
         *dashboard_routes(token=token, logins=(logins := Logins())),

@@ -1,356 +1,362 @@
-"""`habitat mcp` (not embedded): stdio ↔ the workspace host's `/mcp`, message for message.
+"""`habitat mcp` (not embedded): the client's stdio relayed to the workspace host, line for line.
 
-Every JSON-RPC message from the client is POSTed to the host as it came, and everything
-the host sends back — responses, progress, list_changed, resource updates, its own
-requests such as `roots/list` — is written to stdout as it came, both protocol eras:
-2025-era messages ride the host session (`Mcp-Session-Id`, a GET stream for what the host
-sends unasked); 2026-era requests are self-contained, with the routing headers the HTTP
-wire wants taken from the request's own `_meta`. (Tools that declare `x-mcp-header`
-parameters would also need `Mcp-Param-*` headers; ours declare none.)
+The bridge holds one line exchange with the host (`host/link.py`, served by
+`host/mcp_stream.py` on `/mcp`) and copies lines both ways as they come: requests,
+responses, progress, list_changed, resource updates, the host's own requests such as
+`roots/list`, both protocol eras. It parses each line only to keep the books it needs to
+survive the host: which of the client's requests the current host has taken and not yet
+answered, and the client's `initialize`.
 
 When the host goes away — killed, crashed, stopped — the bridge starts it again, replays
 the client's `initialize` and `notifications/initialized` (their answers are swallowed;
-the client already has them), and goes on. A message the old host never received is
-sent to the new one; a request the old host was working on can no longer be answered, so
-it gets an answer saying so (a tool error for `tools/call`, else a JSON-RPC error). The
-client sees one continuous session; its runs went on in their own sessions meanwhile.
+the client already has them) and goes on. A line the old host never took (the write
+failed: it was already gone) goes to the new one. A request the old host took and did not
+answer gets an answer saying it stopped (a tool error for `tools/call`, else a JSON-RPC
+error): its outcome is unknown. The client sees one continuous session; its runs went on
+in their own sessions meanwhile. Subscriptions are not carried over: a 2026-era
+`subscriptions/listen` in flight ends with that error (the client listens again), and
+2025-era `resources/subscribe` is not replayed.
+
+`project_open` of a folder outside the current workspace moves the session: the bridge
+finds or starts that workspace's host, replays the handshake there, sends the call to it,
+and tells the client `notifications/tools/list_changed`. The old host answers what it still
+owes and is then let go; it never sees the `project_open`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
 
 import anyio
-import httpx2
-from mcp.shared.inbound import (
-    MCP_METHOD_HEADER,
-    MCP_NAME_HEADER,
-    MCP_PROTOCOL_VERSION_HEADER,
-    NAME_BEARING_METHODS,
-    encode_header_value,
-)
-from mcp_types import PROTOCOL_VERSION_META_KEY
 
-__all__ = ["HOST_RESTARTED", "Bridge", "Endpoint", "restarted_reply"]
+from agent_habitat.errors import HabitatError
+from agent_habitat.workspace import scm_root
+
+from .link import LinkClosed
+
+__all__ = [
+    "HOST_RESTARTED",
+    "HOST_STOPPED",
+    "Bridge",
+    "Connect",
+    "LineLink",
+    "restarted_reply",
+]
 
 logger = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-SESSION_HEADER = "mcp-session-id"
+
+
+class LineLink(Protocol):
+    """A line exchange with a host (`host.link.Link`; tests pass a fake)."""
+
+    async def send_line(self, line: bytes) -> None:
+        """Write one line; `LinkClosed` when the host is gone (it never took the line)."""
+
+    def lines(self) -> AsyncIterator[bytes]:
+        """The host's lines until it goes away."""
+
+    async def aclose(self) -> None: ...
+
+
+Connect = Callable[[Path], Awaitable[LineLink]]
+"""A line exchange with the host of the workspace at that root (started when none runs)."""
+
 HOST_RESTARTED = (
     "the habitat host stopped while this request was in flight and has been restarted; "
     "the request's outcome is unknown (a command it started may still be running: check "
     "shell_scene / shell_last). Send it again if needed."
 )
+HOST_STOPPED = (
+    "the habitat host of the workspace this session left stopped while this request was "
+    "in flight; the request's outcome is unknown (check shell_scene / shell_last there)."
+)
 _INTERNAL_ERROR = -32603
 # Restarting a host that dies again at once must end somewhere.
 _MAX_ATTEMPTS = 3
-_END_SESSION_SECONDS = 1.0
+_LIST_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """Where a host listens: its unix socket, or a TCP base URL with the token."""
-
-    socket: str | None = None
-    url: str = "http://localhost"
-    token: str | None = None
-
-    def client(self) -> httpx2.AsyncClient:
-        transport = httpx2.AsyncHTTPTransport(uds=self.socket) if self.socket else None
-        headers = {"authorization": f"Bearer {self.token}"} if self.token else {}
-        # No read timeout: a tool call may run for minutes, a GET stream for hours.
-        timeout = httpx2.Timeout(None, connect=10.0)
-        return httpx2.AsyncClient(
-            transport=transport, base_url=self.url, headers=headers, timeout=timeout
-        )
+def restarted_reply(request: Message, why: str = HOST_RESTARTED) -> Message:
+    """The answer to a request the dead host took with it."""
+    if request.get("method") == "tools/call":
+        result = {"content": [{"type": "text", "text": why}], "isError": True}
+        return {"jsonrpc": "2.0", "id": request["id"], "result": result}
+    error = {"code": _INTERNAL_ERROR, "message": why}
+    return {"jsonrpc": "2.0", "id": request["id"], "error": error}
 
 
-class _NotDelivered(Exception):
-    """The host did not take the message (not listening, or it knows no such session)."""
+def _encode(msg: Message) -> bytes:
+    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
 
 
-class _Broken(Exception):
-    """The host took the message, then went away before answering it."""
+def _parse(line: bytes) -> Message | None:
+    try:
+        msg = json.loads(line)
+    except (ValueError, RecursionError):
+        return None  # the host's screen answers it
+    return msg if isinstance(msg, dict) else None
+
+
+def _key(request_id: Any) -> str:
+    # JSON ids compared as JSON: 1 and "1" are different requests.
+    return json.dumps(request_id)
+
+
+def _existing_dir(path: str) -> Path | None:
+    # As `project.existing_dir` resolves it, but relative to the client's cwd (the bridge's).
+    resolved = Path(path).expanduser().resolve()
+    return resolved if resolved.is_dir() else None
+
+
+# How the host's SDK writes a message (pydantic, fields in this order): read the kind and id
+# from the head of the line, not by parsing a result that may be hundreds of kilobytes.
+_ANSWER_HEAD = re.compile(
+    rb'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(result|error|method)"'
+)
+_NOTIFICATION_HEAD = b'{"jsonrpc":"2.0","method":'
+
+
+def _answer_key(line: bytes) -> str | None:
+    """The `_key` of the request this line from the host answers; None if it is not an
+    answer (a notification, or a request of the host's own)."""
+    if line.startswith(_NOTIFICATION_HEAD):
+        return None
+    if head := _ANSWER_HEAD.match(line):
+        return None if head.group(2) == b"method" else _key(json.loads(head.group(1)))
+    msg = _parse(line)  # written some other way: read it whole
+    if msg is None or "method" in msg or "id" not in msg:
+        return None
+    return _key(msg["id"])
 
 
 def _is_request(msg: Message) -> bool:
     return "method" in msg and "id" in msg
 
 
-def _modern_version(msg: Message) -> str | None:
-    params = msg.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    version = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
-    return version if isinstance(version, str) else None
+@dataclass(eq=False)
+class _Conn:
+    """One host the session talks (or talked) to, and what it owes the client."""
 
-
-def restarted_reply(request: Message) -> Message:
-    """The answer to a request the dead host took with it."""
-    if request.get("method") == "tools/call":
-        result = {"content": [{"type": "text", "text": HOST_RESTARTED}], "isError": True}
-        return {"jsonrpc": "2.0", "id": request["id"], "result": result}
-    error = {"code": _INTERNAL_ERROR, "message": HOST_RESTARTED}
-    return {"jsonrpc": "2.0", "id": request["id"], "error": error}
+    link: LineLink
+    root: Path
+    pending: dict[str, Message] = field(default_factory=dict)
+    swallow: set[str] = field(default_factory=set)
+    """Answers meant for the bridge (the replayed `initialize`)."""
+    replayed: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    """Its reader ended: every answer it sent has been passed on."""
+    leaving: bool = False
+    """The session moved to another workspace: let go once it owes nothing."""
+    settled: bool = False
 
 
 class Bridge:
-    """Relays one client's session to the host, restarting the host when it dies."""
+    """Relays one client's session to a host, restarting or moving it as needed."""
 
     def __init__(
-        self, connect: Callable[[], Awaitable[Endpoint]], send: Callable[[Message], Awaitable[None]]
+        self, connect: Connect, root: Path, write: Callable[[bytes], Awaitable[None]]
     ) -> None:
         self._connect = connect
-        self._send = send
-        self._http: httpx2.AsyncClient | None = None
-        self._generation = 0
-        self._recovering = anyio.Lock()
+        self._root = root
+        self._write = write
         self._initialize: Message | None = None
         self._initialized = False
-        self._session: str | None = None
-        self._version: str | None = None
-        self._in_flight: dict[Any, tuple[anyio.CancelScope, bool]] = {}
-        self._cancelled: set[Any] = set()
+        self._replays = 0
+        self._conn: _Conn | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._events_in, self._events = anyio.create_memory_object_stream[
+            tuple[bytes | None, _Conn | None]
+        ](math.inf)
         self.restarts = 0
+        self.moves = 0
 
-    async def run(self, messages: AsyncIterator[Message]) -> None:
-        """Relay until `messages` ends (the client closed stdin).
-
-        The client's messages are read apart from the relay, into an unbounded inbox, so
-        their end is seen whatever the relay is doing then: waiting on a hung host,
-        starting a new one, or delivering a notification. That end stops everything.
-        """
-        inbox_in, inbox = anyio.create_memory_object_stream[Message](math.inf)
+    async def run(self, lines: AsyncIterator[bytes]) -> None:
+        """Relay until `lines` (the client's) ends; that end stops everything at once."""
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._relay, inbox, tg)
-                async with inbox_in:
-                    async for msg in messages:
-                        inbox_in.send_nowait(msg)
+                self._tg = tg
+                tg.start_soon(self._relay)
+                async for line in lines:
+                    self._events_in.send_nowait((line, None))
                 tg.cancel_scope.cancel()
-            await self._end_session()
         finally:
-            if self._http is not None:
-                await self._http.aclose()
+            self._events_in.close()
+            self._events.close()
+            if self._conn is not None:
+                with anyio.CancelScope(shield=True):
+                    await self._conn.link.aclose()
 
-    async def _relay(
-        self, inbox: anyio.abc.ObjectReceiveStream[Message], tg: anyio.abc.TaskGroup
-    ) -> None:
-        self._http = (await self._connect()).client()
-        async with inbox:
-            async for msg in inbox:
-                await self._from_client(msg, tg)
+    async def _relay(self) -> None:
+        self._conn = await self._attach(self._root, replay=False)
+        async with self._events:
+            async for line, died in self._events:
+                if died is not None:
+                    await self._settle(died)
+                elif line is not None:
+                    await self._from_client(line)
 
-    async def _from_client(self, msg: Message, tg: anyio.abc.TaskGroup) -> None:
-        method = msg.get("method")
-        if _is_request(msg):
-            if method == "initialize":
-                self._initialize = dict(msg)
-            scope = anyio.CancelScope()
-            self._in_flight[msg["id"]] = (scope, _modern_version(msg) is not None)
-            tg.start_soon(self._request, msg, scope)
-            return
-        if method == "notifications/cancelled":
-            params = msg.get("params") or {}
-            entry = self._in_flight.get(params.get("requestId"))
-            if entry is not None and entry[1]:
-                entry[0].cancel()  # 2026 over HTTP: closing the response stream is the cancel
+    async def _from_client(self, line: bytes) -> None:
+        msg = _parse(line)
+        if msg is not None:
+            moved = await self._maybe_move(msg, line)
+            if moved is None:
                 return
-            if entry is not None:
-                # 2025: the host ends that request's stream without an answer; that end is
-                # the cancel taking effect, not the host dying.
-                self._cancelled.add(params.get("requestId"))
-        await self._deliver(msg)
-        if method == "notifications/initialized" and not self._initialized:
-            self._initialized = True
-            tg.start_soon(self._listen)
-
-    async def _deliver(self, msg: Message) -> None:
-        """POST a notification or response; restart the host once if it is gone."""
+            line = moved
         for _ in range(_MAX_ATTEMPTS):
-            seen = self._generation
+            conn = self._conn
+            assert conn is not None
+            request = msg if msg is not None and _is_request(msg) else None
+            key = _key(request["id"]) if request is not None else None
+            if request is not None and key is not None:
+                conn.pending[key] = request  # before the write: its answer may come at once
             try:
-                await self._exchange(msg, self._send)
-                return
-            except (_NotDelivered, _Broken):
-                await self._recover(seen)
-        logger.warning("dropped %s: the host keeps failing", msg.get("method", "a response"))
+                await conn.link.send_line(line)
+            except LinkClosed:
+                # Never taken: the host was gone already. The new one gets it.
+                if key is not None:
+                    conn.pending.pop(key, None)
+                await self._settle(conn)
+                continue
+            if msg is not None:
+                self._noted(msg, conn)
+            return
+        if msg is not None and _is_request(msg):
+            await self._write(_encode(restarted_reply(msg, "the habitat host keeps failing")))
 
-    async def _request(self, msg: Message, scope: anyio.CancelScope) -> None:
+    def _noted(self, msg: Message, conn: _Conn) -> None:
+        method = msg.get("method")
+        if method == "initialize" and "id" in msg:
+            self._initialize = msg
+        elif method == "notifications/initialized":
+            self._initialized = True
+        elif method == "notifications/cancelled":
+            # A cancelled request gets no answer; the host owes nothing for it any more.
+            params = msg.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                conn.pending.pop(_key(params["requestId"]), None)
+
+    async def _attach(self, root: Path, *, replay: bool) -> _Conn:
+        """A line exchange with the host of `root`, its reader running, the handshake
+        replayed when the client has made one."""
+        link = await self._connect(root)
+        conn = _Conn(link, root)
+        assert self._tg is not None
+        self._tg.start_soon(self._read, conn)
+        if not replay or self._initialize is None:
+            return conn
+        self._replays += 1
+        replay_key = _key(replay_id := f"habitat-bridge-replay-{self._replays}")
+        conn.swallow.add(replay_key)
         try:
-            with scope:
-                for _ in range(_MAX_ATTEMPTS):
-                    seen = self._generation
-                    try:
-                        await self._exchange(msg, self._send)
-                        return
-                    except _NotDelivered:
-                        await self._recover(seen)
-                    except _Broken:
-                        if msg["id"] in self._cancelled:
-                            return  # cancelled by the client: no answer is due
-                        await self._recover(seen)
-                        await self._send(restarted_reply(msg))
-                        return
-                error = {"code": _INTERNAL_ERROR, "message": "the habitat host keeps failing"}
-                await self._send({"jsonrpc": "2.0", "id": msg["id"], "error": error})
+            await link.send_line(_encode({**self._initialize, "id": replay_id}))
+            with anyio.fail_after(60):  # a host that takes the line but never answers
+                await conn.replayed.wait()
+            if replay_key in conn.swallow:
+                raise LinkClosed("the host went away before it answered")
+            if self._initialized:
+                await link.send_line(_encode(_INITIALIZED))
+        except (LinkClosed, TimeoutError) as exc:
+            conn.settled = True  # never the session's: nothing to answer, nothing to restart
+            await link.aclose()
+            raise LinkClosed(f"the new host failed during the handshake replay: {exc}") from exc
+        return conn
+
+    async def _read(self, conn: _Conn) -> None:
+        try:
+            async for line in conn.link.lines():
+                key = _answer_key(line)
+                if key is not None:
+                    if key in conn.swallow:
+                        conn.swallow.discard(key)
+                        conn.replayed.set()
+                        continue
+                    conn.pending.pop(key, None)
+                await self._write(line)
+                if conn.leaving and not conn.pending:
+                    break  # a host the session left has answered all it owed
         finally:
-            self._in_flight.pop(msg["id"], None)
-            self._cancelled.discard(msg["id"])
+            conn.done.set()
+            conn.replayed.set()  # a handshake waiting on a dead host wakes (and fails)
+            # The relay has ended (the client left): nobody needs to hear of it.
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self._events_in.send_nowait((None, conn))
 
-    def _headers(self, msg: Message) -> dict[str, str]:
-        headers = {"accept": "application/json, text/event-stream"}
-        modern = _modern_version(msg)
-        if modern is not None:
-            method = msg["method"]
-            headers[MCP_PROTOCOL_VERSION_HEADER] = modern
-            headers[MCP_METHOD_HEADER] = method
-            name_key = NAME_BEARING_METHODS.get(method)
-            name = (msg.get("params") or {}).get(name_key) if name_key else None
-            if isinstance(name, str):
-                headers[MCP_NAME_HEADER] = encode_header_value(name)
-            return headers
-        if self._session and msg.get("method") != "initialize":
-            headers[SESSION_HEADER] = self._session
-        if self._version and msg.get("method") != "initialize":
-            headers[MCP_PROTOCOL_VERSION_HEADER] = self._version
-        return headers
+    async def _settle(self, conn: _Conn) -> None:
+        """`conn`'s host is gone (or let go): answer what it owed; restart it if current."""
+        if conn.settled:
+            return
+        conn.settled = True
+        # Only for a host that is gone (its reader sees the end) or owes nothing (closed
+        # below): answers it did send are passed on before any request is given up.
+        await conn.done.wait()
+        await conn.link.aclose()
+        why = HOST_STOPPED if conn.leaving else HOST_RESTARTED
+        owed = list(conn.pending.values())
+        conn.pending.clear()
+        if conn is self._conn:
+            await self._restart(conn)
+        for request in owed:
+            await self._write(_encode(restarted_reply(request, why)))
 
-    async def _exchange(
-        self,
-        msg: Message,
-        out: Callable[[Message], Awaitable[None]],
-        http: httpx2.AsyncClient | None = None,
-    ) -> None:
-        """POST one message; pass on everything the host answers, through `out`."""
-        http = http or self._http
-        assert http is not None
-        wants = msg.get("id") if _is_request(msg) else None
-        if http.is_closed:
-            raise _NotDelivered("the connection to the old host is closed")
-        try:
-            async with http.stream(
-                "POST", "/mcp", json=msg, headers=self._headers(msg)
-            ) as response:
-                if response.status_code == 404 and self._session and _modern_version(msg) is None:
-                    raise _NotDelivered("the host knows no such session (it was restarted)")
-                if msg.get("method") == "initialize" and (
-                    sid := response.headers.get(SESSION_HEADER)
-                ):
-                    self._session = sid
-                if wants is None:
-                    return  # 202 for a notification or response; nothing to pass on
-                if response.headers.get("content-type", "").startswith("text/event-stream"):
-                    async for sse in httpx2.EventSource(response, max_event_size=None):
-                        if sse.data and await self._pass_on(sse.data, wants, out):
-                            return
-                    raise _Broken("the response stream ended without a response")
-                body = (await response.aread()).decode("utf-8", errors="replace")
-                if not await self._pass_on(body, wants, out, status=response.status_code):
-                    raise _Broken("the host answered without a response")
-        except httpx2.ConnectError as exc:
-            raise _NotDelivered(str(exc)) from exc
-        except httpx2.TransportError as exc:
-            raise _Broken(str(exc)) from exc
-
-    async def _pass_on(
-        self, data: str, wants: Any, out: Callable[[Message], Awaitable[None]], status: int = 200
-    ) -> bool:
-        """Forward one message from the host; True when it answers request `wants`."""
-        try:
-            msg = json.loads(data)
-        except json.JSONDecodeError:
-            text = data.strip()[:200] or f"HTTP {status}"
-            error = {"code": _INTERNAL_ERROR, "message": f"the host answered: {text}"}
-            await out({"jsonrpc": "2.0", "id": wants, "error": error})
-            return True
-        if not isinstance(msg, dict):
-            return False
-        answers = "method" not in msg and msg.get("id") in (wants, None)
-        if answers and msg.get("id") is None:
-            msg["id"] = wants  # an error the host raised before it read the id
-        if answers and self._initialize is not None and wants == self._initialize.get("id"):
-            result = msg.get("result")
-            if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                self._version = result["protocolVersion"]
-        await out(msg)
-        return answers
-
-    async def _listen(self) -> None:
-        """The 2025-era GET stream: what the host sends unasked. Its end means a dead host."""
-        failures = 0
-        while failures < _MAX_ATTEMPTS:
-            seen = self._generation
-            assert self._http is not None
+    async def _restart(self, dead: _Conn) -> None:
+        for attempt in range(1, _MAX_ATTEMPTS + 1):
             try:
-                headers = self._headers({})
-                headers["accept"] = "text/event-stream"
-                async with self._http.stream("GET", "/mcp", headers=headers) as response:
-                    if response.status_code == 405:
-                        return  # a host without server-initiated messages
-                    if response.status_code < 400:
-                        failures = 0
-                        async for sse in httpx2.EventSource(response, max_event_size=None):
-                            if sse.data:
-                                await self._pass_on(sse.data, object(), self._send)
-            except httpx2.TransportError:
-                logger.debug("the host's GET stream broke", exc_info=True)
-            failures += 1
-            await self._recover(seen)
-        logger.warning("gave up on the host's GET stream after %d failures", failures)
-
-    async def _recover(self, seen: int) -> None:
-        """Start a host again and replay the handshake, once per failure however many saw it."""
-        async with self._recovering:
-            if self._generation != seen:
-                return
-            # Requests keep failing against the old connection (and wait on this lock) until
-            # the new one has its session: none can reach the new host before the handshake.
-            http = (await self._connect()).client()
-            self._session = None
-            if self._initialize is not None:
-                replay = {**self._initialize, "id": f"habitat-bridge-replay-{self._generation}"}
-                try:
-                    await self._exchange(replay, self._replay_out(replay["id"]), http)
-                    if self._initialized:
-                        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-                        await self._exchange(initialized, self._send, http)
-                except (_NotDelivered, _Broken) as exc:
-                    # The new host died too; the caller's next attempt recovers again.
-                    logger.warning("the restarted host failed during the handshake replay: %s", exc)
-                    await http.aclose()
-                    return
-            old, self._http = self._http, http
-            self._generation += 1
-            if old is not None:
-                await old.aclose()
+                self._conn = await self._attach(dead.root, replay=True)
+            except LinkClosed as exc:
+                logger.warning("restarting the host failed (attempt %d): %s", attempt, exc)
+                continue
             self.restarts += 1
             logger.warning("the habitat host was restarted (restart %d)", self.restarts)
-
-    def _replay_out(self, replay_id: str) -> Callable[[Message], Awaitable[None]]:
-        async def out(msg: Message) -> None:
-            if msg.get("id") == replay_id and "method" not in msg:
-                result = msg.get("result")
-                if isinstance(result, dict) and isinstance(result.get("protocolVersion"), str):
-                    self._version = result["protocolVersion"]
-                return  # the client has its answer to `initialize` already
-            await self._send(msg)
-
-        return out
-
-    async def _end_session(self) -> None:
-        if self._session is None or self._http is None:
             return
-        headers = self._headers({})
+        raise LinkClosed(f"the habitat host of {dead.root} keeps failing to start")
+
+    async def _maybe_move(self, msg: Message, line: bytes) -> bytes | None:
+        """`project_open` outside the workspace: move there first. Returns the line to send
+        (a relative path made absolute: the host's cwd is not the client's), None when it
+        was answered here (the move failed)."""
+        params = msg.get("params")
+        if msg.get("method") != "tools/call" or not isinstance(params, dict):
+            return line
+        arguments = params.get("arguments")
+        if params.get("name") != "project_open" or not isinstance(arguments, dict):
+            return line
+        path = arguments.get("path")
+        if not isinstance(path, str) or not path:
+            return line
+        target = _existing_dir(path)
+        if target is None:
+            return line  # the host says what is wrong with it
+        line = _encode(
+            {**msg, "params": {**params, "arguments": {**arguments, "path": str(target)}}}
+        )
+        old = self._conn
+        assert old is not None
+        if target == old.root or old.root in target.parents:
+            return line
+        root = scm_root(target) or target
         try:
-            # A courtesy (the host frees the session); bounded well inside the grace the
-            # client gives before it kills us, in case the host is hung.
-            with anyio.move_on_after(_END_SESSION_SECONDS):
-                await self._http.delete("/mcp", headers=headers)
-        except httpx2.TransportError:
-            logger.debug("could not end the host session", exc_info=True)
+            new = await self._attach(root, replay=True)
+        except (HabitatError, LinkClosed) as exc:
+            why = f"project_open: could not move the session to the host of {root}: {exc}"
+            await self._write(_encode(restarted_reply(msg, why)))
+            return None
+        old.leaving = True
+        self._conn = new
+        self.moves += 1
+        logger.info("session moved from %s to %s", old.root, root)
+        if not old.pending:
+            await old.link.aclose()  # its reader ends; `_settle` finds nothing owed
+        if self._initialize is not None:
+            await self._write(_LIST_CHANGED)  # the new host's tools may differ
+        return line

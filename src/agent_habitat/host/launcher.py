@@ -24,7 +24,15 @@ from agent_habitat.workspace import Workspace
 from .files import HostFiles
 from .lock import HostRecord, is_held, read_record
 
-__all__ = ["HostHandle", "ensure_host", "find_host", "host_files", "probe_host", "stop_host"]
+__all__ = [
+    "HostHandle",
+    "ensure_host",
+    "find_host",
+    "host_files",
+    "probe_host",
+    "stop_host",
+    "wait_gone",
+]
 
 # A bound for a host that hangs while starting; a loaded machine needs a lot of it.
 START_TIMEOUT_SECONDS = 60.0
@@ -94,6 +102,19 @@ def ensure_host(root: Path, *, tcp: str | None = None, allow_remote: bool = Fals
     raise HabitatError(
         f"the host did not start within {START_TIMEOUT_SECONDS:.0f}s; see {files.log}"
     )
+
+
+def wait_gone(root: Path, pid: int, timeout: float = STOP_TIMEOUT_SECONDS) -> bool:
+    """Wait until host `pid` of `root` no longer holds the lock (it is exiting: its socket
+    closed before the kernel dropped its lock). False when it still does after `timeout`."""
+    lock = host_files(root).lock
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        record = read_record(lock)
+        if not is_held(lock) or (record is not None and record.pid != pid):
+            return True
+        time.sleep(_POLL_SECONDS)
+    return False
 
 
 def stop_host(root: Path, *, grace: float = STOP_TIMEOUT_SECONDS) -> HostRecord | None:
