@@ -46,11 +46,15 @@ function tabOrder(a, b) {
 // laid out.
 const onScreen = new Set();
 const screenWatch = new IntersectionObserver((entries) => {
+  let shown = false;
   for (const entry of entries) {
     const name = entry.target.dataset.tab;
+    if (entry.isIntersecting && !onScreen.has(name)) shown = true;
     if (entry.isIntersecting) onScreen.add(name);
     else onScreen.delete(name);
   }
+  // A card that comes into view (the Tabs view shown again, a scroll) gets its tail now.
+  if (shown) tailsSoon();
 });
 
 function renderTabs() {
@@ -211,8 +215,8 @@ async function pollTails() {
   for (const t of state.tabs.values()) {
     if (!onScreen.has(t.name)) continue;
     if (t.state === "running" || finishing.has(t.name)) asked[t.name] = t.cursor || 0;
+    finishing.delete(t.name);
   }
-  finishing.clear();
   const count = Object.keys(asked).length;
   if (!count) return TAILS_PAUSE_MS;
   const r = await api("dashboard/tails", { tabs: asked, chars: TAIL_CHARS });
@@ -232,10 +236,23 @@ async function pollTails() {
 }
 
 // One request at a time; the next a pause after the answer (or the failure) of the last.
+let tailsTimer = 0;
+let tailsBusy = false;
 export function followTails() {
+  tailsTimer = 0;
+  tailsBusy = true;
   pollTails()
     .catch(() => TAILS_PAUSE_MS)
-    .then((pause) => setTimeout(followTails, pause || TAILS_PAUSE_MS));
+    .then((pause) => {
+      tailsBusy = false;
+      tailsTimer = setTimeout(followTails, pause || TAILS_PAUSE_MS);
+    });
+}
+
+function tailsSoon() {
+  if (tailsBusy || !tailsTimer) return;
+  clearTimeout(tailsTimer);
+  followTails();
 }
 
 // The event itself updates the card at once; the scene refresh after it brings the rest.
