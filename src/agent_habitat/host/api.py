@@ -32,6 +32,8 @@ from agent_habitat.errors import HabitatError, NotFoundError, UsageError
 from agent_habitat.habitat import Habitat
 from agent_habitat.verbs import VERBS, Verb
 
+from .dashboard.tails import tails_route
+
 __all__ = ["PREFIX", "api_routes", "error_body", "verb_index"]
 
 logger = logging.getLogger(__name__)
@@ -147,7 +149,8 @@ def _endpoint(habitat: Habitat, verb: Verb) -> Callable[[Request], Awaitable[Res
 
 
 def api_routes(habitat: Habitat) -> list[Route]:
-    """`/api/verbs` and one route per verb of the table."""
+    """`/api/verbs`, one route per verb of the table, and the dashboard's batched tails
+    (`/api/dashboard/tails`, host/dashboard/tails.py)."""
 
     async def verbs(request: Request) -> Response:
         return JSONResponse(verb_index())
@@ -161,4 +164,5 @@ def api_routes(habitat: Habitat) -> list[Route]:
                 methods=["GET", "POST"],
             )
         )
+    routes.append(tails_route(habitat))
     return routes

@@ -85,11 +85,16 @@ class EventStream:
                 # The journal query is an indexed range read of a few rows; it runs on the
                 # loop because the habitat's SQLite connection is used from the loop only.
                 events = self.journal.since(cursor, _BATCH)
+                chunk = b""
                 if events and events[0].id is not None and events[0].id > cursor + 1 and cursor:
-                    yield _gap(cursor, events[0].id)
-                for event in events:
-                    yield _frame(event)
-                    cursor = event.id or cursor
+                    chunk = _gap(cursor, events[0].id)
+                # What one read found goes out as one write: the client reads it at once (a
+                # browser parses it in one task) instead of once per event.
+                chunk += b"".join(_frame(event) for event in events)
+                if events:
+                    cursor = events[-1].id or cursor
+                if chunk:
+                    yield chunk
                 if len(events) == _BATCH:
                     continue
                 if quiet >= KEEPALIVE_SECONDS:

@@ -8,12 +8,11 @@
 
 import { $, api, mark, problem, say, state } from "./core.js";
 import { keepEvent, refilter } from "./events.js";
-import { act, applyShellEvent, pollTails, refreshScene, sceneSoon } from "./tabs.js";
+import { act, applyShellEvent, followTails, refreshScene, sceneSoon } from "./tabs.js";
 import { cancelVerify, onVerifyEvent, refreshVerify, tickRunning, verify } from "./verify.js";
 import { trackBars } from "./timeline.js";
 
 const POLICIES = ["minimal", "standard", "strict", "ci_parity"];
-const POLL_TICK_MS = 100; // how often the tail poller looks for a tab whose turn it is
 
 // ---- the stream -------------------------------------------------------------------------------
 
@@ -183,7 +182,7 @@ function init() {
   state.live = true;
   refreshScene();
   refreshVerify();
-  setInterval(pollTails, POLL_TICK_MS);
+  followTails();
   // Running bars grow and the time axis moves even when nothing is published.
   setInterval(() => { if (state.view === "timeline") mark("timeline"); }, 5000);
   setInterval(() => { if (state.view === "verify" && !document.hidden) tickRunning(); }, 1000);

@@ -2,7 +2,11 @@
 // rendering loop and small DOM and formatting helpers.
 //
 // Rendering is throttled: events only mark views dirty; one requestAnimationFrame callback
-// redraws what changed, the latency-critical views first.
+// redraws what changed, the latency-critical views first, and frames are at least
+// FRAME_GAP_MS apart. Every frame costs the browser the same big part whatever changed
+// (headless or not, it composites the whole window), and its processes share one CPU share
+// of the machine with eight printing tabs: a frame per event starved them of it, and the
+// events waited in the queue. At most ten frames a second, each with every event since.
 
 export const state = {
   view: "tabs",
@@ -67,7 +71,9 @@ export function problem(err) {
 // ---- rendering loop ------------------------------------------------------------------------
 
 const renderers = []; // [view, fn(dirty)] in the order they draw
-let frame = 0;
+const FRAME_GAP_MS = 100;
+let frame = 0; // a requested animation frame or the timer that will request it
+let drawn = -Infinity; // when the last frame drew
 
 export function onRender(view, fn) {
   renderers.push([view, fn]);
@@ -75,11 +81,15 @@ export function onRender(view, fn) {
 
 export function mark(...views) {
   for (const v of views) state.dirty.add(v);
-  if (!frame) frame = requestAnimationFrame(render);
+  if (frame) return;
+  const wait = drawn + FRAME_GAP_MS - performance.now();
+  if (wait <= 0) frame = requestAnimationFrame(render);
+  else frame = setTimeout(() => { frame = requestAnimationFrame(render); }, wait);
 }
 
 function render() {
   frame = 0;
+  drawn = performance.now();
   const dirty = state.dirty;
   state.dirty = new Set();
   for (const [view, fn] of renderers) if (dirty.has(view)) fn(dirty);

@@ -2,20 +2,23 @@
 // live tail of a running command; kill, rerun and close act through the JSON API.
 //
 // Eight tabs printing at full speed must not starve the page (the stream's events wait on
-// the same main thread): only the tails of cards on screen are polled, within a request
-// budget shared by all of them; tails are kept short, redrawn together at most a few times
-// a second and only where their text changed, all text written before any scroll position
-// is set (one layout per redraw, not one per card).
+// the same main thread, and the browser's processes share one CPU share of the machine):
+// the tails of the running cards on screen come in ONE request (`/api/dashboard/tails`, cut
+// on the host to what a card keeps), the next only a pause after the last answer, so a
+// loaded machine slows the tails, never the events; a card's tail is written only when its
+// text changed, all text before any scroll position is set (one layout per redraw).
 
 import { $, api, el, fmtDuration, mark, onRender, problem, say, setText, state } from "./core.js";
 
 const TAIL_CHARS = 3000; // live tail kept per tab: the card shows about ten lines of it
 const TAIL_LINES = 40;
-const POLL_MS = 400; // a running tab's tail refresh when few tabs run
-const POLLS_PER_SECOND = 6; // shared by the running tabs on screen: 6 of them get 1 s each
-const POLLS_IN_FLIGHT = 2;
-const TAILS_EVERY_MS = 250; // tails redraw together at most this often
-const SCENE_DELAY_MS = 250; // a shell event asks for the scene at most this often
+// Between a tails answer and the next request: longer with more tabs printing, as each
+// answer redraws all their tails (most of the window) and the eye cannot follow eight.
+const TAILS_PAUSE_MS = 500;
+const TAILS_PAUSE_PER_TAB_MS = 125;
+// A shell event updates its card at once; the scene (previews, cwd) follows at most this
+// often, so a burst of runs costs one scene request, not one per event.
+const SCENE_DELAY_MS = 1000;
 const OMITTED = /\n… \[\d+ bytes omitted; full output in the spool\] …\n/;
 
 export const RESULT_GLYPH = { ok: "✓", bad: "✗", stop: "■", run: "▶", lost: "?" };
@@ -43,25 +46,23 @@ function tabOrder(a, b) {
 // laid out.
 const onScreen = new Set();
 const screenWatch = new IntersectionObserver((entries) => {
+  let shown = false;
   for (const entry of entries) {
     const name = entry.target.dataset.tab;
+    if (entry.isIntersecting && !onScreen.has(name)) shown = true;
     if (entry.isIntersecting) onScreen.add(name);
     else onScreen.delete(name);
   }
+  // A card that comes into view (the Tabs view shown again, a scroll) gets its tail now.
+  if (shown) tailsSoon();
 });
 
-let tailsDrawn = 0;
-let tailsTimer = 0;
-
 function renderTabs() {
-  // Tails changed faster than they are drawn: draw them at the next turn, with the rest.
-  const now = Date.now();
-  const tails = now - tailsDrawn >= TAILS_EVERY_MS;
-  if (tails) tailsDrawn = now;
-  else if (!tailsTimer) tailsTimer = setTimeout(() => { tailsTimer = 0; mark("tabs"); }, TAILS_EVERY_MS - (now - tailsDrawn));
   const list = $("tab-list");
   const names = [...state.tabs.keys()].sort(tabOrder);
-  $("tabs-empty").hidden = names.length > 0;
+  // Setting `hidden` again, even to what it is, invalidates style: only when it changes.
+  const empty = $("tabs-empty");
+  if (empty.hidden !== names.length > 0) empty.hidden = names.length > 0;
   const seen = new Set();
   const follow = [];
   names.forEach((name, i) => {
@@ -73,7 +74,7 @@ function renderTabs() {
       list.append(card);
     }
     if (list.children[i] !== card) list.insertBefore(card, list.children[i]);
-    if (fillTabCard(card, tab, i, tails)) follow.push(card.tail);
+    if (fillTabCard(card, tab, i)) follow.push(card.tail);
   });
   for (const card of [...list.children]) {
     if (seen.has(card.dataset.tab)) continue;
@@ -122,7 +123,7 @@ function buildTabCard(name) {
 }
 
 // Returns true when the tail's text changed and it should show its end.
-function fillTabCard(card, tab, i, tails) {
+function fillTabCard(card, tab, i) {
   const run = tab.last_run;
   const result = tab.state === "running" ? "run" : runResult(run);
   const p = card.parts;
@@ -137,9 +138,10 @@ function fillTabCard(card, tab, i, tails) {
   setText(p.result, run ? `${runText(run)}${run.state !== "running" ? ` · ${fmtDuration(run.duration_s)}` : ""}` : "–");
   p.kill.disabled = tab.state !== "running";
   p.rerun.disabled = !run || tab.state === "running";
+  // Compared with what this card last wrote: reading a pre's textContent builds a string.
   const text = tab.tail || tab.preview || "";
-  if (!tails && card.tail.textContent) return false;
-  if (card.tail.textContent === text) return false;
+  if (card.shown === text) return false;
+  card.shown = text;
   card.tail.textContent = text;
   return card.following;
 }
@@ -182,7 +184,6 @@ export async function refreshScene() {
         ...t,
         tail: keepTail ? old.tail : "",
         cursor: keepTail ? old.cursor : 0,
-        polled: keepTail ? old.polled : 0,
         index: t.last_run ? t.last_run.index : null,
       });
     }
@@ -202,36 +203,56 @@ export function sceneSoon() {
   sceneTimer = setTimeout(() => { sceneTimer = 0; refreshScene(); }, SCENE_DELAY_MS);
 }
 
-const tailBusy = new Set();
+// Tabs whose run ended since their tail was last asked: asked once more for the end of it.
+const finishing = new Set();
+
 // `last` with only `since` reads a head and a tail of the new bytes (bounded work on the
-// host however fast the tab prints); the head is dropped when bytes were left out. The
-// tab polled longest ago goes first, so each gets its turn within the shared budget.
-export function pollTails() {
-  if (state.view !== "tabs" || document.hidden) return;
-  const running = [...state.tabs.values()].filter((t) => t.state === "running" && onScreen.has(t.name));
-  const every = Math.max(POLL_MS, (running.length * 1000) / POLLS_PER_SECOND);
-  const now = Date.now();
-  const due = running
-    .filter((t) => !tailBusy.has(t.name) && now - (t.polled || 0) >= every)
-    .sort((a, b) => (a.polled || 0) - (b.polled || 0));
-  for (const tab of due.slice(0, Math.max(0, POLLS_IN_FLIGHT - tailBusy.size))) {
-    tailBusy.add(tab.name);
-    tab.polled = now;
-    api("shell_last", { tab: tab.name, since: tab.cursor || 0 })
-      .then((r) => {
-        const cur = state.tabs.get(tab.name);
-        if (!cur || cur.index !== r.index) return;
-        const fresh = r.omitted_bytes > 0
-          ? `… [${r.omitted_bytes} bytes skipped] …\n${r.output.split(OMITTED).pop()}`
-          : r.output;
-        cur.tail = boundTail(r.omitted_bytes > 0 ? fresh : (cur.tail || "") + fresh);
-        cur.cursor = r.cursor;
-        cur.polled = tab.polled;
-        mark("tabs");
-      })
-      .catch(() => {})
-      .finally(() => tailBusy.delete(tab.name));
+// host however fast the tab prints); the head is dropped when bytes were left out.
+// Returns how long to pause before the next.
+async function pollTails() {
+  if (state.view !== "tabs" || document.hidden) return TAILS_PAUSE_MS;
+  const asked = {};
+  for (const t of state.tabs.values()) {
+    if (!onScreen.has(t.name)) continue;
+    if (t.state === "running" || finishing.has(t.name)) asked[t.name] = t.cursor || 0;
+    finishing.delete(t.name);
   }
+  const count = Object.keys(asked).length;
+  if (!count) return TAILS_PAUSE_MS;
+  const r = await api("dashboard/tails", { tabs: asked, chars: TAIL_CHARS });
+  let changed = false;
+  for (const [name, t] of Object.entries(r.tails)) {
+    const cur = state.tabs.get(name);
+    if (!cur || cur.index !== t.index || t.cursor === cur.cursor) continue;
+    const fresh = t.omitted_bytes > 0
+      ? `… [${t.omitted_bytes} bytes skipped] …\n${t.output.split(OMITTED).pop()}`
+      : t.output;
+    cur.tail = boundTail(t.omitted_bytes > 0 ? fresh : (cur.tail || "") + fresh);
+    cur.cursor = t.cursor;
+    changed = true;
+  }
+  if (changed) mark("tabs");
+  return Math.max(TAILS_PAUSE_MS, count * TAILS_PAUSE_PER_TAB_MS);
+}
+
+// One request at a time; the next a pause after the answer (or the failure) of the last.
+let tailsTimer = 0;
+let tailsBusy = false;
+export function followTails() {
+  tailsTimer = 0;
+  tailsBusy = true;
+  pollTails()
+    .catch(() => TAILS_PAUSE_MS)
+    .then((pause) => {
+      tailsBusy = false;
+      tailsTimer = setTimeout(followTails, pause || TAILS_PAUSE_MS);
+    });
+}
+
+function tailsSoon() {
+  if (tailsBusy || !tailsTimer) return;
+  clearTimeout(tailsTimer);
+  followTails();
 }
 
 // The event itself updates the card at once; the scene refresh after it brings the rest.
@@ -244,7 +265,7 @@ export function applyShellEvent(e) {
   }
   let tab = state.tabs.get(e.tab);
   if (!tab) {
-    tab = { name: e.tab, shell: d.shell || "", cwd: d.cwd || "", state: "idle", pid: null, last_run: null, preview: "", tail: "", cursor: 0, polled: 0, index: null };
+    tab = { name: e.tab, shell: d.shell || "", cwd: d.cwd || "", state: "idle", pid: null, last_run: null, preview: "", tail: "", cursor: 0, index: null };
     state.tabs.set(e.tab, tab);
   }
   if (e.kind === "shell.run.started") {
@@ -259,6 +280,8 @@ export function applyShellEvent(e) {
     tab.state = "idle";
     tab.pid = null;
     tab.last_run = { ...tab.last_run, state: d.state, exit_code: d.exit_code, duration_s: d.duration_s };
+    // Its last output may have come after the last tails answer.
+    if (tab.cursor) finishing.add(tab.name);
   }
 }
 
