@@ -18,8 +18,10 @@ from pathlib import Path
 from . import spool_keeper
 from .spool_keeper import Budget, lock_path, room
 
-__all__ = ["keeper_alive", "keeper_before", "start_keeper"]
+__all__ = ["KEEPER_AFTER_SECONDS", "keeper_alive", "keeper_before", "start_keeper"]
 
+KEEPER_AFTER_SECONDS = 0.05
+"""How long after its start a run gets its keeper (if it still writes): a short run none."""
 # How long a habitat waits for a keeper it must have before the command starts.
 _READY_SECONDS = 10.0
 # What a writer at ~1 GB/s puts in its spool before a keeper started after it makes its
