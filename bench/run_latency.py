@@ -1,12 +1,19 @@
-"""`echo hi` through a habitat foreground run vs raw `subprocess.run(["bash", "-c", ...])`.
+"""`echo hi` through a habitat foreground run vs raw `subprocess.run(["bash", "-c", ...])`,
+and what a run's spool keeper costs a short run.
 
 Both measured interleaved in one process, so machine noise hits both alike. The habitat
 path is the library service the MCP tools and CLI call (`ShellHabitat.run`): SQLite
 bookkeeping, the recording wrapper, spool output, cwd/env carry-over, the capped result.
 
+The keeper rows run `true` and `echo hi` in the same habitat with its spool keepers as
+shipped and with their start switched off, in alternating blocks (a keeper started by one
+run may still be starting during the next: that is part of its cost), the first run of
+each block not counted.
+
     .venv/bin/python bench/run_latency.py [--iterations 300]
 
-Target (issue 2): median overhead ≤ 3 ms over raw.
+Target (issue 2): median overhead ≤ 3 ms over raw. Keeper (issue 12): no measurable cost
+to a short run (ratio with/without ≤ 1.05).
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import percentile, print_table, write_json
 
 TARGET_OVERHEAD_MS = 3.0
+TARGET_KEEPER_RATIO = 1.05
+_BLOCK = 10
 
 
 async def measure(iterations: int, warmup: int) -> dict[str, list[float]]:
@@ -50,6 +59,47 @@ async def measure(iterations: int, warmup: int) -> dict[str, list[float]]:
     return samples
 
 
+_KEEPER_COMMANDS = ("true", "echo hi")
+
+
+async def measure_keeper(iterations: int, warmup: int) -> dict[str, list[float]]:
+    import agent_habitat.shell.habitat as shell_habitat
+    from agent_habitat.habitat import Habitat
+    from agent_habitat.shell.models import RunArgs
+    from agent_habitat.workspace import Workspace
+
+    shipped = shell_habitat._start_keeper
+
+    def no_keeper(output: Path, budget: object) -> None:
+        return None
+
+    project = Path(tempfile.mkdtemp(prefix="bench-project-"))
+    samples: dict[str, list[float]] = {
+        f"{command}{variant}": []
+        for command in _KEEPER_COMMANDS
+        for variant in (" keeper", " no keeper")
+    }
+    blocks = 2 * (-(-(warmup + iterations) // (_BLOCK - 1)))
+    async with Habitat.open(Workspace.for_project(project), project=project) as opened:
+        h = opened.shell
+        try:
+            for block in range(blocks):
+                variant = " keeper" if block % 2 == 0 else " no keeper"
+                shell_habitat._start_keeper = shipped if block % 2 == 0 else no_keeper
+                for n in range(_BLOCK):
+                    for command in _KEEPER_COMMANDS:
+                        t0 = time.perf_counter()
+                        result = await h.run(RunArgs(command=command, tab=command.split()[0]))
+                        elapsed = (time.perf_counter() - t0) * 1000
+                        assert result.exit_code == 0, result
+                        counted = samples[f"{command}{variant}"]
+                        if n > 0 and block >= 2 * (warmup // _BLOCK) and len(counted) < iterations:
+                            counted.append(elapsed)
+        finally:
+            shell_habitat._start_keeper = shipped
+    return samples
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=300)
@@ -57,6 +107,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("HABITAT_HOME", tempfile.mkdtemp(prefix="bench-habitat-home-"))
     samples = anyio.run(measure, args.iterations, args.warmup)
+    keeper = anyio.run(measure_keeper, args.iterations, args.warmup)
     raw_med = statistics.median(samples["raw"])
     hab_med = statistics.median(samples["habitat"])
     overhead = hab_med - raw_med
@@ -88,6 +139,36 @@ def main() -> int:
         f"median overhead {overhead:.2f} ms (target ≤ {TARGET_OVERHEAD_MS} ms: {verdict}); "
         f"ratio {hab_med / raw_med:.2f}×"
     )
+    keeper_rows = []
+    keeper_summary: dict[str, dict[str, float]] = {}
+    for command in _KEEPER_COMMANDS:
+        with_med = statistics.median(keeper[f"{command} keeper"])
+        without_med = statistics.median(keeper[f"{command} no keeper"])
+        ratio = with_med / without_med
+        keeper_summary[command] = {
+            "with_keeper_median_ms": round(with_med, 3),
+            "without_keeper_median_ms": round(without_med, 3),
+            "with_keeper_p90_ms": round(percentile(keeper[f"{command} keeper"], 0.9), 3),
+            "without_keeper_p90_ms": round(percentile(keeper[f"{command} no keeper"], 0.9), 3),
+            "ratio": round(ratio, 3),
+        }
+        keeper_rows.append(
+            [
+                command,
+                f"{with_med:.2f}",
+                f"{without_med:.2f}",
+                f"{percentile(keeper[f'{command} keeper'], 0.9):.2f}",
+                f"{percentile(keeper[f'{command} no keeper'], 0.9):.2f}",
+                f"{ratio:.2f}×",
+            ]
+        )
+    print_table(
+        f"a short run with its spool keeper vs without, {args.iterations} runs each (ms)",
+        ["command", "keeper", "no keeper", "p90 keeper", "p90 no keeper", "ratio"],
+        keeper_rows,
+    )
+    keeper_met = all(v["ratio"] <= TARGET_KEEPER_RATIO for v in keeper_summary.values())
+    print(f"keeper ratio target ≤ {TARGET_KEEPER_RATIO}: {'met' if keeper_met else 'MISSED'}")
     path = write_json(
         "run_latency",
         {
@@ -97,6 +178,9 @@ def main() -> int:
             "ratio": round(hab_med / raw_med, 3),
             "target_overhead_ms": TARGET_OVERHEAD_MS,
             "target_met": overhead <= TARGET_OVERHEAD_MS,
+            "keeper": keeper_summary,
+            "keeper_target_ratio": TARGET_KEEPER_RATIO,
+            "keeper_target_met": keeper_met,
         },
     )
     print(f"wrote {path}")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import anyio
 
-from .spool_keeper import Hole, read_hole
+from .spool_hole import Hole, read_hole
 
 __all__ = ["Growth", "Hole", "Spool", "split_lines"]
 

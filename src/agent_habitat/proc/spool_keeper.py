@@ -1,22 +1,16 @@
 """The spool keeper: holds one run's output file within its budget while anything writes it.
 
-A run's processes write their output file themselves (an O_APPEND descriptor, no pipe the
-habitat holds), so a run outlives the habitat that started it. A keeper is a small process
-started beside each run, in a session of its own: once the file outgrows the run's budget
-it frees the middle with `fallocate(FALLOC_FL_PUNCH_HOLE)`. The file keeps its logical size
-(every offset, every cursor stays valid; the count of bytes written is exact) while its
-disk use stays near head + tail. The omitted range is announced in `<output>.hole` *before*
-it is punched, so a reader that saw the record skips the range and one that read the old
-record sees it change and reads again.
+Started beside each run, in a session of its own (docs/spool.md has the whole story): once
+the file outgrows the budget it frees the middle with `fallocate(FALLOC_FL_PUNCH_HOLE)`, so
+the file keeps its logical size (offsets, cursors and the count of bytes written stay
+exact) while its disk use stays near head + tail. The freed range is announced in
+`<output>.hole` *before* it is punched, written so that even a full disk can take it. It
+also holds the workspace to its budget, cuts runs to a floor when the disk runs short, and
+exits once no process has the file open for writing (the last close wakes it; a read lease,
+refused while a writer has the file open, confirms it).
 
-A keeper also holds the workspace to its budget (punching the oldest spools down to a
-floor) and, when the disk runs short, cuts the tail to the floor so the command keeps
-running. It exits when no process has the file open for writing any more: the last writer
-closing its descriptor wakes it (inotify `IN_CLOSE_WRITE`), and a read lease, which the
-kernel refuses while any writer has the file open, confirms it.
-
-This module is run by path (`python -I -S spool_keeper.py …`), so it imports nothing but
-the standard library: starting it costs an interpreter, not the package.
+Run by path (`python -I -S spool_keeper.py …`), it imports nothing but the standard
+library: starting it costs an interpreter, not the package.
 """
 
 from __future__ import annotations
@@ -34,8 +28,32 @@ import time
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
 if TYPE_CHECKING:
-    import subprocess
     from pathlib import Path
+
+try:
+    from .spool_hole import (
+        REASON_DISK,
+        REASON_RUN,
+        REASON_WORKSPACE,
+        Hole,
+        prepare,
+        punch,
+        read_hole,
+    )
+except ImportError:  # run by path: no package, its neighbour file is loaded as a module
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from spool_hole import (  # type: ignore[import-not-found, no-redef]
+        REASON_DISK,
+        REASON_RUN,
+        REASON_WORKSPACE,
+        Hole,
+        prepare,
+        punch,
+        read_hole,
+    )
+
+_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+
 
 __all__ = [
     "FLOOR_BYTES",
@@ -45,11 +63,12 @@ __all__ = [
     "Budget",
     "Hole",
     "keep",
-    "keeper_alive",
+    "lock_path",
+    "prepare",
     "punch",
     "read_hole",
+    "room",
     "squeeze_workspace",
-    "start_keeper",
 ]
 
 FLOOR_BYTES = 256 * 1024
@@ -60,12 +79,20 @@ _MIN_STEP_BYTES = 1 << 20
 _RESERVE_BYTES = 64 << 20
 # A keeper looks at the workspace's total at most this often.
 _WORKSPACE_EVERY_SECONDS = 0.25
-# After a wake it lets writes pile up this long (a busy writer would wake it per write).
+# After a wake it lets writes pile up this long (a busy writer would wake it per write),
+# unless the spool is at its budget and a fast writer fills a step sooner.
 _SETTLE_SECONDS = 0.005
+_MIN_PAUSE_SECONDS = 0.0002
+# What a fast writer manages (`yes` into tmpfs): how soon a small disk can fill.
+_FASTEST_WRITER_BYTES_PER_SECOND = 2 << 30
+# Less room than this on the disk: the keeper paces itself on the writer's rate at once.
+_SETTLE_ROOM_BYTES = 256 << 20
+# The step of a run cut to its floor on a short disk (a small disk fills in milliseconds).
+_SHORT_STEP_BYTES = 64 * 1024
+# The scheduling priority a keeper takes where it may (see `_run_ahead`).
+_KEEPER_NICE = -15
 # Without any event for this long it checks for writers anyway (a missed close).
 _IDLE_CHECK_SECONDS = 2.0
-_FALLOC_FL_KEEP_SIZE = 0x01
-_FALLOC_FL_PUNCH_HOLE = 0x02
 _IN_MODIFY = 0x002
 _IN_CLOSE_WRITE = 0x008
 _IN_DELETE_SELF = 0x400
@@ -74,134 +101,12 @@ _IN_IGNORED = 0x8000
 _GONE = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_IGNORED
 
 
-REASON_RUN = "over the run's spool budget"
-REASON_WORKSPACE = "over the workspace's spool budget"
-REASON_DISK = "the disk holding the spool was nearly full"
-
-
-# Plain classes, no dataclasses, json or pathlib: each import is milliseconds of every
-# run's start (the record is `<start> <end> <reason>`, one line of ASCII).
-class Hole:
-    """The one freed range of a spool, [start, end): those bytes were written, not kept."""
-
-    __slots__ = ("end", "reason", "start")
-
-    def __init__(self, start: int, end: int, reason: str) -> None:
-        self.start = start
-        self.end = end
-        self.reason = reason
-        """Why they were not kept (one of the `REASON_*` phrases)."""
-
-    @property
-    def length(self) -> int:
-        return self.end - self.start
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Hole) and (self.start, self.end, self.reason) == (
-            other.start,
-            other.end,
-            other.reason,
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.start, self.end, self.reason))
-
-    def __repr__(self) -> str:
-        return f"Hole({self.start}, {self.end}, {self.reason!r})"
-
-
 class Budget:
     __slots__ = ("run_bytes", "workspace_bytes")
 
     def __init__(self, run_bytes: int, workspace_bytes: int) -> None:
         self.run_bytes = run_bytes
         self.workspace_bytes = workspace_bytes
-
-
-def hole_path(output: str | Path) -> str:
-    return os.fspath(output) + ".hole"
-
-
-def read_hole(output: str | Path) -> Hole | None:
-    try:
-        with open(hole_path(output), "rb") as f:
-            start, end, reason = f.read(256).decode("ascii").split(" ", 2)
-        hole = Hole(int(start), int(end), reason.strip())
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return hole if 0 <= hole.start < hole.end else None
-
-
-def _write_hole(output: str | Path, hole: Hole) -> None:
-    temporary = hole_path(output) + ".tmp"
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, f"{hole.start} {hole.end} {hole.reason}\n".encode("ascii"))
-    finally:
-        os.close(fd)
-    os.replace(temporary, hole_path(output))
-
-
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-if _libc is not None:
-    _libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
-
-
-def _fallocate_punch(fd: int, start: int, length: int) -> None:
-    if _libc is None:
-        raise OSError(errno.EOPNOTSUPP, "no fallocate on this platform")
-    flags = _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE
-    if _libc.fallocate(fd, flags, start, length) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, os.strerror(code))
-
-
-def punch(output: str | Path, head: int, tail: int, reason: str, step: int = 0) -> int:
-    """Keep at most `head` bytes at the start and `tail` at the end of `output` (whole
-    blocks), freeing the rest; returns the bytes newly freed. The hole only ever grows, and
-    not by less than `step`. Keepers of several runs may squeeze one file: the record is
-    updated under an exclusive lock on the file."""
-    # Looked at before the file is opened for writing: a keeper's own close wakes it.
-    try:
-        if _plan(os.stat(output), read_hole(output), head, tail, step) is None:
-            return 0
-        fd = os.open(output, os.O_WRONLY | os.O_CLOEXEC)
-    except OSError:
-        return 0
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        old = read_hole(output)
-        plan = _plan(os.fstat(fd), old, head, tail, step)
-        if plan is None:
-            return 0
-        start, end, grown = plan
-        # Announced before it is punched: see the module's docstring.
-        _write_hole(output, Hole(start, end, reason))
-        if old is None:
-            _fallocate_punch(fd, start, end - start)
-        else:
-            if start < old.start:
-                _fallocate_punch(fd, start, old.start - start)
-            if end > old.end:
-                _fallocate_punch(fd, old.end, end - old.end)
-        return grown
-    finally:
-        os.close(fd)
-
-
-def _plan(
-    st: os.stat_result, old: Hole | None, head: int, tail: int, step: int
-) -> tuple[int, int, int] | None:
-    """The hole to have (start, end, bytes it grows by), or None when none is due."""
-    block = max(512, st.st_blksize)
-    start = -(-head // block) * block
-    end = (max(0, st.st_size - tail) // block) * block
-    if old is not None:
-        start, end = min(start, old.start), max(end, old.end)
-    grown = (end - start) - (old.length if old else 0)
-    if end <= start or grown <= 0 or grown < step:
-        return None
-    return start, end, grown
 
 
 def _on_disk(path: str | Path) -> int:
@@ -252,14 +157,22 @@ def squeeze_workspace(
     return max(0, total - budget)
 
 
-def _disk_short(folder: str | Path) -> bool:
-    """Whether the spool's disk has less free than `_RESERVE_BYTES` (an eighth of a small one)."""
+def room(folder: str | Path) -> int:
+    """Free bytes on the spool's disk beyond the reserve; negative when the disk is short."""
     try:
         st = os.statvfs(folder)
     except OSError:
-        return False
-    reserve = min(_RESERVE_BYTES, st.f_blocks * st.f_frsize // 8)
-    return st.f_bavail * st.f_frsize < reserve
+        return 1 << 62
+    return st.f_bavail * st.f_frsize - _reserve(folder, st)
+
+
+def _reserve(folder: str | Path, st: os.statvfs_result | None = None) -> int:
+    """`_RESERVE_BYTES`, or an eighth of a small disk."""
+    try:
+        st = st or os.statvfs(folder)
+    except OSError:
+        return 0
+    return min(_RESERVE_BYTES, st.f_blocks * st.f_frsize // 8)
 
 
 def _writers_gone(output: str | Path) -> bool:
@@ -328,13 +241,13 @@ class _Watch:
         return mask
 
 
-def _lock_path(output: str | Path) -> str:
+def lock_path(output: str | Path) -> str:
     return os.path.join(os.path.dirname(os.path.abspath(output)), "keeper.lock")
 
 
 def _hold_lock(output: str | Path) -> int | None:
     """The keeper's lock on its run's folder, held until it exits; None when taken."""
-    fd = os.open(_lock_path(output), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = os.open(lock_path(output), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -343,110 +256,174 @@ def _hold_lock(output: str | Path) -> int | None:
     return fd
 
 
-def keeper_alive(output: str | Path) -> bool:
-    """Whether a keeper holds `output` now (its lock is taken)."""
-    try:
-        fd = os.open(_lock_path(output), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
 def keep(output: str | Path, budget: Budget) -> None:
     """Hold `output` within `budget` until no process writes it (the keeper's main loop)."""
-    half = budget.run_bytes // 2
-    step = max(_MIN_STEP_BYTES, budget.run_bytes // 64)
-    spool_dir = os.path.dirname(os.path.dirname(os.path.abspath(output)))
     lock = _hold_lock(output)
     if lock is None:
+        _say_ready()
         return  # another keeper holds this spool (two habitats adopted the run at once)
     watch = _Watch(output)  # before the first look for writers: no close goes unseen
+    try:
+        prepare(output)  # an adopted run's folder may predate spares
+    except OSError:
+        pass  # a full disk: the first cut's record needs a new block, tried at each wake
+    _say_ready()
+    cutter = _Cutter(output, budget)
     look_for_writers = True
-    next_workspace = 0.0
-    tail_limit = budget.run_bytes - half
-    """Lowered (never raised again) while the workspace is over its budget."""
+    seen = (time.monotonic(), _size(output))
     while True:
-        head, tail, reason = half, tail_limit, REASON_RUN
-        if tail_limit < budget.run_bytes - half:
-            reason = REASON_WORKSPACE
-        if _disk_short(spool_dir):
-            head, tail, reason = min(head, FLOOR_BYTES // 2), FLOOR_BYTES // 2, REASON_DISK
-            squeeze_workspace(spool_dir, 0, own=output)
         try:
-            punch(output, head, tail, reason, step=0 if look_for_writers else step)
-            now = time.monotonic()
-            if now >= next_workspace:
-                # After its own cut: a run's first burst is its own budget's business.
-                next_workspace = now + _WORKSPACE_EVERY_SECONDS
-                over = squeeze_workspace(
-                    spool_dir, budget.workspace_bytes, own=output, own_cap=budget.run_bytes
-                )
-                if over and reason != REASON_DISK:
-                    tail_limit = max(FLOOR_BYTES // 2, tail - over)
-                    tail, reason = tail_limit, REASON_WORKSPACE
-                    punch(output, head, tail, reason)
+            cut = cutter.cut(final=look_for_writers)
         except OSError as exc:
             print(f"spool keeper: cannot free space in {output}: {exc}", file=sys.stderr)
             return  # a file system without hole punching: nothing a keeper can do
         if look_for_writers and _writers_gone(output):
             # The last writes may have come after the cut above: one more, to the byte.
             try:
-                punch(output, head, tail, reason)
+                cutter.cut(final=True)
             except OSError as exc:
                 print(f"spool keeper: cannot free space in {output}: {exc}", file=sys.stderr)
             return
+        if cut:
+            look_for_writers = False
+            continue  # a fast writer: look again before waiting for its next write
         mask = watch.wait(_IDLE_CHECK_SECONDS)
         if mask & _GONE:
             return  # its run's folder was removed (the tab closed, the history trimmed)
         look_for_writers = not mask or bool(mask & _IN_CLOSE_WRITE)
         if not look_for_writers:
-            time.sleep(_SETTLE_SECONDS)
+            seen = _settle(output, seen, cutter, budget.run_bytes)
+
+
+class _Cutter:
+    """One keeper's cuts: its run to the budget, the workspace to its own, the disk's reserve."""
+
+    def __init__(self, output: str | Path, budget: Budget) -> None:
+        self.output = output
+        self.budget = budget
+        self.spool_dir = os.path.dirname(os.path.dirname(os.path.abspath(output)))
+        self.half = budget.run_bytes // 2
+        self.tail_limit = budget.run_bytes - self.half
+        """Lowered (never raised again) while the workspace is over its budget."""
+        self.short = False
+        """Cut to the floor: the disk was nearly full, and cannot yet take a whole budget."""
+        self.disk_bound = False
+        """Held below the budget by what the disk can take: cut at once, no pause."""
+        self.tight = False
+        self.step = 0
+        self.free = 0
+        self.next_workspace = 0.0
+
+    def cut(self, final: bool) -> int:
+        """Cut what is due (to the byte when `final`); returns the bytes freed. Raises
+        OSError where holes cannot be punched."""
+        budget = self.budget
+        head, tail, reason = self.half, self.tail_limit, REASON_RUN
+        if self.tail_limit < budget.run_bytes - self.half:
+            reason = REASON_WORKSPACE
+        self.step = max(_MIN_STEP_BYTES, budget.run_bytes // 64)
+        left = room(self.spool_dir)
+        self.free = left + _reserve(self.spool_dir)
+        if left < 0 and not self.short:
+            self.next_workspace = 0.0  # the others go down to their floor at once
+        # Short from the moment the disk is nearly full until it could take a whole run's
+        # budget again: cutting only once it is nearly full again would race the writer.
+        self.short = left < 0 or (self.short and left < budget.run_bytes)
+        # A disk that cannot take the budget: the run keeps a quarter of what it and the
+        # free room hold together, so a writer has most of the disk to fill before the
+        # next cut instead of the last few megabytes of it.
+        keep = max(FLOOR_BYTES, (_on_disk(self.output) + left) // 4)
+        self.disk_bound = self.short or keep < budget.run_bytes
+        self.tight = self.disk_bound or left < _SETTLE_ROOM_BYTES
+        if self.short:
+            head, tail, reason = FLOOR_BYTES // 2, FLOOR_BYTES // 2, REASON_DISK
+            self.step = _SHORT_STEP_BYTES
+        elif self.disk_bound:
+            head, tail, reason = min(head, keep // 2), min(tail, keep - keep // 2), REASON_DISK
+            self.step = max(_SHORT_STEP_BYTES, min(self.step, keep // 8))
+        try:
+            cut = punch(self.output, head, tail, reason, step=0 if final else self.step)
+            now = time.monotonic()
+            if now >= self.next_workspace:
+                # After its own cut: a run's first burst is its own budget's business.
+                self.next_workspace = now + _WORKSPACE_EVERY_SECONDS
+                over = squeeze_workspace(
+                    self.spool_dir,
+                    0 if self.short else budget.workspace_bytes,
+                    own=self.output,
+                    own_cap=budget.run_bytes,
+                )
+                if over and not self.short:
+                    self.tail_limit = max(FLOOR_BYTES // 2, tail - over)
+                    cut += punch(self.output, head, self.tail_limit, REASON_WORKSPACE)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+            # No room even for the record (the disk filled before the keeper could make
+            # its spare): each wake tries again, as the disk's other users free space.
+            return 0
+        return cut
+
+
+def _size(output: str | Path) -> int:
+    try:
+        return os.stat(output).st_size
+    except OSError:
+        return 0
+
+
+def _settle(
+    output: str | Path, seen: tuple[float, int], cutter: _Cutter, run_bytes: int
+) -> tuple[float, int]:
+    """Let writes gather after a wake (a busy writer would wake the keeper per write, and a
+    keeper ahead of it in priority would slow it to a crawl), but once the spool is at its
+    budget or the disk is tight, no longer than the writer, at the rate it was seen
+    writing, needs to fill a step; and on a disk that cannot take the budget, no longer
+    than the fastest writer needs to fill a quarter of what is free. Returns (when, size)."""
+    now, size = time.monotonic(), _size(output)
+    rate = (size - seen[1]) / max(now - seen[0], 1e-6)
+    pause = _SETTLE_SECONDS
+    if (cutter.tight or size >= run_bytes) and rate > 0:
+        pause = min(pause, cutter.step / rate)
+    if cutter.disk_bound:
+        pause = min(pause, max(0, cutter.free) / 4 / _FASTEST_WRITER_BYTES_PER_SECOND)
+    if pause >= _MIN_PAUSE_SECONDS:
+        time.sleep(pause)
+    return now, size
+
+
+def _say_ready() -> None:
+    """Tell a habitat waiting to start the command that cuts are watched for (stdout)."""
+    try:
+        os.write(1, b"ready\n")
+        os.close(1)
+    except OSError:
+        pass  # nobody waits (stdout is /dev/null, or the habitat is gone)
+
+
+def _run_ahead() -> None:
+    """Ahead of the writers in priority where the system allows (root, or an RLIMIT_NICE):
+    the keeper runs only to free what they wrote, and one left waiting for a core while a
+    fast writer runs lets a small disk fill (tens of milliseconds on a loaded machine)."""
+    current = os.getpriority(os.PRIO_PROCESS, 0)
+    for nice in (min(_KEEPER_NICE, current), current - 5):
+        try:
+            os.setpriority(os.PRIO_PROCESS, 0, nice)
+        except OSError:
+            continue
+        return
 
 
 def main(argv: list[str]) -> int:
     output, run_bytes, workspace_bytes = argv[0], int(argv[1]), int(argv[2])
+    if os.fork():
+        os._exit(0)  # the habitat reaps this at once; the keeper itself is init's to reap
     # A lease being broken signals its holder with SIGIO (default: terminate).
     _signal.signal(_signal.SIGIO, _signal.SIG_IGN)
+    _run_ahead()
     keep(output, Budget(run_bytes, workspace_bytes))
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
-
-
-# Keepers started by this process, reaped by the next start (none is ever waited for).
-_STARTED: set[subprocess.Popen[bytes]] = set()
-
-
-def start_keeper(output: Path, budget: Budget) -> subprocess.Popen[bytes] | None:
-    """Start the keeper of a run's `output` (already open by the run's processes): its own
-    session, no environment, out of reach of the run's kill. None where the kernel cannot
-    punch holes (not Linux): there the spool is not held to its budget."""
-    import subprocess
-
-    if _libc is None:
-        return None
-    for started in list(_STARTED):
-        if started.poll() is not None:
-            _STARTED.discard(started)
-    argv = [sys.executable, "-I", "-S", os.path.abspath(__file__), os.fspath(output)]
-    argv += [str(budget.run_bytes), str(budget.workspace_bytes)]
-    keeper = subprocess.Popen(
-        argv,
-        cwd="/",
-        env={},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
-    _STARTED.add(keeper)
-    return keeper

@@ -27,12 +27,14 @@ from ..config import ShellConfig
 from ..errors import HabitatError, NotFoundError, UsageError
 from ..events import EventBus
 from ..proc import parse_signal
+from ..proc.keepers import KEEPER_AFTER_SECONDS, keeper_alive, keeper_before, start_keeper
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
 from ..proc.spool import Spool
-from ..proc.spool_keeper import Budget, keeper_alive, start_keeper
+from ..proc.spool_hole import prepare
+from ..proc.spool_keeper import Budget
 from ..store import Database
 from ..workspace import Workspace, scm_root
-from . import views
+from . import leftovers, views
 from .environment import command_env
 from .models import (
     CloseArgs,
@@ -101,7 +103,7 @@ class ShellHabitat:
         for run in self.store.running():
             # Its habitat may have died between the spawn and the keeper's start.
             if not keeper_alive(run.files.output):
-                self._keep_spool(run)
+                self._keep_spool(run, at_once=True)
 
     @classmethod
     @asynccontextmanager
@@ -209,8 +211,11 @@ class ShellHabitat:
         # spool kept) belongs to no run of this database.
         if run.run_dir.exists():
             shutil.rmtree(run.run_dir, ignore_errors=True)
+        holder: int | None = None
         try:
             run.run_dir.mkdir(mode=0o700, parents=True)
+            prepare(run.files.output)  # what lets its keeper cut it on a full disk
+            holder = await self._keeper_before(run)
             process = self.spawner.spawn(
                 wrapper_argv(shell, run.run_dir, args.command),
                 cwd=Path(cwd),
@@ -231,7 +236,11 @@ class ShellHabitat:
             if isinstance(exc, OSError):
                 raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
             raise
-        self._keep_spool(run)
+        finally:
+            if holder is not None:
+                os.close(holder)  # the command holds its own descriptor now
+        if holder is None:
+            self._keep_spool(run)
         self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
@@ -254,15 +263,51 @@ class ShellHabitat:
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
 
-    def _keep_spool(self, run: RunRow) -> None:
+    def _budget(self) -> Budget:
+        return Budget(self.config.spool_run_budget_bytes, self.config.spool_workspace_budget_bytes)
+
+    async def _keeper_before(self, run: RunRow) -> int | None:
+        """On a disk too short for a late keeper, the keeper starts before the command."""
+        if not isinstance(self.spawner, ProcSpawner):
+            return None
+        try:
+            return await anyio.to_thread.run_sync(keeper_before, run.files.output, self._budget())
+        except OSError as exc:  # the run goes on; a keeper may still start after it
+            logger.warning("no spool keeper before %s: %s", run.files.output, exc)
+            return None
+
+    def _keep_spool(self, run: RunRow, *, at_once: bool = False) -> None:
         if not isinstance(self.spawner, ProcSpawner):
             return  # a fake spawner's output needs no keeper
-        budget = Budget(
-            self.config.spool_run_budget_bytes, self.config.spool_workspace_budget_bytes
-        )
+        self._tg.start_soon(self._keep_later, run, at_once)
+
+    async def _keep_later(self, run: RunRow, at_once: bool) -> None:
+        """A keeper costs an interpreter's start (measured in bench/run_latency.py), so it
+        starts only for a run still writing a moment after its start: a quick `echo` is
+        over before then. A writer at 1 GB/s puts ~50 MB in the spool meanwhile, which a
+        disk with the room to start keepers late has (else `keeper_before` started one)."""
+        try:
+            if not at_once:
+                await anyio.sleep(KEEPER_AFTER_SECONDS)
+        finally:
+            # Even when this habitat closes meanwhile: its run goes on writing without it.
+            with anyio.CancelScope(shield=True):
+                if self._still_writing(run):
+                    await self._launch_keeper(run)
+
+    def _still_writing(self, run: RunRow) -> bool:
+        """Whether anything of `run` may still write its spool (or it is over budget)."""
+        row = self.store.get(run.id)
+        if row is None:
+            return False  # the tab was closed and its folder removed
+        if row.state == "running" or leftovers.read(run.run_dir):
+            return True
+        return Spool(run.files.output).size() > self.config.spool_run_budget_bytes // 2
+
+    async def _launch_keeper(self, run: RunRow) -> None:
         # Starting a process takes milliseconds (tens on a busy machine): not on the loop.
         # Should this habitat die before it starts, the next one to adopt the run starts it.
-        self._tg.start_soon(anyio.to_thread.run_sync, _start_keeper, run.files.output, budget)
+        await anyio.to_thread.run_sync(_start_keeper, run.files.output, self._budget())
 
     async def _follow(
         self,

@@ -1,0 +1,104 @@
+"""The hole record and the keepers' start: what lets a keeper free a disk that is already
+full, and a keeper that never lingers as its habitat's zombie."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from agent_habitat.proc.keepers import keeper_alive, keeper_before, start_keeper
+from agent_habitat.proc.spool_hole import REASON_DISK, prepare, punch, read_hole
+from agent_habitat.proc.spool_keeper import Budget
+from agent_habitat.testing import eventually
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="keepers are Linux only"),
+]
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs (mounting one needs root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    mount = tmp_path / "tiny"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)]).returncode:
+        pytest.skip("tmpfs could not be mounted here")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def fill(disk: Path) -> None:
+    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while os.write(fd, b"x" * 4096):
+            pass
+    except OSError:
+        pass  # full
+    finally:
+        os.close(fd)
+
+
+def test_a_cut_is_announced_and_made_on_a_disk_already_full(tiny_disk: Path) -> None:
+    output = tiny_disk / "spool" / "run-1" / "output"
+    output.parent.mkdir(parents=True)
+    prepare(output)
+    output.write_bytes(b"h" * 65536 + b"m" * (2 << 20) + b"t" * 65536)
+    fill(tiny_disk)
+    assert shutil.disk_usage(tiny_disk).free < 4096
+
+    assert punch(output, 65536, 65536, REASON_DISK) > 0
+    hole = read_hole(output)
+    assert hole is not None
+    assert (hole.start, hole.end, hole.reason) == (65536, 65536 + (2 << 20), REASON_DISK)
+    assert shutil.disk_usage(tiny_disk).free >= (2 << 20) - 8192  # less the new spare
+    # Each later cut needs its spare again: made from the space the first one freed.
+    with output.open("ab") as f:
+        f.write(b"t" * (1 << 20))
+    assert punch(output, 65536, 65536, REASON_DISK) > 0
+    hole = read_hole(output)
+    assert hole is not None
+    assert hole.end == 65536 + (3 << 20)
+
+
+def test_a_run_cannot_start_on_a_full_disk(tiny_disk: Path) -> None:
+    fill(tiny_disk)
+    output = tiny_disk / "output"
+    with pytest.raises(OSError, match="No space left"):
+        prepare(output)
+    assert not (tiny_disk / "output.hole.tmp").exists()
+
+
+async def test_a_keeper_started_first_watches_before_the_command_runs(tiny_disk: Path) -> None:
+    output = tiny_disk / "spool" / "run-1" / "output"
+    output.parent.mkdir(parents=True)
+    holder = keeper_before(output, Budget(256 << 20, 2 << 30))
+    assert holder is not None  # a 4 MiB disk cannot take a late keeper's lag
+    try:
+        assert keeper_alive(output)  # ready means watching: no wait needed
+    finally:
+        os.close(holder)
+    await eventually(lambda: not keeper_alive(output), within=30)  # no writer left
+
+
+async def test_a_started_keeper_leaves_no_zombie_behind(tmp_path: Path) -> None:
+    output = tmp_path / "spool" / "run-1" / "output"
+    output.parent.mkdir(parents=True)
+    writer = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    try:
+        assert start_keeper(output, Budget(1 << 20, 8 << 20))
+        zombies = [c for c in psutil.Process().children() if c.status() == psutil.STATUS_ZOMBIE]
+        assert zombies == []
+        await eventually(lambda: keeper_alive(output), within=30)
+    finally:
+        os.close(writer)
+    await eventually(lambda: not keeper_alive(output), within=30)
