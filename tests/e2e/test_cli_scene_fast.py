@@ -36,7 +36,9 @@ def _habitat(root: Path, *argv: str) -> None:
     subprocess.run(
         [sys.executable, "-m", "agent_habitat", *argv, "--project", str(root)],
         capture_output=True,
-        timeout=60,
+        # A bound for a hung process, not a speed claim: a host's start (the SDK, the
+        # habitat) took over 60 s of wall on the 2-core machine at load 20.
+        timeout=180,
         check=False,  # a run's exit code is its own
     )
 
