@@ -6,12 +6,15 @@ Every sample is a fresh process (what a person or an agent pays per call), the p
 interleaved so machine noise hits all of them alike. The project has one finished run, so
 `scene` shows a row; `scene --json` (the full path: the habitat opened, the models built) is
 shown beside it. The bridge runs on a project of its own (a host serving the first one would
-send its scene through the host); its host is started by the warm-up and stopped at the end.
+send its scene through the host); its host is started by the warm-up and stopped at the end,
+and `scene` there is the scene asked of a running host.
 
     .venv/bin/python bench/cli_latency.py [--iterations 15]
 
 Targets (issue 11): `--version` ≤ 3× bare Python start, `scene` ≤ 250 ms, MCP `initialize`
-answered ≤ 500 ms after the server process starts.
+answered ≤ 500 ms after the server process starts. The embedded server answers `initialize`
+while it is still importing the SDK (`mcp_tools.handshake`), so the time to its first
+`tools/list` answer, which needs the SDK and the habitat, is shown too (no target).
 """
 
 from __future__ import annotations
@@ -50,8 +53,16 @@ def _timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def _mcp_initialize(env: dict[str, str], cwd: Path, *, embedded: bool) -> float:
-    """From the server's start to its `initialize` response line on stdout."""
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+_TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+
+def _mcp_initialize(
+    env: dict[str, str], cwd: Path, *, embedded: bool, until_tools: bool = False
+) -> float:
+    """From the server's start to its `initialize` response line on stdout; with
+    `until_tools`, the client pipelines `initialized` and `tools/list` right behind it (as
+    Claude Code does) and the time runs to the `tools/list` answer."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [_HABITAT, "mcp", *(["--embedded"] if embedded else []), "--project", str(cwd)],
@@ -63,14 +74,18 @@ def _mcp_initialize(env: dict[str, str], cwd: Path, *, embedded: bool) -> float:
     )
     assert proc.stdin is not None
     assert proc.stdout is not None
+    messages = [_INITIALIZE, _INITIALIZED, _TOOLS_LIST] if until_tools else [_INITIALIZE]
+    want = 2 if until_tools else 1
     try:
-        proc.stdin.write((json.dumps(_INITIALIZE) + "\n").encode())
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages).encode())
         proc.stdin.flush()
-        line = proc.stdout.readline()
+        while True:
+            reply = json.loads(proc.stdout.readline())
+            if reply.get("id") == want:
+                break
         elapsed = (time.perf_counter() - t0) * 1000
-        reply = json.loads(line)
-        if reply.get("id") != 1 or "result" not in reply:
-            raise RuntimeError(f"not an initialize result: {reply}")
+        if "result" not in reply:
+            raise RuntimeError(f"not a result: {reply}")
         return elapsed
     finally:
         proc.stdin.close()
@@ -89,14 +104,20 @@ def main() -> int:
     project = Path(tempfile.mkdtemp(prefix="bench-cli-project-"))
     bridged = Path(tempfile.mkdtemp(prefix="bench-cli-bridged-"))
     env = dict(os.environ, HABITAT_HOME=tempfile.mkdtemp(prefix="bench-cli-home-"))
-    subprocess.run([_HABITAT, "run", "echo ready"], env=env, cwd=project, capture_output=True)
+    for folder in (project, bridged):
+        subprocess.run([_HABITAT, "run", "echo ready"], env=env, cwd=folder, capture_output=True)
     paths: dict[str, Callable[[], float]] = {
         "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env, project),
         "habitat --version": lambda: _timed([_HABITAT, "--version"], env, project),
         "habitat scene": lambda: _timed([_HABITAT, "scene"], env, project),
         "habitat scene --json": lambda: _timed([_HABITAT, "scene", "--json"], env, project),
         "mcp --embedded initialize": lambda: _mcp_initialize(env, project, embedded=True),
+        "mcp --embedded tools/list": lambda: _mcp_initialize(
+            env, project, embedded=True, until_tools=True
+        ),
         "mcp (bridge) initialize": lambda: _mcp_initialize(env, bridged, embedded=False),
+        # After the bridge's call, so its host serves this project: asked of the host.
+        "habitat scene (host serving)": lambda: _timed([_HABITAT, "scene"], env, bridged),
     }
     samples: dict[str, list[float]] = {name: [] for name in paths}
     try:
@@ -112,6 +133,10 @@ def main() -> int:
     targets = {
         "habitat --version": ("≤ 3× python", medians["habitat --version"] <= 3 * bare),
         "habitat scene": ("≤ 250 ms", medians["habitat scene"] <= 250),
+        "habitat scene (host serving)": (
+            "≤ 250 ms",
+            medians["habitat scene (host serving)"] <= 250,
+        ),
         "mcp --embedded initialize": ("≤ 500 ms", medians["mcp --embedded initialize"] <= 500),
         "mcp (bridge) initialize": ("≤ 500 ms", medians["mcp (bridge) initialize"] <= 500),
     }

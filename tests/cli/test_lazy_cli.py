@@ -72,7 +72,8 @@ def test_the_fast_scene_reads_the_state_without_pydantic_anyio_or_rich() -> None
     # (ShellHabitat, SqliteJournal) on first use, and shell kinds resolve without anyio.
     loaded = _modules_after(
         "import agent_habitat.cli.scene_fast, agent_habitat.cli.scene_view\n"
-        "import agent_habitat.shell.quiet_scene, agent_habitat.host.files"
+        "import agent_habitat.shell.quiet_scene, agent_habitat.host.files\n"
+        "import agent_habitat.cli.host_scene"
     )
     for name in ("pydantic", "anyio", "rich", "psutil", "argparse", "agent_habitat.habitat"):
         assert name not in loaded, name

@@ -4,6 +4,7 @@ full path prints; whatever needs doing (a run to watch, configuration) takes the
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,7 +36,9 @@ def _habitat(root: Path, *argv: str) -> None:
     subprocess.run(
         [sys.executable, "-m", "agent_habitat", *argv, "--project", str(root)],
         capture_output=True,
-        timeout=60,
+        # A bound for a hung process, not a speed claim: a host's start (the SDK, the
+        # habitat) took over 60 s of wall on the 2-core machine at load 20.
+        timeout=180,
         check=False,  # a run's exit code is its own
     )
 
@@ -87,3 +90,42 @@ def test_json_and_configured_projects_take_the_full_path(project: Path) -> None:
 
 def test_the_fast_paths_config_defaults_are_shell_configs() -> None:
     assert ShellConfig().model_dump() == SHELL_CONFIG_DEFAULTS
+
+
+_DURATION = re.compile(r"\(\d+\.\d+s\)")
+_BOX = str.maketrans("", "", "━┏┳┓┃┡╇┩│└─┴┘")
+
+
+def _cells(table: str) -> list[str]:
+    return _DURATION.sub("(…s)", table).translate(_BOX).split()
+
+
+_FULL_PATH = "import agent_habitat.cli.scene_fast as fast\nfast.fast_scene = lambda argv: None\n"
+
+
+def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(project: Path) -> None:
+    _habitat(project, "host", "start")
+    try:
+        # Through the host (it serves the workspace): a run only the host watches.
+        _habitat(project, "run", "sleep 30", "--tab", "srv", "--background")
+        fast = _scene(project)
+        assert fast.stderr.strip() == "loaded:", "asked without the models, httpx or rich"
+        assert "running (pid" in fast.stdout
+        full = subprocess.run(
+            [sys.executable, "-c", _FULL_PATH + _PROBE, "scene", "--project", str(project)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            env={**os.environ, "COLUMNS": "200"},
+        )
+        assert "pydantic" in full.stderr
+        # The same table; a running run's duration grows between the two calls (and with
+        # it, maybe, the column's width).
+        assert _cells(fast.stdout) == _cells(full.stdout)
+        _habitat(project, "kill", "srv")
+    finally:
+        _habitat(project, "host", "stop")
+    after = _scene(project)  # the host is gone: the state is read directly again
+    assert after.stderr.strip() == "loaded:"
+    assert "#1 `sleep 30` → killed" in after.stdout

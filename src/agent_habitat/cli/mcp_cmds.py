@@ -13,8 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import anyio
-
+from ..mcp_tools.handshake import PRIMARY, TERMINAL, Handshake
 from ..workspace import Workspace, find_project_root
 
 if TYPE_CHECKING:
@@ -97,25 +96,31 @@ def run_mcp(args: argparse.Namespace) -> int:
         return 2
     # `--project`, else the git work tree around the cwd, else the cwd.
     root = project.resolve() if project is not None else find_project_root()
-    _quiet_logging()
     if not args.embedded:
+        _quiet_logging()
         from agent_habitat.host import serve_bridge
 
         return _run(lambda: serve_bridge(root))
-    from agent_habitat.mcp_tools import serve_stdio  # here: the bridge serves none itself
+    # Before the SDK is imported (a second of CPU): `initialize` is answered meanwhile.
+    handshake = Handshake(PRIMARY).start()
+    _quiet_logging()
+    from agent_habitat.mcp_tools import serve_stdio
 
-    return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project, root)))
+    return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project, root), handshake))
 
 
 def run_terminal_mcp(args: argparse.Namespace) -> int:
     """Serve the escape terminal until the client closes stdin (or SIGTERM)."""
+    handshake = Handshake(TERMINAL).start()
+    _quiet_logging()
     from agent_habitat.mcp_tools import serve_stdio
 
-    _quiet_logging()
-    return _run(lambda: serve_stdio("habitat terminal-mcp", open_terminal))
+    return _run(lambda: serve_stdio("habitat terminal-mcp", open_terminal, handshake))
 
 
 def _run(serve: Callable[[], Awaitable[None]]) -> int:
+    import anyio
+
     # Errors, signals and their exit statuses are handled inside `serve_stdio`.
     try:
         anyio.run(serve)

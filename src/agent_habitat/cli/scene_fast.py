@@ -1,4 +1,5 @@
-"""`habitat scene` at once: the table read straight from `state.db` when nothing needs doing.
+"""`habitat scene` at once: the table read straight from `state.db` when nothing needs doing,
+or asked of the workspace host over its socket when one serves the workspace (`host_scene`).
 
 A scene through `Habitat.open` builds every service of the workspace (the verify record,
 the accounting, the pydantic models of every verb) to read two tables. Most of the time
@@ -14,6 +15,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .scene_view import SceneLike
 
 __all__ = ["SHELL_CONFIG_DEFAULTS", "fast_scene"]
 
@@ -62,16 +67,17 @@ def _configured(root: Path) -> bool:
     return not isinstance(tool, dict) or "habitat" in tool
 
 
-def _host_may_serve(root: Path) -> bool:
-    # A running host keeps its record in its lock file and empties it on the way out; a
-    # record left by one that died is judged by the full path (`find_host`).
+def _host_lock(root: Path) -> Path | None:
+    """The host's lock file when a host may serve the workspace: a running host keeps its
+    record there and empties it on the way out (a dead one's record: `host_scene` checks)."""
     from ..host.files import HostFiles
     from ..workspace import Workspace
 
+    lock = HostFiles(Workspace.for_project(root)).lock
     try:
-        return HostFiles(Workspace.for_project(root)).lock.stat().st_size > 0
+        return lock if lock.stat().st_size > 0 else None
     except FileNotFoundError:
-        return False
+        return None
 
 
 def fast_scene(argv: list[str]) -> int | None:
@@ -87,7 +93,13 @@ def fast_scene(argv: list[str]) -> int | None:
         if project is not None and not project.is_dir():
             return None  # the full path names the bad flag
         root = project.resolve() if project is not None else find_project_root()
-        if _configured(root) or _host_may_serve(root):
+        lock = _host_lock(root)
+        if lock is not None:
+            # What the host knows (its configuration, its runs): asked of the host itself.
+            from .host_scene import host_scene
+
+            return _print(host_scene(lock))
+        if _configured(root):
             return None
         db = Workspace.for_project(root).db_path
         caps = QuietCaps(
@@ -98,6 +110,10 @@ def fast_scene(argv: list[str]) -> int | None:
         scene = read_quiet_scene(db, caps) if db.is_file() else None
     except (OSError, HabitatError):
         return None
+    return _print(scene)
+
+
+def _print(scene: SceneLike | None) -> int | None:
     if scene is None:
         return None
     from .scene_view import print_scene

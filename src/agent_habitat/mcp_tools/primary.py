@@ -20,6 +20,7 @@ from agent_habitat.project import Project
 
 from .accounting import SessionNames
 from .broadcast import Broadcaster
+from .handshake import PRIMARY_INSTRUCTIONS
 from .prompts import Prompts
 from .resources import Resources
 from .roots import ClientRoots
@@ -29,14 +30,7 @@ from .verbs import verb_tools
 
 __all__ = ["PrimaryServer", "primary_server"]
 
-INSTRUCTIONS = (
-    "agent-habitat: persistent shell tabs shared with the person beside you. Run commands with "
-    "shell_run (tabs keep cwd and exported variables; different tabs run in parallel), check "
-    "what is running with shell_scene, follow long or background runs with shell_wait and "
-    "shell_last. Runs survive server restarts. Open another project with project_open. "
-    "With a project open, verify_run checks the code as it is now (background; wait=true to "
-    "block) and verify_status says whether it is still green: a stale result is not."
-)
+INSTRUCTIONS = PRIMARY_INSTRUCTIONS
 
 
 @dataclass

@@ -27,6 +27,7 @@ from agent_habitat import __version__
 from agent_habitat.errors import HabitatError
 
 from .broadcast import Broadcaster
+from .handshake import Handshake
 from .prompts import Prompts
 from .resources import Resources
 from .stdio import guarded_stdio
@@ -152,7 +153,9 @@ class Served(Protocol):
 
 
 async def serve_stdio(
-    name: str, open_served: Callable[[], AbstractAsyncContextManager[Served]]
+    name: str,
+    open_served: Callable[[], AbstractAsyncContextManager[Served]],
+    handshake: Handshake | None = None,
 ) -> None:
     """Serve one client over stdin/stdout until it closes stdin, or SIGTERM/SIGHUP arrives.
 
@@ -160,10 +163,12 @@ async def serve_stdio(
     cancelled (a foreground run is killed and recorded as cancelled), background runs go
     on in their own sessions, and the habitat is closed before the process leaves. A
     habitat that cannot open (bad configuration) is reported on stderr, exit status 2.
+    A `handshake` started before the SDK was imported may have answered `initialize`
+    already (`mcp_tools.handshake`).
     """
     signalled = False
     code: int | None = None
-    async with guarded_stdio() as (read_stream, write_stream):
+    async with guarded_stdio(handshake) as (read_stream, write_stream):
         try:
             async with open_served() as served, anyio.create_task_group() as tg:
 

@@ -18,8 +18,8 @@ import os
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from io import TextIOWrapper
-from typing import Any, NamedTuple, cast
+from io import BufferedReader, TextIOWrapper
+from typing import TYPE_CHECKING, Any, NamedTuple, Self, cast
 
 import anyio
 import mcp.types as types
@@ -27,6 +27,11 @@ from mcp.server.stdio import stdio_server
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from .handshake import Handshake
 
 __all__ = ["Verdict", "guarded_stdio", "screen"]
 
@@ -153,26 +158,61 @@ class _Screened:
                 await self._write.send(SessionMessage(raw))
 
 
+class _Deduplicated:
+    """The SDK's write stream, less its answer to an `initialize` the handshake answered."""
+
+    def __init__(self, inner: WriteStream[SessionMessage], handshake: Handshake) -> None:
+        self._inner = inner
+        self._handshake = handshake
+
+    async def send(self, item: SessionMessage, /) -> None:
+        if not self._handshake.already_answered(item.message):
+            await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
 @asynccontextmanager
-async def guarded_stdio() -> AsyncIterator[
-    tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]
-]:
+async def guarded_stdio(
+    handshake: Handshake | None = None,
+) -> AsyncIterator[tuple[ReadStream[SessionMessage | Exception], WriteStream[SessionMessage]]]:
     """`mcp.server.stdio.stdio_server` with the screen in front of its reader.
 
     The SDK claims fd 0 only when it opens stdin itself, so this does it the same way: the
     wire moves to a private descriptor and fd 0 points at the null device, so a child that
-    reads stdin reads EOF instead of the client's messages.
+    reads stdin reads EOF instead of the client's messages. With a `handshake` (started
+    before the SDK was imported), the lines it read come first and the SDK's answer to the
+    `initialize` it already answered is not sent again.
     """
     wire = os.dup(0)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
     try:
-        binary = os.fdopen(wire, "rb", closefd=False)
+        if handshake is None:
+            binary: Any = os.fdopen(wire, "rb", closefd=False)
+        else:
+            binary = BufferedReader(handshake.reader(wire))
         stdin = anyio.wrap_file(TextIOWrapper(binary, encoding="utf-8", errors="replace"))
         screened = _Screened(stdin)
         async with stdio_server(stdin=cast(Any, screened)) as (read_stream, write_stream):
             screened.answer_through(write_stream)
-            yield read_stream, write_stream
+            if handshake is None:
+                yield read_stream, write_stream
+            else:
+                yield read_stream, _Deduplicated(write_stream, handshake)
     finally:
         os.dup2(wire, 0)

@@ -32,6 +32,7 @@ from agent_habitat.verbs import Group, Progress
 from agent_habitat.workspace import Workspace, find_project_root
 
 from .broadcast import Broadcaster
+from .handshake import TERMINAL_INSTRUCTIONS
 from .render import render
 from .server import HabitatServer, build_server
 from .tools import ToolDef, ToolRegistry
@@ -48,11 +49,7 @@ __all__ = [
 PROBE_SECONDS = 2.0
 """How long a host may take to answer `/api/status` before it counts as hung."""
 
-INSTRUCTIONS = (
-    "agent-habitat escape terminal: shell tabs (terminal_*) that do not depend on the primary "
-    "habitat server. Use them when shell_* tools hang or the primary server is down; its tabs "
-    "are separate from the primary's."
-)
+INSTRUCTIONS = TERMINAL_INSTRUCTIONS
 
 _HOST_DESCRIPTION = (
     "Status, restart or stop of a workspace's habitat host (default: the git work tree around "
