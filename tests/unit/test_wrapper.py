@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
-from agent_habitat.shell.wrapper import RunFiles, parse_env_dump
+import pytest
+
+from agent_habitat.shell.shells import resolve_shell
+from agent_habitat.shell.wrapper import RunFiles, parse_env_dump, wrapper_argv
 
 
 def test_bash_declare_dump_is_unescaped() -> None:
@@ -45,3 +50,14 @@ def test_truncated_state_file_is_not_an_exit(tmp_path: Path) -> None:
     (tmp_path / "state").write_bytes(b"0")
     assert RunFiles(tmp_path).read_state() is None
     assert RunFiles(tmp_path / "missing").read_state() is None
+
+
+@pytest.mark.parametrize("kind", ["bash", "sh"])
+def test_a_cgroup_removed_before_the_shell_joins_it_is_not_an_error_in_the_output(
+    kind: str, tmp_path: Path
+) -> None:
+    # Another habitat's sweep may remove a run's still-empty cgroup before its shell joins.
+    argv = wrapper_argv(resolve_shell(kind), tmp_path, "echo ran")
+    env = {**os.environ, "HABITAT_CGROUP": str(tmp_path / "gone")}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "ran\n", "")

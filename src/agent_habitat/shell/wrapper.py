@@ -28,9 +28,12 @@ __all__ = ["FinalState", "RunFiles", "parse_env_dump", "wrapper_argv"]
 # Shell-private names that differ from run to run; never carried between commands.
 _VOLATILE = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "HABITAT_RUN_ID", "HABITAT_CGROUP"})
 
-# First thing, the shell joins its run's cgroup (proc/cgroup.py), before it can fork.
+# First thing, the shell joins its run's cgroup (proc/cgroup.py), before it can fork. Silent
+# when it cannot (another habitat's sweep may have removed the still-empty group; the
+# spawner's `place` puts the shell there anyway): the braces make the redirection's own
+# error go to /dev/null too, which a trailing `2>/dev/null` would not.
 _POSIX_TRAP = (
-    '[ -z "$HABITAT_CGROUP" ] || echo $$ >"$HABITAT_CGROUP/cgroup.procs" 2>/dev/null;'
+    '[ -z "$HABITAT_CGROUP" ] || {{ echo $$ >"$HABITAT_CGROUP/cgroup.procs"; }} 2>/dev/null;'
     " __hd=$1; __c=$2; shift 2; trap '__rc=$?; trap - EXIT; umask 077;"
     ' {{ printf "%s\\0%s\\0" "$__rc" "$PWD"; {dump}; }} >"$__hd/state" 2>/dev/null\''
     ' EXIT; unset __rc; eval "$__c"'
