@@ -134,6 +134,39 @@ async def test_input_reaches_an_interactive_run(
     assert spawner.last.stdin_received == b"world\n"
 
 
+async def test_input_sent_while_its_run_is_still_starting_waits_for_it(
+    habitat: ShellHabitat, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Between its row and its process a run may wait (a keeper starting first on a short
+    # disk); a person's typing that arrives then is the run's, not a refusal.
+    spawner.scripts["read name"] = Script(keep_running=True)
+    release = anyio.Event()
+
+    async def slow_keeper(run: object) -> None:
+        await release.wait()
+
+    monkeypatch.setattr(habitat, "_keeper_before", slow_keeper)
+    written: list[int] = []
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                habitat.run, RunArgs(command="read name", background=True, interactive=True)
+            )
+            await eventually(lambda: habitat.runs.running("main") is not None)
+
+            async def type_a_line() -> None:
+                written.append(
+                    (await habitat.input(InputArgs(tab="main", text="a\n"))).bytes_written
+                )
+
+            tg.start_soon(type_a_line)
+            await anyio.wait_all_tasks_blocked()
+            assert written == []  # it waits for the process, which does not exist yet
+            release.set()
+    assert written == [2]
+    assert spawner.last.stdin_received == b"a\n"
+
+
 # the cwd chain: tab cwd → project root → this process's cwd
 async def test_a_new_tab_starts_in_the_project_root(
     habitat: ShellHabitat, spawner: FakeSpawner, project: Path

@@ -68,6 +68,10 @@ __all__ = ["ShellHabitat"]
 
 logger = logging.getLogger(__name__)
 
+_STARTING_BOUND = 30.0
+"""How long `input` waits for a run whose row exists but whose process is still starting
+here (a bound for a hung start, not a pace: a start takes milliseconds)."""
+
 
 class ShellHabitat:
     """The shell tabs of one workspace; built by `Habitat.open`, reached as `habitat.shell`."""
@@ -212,6 +216,7 @@ class ShellHabitat:
         if run.run_dir.exists():
             shutil.rmtree(run.run_dir, ignore_errors=True)
         holder: int | None = None
+        self.runs.starting(run.id)
         try:
             run.run_dir.mkdir(mode=0o700, parents=True)
             prepare(run.files.output)  # what lets its keeper cut it on a full disk
@@ -225,7 +230,8 @@ class ShellHabitat:
                 marker=run.marker,
                 identify=False,
             )
-        except Exception as exc:  # re-raised: nothing started, so the row and folder go again
+        except BaseException as exc:  # re-raised: nothing started, the row and folder go again
+            self.runs.not_started(run.id)
             self.store.abandon_run(opened)
             shutil.rmtree(run.run_dir, ignore_errors=True)
             if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
@@ -412,7 +418,7 @@ class ShellHabitat:
                 f"#{run.idx} `{run.command}` was not started interactive (stdin is /dev/null); "
                 "start it with interactive=true to send input"
             )
-        process = self.runs.live(run.id)
+        process = await self.runs.live_once_started(run.id, _STARTING_BOUND)
         stdin = process.stdin if process else None
         if stdin is None or stdin.closed:
             raise UsageError(

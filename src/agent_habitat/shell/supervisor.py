@@ -62,6 +62,9 @@ class RunSupervisor:
         self._tg = task_group
         self._grace = kill_grace_seconds
         self._live: dict[int, ProcessHandle] = {}
+        # Runs whose row exists and whose process this habitat is starting (between the two
+        # a keeper may start first): `input` waits for them instead of calling them gone.
+        self._starting: dict[int, anyio.Event] = {}
         self._killing: dict[int, tuple[RunState, int]] = {}
         """Runs being killed here: the state to record and the signal sent."""
         self._signalled: dict[int, int] = {}
@@ -75,6 +78,22 @@ class RunSupervisor:
         """The handle of a run this process started or adopted, while it runs."""
         return self._live.get(run_id)
 
+    async def live_once_started(self, run_id: int, bound: float) -> ProcessHandle | None:
+        """`live`, after waiting (at most `bound` seconds) for a run still being started."""
+        starting = self._starting.get(run_id)
+        if starting is not None:
+            with anyio.move_on_after(bound):
+                await starting.wait()
+        return self._live.get(run_id)
+
+    def starting(self, run_id: int) -> None:
+        """Its row exists; its process is being started here (`started` or `not_started`)."""
+        self._starting[run_id] = anyio.Event()
+
+    def not_started(self, run_id: int) -> None:
+        if (starting := self._starting.pop(run_id, None)) is not None:
+            starting.set()
+
     # starting
     def started(
         self, run: RunRow, process: ProcessHandle, extra_env: dict[str, str] | None
@@ -82,6 +101,7 @@ class RunSupervisor:
         """Take charge of a run just spawned (`extra_env` is not carried to the next run)."""
         self._live[run.id] = process
         self._extra_env[run.id] = extra_env
+        self.not_started(run.id)  # started: whoever waited for it finds it now
 
     def watch(self, run: RunRow, process: ProcessHandle) -> None:
         """Record the run's end when it comes, with nobody waiting for it."""
