@@ -56,6 +56,10 @@ class Wire:
         }
         await wire.request("initialize", init, within=180)
         await wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        # `initialize` is answered while the server still imports the SDK and opens its
+        # habitat (mcp_tools/handshake.py); an answered `tools/list` means it serves, so a
+        # kill that follows lands among the runs it starts, not before it has any.
+        await wire.request("tools/list", {}, within=180)
         return wire
 
     async def send(self, message: dict[str, Any] | str) -> None:
