@@ -230,7 +230,7 @@ class ShellHabitat:
                 marker=run.marker,
                 identify=False,
             )
-        except BaseException as exc:  # re-raised: nothing started, the row and folder go again
+        except Exception as exc:  # re-raised: nothing started, so the row and folder go again
             self.runs.not_started(run.id)
             self.store.abandon_run(opened)
             shutil.rmtree(run.run_dir, ignore_errors=True)
@@ -241,6 +241,9 @@ class ShellHabitat:
                 ) from exc
             if isinstance(exc, OSError):
                 raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
+            raise
+        except BaseException:  # cancelled, or dying: the row stays for the next habitat
+            self.runs.not_started(run.id)
             raise
         finally:
             if holder is not None:
