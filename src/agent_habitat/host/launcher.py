@@ -73,6 +73,27 @@ def ensure_host(root: Path, *, tcp: str | None = None, allow_remote: bool = Fals
         argv += ["--tcp", tcp]
     if allow_remote:
         argv.append("--allow-remote")
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        proc = _spawn(argv, root, files)
+        while time.monotonic() < deadline:
+            record = read_record(files.lock)
+            if record is not None:
+                return HostHandle(record, started=record.pid == proc.pid)
+            code = proc.poll()
+            if code is not None and not is_held(files.lock):
+                if code == 3:
+                    break  # it lost the lock to a host that is gone already: start another
+                raise HabitatError(
+                    f"the host exited with status {code} before it listened: {_tail(files.log)}"
+                )
+            time.sleep(_POLL_SECONDS)
+    raise HabitatError(
+        f"the host did not start within {START_TIMEOUT_SECONDS:.0f}s; see {files.log}"
+    )
+
+
+def _spawn(argv: list[str], root: Path, files: HostFiles) -> subprocess.Popen[bytes]:
     fd = os.open(files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
@@ -88,20 +109,7 @@ def ensure_host(root: Path, *, tcp: str | None = None, allow_remote: bool = Fals
     # Reap it whenever it ends, so a host that dies under a long-lived starter (the
     # bridge) leaves no zombie behind.
     threading.Thread(target=proc.wait, name="habitat-host-reaper", daemon=True).start()
-    deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while time.monotonic() < deadline:
-        record = read_record(files.lock)
-        if record is not None:
-            return HostHandle(record, started=record.pid == proc.pid)
-        code = proc.poll()
-        if code is not None and code != 3 and not is_held(files.lock):
-            raise HabitatError(
-                f"the host exited with status {code} before it listened: {_tail(files.log)}"
-            )
-        time.sleep(_POLL_SECONDS)
-    raise HabitatError(
-        f"the host did not start within {START_TIMEOUT_SECONDS:.0f}s; see {files.log}"
-    )
+    return proc
 
 
 def wait_gone(root: Path, pid: int, timeout: float = STOP_TIMEOUT_SECONDS) -> bool:

@@ -9,14 +9,16 @@ no host runs, whatever the file says.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-__all__ = ["HostLock", "HostRecord", "read_record"]
+from agent_habitat.proc import flocks
+from agent_habitat.proc.flocks import is_held
+
+__all__ = ["HostLock", "HostRecord", "is_held", "read_record"]
 
 
 class HostRecord(BaseModel):
@@ -38,14 +40,11 @@ class HostLock:
         self._fd: int | None = None
 
     def acquire(self) -> bool:
-        """Take the lock without waiting; False when another live host holds it."""
-        # os.open gives a close-on-exec descriptor, so runs the host spawns never inherit
-        # the lock (they outlive the host; the lock must not).
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        """Take the lock; False when another live host holds it. A reader probing the lock
+        at that moment only delays it (`proc.flocks`)."""
+        # Close-on-exec: runs the host spawns outlive it; the lock must not.
+        fd = flocks.take(self.path)
+        if fd is None:
             return False
         os.ftruncate(fd, 0)
         self._fd = fd
@@ -64,21 +63,6 @@ class HostLock:
             os.ftruncate(self._fd, 0)
             os.close(self._fd)
             self._fd = None
-
-
-def is_held(path: Path) -> bool:
-    """True when a live process holds the lock at `path`."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 def read_record(path: Path) -> HostRecord | None:

@@ -8,7 +8,6 @@ which lives as long as its run, is never a zombie of a habitat that outlives it.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import select
 import subprocess
@@ -16,6 +15,7 @@ import sys
 from pathlib import Path
 
 from . import spool_keeper
+from .flocks import is_held
 from .spool_keeper import Budget, lock_path, room
 
 __all__ = ["KEEPER_AFTER_SECONDS", "keeper_alive", "keeper_before", "start_keeper"]
@@ -75,14 +75,4 @@ def start_keeper(output: Path, budget: Budget, *, ready: bool = False) -> bool:
 
 def keeper_alive(output: str | Path) -> bool:
     """Whether a keeper holds `output` now (its lock is taken)."""
-    try:
-        fd = os.open(lock_path(output), os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return is_held(lock_path(output))

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 try:
+    from .flocks import take
     from .spool_hole import (
         REASON_DISK,
         REASON_RUN,
@@ -42,6 +43,7 @@ try:
     )
 except ImportError:  # run by path: no package, its neighbour file is loaded as a module
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    from flocks import take  # type: ignore[import-not-found, no-redef]
     from spool_hole import (  # type: ignore[import-not-found, no-redef]
         REASON_DISK,
         REASON_RUN,
@@ -247,13 +249,7 @@ def lock_path(output: str | Path) -> str:
 
 def _hold_lock(output: str | Path) -> int | None:
     """The keeper's lock on its run's folder, held until it exits; None when taken."""
-    fd = os.open(lock_path(output), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
+    return take(lock_path(output))
 
 
 def keep(output: str | Path, budget: Budget) -> None:
