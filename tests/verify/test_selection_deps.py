@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -61,15 +62,24 @@ def _record(root: Path, state: Path) -> Recording:
     return rec
 
 
-@pytest.fixture
-def calc(tmp_path: Path) -> Path:
-    root = build_sample(tmp_path / "calc")
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample project with its dependency data recorded, once for the module (a nested
+    pytest under coverage is the slow part); each test works on a copy."""
+    base = tmp_path_factory.mktemp("recorded")
+    root = build_sample(base / "calc")
     for rel, text in _EXTRA.items():
         (root / rel).write_text(text, encoding="utf-8")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "extra")
-    _record(root, tmp_path / "state")
-    return root
+    _record(root, base / "state")
+    return base
+
+
+@pytest.fixture
+def calc(recorded: Path, tmp_path: Path) -> Path:
+    shutil.copytree(recorded / "state", tmp_path / "state", symlinks=True)
+    return Path(shutil.copytree(recorded / "calc", tmp_path / "calc", symlinks=True))
 
 
 def _impact(root: Path, tmp_path: Path) -> Impact:
