@@ -6,6 +6,7 @@ WAL lets readers run beside one writer, and `busy_timeout` queues writers.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -118,14 +119,21 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """An immediate (write-locking) transaction, committed on success."""
+        """An immediate (write-locking) transaction, committed on success. One whose COMMIT
+        fails (a full disk: SQLite then rolls it back itself) is rolled back, so the error
+        reaches the caller and the connection serves the next transaction."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             yield self.conn
+            self.conn.execute("COMMIT")
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
-        self.conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        if self.conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, params).fetchall()
