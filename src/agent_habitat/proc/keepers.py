@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import spool_keeper
 from .flocks import is_held
-from .spool_keeper import Budget, lock_path, room
+from .spool_keeper import Budget, lock_path, room, spool_dir_of
 
 __all__ = ["KEEPER_AFTER_SECONDS", "keeper_alive", "keeper_before", "start_keeper"]
 
@@ -35,7 +35,7 @@ def keeper_before(output: Path, budget: Budget) -> int | None:
     `output`, to close once the command holds its own (until then the keeper counts it as
     the writer it waits for). None when the disk has room: the keeper may start later.
     Blocks while the keeper starts (tens of milliseconds): call it off the event loop."""
-    if room(output.parent.parent) >= budget.run_bytes + _LATE_START_BYTES:
+    if room(spool_dir_of(output)) >= budget.run_bytes + _LATE_START_BYTES:
         return None
     holder = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
     try:

@@ -70,6 +70,7 @@ __all__ = [
     "punch",
     "read_hole",
     "room",
+    "spool_dir_of",
     "squeeze_workspace",
 ]
 
@@ -124,7 +125,9 @@ def _outputs(spool_dir: str | Path) -> list[str]:
     except OSError:
         return []
     top = os.path.abspath(spool_dir)
-    return [os.path.join(top, name, "output") for name in names if name.startswith("run-")]
+    runs = [os.path.join(top, name, "output") for name in names if name.startswith("run-")]
+    rungs = [os.path.join(top, n) for n in names if n.startswith("verify-") and n.endswith(".out")]
+    return runs + rungs
 
 
 def squeeze_workspace(
@@ -244,7 +247,19 @@ class _Watch:
 
 
 def lock_path(output: str | Path) -> str:
-    return os.path.join(os.path.dirname(os.path.abspath(output)), "keeper.lock")
+    """`keeper.lock` beside a run's `output`; `<file>.keeper` for a flat spool file."""
+    out = os.path.abspath(output)
+    if os.path.basename(out) == "output":
+        return os.path.join(os.path.dirname(out), "keeper.lock")
+    return out + ".keeper"
+
+
+def spool_dir_of(output: str | Path) -> str:
+    """The spool folder `output` belongs to: `spool/run-N/output` (a run's) or
+    `spool/verify-<task>.out` (a verify rung's flat file)."""
+    out = os.path.abspath(output)
+    folder = os.path.dirname(out)
+    return os.path.dirname(folder) if os.path.basename(out) == "output" else folder
 
 
 def _hold_lock(output: str | Path) -> int | None:
@@ -297,7 +312,7 @@ class _Cutter:
     def __init__(self, output: str | Path, budget: Budget) -> None:
         self.output = output
         self.budget = budget
-        self.spool_dir = os.path.dirname(os.path.dirname(os.path.abspath(output)))
+        self.spool_dir = spool_dir_of(output)
         self.half = budget.run_bytes // 2
         self.tail_limit = budget.run_bytes - self.half
         """Lowered (never raised again) while the workspace is over its budget."""

@@ -3,6 +3,7 @@ timeout or cancellation, and read back the output."""
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import signal as signal_module
@@ -13,8 +14,12 @@ from pathlib import Path
 
 import anyio
 
-from ..proc import ProcessRecord, kill_tree, spawn
+from ..proc import ProcessRecord, Supervised, kill_tree, spawn
+from ..proc.keepers import KEEPER_AFTER_SECONDS, keeper_before, start_keeper
 from ..proc.spool import Spool
+from ..proc.spool_keeper import Budget
+
+_log = logging.getLogger(__name__)
 
 __all__ = ["Outcome", "child_env", "run_command", "spool_path"]
 
@@ -66,6 +71,31 @@ def spool_path(spool_dir: Path, name: str) -> Path:
     return spool_dir / f"verify-{name}"
 
 
+async def _wait(sup: Supervised, spool: Path, budget: Budget | None) -> int | None:
+    """The process's exit code; a keeper starts for it once it has run for a moment (an
+    interpreter's start is not worth it for a quick `ruff`), or once it has ended when it
+    wrote more than half its budget meanwhile (the keeper cuts it, then exits)."""
+    if budget is None:
+        return await sup.wait()
+    code: int | None = None
+    with anyio.move_on_after(KEEPER_AFTER_SECONDS) as early:
+        code = await sup.wait()
+    if early.cancelled_caught or Spool(spool).size() > budget.run_bytes // 2:
+        try:
+            await anyio.to_thread.run_sync(start_keeper, spool, budget)
+        except OSError as exc:
+            _log.warning("no keeper for %s: %s", spool, exc)
+    return await sup.wait() if early.cancelled_caught else code
+
+
+def _keeper_before(spool: Path, budget: Budget) -> int | None:
+    try:
+        return keeper_before(spool, budget)
+    except OSError as exc:
+        _log.warning("no keeper for %s: %s", spool, exc)
+        return None
+
+
 def _mtime(entry: os.DirEntry[str]) -> float:
     try:
         return entry.stat().st_mtime
@@ -92,23 +122,33 @@ async def run_command(
     cap: int,
     reap_leftovers: bool = True,
     on_spawn: Callable[[ProcessRecord], None] | None = None,
+    budget: Budget | None = None,
 ) -> Outcome:
     """Run `argv` to its end; kill its whole tree after `limit_s` or when cancelled.
 
     With `reap_leftovers`, whatever the process left running (background servers, stray
     children) is killed once it exits; a command that starts a daemon on purpose passes
     False. `on_spawn` hears the process record at once (the verify runner kills by it).
+    With `budget`, the spool is held to it as a shell run's is (docs/spool.md): by a
+    keeper started before the command on a short disk, else once it has run a moment.
     """
     marker = f"verify-{secrets.token_hex(6)}"
     started = time.monotonic()
-    # outlive=False: a rung dies with its host (proc/cgroup.py sweeps a dead host's).
-    sup = spawn(list(argv), cwd=cwd, env=env, output=spool, marker=marker, outlive=False)
+    holder = None
+    if budget is not None:
+        holder = await anyio.to_thread.run_sync(_keeper_before, spool, budget)
+    try:
+        # outlive=False: a rung dies with its host (proc/cgroup.py sweeps a dead host's).
+        sup = spawn(list(argv), cwd=cwd, env=env, output=spool, marker=marker, outlive=False)
+    finally:
+        if holder is not None:
+            os.close(holder)  # the command holds the spool now: the keeper waits for it
     if on_spawn is not None:
         on_spawn(sup.record)
     timed_out = False
     try:
         with anyio.move_on_after(limit_s) as scope:
-            code = await sup.wait()
+            code = await _wait(sup, spool, None if holder is not None else budget)
         if scope.cancelled_caught:
             timed_out = True
             await kill_tree(sup.record)

@@ -37,6 +37,7 @@ from .models import (
     RungResult,
 )
 from .rungs import RUNNERS, DmypyDaemon, RungContext
+from .rungs.context import spool_budget
 from .selection import Impact, analyse_impact, explicit_selection
 from .snapshot import take_snapshot
 
@@ -148,6 +149,7 @@ async def _context(
         layout=layout,
         env=env,
         hooks=hooks,
+        spool_budget=spool_budget(root),
     )
     if _NEEDS_IMPACT & set(rungs) and touched:
         ctx.impact = await anyio.to_thread.run_sync(

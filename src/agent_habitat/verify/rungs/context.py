@@ -8,7 +8,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...config import ShellConfig, load_shell_config
+from ...errors import ConfigError
 from ...proc import ProcessRecord
+from ...proc.spool_keeper import Budget
 from ...workspace import Workspace
 from ..command import Outcome, child_env, run_command, spool_path
 from ..config import LadderConfig
@@ -21,12 +24,21 @@ from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Select
 from ..selection import Impact
 from ..snapshot import Snapshot
 
-__all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped"]
+__all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped", "spool_budget"]
 
 # Rungs whose processes get a fresh substrate each (DESIGN §5 "Substrate").
 _SUBSTRATE_RUNGS = frozenset({"test.scoped", "test.full"})
 
 NOTHING_CHANGED = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
+
+
+def spool_budget(root: Path) -> Budget:
+    """The shell's spool budgets, which rung processes' spools keep to as well."""
+    try:
+        shell = load_shell_config(root)
+    except ConfigError:
+        shell = ShellConfig()  # the shell refuses to start on it; its defaults here
+    return Budget(shell.spool_run_budget_bytes, shell.spool_workspace_budget_bytes)
 
 
 @dataclass
@@ -47,6 +59,8 @@ class RungContext:
     head: HeadTree | None = None
     """The snapshot's base, built on first use by a rung that compares with it."""
     hooks: LadderHooks | None = None
+    spool_budget: Budget | None = None
+    """What each rung process's spool may keep on disk (`[tool.habitat.shell]`'s budgets)."""
     running_test: dict[RungName, str] = field(default_factory=dict)
     generators: dict[str, Generator] = field(default_factory=dict)
     """`[tool.habitat.generated]`."""
@@ -94,6 +108,7 @@ class RungContext:
                 cap=self.config.output_cap_bytes,
                 reap_leftovers=reap_leftovers,
                 on_spawn=on_spawn,
+                budget=self.spool_budget,
             )
 
         # runner hook: each test task gets a fresh substrate (temp dir, SQLite db, ports).

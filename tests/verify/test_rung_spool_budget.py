@@ -1,0 +1,67 @@
+"""A rung process's spool keeps to the shell's budgets: its head and tail are read back as
+they were written, its middle is counted, and its disk use stays near the budget."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.proc.keepers import keeper_alive
+from agent_habitat.proc.spool import Spool
+from agent_habitat.proc.spool_keeper import Budget
+from agent_habitat.testing import eventually
+from agent_habitat.verify.command import child_env, run_command, spool_path
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="keepers are Linux only"),
+]
+
+_MIB = 1 << 20
+
+
+def on_disk(path: Path) -> int:
+    return path.stat().st_blocks * 512
+
+
+def loud(mib: int) -> list[str]:
+    """A rung command that prints `mib` MiB, then a last line."""
+    body = (
+        "import sys\nw = sys.stdout.buffer\n"
+        f"for _ in range({mib}):\n    w.write(b'x' * 1048575 + b'\\n')\n"
+        "w.write(b'THE END\\n')\n"
+    )
+    return [sys.executable, "-c", body]
+
+
+@pytest.mark.parametrize("mib", [3, 96])
+async def test_a_loud_rung_keeps_its_spool_within_the_budget(tmp_path: Path, mib: int) -> None:
+    spool = spool_path(tmp_path / "spool", "v1.test.full.out")
+    budget = Budget(_MIB, 64 * _MIB)
+    outcome = await run_command(
+        loud(mib),
+        cwd=tmp_path,
+        env=child_env(),
+        spool=spool,
+        limit_s=300,
+        cap=4096,
+        budget=budget,
+    )
+    assert outcome.exit_code == 0
+    assert outcome.tail.endswith("THE END\n")
+    assert outcome.text.startswith("x" * 1000)
+    await eventually(lambda: not keeper_alive(spool), within=60)
+    assert Spool(spool).size() == mib * _MIB + len(b"THE END\n")  # the middle is counted
+    assert on_disk(spool) <= 2 * budget.run_bytes
+
+
+async def test_without_a_budget_the_spool_is_whole(tmp_path: Path) -> None:
+    spool = spool_path(tmp_path / "spool", "v1.lint.out")
+    outcome = await run_command(
+        loud(3), cwd=tmp_path, env=child_env(), spool=spool, limit_s=300, cap=4096
+    )
+    assert outcome.exit_code == 0
+    assert not keeper_alive(spool)
+    assert on_disk(spool) >= 3 * _MIB
