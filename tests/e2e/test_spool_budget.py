@@ -24,6 +24,7 @@ from agent_habitat.shell import ShellHabitat
 from agent_habitat.shell.models import LastArgs, RunArgs
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
+from small_disks import fill, tmpfs
 
 pytestmark = pytest.mark.anyio
 
@@ -125,16 +126,10 @@ async def test_the_workspace_budget_holds_across_several_runs(habitat: ShellHabi
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """HABITAT_HOME on a 16 MiB tmpfs (mounting one needs root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    if os.system(f"mount -t tmpfs -o size=16m tmpfs {mount}") != 0:
-        pytest.skip("tmpfs could not be mounted here")
-    monkeypatch.setenv("HABITAT_HOME", str(mount / "home"))
-    yield mount
-    os.system(f"umount -l {mount}")
+    """HABITAT_HOME on a 16 MiB tmpfs."""
+    with tmpfs(tmp_path / "tiny", "16m") as mount:
+        monkeypatch.setenv("HABITAT_HOME", str(mount / "home"))
+        yield mount
 
 
 @pytest.fixture
@@ -179,14 +174,7 @@ async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_se
     tiny_habitat: ShellHabitat, tiny_disk: Path
 ) -> None:
     await tiny_habitat.run(RunArgs(command="echo before", tab="t"))
-    filler = tiny_disk / "filler"
-    with open(filler, "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * (1 << 20))
-                f.flush()
-        except OSError:
-            pass
+    filler = fill(tiny_disk)
     try:
         with pytest.raises(HabitatError, match="is full") as failed:
             await tiny_habitat.run(RunArgs(command="echo hi", tab="t"))

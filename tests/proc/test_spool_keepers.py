@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +16,7 @@ from agent_habitat.proc.keepers import keeper_alive, keeper_before, start_keeper
 from agent_habitat.proc.spool_hole import REASON_DISK, prepare, punch, read_hole
 from agent_habitat.proc.spool_keeper import Budget
 from agent_habitat.testing import eventually
+from small_disks import fill, tmpfs
 
 pytestmark = [
     pytest.mark.anyio,
@@ -26,26 +26,8 @@ pytestmark = [
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs (mounting one needs root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "tiny"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)]).returncode:
-        pytest.skip("tmpfs could not be mounted here")
-    yield mount
-    subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
-def fill(disk: Path) -> None:
-    fd = os.open(disk / "filler", os.O_WRONLY | os.O_CREAT)
-    try:
-        while os.write(fd, b"x" * 4096):
-            pass
-    except OSError:
-        pass  # full
-    finally:
-        os.close(fd)
+    with tmpfs(tmp_path / "tiny", "4m") as disk:
+        yield disk
 
 
 def test_a_cut_is_announced_and_made_on_a_disk_already_full(tiny_disk: Path) -> None:

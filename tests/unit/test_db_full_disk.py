@@ -4,7 +4,6 @@ every later BEGIN failed, and the server with it)."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,31 +11,13 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.store import Database
+from small_disks import fill, tmpfs
 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 4 MiB tmpfs (mounting one needs root)."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    mount = tmp_path / "small"
-    mount.mkdir()
-    if os.system(f"mount -t tmpfs -o size=4m tmpfs {mount}") != 0:
-        pytest.skip("tmpfs could not be mounted here")
-    yield mount
-    os.system(f"umount -l {mount}")
-
-
-def fill(disk: Path) -> Path:
-    filler = disk / "filler"
-    with filler.open("wb") as out:
-        try:
-            while True:
-                out.write(b"\0" * 65536)
-                out.flush()
-        except OSError:
-            pass
-    return filler
+    with tmpfs(tmp_path / "small", "4m") as disk:
+        yield disk
 
 
 def add_tab(db: Database, name: str) -> None:
