@@ -26,6 +26,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("shell_run", {"command": "echo", "env": {"A\0": "x"}}, "env"),
     ("shell_run", {"command": "echo", "env": {"A=B": "x"}}, "env"),
     ("shell_run", {"command": "echo", "env": {"": "x"}}, "env"),
+    ("shell_run", {"command": "echo", "env": {f"V{i}": "x" for i in range(4097)}}, "env"),
     ("shell_run", {"command": "echo", "cwd": "/tmp\0/x"}, "cwd"),
     ("shell_run", {"command": "echo", "cwd": "a/" * (BIG // 2)}, "cwd"),
     ("shell_run", {"command": "echo", "shell": ""}, "shell"),
@@ -41,6 +42,8 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("shell_wait", {"until": "[a-"}, "until"),
     ("project_open", {"path": "/tmp\0x"}, "path"),
     ("project_open", {"path": "p/" * (BIG // 2)}, "path"),
+    ("verify_run", {"files": ["x" * 300]}, "files"),
+    ("verify_run", {"files": ["a\0b"]}, "files"),
 ]
 
 
@@ -63,9 +66,12 @@ async def test_json_compatible_values_still_fit(tmp_path: Path) -> None:
         result = await client.call_tool(
             "shell_run", {"command": "echo ok", "timeout_seconds": 5, "env": {"A_B": "1"}}
         )
+        # An explicit null is the default, not a value to measure (it was an internal error).
+        unset = await client.call_tool("shell_run", {"command": "echo ok", "env": None})
         killed = await client.call_tool("shell_kill", {"tab": "main", "signal": 15})
     assert not result.is_error, text(result)
     assert not killed.is_error, text(killed)
+    assert not unset.is_error, text(unset)
 
 
 def test_the_cli_refuses_an_index_past_2_63_naming_the_flag(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import AfterValidator
 
 __all__ = [
     "INDEX_MAX",
@@ -25,10 +25,12 @@ __all__ = [
     "PathText",
     "StdinText",
     "check_os_text",
+    "check_path",
 ]
 
 MAX_ARG_BYTES = 128 * 1024 - 1
 MAX_PATH_BYTES = 4096 - 1
+MAX_NAME_BYTES = 255
 MAX_PATTERN_CHARS = 64 * 1024
 INDEX_MAX = 2**63 - 1
 """SQLite's largest integer: a bigger index or offset could never match a row."""
@@ -57,11 +59,30 @@ def _arg(value: str | None) -> str | None:
     return None if value is None else check_os_text(value, MAX_ARG_BYTES, "command-line argument")
 
 
+def check_path(value: str) -> str:
+    """`value` if it can name a file: what `check_os_text` checks, and no part of it longer
+    than a file name can be (the kernel's NAME_MAX: ENAMETOOLONG otherwise)."""
+    check_os_text(value, MAX_PATH_BYTES, "path")
+    for part in value.split("/"):
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            shown = f"{part[:40]}…"
+            raise ValueError(
+                f"has a part {shown!r} of {len(part.encode())} bytes; "
+                f"a file name holds at most {MAX_NAME_BYTES}"
+            )
+    return value
+
+
 def _path(value: str | None) -> str | None:
-    return None if value is None else check_os_text(value, MAX_PATH_BYTES, "path")
+    return None if value is None else check_path(value)
+
+
+MAX_ENV_ENTRIES = 4096
 
 
 def _env(env: dict[str, str] | None) -> dict[str, str] | None:
+    if env is not None and len(env) > MAX_ENV_ENTRIES:
+        raise ValueError(f"has {len(env)} entries; at most {MAX_ENV_ENTRIES}")
     for key, value in (env or {}).items():
         if not key or "=" in key:
             raise ValueError(f"name {key!r} must be non-empty and hold no `=`")
@@ -80,10 +101,10 @@ def _stdin(value: str) -> str:
 ArgText = Annotated[str, AfterValidator(_arg)]
 """A string passed as one argv element (a command line)."""
 OptPathText = Annotated[str | None, AfterValidator(_path)]
-OptEnvMap = Annotated[dict[str, str] | None, AfterValidator(_env), Field(max_length=4096)]
+OptEnvMap = Annotated[dict[str, str] | None, AfterValidator(_env)]
 StdinText = Annotated[str, AfterValidator(_stdin)]
 """Text written to a pipe: anything that encodes as UTF-8."""
 PathText = Annotated[str, AfterValidator(_path)]
 """A path (cwd, project folder, shell executable)."""
-EnvMap = Annotated[dict[str, str], AfterValidator(_env), Field(max_length=4096)]
+EnvMap = Annotated[dict[str, str], AfterValidator(_env)]
 """Environment variables: names without `=`, no NUL anywhere, each entry within argv limits."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..shell.limits import check_path
 from ..verify import LadderRequest, Policy, RungName
 from ..verify_report import (
     VerifyCancelResult,
@@ -64,6 +65,13 @@ class VerifyRunArgs(BaseModel):
     )
 
     _as_lists = field_validator("rung", "files", "filter", mode="before")(_listed)
+
+    @field_validator("files")
+    @classmethod
+    def _paths(cls, files: list[str] | None) -> list[str] | None:
+        for name in files or ():
+            check_path(name)
+        return files
 
 
 class VerifyStatusArgs(BaseModel):

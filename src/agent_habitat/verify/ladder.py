@@ -67,12 +67,15 @@ def _given_files(root: Path, files: list[str]) -> list[str]:
     out: set[str] = set()
     for name in files:
         path = Path(name)
-        if not path.is_absolute():
-            path = root / name if (root / name).exists() else Path.cwd() / name
         try:
+            if not path.is_absolute():
+                path = root / name if (root / name).exists() else Path.cwd() / name
             out.add(path.resolve().relative_to(root).as_posix())
         except ValueError:
             raise UsageError(f"--files: {name} is not inside the project {root}") from None
+        except OSError as exc:  # a name too long for the file system, a loop of links
+            shown = name if len(name) <= 80 else f"{name[:80]}… ({len(name)} characters)"
+            raise UsageError(f"--files: {shown}: {exc.strerror}") from None
     return sorted(out)
 
 
