@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Workspace", "find_project_root", "habitat_home", "scm_root"]
+__all__ = ["Workspace", "find_project_root", "habitat_home", "scm_root", "write_private"]
 
 
 def habitat_home() -> Path:
@@ -101,3 +102,19 @@ def _private_dir(folder: Path) -> None:
     # Never a shared folder someone pointed HABITAT_HOME at (`/tmp`, sticky and open to all).
     if info.st_uid == os.getuid() and not info.st_mode & 0o1000 and info.st_mode & 0o077:
         os.chmod(folder, 0o700)
+
+
+def write_private(path: Path, data: str | bytes) -> None:
+    """Write a state file whole: a temp file beside it (0600, the user's alone, as every
+    state file is), then a rename, so a concurrent reader never sees half of it."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

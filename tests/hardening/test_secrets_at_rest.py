@@ -14,6 +14,7 @@ import pytest
 
 from agent_habitat.secrets import is_secret_name, redact_data
 from agent_habitat.shell.environment import apply_delta, env_delta
+from agent_habitat.workspace import write_private
 from mcp_tools.helpers import make_project, primary_client, text
 
 pytestmark = pytest.mark.anyio
@@ -134,3 +135,15 @@ def test_event_data_is_redacted_deeply() -> None:
     data = {"a": [f"x {TOKEN} y", {"b": "PASSWORD='hunter2 long' z"}], "n": 3}
     assert redact_data(data) == {"a": ["x *** y", {"b": "PASSWORD=*** z"}], "n": 3}
     assert os.environ["GITHUB_TOKEN"] == TOKEN
+
+
+def test_state_files_are_written_private_and_whole(tmp_path: Path) -> None:
+    # warm.json, the test-dependency store, the lint baselines, the import-graph cache and
+    # the dmypy owner file are written this way (warm.json was 0644: the long gauntlet).
+    path = tmp_path / "state" / "cache" / "warm.json"
+    write_private(path, '{"a": 1}')
+    write_private(path, b'{"a": 2}')
+    assert json.loads(path.read_text(encoding="utf-8")) == {"a": 2}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert [p.name for p in path.parent.iterdir()] == ["warm.json"]  # no temp file left

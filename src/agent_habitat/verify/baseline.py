@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from ..workspace import write_private
 from .models import Diagnostic
 
 __all__ = ["BaseResult", "BaselineCache", "fingerprint", "mark_preexisting", "summarize"]
@@ -109,7 +109,4 @@ class BaselineCache:
 
     def put(self, key: str, result: BaseResult) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(result.model_dump_json(), encoding="utf-8")
-        tmp.replace(path)  # atomic: a concurrent reader never sees half a file
+        write_private(path, result.model_dump_json())  # whole: no reader sees half of it

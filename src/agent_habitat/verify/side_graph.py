@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..workspace import write_private
 from .layout import Layout
 
 __all__ = ["SideImports", "imported_names", "side_graph", "side_names"]
@@ -110,10 +110,7 @@ class SideImports:
             data = json.dumps({"version": _VERSION, "files": self._entries})
             self._dirty = False
         try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.file.with_name(f"{_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(data, encoding="utf-8")
-            tmp.replace(self.file)
+            write_private(self.file, data)
         except OSError:
             pass  # a cache: the next climb parses again
 

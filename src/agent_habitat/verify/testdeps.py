@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..workspace import write_private
 from .blocks import FileBlocks, file_blocks
 from .layout import Layout
 from .snapshot import Snapshot
@@ -171,9 +172,7 @@ class Recording:
                 return f"test dependencies not recorded: the recorder failed ({merged.broken[0]})"
             payload = self._payload(merged)
             target = deps_store_dir(self.state_dir) / _STORE
-            tmp = target.with_suffix(".tmp")
-            tmp.write_text(json.dumps(payload), encoding="utf-8")
-            os.replace(tmp, target)
+            write_private(target, json.dumps(payload))
             return (
                 f"recorded test dependencies of {len(payload['tests'])} tests "
                 f"({payload['backend']}) for selection"

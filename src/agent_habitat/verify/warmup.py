@@ -31,7 +31,7 @@ import anyio.to_thread
 
 from ..errors import HabitatError
 from ..events import EventBus
-from ..workspace import Workspace
+from ..workspace import Workspace, write_private
 from .config import load_ladder_config, load_policy
 from .environments import probe_env, resolve_python
 from .layout import Layout, discover_layout
@@ -198,9 +198,7 @@ class WarmUp:
         }
         path = self.workspace.state_dir / _FILE
         try:
-            tmp = path.with_name(f"{_FILE}.tmp")
-            tmp.write_text(json.dumps(data), encoding="utf-8")
-            tmp.replace(path)
+            write_private(path, json.dumps(data))
         except OSError as exc:
             logger.warning("could not write %s: %s", path, exc)
         self.bus.publish("verify.warmup.finished", data=data)

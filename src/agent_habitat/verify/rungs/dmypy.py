@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time
-from ...workspace import Workspace
+from ...workspace import Workspace, write_private
 from ..command import child_env, run_command
 from ..environments import ProjectEnv
 
@@ -67,9 +67,7 @@ class DmypyDaemon:
             return
         created = process_create_time(os.getpid())
         data = json.dumps({"pid": os.getpid(), "create_time": created or 0.0})
-        tmp = self.owner_file.with_name(f"owner.{os.getpid()}.tmp")
-        tmp.write_text(data, encoding="utf-8")
-        tmp.replace(self.owner_file)
+        write_private(self.owner_file, data)
 
     def pid(self) -> int | None:
         try:
