@@ -113,7 +113,7 @@ async def server_kills(
             sent, missed = await bad_lines(after)
             lines, lines_unanswered = lines + sent, lines_unanswered + missed
             scene = await after.call("shell_scene", {})
-            for tab in scene["tabs"]:
+            for tab in scene.get("tabs", []):  # the wire leaves an empty list out
                 await after.call("shell_close", {"tab": tab["name"]})
         except Unanswered:
             unanswered += 1
