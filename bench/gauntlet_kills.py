@@ -26,13 +26,16 @@ from gauntlet_wire import Unanswered, Wire, poll_until
 BURST = 8
 
 
-def _marked(prefix: str) -> dict[int, str]:
-    """Live processes running `sleep <prefix>…`: pid → their HABITAT_RUN_ID."""
+def _marked(prefix: str, project: Path) -> dict[int, str]:
+    """Live processes of `project`'s runs running `sleep <prefix>…`: pid → their
+    HABITAT_RUN_ID. Their folder tells them from another gauntlet's on the same machine."""
     found: dict[int, str] = {}
-    for proc in psutil.process_iter(["cmdline", "status", "environ"]):
+    for proc in psutil.process_iter(["cmdline", "status", "environ", "cwd"]):
         cmd = proc.info["cmdline"] or []
         if len(cmd) == 2 and cmd[0] == "sleep" and cmd[1].startswith(prefix):
-            if proc.info["status"] != psutil.STATUS_ZOMBIE:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and proc.info["cwd"] == os.path.realpath(
+                project
+            ):
                 found[proc.pid] = (proc.info["environ"] or {}).get("HABITAT_RUN_ID", "")
     return found
 
@@ -65,8 +68,8 @@ async def _stop_hosts(root: Path) -> int:
     return late
 
 
-def _strays(prefix: str) -> int:
-    left = _marked(prefix)
+def _strays(prefix: str, project: Path) -> int:
+    left = _marked(prefix, project)
     for pid in left:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
@@ -101,7 +104,7 @@ async def server_kills(
         # The runs that did start have a row (written before the spawn) saying running.
         await anyio.sleep(0.2)  # a process forked just before the kill finishes its exec
         rows = _rows(project)
-        for _pid, marker in _marked(prefix).items():
+        for _pid, marker in _marked(prefix, project).items():
             run_id = int(marker.split("-")[1]) if marker.startswith("run-") else -1
             if rows.get(run_id) != "running":
                 lost += 1
@@ -119,7 +122,7 @@ async def server_kills(
             unanswered += 1
         finally:
             await after.close()
-        left += _strays(prefix)
+        left += _strays(prefix, project)
     return {
         "server kills": rounds,
         "server kills survived": rounds - unanswered,
