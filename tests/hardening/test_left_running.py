@@ -100,3 +100,20 @@ async def test_without_a_cgroup_kill_says_what_it_could_not_look_for(
         assert "env -i" in killed.untracked
     finally:
         daemon.send_signal(signal.SIGKILL)
+
+
+async def test_while_a_later_run_runs_the_scene_still_lists_what_the_earlier_one_left(
+    opened: Habitat,
+) -> None:
+    shell = opened.shell
+    result = await shell.run(RunArgs(command=DAEMON, tab="d"))
+    left = [p.pid for p in result.left_running]
+    assert left
+    await shell.run(RunArgs(command="sleep 600", tab="d", background=True))
+    for _ in range(2):  # the second scene asks again for the run before the running one
+        [tab] = (await shell.scene()).tabs
+        assert tab.state == "running"
+        assert [p.pid for p in tab.left_running] == left
+    closed = await shell.close(CloseArgs(tab="d"))
+    assert closed.killed
+    assert processes_running(["sleep", "3021"]) == []

@@ -98,7 +98,7 @@ class SceneBuilder:
         if newest is None:
             return []
         if newest.state == "running":
-            found = self.habitat.runs.leftovers(tab)
+            found = self.habitat.runs.leftovers(tab, newest)
             return [item.model() for item in found[1]] if found else []
         left = leftovers.read(newest.run_dir)
         return [item.model() for item in leftovers.alive(self.habitat.spawner, left)]

@@ -33,6 +33,8 @@ _IDENTIFY_AFTER_SECONDS = 0.05
 _SPAWN_GRACE_SECONDS = 5.0
 # How often `until_ended` looks for the pid of such a row (it appears within milliseconds).
 _PID_LOOK_SECONDS = 0.02
+# How many running runs' predecessors `_previous` keeps (it forgets them all past this).
+_BEFORE_KEPT = 256
 
 
 class _End:
@@ -73,6 +75,8 @@ class RunSupervisor:
         """Runs whose wrapper shell died while processes of theirs went on: its signal."""
         self._extra_env: dict[int, dict[str, str] | None] = {}
         self._ended: dict[int, _End] = {}
+        self._before: dict[int, RunRow | None] = {}
+        """Running run id → the run before it in its tab (`_previous`)."""
 
     def live(self, run_id: int) -> ProcessHandle | None:
         """The handle of a run this process started or adopted, while it runs."""
@@ -130,9 +134,12 @@ class RunSupervisor:
             if member.pid != run.pid
         ]
 
-    def leftovers(self, tab: str) -> tuple[RunRow, list[Leftover]] | None:
-        """The tab's newest ended run and the processes its runs left that still live."""
-        last = self.store.by_index(tab, None)
+    def leftovers(
+        self, tab: str, newest: RunRow | None = None
+    ) -> tuple[RunRow, list[Leftover]] | None:
+        """The tab's newest ended run and the processes its runs left that still live.
+        `newest`: the tab's newest run, when the caller has read it already."""
+        last = newest if newest is not None else self.store.by_index(tab, None)
         if last is None or last.state == "running":
             last = self._previous(last) if last is not None else None
         if last is None:
@@ -140,8 +147,16 @@ class RunSupervisor:
         return last, leftovers.alive(self.spawner, leftovers.read(last.run_dir))
 
     def _previous(self, run: RunRow) -> RunRow | None:
+        """The run before the running `run` in its tab: asked by every scene while it runs,
+        looked up once (its survivors file is still read each time)."""
+        if run.id in self._before:
+            return self._before[run.id]
         rows = self.store.history(run.tab, 2)
-        return rows[0] if len(rows) == 2 and rows[0].id != run.id else None
+        previous = rows[0] if len(rows) == 2 and rows[0].id != run.id else None
+        if len(self._before) >= _BEFORE_KEPT:
+            self._before.clear()
+        self._before[run.id] = previous
+        return previous
 
     async def kill_leftovers(self, tab: str, sig: int) -> tuple[int | None, KillReport]:
         """Kill what the tab's ended runs left running: the run index and the report."""
