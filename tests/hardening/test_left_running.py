@@ -56,7 +56,7 @@ async def test_close_stops_what_the_tabs_runs_left_running(opened: Habitat) -> N
     assert result.left_running
     closed = await shell.close(CloseArgs(tab="t"))
     assert closed.killed
-    assert processes_running(["sleep", "3021"]) == []
+    assert processes_running(["sleep", "3024"]) == []
 
 
 async def test_a_run_that_leaves_nothing_lists_nothing(opened: Habitat) -> None:
@@ -106,14 +106,16 @@ async def test_while_a_later_run_runs_the_scene_still_lists_what_the_earlier_one
     opened: Habitat,
 ) -> None:
     shell = opened.shell
-    result = await shell.run(RunArgs(command=DAEMON, tab="d"))
+    # Its own sleep: tests on other workers look for theirs by command line.
+    daemon = "(setsid sh -c 'sleep 3024' &); echo started"
+    result = await shell.run(RunArgs(command=daemon, tab="d"))
     left = [p.pid for p in result.left_running]
     assert left
-    await shell.run(RunArgs(command="sleep 600", tab="d", background=True))
+    await shell.run(RunArgs(command="sleep 3025", tab="d", background=True))
     for _ in range(2):  # the second scene asks again for the run before the running one
         [tab] = (await shell.scene()).tabs
         assert tab.state == "running"
         assert [p.pid for p in tab.left_running] == left
     closed = await shell.close(CloseArgs(tab="d"))
     assert closed.killed
-    assert processes_running(["sleep", "3021"]) == []
+    assert processes_running(["sleep", "3024"]) == []
