@@ -7,6 +7,7 @@ The spool keeps the raw bytes; everything here reads a bounded window of it thro
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,13 @@ _MAX_LINE_BYTES = 64 * 1024
 # every this many lines within one.
 _CANCEL_CHECK_LINES = 1024
 SEARCH_BUDGET_SECONDS = 1.0
-"""How long a client's regex may take on one line (`grep`) or one chunk (`until`). A sane
-pattern needs microseconds; nested quantifiers such as `(a|aa)+$` backtrack exponentially."""
+"""How long a client's regex may take in all, over one call's scan (`grep`) or one trip of a
+wait's scan (`until`). A sane pattern needs microseconds a line; nested quantifiers such as
+`(a|aa)+$` backtrack exponentially."""
+_now = time.monotonic  # the seam a unit test replaces
+_SEARCH_CHARS_PER_SECOND = 5_000_000
+"""Each search adds its text's share to the budget at this (slow) rate: a long scan of a big
+spool with a sane pattern is not cut, while one hopeless line still costs one budget."""
 
 
 def clean_text(raw: bytes, secrets: tuple[str, ...] | None = None) -> str:
@@ -240,16 +246,19 @@ _WHOLE_TEXT = re.compile(r"\\[AZz]|\(\?<?[=!]")
 
 
 class ClientPattern:
-    """A regex from a client, searched within `SEARCH_BUDGET_SECONDS` per search.
+    """A regex from a client, searched within `SEARCH_BUDGET_SECONDS` in all per scan (and
+    a linear share of the text searched).
 
     The `regex` engine (not `re`) because it can stop a search at a timeout and releases
-    the GIL while it searches, so the event loop goes on meanwhile. A search over the budget
-    is a UsageError naming the argument.
+    the GIL while it searches, so the event loop goes on meanwhile. The budget is shared by
+    every search of a scan (a block's search, then its lines'), so a hopeless pattern costs
+    one budget, not one per search; over it, a UsageError names the argument.
     """
 
     def __init__(self, pattern: str, argument: str) -> None:
         self.pattern = pattern
         self.argument = argument
+        self._left = SEARCH_BUDGET_SECONDS
         try:
             self._compiled = regex.compile(pattern)
             # Searching many lines at once finds a match where one line alone would, unless
@@ -260,26 +269,40 @@ class ClientPattern:
         except (regex.error, OverflowError, RecursionError) as exc:
             raise UsageError(f"argument `{argument}`: bad regex {pattern!r}: {exc}") from exc
 
+    def renew(self) -> None:
+        """A new scan (the next trip of a wait): the whole budget again."""
+        self._left = SEARCH_BUDGET_SECONDS
+
     def may_match_lines(self, text: str) -> bool:
         """False only when no line of `text` (lines joined) can match."""
         if self._lines is None:
             return True
         try:
-            found = self._lines.search(text, timeout=SEARCH_BUDGET_SECONDS, concurrent=True)
+            found = self._timed(self._lines, text)
         except TimeoutError:
             return True  # let the line-by-line search decide (and name a hopeless pattern)
         return found is not None
 
     def search(self, text: str) -> regex.Match[str] | None:
         try:
-            return self._compiled.search(text, timeout=SEARCH_BUDGET_SECONDS, concurrent=True)
+            return self._timed(self._compiled, text)
         except TimeoutError:
             raise UsageError(
                 f"argument `{self.argument}`: the regex {self.pattern!r} took over "
-                f"{SEARCH_BUDGET_SECONDS:g} s on {len(text)} characters of output and was "
-                "stopped; simplify it (nested quantifiers such as `(a+)+` or `(a|aa)+` "
-                "backtrack exponentially)"
+                f"{SEARCH_BUDGET_SECONDS:g} s on the output (last searched: {len(text)} "
+                "characters) and was stopped; simplify it (nested quantifiers such as "
+                "`(a+)+` or `(a|aa)+` backtrack exponentially)"
             ) from None
+
+    def _timed(self, compiled: regex.Pattern[str], text: str) -> regex.Match[str] | None:
+        self._left += len(text) / _SEARCH_CHARS_PER_SECOND
+        if self._left <= 0:
+            raise TimeoutError
+        started = _now()
+        try:
+            return compiled.search(text, timeout=self._left, concurrent=True)
+        finally:
+            self._left -= _now() - started
 
 
 def compile_pattern(pattern: str | None, argument: str) -> ClientPattern | None:

@@ -107,6 +107,7 @@ class _Scan:
         return await anyio.to_thread.run_sync(self._step)
 
     def _step(self) -> tuple[str | None, bool]:
+        self.pattern.renew()
         size = self.spool.size()
         budget = _SCAN_TRIP_BYTES
         for offset, data in self.spool.chunks(self.scanned, size):
