@@ -21,7 +21,7 @@ from agent_habitat.proc.keepers import keeper_alive
 from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN
 from agent_habitat.shell import ShellHabitat
-from agent_habitat.shell.models import LastArgs, RunArgs
+from agent_habitat.shell.models import InputArgs, LastArgs, RunArgs, WaitArgs
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
 from small_disks import fill, tmpfs
@@ -147,14 +147,6 @@ async def tiny_habitat(tiny_disk: Path, project: Path) -> AsyncIterator[ShellHab
             await eventually(lambda: shutil.disk_usage(tiny_disk).free > 2 << 20, within=30)
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known residual defect (issue 12): the keeper now starts before the command on a "
-    "short disk and cuts in a loop ahead of its writer, but on a loaded machine it can still "
-    "be kept off a core for ~50 ms while `yes | head -c 100M` fills the 16 MiB disk, and the "
-    "writer's own write fails with ENOSPC (19 of 20 passed with two `yes` beside them); only "
-    "a pipe between command and spool would make the writer wait instead",
-)
 async def test_a_short_disk_cuts_the_output_and_the_run_goes_on(
     tiny_habitat: ShellHabitat,
 ) -> None:
@@ -168,6 +160,50 @@ async def test_a_short_disk_cuts_the_output_and_the_run_goes_on(
     assert last.output.endswith("LAST\n")
     scene = await tiny_habitat.scene()
     assert [t.name for t in scene.tabs] == ["big"]
+
+
+def _blocked_writing_a_pipe(argv: list[str]) -> bool:
+    for process in psutil.process_iter(["cmdline"]):
+        if process.info["cmdline"] == argv:
+            with contextlib.suppress(OSError):
+                return "pipe_write" in Path(f"/proc/{process.pid}/wchan").read_text()
+    return False
+
+
+async def test_a_writer_waits_for_a_stopped_keeper_on_a_short_disk_instead_of_failing(
+    tiny_habitat: ShellHabitat, tiny_disk: Path
+) -> None:
+    # The keeper kept off a core as long as it takes (stopped): a writer that wrote the
+    # spool itself would fill the 16 MiB disk and fail with ENOSPC; through the keeper's
+    # pipe it waits, and goes on once the keeper runs again, every byte counted.
+    await tiny_habitat.run(
+        RunArgs(
+            command="read go; yes | head -c 100000000; echo LAST",
+            tab="big",
+            background=True,
+            interactive=True,
+        )
+    )
+    run = tiny_habitat.store.by_index("big", None)
+    assert run is not None
+    [keeper] = [
+        p
+        for p in psutil.process_iter(["cmdline"])
+        if str(run.files.output) in (p.info["cmdline"] or [])
+    ]
+    keeper.suspend()
+    try:
+        await tiny_habitat.input(InputArgs(tab="big", text="go\n", eof=True))
+        await eventually(lambda: _blocked_writing_a_pipe(["head", "-c", "100000000"]), within=30)
+        assert shutil.disk_usage(tiny_disk).free > 4 << 20
+    finally:
+        keeper.resume()
+    result = await tiny_habitat.wait(WaitArgs(tab="big", timeout_seconds=120))
+    assert (result.reason, result.exit_code) == ("exited", 0)
+    last = await tiny_habitat.last(LastArgs(tab="big"))
+    assert last.output_bytes == 100_000_000 + 5
+    assert last.output.endswith("y\nLAST\n")
+    assert "not kept: the disk holding the spool was nearly full" in last.output
 
 
 async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_serves_on(

@@ -8,17 +8,21 @@ which lives as long as its run, is never a zombie of a habitat that outlives it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import select
 import subprocess
 import sys
 from pathlib import Path
 
+import anyio
+
 from . import spool_keeper
 from .flocks import is_held
 from .spool_keeper import Budget, lock_path, room, spool_dir_of
 
-__all__ = ["KEEPER_AFTER_SECONDS", "keeper_alive", "keeper_before", "start_keeper"]
+__all__ = ["KEEPER_AFTER_SECONDS", "drained", "keeper_alive", "keeper_before", "start_keeper"]
 
 KEEPER_AFTER_SECONDS = 0.05
 """How long after its start a run gets its keeper (if it still writes): a short run none."""
@@ -27,39 +31,75 @@ _READY_SECONDS = 10.0
 # What a writer at ~1 GB/s puts in its spool before a keeper started after it makes its
 # first cut, with room to spare on a loaded machine.
 _LATE_START_BYTES = 512 << 20
+# A pump's pipe (the most an unprivileged process may ask for by default).
+_PIPE_BYTES = 1 << 20
+# How long a run's end waits for its pump to copy what is left in the pipe.
+_DRAIN_SECONDS = 2.0
+_DRAIN_POLL_SECONDS = 0.005
 
 
 def keeper_before(output: Path, budget: Budget) -> int | None:
     """When the spool's disk is too short for a keeper that starts after the command (a
-    small disk fills before it has started), start it first: returns a descriptor writing
-    `output`, to close once the command holds its own (until then the keeper counts it as
-    the writer it waits for). None when the disk has room: the keeper may start later.
-    Blocks while the keeper starts (tens of milliseconds): call it off the event loop."""
+    small disk fills before it has started), start it first, as the run's **pump**: returns
+    the write end of a pipe for the command's stdout and stderr, which the keeper copies
+    into `output`, cutting before each write the disk could not take, so a fast writer waits
+    on the pipe instead of failing with ENOSPC. Pass it to the command and close it once the
+    command holds it (`drained` then waits for the copy to finish). None when the disk has
+    room, or where holes cannot be punched: the command writes `output` itself. Blocks while
+    the keeper starts (tens of milliseconds): call it off the event loop."""
     if room(spool_dir_of(output)) >= budget.run_bytes + _LATE_START_BYTES:
         return None
-    holder = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+    if not sys.platform.startswith("linux"):
+        return None
+    read_end, write_end = os.pipe()
     try:
-        start_keeper(output, budget, ready=True)
+        with contextlib.suppress(OSError):  # a smaller pipe only means more, shorter copies
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
+        start_keeper(output, budget, ready=True, source=read_end)
+        if not keeper_alive(output):
+            raise OSError(f"the spool keeper of {output} did not start")
     except OSError:
-        os.close(holder)
+        os.close(write_end)
         raise
-    return holder
+    finally:
+        os.close(read_end)
+    return write_end
 
 
-def start_keeper(output: Path, budget: Budget, *, ready: bool = False) -> bool:
+async def drained(output: Path, within: float = _DRAIN_SECONDS) -> bool:
+    """Wait until a pumping keeper (`keeper_before`) has copied everything its run wrote: it
+    exits at the pipe's end, once no process of the run holds it. False when something
+    the run left running (a daemon) still holds the pipe after `within`: its later output
+    arrives in the spool as it writes it."""
+    deadline = anyio.current_time() + within
+    # A lock's release sends no event: a short bounded poll (the keeper is done within
+    # milliseconds of its run's last close).
+    while keeper_alive(output):
+        if anyio.current_time() >= deadline:
+            return False
+        await anyio.sleep(_DRAIN_POLL_SECONDS)
+    return True
+
+
+def start_keeper(
+    output: Path, budget: Budget, *, ready: bool = False, source: int | None = None
+) -> bool:
     """Start the keeper of a run's `output`; with `ready`, return once it watches the file
-    (it must then have a writer already, or it exits at once). False where the kernel cannot
-    punch holes (not Linux): there the spool is not held to its budget. Raises OSError when
-    the keeper cannot be started."""
+    (it must then have a writer already, or it exits at once). With `source` (a pipe's read
+    end) it pumps the pipe into `output` instead. False where the kernel cannot punch holes
+    (not Linux): there the spool is not held to its budget. Raises OSError when the keeper
+    cannot be started."""
     if not sys.platform.startswith("linux"):
         return False
     argv = [sys.executable, "-I", "-S", spool_keeper.__file__, os.fspath(output)]
     argv += [str(budget.run_bytes), str(budget.workspace_bytes)]
+    if source is not None:
+        argv.append("pump")
     keeper = subprocess.Popen(
         argv,
         cwd="/",
         env={},
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL if source is None else source,
         stdout=subprocess.PIPE if ready else subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -59,9 +59,11 @@ class Spawner(Protocol):
         stdin_pipe: bool = False,
         marker: str | None = None,
         identify: bool = True,
+        stdout: int | None = None,
     ) -> ProcessHandle:
-        """Start `argv` in a new session, stdout and stderr appended to `output`.
-        Raises OSError when it cannot be started."""
+        """Start `argv` in a new session, stdout and stderr appended to `output` (or written
+        to the descriptor `stdout`, a spool keeper's pipe). Raises OSError when it cannot be
+        started."""
 
     def adopt(self, record: ProcessRecord) -> ProcessHandle:
         """A handle on a process started earlier, perhaps by another habitat process."""
@@ -92,6 +94,7 @@ class ProcSpawner:
         stdin_pipe: bool = False,
         marker: str | None = None,
         identify: bool = True,
+        stdout: int | None = None,
     ) -> Supervised:
         return spawn(
             argv,
@@ -101,6 +104,7 @@ class ProcSpawner:
             stdin_pipe=stdin_pipe,
             marker=marker,
             identify=identify,
+            stdout=stdout,
         )
 
     def adopt(self, record: ProcessRecord) -> Supervised:

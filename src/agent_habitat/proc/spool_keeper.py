@@ -7,7 +7,9 @@ exact) while its disk use stays near head + tail. The freed range is announced i
 `<output>.hole` *before* it is punched, written so that even a full disk can take it. It
 also holds the workspace to its budget, cuts runs to a floor when the disk runs short, and
 exits once no process has the file open for writing (the last close wakes it; a read lease,
-refused while a writer has the file open, confirms it).
+refused while a writer has the file open, confirms it). On a short disk it is started
+before its run as the run's pump (`pump`): the run writes into a pipe and the keeper copies
+it into the file, cutting before each write, so the writer waits instead of filling the disk.
 
 Run by path (`python -I -S spool_keeper.py …`), it imports nothing but the standard
 library: starting it costs an interpreter, not the package.
@@ -17,12 +19,8 @@ from __future__ import annotations
 
 # Not `signal` nor `typing`: they import enum and friends, tens of milliseconds per start.
 import _signal  # type: ignore[import-not-found]
-import ctypes
 import errno
-import fcntl
 import os
-import select
-import struct
 import sys
 import time
 
@@ -41,6 +39,7 @@ try:
         punch,
         read_hole,
     )
+    from .spool_writers import GONE, IN_CLOSE_WRITE, Watch, writers_gone
 except ImportError:  # run by path: no package, its neighbour file is loaded as a module
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
     from flocks import take  # type: ignore[import-not-found, no-redef]
@@ -53,8 +52,12 @@ except ImportError:  # run by path: no package, its neighbour file is loaded as 
         punch,
         read_hole,
     )
-
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+    from spool_writers import (  # type: ignore[import-not-found, no-redef]
+        GONE,
+        IN_CLOSE_WRITE,
+        Watch,
+        writers_gone,
+    )
 
 
 __all__ = [
@@ -67,6 +70,7 @@ __all__ = [
     "keep",
     "lock_path",
     "prepare",
+    "pump",
     "punch",
     "read_hole",
     "room",
@@ -92,16 +96,15 @@ _FASTEST_WRITER_BYTES_PER_SECOND = 2 << 30
 _SETTLE_ROOM_BYTES = 256 << 20
 # The step of a run cut to its floor on a short disk (a small disk fills in milliseconds).
 _SHORT_STEP_BYTES = 64 * 1024
+# A pumping keeper reads the run's pipe this much at a time (its size: see `keepers.py`).
+_PUMP_READ_BYTES = 1 << 20
+# A disk full of others' data: how long a pump waits for room before it drops a chunk.
+_FULL_DISK_PAUSE_SECONDS = 0.05
+_FULL_DISK_PATIENCE_SECONDS = 60.0
 # The scheduling priority a keeper takes where it may (see `_run_ahead`).
 _KEEPER_NICE = -15
 # Without any event for this long it checks for writers anyway (a missed close).
 _IDLE_CHECK_SECONDS = 2.0
-_IN_MODIFY = 0x002
-_IN_CLOSE_WRITE = 0x008
-_IN_DELETE_SELF = 0x400
-_IN_MOVE_SELF = 0x800
-_IN_IGNORED = 0x8000
-_GONE = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_IGNORED
 
 
 class Budget:
@@ -180,72 +183,6 @@ def _reserve(folder: str | Path, st: os.statvfs_result | None = None) -> int:
     return min(_RESERVE_BYTES, st.f_blocks * st.f_frsize // 8)
 
 
-def _writers_gone(output: str | Path) -> bool:
-    """Whether no process has `output` open for writing (the kernel grants a read lease
-    only then); True when the file is gone."""
-    try:
-        fd = os.open(output, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return True
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
-    except OSError as exc:
-        if exc.errno in (errno.EAGAIN, errno.EBUSY):
-            return False
-        return not _open_elsewhere(os.fstat(fd))  # leases refused here: look in /proc
-    else:
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
-        return True
-    finally:
-        os.close(fd)
-
-
-def _open_elsewhere(st: os.stat_result) -> bool:
-    me = str(os.getpid())
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit() or pid == me:
-            continue
-        try:
-            names = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for name in names:
-            try:
-                other = os.stat(f"/proc/{pid}/fd/{name}")
-            except OSError:
-                continue
-            if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-                return True
-    return False
-
-
-class _Watch:
-    """inotify on one file: `wait()` returns the event mask seen (0 on a timeout)."""
-
-    def __init__(self, output: str | Path) -> None:
-        assert _libc is not None
-        self.fd = _libc.inotify_init1(os.O_CLOEXEC)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1")
-        mask = _IN_MODIFY | _IN_CLOSE_WRITE | _IN_DELETE_SELF | _IN_MOVE_SELF
-        if _libc.inotify_add_watch(self.fd, os.fsencode(output), mask) < 0:
-            os.close(self.fd)
-            raise OSError(ctypes.get_errno(), f"inotify_add_watch {output}")
-
-    def wait(self, timeout: float) -> int:
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return 0
-        data = os.read(self.fd, 64 * 1024)
-        mask = 0
-        offset = 0
-        while offset + 16 <= len(data):
-            _wd, event, _cookie, length = struct.unpack_from("iIII", data, offset)
-            mask |= event
-            offset += 16 + length
-        return mask
-
-
 def lock_path(output: str | Path) -> str:
     """`keeper.lock` beside a run's `output`; `<file>.keeper` for a flat spool file."""
     out = os.path.abspath(output)
@@ -273,7 +210,7 @@ def keep(output: str | Path, budget: Budget) -> None:
     if lock is None:
         _say_ready()
         return  # another keeper holds this spool (two habitats adopted the run at once)
-    watch = _Watch(output)  # before the first look for writers: no close goes unseen
+    watch = Watch(output)  # before the first look for writers: no close goes unseen
     try:
         prepare(output)  # an adopted run's folder may predate spares
     except OSError:
@@ -288,7 +225,7 @@ def keep(output: str | Path, budget: Budget) -> None:
         except OSError as exc:
             print(f"spool keeper: cannot free space in {output}: {exc}", file=sys.stderr)
             return  # a file system without hole punching: nothing a keeper can do
-        if look_for_writers and _writers_gone(output):
+        if look_for_writers and writers_gone(output):
             # The last writes may have come after the cut above: one more, to the byte.
             try:
                 cutter.cut(final=True)
@@ -299,9 +236,9 @@ def keep(output: str | Path, budget: Budget) -> None:
             look_for_writers = False
             continue  # a fast writer: look again before waiting for its next write
         mask = watch.wait(_IDLE_CHECK_SECONDS)
-        if mask & _GONE:
+        if mask & GONE:
             return  # its run's folder was removed (the tab closed, the history trimmed)
-        look_for_writers = not mask or bool(mask & _IN_CLOSE_WRITE)
+        look_for_writers = not mask or bool(mask & IN_CLOSE_WRITE)
         if not look_for_writers:
             seen = _settle(output, seen, cutter, budget.run_bytes)
 
@@ -425,14 +362,80 @@ def _run_ahead() -> None:
         return
 
 
+def pump(output: str | Path, budget: Budget) -> None:
+    """On a short disk: the run writes into a pipe (stdin here) and the keeper copies it into
+    `output`, cutting *before* each write that the disk could not take. A writer can never
+    outrun it: when the keeper is kept off a core, the writer waits on the full pipe instead
+    of failing with ENOSPC. Ends at the pipe's end (no process of the run holds it)."""
+    lock = _hold_lock(output)
+    sink = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        prepare(output)
+    except OSError:
+        pass  # a full disk: the first cut's record needs a new block, tried at each cut
+    _say_ready()
+    cutter = _Cutter(output, budget)
+    due = 0
+    while data := _read_pipe():
+        due -= len(data)
+        if due <= 0 or room(cutter.spool_dir) < len(data):
+            _cut(cutter, output, final=True)
+            due = _SHORT_STEP_BYTES if cutter.disk_bound else cutter.step
+        _write_all(sink, data, cutter, output)
+    _cut(cutter, output, final=True)
+    os.close(sink)
+    if lock is not None:
+        os.close(lock)
+
+
+def _read_pipe() -> bytes:
+    try:
+        return os.read(0, _PUMP_READ_BYTES)
+    except OSError:
+        return b""
+
+
+def _cut(cutter: _Cutter, output: str | Path, final: bool) -> int:
+    try:
+        return cutter.cut(final)
+    except OSError as exc:
+        print(f"spool keeper: cannot free space in {output}: {exc}", file=sys.stderr)
+        return 0
+
+
+def _write_all(sink: int, data: bytes, cutter: _Cutter, output: str | Path) -> None:
+    """Write `data` whole; on a full disk cut to the floor and try again, pausing while the
+    disk's other users hold it full (the run waits on its pipe meanwhile, losing nothing)."""
+    view = memoryview(data)
+    waited = 0.0
+    while view:
+        try:
+            view = view[os.write(sink, view) :]
+            continue
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                print(f"spool keeper: cannot write {output}: {exc}", file=sys.stderr)
+                return
+        if _cut(cutter, output, final=True) == 0:
+            if waited >= _FULL_DISK_PATIENCE_SECONDS:
+                print(f"spool keeper: {output}: the disk stayed full", file=sys.stderr)
+                return
+            time.sleep(_FULL_DISK_PAUSE_SECONDS)
+            waited += _FULL_DISK_PAUSE_SECONDS
+
+
 def main(argv: list[str]) -> int:
     output, run_bytes, workspace_bytes = argv[0], int(argv[1]), int(argv[2])
+    pumped = argv[3:] == ["pump"]
     if os.fork():
         os._exit(0)  # the habitat reaps this at once; the keeper itself is init's to reap
     # A lease being broken signals its holder with SIGIO (default: terminate).
     _signal.signal(_signal.SIGIO, _signal.SIG_IGN)
     _run_ahead()
-    keep(output, Budget(run_bytes, workspace_bytes))
+    if pumped:
+        pump(output, Budget(run_bytes, workspace_bytes))
+    else:
+        keep(output, Budget(run_bytes, workspace_bytes))
     return 0
 
 

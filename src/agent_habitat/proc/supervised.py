@@ -149,6 +149,7 @@ def spawn(
     marker: str | None = None,
     identify: bool = True,
     outlive: bool = True,
+    stdout: int | None = None,
 ) -> Supervised:
     """Start `argv` in a new session; stdout and stderr interleaved into `output` (appended).
 
@@ -158,6 +159,9 @@ def spawn(
     With `identify=False` the create time is read later by `identify()`: right after fork,
     reading /proc/<pid>/stat can block for a millisecond until the child's exec completes,
     which a caller on the fast path may prefer to do off the event loop.
+
+    `stdout`: a descriptor the output goes to instead (a keeper's pipe, see
+    `keepers.keeper_before`); the caller keeps and closes its own.
     """
     global _swept
     prepare_child_signals()
@@ -172,7 +176,11 @@ def spawn(
         group = cgroup.prepare(marker, owned=not outlive)
         if group is not None:
             full_env[cgroup.CGROUP_ENV] = str(group)
-    fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    fd = (
+        stdout
+        if stdout is not None
+        else os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    )
     try:
         popen = subprocess.Popen(
             list(argv),
@@ -185,7 +193,8 @@ def spawn(
             close_fds=True,
         )
     finally:
-        os.close(fd)
+        if stdout is None:
+            os.close(fd)
     _UNREAPED.add(popen)
     if marker is not None:
         # At once (a wrapper shell also moves itself in first thing, see `cgroup.prepare`).

@@ -229,6 +229,7 @@ class ShellHabitat:
                 stdin_pipe=args.interactive,
                 marker=run.marker,
                 identify=False,
+                stdout=holder,
             )
         except Exception as exc:  # re-raised: nothing started, so the row and folder go again
             self.runs.not_started(run.id)
@@ -250,6 +251,8 @@ class ShellHabitat:
                 os.close(holder)  # the command holds its own descriptor now
         if holder is None:
             self._keep_spool(run)
+        else:
+            self.runs.pumped.add(run.id)
         self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
@@ -276,7 +279,8 @@ class ShellHabitat:
         return Budget(self.config.spool_run_budget_bytes, self.config.spool_workspace_budget_bytes)
 
     async def _keeper_before(self, run: RunRow) -> int | None:
-        """On a disk too short for a late keeper, the keeper starts before the command."""
+        """On a disk too short for a late keeper, the keeper starts before the command and
+        pumps its output into the spool (returns the pipe's write end)."""
         if not isinstance(self.spawner, ProcSpawner):
             return None
         try:

@@ -16,6 +16,7 @@ from anyio.abc import TaskGroup
 from ..clock import Clock
 from ..events import EventBus
 from ..proc import KillReport, ProcessRecord, marked_leader
+from ..proc.keepers import drained
 from ..proc.spawner import ProcessHandle, Spawner
 from ..proc.spool import Spool
 from . import leftovers
@@ -71,6 +72,8 @@ class RunSupervisor:
         """Runs being killed here: the state to record and the signal sent."""
         self._signalled: dict[int, int] = {}
         """Runs sent a signal other than TERM/KILL here, while the signal's delivery is awaited."""
+        self.pumped: set[int] = set()
+        """Runs whose keeper pumps their output (a short disk): their end waits for it."""
         self._orphaned: dict[int, int | None] = {}
         """Runs whose wrapper shell died while processes of theirs went on: its signal."""
         self._extra_env: dict[int, dict[str, str] | None] = {}
@@ -117,7 +120,12 @@ class RunSupervisor:
 
     async def ended(self, run: RunRow, returncode: int | None) -> RunRow:
         """`finish` for a run whose process exited: first looks (off the event loop) for the
-        processes it leaves running."""
+        processes it leaves running, and lets a pumping keeper copy what is left in its
+        pipe (bounded: a daemon the run left may hold the pipe)."""
+        if run.id in self.pumped:
+            self.pumped.discard(run.id)
+            if run.id not in self._killing:
+                await drained(run.files.output)
         if run.id in self._killing or run.id in self._signalled:
             # Ended by a signal sent here: the kill looks at the whole tree itself, and its
             # caller waits a bounded grace for this end, which a scan must not delay.

@@ -193,6 +193,7 @@ class FakeSpawner:
         stdin_pipe: bool = False,
         marker: str | None = None,
         identify: bool = True,
+        stdout: int | None = None,  # a keeper's pipe: real spawners only get one
     ) -> FakeProcess:
         if self.before_spawn is not None:
             self.before_spawn(output)

@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 
 from ..proc import ProcessRecord, Supervised, kill_tree, spawn
-from ..proc.keepers import KEEPER_AFTER_SECONDS, keeper_before, start_keeper
+from ..proc.keepers import KEEPER_AFTER_SECONDS, drained, keeper_before, start_keeper
 from ..proc.spool import Spool
 from ..proc.spool_keeper import Budget
 
@@ -139,10 +139,18 @@ async def run_command(
         holder = await anyio.to_thread.run_sync(_keeper_before, spool, budget)
     try:
         # outlive=False: a rung dies with its host (proc/cgroup.py sweeps a dead host's).
-        sup = spawn(list(argv), cwd=cwd, env=env, output=spool, marker=marker, outlive=False)
+        sup = spawn(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            output=spool,
+            marker=marker,
+            outlive=False,
+            stdout=holder,
+        )
     finally:
         if holder is not None:
-            os.close(holder)  # the command holds the spool now: the keeper waits for it
+            os.close(holder)  # the command holds the pipe now: the keeper pumps it
     if on_spawn is not None:
         on_spawn(sup.record)
     timed_out = False
@@ -155,6 +163,8 @@ async def run_command(
             code = await sup.wait()
         elif reap_leftovers:
             await kill_tree(sup.record)
+        if holder is not None:
+            await drained(spool)  # what its pump has not yet copied into the spool
     except BaseException:
         # Cancelled (or anything else): the process tree must not outlive the request.
         with anyio.CancelScope(shield=True):
