@@ -13,6 +13,7 @@ from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import Budget
 from agent_habitat.testing import eventually
 from agent_habitat.verify.command import child_env, run_command, spool_path
+from small_disks import tmpfs
 
 pytestmark = [
     pytest.mark.anyio,
@@ -67,3 +68,23 @@ async def test_without_a_budget_the_spool_is_whole(tmp_path: Path) -> None:
     assert outcome.exit_code == 0
     assert not keeper_alive(spool)
     assert on_disk(spool) >= 3 * _MIB
+
+
+async def test_a_loud_rung_on_a_short_disk_is_pumped_and_ends_whole(tmp_path: Path) -> None:
+    # 96 MiB into a 16 MiB disk: the keeper starts first and pumps the rung's output, so the
+    # rung never meets a full disk, and its last line is in the spool when it is read.
+    with tmpfs(tmp_path / "tiny", "16m") as disk:
+        spool = spool_path(disk / "spool", "v1.test.full.out")
+        outcome = await run_command(
+            loud(96),
+            cwd=tmp_path,
+            env=child_env(),
+            spool=spool,
+            limit_s=300,
+            cap=4096,
+            budget=Budget(256 * _MIB, 2048 * _MIB),
+        )
+        assert outcome.exit_code == 0
+        assert outcome.tail.endswith("THE END\n")
+        assert Spool(spool).size() == 96 * _MIB + len(b"THE END\n")
+        assert not keeper_alive(spool)  # the drain waited for the pump's end
