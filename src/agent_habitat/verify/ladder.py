@@ -57,6 +57,15 @@ _EVENT_OF = {
 _NEEDS_IMPACT = {"compile.project", "build.affected", "test.scoped"}
 
 
+def _selects_tests(rungs: list[RungName], config: LadderConfig) -> bool:
+    """Whether a rung of the climb uses the test selection: `test.scoped`, or a configured
+    command with a `{tests}` placeholder. Otherwise the impact stops at the affected
+    modules (compile.project alone needs no test data, side imports or narrowing)."""
+    if "test.scoped" in rungs:
+        return True
+    return any("{tests}" in str(config.command_for(rung) or "") for rung in rungs)
+
+
 def new_ladder_id() -> str:
     return f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
 
@@ -165,6 +174,7 @@ async def _context(
                 workspace.state_dir / "grimp",
                 hooks.memo if hooks else None,
                 head=snapshot.head,
+                select_tests=_selects_tests(rungs, config),
             )
         )
         ctx.selection = ctx.impact.selection
@@ -313,7 +323,7 @@ async def run_ladder(
         reason=reason,
         rungs=results,
         touched=ctx.touched,
-        selection=ctx.selection if _NEEDS_IMPACT & set(rungs) or request.filter else None,
+        selection=ctx.selection if _selects_tests(rungs, config) or request.filter else None,
         duration_s=round(time.monotonic() - started, 3),
     )
 

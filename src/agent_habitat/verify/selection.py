@@ -179,12 +179,14 @@ def analyse_impact(
     memo: SelectionMemo | None = None,
     *,
     head: str | None,
+    select_tests: bool = True,
 ) -> Impact:
     """Blocking (reads files, builds the graph); call it from a worker thread.
 
     `cache_dir` holds grimp's cache; the recorded test dependencies live beside it. `memo`
     (a long-lived process's) keeps the graph and the dependency data between calls. `head`
-    is the snapshot's HEAD commit (None outside git or before the first commit)."""
+    is the snapshot's HEAD commit (None outside git or before the first commit). Without
+    `select_tests` it stops at the affected modules (the selection is left empty)."""
     out = _Collector()
     if not layout.is_python:
         out.widen_full("not a Python project: the import graph cannot see the change")
@@ -202,6 +204,8 @@ def analyse_impact(
     impact.affected_modules = sorted(affected)
     files = (layout.file_of(m) for m in impact.affected_modules)
     impact.affected_files = sorted({layout.rel(f) for f in files if f is not None})
+    if not select_tests:
+        return impact
     store = deps_store_dir(cache_dir.parent)
     deps = None
     if touched:
