@@ -17,4 +17,6 @@ def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("HABITAT_HOME", str(home))
     # A warm-up starts dmypy and ruff for every project a test opens; its tests turn it on.
     monkeypatch.setenv("HABITAT_LADDER_WARMUP", "false")
+    # No test downloads a type checker from PyPI unless it says so (test_verify_pyright.py).
+    monkeypatch.setenv("HABITAT_LADDER_FETCH_CHECKERS", "false")
     return home

@@ -14,7 +14,7 @@ from agent_habitat.cli.demo_sample import break_sample, build_sample, fix_sample
 from agent_habitat.events import Event, InMemoryEventBus
 from agent_habitat.proc import kill_tree
 from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder, stop_type_daemon
-from agent_habitat.verify.rungs import DmypyDaemon
+from agent_habitat.verify.rungs import DmypyDaemon, pyright_tools
 from agent_habitat.workspace import Workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -239,12 +239,23 @@ async def test_a_configured_pyright_runs_with_json_output_and_a_missing_one_is_r
     assert [(d.file, d.line, d.col, d.code) for d in rung.diagnostics] == [
         ("src/calc/arith.py", 2, 12, "reportReturnType")
     ]
+    # The dev install has basedpyright in the habitat's own environment: hide it, and check
+    # the project with the base interpreter that environment was made from.
+    monkeypatch.setattr(pyright_tools, "OWN_BIN", tmp_path / "no-such-bin")
+    base = Path(sys.base_prefix) / "bin" / "python3"
     missing = await run_ladder(
-        calc, request, bus=bus, environ={"HABITAT_LADDER_TYPE_CHECKER": "basedpyright"}
+        calc,
+        request,
+        bus=bus,
+        environ={
+            "HABITAT_LADDER_TYPE_CHECKER": "basedpyright",
+            "HABITAT_LADDER_PYTHON": str(base),
+            "HABITAT_LADDER_FETCH_CHECKERS": "false",
+        },
     )
     (skipped,) = missing.rungs
-    assert skipped.state == "skipped"
-    assert skipped.missing == f"{sys.executable} -m pip install basedpyright"
+    assert skipped.state == "skipped", skipped.command
+    assert skipped.missing == f"{base} -m pip install basedpyright"
     assert skipped.reason is not None
     assert "configures basedpyright, which is not installed" in skipped.reason
     assert missing.state == "incomplete"

@@ -59,6 +59,10 @@ class LadderConfig(BaseModel):
     """`new`: only findings that are not at HEAD too make a rung red, and a project without
     its own ruff configuration gets the bug-finding rules only (`F`, `E9`). `strict`: every
     finding counts, with ruff's full configured (or default) rule set."""
+    fetch_checkers: bool = True
+    """A project that configures pyright or basedpyright and has neither: fetch basedpyright
+    once into the habitat's tools folder (`$HABITAT_HOME/tools`, not the project's
+    environment). False: `compile.project` is skipped, saying what to install."""
     dmypy: bool = True
     """Type-check through a warm `dmypy` daemon (False: a plain `mypy` run each time)."""
     warmup: bool = True

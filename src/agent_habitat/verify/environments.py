@@ -75,13 +75,6 @@ class ProjectEnv:
             return [str(self.python), "-m", module], []
         return [sys.executable, "-m", module], ["--python-executable", str(self.python)]
 
-    def node_tool(self, name: str) -> list[str] | None:
-        own = self.bin_dir / name
-        if own.is_file():
-            return [str(own)]
-        found = shutil.which(name)
-        return [found] if found else None
-
 
 def resolve_python(root: Path, configured: str | None) -> Path:
     """The configured interpreter, else the project's `.venv`/`venv`, else the habitat's."""

@@ -10,7 +10,8 @@ for the same daemon or cache. In order, each step bounded by the ladder's timeou
 * the lint baseline: HEAD's ruff findings for every Python file, in the cache
   `diagnose.files` reads (rungs/lint_warm.py);
 * the type-check daemon started and checked over the packages (dmypy, with the flags
-  `compile.project` gives it, so it does not restart for the first check).
+  `compile.project` gives it, so it does not restart for the first check); for a project
+  that configures pyright, the checker found, or basedpyright fetched (rungs/pyright_tools.py).
 
 What it did goes to `warm.json` in the workspace state folder, where `habitat status`
 reads it (`warm_lines`), and to the bus as `verify.warmup.finished`. `[tool.habitat.ladder]
@@ -41,6 +42,7 @@ from .rungs.compile import mypy_flags
 from .rungs.context import RungContext
 from .rungs.dmypy import DmypyDaemon
 from .rungs.lint_warm import warm_lint_baseline
+from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker
 from .selection import warm_graph
 from .selection_memo import SelectionMemo
 from .snapshot import take_snapshot
@@ -168,6 +170,8 @@ class WarmUp:
         if ctx.config.command_for("compile.project") is not None:
             return WarmItem("skipped", "compile.project is configured")
         checker = detect_type_checker(ctx.root, ctx.config, env)
+        if checker in ("pyright", "basedpyright"):
+            return await self._pyright(ctx, env.bin_dir, checker)
         if checker != "mypy" or not ctx.config.dmypy:
             return WarmItem("skipped", f"the type checker is {checker}, not a warm dmypy")
         targets = sorted(
@@ -188,6 +192,21 @@ class WarmUp:
         return WarmItem(
             "warm", f"dmypy daemon (pid {daemon.pid()}), {len(targets)} modules checked"
         )
+
+    async def _pyright(self, ctx: RungContext, bin_dir: Path, name: str) -> WarmItem:
+        # pyright has no daemon to start: what warms is having the checker at hand, so the
+        # first verify does not spend its time fetching one.
+        found = find_checker(bin_dir, name)
+        if found is None and ctx.config.fetch_checkers:
+            failed = await fetch_basedpyright(
+                lambda argv: ctx.run("compile.project", argv, suffix=".warm.out")
+            )
+            if failed:
+                return WarmItem("failed", f"fetching {PACKAGE} for {name}: {failed}")
+            found = find_checker(bin_dir, name)
+        if found is None:
+            return WarmItem("skipped", f"{name} is configured and not installed")
+        return WarmItem("warm", f"{found.name} at hand ({found.where}); pyright keeps no daemon")
 
     async def _report(self) -> None:
         data = {
@@ -215,7 +234,8 @@ def warm_lines(workspace: Workspace) -> list[str]:
     for name, item in data.get("items", {}).items():
         detail = item.get("detail", "")
         state = item.get("state", "?")
-        if name == "type_daemon" and state == "warm" and DmypyDaemon(workspace).state() != "alive":
+        dmypy = name == "type_daemon" and detail.startswith("dmypy daemon")
+        if dmypy and state == "warm" and DmypyDaemon(workspace).state() != "alive":
             state, detail = "cold", "the dmypy daemon has exited since"
         out.append(f"warm: {name.replace('_', ' ')}: {state} — {detail}")
     return out

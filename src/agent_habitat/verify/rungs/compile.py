@@ -11,7 +11,7 @@ import anyio.to_thread
 
 from ..command import Outcome
 from ..environments import ProjectEnv
-from ..models import RungName, RungResult, RungState
+from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy, parse_pyright
 from .checkers import (
     DEFAULT_MYPY_FLAGS,
@@ -25,6 +25,7 @@ from .dmypy import MYPY_FLAGS, DmypyDaemon
 from .dmypy_client import run_in_process
 from .head_check import settle_on_head
 from .preamble import python_rung
+from .pyright_tools import PACKAGE, fetch_basedpyright, find_checker, tools_venv
 
 __all__ = ["compile_project", "detect_type_checker", "mypy_flags"]
 
@@ -175,32 +176,47 @@ async def _confirmed(
 
 
 async def _pyright(ctx: RungContext, env: ProjectEnv, name: str, targets: list[str]) -> RungResult:
-    tool = env.node_tool(name)
-    if tool is None:
+    checker = find_checker(env.bin_dir, name)
+    fetched: str | None = None
+    if checker is None and ctx.config.fetch_checkers:
+        failed = await fetch_basedpyright(
+            lambda argv: ctx.run(RUNG, argv, suffix=".fetch.out", reap_leftovers=False)
+        )
+        checker = find_checker(env.bin_dir, name)
+        fetched = failed or (f"fetched {PACKAGE} into {tools_venv()} (once; later rungs reuse it)")
+    if checker is None:
         command, about = install_hint(env, name)
+        why = f"; fetching {PACKAGE} failed: {fetched}" if fetched else ""
         return skipped(
             ctx,
             RUNG,
             f"the project configures {name}, which is not installed; install with {command} "
-            f"({about})",
+            f"({about}){why}",
             missing=command,
         )
-    argv = [*tool, "--outputjson", "--pythonpath", str(env.python)]
+    argv = [*checker.argv, "--outputjson", "--pythonpath", str(env.python), *checker.flags()]
     outcome = await ctx.run(RUNG, [*argv, *targets])
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
-    diagnostics = parse_pyright(outcome.text, ctx.root, source=name)
-    result = from_outcome(ctx, RUNG, outcome, tool=name, state=state, diagnostics=diagnostics)
-    if result.state == "error" and result.reason is None:
-        result.reason = f"{name} failed (exit {outcome.exit_code})"
-    _summary(result)
-    return await settle_on_head(
+    tool = checker.name
+
+    def parse(text: str, root: Path) -> list[Diagnostic]:
+        return parse_pyright(text, root, source=tool)
+
+    notes = [n for n in (fetched, checker.note(name)) if n]
+    result = from_outcome(
         ctx,
         RUNG,
-        result,
-        tool=name,
-        argv=argv,
-        targets=targets,
-        parse=lambda text, root: parse_pyright(text, root, source=name),
+        outcome,
+        tool=tool,
+        state=state,
+        diagnostics=parse(outcome.text, ctx.root),
+        notes=notes,
+    )
+    if result.state == "error" and result.reason is None:
+        result.reason = f"{tool} failed (exit {outcome.exit_code})"
+    _summary(result)
+    return await settle_on_head(
+        ctx, RUNG, result, tool=tool, argv=argv, targets=targets, parse=parse
     )
 
 
