@@ -38,7 +38,7 @@ from .environments import probe_env, resolve_python
 from .layout import Layout, discover_layout
 from .rungs.checkers import detect_type_checker, mypy_configured
 from .rungs.compare import head_of
-from .rungs.compile import mypy_flags
+from .rungs.compile import mypy_flags, package_targets
 from .rungs.context import RungContext
 from .rungs.dmypy import DmypyDaemon
 from .rungs.lint_warm import warm_lint_baseline
@@ -174,12 +174,7 @@ class WarmUp:
             return await self._pyright(ctx, env.bin_dir, checker)
         if checker != "mypy" or not ctx.config.dmypy:
             return WarmItem("skipped", f"the type checker is {checker}, not a warm dmypy")
-        targets = sorted(
-            ctx.layout.rel(p)
-            for pkg in ctx.layout.packages.values()
-            for p in pkg.rglob("*.py")
-            if "__pycache__" not in p.parts
-        )
+        targets = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
         if not targets:
             return WarmItem("skipped", "no package modules")
         daemon = DmypyDaemon(ctx.workspace)
