@@ -8,7 +8,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-__all__ = ["git", "write"]
+__all__ = ["commit_tree", "git", "write"]
 
 
 def git(root: Path, *args: str) -> None:
@@ -24,3 +24,13 @@ def git(root: Path, *args: str) -> None:
 def write(root: Path, rel: str, text: str) -> None:
     (root / rel).parent.mkdir(parents=True, exist_ok=True)
     (root / rel).write_text(text, encoding="utf-8")
+
+
+def commit_tree(root: Path, files: dict[str, str], message: str = "init") -> Path:
+    """Write `files` (relative path → text) under `root` and commit them as the first commit."""
+    for rel, text in files.items():
+        write(root, rel, text)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+    return root

@@ -12,7 +12,7 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
-from git_tree import git, write
+from git_tree import commit_tree, write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -33,12 +33,7 @@ FILES = {
 
 @pytest.fixture
 async def pkg(tmp_path: Path) -> AsyncIterator[Path]:
-    root = tmp_path / "proj"
-    for rel, text in FILES.items():
-        write(root, rel, text)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "pkg")
+    root = commit_tree(tmp_path / "proj", FILES)
     yield root
     await stop_type_daemon(root)
 

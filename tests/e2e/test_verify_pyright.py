@@ -19,7 +19,7 @@ from agent_habitat.verify import LadderRequest, LadderResult, run_ladder
 from agent_habitat.verify.rungs import pyright_tools
 from agent_habitat.verify.warmup import warm_lines
 from agent_habitat.workspace import Workspace
-from git_tree import git, write
+from git_tree import commit_tree
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -48,13 +48,8 @@ def old_mistake() -> int:
 
 @pytest.fixture
 def shapes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "shapes"
-    write(root, "pyproject.toml", PYPROJECT)
-    write(root, "shapes/__init__.py", "")
-    write(root, "shapes/core.py", MODULE)
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "init")
+    files = {"pyproject.toml": PYPROJECT, "shapes/__init__.py": "", "shapes/core.py": MODULE}
+    root = commit_tree(tmp_path / "shapes", files)
     # No pyright anywhere on this machine's PATH.
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     return root
