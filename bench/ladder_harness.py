@@ -76,7 +76,7 @@ class Runner:
 
     def _timed(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
         """Run to the end or to `self.limit_s` (a mutation can make a loop endless): then the
-        whole process group is killed and the text says TIMEOUT."""
+        whole process group is stopped and the text says TIMEOUT."""
         t0 = time.perf_counter()
         with subprocess.Popen(
             argv,
@@ -90,8 +90,14 @@ class Runner:
             try:
                 out, _ = proc.communicate(timeout=self.limit_s)
             except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                out, _ = proc.communicate()
+                # SIGTERM first: `habitat verify` then kills its rung's processes itself (they
+                # are in sessions of their own, outside this group); SIGKILL what is left.
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    out, _ = proc.communicate(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    out, _ = proc.communicate()
                 out += f"\nTIMEOUT after {self.limit_s:.0f} s"
         return time.perf_counter() - t0, out
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -127,11 +128,28 @@ def emit_project_write(
     return 0
 
 
-def run_command(body: Callable[[], Awaitable[int]]) -> int:
-    """Run an async command body; HabitatErrors become messages and exit codes."""
+def run_command(body: Callable[[], Awaitable[int]], *, term_as_interrupt: bool = False) -> int:
+    """Run an async command body; HabitatErrors become messages and exit codes.
+
+    `term_as_interrupt` (the verify commands): SIGTERM (`timeout`, a harness, a supervisor)
+    is taken as Ctrl-C: the body is cancelled,
+    so what it started (a verify's rung processes) is killed before the process exits,
+    instead of Python's default of dying at once and leaving them running."""
+    previous = None
+    if term_as_interrupt and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        previous = signal.signal(signal.SIGTERM, _as_interrupt)
     try:
         return anyio.run(body)
     except HabitatError as exc:
         return report_error(exc, as_json=JSON_ERRORS.get())
     except KeyboardInterrupt:
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _as_interrupt(signum: int, frame: object) -> None:
+    # The event loop's own Ctrl-C path: it cancels the main task, then raises
+    # KeyboardInterrupt once the cancellation has run.
+    signal.raise_signal(signal.SIGINT)

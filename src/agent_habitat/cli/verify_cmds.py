@@ -160,7 +160,7 @@ def _status(args: argparse.Namespace) -> int:
             sys.stdout.write(describe_warm(Workspace.for_project(project_root(args))))
         return 0 if result.green else 1
 
-    return run_command(body)
+    return run_command(body, term_as_interrupt=True)
 
 
 async def _recorded_status(args: argparse.Namespace) -> VerifyStatusResult:
@@ -184,7 +184,7 @@ def _cancel(args: argparse.Namespace) -> int:
             sys.stdout.write(render_verify_cancel(result))
         return 0
 
-    return run_command(body)
+    return run_command(body, term_as_interrupt=True)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -231,4 +231,4 @@ def _verify(args: argparse.Namespace) -> int:
         render_result(console, result)
         return EXIT_CODES[result.state]
 
-    return run_command(body)
+    return run_command(body, term_as_interrupt=True)
