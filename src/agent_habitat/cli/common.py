@@ -6,6 +6,7 @@ import argparse
 import json
 import signal
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -136,7 +137,8 @@ def run_command(body: Callable[[], Awaitable[int]], *, term_as_interrupt: bool =
     so what it started (a verify's rung processes) is killed before the process exits,
     instead of Python's default of dying at once and leaving them running."""
     previous = None
-    if term_as_interrupt and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+    main = threading.current_thread() is threading.main_thread()  # signals are main-only
+    if term_as_interrupt and main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         previous = signal.signal(signal.SIGTERM, _as_interrupt)
     try:
         return anyio.run(body)
