@@ -133,9 +133,9 @@ def run_command(body: Callable[[], Awaitable[int]], *, term_as_interrupt: bool =
     """Run an async command body; HabitatErrors become messages and exit codes.
 
     `term_as_interrupt` (the verify commands): SIGTERM (`timeout`, a harness, a supervisor)
-    is taken as Ctrl-C: the body is cancelled,
-    so what it started (a verify's rung processes) is killed before the process exits,
-    instead of Python's default of dying at once and leaving them running."""
+    is taken as Ctrl-C: the body is cancelled, so what it started (a verify's rung
+    processes) is killed before the process exits, instead of Python's default of dying at
+    once and leaving them running."""
     previous = None
     main = threading.current_thread() is threading.main_thread()  # signals are main-only
     if term_as_interrupt and main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

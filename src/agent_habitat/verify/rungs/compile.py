@@ -5,6 +5,7 @@ project configures it; only errors that are not at HEAD too make it red. `compil
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 
 import anyio.to_thread
@@ -123,7 +124,7 @@ async def _settled(
     outcome: Outcome,
     tool: str,
     notes: list[str],
-    outside: set[str] = frozenset(),  # type: ignore[assignment]
+    outside: AbstractSet[str] = frozenset(),
 ) -> RungResult:
     parsed = parse_mypy(outcome.text, ctx.root)
     diagnostics = [d for d in parsed if d.file not in outside]
