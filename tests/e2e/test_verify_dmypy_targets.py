@@ -66,3 +66,23 @@ async def test_the_daemon_checks_the_whole_package_and_the_rung_keeps_what_the_c
     errors = {(d.file, d.line) for d in reached.diagnostics if not d.preexisting}
     assert errors == {("pkg/mid.py", 3)}, reached.diagnostics  # two imports away from base
     assert all(d.file != "pkg/lonely.py" for d in reached.diagnostics)
+
+
+async def test_a_file_mypy_cannot_read_elsewhere_in_the_package_narrows_the_check(
+    tmp_path: Path,
+) -> None:
+    # Python's parser takes it (so the import graph builds); mypy stops at it ("errors
+    # prevented further checking"), exit 2, and nothing imports it.
+    files = {**FILES, "pkg/legacy.py": "def pair(a, a):\n    pass\n"}
+    root = commit_tree(tmp_path / "templated", files)
+    try:
+        write(root, "pkg/base.py", 'def value() -> str:\n    return "one"\n')
+        result = await _compile(root)
+        assert result.state == "red", result
+        assert {(d.file, d.line) for d in result.diagnostics if not d.preexisting} == {
+            ("pkg/mid.py", 3)
+        }
+        assert any("the whole package did not type-check" in n for n in result.notes)
+        assert "pkg/legacy.py" not in _files(result)
+    finally:
+        await stop_type_daemon(root)

@@ -92,15 +92,17 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
         # affected modules' errors are the rung's: type information flows along imports,
         # and the affected set is every module that imports the change, however indirectly.
         outside = set(every) - set(targets)
-        argv = daemon.argv(env, [*flags, *sorted(set(every) | set(targets))])
-        outcome = None
-        if note is None and (env.is_habitat_python or not env.has("mypy")):
-            # A live daemon of the habitat's own mypy: ask it from here (dmypy_client.py).
-            spool = ctx.spool(RUNG)
-            timeout, cap = ctx.config.timeout_s, ctx.config.output_cap_bytes
-            outcome = await run_in_process(daemon.status_file, argv, spool, timeout, cap)
-        if outcome is None:
-            outcome = await ctx.run(RUNG, argv, reap_leftovers=False)
+        whole = [*flags, *sorted(set(every) | set(targets))]
+        outcome = await _ask_daemon(ctx, env, daemon, whole, needs_start=note is not None)
+        if outcome.exit_code == 2 and outside and "Daemon crashed" not in outcome.text:
+            # A blocking error elsewhere in the package (a file mypy cannot parse, a module
+            # found twice) stops the whole check: the affected modules alone, as mypy would.
+            said = next((ln for ln in outcome.text.splitlines() if ln.strip()), "")[:200]
+            notes.append(
+                f"the whole package did not type-check ({said}); checked the affected modules alone"
+            )
+            outcome = await _ask_daemon(ctx, env, daemon, [*flags, *targets], needs_start=False)
+            outside = set()
         tool = "dmypy"
         if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
             note = "dmypy daemon crashed during the check; the next run restarts it"
@@ -114,6 +116,20 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
     if tool == "dmypy" and result.state == "red" and result.new_findings:
         return await _confirmed(ctx, env, flags, targets, result, daemon)
     return result
+
+
+async def _ask_daemon(
+    ctx: RungContext, env: ProjectEnv, daemon: DmypyDaemon, args: list[str], *, needs_start: bool
+) -> Outcome:
+    argv = daemon.argv(env, args)
+    if not needs_start and (env.is_habitat_python or not env.has("mypy")):
+        # A live daemon of the habitat's own mypy: ask it from here (dmypy_client.py).
+        spool = ctx.spool(RUNG)
+        timeout, cap = ctx.config.timeout_s, ctx.config.output_cap_bytes
+        outcome = await run_in_process(daemon.status_file, argv, spool, timeout, cap)
+        if outcome is not None:
+            return outcome
+    return await ctx.run(RUNG, argv, reap_leftovers=False)
 
 
 async def _settled(
