@@ -47,7 +47,8 @@ def _rung_process(cli: subprocess.Popen[bytes], within: float) -> psutil.Process
 
 def test_sigterm_cancels_the_verify_and_kills_its_rung(calc: Path) -> None:
     (calc / "tests/test_slow.py").write_text(
-        "import time\n\n\ndef test_slow() -> None:\n    time.sleep(3600)\n", encoding="utf-8"
+        "import threading\n\n\ndef test_slow() -> None:\n    threading.Event().wait()\n",
+        encoding="utf-8",
     )
     cli = subprocess.Popen(
         [str(HABITAT), "verify", "--project", str(calc), "--rung", "test.full", "--json"],
