@@ -158,7 +158,16 @@ async def test_without_any_pyright_the_habitat_fetches_basedpyright_once_into_it
     assert failed.state == "incomplete"
     assert not (pyright_tools.tools_venv() / "bin" / "basedpyright").exists()
 
+    # Within the hour, a verify says the fetch failed instead of trying again.
     _fake_wheel(index)
+    again = await _compile(shapes, system)
+    (rung,) = again.rungs
+    assert rung.state == "skipped", rung
+    assert rung.reason is not None
+    assert "an earlier fetch failed" in rung.reason
+    assert "No matching distribution" in rung.reason or "Could not find" in rung.reason
+
+    monkeypatch.setattr(pyright_tools, "RETRY_AFTER_S", 0.0)
     fetched = await _compile(shapes, system)
     (rung,) = fetched.rungs
     assert (rung.tool, rung.state) == ("basedpyright", "red"), rung
@@ -171,8 +180,8 @@ async def test_without_any_pyright_the_habitat_fetches_basedpyright_once_into_it
     # The next climb reuses the fetched one (the index could be gone by now).
     (index / "basedpyright-99.0-py3-none-any.whl").unlink()
     _edit(shapes, "  # BAD", "  # fine")
-    again = await _compile(shapes, system)
-    (rung,) = again.rungs
+    reused = await _compile(shapes, system)
+    (rung,) = reused.rungs
     assert (rung.tool, rung.state) == ("basedpyright", "green"), rung
     assert not any(n.startswith("fetched") for n in rung.notes)
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,34 +91,67 @@ def find_checker(bin_dir: Path, configured: str) -> Checker | None:
 Run = Callable[[list[str]], Awaitable[Outcome]]
 
 
+RETRY_AFTER_S = 3600.0
+"""After a failed fetch (offline, an index without the package), verifies within this long
+say so at once instead of trying again; a seam for tests."""
+
+
 async def fetch_basedpyright(run: Run) -> str | None:
     """Install basedpyright into the tools venv (once; concurrent callers wait for the
     first). None when it is there, else what failed."""
     venv = tools_venv()
     venv.parent.mkdir(parents=True, exist_ok=True)
     lock = await anyio.to_thread.run_sync(_lock, venv.parent / f"{PACKAGE}.lock")
+    failed_file = venv.parent / f"{PACKAGE}.failed"
     try:
         if _complete(venv):
             return None
-        # A venv's scripts name its interpreter by path, so it is built where it will live;
-        # the marker, written last, says it is whole (a fetch killed halfway starts over).
-        await anyio.to_thread.run_sync(lambda: shutil.rmtree(venv, ignore_errors=True))
-        steps = (
-            [sys.executable, "-m", "venv", str(venv)],
-            [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", PACKAGE],
-        )
-        for argv in steps:
-            outcome = await run(argv)
-            if outcome.exit_code != 0:
-                lines = outcome.tail.strip().splitlines()
-                said = lines[-1][:300] if lines else f"exit {outcome.exit_code}"
-                return f"`{' '.join(argv[-3:])}` failed: {said}"
-        if not _found(venv / "bin" / PACKAGE):
-            return f"pip installed {PACKAGE} but {venv / 'bin' / PACKAGE} is missing"
-        (venv / _MARKER).write_text("complete\n", encoding="utf-8")
-        return None
+        if earlier := _earlier_failure(failed_file):
+            return earlier
+        failure = await _fetch(run, venv)
+        if failure is None:
+            failed_file.unlink(missing_ok=True)
+        else:
+            stamp = time.strftime("%H:%M:%S", time.localtime())
+            failed_file.write_text(f"{stamp} {failure}\n", encoding="utf-8")
+        return failure
     finally:
         lock.close()
+
+
+def _earlier_failure(path: Path) -> str | None:
+    try:
+        age = time.time() - path.stat().st_mtime
+        said = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if age >= RETRY_AFTER_S:
+        return None
+    retry_in = int((RETRY_AFTER_S - age) / 60) + 1
+    return (
+        f"an earlier fetch failed (at {said}); the next try is in {retry_in} min, or at once "
+        f"after deleting {path}"
+    )
+
+
+async def _fetch(run: Run, venv: Path) -> str | None:
+    # A venv's scripts name its interpreter by path, so it is built where it will live; the
+    # marker, written last, says it is whole (a fetch killed halfway starts over).
+    await anyio.to_thread.run_sync(lambda: shutil.rmtree(venv, ignore_errors=True))
+    steps = (
+        [sys.executable, "-m", "venv", str(venv)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", PACKAGE],
+    )
+    for argv in steps:
+        outcome = await run(argv)
+        if outcome.exit_code != 0:
+            lines = outcome.tail.strip().splitlines()
+            said = lines[-1][:300] if lines else f"exit {outcome.exit_code}"
+            return f"`{' '.join(argv[-3:])}` failed: {said}"
+    if not _found(venv / "bin" / PACKAGE):
+        return f"pip installed {PACKAGE} but {venv / 'bin' / PACKAGE} is missing"
+    (venv / _MARKER).write_text("complete\n", encoding="utf-8")
+    return None
 
 
 _MARKER = ".habitat-complete"
