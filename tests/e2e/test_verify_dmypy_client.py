@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.events import InMemoryEventBus
-from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
+from agent_habitat.verify import RungResult, stop_type_daemon
 from agent_habitat.verify.parsers import parse_mypy
 from agent_habitat.verify.rungs.dmypy_client import run_in_process
 from git_tree import git as _git
+from ladder_runs import climb_one
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -41,9 +41,7 @@ async def calc(tmp_path: Path) -> AsyncIterator[Path]:
 
 
 async def _compile(root: Path) -> RungResult:
-    request = LadderRequest(rungs=["compile.project"])
-    (only,) = (await run_ladder(root, request, bus=InMemoryEventBus("t"))).rungs
-    return only
+    return await climb_one(root, "compile.project")
 
 
 def _keys(result: RungResult) -> set[tuple[str | None, int | None, str | None]]:

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.events import InMemoryEventBus
-from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
+from agent_habitat.verify import RungResult, stop_type_daemon
 from git_tree import commit_tree, write
+from ladder_runs import climb_one
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -39,9 +39,7 @@ async def pkg(tmp_path: Path) -> AsyncIterator[Path]:
 
 
 async def _compile(root: Path) -> RungResult:
-    request = LadderRequest(rungs=["compile.project"])
-    (only,) = (await run_ladder(root, request, bus=InMemoryEventBus("t"))).rungs
-    return only
+    return await climb_one(root, "compile.project")
 
 
 def _files(result: RungResult) -> list[str]:
