@@ -158,13 +158,20 @@ class Habitat:
 
 
 async def _release_warm(workspace: Workspace) -> None:
-    # A warm daemon stops with the habitat process that owns it (verify/rungs/dmypy.py).
-    if not (workspace.state_dir / "dmypy" / "status.json").exists():
+    # A warm daemon stops with the habitat process that owns it (verify/rungs/dmypy.py,
+    # verify/rungs/warm_pytest.py).
+    dmypy = (workspace.state_dir / "dmypy" / "status.json").exists()
+    pytest = (workspace.state_dir / "pytest-warm" / "status.json").exists()
+    if not (dmypy or pytest):
         return  # the common case, without loading the ladder
-    from .verify.rungs.dmypy import release
+    from .verify.rungs import dmypy as dmypy_daemon
+    from .verify.rungs import warm_pytest
 
     with anyio.CancelScope(shield=True), anyio.move_on_after(5):
-        await release(workspace)
+        if pytest:
+            await warm_pytest.release(workspace)
+        if dmypy:
+            await dmypy_daemon.release(workspace)
 
 
 @asynccontextmanager

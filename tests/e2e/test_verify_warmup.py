@@ -12,7 +12,9 @@ import anyio
 import pytest
 
 from agent_habitat.habitat import Habitat
+from agent_habitat.proc import is_alive
 from agent_habitat.verify import LadderRequest, stop_type_daemon
+from agent_habitat.verify.rungs.warm_pytest import WarmPytest
 from agent_habitat.verify.warmup import warm_lines
 from agent_habitat.workspace import Workspace
 from git_tree import git as _git
@@ -70,6 +72,7 @@ async def test_first_verify_after_open_uses_what_the_warm_up_built(shop: Path) -
             "test_deps": "skipped",
             "lint_baseline": "warm",
             "type_daemon": "warm",
+            "pytest": "warm",
         }, warm.items
         assert runner.memo.builds == 1
         _write(shop, "shop/core.py", CORE.replace("x * 2", "x + x"))
@@ -87,12 +90,17 @@ async def test_first_verify_after_open_uses_what_the_warm_up_built(shop: Path) -
         assert not any("daemon started" in note for note in compiled.notes), compiled.notes
         assert runner.memo.builds == 1, "the climb rebuilt the import graph"
         assert rungs["test.scoped"].state == "green"
+        assert any("forked from the warm pytest" in n for n in rungs["test.scoped"].notes)
+        zygote = WarmPytest(workspace).record()
+        assert zygote is not None
         lines = warm_lines(workspace)
         assert any(line.startswith("warm: type daemon: warm — dmypy daemon (pid") for line in lines)
         assert any(line.startswith("warm: lint baseline: warm") for line in lines)
     # The daemon belongs to the habitat that warmed it: it stops when that habitat closes.
     lines = warm_lines(workspace)
     assert "warm: type daemon: cold — the dmypy daemon has exited since" in lines
+    assert "warm: pytest: cold — the warm pytest has exited since" in lines
+    assert not is_alive(zygote)
 
 
 async def test_warm_up_turned_off_warms_nothing(

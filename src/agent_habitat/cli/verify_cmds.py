@@ -34,6 +34,7 @@ from ..verbs import verb
 from ..verbs.verify import VerifyCancelArgs, VerifyRunArgs, VerifyStatusArgs
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderState, load_policy, run_ladder
 from ..verify.rungs.dmypy import describe_warm
+from ..verify.rungs.warm_pytest import WarmPytest
 from ..verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
 from ..verify_text import render_verify_cancel, render_verify_run, render_verify_status
 from ..workspace import Workspace
@@ -157,7 +158,8 @@ def _status(args: argparse.Namespace) -> int:
             emit_json(result)
         else:
             sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
-            sys.stdout.write(describe_warm(Workspace.for_project(project_root(args))))
+            workspace = Workspace.for_project(project_root(args))
+            sys.stdout.write(describe_warm(workspace) + (WarmPytest(workspace).describe() or ""))
         return 0 if result.green else 1
 
     return run_command(body, term_as_interrupt=True)

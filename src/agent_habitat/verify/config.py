@@ -65,6 +65,10 @@ class LadderConfig(BaseModel):
     environment). False: `compile.project` is skipped, saying what to install."""
     dmypy: bool = True
     """Type-check through a warm `dmypy` daemon (False: a plain `mypy` run each time)."""
+    warm_pytest: bool = True
+    """Run the test rungs through a warm pytest (one that has imported pytest and its own
+    plugins, forked per run; verify/rungs/warm_pytest.py) where a server keeps one. False:
+    a fresh `python -m pytest` each time."""
     warmup: bool = True
     """Warm the ladder when a server (host, MCP) opens the project: import graph, test
     dependencies, lint baseline, type-check daemon (verify/warmup.py)."""

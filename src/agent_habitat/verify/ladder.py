@@ -38,6 +38,7 @@ from .models import (
 )
 from .rungs import RUNNERS, DmypyDaemon, RungContext
 from .rungs.context import spool_budget
+from .rungs.warm_pytest import WarmPytest
 from .selection import Impact, analyse_impact, explicit_selection
 from .snapshot import take_snapshot
 
@@ -329,9 +330,11 @@ async def run_ladder(
 
 
 async def stop_type_daemon(root: Path, workspace: Workspace | None = None) -> None:
-    """Stop the workspace's warm dmypy daemon (the host calls this on shutdown; tests too)."""
+    """Stop the workspace's warm dmypy daemon and warm pytest (the host calls this on
+    shutdown; tests too)."""
     root = Path(await anyio.Path(root).resolve())
     workspace = workspace or Workspace.for_project(root)
+    await WarmPytest(workspace).stop_now()
     daemon = DmypyDaemon(workspace)
     if daemon.state() == "absent":
         return

@@ -11,7 +11,8 @@ for the same daemon or cache. In order, each step bounded by the ladder's timeou
   `diagnose.files` reads (rungs/lint_warm.py);
 * the type-check daemon started and checked over the packages (dmypy, with the flags
   `compile.project` gives it, so it does not restart for the first check); for a project
-  that configures pyright, the checker found, or basedpyright fetched (rungs/pyright_tools.py).
+  that configures pyright, the checker found, or basedpyright fetched (rungs/pyright_tools.py);
+* the warm pytest started, which the test rungs fork per run (rungs/warm_pytest.py).
 
 What it did goes to `warm.json` in the workspace state folder, where `habitat status`
 reads it (`warm_lines`), and to the bus as `verify.warmup.finished`. `[tool.habitat.ladder]
@@ -43,6 +44,7 @@ from .rungs.context import RungContext
 from .rungs.dmypy import DmypyDaemon
 from .rungs.lint_warm import warm_lint_baseline
 from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker
+from .rungs.warm_pytest import WarmPytest
 from .selection import warm_graph
 from .selection_memo import SelectionMemo
 from .snapshot import take_snapshot
@@ -53,7 +55,7 @@ __all__ = ["WarmItem", "WarmUp", "warm_lines"]
 logger = logging.getLogger(__name__)
 
 _FILE = "warm.json"
-STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon")
+STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon", "pytest")
 
 
 @dataclass
@@ -134,6 +136,7 @@ class WarmUp:
         else:
             await self._step("lint_baseline", self._lint, ctx)
         await self._step("type_daemon", self._daemon, ctx)
+        await self._step("pytest", self._pytest, ctx)
 
     async def _step(self, name: str, fn: Callable[..., Awaitable[WarmItem]], *args: object) -> None:
         started = time.monotonic()
@@ -188,6 +191,23 @@ class WarmUp:
             "warm", f"dmypy daemon (pid {daemon.pid()}), {len(targets)} modules checked"
         )
 
+    async def _pytest(self, ctx: RungContext) -> WarmItem:
+        env = ctx.env
+        assert env is not None
+        if not ctx.config.warm_pytest:
+            return WarmItem("skipped", "turned off ([tool.habitat.ladder] warm_pytest = false)")
+        if not env.has("pytest"):
+            return WarmItem("skipped", f"pytest not installed in {env.label}")
+        warm = WarmPytest(ctx.workspace)
+        if not warm.usable(env, ctx.root):
+            failed = await warm.start(env, ctx.root, ctx.process_env())
+            if failed is not None:
+                return WarmItem("failed", failed)
+        record = warm.record()
+        return WarmItem(
+            "warm", f"pytest imported (pid {record.pid if record else '?'}), forked per run"
+        )
+
     async def _pyright(self, ctx: RungContext, bin_dir: Path, name: str) -> WarmItem:
         # pyright has no daemon to start: what warms is having the checker at hand, so the
         # first verify does not spend its time fetching one.
@@ -232,5 +252,7 @@ def warm_lines(workspace: Workspace) -> list[str]:
         dmypy = name == "type_daemon" and detail.startswith("dmypy daemon")
         if dmypy and state == "warm" and DmypyDaemon(workspace).state() != "alive":
             state, detail = "cold", "the dmypy daemon has exited since"
+        if name == "pytest" and state == "warm" and WarmPytest(workspace).record() is None:
+            state, detail = "cold", "the warm pytest has exited since"
         out.append(f"warm: {name.replace('_', ' ')}: {state} — {detail}")
     return out

@@ -10,6 +10,7 @@ from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
 from ..testdeps import Recording
+from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
 from .preamble import Configured, python_rung
 
@@ -57,7 +58,14 @@ async def _pytest(
         *(rec.args if rec else []),
         *pytest_args(tests),
     ]
-    outcome = await ctx.run(rung, argv, extra_env=rec.env() if rec else None)
+    warm, why_not = await warm_pytest.for_rung(ctx)
+    report = ctx.spool(rung, ".warm")
+    run_argv = warm.wrap(argv, report) if warm is not None else argv
+    outcome = await ctx.run(rung, run_argv, extra_env=rec.env() if rec else None)
+    if warm is not None:
+        why += "; " + await anyio.to_thread.run_sync(warm_pytest.run_note, report)
+    elif why_not is not None:
+        why += f"; pytest ran fresh: {why_not}"
     if rec is not None:  # per-test dependency data for test.scoped's selection
         done = outcome.signal is None and not outcome.timed_out and outcome.exit_code in (0, 1)
         why += "; " + await anyio.to_thread.run_sync(rec.finish, done)

@@ -1,0 +1,183 @@
+"""`test.scoped` in a warm server on real projects (issue 9): its wall against the full
+suite's, through the warm pytest and fresh, on the mutation harness's seeded mutations.
+
+One `Habitat.open` per project, the way the host runs it (warm-up on open: import graph,
+the warm pytest), `HABITAT_COALESCE_SECONDS=0`. First `test.full` records the per-test
+dependencies selection reads. Then for each mutation (ladder_harness_mutations.py, same
+seed and files as ladder_harness.py): `test.scoped` through the warm pytest, `test.scoped`
+fresh (`HABITAT_LADDER_WARM_PYTEST=false`, the same selection), and the plain full suite
+(`python -m pytest -q -p no:cacheprovider`, as the harness times it). Counted: the two
+rungs' durations against the full wall, and *parity*: the warm and the fresh run agree on
+state, exit code and failing tests (a warm pytest that reports otherwise is a defect).
+
+    .venv/bin/python bench/ladder_harness_scoped.py [--projects toolz,cachetools]
+        [--mutations 20] [--seed 9] [--python python3.12]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import print_table, write_json
+from agent_habitat.habitat import Habitat
+from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
+from agent_habitat.verify.models import RungResult
+from agent_habitat.workspace import Workspace
+from ladder_harness_mutations import apply, choose
+from ladder_harness_projects import PROJECTS, prepare, reset
+
+
+async def _rung(habitat: Habitat, rung: RungName) -> RungResult:
+    runner = habitat.verify
+    assert runner is not None
+    ticket = await runner.request(LadderRequest(rungs=[rung]), wait=True)
+    assert ticket.result is not None, ticket
+    assert ticket.result.result is not None, ticket
+    (only,) = [r for r in ticket.result.result.rungs if r.rung == rung]
+    return only
+
+
+def _full(root: Path, python: Path, env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    subprocess.run(argv, cwd=root, env=env, stdout=subprocess.DEVNULL, check=False, timeout=600)
+    return time.perf_counter() - t0
+
+
+def _failures(r: RungResult) -> list[str]:
+    return sorted(
+        f"{d.file}:{d.message.splitlines()[0] if d.message else ''}" for d in r.diagnostics
+    )
+
+
+async def bench_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    project = PROJECTS[name]
+    root, python = prepare(project, args.cache, args.python)
+    reset(root)
+    home = Path(tempfile.mkdtemp(prefix=f"scoped-{name}-", dir=args.cache))
+    os.environ.update(project.pytest_env)
+    os.environ["HABITAT_HOME"] = str(home)
+    os.environ["HABITAT_LADDER_PYTHON"] = str(python)
+    os.environ["HABITAT_COALESCE_SECONDS"] = "0"
+    os.environ.pop("PYTHONPATH", None)
+    env = dict(os.environ)
+    files = [
+        p.relative_to(root).as_posix()
+        for folder in project.sources
+        for p in sorted((root / folder).rglob("*.py"))
+        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
+    ]
+    rows: list[dict[str, Any]] = []
+    async with Habitat.open(Workspace.for_project(root), project=root) as habitat:
+        warm = habitat.verifier.warmup
+        assert warm is not None
+        await warm.wait()
+        print(f"[{name}] warm-up: {warm.items.get('pytest')}", file=sys.stderr, flush=True)
+        recorded = await _rung(habitat, "test.full")
+        print(f"[{name}] test.full {recorded.duration_s:.2f} s", file=sys.stderr, flush=True)
+        try:
+            for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
+                reset(root)
+                apply(root, m)
+                os.environ.pop("HABITAT_LADDER_WARM_PYTEST", None)
+                hot = await _rung(habitat, "test.scoped")
+                os.environ["HABITAT_LADDER_WARM_PYTEST"] = "false"
+                cold = await _rung(habitat, "test.scoped")
+                os.environ.pop("HABITAT_LADDER_WARM_PYTEST", None)
+                full = _full(root, python, env)
+                warm_note = next((n for n in hot.notes if "pytest" in n), "")
+                row = {
+                    "mutation": m.label,
+                    "state": hot.state,
+                    "warm_s": hot.duration_s,
+                    "fresh_s": cold.duration_s,
+                    "full_s": full,
+                    "forked": "forked from the warm pytest" in warm_note,
+                    "parity": (hot.state, hot.exit_code, _failures(hot))
+                    == (cold.state, cold.exit_code, _failures(cold)),
+                }
+                rows.append(row)
+                print(
+                    f"[{name}] {i + 1:2}/{args.mutations} {m.label}: {hot.state} warm "
+                    f"{hot.duration_s:.2f} s, fresh {cold.duration_s:.2f} s, full {full:.2f} s"
+                    f"{'' if row['parity'] else ' PARITY-BROKEN'}"
+                    f"{'' if row['forked'] or hot.state == 'skipped' else ' NOT-FORKED'}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        finally:
+            reset(root)
+    await stop_type_daemon(root)
+    shutil.rmtree(home, ignore_errors=True)
+    ran = [r for r in rows if r["state"] in ("green", "red")]
+    med = statistics.median
+    return {
+        "project": f"{project.name} {project.version}",
+        "mutations": rows,
+        "ran": len(ran),
+        "warm_median_s": med([r["warm_s"] for r in ran]) if ran else 0.0,
+        "fresh_median_s": med([r["fresh_s"] for r in ran]) if ran else 0.0,
+        "full_median_s": med([r["full_s"] for r in ran]) if ran else 0.0,
+        "warm_ratio": med([r["warm_s"] / r["full_s"] for r in ran]) if ran else 0.0,
+        "fresh_ratio": med([r["fresh_s"] / r["full_s"] for r in ran]) if ran else 0.0,
+        "forked": sum(r["forked"] for r in ran),
+        "parity": sum(r["parity"] for r in rows),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", default="toolz,cachetools")
+    parser.add_argument("--mutations", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
+    args = parser.parse_args()
+    args.cache = args.cache.resolve()
+    results = [anyio.run(bench_project, name, args) for name in args.projects.split(",")]
+    rows = []
+    for r in results:
+        if not r["ran"]:
+            rows.append([r["project"], "0", "no mutation ran test.scoped", "", "", ""])
+            continue
+        ok = "✓" if r["warm_ratio"] <= 0.40 else "✗"
+        rows.append(
+            [
+                r["project"],
+                f"{r['ran']} of {len(r['mutations'])}",
+                f"{r['warm_median_s']:.2f} / {r['fresh_median_s']:.2f} / {r['full_median_s']:.2f}",
+                f"{r['warm_ratio']:.0%} {ok} / {r['fresh_ratio']:.0%}",
+                f"{r['forked']} of {r['ran']}",
+                f"{r['parity']} of {len(r['mutations'])}",
+            ]
+        )
+    print_table(
+        "test.scoped in a warm server: warm pytest vs fresh vs the full suite",
+        [
+            "project",
+            "ran",
+            "median s: warm / fresh / full",
+            "scoped/full (≤40%): warm / fresh",
+            "forked",
+            "warm = fresh",
+        ],
+        rows,
+    )
+    print(write_json("ladder_harness_scoped", {"projects": results}))
+
+
+if __name__ == "__main__":
+    main()

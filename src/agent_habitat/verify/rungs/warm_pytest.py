@@ -1,0 +1,197 @@
+"""The warm pytest the habitat keeps per workspace for `test.scoped` and `test.full`.
+
+A fresh `python -m pytest` spends a good part of a small run before it reads the project:
+starting the interpreter and importing pytest with its own plugins (~0.1 s here, a third
+of a one-test run on a small project). A server keeps one interpreter that has done that
+(`pytest_zygote/habitat_pytest_zygote.py`, in the project's interpreter) and forks it per
+run. It imports nothing else — not the project, its conftests or third-party plugins,
+which each run imports for itself as a fresh one would — and it gives each run the
+client's working folder, environment, standard streams and `sys.path` as `-m` builds it.
+Where it cannot be faithful (an interpreter variable, locale or `sitecustomize` of the
+run that differs from its own; a site-packages folder changed since it started) the run
+is fresh, and its result says why.
+
+Like the dmypy daemon, it has an owner: the habitat process that started it (the host or
+an MCP server; a one-shot `habitat verify` keeps none). The owner stops it when it closes
+(`release`); it also ends by itself when its owner is gone or after an idle half hour.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time, spawn
+from ...workspace import Workspace, write_private
+from ..environments import ProjectEnv
+from .context import RungContext
+
+__all__ = ["CLIENT", "IDLE_TIMEOUT_S", "ZYGOTE", "WarmPytest", "for_rung", "release", "run_note"]
+
+_HERE = Path(__file__).resolve().parent.parent / "pytest_zygote"
+ZYGOTE = _HERE / "habitat_pytest_zygote.py"
+CLIENT = _HERE / "habitat_pytest_client.py"
+IDLE_TIMEOUT_S = 1800
+START_TIMEOUT_S = 30.0
+_READY = "warm pytest ready"
+_POLL_S = 0.02
+# (interpreter, root) → why a warm pytest could not start there, for this process's life:
+# a verify does not pay a failing start each time.
+_failed: dict[tuple[str, str], str] = {}
+
+
+class WarmPytest:
+    def __init__(self, workspace: Workspace) -> None:
+        self.dir = workspace.state_dir / "pytest-warm"
+        self.status_file = self.dir / "status.json"
+        self.log_file = self.dir / "zygote.log"
+
+    def status(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.status_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def record(self) -> ProcessRecord | None:
+        """The live warm pytest, if there is one."""
+        data = self.status()
+        if data is None:
+            return None
+        record = ProcessRecord(int(data["pid"]), float(data["create_time"]))
+        return record if is_alive(record) else None
+
+    def usable(self, env: ProjectEnv, root: Path) -> bool:
+        data = self.status()
+        return (
+            data is not None
+            and data.get("python") == str(env.python)
+            and data.get("root") == str(root)
+            and self.record() is not None
+        )
+
+    def wrap(self, argv: list[str], report: Path) -> list[str]:
+        """`argv` (`python -m pytest …`) run through the warm pytest; the client execs
+        `argv` itself when the warm one cannot run it."""
+        data = self.status() or {}
+        address = str(data.get("address", "none"))
+        return [argv[0], "-I", "-S", str(CLIENT), address, str(report), "--", *argv]
+
+    async def start(self, env: ProjectEnv, root: Path, process_env: dict[str, str]) -> str | None:
+        """Start one for `env` in `root` (stopping one for another interpreter or root);
+        None once it serves, else why it could not."""
+        await self.stop_now()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        address = f"agent-habitat-pytest-{secrets.token_hex(8)}"
+        argv = [str(env.python), str(ZYGOTE), address, str(root)]
+        argv += [str(IDLE_TIMEOUT_S), str(os.getpid())]
+        # PYTHONPATH is each run's own: the test process puts it on its path as a fresh
+        # interpreter would, so the warm one starts without.
+        clean = {k: v for k, v in process_env.items() if k != "PYTHONPATH"}
+        self.log_file.unlink(missing_ok=True)
+        try:
+            sup = spawn(
+                argv,
+                cwd=root,
+                env=clean,
+                output=self.log_file,
+                marker=f"pytest-warm-{secrets.token_hex(4)}",
+            )
+        except OSError as exc:
+            return f"could not start {env.python}: {exc}"
+        with anyio.move_on_after(START_TIMEOUT_S):
+            while True:  # its log says when it serves; bounded by START_TIMEOUT_S
+                text = await anyio.Path(self.log_file).read_text(encoding="utf-8", errors="replace")
+                if _READY in text:
+                    write_private(
+                        self.status_file,
+                        json.dumps(
+                            {
+                                "pid": sup.record.pid,
+                                "create_time": sup.record.create_time,
+                                "address": address,
+                                "python": str(env.python),
+                                "root": str(root),
+                                "owner": os.getpid(),
+                                "owner_create_time": process_create_time(os.getpid()) or 0.0,
+                                "started_at": time.time(),
+                            }
+                        ),
+                    )
+                    return None
+                if not is_alive(sup.record):
+                    last = text.strip().splitlines()[-1:] or ["no output"]
+                    return f"the warm pytest exited at start: {last[0][:300]}"
+                await anyio.sleep(_POLL_S)
+        await kill_tree(sup.record, grace=1.0)
+        return f"the warm pytest did not start within {START_TIMEOUT_S:.0f} s"
+
+    async def stop_now(self) -> None:
+        record = self.record()
+        if record is not None:
+            await kill_tree(record, grace=2.0)
+        self.status_file.unlink(missing_ok=True)
+
+    def owned_here(self) -> bool:
+        data = self.status() or {}
+        return data.get("owner") == os.getpid()
+
+    def describe(self) -> str | None:
+        """One line for `habitat status`, None when there is none."""
+        record = self.record()
+        if record is None:
+            return None
+        data = self.status() or {}
+        return f"warm: pytest pid {record.pid} for {data.get('python')} (forked per test run)\n"
+
+
+async def for_rung(ctx: RungContext) -> tuple[WarmPytest | None, str | None]:
+    """The warm pytest a test rung runs through, or None and why not (None: nothing to say).
+    A server starts one when it has none; a one-shot climb uses one only if a server left
+    it running."""
+    env = ctx.env
+    if env is None or not ctx.config.warm_pytest:
+        return None, None
+    warm = WarmPytest(ctx.workspace)
+    if await anyio.to_thread.run_sync(warm.usable, env, ctx.root):
+        return warm, None
+    if ctx.hooks is None:
+        return None, None
+    key = (str(env.python), str(ctx.root))
+    if key in _failed:
+        return None, _failed[key]
+    why = await warm.start(env, ctx.root, ctx.process_env())
+    if why is not None:
+        _failed[key] = why
+        return None, why
+    return warm, None
+
+
+def run_note(report: Path) -> str:
+    """What the client said about the run: warm (forked) or fresh, and why."""
+    try:
+        text = report.read_text(encoding="utf-8").strip()
+    except OSError:
+        return "pytest ran fresh"
+    finally:
+        with contextlib.suppress(OSError):
+            report.unlink()
+    if text.startswith("warm:"):
+        return f"pytest forked from the warm pytest ({text[5:].strip()})"
+    return "pytest ran fresh: " + text.removeprefix("fresh:").strip()
+
+
+async def release(workspace: Workspace) -> bool:
+    """At the close of a habitat process: stop the warm pytest it started. True if it did."""
+    warm = WarmPytest(workspace)
+    if not warm.status_file.exists() or not warm.owned_here():
+        return False
+    await warm.stop_now()
+    return True
