@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -38,6 +39,8 @@ from agent_habitat.workspace import Workspace
 from ladder_harness_mutations import apply, choose
 from ladder_harness_projects import PROJECTS, prepare, reset
 
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
 
 async def _rung(habitat: Habitat, rung: RungName) -> RungResult:
     runner = habitat.verify
@@ -52,7 +55,10 @@ async def _rung(habitat: Habitat, rung: RungName) -> RungResult:
 def _full(root: Path, python: Path, env: dict[str, str]) -> float:
     t0 = time.perf_counter()
     argv = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    subprocess.run(argv, cwd=root, env=env, stdout=subprocess.DEVNULL, check=False, timeout=600)
+    try:
+        subprocess.run(argv, cwd=root, env=env, stdout=subprocess.DEVNULL, check=False, timeout=60)
+    except subprocess.TimeoutExpired:
+        pass  # killed at the same limit as the rungs
     return time.perf_counter() - t0
 
 
@@ -71,6 +77,7 @@ async def bench_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
     os.environ["HABITAT_HOME"] = str(home)
     os.environ["HABITAT_LADDER_PYTHON"] = str(python)
     os.environ["HABITAT_COALESCE_SECONDS"] = "0"
+    os.environ["HABITAT_LADDER_TIMEOUT_S"] = "60"  # a mutation can make a loop endless
     os.environ.pop("PYTHONPATH", None)
     env = dict(os.environ)
     files = [

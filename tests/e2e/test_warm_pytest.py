@@ -10,6 +10,7 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import psutil
@@ -44,11 +45,13 @@ def test_sees_the_run() -> None:
     seen = {
         "path": [p.split("/substrates/")[0] for p in sys.path],  # a run's own folder there
         "argv0": os.path.basename(sys.argv[0]),
+        "orig_argv": sys.orig_argv[1:],
         "main": os.path.basename(getattr(sys.modules["__main__"], "__file__", "")),
         "cwd": os.getcwd(),
         "tmp_is_tmpdir": tempfile.gettempdir() == os.environ["TMPDIR"],
         "substrate_plugin_loaded": "habitat_substrate_plugin" in sys.modules,
         "extra": os.environ.get("WARM_EXTRA"),
+        "pid": os.getpid(),
     }
     out = pathlib.Path(os.environ["DUMP_DIR"]) / f"{os.getpid()}.json"
     out.write_text(json.dumps(seen))
@@ -151,6 +154,7 @@ async def test_a_warm_run_reports_and_sees_what_a_fresh_run_does(
         (d.file, d.message) for d in fresh.diagnostics
     ]
     assert warm.reason == fresh.reason
+    assert warm_seen.pop("pid") != fresh_seen.pop("pid")
     assert warm_seen == fresh_seen
     assert warm_seen["cwd"] == str(shop)
     assert str(shop) in warm_seen["path"]  # type: ignore[operator]
@@ -174,6 +178,25 @@ async def test_an_interpreter_variable_that_differs_makes_the_run_fresh(
     assert second.state == first.state == "red"
 
 
+async def test_a_sitecustomize_on_the_runs_path_makes_the_run_fresh(
+    runner: VerifyRunner, tmp_path: Path, dumps: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _scoped(runner)  # the warm pytest is up
+    custom = tmp_path / "custom"
+    custom.mkdir()
+    (custom / "sitecustomize.py").write_text(
+        "import os, pathlib\n"
+        "pathlib.Path(os.environ['DUMP_DIR'], 'customized').write_text('yes')\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PYTHONPATH", str(custom))
+    rung = await _scoped(runner)
+    assert _note(rung).endswith(
+        f"pytest ran fresh: sitecustomize.py on PYTHONPATH ({custom}) runs at interpreter start"
+    ), rung.notes
+    assert (dumps / "customized").read_text(encoding="utf-8") == "yes"
+
+
 async def test_a_cancelled_warm_run_leaves_nothing_running(
     runner: VerifyRunner, shop: Path, dumps: Path
 ) -> None:
@@ -195,39 +218,87 @@ async def test_a_cancelled_warm_run_leaves_nothing_running(
     assert is_alive(zygote), "cancelling a run does not stop the warm pytest"
 
 
-async def test_a_package_installed_since_it_started_makes_the_run_fresh_and_restarts_it(
-    tmp_path: Path, dumps: Path
-) -> None:
-    # A venv of its own whose site-packages reaches pytest through a .pth file: "installing"
-    # a package is writing into that folder.
+def _venv(tmp_path: Path) -> tuple[Path, Path]:
+    """(its interpreter, its site-packages): a venv of its own whose site-packages reaches
+    pytest through a .pth file, so "installing" a package is writing into that folder."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
     (site / "habitat-test.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
-    root = _shop(tmp_path / "shop", str(venv / "bin/python"))
-    workspace = Workspace.for_project(root)
+    return venv / "bin/python", site
+
+
+@asynccontextmanager
+async def _runner_on(root: Path) -> AsyncIterator[VerifyRunner]:
     bus = InMemoryEventBus(str(root))
     try:
-        async with VerifyRunner.open(
-            root, bus=bus, config=RunnerConfig(coalesce_seconds=0)
-        ) as runner:
-            first = await _scoped(runner)
-            assert "forked from the warm pytest" in _note(first), first.notes
-            before = WarmPytest(workspace).record()
-            assert before is not None
-            (site / "newly_installed.py").write_text("", encoding="utf-8")
-            second = await _scoped(runner)
-            assert "pytest ran fresh: " in _note(second), second.notes
-            assert "changed since the warm pytest started; it starts anew" in _note(second)
-            assert second.state == first.state == "red"
-            await eventually(lambda: not is_alive(before), within=10)
-            third = await _scoped(runner)
-            assert "forked from the warm pytest" in _note(third), third.notes
-            after = WarmPytest(workspace).record()
-            assert after is not None
-            assert after.pid != before.pid
+        async with VerifyRunner.open(root, bus=bus, config=RunnerConfig(coalesce_seconds=0)) as r:
+            yield r
     finally:
         await stop_type_daemon(root)
+
+
+async def test_a_package_installed_since_it_started_makes_the_run_fresh_and_restarts_it(
+    tmp_path: Path, dumps: Path
+) -> None:
+    python, site = _venv(tmp_path)
+    root = _shop(tmp_path / "shop", str(python))
+    workspace = Workspace.for_project(root)
+    async with _runner_on(root) as runner:
+        first = await _scoped(runner)
+        assert "forked from the warm pytest" in _note(first), first.notes
+        before = WarmPytest(workspace).record()
+        assert before is not None
+        (site / "newly_installed.py").write_text("", encoding="utf-8")
+        second = await _scoped(runner)
+        assert "pytest ran fresh: " in _note(second), second.notes
+        assert "changed since the warm pytest started; it starts anew" in _note(second)
+        assert second.state == first.state == "red"
+        await eventually(lambda: not is_alive(before), within=10)
+        third = await _scoped(runner)
+        assert "forked from the warm pytest" in _note(third), third.notes
+        after = WarmPytest(workspace).record()
+        assert after is not None
+        assert after.pid != before.pid
+
+
+PLUGIN = """\
+import os
+import pathlib
+
+pathlib.Path(os.environ["DUMP_DIR"], __name__ + ".imported-by").write_text(str(os.getpid()))
+"""
+
+
+def _entry_point(site: Path, dist: str, module: str) -> None:
+    info = site / f"{dist}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n", "utf-8")
+    (info / "entry_points.txt").write_text(f"[pytest11]\n{dist} = {module}\n", "utf-8")
+
+
+async def test_installed_plugins_are_imported_warm_and_the_projects_own_in_each_run(
+    tmp_path: Path, dumps: Path
+) -> None:
+    python, site = _venv(tmp_path)
+    root = _shop(tmp_path / "shop", str(python))
+    # One plugin installed in site-packages, one that lives in the project (as an editable
+    # install of a pytest plugin puts it): that one is the project's code, never warm.
+    (site / "installed_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    _entry_point(site, "installed-plugin", "installed_plugin")
+    (root / "own_plugin.py").write_text(PLUGIN, encoding="utf-8")
+    (site / "own-plugin.pth").write_text(f"{root}\n", encoding="utf-8")
+    _entry_point(site, "own-plugin", "own_plugin")
+    async with _runner_on(root) as runner:
+        rung = await _scoped(runner)
+        assert "forked from the warm pytest" in _note(rung), rung.notes
+        zygote = WarmPytest(Workspace.for_project(root)).record()
+        assert zygote is not None
+        (seen,) = _seen(dumps)
+        by = {p.name: int(p.read_text(encoding="utf-8")) for p in dumps.glob("*.imported-by")}
+        assert by["installed_plugin.imported-by"] == zygote.pid
+        assert by["own_plugin.imported-by"] not in (zygote.pid, None)
+        assert by["own_plugin.imported-by"] == seen["pid"]
 
 
 async def test_a_one_shot_climb_starts_no_warm_pytest(shop: Path, dumps: Path) -> None:

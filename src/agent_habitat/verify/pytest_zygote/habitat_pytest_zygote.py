@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import importlib.util
 import marshal
 import os
 import select
@@ -41,7 +42,7 @@ from typing import Any
 _HEADER_SIZE = 4
 # Read at interpreter start-up: a run that differs in any of them needs a fresh interpreter.
 _STARTUP_PREFIXES = ("PYTHON", "LD_", "LC_")
-_STARTUP_NAMES = ("LANG", "LANGUAGE", "TZ")
+_STARTUP_NAMES = ("LANG", "LANGUAGE", "TZ", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
 _PR_SET_PDEATHSIG = 1
 _OWNER_CHECK_S = 5.0
 
@@ -81,6 +82,7 @@ class _Zygote:
         for name in (*essential_plugins, *default_plugins):
             importlib.import_module("_pytest." + name)
         importlib.import_module("_pytest.assertion.rewrite")
+        self._import_plugins()
         prefixes = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix)})
         root = os.path.realpath(self.root) + os.sep
         for module in list(sys.modules.values()):
@@ -94,6 +96,23 @@ class _Zygote:
         for entry in self.tail:
             if not (os.path.realpath(entry) + os.sep).startswith(root):
                 self.watched[entry] = _mtime(entry)
+
+    def _import_plugins(self) -> None:
+        """The installed plugins' modules (entry points `pytest11`), which every run
+        imports before it reads the project too — not one that lives in the project."""
+        if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+            return
+        from importlib.metadata import entry_points
+
+        root = os.path.realpath(self.root) + os.sep
+        for point in entry_points(group="pytest11"):
+            try:
+                spec = importlib.util.find_spec(point.module)
+                origin = os.path.realpath(spec.origin) if spec and spec.origin else root
+                if not origin.startswith(root):
+                    importlib.import_module(point.module)
+            except Exception:  # a broken plugin: the run imports it again and reports it
+                continue
 
     def changed(self) -> str | None:
         """A folder of the interpreter's path that changed since the warm-up (a package
@@ -254,6 +273,7 @@ def _run(zygote: _Zygote, request: dict[str, Any], fds: list[int], peer: int, wa
 
         tempfile.tempdir = None
     sys.argv = ["-m", *request["args"]]
+    sys.orig_argv = [sys.executable, "-m", "pytest", *request["args"]]
     import runpy
 
     runpy.run_module("pytest", run_name="__main__", alter_sys=True)
