@@ -45,7 +45,7 @@ def test_sees_the_run() -> None:
     seen = {
         "path": [p.split("/substrates/")[0] for p in sys.path],  # a run's own folder there
         "argv0": os.path.basename(sys.argv[0]),
-        "orig_argv": sys.orig_argv[1:],
+        "orig_argv": [a for a in sys.orig_argv[1:] if not a.startswith("--junitxml=")],
         "main": os.path.basename(getattr(sys.modules["__main__"], "__file__", "")),
         "cwd": os.getcwd(),
         "tmp_is_tmpdir": tempfile.gettempdir() == os.environ["TMPDIR"],
