@@ -27,6 +27,7 @@ started it.
 from __future__ import annotations
 
 import ctypes
+import gc
 import importlib
 import importlib.util
 import marshal
@@ -37,16 +38,18 @@ import socket
 import struct
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 _HEADER_SIZE = 4
 # Read at interpreter start-up: a run that differs in any of them needs a fresh interpreter.
 _STARTUP_PREFIXES = ("PYTHON", "LD_", "LC_")
 _STARTUP_NAMES = ("LANG", "LANGUAGE", "TZ", "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
 _PR_SET_PDEATHSIG = 1
+_SAFE_PATH = getattr(sys.flags, "safe_path", False)  # -P / PYTHONSAFEPATH, Python 3.11+
 _OWNER_CHECK_S = 5.0
 
-Job = tuple["_Zygote", dict[str, Any], list[int], int, int]
+if TYPE_CHECKING:
+    Job = tuple["_Zygote", dict[str, Any], list[int], int, int]
 
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
@@ -71,7 +74,7 @@ class _Zygote:
     def warm(self) -> None:
         """Import pytest as `python -m pytest` in the root would (the root first on the
         path), then the modules pytest imports for itself before it reads the project."""
-        if sys.flags.safe_path:
+        if _SAFE_PATH:
             self.tail = list(sys.path)
         else:  # sys.path[0] is this script's folder, where `-m` puts the working folder
             self.tail = sys.path[1:]
@@ -133,7 +136,7 @@ class _Zygote:
         return None
 
     def sys_path(self, cwd: str, env: dict[str, str]) -> list[str]:
-        front = [] if sys.flags.safe_path else [cwd]
+        front = [] if _SAFE_PATH else [cwd]
         extra = [
             os.path.abspath(os.path.join(cwd, p))
             for p in env.get("PYTHONPATH", "").split(os.pathsep)
@@ -156,6 +159,10 @@ def serve(address: str, root: str, idle_s: float, owner: int) -> Job | None:
         return None  # the owner was gone before the death signal was armed
     zygote = _Zygote(root)
     zygote.warm()
+    # What the warm-up imported lives as long as any run: frozen out of the collector, a
+    # run's collections do not walk it (nor write to, and so copy, each page of it).
+    gc.collect()
+    gc.freeze()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind("\0" + address)
     listener.listen(16)
@@ -305,6 +312,11 @@ def _cgroup_mount() -> str:
 
 
 def main() -> None:
+    if sys.version_info < (3, 9) or not hasattr(os, "pidfd_open"):
+        raise SystemExit(
+            f"a warm pytest needs Python 3.9+ on Linux 5.3+ (os.pidfd_open); this is "
+            f"Python {sys.version.split()[0]}: its test runs stay fresh"
+        )
     job = serve(sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
     if job is not None:
         _run(*job)
