@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_RUN := $(VENV)/.installed
 
-.PHONY: demo test check bench bench-all bench-ladder bench-ladder-warm gauntlet clean browser-deps
+.PHONY: demo test check bench bench-all bench-ladder bench-ladder-warm bench-ladder-scoped gauntlet clean browser-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -62,6 +62,10 @@ gauntlet: $(STAMP)
 # The ladder in a warm server: diagnose.files on ~100k lines vs ruff, compile.project vs dmypy.
 bench-ladder-warm: $(STAMP_RUN)
 	$(BIN)/python bench/ladder_harness_warm.py $(ARGS)
+
+# test.scoped in a warm server, through the warm pytest and fresh, vs the full suite.
+bench-ladder-scoped: $(STAMP_RUN)
+	$(BIN)/python bench/ladder_harness_scoped.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

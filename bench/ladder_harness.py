@@ -322,6 +322,8 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _targets(s: dict[str, Any]) -> str:
+    if not s["mutations"]:
+        return "no mutation ran: nothing measured"
     checks = [
         ("misses 0", s["misses"] == 0),
         ("false reds 0", s["false_reds"] == 0),
