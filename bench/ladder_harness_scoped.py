@@ -64,7 +64,7 @@ def _full(root: Path, python: Path, env: dict[str, str]) -> float:
 def _failures(r: RungResult) -> list[str]:
     """The failed tests (node ids). Not their messages: a message that prints an object's
     address or a random choice differs between any two runs, fresh or warm."""
-    return sorted(d.file for d in r.diagnostics)
+    return sorted(d.file or "" for d in r.diagnostics)
 
 
 async def bench_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
