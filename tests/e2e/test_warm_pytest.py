@@ -213,7 +213,7 @@ async def test_a_cancelled_warm_run_leaves_nothing_running(
     assert psutil.Process(test_pid).ppid() != zygote.pid  # forked by a waiter, not by it
     await runner.cancel(ticket.task)
     await runner.wait(ticket.task)
-    _, alive = psutil.wait_procs(procs, timeout=10)
+    _, alive = psutil.wait_procs(procs, timeout=30)
     assert not alive, [p.cmdline() for p in alive]
     assert is_alive(zygote), "cancelling a run does not stop the warm pytest"
 
