@@ -45,6 +45,7 @@ from .rungs.dmypy import DmypyDaemon
 from .rungs.lint_warm import warm_lint_baseline
 from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker
 from .rungs.warm_pytest import WarmPytest
+from .rungs.warm_pytest import ensure as ensure_warm_pytest
 from .selection import warm_graph
 from .selection_memo import SelectionMemo
 from .snapshot import take_snapshot
@@ -199,10 +200,9 @@ class WarmUp:
         if not env.has("pytest"):
             return WarmItem("skipped", f"pytest not installed in {env.label}")
         warm = WarmPytest(ctx.workspace)
-        if not warm.usable(env, ctx.root):
-            failed = await warm.start(env, ctx.root, ctx.process_env())
-            if failed is not None:
-                return WarmItem("failed", failed)
+        failed = await ensure_warm_pytest(warm, env, ctx.root, ctx.process_env())
+        if failed is not None:
+            return WarmItem("failed", failed)
         record = warm.record()
         return WarmItem(
             "warm", f"pytest imported (pid {record.pid if record else '?'}), forked per run"

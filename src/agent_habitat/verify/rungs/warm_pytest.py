@@ -19,6 +19,8 @@ an MCP server; a one-shot `habitat verify` keeps none). The owner stops it when 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import os
 import secrets
@@ -27,13 +29,23 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time, spawn
 from ...workspace import Workspace, write_private
 from ..environments import ProjectEnv
 from .context import RungContext
 
-__all__ = ["CLIENT", "IDLE_TIMEOUT_S", "ZYGOTE", "WarmPytest", "for_rung", "release", "run_note"]
+__all__ = [
+    "CLIENT",
+    "IDLE_TIMEOUT_S",
+    "ZYGOTE",
+    "WarmPytest",
+    "ensure",
+    "for_rung",
+    "release",
+    "run_note",
+]
 
 _HERE = Path(__file__).resolve().parent.parent / "pytest_zygote"
 ZYGOTE = _HERE / "habitat_pytest_zygote.py"
@@ -45,6 +57,18 @@ _POLL_S = 0.02
 # (interpreter, root) → why a warm pytest could not start there, for this process's life:
 # a verify does not pay a failing start each time.
 _failed: dict[tuple[str, str], str] = {}
+# One start at a time per workspace in this process (a start stops the one before).
+_starting: dict[Path, anyio.Lock] = {}
+
+
+@functools.cache
+def _scripts_digest() -> str:
+    """Of the zygote and the client: a habitat upgraded under a running warm pytest does not
+    talk to it with another protocol."""
+    digest = hashlib.sha256()
+    for path in (ZYGOTE, CLIENT):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class WarmPytest:
@@ -74,6 +98,7 @@ class WarmPytest:
             data is not None
             and data.get("python") == str(env.python)
             and data.get("root") == str(root)
+            and data.get("scripts") == _scripts_digest()
             and self.record() is not None
         )
 
@@ -119,6 +144,7 @@ class WarmPytest:
                                 "address": address,
                                 "python": str(env.python),
                                 "root": str(root),
+                                "scripts": _scripts_digest(),
                                 "owner": os.getpid(),
                                 "owner_create_time": process_create_time(os.getpid()) or 0.0,
                                 "started_at": time.time(),
@@ -164,14 +190,25 @@ async def for_rung(ctx: RungContext) -> tuple[WarmPytest | None, str | None]:
         return warm, None
     if ctx.hooks is None:
         return None, None
-    key = (str(env.python), str(ctx.root))
-    if key in _failed:
-        return None, _failed[key]
-    why = await warm.start(env, ctx.root, ctx.process_env())
-    if why is not None:
-        _failed[key] = why
-        return None, why
-    return warm, None
+    why = await ensure(warm, env, ctx.root, ctx.process_env())
+    return (warm, None) if why is None else (None, why)
+
+
+async def ensure(
+    warm: WarmPytest, env: ProjectEnv, root: Path, process_env: dict[str, str]
+) -> str | None:
+    """Start the workspace's warm pytest for `env` in `root` unless one serves already;
+    None once one does, else why not (remembered for this process's life)."""
+    key = (str(env.python), str(root))
+    async with _starting.setdefault(warm.dir, anyio.Lock()):
+        if key in _failed:
+            return _failed[key]
+        if await anyio.to_thread.run_sync(warm.usable, env, root):
+            return None
+        why = await warm.start(env, root, process_env)
+        if why is not None:
+            _failed[key] = why
+        return why
 
 
 def run_note(report: Path) -> str:
