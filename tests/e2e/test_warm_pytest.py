@@ -307,3 +307,14 @@ async def test_a_one_shot_climb_starts_no_warm_pytest(shop: Path, dumps: Path) -
     assert result.state == "red", result
     assert not any("warm" in note for note in result.notes), result.notes
     assert WarmPytest(Workspace.for_project(shop)).record() is None
+
+
+async def test_the_ci_parity_policy_runs_pytest_fresh(runner: VerifyRunner, dumps: Path) -> None:
+    await _scoped(runner)  # the warm pytest is up
+    ticket = await runner.request(LadderRequest(policy="ci_parity", rungs=["test.full"]), wait=True)
+    assert ticket.result is not None
+    assert ticket.result.result is not None
+    (rung,) = ticket.result.result.rungs
+    assert any(
+        "pytest ran fresh: the ci_parity policy runs pytest as CI does" in n for n in rung.notes
+    ), rung.notes

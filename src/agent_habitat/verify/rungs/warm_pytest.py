@@ -185,6 +185,8 @@ async def for_rung(ctx: RungContext) -> tuple[WarmPytest | None, str | None]:
     env = ctx.env
     if env is None or not ctx.config.warm_pytest:
         return None, None
+    if ctx.policy == "ci_parity":
+        return None, "the ci_parity policy runs pytest as CI does, in a fresh interpreter"
     warm = WarmPytest(ctx.workspace)
     if await anyio.to_thread.run_sync(warm.usable, env, ctx.root):
         return warm, None
