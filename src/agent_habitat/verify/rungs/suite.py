@@ -59,10 +59,10 @@ async def _pytest(
         *pytest_args(tests),
     ]
     warm, why_not = await warm_pytest.for_rung(ctx)
-    report = ctx.spool(rung, ".warm")
-    run_argv = warm.wrap(argv, report) if warm is not None else argv
+    report = ctx.spool(rung, ".warm") if warm is not None else None
+    run_argv = warm.wrap(argv, report) if warm is not None and report is not None else argv
     outcome = await ctx.run(rung, run_argv, extra_env=rec.env() if rec else None)
-    if warm is not None:
+    if report is not None:
         why += "; " + await anyio.to_thread.run_sync(warm_pytest.run_note, report)
     elif why_not is not None:
         why += f"; pytest ran fresh: {why_not}"
