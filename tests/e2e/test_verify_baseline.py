@@ -154,3 +154,51 @@ async def test_a_configured_linter_with_old_findings_is_compared_with_head(legac
     new = await _rung(legacy, "diagnose.files")
     assert new.state == "red"
     assert [(d.line, d.preexisting) for d in new.diagnostics] == [(11, False), (10, True)]
+
+
+async def test_a_line_too_long_at_head_and_still_too_long_after_an_edit_is_not_new(
+    legacy: Path,
+) -> None:
+    long_line = "LIMITS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'kappa', 'mu']"
+    pyproject = legacy / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8") + '\n[tool.ruff.lint]\nselect = ["E501", "F"]\n',
+        encoding="utf-8",
+    )
+    _write(legacy, "legacy/core.py", CORE + long_line + "\n")
+    _git(legacy, "add", "-A")
+    _git(legacy, "commit", "-qm", "a long line")
+    # One word longer: ruff's message ("Line too long (89 > 88)") and the text both change.
+    edited = long_line.replace("'theta'", "'theta', 'iota'")
+    _write(legacy, "legacy/core.py", '"""Core."""\n' + CORE + edited + "\n")
+    result = await _rung(legacy, "diagnose.files")
+    assert result.state == "green", result.diagnostics
+    assert [(d.code, d.preexisting) for d in result.diagnostics] == [
+        ("F401", True),
+        ("E501", True),
+    ]
+    _write(legacy, "legacy/core.py", CORE + edited + "\n" + edited.replace("LIMITS", "MORE") + "\n")
+    red = await _rung(legacy, "diagnose.files")
+    assert red.state == "red"
+    assert [(d.code, d.line, d.preexisting) for d in red.diagnostics] == [
+        ("E501", 11, False),
+        ("F401", 1, True),
+        ("E501", 10, True),
+    ]
+
+
+async def test_a_type_error_on_an_edited_line_is_preexisting_and_a_new_code_there_is_new(
+    legacy: Path,
+) -> None:
+    # The message names the value, so a changed literal changes the message and the text.
+    _write(legacy, "legacy/core.py", CORE.replace('"not an int"', '"still not an int"'))
+    same = await _rung(legacy, "compile.project")
+    assert same.state == "green", same
+    assert (same.new_findings, same.preexisting_findings) == (0, 1)
+    _write(legacy, "legacy/core.py", CORE.replace('"not an int"', "undefined_name"))
+    new = await _rung(legacy, "compile.project")
+    assert new.state == "red", new
+    assert [(d.code, d.preexisting) for d in new.diagnostics if d.severity == "error"][0] == (
+        "name-defined",
+        False,
+    )

@@ -1,4 +1,5 @@
-"""Matching findings against HEAD's: by tool, code, message and source line text."""
+"""Matching findings against HEAD's: by tool, code, message and source line text, else by
+code on the line the diff maps it to."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from agent_habitat.verify.baseline import (
     mark_preexisting,
     summarize,
 )
+from agent_habitat.verify.line_map import line_map
 from agent_habitat.verify.models import Diagnostic
 
 HEAD = ["import os", "", "", "def f() -> int:", "    x = 1", "    return 2"]
@@ -49,10 +51,73 @@ def test_a_fixed_finding_disappears_and_the_rest_still_match() -> None:
     assert [(d.code, d.preexisting) for d in marked] == [("F401", True)]
 
 
-def test_the_same_finding_on_a_changed_line_is_new() -> None:
+def test_the_same_finding_on_an_edited_line_is_preexisting() -> None:
     now = ["import os  # still unused", *HEAD[1:]]
     marked = _mark([_diag(1)], [_diag(1)], now, HEAD)
-    assert [d.preexisting for d in marked] == [False]
+    assert [d.preexisting for d in marked] == [True]
+
+
+def test_a_long_line_still_too_long_after_a_one_word_edit_is_not_new() -> None:
+    head = ["import os", "", "def f() -> str:", "    return 'a very long line' * 3", ""]
+    now = ["import os", "", "def f() -> str:", "    return 'a much longer line' * 3", ""]
+    at_head = _diag(4, "E501", "Line too long (96 > 88)")
+    still = _diag(4, "E501", "Line too long (97 > 88)")
+    marked = _mark([still], [at_head], now, head)
+    assert [d.preexisting for d in marked] == [True]
+    assert summarize(marked) == (0, 1)
+
+
+def test_an_edited_line_that_moved_down_maps_through_the_diff() -> None:
+    head = ["import os", "x = 'long'", "y = 2"]
+    now = ['"""Docs."""', "", "import os", "x = 'longer'", "y = 2"]
+    marked = _mark([_diag(4, "E501", "Line too long (99 > 88)")], [_diag(2, "E501")], now, head)
+    assert [d.preexisting for d in marked] == [True]
+
+
+def test_a_new_code_on_an_edited_line_is_new() -> None:
+    head = ["import os", "x = 'long'"]
+    now = ["import os", "x = 'longer'; y"]
+    current = [_diag(2, "E501", "Line too long"), _diag(2, "F821", "Undefined name `y`")]
+    marked = _mark(current, [_diag(2, "E501", "Line too long")], now, head)
+    assert [(d.code, d.preexisting) for d in marked] == [("F821", False), ("E501", True)]
+
+
+def test_the_same_code_on_an_inserted_line_is_new() -> None:
+    head = ["x = 'long'", "y = 2"]
+    now = ["x = 'long'", "z = 'also long'", "y = 2"]
+    current = [_diag(1, "E501", "Line too long"), _diag(2, "E501", "Line too long")]
+    marked = _mark(current, [_diag(1, "E501", "Line too long")], now, head)
+    assert [(d.line, d.preexisting) for d in marked] == [(2, False), (1, True)]
+
+
+def test_a_third_unused_name_on_an_edited_import_line_is_the_new_one() -> None:
+    head = ["import os, sys"]
+    now = ["import os, sys, json"]
+    unused = [_diag(1, "F401", f"`{name}` imported but unused") for name in ("os", "sys", "json")]
+    marked = _mark(unused, unused[:2], now, head)
+    assert [(d.message, d.preexisting) for d in marked] == [
+        ("`json` imported but unused", False),
+        ("`os` imported but unused", True),
+        ("`sys` imported but unused", True),
+    ]
+
+
+def test_an_identical_line_elsewhere_does_not_take_an_edited_lines_finding() -> None:
+    head = ["x = 'long'", "", "x = 'long'"]
+    now = ["x = 'longer'", "", "x = 'long'"]
+    base = [_diag(1, "E501", "Line too long (10)"), _diag(3, "E501", "Line too long (10)")]
+    current = [_diag(1, "E501", "Line too long (12)"), _diag(3, "E501", "Line too long (10)")]
+    assert summarize(_mark(current, base, now, head)) == (0, 2)
+
+
+def test_the_line_map_pairs_edited_lines_and_leaves_inserted_ones_out() -> None:
+    head = ["a", "b", "c", "d"]
+    now = ["a", "B", "new", "c", "d"]
+    mapping = line_map(head, now)
+    assert mapping[1] == 1
+    assert mapping[2] == 2
+    assert 3 not in mapping
+    assert (mapping[4], mapping[5]) == (3, 4)
 
 
 def test_a_copy_of_a_preexisting_finding_is_new_one_to_one() -> None:
@@ -99,3 +164,15 @@ def test_the_fingerprint_follows_a_config_files_content(tmp_path: Path) -> None:
     assert first != absent
     config.write_text("line-length = 120\n", encoding="utf-8")
     assert fingerprint("ruff", config) != first
+
+
+def test_the_line_map_follows_code_wrapped_in_a_new_block_and_long_files() -> None:
+    head = ["def f():", "    x = 1", "", "    return x"]
+    now = ["def f():", "    if True:", "        x = 1", "", "        return x"]
+    assert line_map(head, now) == {1: 1, 3: 2, 4: 3, 5: 4}
+    body = [line for n in range(3000) for line in (f"def f{n}():", "    return 1", "")]
+    edited = [*body[:4500], "# inserted", *body[4500:]]
+    edited[6000] += "  # edited"
+    mapping = line_map(body, edited)
+    assert 4501 not in mapping
+    assert (mapping[4500], mapping[4502], mapping[6001]) == (4500, 4501, 6000)

@@ -1,9 +1,17 @@
 """Which findings the change introduced: compare a tool's findings with the same tool's on
 the snapshot's base (HEAD), and keep base results in a cache in the workspace state folder.
 
-A finding matches one at HEAD for the same file by (tool, code, message, text of its source
-line), never by line number, so code that moved still matches. Matching is one to one: a
-copy of a pre-existing finding on a new line is new.
+A finding matches one at HEAD for the same file and tool, one to one, in three passes:
+
+1. the same code, message and text of its source line, wherever the line is now, so code
+   that merely moved still matches;
+2. the same code and message on the line it maps to through the diff of HEAD's version of
+   the file against the current one (an edited line maps to the line it replaced);
+3. the same code on that mapped line: a line that was already too long and stays too long
+   after a one-word edit has a new message and a new text, but no new finding.
+
+A finding is new only if its code is new on its line. A copy of a pre-existing finding on a
+new line is new.
 """
 
 from __future__ import annotations
@@ -11,16 +19,23 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from ..workspace import write_private
+from .line_map import line_map
 from .models import Diagnostic
 
-__all__ = ["BaseResult", "BaselineCache", "fingerprint", "mark_preexisting", "summarize"]
+__all__ = [
+    "BaseResult",
+    "BaselineCache",
+    "fingerprint",
+    "mark_preexisting",
+    "summarize",
+]
 
 Key = tuple[str, str, str, str, str]
 # Messages that name a line ("defined on line 12") would stop matching once code moves.
@@ -40,9 +55,44 @@ def _line_text(lines: Sequence[str] | None, line: int | None) -> str:
     return lines[line - 1].strip()
 
 
+def _message(diag: Diagnostic) -> str:
+    return _LINE_REF.sub("line ?", diag.message)
+
+
 def _key(diag: Diagnostic, lines: Sequence[str] | None) -> Key:
-    message = _LINE_REF.sub("line ?", diag.message)
-    return (diag.file or "", diag.source, diag.code or "", message, _line_text(lines, diag.line))
+    return (
+        diag.file or "",
+        diag.source,
+        diag.code or "",
+        _message(diag),
+        _line_text(lines, diag.line),
+    )
+
+
+class _Lines:
+    """Each file's line map, computed once and only for files with findings."""
+
+    def __init__(
+        self,
+        current: Callable[[str], Sequence[str] | None],
+        base: Callable[[str], Sequence[str] | None],
+    ) -> None:
+        self._current, self._base = current, base
+        self._maps: dict[str, dict[int, int]] = {}
+
+    def at_head(self, diag: Diagnostic) -> int | None:
+        if diag.file is None or diag.line is None:
+            return None
+        if diag.file not in self._maps:
+            old, new = self._base(diag.file), self._current(diag.file)
+            self._maps[diag.file] = {} if old is None or new is None else line_map(old, new)
+        return self._maps[diag.file].get(diag.line)
+
+
+# What each pass compares, from the strictest: the whole key where the line maps; the whole
+# key anywhere (moved code); file, tool, code and message where it maps; file, tool and code
+# where it maps.
+_PASSES: tuple[tuple[int, bool], ...] = ((5, True), (5, False), (4, True), (3, True))
 
 
 def mark_preexisting(
@@ -51,19 +101,38 @@ def mark_preexisting(
     current_lines: Callable[[str], Sequence[str] | None],
     base_lines: Callable[[str], Sequence[str] | None],
 ) -> list[Diagnostic]:
-    """`current` with `preexisting` set where the same finding exists in `base`; new ones
-    first, then the pre-existing ones, each group in the tool's order."""
-    remaining = Counter(_key(d, base_lines(d.file) if d.file else None) for d in base)
-    new: list[Diagnostic] = []
-    old: list[Diagnostic] = []
-    for diag in current:
-        key = _key(diag, current_lines(diag.file) if diag.file else None)
-        if remaining[key] > 0:
-            remaining[key] -= 1
-            old.append(diag.model_copy(update={"preexisting": True}))
-        else:
-            new.append(diag.model_copy(update={"preexisting": False}))
-    return new + old
+    """`current` with `preexisting` set where the same finding exists in `base` (see the
+    module's docstring); new ones first, then the pre-existing ones, each group in the
+    tool's order."""
+    findings = list(current)
+    before = list(base)
+    lines = _Lines(current_lines, base_lines)
+    keys = [_key(d, current_lines(d.file) if d.file else None) for d in findings]
+    places = [lines.at_head(d) for d in findings]
+    base_keys = [_key(d, base_lines(d.file) if d.file else None) for d in before]
+    free = [True] * len(before)
+    old = [False] * len(findings)
+    for width, placed in _PASSES:
+        index: dict[tuple[object, ...], list[int]] = defaultdict(list)
+        for j, key in enumerate(base_keys):
+            if free[j]:
+                index[(*key[:width], before[j].line if placed else None)].append(j)
+        for i, key in enumerate(keys):
+            if old[i] or (placed and places[i] is None):
+                continue
+            candidates = index.get((*key[:width], places[i] if placed else None))
+            if candidates:
+                free[candidates.pop(0)] = False
+                old[i] = True
+    new_ones = [
+        d.model_copy(update={"preexisting": False})
+        for d, o in zip(findings, old, strict=True)
+        if not o
+    ]
+    old_ones = [
+        d.model_copy(update={"preexisting": True}) for d, o in zip(findings, old, strict=True) if o
+    ]
+    return new_ones + old_ones
 
 
 def summarize(diagnostics: Sequence[Diagnostic]) -> tuple[int, int]:

@@ -74,8 +74,9 @@ class Diagnostic(BaseModel):
     source: str = ""
     """The tool that reported it: `syntax`, `ruff`, `mypy`, `pyright`, `pytest`, `import`, …"""
     preexisting: bool = False
-    """The same finding (tool, code, message, text of its source line) exists at the
-    snapshot's base (HEAD): listed and counted, but it does not make the rung red."""
+    """The same finding exists at the snapshot's base (HEAD): same tool and code, with the
+    same message and source line text, or on the line this one maps to through the diff.
+    Listed and counted, but it does not make the rung red."""
 
 
 class Selection(BaseModel):
