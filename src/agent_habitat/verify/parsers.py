@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import Diagnostic, Severity
+from .tracebacks import in_project, raised
 
 __all__ = [
     "parse_compileall",
@@ -148,17 +149,27 @@ def parse_junit(path: Path, root: Path) -> list[Diagnostic] | None:
                 continue
             text = child.text or ""
             where = list(_TB_LOCATION.finditer(text))
-            last = where[-1] if where else None
+            # The deepest frame in the project names the failure, not a library's inside.
+            own = [m for m in where if in_project(relative(m["file"], root))]
+            last = own[-1] if own else where[-1] if where else None
+            file = relative(last["file"], root) if last else case.get("file")
+            line = int(last["line"]) if last else _int(case.get("line"))
             message = child.get("message") or (text.strip().splitlines() or [""])[-1]
-            nodeid = _nodeid(case)
+            if message == "collection failure":
+                # pytest's message says only that: say what was raised, and where.
+                at = f" (raised at {file}:{line})" if last else ""
+                said = f"{case.get('file') or _nodeid(case)}: collection error: "
+                message = said + (raised(text) or "see the output") + at
+            else:
+                message = f"{_nodeid(case)}: {message}"
             out.append(
                 Diagnostic(
-                    file=relative(last["file"], root) if last else case.get("file"),
-                    line=int(last["line"]) if last else _int(case.get("line")),
+                    file=file,
+                    line=line,
                     col=None,
                     code=_failure_code(text, last["what"] if last else "", child.tag),
                     severity="error",
-                    message=f"{nodeid}: {message}"[:_MESSAGE_CAP],
+                    message=message[:_MESSAGE_CAP],
                     source="pytest",
                 )
             )

@@ -10,6 +10,7 @@ from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
 from ..testdeps import Recording
+from ..tracebacks import conftest_error
 from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
 from .preamble import Configured, python_rung
@@ -17,7 +18,7 @@ from .preamble import Configured, python_rung
 __all__ = ["full_suite", "pytest_args", "scoped_suite"]
 
 # pytest's documented exit codes.
-_TESTS_FAILED, _INTERRUPTED, _NO_TESTS = 1, 2, 5
+_TESTS_FAILED, _INTERRUPTED, _USAGE_ERROR, _NO_TESTS = 1, 2, 4, 5
 
 
 def pytest_args(tests: list[str]) -> list[str]:
@@ -76,10 +77,16 @@ async def _pytest(
     code = outcome.exit_code
     state: RungState | None = None
     reason = None
+    if code == _USAGE_ERROR and not diagnostics:
+        # A conftest that fails to import writes no report: its traceback is in the output.
+        found = conftest_error(outcome.text, ctx.root)
+        diagnostics = [found] if found is not None else []
     if code == _NO_TESTS:
         state, reason = "error", "pytest collected no tests (exit 5); check the filter or selection"
-    elif code == _INTERRUPTED and diagnostics:
-        state = "red"  # collection errors: a test module or what it imports is broken
+    elif code in (_INTERRUPTED, _USAGE_ERROR) and diagnostics:
+        # Collection errors (exit 4 when the tests were named by node id, or a conftest):
+        # a test module or what it imports is broken, which is the code's doing.
+        state = "red"
     elif code not in (0, _TESTS_FAILED) and code is not None and code > 0:
         state, reason = (
             "error",
@@ -97,7 +104,13 @@ async def _pytest(
     )
     if result.state == "red" and diagnostics:
         first = diagnostics[0].message.splitlines()[0][:200]
-        result.reason = f"{len(diagnostics)} test failure(s), first {first}"
+        collection = sum("collection error" in d.message for d in diagnostics)
+        what = (
+            f"{collection} collection error(s)"
+            if collection == len(diagnostics)
+            else f"{len(diagnostics)} test failure(s)"
+        )
+        result.reason = f"{what}, first {first}"
     return result
 
 

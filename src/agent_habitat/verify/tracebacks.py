@@ -1,0 +1,87 @@
+"""pytest's tracebacks read for the verdict: which frame is the project's, and what a
+conftest that fails to load raised.
+
+A collection error raised from the project's own code (a module-level `ValueError` in a
+changed file, imported by a test or a conftest) is the change's doing: the rung is red and
+names the frame in the project that raised. A traceback with no frame in the project, or a
+conftest importing a package the environment lacks, is the environment failing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from .models import Diagnostic
+
+__all__ = ["conftest_error", "in_project", "project_frame", "raised"]
+
+FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<what>.*)$", re.MULTILINE)
+_RAISED = re.compile(r"^E\s+(?P<text>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed)\b.*)$", re.M)
+_CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^'\n]+)'\.$", re.M)
+_MISSING = re.compile(r"ModuleNotFoundError: No module named '(?P<module>[\w.]+)'")
+_INSTALLED = {"site-packages", "dist-packages"}
+
+
+def _relative(path: str, root: Path) -> str:
+    p = Path(path)
+    if not p.is_absolute():
+        p = root / p
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return path
+
+
+def in_project(rel: str) -> bool:
+    """A traceback path (made relative to the root) is the project's own code: inside the
+    root and not an installed package (a `.venv` inside the project holds those)."""
+    path = PurePosixPath(rel)
+    return not path.is_absolute() and not _INSTALLED & set(path.parts) and ".." not in path.parts
+
+
+def project_frame(text: str, root: Path) -> tuple[str, int] | None:
+    """The deepest frame of `text` that is the project's: (relative path, line)."""
+    found = None
+    for m in FRAME.finditer(text):
+        rel = _relative(m["file"], root)
+        if in_project(rel):
+            found = (rel, int(m["line"]))
+    return found
+
+
+def raised(text: str) -> str | None:
+    """The last `E   SomeError: message` line of a pytest traceback, without the `E`."""
+    lines = _RAISED.findall(text)
+    return str(lines[-1]).strip() if lines else None
+
+
+def _own_module(root: Path, module: str) -> bool:
+    top = module.split(".", 1)[0]
+    return any(
+        (base / top).is_dir() or (base / f"{top}.py").is_file() for base in (root, root / "src")
+    )
+
+
+def conftest_error(text: str, root: Path) -> Diagnostic | None:
+    """The project's error behind pytest's "ImportError while loading conftest" (exit 4,
+    no report written), located at the deepest frame in the project; None when there is
+    none, or when the conftest imports a package that is not installed (the environment's
+    failing, not the code's)."""
+    head = _CONFTEST.search(text)
+    if head is None:
+        return None
+    block = text[head.end() :].split("\n\n", 1)[0]
+    frame = project_frame(block, root)
+    missing = _MISSING.search(block)
+    if frame is None or (missing is not None and not _own_module(root, missing["module"])):
+        return None
+    error = raised(block) or "ImportError"
+    conftest = _relative(head["path"], root)
+    return Diagnostic(
+        file=frame[0],
+        line=frame[1],
+        code=error.split(":", 1)[0],
+        message=f"{conftest}: collection error: {error} (raised at {frame[0]}:{frame[1]})",
+        source="pytest",
+    )
