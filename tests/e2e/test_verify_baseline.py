@@ -159,7 +159,10 @@ async def test_a_configured_linter_with_old_findings_is_compared_with_head(legac
 async def test_a_line_too_long_at_head_and_still_too_long_after_an_edit_is_not_new(
     legacy: Path,
 ) -> None:
-    long_line = "LIMITS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'kappa', 'mu']"
+    long_line = (
+        "LIMITS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', "
+        "'kappa', 'mu']"
+    )
     pyproject = legacy / "pyproject.toml"
     pyproject.write_text(
         pyproject.read_text(encoding="utf-8") + '\n[tool.ruff.lint]\nselect = ["E501", "F"]\n',
@@ -198,7 +201,5 @@ async def test_a_type_error_on_an_edited_line_is_preexisting_and_a_new_code_ther
     _write(legacy, "legacy/core.py", CORE.replace('"not an int"', "undefined_name"))
     new = await _rung(legacy, "compile.project")
     assert new.state == "red", new
-    assert [(d.code, d.preexisting) for d in new.diagnostics if d.severity == "error"][0] == (
-        "name-defined",
-        False,
-    )
+    first = next(d for d in new.diagnostics if d.severity == "error")
+    assert (first.code, first.preexisting) == ("name-defined", False)
