@@ -109,6 +109,8 @@ class EpochReport(_Model):
     changed: list[str] = Field(default_factory=list)
     """Paths changed since its snapshot (the first ones)."""
     changed_count: int = 0
+    moved_while_running: bool = False
+    """True when the tree changed while it climbed: stale even once the files are back."""
     snapshot: str | None = None
     head: str | None = None
     policy: Policy | None = None
@@ -273,6 +275,7 @@ def epoch_report(epoch: VerifyEpoch, root: Path | None = None) -> EpochReport:
         stale=epoch.stale,
         changed=epoch.changed[:LISTED_PATHS],
         changed_count=len(epoch.changed),
+        moved_while_running=epoch.moved_while_running,
         snapshot=epoch.snapshot,
         head=epoch.head,
         policy=epoch.policy,

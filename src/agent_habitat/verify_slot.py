@@ -57,6 +57,7 @@ EPOCH_EVENT_KINDS = frozenset(
     {
         "verify.epoch.started",
         "verify.epoch.stale",
+        "verify.epoch.fresh",
         "verify.epoch.finished",
         "environment.task.queued",
         "environment.task.started",
@@ -248,14 +249,25 @@ class VerifySlot:
         if report.state in ("queued", "running") and not servers:
             report.state, report.green = "lost", False
         old = record.snapshot
-        if old is not None and old.id != current.id:
-            changed = await anyio.to_thread.run_sync(changed_between, root, old, current)
-            everything = sorted(set(report.changed) | set(changed))
-            if changed:
+        if old is not None:
+            changed: list[str] = []
+            if old.id != current.id:
+                changed = await anyio.to_thread.run_sync(changed_between, root, old, current)
+            follows = report.finished_at is not None and not report.moved_while_running
+            # A finished epoch that went stale afterwards follows the tree (back to its own
+            # verdict once the files are back); one the tree moved under while it ran does not.
+            everything = sorted(set(changed) if follows else set(report.changed) | set(changed))
+            if everything:
                 report.stale, report.green = True, False
                 report.changed, report.changed_count = everything[:LISTED_PATHS], len(everything)
                 if report.state not in ("queued", "running", "cancelled", "error", "lost"):
                     report.state = "stale"
+            elif follows and report.stale:
+                report.stale, report.changed, report.changed_count = False, [], 0
+                if report.state == "stale" and report.verified_state is not None:
+                    # One of the ladder's states, which the report types as a plain str.
+                    report.state = report.verified_state  # type: ignore[assignment]
+                report.green = report.state == "green"
         return VerifyStatusResult(
             green=report.green,
             summary=epoch_summary(report),

@@ -79,10 +79,11 @@ def epoch_summary(epoch: EpochReport | None) -> str:
             extra = f"; already stale: {_paths(epoch.changed, epoch.changed_count)} changed"
         return f"{epoch.state}: {where}{extra}"
     if epoch.stale:
+        when = "while it ran" if epoch.moved_while_running else "since"
         return (
             f"stale: {where} verified snapshot {epoch.snapshot} ({epoch.verified_state} there), "
-            f"but {_paths(epoch.changed, epoch.changed_count)} changed since: not verified now; "
-            "run verify_run again"
+            f"but {_paths(epoch.changed, epoch.changed_count)} changed {when}: not verified "
+            "now; run verify_run again"
         )
     line = f"{epoch.state} on {epoch.snapshot}: {where}"
     failing = next((r for r in epoch.rungs if r.state not in ("green", "skipped")), None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -122,6 +123,24 @@ async def test_a_request_comes_back_green_and_a_later_write_makes_it_stale(
     assert after.epoch is not None
     assert after.epoch.state == "stale"
     assert "src/calc/arith.py" in after.summary
+
+
+async def test_a_git_checkout_of_the_changed_file_makes_the_epoch_fresh_again(
+    runner: VerifyRunner, calc: Path, recorder: EventRecorder
+) -> None:
+    ticket = await runner.request(LadderRequest(policy="minimal"), wait=True)
+    assert ticket.result is not None
+    _append(calc / "src/calc/arith.py", "Y = 2\n")
+    await recorder.wait_for("verify.epoch.stale", bound_seconds=5)
+    assert (await runner.status()).stale
+    subprocess.run(["git", "checkout", "--", "src/calc/arith.py"], cwd=calc, check=True)
+    fresh = await recorder.wait_for("verify.epoch.fresh", bound_seconds=10)
+    assert fresh.data["phase"] == "watch"
+    status = await runner.status()
+    assert not status.stale
+    assert status.current_snapshot == ticket.result.snapshot
+    assert status.epoch is not None
+    assert status.epoch.state == ticket.result.state
 
 
 async def test_an_ignored_write_never_makes_an_epoch_stale(

@@ -209,6 +209,72 @@ async def test_a_write_after_green_makes_the_epoch_stale_and_never_green(
     assert "src/calc/text.py" in status.summary
 
 
+async def test_putting_the_file_back_makes_a_stale_epoch_its_own_verdict_again(
+    runner: VerifyRunner, calc: Path, bus: InMemoryEventBus
+) -> None:
+    recorder = EventRecorder(bus)
+    ticket = await runner.request(wait=True)
+    assert ticket.result is not None
+    text = calc / "src/calc/text.py"
+    verified = text.read_text(encoding="utf-8")
+    text.write_text(verified + "Z = 3\n", encoding="utf-8")
+    runner.mark_changed([text])
+    await recorder.wait_for("verify.epoch.stale")
+    text.write_text(verified, encoding="utf-8")  # an undo
+    runner.mark_changed([text])
+    fresh = await recorder.wait_for("verify.epoch.fresh")
+    assert fresh.data["snapshot"] == ticket.result.snapshot
+    assert fresh.data["state"] == "green"
+    status = await runner.status()
+    assert status.green
+    assert not status.stale
+    assert status.changed == []
+    assert status.current_snapshot == ticket.result.snapshot
+
+
+async def test_a_clean_file_checked_out_again_makes_the_status_fresh(
+    runner: VerifyRunner, calc: Path
+) -> None:
+    await runner.request(wait=True)
+    _append(calc / "src/calc/arith.py", "Y = 2\n")
+    assert (await runner.status()).stale  # no watcher here: the status compares the tree
+    subprocess.run(["git", "checkout", "--", "src/calc/arith.py"], cwd=calc, check=True)
+    status = await runner.status()
+    assert status.green
+    assert status.epoch is not None
+    assert (status.epoch.state, status.epoch.changed) == ("green", [])
+
+
+async def test_one_of_two_changed_files_put_back_leaves_only_the_other_changed(
+    runner: VerifyRunner, calc: Path
+) -> None:
+    await runner.request(wait=True)
+    _append(calc / "src/calc/arith.py", "Y = 2\n")
+    _append(calc / "README.md", "more\n")
+    assert (await runner.status()).changed == ["README.md", "src/calc/arith.py"]
+    subprocess.run(["git", "checkout", "--", "src/calc/arith.py"], cwd=calc, check=True)
+    status = await runner.status()
+    assert status.stale
+    assert status.changed == ["README.md"]
+
+
+async def test_a_tree_that_moved_during_the_climb_stays_stale_once_back(
+    runner: VerifyRunner, calc: Path, ladder: FakeLadder
+) -> None:
+    arith = calc / "src/calc/arith.py"
+    before = arith.read_text(encoding="utf-8")
+    ladder.during = {"compile.project": arith}
+    ticket = await runner.request(wait=True)
+    assert ticket.result is not None
+    assert ticket.result.state == "stale"
+    arith.write_text(before, encoding="utf-8")
+    status = await runner.status()
+    assert status.current_snapshot == ticket.result.snapshot
+    assert status.stale
+    assert not status.green
+    assert "changed while it ran" in status.summary
+
+
 async def test_a_rewrite_with_the_same_content_is_not_a_change(
     runner: VerifyRunner, calc: Path
 ) -> None:

@@ -60,6 +60,10 @@ class Chain:
     """Paths written after the chain started but before its snapshot was in hand."""
     requested: tuple[Snapshot, int] | None = None
     """The newest request's snapshot and the write log's count when it was taken."""
+    writes: int = 0
+    """Writes reported to this chain (a comparison with the tree that saw one begin is redone)."""
+    rechecking: bool = False
+    """True while the tree is compared with its stale epoch's snapshot again."""
 
     def reusable(self, root: Path, log: WriteLog, watching: bool) -> Snapshot | None:
         """The newest request's snapshot when no write reported since it was taken differs

@@ -89,6 +89,10 @@ class VerifyEpoch(BaseModel):
     """True when a file of the epoch's set changed after its snapshot was taken."""
     changed: list[str] = Field(default_factory=list)
     """Paths (relative to the project root) that changed since the snapshot."""
+    moved_while_running: bool = False
+    """True when the tree changed while the climb ran: its rungs may have seen other
+    content than the snapshot's, so it stays stale even once the tree is back. A change
+    after it finished is undone by putting the files back (an undo, `git checkout`)."""
     snapshot: str | None = None
     """The snapshot id it verifies; None while queued."""
     head: str | None = None
@@ -145,6 +149,7 @@ class Epoch:
         self.result: LadderResult | None = None
         self.stale = False
         self.changed: set[str] = set()
+        self.moved_while_running = False
         self.superseded_by: str | None = None
         self.notes: list[str] = []
         self.queued_at = time.time()
@@ -185,9 +190,25 @@ class Epoch:
         self.changed.update(new)
         if new:
             self.stale = True
-            if self.finished_at is not None and self.state not in _KEEP_WHEN_STALE:
+            if self.finished_at is None:
+                self.moved_while_running = True
+            elif self.state not in _KEEP_WHEN_STALE:
                 self.state = "stale"
         return new
+
+    def refresh(self, changed: list[str]) -> bool:
+        """The tree was compared with the snapshot again after the climb: `changed` is what
+        differs now. A finished epoch whose tree moved only after it finished follows it,
+        back to its own verdict once nothing differs. True when that made it fresh again."""
+        if self.finished_at is None or self.moved_while_running or not self.stale:
+            return False
+        self.changed = set(changed)
+        if self.changed:
+            return False
+        self.stale = False
+        if self.result is not None and self.state == "stale":
+            self.state = self.result.state
+        return True
 
     def finish(self, result: LadderResult) -> None:
         self.result = result
@@ -211,6 +232,7 @@ class Epoch:
             verified_state=self.result.state if self.result else None,
             stale=self.stale,
             changed=sorted(self.changed),
+            moved_while_running=self.moved_while_running,
             snapshot=snap.id if snap else None,
             head=snap.head if snap else None,
             policy=self.policy,

@@ -46,7 +46,15 @@ from .runner_config import RunnerConfig, load_runner_config
 from .runner_models import ProgressSink, VerifyStatus, VerifyTicket, summary
 from .selection_memo import SelectionMemo
 from .snapshot import Snapshot, take_snapshot
-from .staleness import mark_stale, project_relative, start_watcher, validated_request
+from .staleness import (
+    follow_tree,
+    mark_stale,
+    may_return,
+    project_relative,
+    recheck,
+    start_watcher,
+    validated_request,
+)
 from .substrate import SubstrateFactory
 
 __all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
@@ -455,9 +463,14 @@ class VerifyRunner:
         chain = self._chain(task) if task else self._newest()
         current = await anyio.to_thread.run_sync(take_snapshot, self.root)
         verified = chain.epoch.snapshot if chain is not None else None
-        if chain is not None and verified is not None and verified.id != current.id:
-            changed = await anyio.to_thread.run_sync(changed_between, self.root, verified, current)
-            self._mark(chain, changed, "status")
+        if chain is not None and verified is not None:
+            changed: list[str] = []
+            if verified.id != current.id:
+                changed = await anyio.to_thread.run_sync(
+                    changed_between, self.root, verified, current
+                )
+                self._mark(chain, changed, "status")
+            follow_tree(self.bus, chain, changed, "status")
         view = chain.epoch.view() if chain else None
         return VerifyStatus(
             green=bool(view and view.green),
@@ -492,7 +505,10 @@ class VerifyRunner:
                 if chain is self._running:
                     chain.early_changes.update(relative)
                 continue
+            undo = may_return(chain, relative)
             self._mark(chain, relative, "watch")
+            if undo and self._tg is not None:
+                self._tg.start_soon(recheck, self.bus, self.root, chain)
 
     def _mark(self, chain: Chain, paths: list[str], phase: str) -> None:
         mark_stale(self.bus, self.root, chain, paths, phase)

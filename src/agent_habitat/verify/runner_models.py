@@ -74,7 +74,8 @@ def summary(epoch: VerifyEpoch | None) -> str:
     on = f" on {epoch.snapshot}" if epoch.snapshot else ""
     if epoch.stale and epoch.state == "stale":
         changed = ", ".join(epoch.changed[:5]) + (" …" if len(epoch.changed) > 5 else "")
-        return f"stale: {epoch.verified_state}{on}, but {changed} changed since; verify again"
+        when = "while it ran" if epoch.moved_while_running else "since"
+        return f"stale: {epoch.verified_state}{on}, but {changed} changed {when}; verify again"
     line = f"{epoch.state}{on}: {where}"
     failing = next((r for r in epoch.rungs if r.state not in ("green", "skipped")), None)
     if failing is not None and failing.reason:

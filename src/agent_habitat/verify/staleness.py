@@ -3,25 +3,41 @@ marking an epoch stale (which written paths contradict its snapshot, and the eve
 
 Kept apart from the runner, which decides *which* epochs a write concerns (the running one,
 the newest finished one); this says what a write means for one of them.
+
+Stale is not forever: an epoch that finished and went stale only afterwards follows the
+tree, so putting the files back (an undo, `git checkout`) makes it its own verdict again,
+with `verify.epoch.fresh`. One the tree moved under while it climbed stays stale: its rungs
+may have seen other content than its snapshot's.
 """
 
 from __future__ import annotations
 
 import logging
+import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import anyio.abc
+import anyio.to_thread
 
 from ..events import EventBus
 from .chain import Chain
 from .config import load_ladder_config, load_policy
-from .epochs import contradicts
+from .epochs import changed_between, contradicts
 from .ladder import _given_files
 from .models import LadderRequest
+from .snapshot import take_snapshot
 from .watch import ProjectWatcher
 
-__all__ = ["mark_stale", "project_relative", "start_watcher", "validated_request"]
+__all__ = [
+    "follow_tree",
+    "mark_stale",
+    "may_return",
+    "project_relative",
+    "recheck",
+    "start_watcher",
+    "validated_request",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -71,6 +87,7 @@ def mark_stale(bus: EventBus, root: Path, chain: Chain, paths: list[str], phase:
     `watch` event: contents differ; otherwise as given) and publish `verify.epoch.stale`
     with the paths that are new to it."""
     snapshot = chain.epoch.snapshot
+    chain.writes += 1
     if snapshot is None or not paths:
         return
     if phase == "watch":
@@ -90,3 +107,61 @@ def mark_stale(bus: EventBus, root: Path, chain: Chain, paths: list[str], phase:
         },
     )
     chain.touch()
+
+
+def follow_tree(bus: EventBus, chain: Chain, changed: list[str], phase: str) -> None:
+    """`changed` is what differs from `chain`'s snapshot now (a fresh comparison): a
+    finished epoch that went stale after it finished follows it, and is fresh again, with
+    `verify.epoch.fresh`, once nothing differs."""
+    epoch = chain.epoch
+    if not epoch.refresh(changed):
+        return
+    bus.publish(
+        "verify.epoch.fresh",
+        task=chain.task,
+        data={
+            "epoch": epoch.number,
+            "snapshot": epoch.snapshot.id if epoch.snapshot else None,
+            "state": epoch.state,
+            "phase": phase,
+        },
+    )
+    chain.touch()
+
+
+def may_return(chain: Chain, paths: list[str]) -> bool:
+    """A write to `paths` may have put `chain`'s stale epoch back to its snapshot: it
+    finished before the tree moved, and one of them is among what differs."""
+    epoch = chain.epoch
+    return (
+        epoch.stale
+        and epoch.finished_at is not None
+        and not epoch.moved_while_running
+        and not epoch.changed.isdisjoint(paths)
+    )
+
+
+async def recheck(bus: EventBus, root: Path, chain: Chain) -> None:
+    """Compare the tree with `chain`'s snapshot again (after a write that may have undone
+    the change) and follow it. One at a time per chain; a write during the comparison
+    makes it compare again, so an older answer never clears a newer write's staleness."""
+    snapshot = chain.epoch.snapshot
+    if snapshot is None or chain.rechecking:
+        return
+    chain.rechecking = True
+    try:
+        while True:
+            seen = chain.writes
+            current = await anyio.to_thread.run_sync(take_snapshot, root)
+            changed = (
+                []
+                if current.id == snapshot.id
+                else await anyio.to_thread.run_sync(changed_between, root, snapshot, current)
+            )
+            if chain.writes == seen:
+                follow_tree(bus, chain, changed, "watch")
+                return
+    except (OSError, subprocess.SubprocessError) as exc:  # unreadable: it stays stale (safe)
+        logger.info("could not compare the tree with %s again: %s", snapshot.id, exc)
+    finally:
+        chain.rechecking = False

@@ -238,6 +238,11 @@ export function onVerifyEvent(e) {
     state.staleLive = { changed, count: changed.length, epoch: d.epoch, snapshot: d.snapshot || (ep && ep.snapshot) };
     redraw = true;
   }
+  if (e.kind === "verify.epoch.fresh") {
+    // The files are back to what the epoch verified: the banner goes at once.
+    state.staleLive = null;
+    redraw = true;
+  }
   if (e.kind === "environment.task.started" && e.task && d.rung) {
     state.rungStarted.set(e.task, e.ts * 1000);
     if (state.rungStarted.size > RUNGS_KEPT) state.rungStarted.delete(state.rungStarted.keys().next().value);
