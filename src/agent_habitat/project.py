@@ -35,7 +35,7 @@ class ProjectOpenArgs(BaseModel):
 
     path: PathText = Field(
         min_length=1,
-        description="Folder of the project (absolute, or relative to the server's cwd).",
+        description="Absolute, or relative to the server's cwd.",
     )
 
 

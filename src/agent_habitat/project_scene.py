@@ -35,11 +35,9 @@ DEFAULT_FILES_CAP = 50
 
 
 PROJECT_SCENE_DESCRIPTION = (
-    "See where the open project stands, in one call: git branch, HEAD (short sha and "
-    "subject), commits ahead/behind its upstream, the dirty and untracked files with their "
-    f"sizes (at most {DEFAULT_FILES_CAP} of each listed, all counted), and the current verify "
-    "epoch's state and whether it is stale (files changed since it was verified: do not trust "
-    "its verdict). A folder outside git says so. The project twin of shell_scene; use it first."
+    "Where the open project stands: branch, HEAD, ahead/behind, dirty and untracked files "
+    f"(at most {DEFAULT_FILES_CAP} of each listed, all counted), the verify epoch's state and "
+    "`stale` (files changed since: distrust its verdict). The twin of shell_scene; call it first."
 )
 
 

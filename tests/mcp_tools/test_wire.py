@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from agent_habitat.mcp_tools.render import brief
+from agent_habitat.mcp_tools.schema import output_schema
 from agent_habitat.mcp_tools.wire import fit, fit_output, lean_dump, wire_schema
 from agent_habitat.shell.models import (
     KillArgs,
@@ -247,8 +248,10 @@ def _samples() -> list[tuple[BaseModel, BaseModel | None]]:
 def test_a_lean_dump_conforms_to_the_tools_output_schema(
     result: BaseModel, args: BaseModel | None
 ) -> None:
-    schema = wire_schema(type(result), type(args) if args is not None else None)
-    jsonschema.validate(lean_dump(result, args), schema)
+    args_type = type(args) if args is not None else None
+    # Both the full schema of the fields and the lean one `tools/list` publishes.
+    for schema in (wire_schema(type(result), args_type), output_schema(type(result), args_type)):
+        jsonschema.validate(lean_dump(result, args), schema)
 
 
 def test_every_verbs_output_schema_keeps_the_models_fields() -> None:
@@ -319,6 +322,7 @@ def test_a_finished_green_verify_run_is_its_verdict_and_what_it_checked() -> Non
     }
     assert brief(_green_run()) == "green\n"
     jsonschema.validate(wire, wire_schema(VerifyRunResult))
+    jsonschema.validate(wire, output_schema(VerifyRunResult))
 
 
 def test_a_green_epoch_that_ran_nothing_says_so() -> None:

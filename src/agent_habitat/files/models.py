@@ -26,11 +26,7 @@ LineEndings = Literal["lf", "crlf"]
 
 _PATH = Field(
     min_length=1,
-    description=(
-        "File to change, relative to the open project's root (or absolute inside it). "
-        "Paths that leave the root (`..`, absolute paths elsewhere, symlinks pointing out) "
-        "are refused."
-    ),
+    description=("Relative to the project root (or absolute inside it)."),
 )
 
 
@@ -42,12 +38,7 @@ class FileWriteArgs(_Args):
     """Write a whole text file (created with its missing parent folders, or replaced)."""
 
     path: str = _PATH
-    content: str = Field(
-        description=(
-            "The file's complete new text (UTF-8). An existing CRLF file stays CRLF: LF line "
-            "endings in `content` are written as CRLF."
-        )
-    )
+    content: str = Field(description=("The whole new text."))
 
 
 class Edit(_Args):
@@ -56,20 +47,17 @@ class Edit(_Args):
     old: str = Field(
         min_length=1,
         description=(
-            "Exact text to replace, whitespace included, matched with line endings normalized "
-            "to LF. It must occur exactly once in the file (or once after `anchor`); a missing "
-            "or ambiguous `old` refuses the whole call, naming the candidates' line numbers."
+            "Exact text, whitespace included (line endings normalized), occurring exactly "
+            "once (or once after `anchor`)."
         ),
     )
-    new: str = Field(description="Replacement text (LF endings become CRLF in a CRLF file).")
+    new: str = Field(description="Replacement text.")
     anchor: str | None = Field(
         default=None,
         min_length=1,
         description=(
-            "Disambiguates a repeated `old`: text that must occur exactly once in the file, "
-            "at or before the intended occurrence (for example the `def name(` line of the "
-            "function holding it). The edit then applies to the first occurrence of `old` "
-            "that starts at or after the start of the anchor."
+            "Text occurring exactly once, at or before the `old` meant (its `def name(` "
+            "line): the first occurrence of `old` from there is replaced."
         ),
     )
 
@@ -80,10 +68,7 @@ class FileEditArgs(_Args):
     path: str = _PATH
     edits: list[Edit] = Field(
         min_length=1,
-        description=(
-            "Replacements applied in order, each to the text left by the ones before it. If "
-            "any one cannot apply, the file is left untouched."
-        ),
+        description=("Applied in order; all apply or none."),
     )
 
 
@@ -102,21 +87,14 @@ class FileEditResult(_Result):
 
 
 FILE_WRITE_DESCRIPTION = (
-    "Write a whole UTF-8 text file inside the open project: created (with missing folders) or "
-    "replaced. Atomic (a reader never sees half a file); an existing file keeps its mode and "
-    "its line endings (CRLF stays CRLF). Paths outside the project root, symlinks pointing "
-    "out, .git internals and binary files are refused. For changing part of a file use "
-    "file_edit, which sends only the change."
+    "Write a whole UTF-8 text file in the project (created with its folders, or replaced), "
+    "atomically, keeping an existing file's mode and line endings. Paths outside the project, "
+    ".git and binary files are refused."
 )
 FILE_EDIT_DESCRIPTION = (
-    "Replace exact pieces of a UTF-8 text file inside the open project: `edits` is a list, each "
-    "with `old`, `new` and an optional `anchor`, applied in order; all apply or none. `old` "
-    "must occur exactly once "
-    "(matched with line endings normalized); when it is missing or repeated the call is "
-    "refused with the candidates' line numbers, and an `anchor` (text occurring once, at or "
-    "before the occurrence meant) picks the first `old` after it. Atomic; keeps mode and line "
-    "endings. Calls on different files run in parallel. Each applied edit marks the verify "
-    "epoch stale at once: run verify_run afterwards."
+    "Replace exact pieces of a UTF-8 text file in the project, atomically, keeping mode and "
+    "line endings; a missing or repeated `old` refuses the call, naming the candidates' lines. "
+    "Marks the verify epoch stale."
 )
 
 

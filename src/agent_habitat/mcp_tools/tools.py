@@ -32,9 +32,10 @@ from agent_habitat.verbs import Progress
 
 from .progress import ProgressThrottle
 from .render import brief
-from .wire import fit, lean_dump, wire_schema
+from .schema import lean_schema, output_schema
+from .wire import fit, lean_dump
 
-__all__ = ["ToolDef", "ToolRegistry", "argument_error", "tool_error"]
+__all__ = ["ToolDef", "ToolRegistry", "argument_error", "listed", "tool_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,25 +58,42 @@ class ToolDef:
     reports_progress: bool = False
     annotations: types.ToolAnnotations | None = None
 
-    def tool(self) -> types.Tool:
+    def tool(self, same_result_as: str | None = None) -> types.Tool:
+        """The tool as listed; `same_result_as` names a tool listed before it with the same
+        result model, whose output schema this one then refers to instead of repeating it."""
+        output = (
+            _output_schema(self.result, self.args)
+            if same_result_as is None
+            else {"type": "object", "description": f"As {same_result_as}'s result."}
+        )
         return types.Tool(
             name=self.name,
             description=self.description,
             input_schema=_schema(self.args),
-            output_schema=_output_schema(self.result, self.args),
+            output_schema=output,
             annotations=self.annotations,
         )
+
+
+def listed(tools: Sequence[ToolDef]) -> list[types.Tool]:
+    """`tools` as `tools/list` gives them: a result model's schema once per list."""
+    first: dict[type[BaseModel], str] = {}
+    out = []
+    for tool in tools:
+        out.append(tool.tool(first.get(tool.result)))
+        first.setdefault(tool.result, tool.name)
+    return out
 
 
 @functools.cache
 def _schema(model: type[BaseModel]) -> dict[str, Any]:
     # Models do not change at runtime; building their schema on every tools/list does.
-    return model.model_json_schema()
+    return lean_schema(model.model_json_schema())
 
 
 @functools.cache
 def _output_schema(result: type[BaseModel], args: type[BaseModel]) -> dict[str, Any]:
-    return wire_schema(result, args)
+    return output_schema(result, args)
 
 
 def tool_error(message: str) -> types.CallToolResult:
@@ -123,7 +141,7 @@ class ToolRegistry:
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool.tool() for tool in self._tools()])
+        return types.ListToolsResult(tools=listed(self._tools()))
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

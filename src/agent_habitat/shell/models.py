@@ -7,9 +7,10 @@ prints the same dumps.
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from .limits import (
     INDEX_MAX,
@@ -70,39 +71,45 @@ Tab = Field(
 )
 
 
+def _tab_name(name: str) -> str:
+    if re.fullmatch(TAB_NAME_PATTERN, name) is None:
+        raise ValueError("a tab name is 1-32 letters, digits, `_`, `.` or `-`")
+    return name
+
+
+TabRef = Annotated[str, AfterValidator(_tab_name)]
+"""A tab that should exist: its name is checked, but the schema leaves the pattern to the
+verbs that create tabs (`run`), as a model names a tab it has already used."""
+TabOf = Field(default=DEFAULT_TAB, description="Tab name.")
+
+
 class RunArgs(_Args):
     """Run one command in a tab."""
 
-    command: ArgText = Field(
-        min_length=1, description="Shell command line, run by the tab's shell."
-    )
+    command: ArgText = Field(min_length=1, description="Shell command line.")
     tab: str = Tab
-    cwd: OptPathText = Field(
-        default=None, min_length=1, description="Working directory; default the tab's cwd."
-    )
+    cwd: OptPathText = Field(default=None, min_length=1, description="Default the tab's cwd.")
     shell: OptPathText = Field(
         default=None,
         min_length=1,
-        description="bash, sh, zsh, fish or pwsh; default the tab's shell.",
+        description="bash, sh, zsh, fish or pwsh; default the tab's.",
     )
-    env: OptEnvMap = Field(
-        default=None, description="Extra environment variables for this command only."
-    )
+    env: OptEnvMap = Field(default=None, description="Extra variables for this command only.")
     timeout_seconds: float | None = Field(
         default=None,
         gt=0,
         le=MAX_SECONDS,
-        description="Foreground limit; the process tree is killed after it.",
+        description="Kill the process tree after this long.",
     )
     background: bool = Field(default=False, description="Return at once with the pid.")
     yield_after_seconds: float | None = Field(
         default=None,
         ge=0,
         le=MAX_SECONDS,
-        description="Wait this long, then return state=running and let it go on (no kill).",
+        description="Return state=running after this long; the run goes on.",
     )
     interactive: bool = Field(
-        default=False, description="Keep stdin open so `input` can write to it."
+        default=False, description="Keep stdin open for `input` (else /dev/null)."
     )
 
 
@@ -186,7 +193,7 @@ class SceneResult(BaseModel):
 
 
 class HistoryArgs(_Args):
-    tab: str = Tab
+    tab: TabRef = TabOf
     limit: int = Field(default=20, ge=1, le=1000, description="Newest rows to return.")
 
 
@@ -208,7 +215,7 @@ class HistoryResult(BaseModel):
 
 
 class RerunArgs(_Args):
-    tab: str = Tab
+    tab: TabRef = TabOf
     index: int | None = Field(
         default=None, ge=1, le=INDEX_MAX, description="History index; default the last."
     )
@@ -217,18 +224,18 @@ class RerunArgs(_Args):
         default=None,
         gt=0,
         le=MAX_SECONDS,
-        description="Foreground limit; the process tree is killed after it.",
+        description="Kill the process tree after this long.",
     )
     yield_after_seconds: float | None = Field(
         default=None,
         ge=0,
         le=MAX_SECONDS,
-        description="Wait this long, then return state=running (no kill).",
+        description="Return state=running after this long; the run goes on.",
     )
 
 
 class LastArgs(_Args):
-    tab: str = Tab
+    tab: TabRef = TabOf
     index: int | None = Field(
         default=None, ge=1, le=INDEX_MAX, description="History index; default the last."
     )
@@ -242,7 +249,7 @@ class LastArgs(_Args):
         default=None,
         ge=0,
         le=INDEX_MAX,
-        description="Byte cursor from an earlier result: only newer output.",
+        description="An earlier result's `cursor`: only newer output.",
     )
     grep: str | None = Field(
         default=None, max_length=MAX_PATTERN_CHARS, description="Regex: only matching lines."
@@ -267,7 +274,7 @@ class LastResult(BaseModel):
 
 
 class WhichArgs(_Args):
-    tab: str = Tab
+    tab: TabRef = TabOf
 
 
 class WhichResult(BaseModel):
@@ -281,10 +288,8 @@ class WhichResult(BaseModel):
 
 
 class KillArgs(_Args):
-    tab: str = Field(pattern=TAB_NAME_PATTERN, description="Tab name.")
-    signal: str | int = Field(
-        default="TERM", description="TERM (then KILL after grace), KILL, INT…"
-    )
+    tab: TabRef = Field(description="Tab name.")
+    signal: str | int = Field(default="TERM", description="KILL, INT, HUP… or a number.")
 
 
 class KillResult(BaseModel):
@@ -306,7 +311,7 @@ class KillResult(BaseModel):
 
 
 class CloseArgs(_Args):
-    tab: str = Field(pattern=TAB_NAME_PATTERN, description="Tab name.")
+    tab: TabRef = Field(description="Tab name.")
 
 
 class CloseResult(BaseModel):
@@ -316,7 +321,7 @@ class CloseResult(BaseModel):
 
 
 class WaitArgs(_Args):
-    tab: str = Tab
+    tab: TabRef = TabOf
     until: str | None = Field(
         default=None, max_length=MAX_PATTERN_CHARS, description="Regex to wait for in new output."
     )
@@ -338,7 +343,7 @@ class WaitResult(BaseModel):
 
 
 class InputArgs(_Args):
-    tab: str = Field(pattern=TAB_NAME_PATTERN, description="Tab name.")
+    tab: TabRef = Field(description="Tab name.")
     text: StdinText = Field(description="Text to write; add the newline yourself.")
     eof: bool = Field(default=False, description="Close stdin after writing.")
 

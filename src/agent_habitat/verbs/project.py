@@ -35,9 +35,8 @@ PROJECT_VERBS: tuple[Verb, ...] = (
         cli=False,  # a CLI process lives for one command: it has no open project to switch
         summary="open a project folder",
         description=(
-            "Open a project folder: commands in tabs that still sit at the old project's "
-            "folder start in the new one, and the tool list is refreshed. {project} Use it when "
-            "the user points you at another repository."
+            "Open another project folder (the user pointed you at another repository): tabs at "
+            "the old root move to it; the tool list is refreshed. {project}"
         ),
     ),
     Verb(

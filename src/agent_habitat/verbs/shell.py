@@ -28,10 +28,8 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="every tab at once",
         example="habitat scene --json",
         description=(
-            "See every shell tab at once: name, shell, cwd, state (idle/running/closed), the "
-            "pid of a running command, its last run (index, command, exit code, duration) and "
-            "a short output preview ({preview}), plus the caps. Use it first to see what is "
-            "already running, and after a restart: runs outlive the server."
+            "Every tab at once: shell, cwd, state, running pid, last run and a {preview} output "
+            "preview, plus the caps. Call it first: runs outlive the server."
         ),
     ),
     Verb(
@@ -44,17 +42,11 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="run a command in a tab",
         example="habitat run 'make -j2' --tab build --timeout-seconds 600",
         description=(
-            "Run a shell command line in a named tab (default `main`; created on first use; at "
-            "most {tabs} tabs). A tab keeps cwd and exported variables between commands, like a "
-            "terminal. Foreground (default) waits for the exit and returns state and exit code "
-            "first, then the output: ANSI stripped, capped at {cap} (head + tail; the rest "
-            "stays in the spool file, read it with {p}_last). `timeout_seconds` kills the whole "
-            "process tree at the limit. `yield_after_seconds` returns state=running after that "
-            "long and lets it go on; `background=true` returns at once with the pid; follow "
-            "either with {p}_wait or {p}_last. stdin is /dev/null unless `interactive=true` "
-            "(then {p}_input writes to it). A tab that is busy refuses a second command: use "
-            "another tab; calls on different tabs run in parallel. Sends progress (elapsed "
-            "seconds, last output line) when asked."
+            "Run a shell command line in a tab (at most {tabs} tabs), which keeps cwd and "
+            "exported variables. Returns state, exit code and output (ANSI stripped, capped at "
+            "{cap}, head and tail; {p}_last reads the rest), or state=running when "
+            "`yield_after_seconds` or `background` let it go on ({p}_wait, {p}_last follow it). A "
+            "busy tab refuses a second command: use another."
         ),
     ),
     Verb(
@@ -67,8 +59,7 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="a tab's runs (no output bodies)",
         example="habitat history build --limit 5",
         description=(
-            "List a tab's past runs, oldest first, without their output: index, command, cwd, "
-            "state, exit code, start time, duration, output size. Pass an index to {p}_last or "
+            "A tab's past runs, oldest first, without output; pass an index to {p}_last or "
             "{p}_rerun."
         ),
     ),
@@ -82,9 +73,7 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="run a history entry again (default the last)",
         example="habitat rerun build --index 3",
         description=(
-            "Run one of a tab's earlier commands again (default its last) in the same tab; "
-            "`background`, `timeout_seconds` and `yield_after_seconds` work as in {p}_run, and "
-            "the result is the same as {p}_run's. Sends progress when asked."
+            "Run a tab's earlier command again (default its last); arguments and result as {p}_run."
         ),
     ),
     Verb(
@@ -97,10 +86,8 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="output of a run (live while it runs)",
         example="habitat last web --tail-lines 20 --grep 'error|warn'",
         description=(
-            "Read the output of a run (default the tab's last): `head_lines` / `tail_lines` "
-            "windows, a `grep` regex, or `since` a byte cursor from an earlier result for only "
-            "the newer output. While the command runs this is its live output, with "
-            "running=true and a cursor to continue from. Capped at {cap}."
+            "A run's output (default the tab's last): `head_lines`/`tail_lines`, `grep`, or "
+            "`since` an earlier `cursor`; live while it runs. Capped at {cap}."
         ),
     ),
     Verb(
@@ -113,8 +100,8 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="a tab's shell, cwd and state",
         example="habitat which build",
         description=(
-            "Tell which shell a tab uses: kind, executable and version, its cwd, its state and "
-            "the pid of a running command."
+            "Which shell a tab uses (kind, executable, version), with its cwd, state and running "
+            "pid."
         ),
     ),
     Verb(
@@ -127,9 +114,8 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="kill the tab's running process tree",
         example="habitat kill web --signal INT",
         description=(
-            "Kill the whole process tree of the command running in a tab (SIGTERM, then "
-            "SIGKILL after a grace period; or the `signal` given). Returns the pids signalled "
-            "and any still alive. The tab stays open for the next command."
+            "Kill the process tree of a tab's running command (TERM, then KILL after a grace "
+            "period, unless `signal`); returns the pids signalled and any still alive."
         ),
     ),
     Verb(
@@ -154,10 +140,8 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="wait for a regex in the output, the exit, or a timeout",
         example="habitat wait web --until 'ready on :\\d+' --timeout-seconds 60",
         description=(
-            "Wait on the server, bounded by `timeout_seconds` (default 30), for a tab's running "
-            "command: returns when new output matches the `until` regex, when the command "
-            "exits, or at the timeout, with the new output seen meanwhile (capped) and a cursor "
-            "for {p}_last. Cheaper than polling. Sends progress when asked."
+            "Wait for a tab's running command until new output matches `until`, it exits, or "
+            "`timeout_seconds`; returns the new output and a cursor. Cheaper than polling."
         ),
     ),
     Verb(
@@ -169,9 +153,8 @@ SHELL_VERBS: tuple[Verb, ...] = (
         summary="write to the stdin of a tab's interactive command",
         example="habitat input repl $'print(1)\\n'",
         description=(
-            "Write `text` to the stdin of a tab's running interactive command (one started "
-            "with interactive=true); add the newline yourself; `eof=true` closes stdin "
-            "afterwards."
+            "Write `text` to the stdin of a tab's running command started with "
+            "`interactive=true`; `eof=true` closes stdin after."
         ),
     ),
 )

@@ -44,16 +44,15 @@ class VerifyRunArgs(BaseModel):
 
     policy: Policy | None = Field(
         default=None,
-        description="minimal (diagnose.files), standard (+ compile.project, test.scoped; the "
-        "default), strict (+ build.affected), ci_parity (all five).",
+        description="minimal (diagnose.files), standard (the default: + compile.project, "
+        "test.scoped), strict (+ build.affected), ci_parity (all).",
     )
     rung: list[RungName] | None = Field(
         default=None,
-        description="Run exactly these rungs instead of the policy's: diagnose.files, "
-        "compile.project, build.affected, test.scoped, test.full.",
+        description="Run exactly these rungs instead of the policy's.",
     )
     files: list[str] | None = Field(
-        default=None, description="Treat these files as the change instead of the git dirty set."
+        default=None, description="The change's files, instead of git's dirty set."
     )
     filter: list[str] | None = Field(
         default=None,
@@ -61,7 +60,7 @@ class VerifyRunArgs(BaseModel):
     )
     wait: bool = Field(
         default=False,
-        description="Wait for the result (progress per rung) instead of returning at once.",
+        description="Wait for the result instead of returning at once.",
     )
 
     _as_lists = field_validator("rung", "files", "filter", mode="before")(_listed)
@@ -85,9 +84,7 @@ class VerifyStatusArgs(BaseModel):
 class VerifyCancelArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    task: str | None = Field(
-        default=None, description="The task to cancel; default the running (else queued) run."
-    )
+    task: str | None = Field(default=None, description="A task id from verify_run.")
 
 
 async def verify_run(
@@ -145,15 +142,12 @@ VERIFY_VERBS: tuple[Verb, ...] = (
         command="verify",
         summary="verify the code as it is now, in the background",
         description=(
-            "Verify the project's code as it is now, climbing the ladder: diagnose.files (syntax "
-            "+ ruff on the touched files) → compile.project (mypy/pyright) → test.scoped (the "
-            "tests the change affects); `policy` or `rung` pick others. Only findings the change "
-            "introduced make a rung red. Returns at once with the task, epoch and snapshot ids "
-            "(follow with verify_status) unless `wait=true`: then it sends progress per rung and "
-            "returns the result — state first, then the first findings (file:line code message), "
-            "failing tests with their assertion line, and the spool path of the full output. "
-            "Requests within a short window merge into one run; a later one cancels a running "
-            "compile/test climb. {project}"
+            "Verify the code as it is now: diagnose.files (ruff on the change), compile.project "
+            "(mypy/pyright), test.scoped (the tests it affects), or what `policy` or `rung` pick; "
+            "only findings the change introduced are red. Returns the task at once (verify_status "
+            "follows it) unless `wait=true`: then the verdict, with findings (file:line) and "
+            "failing tests' assertion lines. Close requests merge; a newer one cancels a running "
+            "climb."
         ),
     ),
     Verb(
@@ -166,10 +160,9 @@ VERIFY_VERBS: tuple[Verb, ...] = (
         cli=False,  # `habitat status` (cli/verify_cmds.py) answers from the record
         summary="is the code as it is now green?",
         description=(
-            "Is the code as it is now green? One call: the newest epoch (or `task`'s), its state "
-            "per rung, the snapshot it verified and the current one; `stale: true` with the "
-            "changed paths when files changed since (a stale epoch is never green: verify again), "
-            "and the time accounting (wall, active, reasoning, blocked, environment)."
+            "Is the code as it is now green? The newest (or `task`'s) epoch with its rungs and "
+            "snapshot; `stale` with the changed paths when files changed since (never green "
+            "then); the time accounting."
         ),
     ),
     Verb(
@@ -182,9 +175,8 @@ VERIFY_VERBS: tuple[Verb, ...] = (
         cli=False,  # `habitat cancel` (cli/verify_cmds.py)
         summary="cancel the running verify",
         description=(
-            "Cancel a verify run (default: the running one, else the queued one): its processes "
-            "are killed within 2 s, the running rung ends `cancelled`, finished rungs keep their "
-            "results."
+            "Cancel a verify run (default the running one, else the queued one): its processes "
+            "are killed within 2 s; finished rungs keep their results."
         ),
     ),
 )

@@ -1,0 +1,98 @@
+"""What the agent reads, in bytes, from a real `habitat mcp` on stdio (issue 25).
+
+A client hands the model the whole tool list on every turn, so its size is a budget; the
+budget covers whatever tools the server lists, so a new tool pays its way too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+HABITAT = str(Path(sys.executable).with_name("habitat"))
+START_BOUND_S = 120  # a bound for a loaded 2-core machine to start the server, not a speed claim
+TOOLS_LIST_BUDGET = 20_000
+"""Bytes of the `tools/list` answer as it goes on the wire (57.5 KB before issue 25)."""
+
+
+async def _raw_replies(argv: list[str], cwd: Path, requests: list[dict[str, Any]]) -> list[bytes]:
+    """Each reply line the server wrote, raw, until every request with an id is answered."""
+    initialize: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "budget-test", "version": "0"},
+        },
+    }
+    lines: list[dict[str, Any]] = [
+        initialize,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *requests,
+    ]
+    ids = {line["id"] for line in lines if "id" in line}
+    process: Process = await anyio.open_process(argv, cwd=cwd, env=dict(os.environ))
+    assert process.stdin is not None
+    assert process.stdout is not None
+    replies: dict[Any, bytes] = {}
+    try:
+        await process.stdin.send("".join(json.dumps(line) + "\n" for line in lines).encode())
+        stream = BufferedByteReceiveStream(process.stdout)
+        with anyio.fail_after(START_BOUND_S):
+            while set(replies) != ids:
+                raw = await stream.receive_until(b"\n", 1 << 24)
+                message = json.loads(raw)
+                if "id" in message:
+                    replies[message["id"]] = raw
+        await process.stdin.aclose()
+        with anyio.fail_after(START_BOUND_S):
+            await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    return [replies[line["id"]] for line in requests]
+
+
+async def test_the_tool_list_of_a_project_server_fits_its_byte_budget(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".git").mkdir(parents=True)
+    argv = [HABITAT, "mcp", "--embedded", "--project", str(project)]
+    [raw] = await _raw_replies(argv, project, [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}])
+    tools = json.loads(raw)["result"]["tools"]
+    names = {tool["name"] for tool in tools}
+    assert {"shell_run", "file_edit", "verify_run", "verify_status"} <= names, names
+    sizes = sorted(((len(json.dumps(t).encode()), t["name"]) for t in tools), reverse=True)
+    assert len(raw) <= TOOLS_LIST_BUDGET, f"{len(raw)} bytes for {len(tools)} tools: {sizes}"
+    for tool in tools:
+        assert tool["outputSchema"]["type"] == "object", tool["name"]  # the spec asks it
+        for schema in (tool["inputSchema"], tool["outputSchema"]):
+            assert _idle_keywords(schema) == [], tool["name"]
+
+
+def _idle_keywords(node: Any) -> list[str]:
+    """Titles (a string under `title`; a property may be called `title`) and null branches."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if isinstance(node.get("title"), str):
+            found.append(f"title {node['title']!r}")
+        if node.get("type") == "null":
+            found.append("a null branch")
+        for value in node.values():
+            found += _idle_keywords(value)
+    elif isinstance(node, list):
+        for item in node:
+            found += _idle_keywords(item)
+    return found
