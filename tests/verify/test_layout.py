@@ -60,3 +60,17 @@ def test_a_folder_of_scripts_is_not_a_python_project(tmp_path: Path) -> None:
 )
 def test_dependency_manifests_are_recognised(path: str, *, expected: bool) -> None:
     assert is_manifest(path) is expected
+
+
+def test_a_virtualenv_of_any_name_holds_no_side_files(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "test_app.py": "",
+            "env/pyvenv.cfg": "home = /usr/bin\n",
+            "env/bin/activate_this.py": "",
+            "env/lib/python3.12/test_vendored.py": "",
+        },
+    )
+    assert sorted(discover_layout(root, LadderConfig()).side_files) == ["test_app.py"]

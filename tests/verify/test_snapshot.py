@@ -3,7 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent_habitat.cli.demo_sample import build_sample
-from agent_habitat.verify.snapshot import take_snapshot
+from agent_habitat.client_config import CONFIG_FILES
+from agent_habitat.rules import RULES_FILES
+from agent_habitat.verify.snapshot import HABITAT_FILES, take_snapshot
 
 
 def test_a_clean_checkout_touches_nothing_and_has_a_head(tmp_path: Path) -> None:
@@ -76,3 +78,39 @@ def test_pytests_temporary_cache_folders_are_not_part_of_a_change(tmp_path: Path
     (outside / "pytest-cache-files-zz" / "CACHEDIR.TAG").write_text("x", encoding="utf-8")
     (outside / "a.sh").write_text("echo a\n", encoding="utf-8")
     assert take_snapshot(outside).touched == ["a.sh"]
+
+
+def _venv(folder: Path) -> None:
+    (folder / "lib/python3.12/site-packages/pkg").mkdir(parents=True)
+    (folder / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    (folder / "lib/python3.12/site-packages/pkg/__init__.py").write_text("", encoding="utf-8")
+    (folder / "bin").mkdir()
+    (folder / "bin/activate_this.py").write_text("", encoding="utf-8")
+
+
+def test_a_virtualenv_git_does_not_ignore_is_never_part_of_the_change(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    _venv(root / ".venv")  # the sample's .gitignore does not list it
+    _venv(root / "tools" / "env")  # nor a virtualenv of any name, deeper down
+    (root / "tools" / "run.py").write_text("X = 1\n", encoding="utf-8")
+    assert take_snapshot(root).touched == ["tools/run.py"]
+
+
+def test_outside_git_a_virtualenv_of_any_name_is_not_touched(tmp_path: Path) -> None:
+    (tmp_path / "a.sh").write_text("echo a\n", encoding="utf-8")
+    _venv(tmp_path / "env312")
+    assert take_snapshot(tmp_path).touched == ["a.sh"]
+
+
+def test_the_files_habitat_init_and_rules_write_are_never_the_change(tmp_path: Path) -> None:
+    root = build_sample(tmp_path / "calc")
+    for rel in [*CONFIG_FILES.values(), *RULES_FILES.values()]:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("{}\n", encoding="utf-8")
+    (root / "docs").mkdir()
+    (root / "docs" / "CLAUDE.md").write_text("not the habitat's\n", encoding="utf-8")
+    assert take_snapshot(root).touched == ["docs/CLAUDE.md"]
+
+
+def test_the_habitats_own_files_are_the_ones_init_and_rules_write() -> None:
+    assert set(CONFIG_FILES.values()) | set(RULES_FILES.values()) == HABITAT_FILES

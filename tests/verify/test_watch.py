@@ -33,6 +33,20 @@ def test_git_ignored_paths_caches_and_venvs_are_not_changes(tmp_path: Path) -> N
     assert ignore.relevant([".gitignore", "notes.txt", "run.log"]) == [".gitignore", "run.log"]
 
 
+def test_a_virtualenv_of_any_name_and_the_habitats_own_files_are_not_changes(
+    tmp_path: Path,
+) -> None:
+    root = build_sample(tmp_path / "calc")
+    ignore = GitIgnore(root)
+    (root / "env2" / "lib").mkdir(parents=True)
+    assert ignore.relevant(["env2/lib/site.py", "CLAUDE.md", ".mcp.json"]) == ["env2/lib/site.py"]
+    # The virtualenv is made after its folder was first seen: its marker is news.
+    (root / "env2" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
+    assert ignore.relevant(["env2/pyvenv.cfg", "env2/lib/site.py", "src/calc/text.py"]) == [
+        "src/calc/text.py"
+    ]
+
+
 def test_pytests_temporary_cache_folders_are_not_changes(tmp_path: Path) -> None:
     # The folder (reported as it is renamed away) and the files written inside it.
     root = build_sample(tmp_path / "calc")

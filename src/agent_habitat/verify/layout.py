@@ -152,7 +152,10 @@ def _walk_py(top: Path, exclude: set[Path]) -> list[Path]:
         dirnames[:] = sorted(
             d
             for d in dirnames
-            if not d.startswith(".") and d not in _SKIP_DIRS and here / d not in exclude
+            if not d.startswith(".")
+            and d not in _SKIP_DIRS
+            and here / d not in exclude
+            and not (here / d / "pyvenv.cfg").is_file()  # a virtualenv, whatever its name
         )
         out.extend(here / f for f in sorted(filenames) if f.endswith(".py"))
     return out

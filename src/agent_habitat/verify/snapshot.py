@@ -2,7 +2,10 @@
 
 Its id is a hash of the HEAD commit and the sorted touched paths with their content
 hashes, so any write to a touched file, or a new commit, gives a different id
-(DESIGN §5 "Epochs"). Outside git every file counts as touched. A git that refuses to work
+(DESIGN §5 "Epochs"). Outside git every file counts as touched. Never part of a change, git
+ignoring them or not: tool caches and bytecode, a virtualenv (a folder holding `pyvenv.cfg`,
+e.g. a `.venv` the project forgot in `.gitignore`), and the files `habitat init` and
+`habitat rules --write` put in the project for the agent. A git that refuses to work
 (e.g. "dubious ownership" of a folder another user owns) is an error that says what git
 said and how to fix it, never a guess that every file changed.
 """
@@ -18,7 +21,14 @@ from pathlib import Path
 
 from ..errors import HabitatError
 
-__all__ = ["GitError", "Snapshot", "is_noise", "take_snapshot"]
+__all__ = [
+    "HABITAT_FILES",
+    "GitError",
+    "NotTheChange",
+    "Snapshot",
+    "is_noise",
+    "take_snapshot",
+]
 
 
 class GitError(HabitatError):
@@ -34,6 +44,21 @@ _NOISE_DIRS = frozenset(
 _NOISE_PREFIXES = ("pytest-cache-files-",)
 _VENV_DIRS = frozenset({".venv", "venv", "node_modules", "build", "dist"})
 _DELETED = "-"
+_VENV_MARKER = "pyvenv.cfg"
+HABITAT_FILES = frozenset(
+    {
+        # `habitat init --client …` (client_config.CONFIG_FILES)
+        ".mcp.json",
+        ".cursor/mcp.json",
+        ".vscode/mcp.json",
+        # `habitat rules --write --for …` (rules.RULES_FILES)
+        "CLAUDE.md",
+        "AGENTS.md",
+        ".cursor/rules/habitat.mdc",
+    }
+)
+"""What the habitat writes into a project for the agent: never code, never the change.
+(verify may not import the modules that write them; a test keeps the lists in step.)"""
 
 
 @dataclass(frozen=True)
@@ -59,6 +84,46 @@ def is_noise(path: str) -> bool:
     if any(p in _NOISE_DIRS for p in parts[:-1]) or path.endswith((".pyc", ".pyo")):
         return True
     return any(p.startswith(_NOISE_PREFIXES) for p in parts)
+
+
+class NotTheChange:
+    """Which paths of `root` are never part of a change: noise, the habitat's own files, and
+    anything inside a virtualenv. Folders are asked once each (one `stat` per folder)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._venv: dict[str, bool] = {}
+
+    def forget(self, path: str) -> None:
+        """A `pyvenv.cfg` appeared or went: its folder is asked again."""
+        self._venv.pop(path.rpartition("/")[0], None)
+
+    def in_venv(self, path: str) -> bool:
+        parts = path.split("/")[:-1]
+        for end in range(1, len(parts) + 1):
+            folder = "/".join(parts[:end])
+            if folder not in self._venv:
+                self._venv[folder] = (self.root / folder / _VENV_MARKER).is_file()
+            if self._venv[folder]:
+                return True
+        return False
+
+    def __call__(self, path: str) -> bool:
+        return is_noise(path) or path in HABITAT_FILES or self.in_venv(path)
+
+
+def _top_venvs(root: Path) -> list[str]:
+    # git lists every file of an untracked, unignored virtualenv (thousands): leave the
+    # ones at the top out of its walk. Deeper ones are filtered after (`NotTheChange`).
+    try:
+        with os.scandir(root) as entries:
+            return sorted(
+                e.name
+                for e in entries
+                if e.is_dir(follow_symlinks=False) and (Path(e.path) / _VENV_MARKER).is_file()
+            )
+    except OSError:
+        return []
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -127,7 +192,9 @@ def _git_changes(root: Path) -> tuple[str | None, list[str]] | None:
             "-z",
             "--untracked-files=all",
             "--no-renames",
+            "--",
             ".",
+            *(f":(exclude,literal){name}" for name in _top_venvs(root)),
         )
     except FileNotFoundError:
         return None  # no git installed: not a work tree as far as we can tell
@@ -163,6 +230,7 @@ def _walk_all(root: Path) -> list[str]:
             and d not in _VENV_DIRS
             and d[0] != "."
             and not d.startswith(_NOISE_PREFIXES)
+            and not os.path.isfile(os.path.join(dirpath, d, _VENV_MARKER))
         )
         rel = Path(dirpath).relative_to(root)
         out.extend((rel / name).as_posix() for name in filenames)
@@ -176,7 +244,8 @@ def take_snapshot(root: Path) -> Snapshot:
         head, paths, in_git = None, _walk_all(root), False
     else:
         (head, paths), in_git = changes, True
-    hashes = {p: file_hash(root / p) for p in sorted(set(paths)) if not is_noise(p)}
+    outside = NotTheChange(root)
+    hashes = {p: file_hash(root / p) for p in sorted(set(paths)) if not outside(p)}
     digest = hashlib.sha256((head or "no-head").encode())
     for path, content in sorted(hashes.items()):
         digest.update(f"\n{path}\0{content}".encode("utf-8", "surrogateescape"))

@@ -21,7 +21,7 @@ import anyio.to_thread
 from watchfiles import Change, DefaultFilter
 from watchfiles._rust_notify import RustNotify
 
-from .snapshot import is_noise
+from .snapshot import NotTheChange
 
 __all__ = ["GitIgnore", "ProjectWatcher"]
 
@@ -53,9 +53,11 @@ class GitIgnore:
             ignore_entity_patterns=(*DefaultFilter.ignore_entity_patterns, r"\.habitat-tmp$"),
         )
         self._in_git: bool | None = None
+        self._outside = NotTheChange(root)
 
     def forget(self) -> None:
         self._cache.clear()
+        self._outside = NotTheChange(root=self.root)
 
     def _ask_git(self, paths: list[str]) -> set[str]:
         if self._in_git is None:
@@ -85,11 +87,14 @@ class GitIgnore:
 
     def relevant(self, paths: Iterable[str]) -> list[str]:
         """The given relative paths that are neither noise nor ignored by git (blocking)."""
+        for p in paths:
+            if p.endswith("/pyvenv.cfg"):
+                self._outside.forget(p)
         candidates = sorted(
             {
                 p
                 for p in paths
-                if p and not is_noise(p) and self._filter(Change.modified, str(self.root / p))
+                if p and not self._outside(p) and self._filter(Change.modified, str(self.root / p))
             }
         )
         if any(p.endswith(_IGNORE_FILES) for p in candidates):
