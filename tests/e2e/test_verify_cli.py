@@ -74,6 +74,16 @@ def test_files_given_on_the_command_line_are_the_change(
     assert result["selection"]["tests"] == ["tests/test_text.py"]
 
 
+def test_files_naming_a_missing_file_is_a_usage_error_not_a_green_run(
+    calc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["verify", "--project", str(calc), "--files", "src/calc/typo.py"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "src/calc/typo.py does not exist" in captured.err
+    assert "GREEN" not in captured.out.upper()
+
+
 def test_a_bad_ladder_key_fails_with_a_message_naming_it(
     calc: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -338,6 +338,17 @@ async def test_a_file_outside_the_project_is_refused_at_request_time(
         await runner.request(LadderRequest(files=[str(outside)]))
 
 
+async def test_a_file_that_does_not_exist_is_refused_naming_it_and_a_deleted_one_is_not(
+    runner: VerifyRunner, calc: Path, ladder: FakeLadder
+) -> None:
+    with pytest.raises(UsageError, match=r"--files \(files\): src/calc/nope\.py does not exist"):
+        await runner.request(LadderRequest(files=["src/calc/nope.py"]))
+    assert ladder.calls == []
+    (calc / "src/calc/arith.py").unlink()  # deleted since HEAD: a real change
+    await runner.request(LadderRequest(files=["src/calc/arith.py"]), wait=True)
+    assert [call.files for call in ladder.calls] == [["src/calc/arith.py"]]
+
+
 async def test_the_status_of_an_unknown_task_names_it(runner: VerifyRunner) -> None:
     with pytest.raises(NotFoundError, match="v000"):
         await runner.status("v000")

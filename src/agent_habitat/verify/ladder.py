@@ -9,7 +9,9 @@ Each rung is a task `<ladder id>.<rung>` with events on the bus:
 from __future__ import annotations
 
 import logging
+import os
 import secrets
+import subprocess
 import time
 from collections.abc import Mapping
 from functools import partial
@@ -71,18 +73,58 @@ def new_ladder_id() -> str:
     return f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
 
 
+def _at_head(root: Path, rel: str) -> bool:
+    # Blocking (one git process), and only for a name that does not exist now.
+    try:
+        proc = subprocess.run(
+            ["git", "cat-file", "-e", f"HEAD:./{rel}"],
+            cwd=root,
+            capture_output=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.returncode == 0
+
+
+def _inside(root: Path, path: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return None
+
+
+def _given_file(root: Path, name: str) -> str:
+    path = Path(name)
+    candidates = [path] if path.is_absolute() else [root / name, Path.cwd() / name]
+    for candidate in candidates:
+        if os.path.lexists(candidate):
+            rel = _inside(root, candidate)
+            if rel is None:
+                raise UsageError(f"--files: {name} is not inside the project {root}")
+            return rel
+    # Gone now: a real change only when HEAD has it (a file deleted since HEAD).
+    for candidate in candidates:
+        rel = _inside(root, candidate)
+        if rel is not None and _at_head(root, rel):
+            return rel
+    if all(_inside(root, c) is None for c in candidates):
+        raise UsageError(f"--files: {name} is not inside the project {root}")
+    raise UsageError(
+        f"--files (files): {name} does not exist in the project {root}, nor at HEAD; "
+        "name files that exist, or that were deleted since HEAD"
+    )
+
+
 def _given_files(root: Path, files: list[str]) -> list[str]:
     """`--files` as project-relative paths: relative to the root if they exist there, else to
-    the current directory."""
+    the current directory. A name that does not exist is a usage error unless HEAD has it
+    (deleted since HEAD: a real change)."""
     out: set[str] = set()
     for name in files:
-        path = Path(name)
         try:
-            if not path.is_absolute():
-                path = root / name if (root / name).exists() else Path.cwd() / name
-            out.add(path.resolve().relative_to(root).as_posix())
-        except ValueError:
-            raise UsageError(f"--files: {name} is not inside the project {root}") from None
+            out.add(_given_file(root, name))
         except OSError as exc:  # a name too long for the file system, a loop of links
             shown = name if len(name) <= 80 else f"{name[:80]}… ({len(name)} characters)"
             raise UsageError(f"--files: {shown}: {exc.strerror}") from None
