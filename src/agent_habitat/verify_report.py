@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .regular import open_regular
 from .verify import Diagnostic, EpochState, Policy, RungName, RungResult, RungStatus, VerifyEpoch
 from .verify.accounting import TimeReport
 
@@ -198,8 +199,9 @@ def _source_line(root: Path | None, diag: Diagnostic) -> str | None:
     if root is None or diag.file is None or diag.line is None or diag.source != "pytest":
         return None
     try:
-        with open(root / diag.file, encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(f, 1):
+        with open_regular(root / diag.file) as f:
+            for number, raw in enumerate(f, 1):
+                line = raw.decode("utf-8", "replace")
                 if number == diag.line:
                     return line.strip()[:_MESSAGE_CAP]
     except OSError:

@@ -54,8 +54,8 @@ def _configured(root: Path) -> bool:
     if any(f"HABITAT_{name.upper()}" in os.environ for name in SHELL_CONFIG_DEFAULTS):
         return True
     pyproject = root / "pyproject.toml"
-    if not pyproject.exists():
-        return False
+    if not pyproject.is_file():
+        return pyproject.exists()  # a folder or a FIFO there: let the full path say what it is
     import tomllib
 
     try:

@@ -21,6 +21,7 @@ import anyio
 
 from ..errors import HabitatError, UsageError
 from ..events import EventBus
+from ..regular import NotRegularFileError, open_regular
 from .atomic import write_atomic
 from .confine import confine
 from .models import FileEditArgs, FileEditResult, FileWriteArgs, FileWriteResult, LineEndings
@@ -116,11 +117,14 @@ class FileEditor:
 
 def _read_existing(target: Path, label: str) -> tuple[str, int] | None:
     try:
-        with open(target, "rb") as f:
+        # Never a plain open: a FIFO in the project would block this thread for good.
+        with open_regular(target, label) as f:
             data = f.read()
             mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
     except FileNotFoundError:
         return None
+    except NotRegularFileError:
+        raise
     except OSError as exc:
         raise HabitatError(f"cannot read {label}: {exc.strerror}") from exc
     return decode_text(data, label), mode

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from ..regular import read_regular
 from ..workspace import write_private
 from .line_map import line_map
 from .models import Diagnostic
@@ -149,7 +150,7 @@ def fingerprint(*parts: str | bytes | Path | None) -> str:
     for part in parts:
         if isinstance(part, Path):
             try:
-                data = part.read_bytes()
+                data = read_regular(part)
             except OSError:
                 data = b"<absent>"
             digest.update(str(part).encode() + b"\0" + data)

@@ -23,6 +23,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..regular import read_regular
 from .blocks import changed_blocks, file_blocks
 from .layout import Layout
 from .testdeps import RecordedDeps, sha256_of
@@ -90,7 +91,7 @@ def _file_change(
     if recorded is None:
         return set(), f"no dependency data for {rel}"
     try:
-        current = (root / rel).read_bytes()
+        current = read_regular(root / rel, rel)
     except OSError:
         return set(), f"{rel} cannot be read"
     blocks: set[str] = set()

@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from ..errors import UsageError
 from ..events import EventBus
+from ..regular import is_special, kind_of
 from ..workspace import Workspace
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
@@ -124,10 +125,17 @@ def _given_files(root: Path, files: list[str]) -> list[str]:
     out: set[str] = set()
     for name in files:
         try:
-            out.add(_given_file(root, name))
+            rel = _given_file(root, name)
         except OSError as exc:  # a name too long for the file system, a loop of links
             shown = name if len(name) <= 80 else f"{name[:80]}… ({len(name)} characters)"
             raise UsageError(f"--files: {shown}: {exc.strerror}") from None
+        if is_special(root / rel):
+            # No checker should ever open it: ruff, mypy or pytest reading a FIFO blocks.
+            raise UsageError(
+                f"--files: {name} is {kind_of(os.lstat(root / rel).st_mode)}, not a regular "
+                "file; give source files only"
+            )
+        out.add(rel)
     return sorted(out)
 
 

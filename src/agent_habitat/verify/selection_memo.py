@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..regular import read_regular
 from .side_graph import SideImports
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def import_lines(path: Path) -> frozenset[bytes] | None:
     of them; a change to such a line that is not an import (a comment, a string) only
     costs a rebuild. None when the file cannot be read (then the graph is rebuilt)."""
     try:
-        lines = path.read_bytes().splitlines()
+        lines = read_regular(path).splitlines()
     except OSError:
         return None
     kept: set[bytes] = set()

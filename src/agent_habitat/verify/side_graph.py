@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ..regular import read_regular
 from ..workspace import write_private
 from .layout import Layout
 
@@ -95,7 +96,7 @@ class SideImports:
         if entry is not None and entry.get("key") == key:
             return set(entry["names"])
         try:
-            found = imported_names(ast.parse(path.read_bytes(), filename=rel), own)
+            found = imported_names(ast.parse(read_regular(path, rel), filename=rel), own)
         except (SyntaxError, ValueError, OSError):
             return set()  # not cached: read again once it parses
         with self._lock:

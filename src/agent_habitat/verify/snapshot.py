@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HabitatError
+from ..regular import NotRegularFileError, open_regular
 
 __all__ = [
     "HABITAT_FILES",
@@ -59,6 +60,9 @@ HABITAT_FILES = frozenset(
 )
 """What the habitat writes into a project for the agent: never code, never the change.
 (verify may not import the modules that write them; a test keeps the lists in step.)"""
+# A FIFO, socket or device has no content to hash (and opening one can block): git never
+# lists one, and a walk outside git leaves it out of the change.
+SPECIAL = "special"
 
 
 @dataclass(frozen=True)
@@ -131,16 +135,20 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 def file_hash(path: Path) -> str:
+    """sha256 of the file's content (of a symlink's target path); `-` when it is gone,
+    `dir` for a folder, `special` for a FIFO, socket or device (never opened)."""
     try:
         if path.is_symlink():
             return hashlib.sha256(os.readlink(path).encode()).hexdigest()
-        with open(path, "rb") as f:
+        if path.is_dir():
+            # A nested git repository shows up as a directory entry; its own HEAD is elsewhere.
+            return "dir"
+        with open_regular(path) as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except FileNotFoundError:
         return _DELETED
-    except IsADirectoryError:
-        # A nested git repository shows up as a directory entry; its own HEAD is elsewhere.
-        return "dir"
+    except NotRegularFileError:
+        return SPECIAL
 
 
 def _refused(root: Path, proc: subprocess.CompletedProcess[bytes]) -> GitError:
@@ -221,6 +229,9 @@ def _git_changes(root: Path) -> tuple[str | None, list[str]] | None:
 
 
 def _walk_all(root: Path) -> list[str]:
+    # Like `find -xdev`: a folder opened as a project (`/`, say) never leads the walk into
+    # /proc, /sys or /dev, whose files are endless, blocking or sockets.
+    device = os.stat(root).st_dev
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
@@ -231,10 +242,18 @@ def _walk_all(root: Path) -> list[str]:
             and d[0] != "."
             and not d.startswith(_NOISE_PREFIXES)
             and not os.path.isfile(os.path.join(dirpath, d, _VENV_MARKER))
+            and _same_device(Path(dirpath, d), device)
         )
         rel = Path(dirpath).relative_to(root)
         out.extend((rel / name).as_posix() for name in filenames)
     return out
+
+
+def _same_device(folder: Path, device: int) -> bool:
+    try:
+        return os.lstat(folder).st_dev == device
+    except OSError:
+        return False
 
 
 def take_snapshot(root: Path) -> Snapshot:
@@ -246,6 +265,7 @@ def take_snapshot(root: Path) -> Snapshot:
         (head, paths), in_git = changes, True
     outside = NotTheChange(root)
     hashes = {p: file_hash(root / p) for p in sorted(set(paths)) if not outside(p)}
+    hashes = {p: h for p, h in hashes.items() if h != SPECIAL}
     digest = hashlib.sha256((head or "no-head").encode())
     for path, content in sorted(hashes.items()):
         digest.update(f"\n{path}\0{content}".encode("utf-8", "surrogateescape"))

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ..regular import open_regular, read_regular
 from ..workspace import write_private
 from .blocks import FileBlocks, file_blocks
 from .layout import Layout
@@ -37,7 +38,7 @@ def deps_store_dir(state_dir: Path) -> Path:
 
 def sha256_of(path: Path) -> str | None:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
         return None
@@ -190,7 +191,7 @@ class Recording:
                 seen = merged.hashes.get(rel)
                 if digest is None or rel in merged.conflicts or seen not in (None, digest):
                     continue  # changed while the suite ran: no data for it (selection widens)
-                blocks = file_blocks(path.read_bytes())
+                blocks = file_blocks(read_regular(path))
                 if blocks is None:
                     continue
                 tables[rel] = blocks

@@ -21,6 +21,7 @@ import anyio.to_thread
 from watchfiles import Change, DefaultFilter
 from watchfiles._rust_notify import RustNotify
 
+from ..regular import is_special
 from .snapshot import NotTheChange
 
 __all__ = ["GitIgnore", "ProjectWatcher"]
@@ -67,6 +68,7 @@ class GitIgnore:
                     cwd=self.root,
                     capture_output=True,
                     check=False,
+                    timeout=30,
                 ).returncode
                 == 0
             )
@@ -122,7 +124,8 @@ class ProjectWatcher:
         out: set[str] = set()
         for _change, path in raw:
             # A directory is no content of its own (git does not see an empty one).
-            if Path(path).is_dir():
+            # A FIFO, socket or device has no content: a writer feeding a FIFO is no change.
+            if Path(path).is_dir() or is_special(Path(path)):
                 continue
             try:
                 out.add(Path(path).relative_to(self.root).as_posix())

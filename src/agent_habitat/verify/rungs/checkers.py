@@ -10,6 +10,7 @@ import importlib.util
 import tomllib
 from pathlib import Path
 
+from ...regular import open_regular
 from ..config import LadderConfig
 from ..environments import ProjectEnv
 
@@ -40,7 +41,7 @@ def _has_ini_section(path: Path, section: str) -> bool:
 
 def _tool_tables(root: Path) -> dict[str, object]:
     try:
-        with open(root / "pyproject.toml", "rb") as f:
+        with open_regular(root / "pyproject.toml") as f:
             tool = tomllib.load(f).get("tool", {})
     except (OSError, tomllib.TOMLDecodeError):
         return {}

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import anyio.to_thread
 
+from ...regular import read_regular
 from ..baseline import BaselineCache, BaseResult, mark_preexisting, summarize
 from ..head import HeadTree
 from ..models import Diagnostic, RungResult
@@ -43,7 +44,7 @@ def cache_of(ctx: RungContext) -> BaselineCache:
 
 def lines_now(ctx: RungContext, rel: str) -> list[str] | None:
     try:
-        return (ctx.root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
+        return read_regular(ctx.root / rel, rel).decode("utf-8", "replace").splitlines()
     except OSError:
         return None
 

@@ -10,6 +10,7 @@ import time
 import anyio
 import anyio.to_thread
 
+from ...regular import read_regular
 from ..environments import ProjectEnv
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_ruff
@@ -29,7 +30,7 @@ def _syntax_errors(ctx: RungContext, files: list[str]) -> list[Diagnostic]:
         if not rel.endswith(".py"):
             continue
         try:
-            source = (ctx.root / rel).read_bytes()
+            source = read_regular(ctx.root / rel, rel)
             compile(source, rel, "exec", flags=0x400, dont_inherit=True)  # PyCF_ONLY_AST
         except SyntaxError as exc:
             out.append(
