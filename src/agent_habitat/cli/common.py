@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -151,7 +153,31 @@ def run_command(body: Callable[[], Awaitable[int]], *, term_as_interrupt: bool =
             signal.signal(signal.SIGTERM, previous)
 
 
+# SIGTERM gives the command this long to cancel its work and exit; then the process ends
+# regardless (a worker thread blocked in the kernel can never be cancelled).
+TERM_GRACE_SECONDS = 1.5
+
+
 def _as_interrupt(signum: int, frame: object) -> None:
     # The event loop's own Ctrl-C path: it cancels the main task, then raises
-    # KeyboardInterrupt once the cancellation has run.
+    # KeyboardInterrupt once the cancellation has run. The cancellation waits for worker
+    # threads, and so does the interpreter's exit: the watchdog bounds both.
+    watchdog = threading.Timer(TERM_GRACE_SECONDS, _exit_now, args=(128 + signum,))
+    watchdog.daemon = True
+    watchdog.start()
     signal.raise_signal(signal.SIGINT)
+
+
+def _exit_now(code: int) -> None:
+    # What the cancellation did not get to kill in time (a rung still in its grace) must not
+    # outlive the command that started it.
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)

@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import HabitatError, UsageError
 from .common import project_root
+
+if TYPE_CHECKING:
+    from ..host import launcher as launcher_types
 
 __all__ = ["register"]
 
@@ -54,8 +57,11 @@ def cmd_host(args: argparse.Namespace) -> int:
         if args.action == "start":
             return _start(root, args)
         if args.action == "stop":
-            record = launcher.stop_host(root)
-            print(f"stopped host pid {record.pid}" if record else "no host runs for this workspace")
+            stopped = launcher.stop_host(root)
+            if args.json:
+                print(json.dumps(_stopped_json(stopped)))
+            else:
+                print(stopped.said() if stopped else "no host runs for this workspace")
             return 0
         if args.action == "status":
             return _status(root, args)
@@ -67,6 +73,18 @@ def cmd_host(args: argparse.Namespace) -> int:
     except HabitatError as exc:
         print(f"habitat host: {exc}", file=sys.stderr)
         return 1
+
+
+def _stopped_json(stopped: launcher_types.StoppedHost | None) -> dict[str, Any]:
+    if stopped is None:
+        return {"stopped": False, "pid": None}
+    return {
+        "stopped": True,
+        "pid": stopped.pid,
+        "signal": stopped.signal,
+        "waited_s": round(stopped.waited_s, 3),
+        "reaped": list(stopped.reaped),
+    }
 
 
 def _start(root: Path, args: argparse.Namespace) -> int:

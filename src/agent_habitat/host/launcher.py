@@ -8,6 +8,7 @@ winner's record.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import Workspace
 
@@ -26,6 +29,7 @@ from .lock import HostRecord, is_held, read_record
 
 __all__ = [
     "HostHandle",
+    "StoppedHost",
     "ensure_host",
     "find_host",
     "host_files",
@@ -37,6 +41,8 @@ __all__ = [
 # A bound for a host that hangs while starting; a loaded machine needs a lot of it.
 START_TIMEOUT_SECONDS = 60.0
 STOP_TIMEOUT_SECONDS = 10.0
+# After SIGKILL: the kernel frees a process at once unless it sleeps in the kernel (D state).
+KILL_WAIT_SECONDS = 5.0
 _POLL_SECONDS = 0.02
 
 
@@ -125,9 +131,32 @@ def wait_gone(root: Path, pid: int, timeout: float = STOP_TIMEOUT_SECONDS) -> bo
     return False
 
 
-def stop_host(root: Path, *, grace: float = STOP_TIMEOUT_SECONDS) -> HostRecord | None:
-    """SIGTERM the running host (SIGKILL after `grace` seconds; 0: SIGKILL at once, for a
-    hung host); its runs go on. None: none ran."""
+@dataclass(frozen=True)
+class StoppedHost:
+    """How a host ended: only ever built once its process is gone."""
+
+    record: HostRecord
+    signal: str
+    """The signal that ended it: SIGTERM (it shut down) or SIGKILL (it did not, in time)."""
+    waited_s: float
+    reaped: tuple[str, ...] = ()
+    """Warm daemons of a killed host that the stopper stopped in its place."""
+
+    @property
+    def pid(self) -> int:
+        return self.record.pid
+
+    def said(self) -> str:
+        if self.signal == "SIGTERM":
+            return f"stopped host pid {self.pid} ({self.waited_s:.1f}s)"
+        line = f"killed host pid {self.pid}: it had not exited {self.waited_s:.0f}s after SIGTERM"
+        return line + (f"; stopped its {', '.join(self.reaped)}" if self.reaped else "")
+
+
+def stop_host(root: Path, *, grace: float = STOP_TIMEOUT_SECONDS) -> StoppedHost | None:
+    """SIGTERM the running host and wait until its process is gone; SIGKILL after `grace`
+    seconds (0: at once, for a hung host), then stop the warm daemons it could not. Its runs
+    go on. None: none ran. HabitatError when the process outlives SIGKILL."""
     files = host_files(root)
     record = read_record(files.lock)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
@@ -138,18 +167,76 @@ def stop_host(root: Path, *, grace: float = STOP_TIMEOUT_SECONDS) -> HostRecord 
         record = read_record(files.lock)
     if record is None:
         return None
+    process = _process_of(record)
+    began = time.monotonic()
     steps = [(signal.SIGTERM, grace)] if grace > 0 else []
-    for signum, bound in (*steps, (signal.SIGKILL, 5.0)):
-        try:
-            os.kill(record.pid, signum)
-        except ProcessLookupError:
-            pass
-        deadline = time.monotonic() + bound
-        while time.monotonic() < deadline:
-            if not is_held(files.lock):
-                return record
-            time.sleep(_POLL_SECONDS)
-    raise HabitatError(f"host pid {record.pid} still holds {files.lock} after SIGKILL")
+    for signum, bound in (*steps, (signal.SIGKILL, KILL_WAIT_SECONDS)):
+        if process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(record.pid, signum)
+        if _wait_ended(files, process, bound):
+            waited = time.monotonic() - began
+            reaped = _reap_warm(files.workspace) if signum == signal.SIGKILL else ()
+            return StoppedHost(record, signal.Signals(signum).name, waited, reaped)
+    raise HabitatError(
+        f"host pid {record.pid} is still running {time.monotonic() - began:.0f}s after SIGKILL "
+        "(stuck in the kernel, perhaps on a hung file system); it holds "
+        f"{files.lock} until it ends"
+    )
+
+
+def _process_of(record: HostRecord) -> psutil.Process | None:
+    """The host's process, or None when it is gone (a pid reused since is not it)."""
+    try:
+        process = psutil.Process(record.pid)
+        # The record is written once the host listens, so its process began before that.
+        if process.create_time() > record.started_at + 1.0:
+            return None
+    except psutil.Error:
+        return None
+    return process
+
+
+def _wait_ended(files: HostFiles, process: psutil.Process | None, bound: float) -> bool:
+    # Gone means both: the lock is free (no host serves) and the process has exited. A host
+    # frees its lock on the way out and may still run seconds after (closing threads); a
+    # zombie has exited (a container's init may never reap it).
+    deadline = time.monotonic() + bound
+    while True:
+        if not is_held(files.lock) and (process is None or _exited(process)):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_SECONDS)
+
+
+def _exited(process: psutil.Process) -> bool:
+    try:
+        return bool(process.status() == psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
+
+
+def _reap_warm(workspace: Workspace) -> tuple[str, ...]:
+    """A killed host never stopped its warm daemons: stop those no living process owns."""
+    import anyio
+
+    from agent_habitat.verify.rungs import dmypy, warm_pytest
+
+    stopped: list[str] = []
+
+    async def reap() -> None:
+        if await dmypy.release(workspace):
+            stopped.append("dmypy daemon")
+        warm = warm_pytest.WarmPytest(workspace)
+        if warm.record() is not None and warm.orphaned():
+            await warm.stop_now()
+            stopped.append("warm pytest")
+
+    anyio.run(reap)
+    return tuple(stopped)
 
 
 def probe_host(record: HostRecord, timeout: float = 2.0) -> dict[str, Any] | None:

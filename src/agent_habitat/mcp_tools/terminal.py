@@ -106,11 +106,16 @@ def host_action(args: TerminalHostArgs, cwd: Path) -> TerminalHostResult:
         previous = record.pid
         hung = status is None
         # A stopped process never handles SIGTERM, so a host that does not answer is killed.
-        stop_host(root, grace=0 if hung else STOP_TIMEOUT_SECONDS)
-        notes.append(
-            f"{'killed' if hung else 'stopped'} host pid {previous}"
-            + (f" (it did not answer within {PROBE_SECONDS:.0f}s)" if hung else "")
-        )
+        stopped = stop_host(root, grace=0 if hung else STOP_TIMEOUT_SECONDS)
+        if stopped is None:
+            notes.append(f"host pid {previous} had already ended")
+        elif hung:
+            notes.append(
+                f"killed host pid {previous} (it did not answer within {PROBE_SECONDS:.0f}s)"
+                + (f"; stopped its {', '.join(stopped.reaped)}" if stopped.reaped else "")
+            )
+        else:
+            notes.append(stopped.said())
     elif args.action == "stop":
         notes.append("no host ran; nothing to stop")
     if args.action == "restart":

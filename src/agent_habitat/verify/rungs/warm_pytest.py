@@ -169,6 +169,16 @@ class WarmPytest:
         data = self.status() or {}
         return data.get("owner") == os.getpid()
 
+    def orphaned(self) -> bool:
+        """Its owner (the habitat process that started it) is gone: killed before it could
+        stop it."""
+        data = self.status() or {}
+        try:
+            owner = ProcessRecord(int(data["owner"]), float(data.get("owner_create_time", 0.0)))
+        except (KeyError, TypeError, ValueError):
+            return True
+        return not is_alive(owner)
+
     def describe(self) -> str | None:
         """One line for `habitat status`, None when there is none."""
         record = self.record()
