@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
 STAMP_RUN := $(VENV)/.installed
 
-.PHONY: demo test check bench bench-all bench-ladder bench-ladder-warm bench-ladder-scoped gauntlet clean browser-deps
+.PHONY: demo test check security bench bench-all bench-ladder bench-ladder-warm bench-ladder-scoped gauntlet clean browser-deps
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -30,6 +30,11 @@ browser-deps:
 
 test: $(STAMP) browser-deps
 	$(BIN)/python -m pytest -n 2 --cov --cov-report=term:skip-covered
+
+# Issue 23's attacks as checks, one line each (PASS/FAIL and what it checks) and `N/M passed`;
+# `make test` runs the same tests with the rest of the suite.
+security: $(STAMP)
+	PYTHONPATH=tests $(BIN)/python -m pytest tests/security -q -p no:cacheprovider -p security.report --no-header -o console_output_style=classic
 
 check: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
