@@ -14,7 +14,7 @@ import pytest
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.proc import kill_tree, members
-from agent_habitat.testing import EventRecorder, eventually
+from agent_habitat.testing import EventRecorder, FakeClock, eventually
 from agent_habitat.verify import LadderRequest, stop_type_daemon
 from agent_habitat.verify.rungs import DmypyDaemon
 from agent_habitat.verify.runner import VerifyRunner
@@ -85,7 +85,9 @@ def recorder(bus: InMemoryEventBus) -> EventRecorder:
 
 @pytest.fixture
 async def runner(calc: Path, bus: InMemoryEventBus) -> AsyncIterator[VerifyRunner]:
-    async with VerifyRunner.open(calc, bus=bus, config=RunnerConfig(coalesce_seconds=0.1)) as r:
+    # No window: a later request supersedes (a climb now starts at once, so with a window a
+    # quick rung is still young when the test's next request comes).
+    async with VerifyRunner.open(calc, bus=bus, config=RunnerConfig(coalesce_seconds=0)) as r:
         yield r
 
 
@@ -193,8 +195,40 @@ async def test_three_quick_requests_are_one_run(
     assert epoch.requests == 3
     assert epoch.state == "green"
     assert set(epoch.touched) == {"src/calc/arith.py", "src/calc/text.py"}
-    assert recorder.kinds().count("verify.epoch.started") == 1
+    # One epoch: the chain started once; a climb that began before a request joined started
+    # again (verify.epoch.started once per climb, every one of this epoch).
+    chain = [e for e in recorder.events if e.task == tickets[0].task and e.data.get("chain")]
+    assert [e.kind for e in chain] == ["environment.task.started", "environment.task.completed"]
+    started = [e for e in recorder.events if e.kind == "verify.epoch.started"]
+    assert {e.data["epoch"] for e in started} == {epoch.epoch}
+    assert started[-1].data["requests"] == 3
     assert recorder.kinds().count("environment.task.queued") == 3
+
+
+async def test_a_lone_request_climbs_the_real_ladder_before_its_window_closes(
+    calc: Path, bus: InMemoryEventBus, recorder: EventRecorder
+) -> None:
+    clock = FakeClock()  # the 1.5 s window closes only if this clock moves; it never does
+    async with VerifyRunner.open(calc, bus=bus, clock=clock) as runner:
+        ticket = await runner.request(LadderRequest(policy="minimal"))
+        epoch = await runner.wait(ticket.task)
+    assert epoch.state == "green"
+    assert clock.monotonic() == 0.0
+    # In the runner's own order: queued, then the climb and its first rung, then the end.
+    kinds = [e.kind for e in recorder.events if e.task and e.task.startswith(ticket.task)]
+    assert kinds[:4] == [
+        "environment.task.queued",
+        "verify.epoch.started",
+        "environment.task.started",
+        "environment.task.started",
+    ]
+    assert epoch.result is not None
+    assert epoch.result.timing is not None
+    timing = epoch.result.timing
+    assert timing.queue_s is None
+    assert timing.coalesce_s is None
+    parts = [timing.rungs_s, timing.baseline_s or 0, timing.prepare_s or 0]
+    assert round(sum(parts), 3) == timing.wall_s
 
 
 async def test_a_new_request_cancels_a_chain_in_test_scoped_and_leaves_no_process(

@@ -52,6 +52,10 @@ def test_a_run_covers_a_request_asking_for_no_more() -> None:
     assert not covers(done, LadderRequest(policy="strict"), "standard")
     assert not covers(done, LadderRequest(filter=["-k x"]), "standard")
     assert not covers(LadderRequest(files=["a.py"]), LadderRequest(), "standard")
+    # A run of the dirty set covers a file only when the file is part of that change.
+    dirty = LadderRequest()
+    assert covers(dirty, LadderRequest(files=["a.py"]), "standard", ["a.py", "b.py"])
+    assert not covers(dirty, LadderRequest(files=["c.py"]), "standard", ["a.py", "b.py"])
 
 
 def _git(root: Path, *args: str) -> None:

@@ -43,7 +43,8 @@ def bus(calc: Path) -> InMemoryEventBus:
 async def runner(
     calc: Path, ladder: FakeLadder, bus: InMemoryEventBus
 ) -> AsyncIterator[VerifyRunner]:
-    config = RunnerConfig(coalesce_seconds=0.3)
+    # No window: a later request supersedes (the window's own tests use `timed_runner`).
+    config = RunnerConfig(coalesce_seconds=0)
     async with VerifyRunner.open(calc, bus=bus, config=config, ladder=ladder, watch=False) as r:
         yield r
 
@@ -69,26 +70,60 @@ async def timed_runner(
         yield r
 
 
-async def test_requests_within_the_window_merge_into_one_run(
+async def test_a_lone_request_starts_its_climb_without_waiting_for_the_window(
     timed_runner: VerifyRunner, ladder: FakeLadder, clock: FakeClock
 ) -> None:
+    # The fake clock never moves: the 0.3 s window never closes, and the climb is done.
+    ticket = await timed_runner.request(LadderRequest(policy="minimal"))
+    epoch = await timed_runner.wait(ticket.task)
+    assert epoch.state == "green"
+    assert len(ladder.calls) == 1
+    assert clock.monotonic() == 0.0
+    assert clock.sleepers == 0  # nothing sleeps on the window either
+    assert epoch.result is not None
+    timing = epoch.result.timing
+    assert timing is not None
+    assert timing.queue_s is None  # absent: it waited for nothing
+    assert timing.coalesce_s is None
+
+
+async def test_requests_within_the_window_join_one_epoch_restarted_with_their_union(
+    timed_runner: VerifyRunner, ladder: FakeLadder, clock: FakeClock, bus: InMemoryEventBus
+) -> None:
     runner = timed_runner
+    ladder.held = {"diagnose.files"}
+    recorder = EventRecorder(bus)
     first = await runner.request(LadderRequest(policy="minimal", files=["src/calc/text.py"]))
+    rung = f"{first.task}.diagnose.files"
+    # It climbs at once, the window still open (the clock has not moved).
+    await recorder.wait_for("environment.task.started", where=lambda e: e.task == rung)
     await clock.advance(0.1)
     second = await runner.request(LadderRequest(policy="strict", files=["src/calc/arith.py"]))
     await clock.advance(0.1)
     third = await runner.request(LadderRequest(policy="minimal"))
     assert [first.coalesced, second.coalesced, third.coalesced] == [False, True, True]
     assert first.task == second.task == third.task
-    assert ladder.calls == []  # the window is still open
-    await clock.advance(0.1)
+    # The young climb stopped and started again with the union.
+    await recorder.wait_for("verify.epoch.started", where=lambda e: e.data.get("requests") == 3)
+    ladder.release["diagnose.files"].set()
     epoch = await runner.wait(first.task)
-    assert len(ladder.calls) == 1
-    merged = ladder.calls[0]
+    assert 2 <= len(ladder.calls) <= 3
+    merged = ladder.calls[-1]
     assert merged.policy == "strict"
     assert merged.files == ["src/calc/arith.py", "src/calc/text.py"]
     assert epoch.requests == 3
+    assert epoch.epoch == first.epoch
     assert epoch.state == "green"
+    assert [r.state for r in epoch.rungs] == ["green"] * 4  # strict's rungs, none cancelled
+    assert any("coalesced: 3 requests" in note for note in epoch.notes)
+    # One epoch: its chain started and ended once; every climb was of that epoch.
+    chain = [e.kind for e in recorder.events if e.task == first.task and e.data.get("chain")]
+    assert chain == ["environment.task.started", "environment.task.completed"]
+    starts = [e for e in recorder.events if e.kind == "verify.epoch.started"]
+    assert {e.data["epoch"] for e in starts} == {first.epoch}
+    assert epoch.result is not None
+    assert epoch.result.timing is not None
+    assert epoch.result.timing.coalesce_s is not None  # the thrown-away climb, said
 
 
 async def test_a_request_after_the_window_is_not_merged(

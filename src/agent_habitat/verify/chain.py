@@ -45,7 +45,19 @@ class WriteLog:
 class Chain:
     epoch: Epoch
     deadline: float
-    """Monotonic time the coalesce window closes; the chain starts no earlier."""
+    """Time (on the runner's clock) the coalesce window closes: a request before it restarts
+    the young climb with the union instead of starting a run of its own."""
+    requested_at: float = field(default_factory=time.monotonic)
+    """Monotonic time of its first request: the wall a person waits starts here."""
+    restart: bool = False
+    """A request joined within the window: the climb under way starts again with the union."""
+    restarts: int = 0
+    picked_at: float | None = None
+    """Monotonic time the runner took it (it queued behind an earlier chain until then)."""
+    coalesce_s: float = 0.0
+    """Seconds of climbing thrown away by restarts."""
+    baseline_s: float = 0.0
+    """Seconds of the slot's warm-up before the climb (daemon, HEAD baselines, graph)."""
     done: anyio.Event = field(default_factory=anyio.Event)
     changed: anyio.Event = field(default_factory=anyio.Event)
     """Set (and replaced) whenever a rung starts or ends: progress reporters wait on it."""

@@ -44,11 +44,14 @@ def merge_requests(
     return merged, notes
 
 
-def covers(done: LadderRequest, new: LadderRequest, default: Policy) -> bool:
-    """True when a run of `done` does every check `new` asks for (on the same tree)."""
+def covers(
+    done: LadderRequest, new: LadderRequest, default: Policy, touched: Sequence[str] = ()
+) -> bool:
+    """True when a run of `done` does every check `new` asks for (on the same tree);
+    `touched` is the change that run verifies (what a request without files means)."""
     if not set(rungs_of(new, default)) <= set(rungs_of(done, default)):
         return False
-    if new.files and not (done.files is None or set(new.files) <= set(done.files)):
+    if new.files and not set(new.files) <= set(done.files or touched):
         return False
     if new.filter != done.filter:
         return False

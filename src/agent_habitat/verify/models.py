@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .timing import Timing
+
 __all__ = [
     "POLICIES",
     "RUNGS",
@@ -169,6 +171,8 @@ class LadderResult(BaseModel):
     duration_s: float = 0.0
     reason: str | None = None
     """Why the ladder is `incomplete` or `nothing_to_verify`, and what to configure."""
+    timing: Timing | None = None
+    """Request to verdict and where it went (`duration_s` is the climb alone)."""
 
     @property
     def ok(self) -> bool:

@@ -1,11 +1,15 @@
 """The verify runner: one verify chain per workspace, in the background (DESIGN §5 "Runner").
 
 * `request()` returns at once with the task, epoch and snapshot ids (or waits, with
-  `wait=True`). Requests within the coalesce window of the first merge into one run (union
-  of files and rungs, the highest policy). A request arriving later supersedes the running
-  chain: cancelled at once when it reached `compile.project`, after its `diagnose.files`
-  when that still runs. A request the running chain already answers (same tree, nothing
-  more asked) joins it. Two chains never run at once.
+  `wait=True`). A lone request starts its climb at once: nothing waits for the coalesce
+  window. A request arriving within the window of the first one joins its epoch: the young
+  climb is stopped (its processes killed) and starts again on the tree as it is now, with
+  the union of the requests (files and rungs, the highest policy). A request arriving
+  later supersedes the running chain: cancelled at once when it reached
+  `compile.project`, after its `diagnose.files` when that still runs. A request the
+  running chain already answers (same tree, nothing more asked) joins it, and one that
+  arrives while a chain is being superseded queues behind it, merging with any other.
+  Two chains never run at once.
 * Each run is an epoch bound to its snapshot. The watcher (or `mark_changed`) makes it stale
   the moment a file of the project changes; a result that arrives after the tree moved is
   stale on arrival; `status()` compares with the tree as it is now. Stale is never green.
@@ -56,6 +60,7 @@ from .staleness import (
     validated_request,
 )
 from .substrate import SubstrateFactory
+from .timing import timing_of
 
 __all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
 
@@ -191,6 +196,10 @@ class VerifyRunner:
         elif running is not None and self._answers(running, request, snapshot):
             chain, coalesced = running, True
             chain.epoch.requests.append(request)
+        elif running is not None and self._young(running):
+            chain, coalesced = running, True
+            chain.epoch.requests.append(request)
+            self._restart(running, snapshot, writes)
         else:
             chain, coalesced = self._new_chain(request), False
             if running is not None and running.cancel_reason is None:
@@ -229,8 +238,25 @@ class VerifyRunner:
             and epoch.snapshot is not None
             and epoch.snapshot.id == snapshot.id
             and not epoch.stale
-            and covers(epoch.request, request, load_policy(self.root))
+            and covers(epoch.request, request, load_policy(self.root), epoch.touched)
         )
+
+    def _young(self, chain: Chain) -> bool:
+        """Still within the coalesce window of its first request, and not on its way out."""
+        return (
+            chain.cancel_reason is None
+            and chain.epoch.superseded_by is None
+            and not chain.done.is_set()
+            and self._clock.monotonic() < chain.deadline
+        )
+
+    def _restart(self, chain: Chain, snapshot: Snapshot, writes: int) -> None:
+        """Stop the young climb; `_run` starts it again with every request so far."""
+        chain.requested = (snapshot, writes)
+        if chain.restart:
+            return
+        chain.restart = True
+        self._stop_climb(chain)
 
     def _new_chain(self, request: LadderRequest) -> Chain:
         self._numbers += 1
@@ -259,12 +285,10 @@ class VerifyRunner:
             await self._wake.wait()
             self._wake = anyio.Event()
             while self._pending is not None:
+                # No wait for the coalesce window: a request within it restarts the climb.
                 chain = self._pending
-                # The coalesce window.
-                await self._clock.sleep(max(0.0, chain.deadline - self._clock.monotonic()))
-                if self._pending is not chain:
-                    continue  # cancelled while queued
                 self._pending, self._running = None, chain
+                chain.picked_at = time.monotonic()
                 try:
                     await self._run(chain)
                 except Exception:  # the runner's boundary: one broken chain must not end it
@@ -278,6 +302,7 @@ class VerifyRunner:
     async def _begin(self, chain: Chain) -> tuple[Snapshot, LadderRequest, list[RungName]]:
         epoch = chain.epoch
         epoch.state, epoch.started_at = "running", time.time()
+        chain.restart = False
         snapshot = chain.reusable(self.root, self._writes, self.watching)
         if self._pending is None and not self._requesting:
             self._writes.entries.clear()
@@ -307,16 +332,63 @@ class VerifyRunner:
                 "rungs": rungs,
                 "touched": epoch.touched,
                 "requests": len(epoch.requests),
+                **({"restart": chain.restarts} if chain.restarts else {}),
             },
         )
-        self.bus.publish(
-            "environment.task.started",
-            task=chain.task,
-            data={"epoch": epoch.number, "snapshot": snapshot.id, "chain": True},
-        )
+        if not chain.restarts:
+            self.bus.publish(
+                "environment.task.started",
+                task=chain.task,
+                data={"epoch": epoch.number, "snapshot": snapshot.id, "chain": True},
+            )
         if early:
             self._mark(chain, early, "watch")
         return snapshot, request, rungs
+
+    async def _climb(self, chain: Chain) -> tuple[Snapshot, list[RungName], LadderResult | None]:
+        """One climb of the chain: none (None) when it was cancelled or is to restart."""
+        snapshot, request, rungs = await self._begin(chain)
+        result: LadderResult | None = None
+        with anyio.CancelScope() as scope:
+            chain.scope = scope
+            if chain.cancel_reason is not None or chain.restart:
+                scope.cancel()
+            if self.before_climb is not None:
+                warm_from = time.monotonic()
+                await self.before_climb()  # the slot's warm-up (daemon, baselines, graph)
+                chain.baseline_s = time.monotonic() - warm_from
+            result = await self._ladder(
+                self.root,
+                request,
+                bus=ChainBus(self.bus, chain),
+                workspace=self.workspace,
+                hooks=chain.hooks(snapshot, self.substrates, self._superseded, self.memo),
+            )
+        chain.scope = None
+        return snapshot, rungs, result
+
+    async def _again(self, chain: Chain, attempt: float) -> None:
+        """Forget a climb a request within the window stopped; its time counts as coalescing."""
+        await self._reaped(chain)
+        chain.coalesce_s += time.monotonic() - attempt
+        chain.baseline_s = 0.0
+        chain.restarts += 1
+        epoch = chain.epoch
+        epoch.results.clear()
+        epoch.stale, epoch.changed = False, set()
+        chain.processes.clear()
+        chain.early_changes.clear()
+        epoch.notes = [
+            f"coalesced: {len(epoch.requests)} requests within the window; the climb started "
+            f"again with their union ({chain.restarts} time{'s' if chain.restarts > 1 else ''})"
+        ]
+
+    async def _reaped(self, chain: Chain) -> None:
+        # The stopped climb's processes are gone before the next one starts: two climbs of
+        # one workspace never run at once (they would share the substrates and daemons).
+        with anyio.CancelScope(shield=True):
+            for record in list(chain.processes.values()):
+                await kill_tree(record, signal.SIGTERM, CANCEL_GRACE_S)
 
     async def _run(self, chain: Chain) -> None:
         started = time.monotonic()
@@ -324,20 +396,13 @@ class VerifyRunner:
         snapshot: Snapshot | None = None
         result: LadderResult | None = None
         try:
-            snapshot, request, rungs = await self._begin(chain)
-            with anyio.CancelScope() as scope:
-                chain.scope = scope
-                if chain.cancel_reason is not None:
-                    scope.cancel()
-                if self.before_climb is not None:
-                    await self.before_climb()  # the slot's warm-up (daemon, baselines, graph)
-                result = await self._ladder(
-                    self.root,
-                    request,
-                    bus=ChainBus(self.bus, chain),
-                    workspace=self.workspace,
-                    hooks=chain.hooks(snapshot, self.substrates, self._superseded, self.memo),
-                )
+            while True:
+                attempt = time.monotonic()
+                snapshot, rungs, result = await self._climb(chain)
+                if not chain.restart or chain.cancel_reason is not None:
+                    break
+                await self._again(chain, attempt)
+                result = None
             if result is None:
                 result = cancelled_result(chain, snapshot, rungs, started)
         except HabitatError as exc:
@@ -361,6 +426,19 @@ class VerifyRunner:
         if chain.done.is_set():
             return
         epoch = chain.epoch
+        now = time.monotonic()
+        picked = chain.picked_at if chain.picked_at is not None else now
+        result = result.model_copy(
+            update={
+                "timing": timing_of(
+                    now - chain.requested_at,
+                    (r.duration_s for r in result.rungs),
+                    queue_s=picked - chain.requested_at,
+                    coalesce_s=chain.coalesce_s,
+                    baseline_s=chain.baseline_s,
+                )
+            }
+        )
         epoch.finish(result)
         # A rung that died already said `died`; for the chain it is a failure like red.
         end = _CHAIN_END.get(result.state, "failed")
@@ -409,6 +487,9 @@ class VerifyRunner:
             epoch.plan(rungs_of(epoch.request, load_policy(self.root)))
             self._finish(chain, cancelled_result(chain, empty, list(epoch.rungs), time.monotonic()))
             return
+        self._stop_climb(chain)
+
+    def _stop_climb(self, chain: Chain) -> None:
         if chain.scope is not None:
             chain.scope.cancel()
         # Faster than the climb's own kill (2 s of grace): the tree is gone well within 2 s.
@@ -492,15 +573,16 @@ class VerifyRunner:
         relative = project_relative(self.root, paths)
         if not relative:
             return
-        if self._pending is not None or self._requesting:
+        restarting = self._running is not None and self._running.restart
+        if self._pending is not None or self._requesting or restarting:
             self._writes.add(relative)
         finished = next(
             (c for c in reversed(self._chains.values()) if c.done.is_set() and c.epoch.result),
             None,
         )
         for chain in (self._running, finished):
-            if chain is None:
-                continue
+            if chain is None or (chain is self._running and chain.restart):
+                continue  # its next climb takes a snapshot of its own
             if chain.epoch.snapshot is None:
                 if chain is self._running:
                     chain.early_changes.update(relative)

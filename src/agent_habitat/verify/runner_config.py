@@ -35,7 +35,8 @@ class RunnerConfig(BaseModel):
     model_config = ConfigDict(extra="ignore", use_attribute_docstrings=True)
 
     coalesce_seconds: float = Field(default=1.5, ge=0, le=60)
-    """Requests within this window of the first one merge into one run; 0 starts at once."""
+    """Requests within this window of the first one join its run (which starts at once and
+    restarts with their union); 0: every later request supersedes the running one."""
     idle_seconds: float = Field(default=300.0, gt=0)
     """A gap with no call and no environment work longer than this is idle, not active time."""
     substrate: SubstrateConfig = Field(default_factory=SubstrateConfig)
