@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .regular import open_regular
 from .verify import Diagnostic, EpochState, Policy, RungName, RungResult, RungStatus, VerifyEpoch
 from .verify.accounting import TimeReport
+from .verify.timing import Timing
 
 __all__ = [
     "DiagnosticLine",
@@ -128,6 +129,8 @@ class EpochReport(_Model):
     """Which tests ran and why, in one line."""
     notes: list[str] = Field(default_factory=list)
     duration_s: float | None = None
+    timing: Timing | None = None
+    """Request to verdict, and where it went: the rungs plus the parts add up to `wall_s`."""
     finished_at: float | None = None
     """Unix time it ended."""
 
@@ -290,5 +293,6 @@ def epoch_report(epoch: VerifyEpoch, root: Path | None = None) -> EpochReport:
         selection=_selection(epoch),
         notes=epoch.notes,
         duration_s=epoch.duration_s,
+        timing=epoch.result.timing if epoch.result is not None else None,
         finished_at=epoch.finished_at,
     )

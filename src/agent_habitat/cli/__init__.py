@@ -102,7 +102,7 @@ _EXAMPLES = {
     "demo": "habitat demo",
     "mcp": "habitat mcp --embedded --project .",
     "terminal-mcp": "habitat terminal-mcp",
-    "verify": "habitat verify --policy strict --files src/app.py --wait",
+    "verify": "habitat verify --policy strict --files src/app.py",
     "rules": "habitat rules --for claude --write",
     "init": "habitat init --client claude",
     "host": "habitat host status",

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import BaseModel, ValidationError
 
-from ..errors import HabitatError, UsageError
+from ..errors import ConfigError, HabitatError, UsageError
 from ..habitat import Habitat
 from ..workspace import Workspace, find_project_root
 from .parser import JSON_ERRORS
@@ -97,7 +97,7 @@ def emit_json(model: BaseModel) -> None:
 
 def exit_code_of(exc: HabitatError) -> int:
     """2 for bad input (usage, configuration the caller must fix), 1 for a refusal."""
-    return 2 if isinstance(exc, UsageError) else 1
+    return 2 if isinstance(exc, UsageError | ConfigError) else 1
 
 
 def report_error(exc: HabitatError, *, as_json: bool) -> int:

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from ..events import Event, EventBus
 from ..verify import Diagnostic, LadderResult, RungName, RungResult
+from .verdict_text import render_timing
 
 __all__ = ["LadderView", "render_result"]
 
@@ -171,5 +172,7 @@ def render_result(console: Console, result: LadderResult) -> None:
     )
     if result.reason:
         blocks.append(Text(f"    {result.reason}", style=STYLE.get(result.state, "")))
+    if result.timing is not None:
+        blocks.append(Text(render_timing(result.timing.model_dump()), style="dim"))
     # A pipe or an agent reads whole lines: wrap only for a terminal, at its own width.
     console.print(Group(*blocks), soft_wrap=not console.is_terminal)

@@ -1,65 +1,56 @@
-"""`habitat verify`: climb the verification ladder in the foreground; `habitat status` and
-`habitat cancel`: the workspace's verify as recorded, and cancelling it.
+"""`habitat verify`: climb the verification ladder and wait for the verdict; `habitat status`
+and `habitat cancel`: the workspace's verify as recorded, and cancelling it.
 
-When a host serves the workspace (`habitat host start`, or the bridge of `habitat mcp`), the
-three commands go to its runner over its JSON API: `verify` hands the request over and
-returns at once with the task (`--wait` blocks until the epoch ends), `cancel` reaches the
-running chain, `status` is the runner's own answer. With no host, `verify` climbs in the
-foreground and records the epoch in the workspace's state, where `habitat status` (and the
-MCP servers' status) find it; `status` then says which process serves the runner, or that
-none does.
+`habitat verify` blocks until the verdict, with or without a host, and exits with it
+(`verify_exit.EXIT_CODES`: 0 green, 1 red / error / died / cancelled / stale, 2 usage or
+configuration, 3 incomplete, 4 nothing to verify, 5 queued, 130 interrupted). Where it
+climbs:
 
-Exit codes (`EXIT_CODES`): 0 green (at least one rung ran, all that ran are green, no tool
-missing); 1 red, error, died or cancelled (and a git that refuses to work); 2 usage or
-configuration errors; 3 incomplete (a rung could not run, or none could: the reason says
-what to install or configure); 4 nothing to verify (the tree is unchanged since HEAD, or
-the change gives no rung work); 130 Ctrl-C.
+* through the workspace host (`verify_hosted`, standard library only) when one runs, and in
+  a terminal also when none does — it starts one, as `habitat mcp`'s bridge does — so the
+  second verify is as warm as the agent's; `--background` hands the request to the host
+  (starting one if needed) and exits 5 at once;
+* here (`verify_oneshot`) with `--no-host`, with the `ci_parity` policy (a fresh climb, as
+  CI's), and for a script (no terminal) when no host runs.
+
+`--json` prints the climb's result (`LadderResult`) either way. This module imports only
+the standard library: the parser and the choice of path cost a person nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
+__all__ = ["POLICY_NAMES", "RUNG_NAMES", "register"]
 
-from ..habitat import Habitat
-from ..host.client import HostClient
-from ..host.launcher import find_host
-from ..verbs import verb
-from ..verbs.verify import VerifyCancelArgs, VerifyRunArgs, VerifyStatusArgs
-from ..verify import POLICIES, RUNGS, LadderRequest, LadderState, load_policy, run_ladder
-from ..verify.rungs.dmypy import describe_warm
-from ..verify.rungs.warm_pytest import WarmPytest
-from ..verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
-from ..verify_text import render_verify_cancel, render_verify_run, render_verify_status
-from ..workspace import Workspace
-from .common import add_common, build_args, emit_json, open_habitat, project_root, run_command
-from .ladder_view import LadderView, render_result
+POLICY_NAMES = ("minimal", "standard", "strict", "ci_parity")
+"""`verify.models.POLICIES` (a test keeps them equal): the parser needs no ladder."""
+RUNG_NAMES = ("diagnose.files", "compile.project", "build.affected", "test.scoped", "test.full")
+"""`verify.models.RUNGS`, in ladder order (a test keeps them equal)."""
 
-__all__ = ["EXIT_CODES", "register"]
-
-EXIT_CODES: dict[LadderState, int] = {
-    "green": 0,
-    "red": 1,
-    "error": 1,
-    "died": 1,
-    "cancelled": 1,
-    "incomplete": 3,
-    "nothing_to_verify": 4,
-}
-# A handed-over epoch can also end `stale` (the tree moved meanwhile) or `lost`: not green.
-_HOSTED_EXIT: dict[str, int] = {str(k): v for k, v in EXIT_CODES.items()} | {"stale": 1, "lost": 1}
 _EPILOG = (
-    "exit codes: 0 green (something ran and passed); 1 red, error, died or cancelled; "
-    "2 usage or configuration error; 3 incomplete (a rung could not run — the reason says "
-    "what to install or configure); 4 nothing to verify (unchanged since HEAD, or the change "
-    "gives no rung work); 130 interrupted"
+    "exit codes: 0 green (something ran and passed); 1 red, error, died, cancelled, or stale "
+    "(files changed while it climbed); 2 usage or configuration error; 3 incomplete (a rung "
+    "could not run — the reason says what to install or configure); 4 nothing to verify "
+    "(unchanged since HEAD, or the change gives no rung work); 5 queued (--background: no "
+    "verdict yet); 130 interrupted"
 )
+
+
+def _add_common(parser: argparse.ArgumentParser) -> None:
+    # As cli.common.add_common, which imports the habitat: these commands must not.
+    parser.add_argument("--json", action="store_true", help="print the result model as JSON")
+    parser.add_argument(
+        "--project",
+        type=Path,
+        metavar="DIR",
+        help="project (workspace) folder; default the git work tree of the cwd, else the cwd",
+    )
 
 
 def register(subparsers: Any) -> None:
@@ -68,19 +59,21 @@ def register(subparsers: Any) -> None:
         help="climb the verification ladder on the code as it is now",
         description=(
             "Run the ladder's rungs (diagnose.files → compile.project → build.affected → "
-            "test.scoped → test.full, as the policy says) on the project's current state and "
-            "stop at the first red one. Only findings the change introduced (not at HEAD "
-            "too) make a rung red. Exit 0 only when green."
+            "test.scoped → test.full, as the policy says) on the project's current state, stop "
+            "at the first red one, and exit with the verdict. Only findings the change "
+            "introduced (not at HEAD too) make a rung red. Exit 0 only when green. It runs "
+            "through the workspace host (started in a terminal when none runs) so that its "
+            "checkers stay warm; --no-host or the ci_parity policy climb in this process."
         ),
         epilog=_EPILOG,
     )
-    parser.add_argument("--policy", choices=list(POLICIES), help="default: [tool.habitat] policy")
+    parser.add_argument("--policy", choices=POLICY_NAMES, help="default: [tool.habitat] policy")
     parser.add_argument(
         "--rung",
         action="append",
-        choices=list(RUNGS),
+        choices=RUNG_NAMES,
         metavar="RUNG",
-        help=f"run exactly this rung (repeatable) instead of the policy's: {', '.join(RUNGS)}",
+        help=f"run exactly this rung (repeatable) instead of the policy's: {', '.join(RUNG_NAMES)}",
     )
     parser.add_argument(
         "--files", nargs="+", metavar="FILE", help="treat these files as the change"
@@ -91,13 +84,22 @@ def register(subparsers: Any) -> None:
         metavar="ARG",
         help="pytest node id, path, or '-k EXPR' (repeatable); replaces the test selection",
     )
-    parser.add_argument(
-        "--wait",
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--background",
         action="store_true",
-        help="with a host serving the workspace: wait for the epoch to end instead of returning "
-        "with its task id (without a host the ladder always climbs in the foreground)",
+        help="hand the verify to the workspace host (starting one if none runs) and exit 5 at "
+        "once, with its task: no verdict yet (`habitat status` follows it)",
     )
-    add_common(parser)
+    where.add_argument(
+        "--no-host",
+        action="store_true",
+        help="climb in this process, even when a host serves the workspace (cold checkers)",
+    )
+    parser.add_argument(
+        "--wait", action="store_true", help=argparse.SUPPRESS
+    )  # the default now; kept so that scripts written for it still run
+    _add_common(parser)
     parser.set_defaults(handler=_verify)
     status = subparsers.add_parser(
         "status",
@@ -110,7 +112,7 @@ def register(subparsers: Any) -> None:
         ),
     )
     status.add_argument("--task", help="a verify task id; default the newest epoch")
-    add_common(status)
+    _add_common(status)
     status.set_defaults(handler=_status)
     cancel = subparsers.add_parser(
         "cancel",
@@ -122,115 +124,104 @@ def register(subparsers: Any) -> None:
         ),
     )
     cancel.add_argument("--task", help="the task to cancel; default the running run")
-    add_common(cancel)
+    _add_common(cancel)
     cancel.set_defaults(handler=_cancel)
 
 
-async def _on_project(habitat: Habitat, root: Path) -> None:
-    # Outside a git work tree nothing opens a project at start; the CLI's folder is it.
-    if habitat.project.root is None:
-        await habitat.project.open(root, source="cwd")
+def _root(args: argparse.Namespace) -> Path | None:
+    """The project folder, or None for a bad `--project` (the full path names the flag)."""
+    project: Path | None = args.project
+    if project is not None:
+        return project.resolve() if project.is_dir() else None
+    from ..workspace import find_project_root
+
+    return find_project_root()
 
 
-async def _through_host(args: argparse.Namespace, name: str, request: Any) -> Any | None:
-    """The verify verb's answer from the workspace host, or None when no host serves it."""
-    record = find_host(project_root(args))
-    if record is None:
+def _policy(args: argparse.Namespace, root: Path) -> str | None:
+    """The policy the verify climbs, as `verify.config.load_policy` reads it; None when the
+    configuration cannot say (the path that climbs reports the bad key)."""
+    if args.policy:
+        return str(args.policy)
+    if "HABITAT_POLICY" in os.environ:
+        return os.environ["HABITAT_POLICY"] or None
+    import tomllib
+
+    try:
+        with open(root / "pyproject.toml", "rb") as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        return "standard"
+    except (OSError, tomllib.TOMLDecodeError):
         return None
-    async with HostClient(record) as host:
-        return await host.call(verb(name, "verify"), request)
+    tool = data.get("tool")
+    habitat = tool.get("habitat") if isinstance(tool, dict) else None
+    policy = habitat.get("policy", "standard") if isinstance(habitat, dict) else "standard"
+    return policy if isinstance(policy, str) else None
 
 
-def _status(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        hosted = await _through_host(args, "status", VerifyStatusArgs(task=args.task))
-        if isinstance(hosted, VerifyStatusResult):
-            result = hosted
-        else:
-            result = await _recorded_status(args)
-        from ..verify.warmup import warm_lines  # what the serving process warmed
-
-        warm = warm_lines(Workspace.for_project(project_root(args)))
-        if args.json and warm:
-            data = result.model_dump(mode="json") | {"warm": warm}
-            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        elif args.json:
-            emit_json(result)
-        else:
-            sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
-            workspace = Workspace.for_project(project_root(args))
-            sys.stdout.write(describe_warm(workspace) + (WarmPytest(workspace).describe() or ""))
-        return 0 if result.green else 1
-
-    return run_command(body, term_as_interrupt=True)
+def _files_for_host(root: Path, files: list[str] | None) -> list[str] | None:
+    # The host's cwd is not ours: a name the project does not have is ours, made absolute
+    # (the runner then refuses one outside the project, naming it).
+    if not files:
+        return files
+    return [
+        f if (root / f).exists() or Path(f).is_absolute() else str(Path.cwd() / f) for f in files
+    ]
 
 
-async def _recorded_status(args: argparse.Namespace) -> VerifyStatusResult:
-    async with open_habitat(args) as habitat:
-        await _on_project(habitat, project_root(args))
-        return await habitat.verifier.status(args.task)
-
-
-def _cancel(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        hosted = await _through_host(args, "cancel", VerifyCancelArgs(task=args.task))
-        if isinstance(hosted, VerifyCancelResult):
-            result = hosted
-        else:
-            async with open_habitat(args) as habitat:
-                await _on_project(habitat, project_root(args))
-                result = await habitat.verifier.cancel(args.task)
-        if args.json:
-            emit_json(result)
-        else:
-            sys.stdout.write(render_verify_cancel(result))
-        return 0
-
-    return run_command(body, term_as_interrupt=True)
+def _in_a_terminal() -> bool:
+    """A person at a terminal (not a script, a pipe, CI): worth starting a host for."""
+    return sys.stdin.isatty() and sys.stderr.isatty() and not os.environ.get("CI")
 
 
 def _verify(args: argparse.Namespace) -> int:
-    async def body() -> int:
-        root = project_root(args)
-        request = build_args(
-            LadderRequest,
-            policy=args.policy,
-            rungs=args.rung,
-            files=args.files,
-            filter=args.filter,
-        )
-        handed = VerifyRunArgs(
-            policy=request.policy,
-            rung=request.rungs,
-            files=request.files,
-            filter=request.filter,
-            wait=args.wait,
-        )
-        hosted = await _through_host(args, "run", handed)
-        if isinstance(hosted, VerifyRunResult):
-            if args.json:
-                emit_json(hosted)
-            else:
-                sys.stdout.write(render_verify_run(hosted))
-            if not args.wait:
-                return 0  # handed to the host's runner: `habitat status` tells how it ends
-            return _HOSTED_EXIT.get(hosted.state, 1)
-        async with open_habitat(args) as habitat:
-            await _on_project(habitat, root)
-            bus = habitat.bus
-            queued_at = time.time()
-            if args.json:
-                result = await run_ladder(root, request, bus=bus)
-                await habitat.verifier.record_foreground(request, result, queued_at)
-                emit_json(result)
-                return EXIT_CODES[result.state]
-            console = Console(highlight=False)
-            policy_rungs = request.rungs or list(POLICIES[request.policy or load_policy(root)])
-            rungs = [r for r in RUNGS if r in policy_rungs]
-            with LadderView(Console(file=sys.stderr), rungs, bus):
-                result = await run_ladder(root, request, bus=bus)
-            await habitat.verifier.record_foreground(request, result, queued_at)
-        render_result(console, result)
-        return EXIT_CODES[result.state]
+    requested = time.monotonic()
+    root = _root(args)
+    if (
+        root is not None
+        and not args.no_host
+        and (args.background or _policy(args, root) != "ci_parity")
+    ):
+        from .verify_hosted import verify_through_host
 
-    return run_command(body, term_as_interrupt=True)
+        body = {
+            "policy": args.policy,
+            "rung": args.rung,
+            "files": _files_for_host(root, args.files),
+            "filter": args.filter,
+        }
+        code = verify_through_host(
+            root,
+            args,
+            {k: v for k, v in body.items() if v is not None},
+            start=args.background or _in_a_terminal(),
+        )
+        if code is not None:
+            return code
+    if args.background:
+        from .parser import JSON_ERRORS
+
+        message = "--background needs the workspace host, which could not be reached"
+        if JSON_ERRORS.get():
+            import json
+
+            sys.stderr.write(json.dumps({"error": message, "field": "background"}) + "\n")
+        else:
+            sys.stderr.write(f"habitat: {message}\n")
+        return 1
+    from .verify_oneshot import verify_here
+
+    return verify_here(args, requested)
+
+
+def _status(args: argparse.Namespace) -> int:
+    from .verify_records import status
+
+    return status(args)
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    from .verify_records import cancel
+
+    return cancel(args)

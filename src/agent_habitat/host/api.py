@@ -9,7 +9,8 @@
 
 Errors are `{"error": message, "field": name-or-null}`: 400 for input the args model or the
 service refuses as malformed (`UsageError`), 404 for a tab or run that does not exist
-(`NotFoundError`), 409 for any other refusal (`HabitatError`: a busy tab, no project open).
+(`NotFoundError`), 422 for configuration the user must fix (`ConfigError`, naming the
+key), 409 for any other refusal (`HabitatError`: a busy tab, no project open).
 A request whose client goes away is cancelled, as a Ctrl-C cancels an embedded CLI run.
 Shell verbs carry the primary server's prefix (`shell_`), so a route and the MCP tool an
 agent calls have one name. Every row of `VERBS` gets a route; nothing here lists verbs.
@@ -28,11 +29,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agent_habitat.errors import HabitatError, NotFoundError, UsageError
+from agent_habitat.errors import ConfigError, HabitatError, NotFoundError, UsageError
 from agent_habitat.habitat import Habitat
 from agent_habitat.verbs import VERBS, Verb
 
 from .dashboard.tails import tails_route
+from .verify_wait import verify_wait_route
 
 __all__ = ["PREFIX", "api_routes", "error_body", "verb_index"]
 
@@ -98,6 +100,9 @@ async def _answer(habitat: Habitat, verb: Verb, args: BaseModel) -> Response:
         return _error(400, str(exc), getattr(exc, "field", None))
     except NotFoundError as exc:
         return _error(404, str(exc))
+    except ConfigError as exc:
+        # Configuration the user must fix: the CLI exits 2 for it, as for bad input.
+        return _error(422, str(exc))
     except HabitatError as exc:
         return _error(409, str(exc))
     except Exception as exc:
@@ -165,4 +170,5 @@ def api_routes(habitat: Habitat) -> list[Route]:
             )
         )
     routes.append(tails_route(habitat))
+    routes.append(verify_wait_route(habitat))
     return routes

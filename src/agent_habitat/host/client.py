@@ -14,7 +14,7 @@ from types import TracebackType
 import httpx2
 from pydantic import BaseModel, ValidationError
 
-from agent_habitat.errors import HabitatError, NotFoundError, UsageError
+from agent_habitat.errors import ConfigError, HabitatError, NotFoundError, UsageError
 from agent_habitat.verbs import Verb
 
 from .api import PREFIX
@@ -83,6 +83,8 @@ class HostClient:
             raise HostApiError(message, field if isinstance(field, str) else None)
         if response.status_code == 404:
             raise NotFoundError(message)
+        if response.status_code == 422:
+            raise ConfigError(message)
         if response.status_code == 409:
             raise HabitatError(message)
         raise HabitatError(f"the host answered {name} with HTTP {response.status_code}: {message}")

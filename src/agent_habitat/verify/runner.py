@@ -182,6 +182,7 @@ class VerifyRunner:
         progress: ProgressSink | None = None,
     ) -> VerifyTicket:
         """Queue a verify of the tree as it is now; see the module docstring for the rules."""
+        asked = time.monotonic()
         request = self._validated(request or LadderRequest())
         writes, self._requesting = self._writes.count, self._requesting + 1
         try:
@@ -201,7 +202,7 @@ class VerifyRunner:
             chain.epoch.requests.append(request)
             self._restart(running, snapshot, writes)
         else:
-            chain, coalesced = self._new_chain(request), False
+            chain, coalesced = self._new_chain(request, asked), False
             if running is not None and running.cancel_reason is None:
                 superseded = running.task
                 self._supersede(running, chain)
@@ -258,10 +259,11 @@ class VerifyRunner:
         chain.restart = True
         self._stop_climb(chain)
 
-    def _new_chain(self, request: LadderRequest) -> Chain:
+    def _new_chain(self, request: LadderRequest, asked: float) -> Chain:
         self._numbers += 1
         epoch = Epoch(self._numbers, new_ladder_id(), request)
-        chain = Chain(epoch=epoch, deadline=self._clock.monotonic() + self.config.coalesce_seconds)
+        deadline = self._clock.monotonic() + self.config.coalesce_seconds
+        chain = Chain(epoch=epoch, deadline=deadline, requested_at=asked)
         self._chains[chain.task] = chain
         self._pending = chain
         for old in list(self._chains)[:-_HISTORY]:

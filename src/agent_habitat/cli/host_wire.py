@@ -1,0 +1,102 @@
+"""One JSON call to the workspace host over its unix socket, with the standard library.
+
+The CLI commands that hand work to the host (`habitat verify`, `status`, `cancel`) must
+cost a person no more than the work: the host already holds the warm state, so the
+client's part is a socket, one HTTP/1.1 request and `json`. The socket needs no token
+(only the user can open it, see host/files.py). A host is live while it holds the lock
+named in `host.lock`; a record nobody holds is a dead host's.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HostAnswer", "HostUnreachable", "call", "live_socket"]
+
+
+class HostUnreachable(OSError):
+    """The host did not take or answer the call (gone, hung, or not a host)."""
+
+
+HostAnswer = tuple[int, Any]
+"""(HTTP status, the JSON body)."""
+
+
+def _lock(root: Path) -> Path:
+    from ..host.files import HostFiles
+    from ..workspace import Workspace
+
+    return HostFiles(Workspace.for_project(root)).lock
+
+
+def live_socket(root: Path) -> str | None:
+    """The socket of the host serving the workspace at `root`, while one is live."""
+    try:
+        fd = os.open(_lock(root), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pass  # held: a host runs
+        else:
+            return None  # nobody holds it: whatever the file says, no host runs
+        record = json.loads(os.pread(fd, 1 << 16, 0) or b"null")
+    except ValueError:
+        return None  # still being written: a starting host
+    finally:
+        os.close(fd)
+    path = record.get("socket") if isinstance(record, dict) else None
+    return path if isinstance(path, str) else None
+
+
+def call(path: str, route: str, body: dict[str, Any], timeout: float | None = 30.0) -> HostAnswer:
+    """POST `body` as JSON to `route`; `timeout` bounds each read (None: a call that lasts
+    as long as its work, e.g. waiting for a verdict)."""
+    data = json.dumps(body).encode()
+    head = (
+        f"POST {route} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(10.0)
+            conn.connect(path)
+            conn.sendall(head + data)
+            conn.settimeout(timeout)
+            chunks = []
+            while chunk := conn.recv(1 << 16):
+                chunks.append(chunk)
+    except OSError as exc:
+        raise HostUnreachable(f"the workspace host did not answer {route}: {exc}") from exc
+    raw_head, _, raw = b"".join(chunks).partition(b"\r\n\r\n")
+    status_line, *headers = raw_head.decode("latin-1").split("\r\n")
+    fields = dict(h.lower().split(":", 1) for h in headers if ":" in h)
+    try:
+        status = int(status_line.split()[1])
+    except (IndexError, ValueError):
+        raise HostUnreachable(f"the workspace host's answer to {route} is not HTTP") from None
+    if "chunked" in fields.get("transfer-encoding", ""):
+        raw = _unchunk(raw)
+    try:
+        return status, json.loads(raw) if raw.strip() else None
+    except ValueError:
+        return status, {"error": raw.decode("utf-8", "replace").strip(), "field": None}
+
+
+def _unchunk(raw: bytes) -> bytes:
+    out, rest = [], raw
+    while rest:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out.append(rest[:size])
+        rest = rest[size + 2 :]
+    return b"".join(out)

@@ -1,0 +1,136 @@
+"""`habitat verify` through the workspace host, with the standard library alone.
+
+The host keeps what makes a verify fast warm (the type daemon, the warm pytest, HEAD's
+baselines, the import graph and test data), so a person's second verify is as quick as the
+agent's. The request goes over the host's socket as `verify_run` (answered at once with the
+task); then `/api/verify/wait` blocks until the verdict and answers the whole epoch, whose
+climb result is printed as the one-shot path prints it, with the same exit code. Ctrl-C
+(or SIGTERM) cancels the task on the host before exiting 130. `--background` stops after
+the hand-over: exit 5, queued, no verdict yet.
+
+None from `verify_through_host` means "take the one-shot path": no host runs and none is
+to be started, or the host is gone before it took the request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from .host_wire import HostUnreachable, call, live_socket
+from .parser import JSON_ERRORS
+from .verdict_text import render_verdict
+from .verify_exit import EXIT_CODES, QUEUED
+
+__all__ = ["verify_through_host"]
+
+_WAIT = "/api/verify/wait"  # host/verify_wait.py (not imported: it brings starlette)
+# HTTP status of a refusal → exit code: bad input and bad configuration are the caller's to fix.
+_REFUSED = {400: 2, 422: 2}
+
+
+def _say(message: str, field: str | None = None) -> None:
+    if JSON_ERRORS.get():
+        sys.stderr.write(json.dumps({"error": message, "field": field}) + "\n")
+    else:
+        sys.stderr.write(f"habitat: {message}\n")
+
+
+def _refused(status: int, answer: Any) -> int:
+    body = answer if isinstance(answer, dict) else {}
+    message = str(body.get("error") or f"the workspace host answered HTTP {status}")
+    field = body.get("field")
+    # The host names the argument as the tool does; here it is a flag.
+    shown = f"--{field.replace('_', '-')}: {message}" if isinstance(field, str) else message
+    _say(shown, field if isinstance(field, str) else None)
+    return _REFUSED.get(status, 1)
+
+
+def _start(root: Path) -> str:
+    from ..host.launcher import ensure_host  # only when a host is to be started
+
+    handle = ensure_host(root)
+    if handle.started and sys.stderr.isatty():
+        sys.stderr.write(
+            f"habitat: started the workspace host (pid {handle.record.pid}); later verifies "
+            "reuse its warm checkers (`habitat host stop` ends it, or it exits when idle)\n"
+        )
+    return handle.record.socket
+
+
+def _as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def verify_through_host(
+    root: Path, args: argparse.Namespace, body: dict[str, Any], *, start: bool
+) -> int | None:
+    """Hand the verify to the workspace host and print its verdict; see the module."""
+    sock = live_socket(root)
+    if sock is None:
+        if not start:
+            return None
+        sock = _start(root)
+    try:
+        status, ticket = call(sock, "/api/verify_run", body)
+    except HostUnreachable:
+        return None  # it never took the request: verifying here is always right
+    if status != 200 or not isinstance(ticket, dict):
+        return _refused(status, ticket)
+    task = str(ticket["task"])
+    if args.background:
+        if args.json:
+            sys.stdout.write(json.dumps(ticket, indent=2, ensure_ascii=False) + "\n")
+        else:
+            sys.stdout.write(
+                f"queued: epoch {ticket['epoch']} ({task}), no verdict yet: `habitat status` "
+                "says how it ends, `habitat cancel` stops it\n"
+            )
+        return QUEUED
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _as_interrupt)
+    try:
+        if sys.stderr.isatty() and not args.json:
+            sys.stderr.write(f"verifying through the workspace host: epoch {ticket['epoch']}…\n")
+        status, epoch = call(sock, _WAIT, {"task": task}, timeout=None)
+    except KeyboardInterrupt:
+        try:
+            call(sock, "/api/verify_cancel", {"task": task}, timeout=10.0)
+        except HostUnreachable:
+            pass  # gone already: nothing of it runs on
+        _say(f"interrupted: verify {task} cancelled")
+        return 130
+    except HostUnreachable as exc:
+        _say(f"{exc}; the verify's outcome is unknown: `habitat status` tells")
+        return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    if status != 200 or not isinstance(epoch, dict):
+        return _refused(status, epoch)
+    return _verdict(args, epoch)
+
+
+def _verdict(args: argparse.Namespace, epoch: dict[str, Any]) -> int:
+    result = epoch.get("result")
+    state = str(epoch.get("state"))
+    if not isinstance(result, dict):
+        _say(f"verify {epoch.get('task')} ended {state} without a result")
+        return EXIT_CODES.get(state, 1)
+    stale = list(epoch.get("changed") or []) if epoch.get("stale") else None
+    if args.json:
+        # The climb's result, as the one-shot path prints it; `stale` only when the tree
+        # moved while it climbed (the exit code then says not green, whatever it found).
+        shown = result | {"stale": stale} if stale else result
+        sys.stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+    else:
+        render_verdict(result, sys.stdout, colour=sys.stdout.isatty(), stale=stale)
+        for note in epoch.get("notes") or []:
+            sys.stdout.write(f"    note: {note}\n")
+    return EXIT_CODES.get(state, 1)

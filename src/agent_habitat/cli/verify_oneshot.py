@@ -1,0 +1,70 @@
+"""`habitat verify` in this process: open the workspace's state, climb the ladder in the
+foreground with a live view of the rungs, record the epoch where `habitat status` (and the
+MCP servers' status) find it, and print the verdict. The path of `--no-host`, the
+`ci_parity` policy (a fresh climb, as CI's), and of a script when no host runs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from ..habitat import Habitat
+from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
+from ..verify.timing import timing_of
+from .common import build_args, open_habitat, project_root, run_command
+from .ladder_view import LadderView
+from .verdict_text import render_verdict
+from .verify_exit import EXIT_CODES
+
+__all__ = ["verify_here"]
+
+
+async def on_project(habitat: Habitat, root: Path) -> None:
+    # Outside a git work tree nothing opens a project at start; the CLI's folder is it.
+    if habitat.project.root is None:
+        await habitat.project.open(root, source="cwd")
+
+
+def verify_here(args: argparse.Namespace, requested: float) -> int:
+    """Climb here; `requested` is the monotonic time the person asked (the wall starts)."""
+
+    async def body() -> int:
+        root = project_root(args)
+        request = build_args(
+            LadderRequest,
+            policy=args.policy,
+            rungs=args.rung,
+            files=args.files,
+            filter=args.filter,
+        )
+        async with open_habitat(args) as habitat:
+            await on_project(habitat, root)
+            bus = habitat.bus
+            queued_at = time.time()
+            if args.json:
+                result = await run_ladder(root, request, bus=bus)
+            else:
+                policy_rungs = request.rungs or list(POLICIES[request.policy or load_policy(root)])
+                rungs = [r for r in RUNGS if r in policy_rungs]
+                with LadderView(Console(file=sys.stderr), rungs, bus):
+                    result = await run_ladder(root, request, bus=bus)
+            result = _timed(result, requested)
+            await habitat.verifier.record_foreground(request, result, queued_at)
+        if args.json:
+            sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        else:
+            render_verdict(result.model_dump(mode="json"), sys.stdout, colour=sys.stdout.isatty())
+        return EXIT_CODES[result.state]
+
+    return run_command(body, term_as_interrupt=True)
+
+
+def _timed(result: LadderResult, requested: float) -> LadderResult:
+    # Everything outside the rungs here is this process's own: opening the state, the
+    # snapshot, the environment probe, the selection.
+    timing = timing_of(time.monotonic() - requested, (r.duration_s for r in result.rungs))
+    return result.model_copy(update={"timing": timing})

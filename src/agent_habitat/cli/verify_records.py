@@ -1,0 +1,80 @@
+"""`habitat status` and `habitat cancel`: through the workspace host's runner when one
+serves the workspace, else from the workspace's record (which a one-shot verify writes)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..host.client import HostClient
+from ..host.launcher import find_host
+from ..verbs import verb
+from ..verbs.verify import VerifyCancelArgs, VerifyStatusArgs
+from ..verify.rungs.dmypy import describe_warm
+from ..verify.rungs.warm_pytest import WarmPytest
+from ..verify_report import VerifyCancelResult, VerifyStatusResult
+from ..verify_text import render_verify_cancel, render_verify_status
+from ..workspace import Workspace
+from .common import emit_json, open_habitat, project_root, run_command
+from .verify_oneshot import on_project
+
+__all__ = ["cancel", "status"]
+
+
+async def _through_host(args: argparse.Namespace, name: str, request: Any) -> Any | None:
+    """The verify verb's answer from the workspace host, or None when no host serves it."""
+    record = find_host(project_root(args))
+    if record is None:
+        return None
+    async with HostClient(record) as host:
+        return await host.call(verb(name, "verify"), request)
+
+
+def status(args: argparse.Namespace) -> int:
+    async def body() -> int:
+        hosted = await _through_host(args, "status", VerifyStatusArgs(task=args.task))
+        if isinstance(hosted, VerifyStatusResult):
+            result = hosted
+        else:
+            result = await _recorded_status(args)
+        from ..verify.warmup import warm_lines  # what the serving process warmed
+
+        warm = warm_lines(Workspace.for_project(project_root(args)))
+        if args.json and warm:
+            data = result.model_dump(mode="json") | {"warm": warm}
+            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        elif args.json:
+            emit_json(result)
+        else:
+            sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
+            workspace = Workspace.for_project(project_root(args))
+            sys.stdout.write(describe_warm(workspace) + (WarmPytest(workspace).describe() or ""))
+        return 0 if result.green else 1
+
+    return run_command(body, term_as_interrupt=True)
+
+
+async def _recorded_status(args: argparse.Namespace) -> VerifyStatusResult:
+    async with open_habitat(args) as habitat:
+        await on_project(habitat, project_root(args))
+        return await habitat.verifier.status(args.task)
+
+
+def cancel(args: argparse.Namespace) -> int:
+    async def body() -> int:
+        hosted = await _through_host(args, "cancel", VerifyCancelArgs(task=args.task))
+        if isinstance(hosted, VerifyCancelResult):
+            result = hosted
+        else:
+            async with open_habitat(args) as habitat:
+                await on_project(habitat, project_root(args))
+                result = await habitat.verifier.cancel(args.task)
+        if args.json:
+            emit_json(result)
+        else:
+            sys.stdout.write(render_verify_cancel(result))
+        return 0
+
+    return run_command(body, term_as_interrupt=True)
