@@ -49,6 +49,8 @@ class Chain:
     the young climb with the union instead of starting a run of its own."""
     requested_at: float = field(default_factory=time.monotonic)
     """Monotonic time of its first request: the wall a person waits starts here."""
+    created_at: float = field(default_factory=time.monotonic)
+    """Monotonic time the runner made it (after the first request's snapshot)."""
     restart: bool = False
     """A request joined within the window: the climb under way starts again with the union."""
     restarts: int = 0

@@ -435,7 +435,7 @@ class VerifyRunner:
                 "timing": timing_of(
                     now - chain.requested_at,
                     (r.duration_s for r in result.rungs),
-                    queue_s=picked - chain.requested_at,
+                    queue_s=picked - chain.created_at,
                     coalesce_s=chain.coalesce_s,
                     baseline_s=chain.baseline_s,
                 )
