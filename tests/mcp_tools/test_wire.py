@@ -118,10 +118,11 @@ def test_an_exit_code_of_zero_and_a_kill_that_left_processes_alive_are_kept() ->
     assert lean_dump(run_result(exit_code=0))["exit_code"] == 0
 
 
-def test_a_nested_field_equal_to_its_parents_is_left_out() -> None:
+def test_a_nested_field_equal_to_its_parents_is_left_out_but_never_a_red_state() -> None:
     rung = RungReport(rung="test.scoped", task="v1.test.scoped", state="red", reason="1 failed")
+    skipped = RungReport(rung="test.full", task="v1.test.full", state="skipped")
     epoch = EpochReport(epoch=2, task="v1", state="red", green=False, verified_state="red")
-    epoch.rungs = [rung]
+    epoch.rungs = [rung, skipped]
     run = VerifyRunResult(
         task="v1", epoch=2, snapshot="s", state="red", green=False, summary="red", result=epoch
     )
@@ -132,8 +133,23 @@ def test_a_nested_field_equal_to_its_parents_is_left_out() -> None:
         "snapshot": "s",
         "state": "red",
         "green": False,
-        "result": {"rungs": [{"rung": "test.scoped", "reason": "1 failed"}]},
+        "result": {
+            "state": "red",
+            "rungs": [
+                {"rung": "test.scoped", "state": "red", "reason": "1 failed"},
+                {"rung": "test.full", "state": "skipped"},
+            ],
+        },
     }
+
+
+def test_a_green_rung_in_a_green_epoch_still_leaves_its_state_out() -> None:
+    rung = RungReport(rung="diagnose.files", task="v1.diagnose.files", state="green")
+    epoch = EpochReport(epoch=2, task="v1", state="green", green=True, rungs=[rung])
+    status = VerifyStatusResult(
+        green=True, summary="green", stale=False, current_snapshot="s", epoch=epoch
+    )
+    assert lean_dump(status)["epoch"]["rungs"] == [{"rung": "diagnose.files"}]
 
 
 def _red_status() -> VerifyStatusResult:

@@ -17,6 +17,9 @@ content is what the model reads, and it is lean by these rules, in this order:
 6. A finished green `verify_run` is its verdict: epoch, state, green and a summary of what
    was checked; the rest is one `verify_status` away.
 
+No rule leaves out a `state` that is `red`, `error` or `died`: the model never has to infer
+the one value that matters from the object around it.
+
 The result models themselves are unchanged: the CLI's `--json`, the host's JSON API and the
 resources dump them whole. `wire_schema` is the output schema these lean dumps conform to:
 the model's schema with every field that a rule can leave out no longer required.
@@ -210,6 +213,11 @@ def _empty(value: Any) -> bool:
     return value is None or (isinstance(value, str | list | dict) and not value)
 
 
+# The one value that matters is never left for the model to infer: a red (or broken) rung or
+# epoch says so itself, even where its parent says the same (rule 3).
+_NEVER_LEFT_OUT = frozenset({"red", "error", "died"})
+
+
 def _lean(model: BaseModel, skip: Mapping[str, Any]) -> dict[str, Any]:
     derived = DERIVED.get(type(model), {})
     fields = type(model).model_fields
@@ -219,6 +227,9 @@ def _lean(model: BaseModel, skip: Mapping[str, Any]) -> dict[str, Any]:
     for name, field in fields.items():
         value = values[name]
         if _empty(value):
+            continue
+        if name == "state" and value in _NEVER_LEFT_OUT:
+            out[name] = dumped[name]
             continue
         if not field.is_required() and value == field.get_default(call_default_factory=True):
             continue
