@@ -225,7 +225,8 @@ def render_project_scene(scene: ProjectSceneResult) -> str:
         lines.append("verify: no epoch yet")
     else:
         stale = " — STALE: files changed since; run verify again" if verify.stale else ""
-        lines.append(f"verify: {verify.state} on {verify.snapshot or '?'}{stale}")
+        on = f" on {verify.snapshot}" if verify.snapshot else ""
+        lines.append(f"verify: {verify.state}{on}{stale}")
     return "\n".join(line for line in lines if line) + "\n"
 
 

@@ -85,7 +85,9 @@ def epoch_summary(epoch: EpochReport | None) -> str:
             f"but {_paths(epoch.changed, epoch.changed_count)} changed {when}: not verified "
             "now; run verify_run again"
         )
-    line = f"{epoch.state} on {epoch.snapshot}: {where}"
+    # A run cancelled while it gathered requests never took its snapshot.
+    on = f" on {epoch.snapshot}" if epoch.snapshot else " before it took a snapshot"
+    line = f"{epoch.state}{on}: {where}"
     failing = next((r for r in epoch.rungs if r.state not in ("green", "skipped")), None)
     if failing is not None and failing.reason:
         line += f"; {failing.rung} {failing.state}: {failing.reason}"

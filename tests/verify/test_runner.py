@@ -16,6 +16,9 @@ from agent_habitat.testing import EventRecorder, FakeClock
 from agent_habitat.verify.models import LadderRequest
 from agent_habitat.verify.runner import VerifyRunner
 from agent_habitat.verify.runner_config import RunnerConfig
+from agent_habitat.verify.runner_models import summary
+from agent_habitat.verify_report import epoch_report
+from agent_habitat.verify_text import epoch_summary
 
 from .fake_ladder import FakeLadder
 
@@ -382,6 +385,19 @@ async def test_a_file_that_does_not_exist_is_refused_naming_it_and_a_deleted_one
     (calc / "src/calc/arith.py").unlink()  # deleted since HEAD: a real change
     await runner.request(LadderRequest(files=["src/calc/arith.py"]), wait=True)
     assert [call.files for call in ladder.calls] == [["src/calc/arith.py"]]
+
+
+async def test_a_run_cancelled_before_its_snapshot_never_says_on_none(
+    timed_runner: VerifyRunner, calc: Path
+) -> None:
+    await timed_runner.request(LadderRequest(policy="minimal"))
+    view = await timed_runner.cancel()
+    assert view is not None
+    assert view.snapshot is None
+    text = epoch_summary(epoch_report(view, calc))
+    assert text.startswith(f"cancelled before it took a snapshot: epoch {view.epoch}")
+    assert "None" not in text
+    assert "None" not in summary(view)
 
 
 async def test_the_status_of_an_unknown_task_names_it(runner: VerifyRunner) -> None:

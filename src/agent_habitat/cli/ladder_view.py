@@ -166,7 +166,9 @@ def render_result(console: Console, result: LadderResult) -> None:
         Text.assemble(
             ("ladder ", "bold"),
             (result.state.upper().replace("_", " "), STYLE.get(result.state, "")),
-            f"  policy {result.policy}  snapshot {result.snapshot}  {result.duration_s:.2f}s",
+            f"  policy {result.policy}"
+            + (f"  snapshot {result.snapshot}" if result.snapshot else "")
+            + f"  {result.duration_s:.2f}s",
             (f"  touched: {touched or 'nothing'}", "dim"),
         )
     )
