@@ -165,12 +165,12 @@ def _epoch_into(out: _Budget, epoch: EpochReport) -> None:
         prefix = "rungs (on the old snapshot): " if epoch.stale else "rungs: "
         out.add(prefix + " · ".join(f"{r.rung} {r.state}" for r in epoch.rungs))
     if epoch.state not in ("queued", "running") and not epoch.green:
-        for rung in epoch.rungs:
-            if rung.state not in ("green", "skipped", "waiting"):
-                _rung_lines(out, rung)
+        # In ladder order: a rung skipped for want of work comes before a later red one.
         for rung in epoch.rungs:
             if rung.state == "skipped" and rung.reason:
                 out.add(f"{rung.rung} skipped: {rung.reason}")
+            elif rung.state not in ("green", "skipped", "waiting"):
+                _rung_lines(out, rung)
     if epoch.touched:
         out.add(f"touched: {_paths(epoch.touched, epoch.touched_count)}")
     if epoch.selection:

@@ -77,3 +77,26 @@ def test_a_queued_ticket_says_how_to_follow_it() -> None:
     body = render(ticket)
     assert body.startswith("state=queued green=false task=v2-def")
     assert "verify_status(task='v2-def')" in body
+
+
+def test_the_details_follow_ladder_order_a_skipped_rung_before_a_later_red_one() -> None:
+    rungs = [
+        RungReport(rung="diagnose.files", task="v1-abc.diagnose.files", state="green"),
+        RungReport(
+            rung="compile.project",
+            task="v1-abc.compile.project",
+            state="skipped",
+            reason="no type checker configured",
+        ),
+        RungReport(
+            rung="test.scoped",
+            task="v1-abc.test.scoped",
+            state="red",
+            reason="1 test failure(s), first tests/test_a.py::test_x",
+        ),
+    ]
+    red = _epoch(state="red", green=False, verified_state="red", rungs=rungs)
+    text = render(VerifyStatusResult(green=False, summary="", stale=False, epoch=red))
+    skipped = text.index("compile.project skipped: no type checker configured")
+    failed = text.index("\ntest.scoped red: ")  # its details, not the summary line
+    assert skipped < failed

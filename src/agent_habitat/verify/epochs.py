@@ -170,6 +170,12 @@ class Epoch:
         if rung in self.rungs:
             self.rungs[rung].state = "running"
 
+    def _in_climb_order(self, climbed: list[RungName]) -> None:
+        # The rungs as the ladder climbed them (a regeneration runs build.affected second),
+        # then the ones not reached in planned order: every view lists them so.
+        order = {rung: n for n, rung in enumerate(dict.fromkeys([*climbed, *self.rungs]))}
+        self.rungs = dict(sorted(self.rungs.items(), key=lambda item: order[item[0]]))
+
     def rung_finished(self, result: RungResult) -> None:
         self.results.append(result)
         pid = self.rungs[result.rung].pid if result.rung in self.rungs else None
@@ -183,6 +189,7 @@ class Epoch:
             duration_s=result.duration_s,
             notes=result.notes,
         )
+        self._in_climb_order([r.rung for r in self.results])
 
     def mark_stale(self, paths: list[str]) -> list[str]:
         """Record changed paths; returns those not known before."""
@@ -220,6 +227,7 @@ class Epoch:
                 self.rungs[rung.rung] = RungStatus(
                     rung=rung.rung, task=rung.task, state=rung.state, reason=rung.reason
                 )
+        self._in_climb_order([r.rung for r in result.rungs])
         stale = self.stale and result.state not in _KEEP_WHEN_STALE
         self.state = "stale" if stale else result.state
 
