@@ -18,6 +18,7 @@ import socket
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import uvicorn
@@ -30,6 +31,13 @@ from .app import HostApp, Hosted, build_app, build_mcp
 from .config import load_host_config
 from .files import HostFiles
 from .lock import HostLock, HostRecord
+from .tcp_limits import (
+    HEAD_TIMEOUT_SECONDS,
+    MAX_HEAD_BYTES,
+    TcpLimitedProtocol,
+    raise_fd_limit,
+    tcp_connection_cap,
+)
 
 __all__ = ["AlreadyRunning", "parse_tcp", "serve_host"]
 
@@ -67,8 +75,9 @@ def parse_tcp(value: str, *, allow_remote: bool, has_token: bool = True) -> tupl
 
 
 class _Uvicorn(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]) -> None:
         super().__init__(config)
+        self.sockets = sockets
         self.listening = anyio.Event()
 
     # The host handles signals itself (and uvicorn's capture re-raises them on exit).
@@ -79,6 +88,25 @@ class _Uvicorn(uvicorn.Server):
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
         self.listening.set()
+
+
+def _config(app: HostApp, tcp_cap: int | None) -> uvicorn.Config:
+    """The unix socket's server (`tcp_cap` None: its owner alone can connect), or TCP's."""
+    limits: dict[str, Any] = {}
+    if tcp_cap is not None:
+        limits = {
+            "http": TcpLimitedProtocol.configured(tcp_cap, HEAD_TIMEOUT_SECONDS),
+            "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
+            "backlog": 128,
+        }
+    return uvicorn.Config(
+        app.asgi,
+        lifespan="off",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        **limits,
+    )
 
 
 def _unix_listener(path: Path) -> socket.socket:
@@ -146,37 +174,41 @@ async def _serve(
 ) -> None:
     extra = (tcp[0],) if tcp else ()
     app = build_app(hosted, token=token, extra_hosts=extra, idle_seconds=idle_seconds)
-    sockets = [_unix_listener(files.socket)]
+    # Two servers, each with its own connections: a TCP listener saturated by clients
+    # without a token never shuts the socket's owner out (host/tcp_limits.py).
+    servers = [_Uvicorn(_config(app, None), [_unix_listener(files.socket)])]
     tcp_url = None
     if tcp:
-        sockets.append(_tcp_listener(*tcp))
-        bound = sockets[-1].getsockname()
+        listener = _tcp_listener(*tcp)
+        bound = listener.getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
         tcp_url = f"http://{shown}:{bound[1]}"
-    server = _Uvicorn(
-        uvicorn.Config(
-            app.asgi,
-            lifespan="off",
-            log_level="warning",
-            access_log=False,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-        )
-    )
+        cap = tcp_connection_cap(raise_fd_limit())
+        servers.append(_Uvicorn(_config(app, cap), [listener]))
     reason = "stopped"
     async with app.sessions.run(), anyio.create_task_group() as tg:
 
         def stop(why: str) -> None:
             nonlocal reason
             reason = why
-            server.should_exit = True
+            for server in servers:
+                server.should_exit = True
 
-        async def serve() -> None:
-            await server.serve(sockets=sockets)
-            tg.cancel_scope.cancel()
+        running = len(servers)
 
-        tg.start_soon(serve)
+        async def serve(server: _Uvicorn) -> None:
+            nonlocal running
+            await server.serve(sockets=server.sockets)
+            stop(reason)  # one listener ends: the host ends
+            running -= 1
+            if not running:
+                tg.cancel_scope.cancel()
+
+        for server in servers:
+            tg.start_soon(serve, server)
         with anyio.fail_after(30):
-            await server.listening.wait()
+            for server in servers:
+                await server.listening.wait()
         record = HostRecord(
             pid=os.getpid(),
             started_at=time.time(),
