@@ -159,15 +159,18 @@ class Habitat:
 
 async def _release_warm(workspace: Workspace) -> None:
     # A warm daemon stops with the habitat process that owns it (verify/rungs/dmypy.py,
-    # verify/rungs/warm_pytest.py).
+    # verify/rungs/warm_pytest.py, verify/rungs/warm_checker.py).
     dmypy = (workspace.state_dir / "dmypy" / "status.json").exists()
     pytest = (workspace.state_dir / "pytest-warm" / "status.json").exists()
-    if not (dmypy or pytest):
+    checker = any((workspace.state_dir / "checker-warm").glob("*.json"))
+    if not (dmypy or pytest or checker):
         return  # the common case, without loading the ladder
     from .verify.rungs import dmypy as dmypy_daemon
-    from .verify.rungs import warm_pytest
+    from .verify.rungs import warm_checker, warm_pytest
 
     with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        if checker:
+            await warm_checker.release(workspace)
         if pytest:
             await warm_pytest.release(workspace)
         if dmypy:

@@ -220,17 +220,26 @@ async def test_status_shows_the_warm_daemon_and_it_stops_with_the_host(
     record = ensure_host(project).record
     async with uds(record) as client:
         cold = (await client.get("/api/status")).json()
-    assert cold["warm"] == {"dmypy": {"state": "absent", "pid": None}}
+    assert cold["warm"] == {"dmypy": {"state": "absent", "pid": None}, "checkers": []}
     # A stand-in daemon: what the host must stop is whatever pid the status file names.
     daemon = DmypyDaemon(Workspace.for_project(project))
     daemon.dir.mkdir(parents=True, exist_ok=True)
     stand_in = await anyio.open_process(["sleep", "300"], start_new_session=True)
     try:
         daemon.status_file.write_text(json.dumps({"pid": stand_in.pid}), encoding="utf-8")
-        assert main(["host", "status", "--project", str(project)]) == 0
-        assert f"warm: dmypy daemon (pid {stand_in.pid})" in capsys.readouterr().out
         created = process_create_time(stand_in.pid)
         assert created is not None
+        # And a warm checker's status file (verify/rungs/warm_checker.py), owned by this test.
+        checker = Workspace.for_project(project).state_dir / "checker-warm" / f"{os.getpid()}.json"
+        checker.parent.mkdir(parents=True, exist_ok=True)
+        mine = {"pid": stand_in.pid, "create_time": created, "tool": "basedpyright"}
+        mine |= {"owner": os.getpid(), "owner_create_time": process_create_time(os.getpid())}
+        checker.write_text(json.dumps(mine), encoding="utf-8")
+        assert main(["host", "status", "--project", str(project)]) == 0
+        out = capsys.readouterr().out
+        assert f"warm: dmypy daemon (pid {stand_in.pid})" in out
+        assert f"warm: basedpyright language server (pid {stand_in.pid})" in out
+        checker.unlink()
         assert main(["host", "stop", "--project", str(project)]) == 0
         with anyio.fail_after(20):
             await stand_in.wait()

@@ -8,9 +8,11 @@ from agent_habitat.verify.parsers import (
     parse_generic,
     parse_junit,
     parse_mypy,
+    parse_pyrefly,
     parse_pyright,
     parse_pytest_summary,
     parse_ruff,
+    parse_ty,
 )
 
 
@@ -140,3 +142,33 @@ def test_generic_lines_count_only_when_the_file_exists(tmp_path: Path) -> None:
     assert [(d.file, d.line, d.col, d.code, d.severity, d.message) for d in diags] == [
         ("build.sh", 4, 2, "SC2086", "warning", "quote this")
     ]
+
+
+def test_ty_concise_lines_keep_the_rule_column_and_severity(tmp_path: Path) -> None:
+    text = (
+        "pkg/a.py:4:14: error[invalid-assignment] Object of type `int` is not assignable\n"
+        f"{tmp_path}/pkg/b.py:7:1: warning[unused-ignore-comment] Unused blanket `type: ignore`\n"
+        "Found 2 diagnostics\n"
+    )
+    found = parse_ty(text, tmp_path)
+    assert [(d.file, d.line, d.col, d.code, d.severity) for d in found] == [
+        ("pkg/a.py", 4, 14, "invalid-assignment", "error"),
+        ("pkg/b.py", 7, 1, "unused-ignore-comment", "warning"),
+    ]
+    assert found[0].message == "Object of type `int` is not assignable"
+    assert {d.source for d in found} == {"ty"}
+
+
+def test_pyrefly_json_gives_the_kind_as_code_and_the_concise_message(tmp_path: Path) -> None:
+    text = (
+        '{"errors": [{"line": 4, "column": 14, "path": "pkg/a.py", "name": "bad-assignment", '
+        '"description": "long\\nmore", "concise_description": "`int` is not `str`", '
+        '"severity": "error"}, {"line": 1, "column": 1, "path": "pkg/b.py", '
+        '"name": "deprecated", "description": "d", "severity": "warn"}]}\n INFO 2 errors'
+    )
+    found = parse_pyrefly(text, tmp_path)
+    assert [(d.file, d.line, d.col, d.code, d.severity, d.message) for d in found] == [
+        ("pkg/a.py", 4, 14, "bad-assignment", "error", "`int` is not `str`"),
+        ("pkg/b.py", 1, 1, "deprecated", "warning", "d"),
+    ]
+    assert parse_pyrefly("no json here", tmp_path) == []

@@ -127,9 +127,12 @@ def _status(root: Path, args: argparse.Namespace) -> int:
     print(f"  tabs: {tabs}")
     print(f"  running: {running or 'nothing'}")
     dmypy = status.get("warm", {}).get("dmypy", {})
+    checkers = status.get("warm", {}).get("checkers", [])
     if dmypy.get("state") == "alive":
         print(f"  warm: dmypy daemon (pid {dmypy['pid']})")
-    else:
+    elif not checkers:
         print(f"  warm: nothing (dmypy daemon {dmypy.get('state', 'unknown')})")
+    for checker in checkers:
+        print(f"  warm: {checker['tool']} language server (pid {checker['pid']})")
     print(f"  idle exit after {status['idle_seconds']:.0f}s with no client and no run")
     return 0

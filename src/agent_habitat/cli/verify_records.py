@@ -13,6 +13,7 @@ from ..host.launcher import find_host
 from ..verbs import verb
 from ..verbs.verify import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.rungs.dmypy import describe_warm
+from ..verify.rungs.warm_checker import describe as describe_checker
 from ..verify.rungs.warm_pytest import WarmPytest
 from ..verify_report import VerifyCancelResult, VerifyStatusResult
 from ..verify_text import render_verify_cancel, render_verify_status
@@ -50,7 +51,8 @@ def status(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
             workspace = Workspace.for_project(project_root(args))
-            sys.stdout.write(describe_warm(workspace) + (WarmPytest(workspace).describe() or ""))
+            pytest = WarmPytest(workspace).describe() or ""
+            sys.stdout.write(describe_warm(workspace) + pytest + describe_checker(workspace))
         return 0 if result.green else 1
 
     return run_command(body, term_as_interrupt=True)

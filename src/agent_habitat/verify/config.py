@@ -24,7 +24,7 @@ __all__ = ["Command", "LadderConfig", "expand_command", "load_ladder_config", "l
 
 Command = str | list[str]
 
-TypeChecker = Literal["auto", "mypy", "pyright", "basedpyright", "compileall"]
+TypeChecker = Literal["auto", "mypy", "pyright", "basedpyright", "ty", "pyrefly", "compileall"]
 Lint = Literal["new", "strict"]
 
 _RUNG_KEYS: dict[RungName, str] = {
@@ -53,8 +53,8 @@ class LadderConfig(BaseModel):
     python: str | None = None
     """The project's interpreter; default `.venv/bin/python`, else the current one."""
     type_checker: TypeChecker = "auto"
-    """`auto`: pyright/basedpyright/mypy when the project configures one, else mypy with
-    its defaults (non-strict); compileall only where no type checker can run."""
+    """`auto`: pyright/basedpyright/ty/pyrefly/mypy when the project configures one, else
+    mypy with its defaults (non-strict); compileall only where no type checker can run."""
     lint: Lint = "new"
     """`new`: only findings that are not at HEAD too make a rung red, and a project without
     its own ruff configuration gets the bug-finding rules only (`F`, `E9`). `strict`: every
@@ -65,6 +65,9 @@ class LadderConfig(BaseModel):
     environment). False: `compile.project` is skipped, saying what to install."""
     dmypy: bool = True
     """Type-check through a warm `dmypy` daemon (False: a plain `mypy` run each time)."""
+    warm_checker: bool = True
+    """Type-check pyright, basedpyright and ty through their warm language server where a
+    server keeps one (verify/rungs/warm_checker.py). False: the tool's CLI, cold, each time."""
     warm_pytest: bool = True
     """Run the test rungs through a warm pytest (one that has imported pytest and its own
     plugins, forked per run; verify/rungs/warm_pytest.py) where a server keeps one. False:

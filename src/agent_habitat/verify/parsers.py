@@ -1,4 +1,5 @@
-"""Turn tool output into `Diagnostic`s: ruff JSON, mypy text, pyright JSON, pytest JUnit XML
+"""Turn tool output into `Diagnostic`s: ruff JSON, mypy text, pyright JSON, ty's concise lines,
+pyrefly JSON, pytest JUnit XML
 (or its `-rfE` summary lines), compileall errors, and `file:line[:col]: message` lines of
 any configured command."""
 
@@ -18,9 +19,11 @@ __all__ = [
     "parse_generic",
     "parse_junit",
     "parse_mypy",
+    "parse_pyrefly",
     "parse_pyright",
     "parse_pytest_summary",
     "parse_ruff",
+    "parse_ty",
     "relative",
 ]
 
@@ -112,6 +115,60 @@ def parse_pyright(text: str, root: Path, source: str = "pyright") -> list[Diagno
                 severity=sev,
                 message=str(item.get("message", ""))[:_MESSAGE_CAP],
                 source=source,
+            )
+        )
+    return out
+
+
+# `ty check --output-format concise`: `path:line:col: severity[rule] message`.
+_TY_LINE = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+):(?P<col>\d+): "
+    r"(?P<sev>error|warning|info)\[(?P<code>[\w-]+)\] (?P<msg>.*)$",
+    re.MULTILINE,
+)
+
+
+def parse_ty(text: str, root: Path) -> list[Diagnostic]:
+    """`ty check --output-format concise`."""
+    out: list[Diagnostic] = []
+    for m in _TY_LINE.finditer(text):
+        sev = m["sev"]
+        out.append(
+            Diagnostic(
+                file=relative(m["file"], root),
+                line=int(m["line"]),
+                col=int(m["col"]),
+                code=m["code"],
+                severity="error" if sev == "error" else "warning" if sev == "warning" else "note",
+                message=m["msg"].strip()[:_MESSAGE_CAP],
+                source="ty",
+            )
+        )
+    return out
+
+
+def parse_pyrefly(text: str, root: Path) -> list[Diagnostic]:
+    """`pyrefly check --output-format json`."""
+    start = text.find("{")
+    if start < 0:
+        return []
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text[start:])
+    except json.JSONDecodeError:
+        return []
+    out: list[Diagnostic] = []
+    for item in data.get("errors", []) if isinstance(data, dict) else []:
+        sev = str(item.get("severity", "error"))
+        message = str(item.get("concise_description") or item.get("description") or "")
+        out.append(
+            Diagnostic(
+                file=relative(str(item.get("path", "")), root),
+                line=item.get("line"),
+                col=item.get("column"),
+                code=item.get("name"),
+                severity="error" if sev == "error" else "warning" if sev == "warn" else "note",
+                message=message[:_MESSAGE_CAP],
+                source="pyrefly",
             )
         )
     return out

@@ -11,7 +11,9 @@ for the same daemon or cache. In order, each step bounded by the ladder's timeou
   `diagnose.files` reads (rungs/lint_warm.py);
 * the type-check daemon started and checked over the packages (dmypy, with the flags
   `compile.project` gives it, so it does not restart for the first check); for a project
-  that configures pyright, the checker found, or basedpyright fetched (rungs/pyright_tools.py);
+  that configures pyright, the checker found, or basedpyright fetched (rungs/pyright_tools.py),
+  and its language server (or ty's) started and asked about every package module
+  (rungs/warm_checker.py);
 * the warm pytest started, which the test rungs fork per run (rungs/warm_pytest.py).
 
 What it did goes to `warm.json` in the workspace state folder, where `habitat status`
@@ -35,15 +37,18 @@ from ..errors import HabitatError
 from ..events import EventBus
 from ..workspace import Workspace, write_private
 from .config import load_ladder_config, load_policy
-from .environments import probe_env, resolve_python
+from .environments import ProjectEnv, probe_env, resolve_python
 from .layout import Layout, discover_layout
+from .rungs import typecheck, warm_checker
 from .rungs.checkers import detect_type_checker, mypy_configured
 from .rungs.compare import head_of
 from .rungs.compile import mypy_flags, package_targets
 from .rungs.context import RungContext
 from .rungs.dmypy import DmypyDaemon
 from .rungs.lint_warm import warm_lint_baseline
-from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker
+from .rungs.lsp import LspError
+from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker, locate
+from .rungs.warm_checker import ServerSpec
 from .rungs.warm_pytest import WarmPytest
 from .rungs.warm_pytest import ensure as ensure_warm_pytest
 from .selection import warm_graph
@@ -175,7 +180,9 @@ class WarmUp:
             return WarmItem("skipped", "compile.project is configured")
         checker = detect_type_checker(ctx.root, ctx.config, env)
         if checker in ("pyright", "basedpyright"):
-            return await self._pyright(ctx, env.bin_dir, checker)
+            return await self._pyright(ctx, env, checker)
+        if checker == "ty":
+            return await self._ty(ctx, env)
         if checker != "mypy" or not ctx.config.dmypy:
             return WarmItem("skipped", f"the type checker is {checker}, not a warm dmypy")
         targets = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
@@ -208,20 +215,54 @@ class WarmUp:
             "warm", f"pytest imported (pid {record.pid if record else '?'}), forked per run"
         )
 
-    async def _pyright(self, ctx: RungContext, bin_dir: Path, name: str) -> WarmItem:
-        # pyright has no daemon to start: what warms is having the checker at hand, so the
-        # first verify does not spend its time fetching one.
-        found = find_checker(bin_dir, name)
+    async def _pyright(self, ctx: RungContext, env: ProjectEnv, name: str) -> WarmItem:
+        found = find_checker(env.bin_dir, name)
         if found is None and ctx.config.fetch_checkers:
             failed = await fetch_basedpyright(
                 lambda argv: ctx.run("compile.project", argv, suffix=".warm.out")
             )
             if failed:
                 return WarmItem("failed", f"fetching {PACKAGE} for {name}: {failed}")
-            found = find_checker(bin_dir, name)
+            found = find_checker(env.bin_dir, name)
         if found is None:
             return WarmItem("skipped", f"{name} is configured and not installed")
-        return WarmItem("warm", f"{found.name} at hand ({found.where}); pyright keeps no daemon")
+        at_hand = f"{found.name} at hand ({found.where})"
+        spec = typecheck.server_spec(ctx, env, found.name, Path(found.argv[0]))
+        if spec is None:
+            return WarmItem("warm", f"{at_hand}; no language server beside it, runs cold")
+        return await self._server(ctx, spec, at_hand)
+
+    async def _ty(self, ctx: RungContext, env: ProjectEnv) -> WarmItem:
+        hit = locate(env.bin_dir, "ty")
+        if hit is None:
+            return WarmItem("skipped", "ty is configured and not installed")
+        spec = typecheck.server_spec(ctx, env, "ty", hit[0])
+        assert spec is not None
+        return await self._server(ctx, spec, f"ty at hand ({hit[1]})")
+
+    async def _server(self, ctx: RungContext, spec: ServerSpec, at_hand: str) -> WarmItem:
+        # The server started and asked about every package module, so the first verify finds
+        # the program read and bound; what it says of them is not kept.
+        if not ctx.config.warm_checker:
+            return WarmItem("skipped", f"{at_hand}; warm_checker = false: the CLI runs cold")
+        head = head_of(ctx)
+        commit = "" if isinstance(head, str) else head.head
+        warm, said = await warm_checker.get(ctx.workspace, ctx.root, spec, commit, may_start=True)
+        if warm is None:
+            return WarmItem("failed", f"{at_hand}; {said}")
+        targets = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
+        try:
+            await anyio.to_thread.run_sync(
+                warm.check, targets, list(ctx.touched), ctx.config.timeout_s,
+                abandon_on_cancel=True,
+            )  # fmt: skip
+        except (LspError, OSError) as exc:
+            await warm_checker.failed(ctx.workspace)
+            return WarmItem("failed", f"{at_hand}; its language server failed: {exc}")
+        pid = warm.record.pid if warm.record else "?"
+        return WarmItem(
+            "warm", f"{at_hand}; language server pid {pid}, {len(targets)} modules checked"
+        )
 
     async def _report(self) -> None:
         data = {
@@ -252,6 +293,9 @@ def warm_lines(workspace: Workspace) -> list[str]:
         dmypy = name == "type_daemon" and detail.startswith("dmypy daemon")
         if dmypy and state == "warm" and DmypyDaemon(workspace).state() != "alive":
             state, detail = "cold", "the dmypy daemon has exited since"
+        server = name == "type_daemon" and "language server pid" in detail
+        if server and state == "warm" and not warm_checker.describe(workspace):
+            state, detail = "cold", "the language server has exited since"
         if name == "pytest" and state == "warm" and WarmPytest(workspace).record() is None:
             state, detail = "cold", "the warm pytest has exited since"
         out.append(f"warm: {name.replace('_', ' ')}: {state} — {detail}")

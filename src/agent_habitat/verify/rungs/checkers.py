@@ -1,5 +1,5 @@
 """Which type checker `compile.project` runs and with which flags: the project's own
-configuration first (pyright, basedpyright, mypy), else mypy with its defaults — not
+configuration first (basedpyright, pyright, ty, pyrefly, mypy), else mypy with its defaults — not
 strict, and quiet about libraries without type information, so it reports bugs rather
 than missing annotations or stubs."""
 
@@ -73,6 +73,10 @@ def detect_type_checker(root: Path, config: LadderConfig, env: ProjectEnv | None
         return "basedpyright"
     if "pyright" in tool or (root / "pyrightconfig.json").is_file():
         return "pyright"
+    if "ty" in tool or (root / "ty.toml").is_file():
+        return "ty"
+    if "pyrefly" in tool or (root / "pyrefly.toml").is_file():
+        return "pyrefly"
     if env is not None and not mypy_available(env):
         return "compileall"
     return "mypy"

