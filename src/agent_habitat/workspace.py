@@ -5,11 +5,22 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Workspace", "find_project_root", "habitat_home", "scm_root", "write_private"]
+from .errors import HabitatError
+
+__all__ = [
+    "UnsafeStateError",
+    "Workspace",
+    "find_project_root",
+    "habitat_home",
+    "refuse_unsafe",
+    "scm_root",
+    "write_private",
+]
 
 
 def habitat_home() -> Path:
@@ -78,13 +89,40 @@ class Workspace:
         _private_dir(home)
         for folder in _folders_between(home, self.spool_dir):
             _private_dir(folder)
+        for folder in (home, *_folders_between(home, self.state_dir)):
+            refuse_unsafe(folder)
         # An empty file is a valid new database: SQLite takes it as it is, mode included.
         os.close(os.open(self.db_path, os.O_WRONLY | os.O_CREAT, 0o600))
         for name in ("state.db", "state.db-wal", "state.db-shm"):
             path = self.state_dir / name
             if path.exists():
+                refuse_unsafe(path)
                 os.chmod(path, 0o600)
         return self
+
+
+class UnsafeStateError(HabitatError):
+    """A state folder or file another user owns or may write: what it holds could run code
+    (a swapped `state.db` names the commands a tab reruns)."""
+
+
+def refuse_unsafe(path: Path) -> None:
+    """Raise UnsafeStateError naming `path` when someone else owns it or may write to it."""
+    info = path.lstat()
+    kind = "folder" if stat.S_ISDIR(info.st_mode) else "file"
+    if info.st_uid != os.getuid():
+        raise UnsafeStateError(
+            f"the state {kind} {path} is owned by uid {info.st_uid}, not by you "
+            f"({os.getuid()}): another user could change what the habitat runs; point "
+            "HABITAT_HOME at a folder of your own (or remove this one) and try again"
+        )
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise UnsafeStateError(
+            f"the state {kind} {path} is writable by group or others (mode "
+            f"{stat.S_IMODE(info.st_mode):o}): another user could change what the habitat "
+            f"runs; run `chmod {'700' if kind == 'folder' else '600'} {path}` or point "
+            "HABITAT_HOME at a folder of your own"
+        )
 
 
 def _folders_between(top: Path, bottom: Path) -> list[Path]:

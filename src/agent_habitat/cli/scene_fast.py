@@ -84,7 +84,7 @@ def fast_scene(argv: list[str]) -> int | None:
     """Print the scene and return 0, or None when the full path must answer."""
     from ..errors import HabitatError
     from ..shell.quiet_scene import QuietCaps, read_quiet_scene
-    from ..workspace import Workspace, find_project_root
+    from ..workspace import Workspace, find_project_root, habitat_home, refuse_unsafe
 
     plain, project = _project(argv)
     if not plain:
@@ -101,7 +101,12 @@ def fast_scene(argv: list[str]) -> int | None:
             return _print(host_scene(lock))
         if _configured(root):
             return None
-        db = Workspace.for_project(root).db_path
+        workspace = Workspace.for_project(root)
+        db = workspace.db_path
+        # Another user's state folder: the full path refuses it and says why.
+        for path in (habitat_home(), workspace.state_dir, db):
+            if path.exists():
+                refuse_unsafe(path)
         caps = QuietCaps(
             max_tabs=int(SHELL_CONFIG_DEFAULTS["max_tabs"]),
             history_rows=int(SHELL_CONFIG_DEFAULTS["history_rows"]),

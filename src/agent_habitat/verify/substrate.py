@@ -97,7 +97,7 @@ class SubstrateFactory:
         folder = self.base / f"{task}-{secrets.token_hex(4)}"
         tmp = folder / "tmp"
         plugin_dir = folder / "plugin"
-        tmp.mkdir(parents=True)
+        tmp.mkdir(mode=0o700, parents=True)
         plugin_dir.mkdir()
         db = folder / "db.sqlite3"
         template = self._template()

@@ -93,7 +93,7 @@ class DmypyDaemon:
 
     def prepare(self) -> str | None:
         """Clear a dead daemon's status file and claim the daemon; the note to report, if any."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.claim()
         state = self.state()
         if state == "dead":

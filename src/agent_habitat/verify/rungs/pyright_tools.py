@@ -102,7 +102,7 @@ async def fetch_basedpyright(run: Run) -> str | None:
     """Install basedpyright into the tools venv (once; concurrent callers wait for the
     first). None when it is there, else what failed."""
     venv = tools_venv()
-    venv.parent.mkdir(parents=True, exist_ok=True)
+    venv.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     lock = await anyio.to_thread.run_sync(_lock, venv.parent / f"{PACKAGE}.lock")
     failed_file = venv.parent / f"{PACKAGE}.failed"
     try:

@@ -113,7 +113,7 @@ class WarmPytest:
         """Start one for `env` in `root` (stopping one for another interpreter or root);
         None once it serves, else why it could not."""
         await self.stop_now()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         address = f"agent-habitat-pytest-{secrets.token_hex(8)}"
         argv = [str(env.python), str(ZYGOTE), address, str(root)]
         argv += [str(IDLE_TIMEOUT_S), str(os.getpid())]

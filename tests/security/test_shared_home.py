@@ -1,0 +1,82 @@
+"""A state folder another user owns, or may write to, is refused on every path (issue 23:
+a CLI without a host used a 0777 folder of another user, who swapped `state.db`, and the
+victim's next `habitat run` ran their script).
+
+The other user is real: the folders are handed to `nobody` with chown (the suite runs as
+root here; without the right to chown the tests skip and say so).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.cli import main
+from agent_habitat.workspace import UnsafeStateError, Workspace, habitat_home
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _nobody() -> int:
+    try:
+        return pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        pytest.skip("no user `nobody` on this machine")
+
+
+def _give_away(path: Path) -> None:
+    uid = _nobody()
+    try:
+        os.chown(path, uid, -1)
+    except PermissionError:
+        pytest.skip("this user cannot chown a folder to another user (needs root)")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def test_a_state_home_another_user_owns_is_refused_naming_it(project: Path) -> None:
+    home = habitat_home()
+    _give_away(home)
+    with pytest.raises(UnsafeStateError, match=rf"the state folder {home} is owned by uid"):
+        Workspace.for_project(project).ensure()
+
+
+def test_habitat_run_refuses_another_user_s_world_writable_state_folder(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = Workspace.for_project(project).ensure()
+    _give_away(workspace.state_dir)
+    os.chmod(workspace.state_dir, 0o777)
+    marker = project / "ran"
+    code = main(["run", "--project", str(project), f"touch {marker}"])
+    err = capsys.readouterr().err
+    assert code != 0
+    assert f"the state folder {workspace.state_dir} is owned by uid {_nobody()}" in err
+    assert "HABITAT_HOME" in err
+    assert not marker.exists()
+
+
+def test_a_state_db_another_user_swapped_in_is_refused(project: Path) -> None:
+    workspace = Workspace.for_project(project).ensure()
+    _give_away(workspace.db_path)
+    with pytest.raises(UnsafeStateError, match=r"the state file .*state.db is owned by uid"):
+        workspace.ensure()
+
+
+def test_a_sticky_shared_home_is_refused_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, project: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # as /tmp is
+    monkeypatch.setenv("HABITAT_HOME", str(shared))
+    with pytest.raises(UnsafeStateError, match=rf"chmod 700 {shared}"):
+        Workspace.for_project(project).ensure()
