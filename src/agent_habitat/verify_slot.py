@@ -143,7 +143,11 @@ class VerifySlot:
 
         try:
             async with VerifyRunner.open(
-                root, bus=self.bus, workspace=self.workspace, accounting=self.accounting
+                root,
+                bus=self.bus,
+                workspace=self.workspace,
+                accounting=self.accounting,
+                last_epoch=self.records.last_number,
             ) as runner:
                 # The ladder warms in the background; the runner's first climb waits for it.
                 warm = WarmUp(root, workspace=self.workspace, bus=self.bus, memo=runner.memo)

@@ -131,3 +131,19 @@ async def test_a_run_left_unfinished_by_a_closed_habitat_reads_lost_not_queued(
     assert status.epoch is not None
     assert (status.epoch.state, status.green) == ("lost", False)
     assert status.summary.startswith("lost: ")
+
+
+async def test_epoch_numbers_go_on_across_hosts_so_a_higher_one_is_newer(tmp_path: Path) -> None:
+    from agent_habitat.verify import LadderRequest
+
+    repo = _git_tree(tmp_path / "repo")
+    (repo / "a.py").write_text("A = 1\n", encoding="utf-8")
+    numbers: list[int] = []
+    for _host in range(2):
+        async with Habitat.open(Workspace.for_project(repo)) as habitat:
+            runner = habitat.verify
+            assert runner is not None
+            for _ in range(2):
+                ticket = await runner.request(LadderRequest(rungs=["diagnose.files"]), wait=True)
+                numbers.append(ticket.epoch)
+    assert numbers == [1, 2, 3, 4]

@@ -102,8 +102,12 @@ class VerifyRunner:
         ladder: LadderFn = run_ladder,
         accounting: TimeAccounting | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        last_epoch: Callable[[Path], int] | None = None,
     ) -> None:
         self.root = root.resolve()
+        self._last_epoch = last_epoch
+        """The highest epoch number recorded for a root (state.db): numbers go on from it
+        across host restarts, and past a foreground climb's, so a higher one is newer."""
         self._clock = clock
         """Times the coalesce window (a test's FakeClock closes it when the test says)."""
         self.bus = bus
@@ -139,6 +143,7 @@ class VerifyRunner:
         watch: bool = True,
         accounting: TimeAccounting | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        last_epoch: Callable[[Path], int] | None = None,
     ) -> AsyncIterator[VerifyRunner]:
         """Serve until the block ends; then the running chain is cancelled (tree killed)."""
         runner = cls(
@@ -149,6 +154,7 @@ class VerifyRunner:
             ladder=ladder,
             accounting=accounting,
             clock=clock,
+            last_epoch=last_epoch,
         )
         unsubscribe = bus.subscribe(runner.accounting.on_event)
         try:
@@ -260,7 +266,8 @@ class VerifyRunner:
         self._stop_climb(chain)
 
     def _new_chain(self, request: LadderRequest, asked: float) -> Chain:
-        self._numbers += 1
+        recorded = self._last_epoch(self.root) if self._last_epoch is not None else 0
+        self._numbers = max(self._numbers, recorded) + 1
         epoch = Epoch(self._numbers, new_ladder_id(), request)
         deadline = self._clock.monotonic() + self.config.coalesce_seconds
         chain = Chain(epoch=epoch, deadline=deadline, requested_at=asked)

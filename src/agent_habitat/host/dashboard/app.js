@@ -58,7 +58,7 @@ function connect() {
     "shell.tab.opened", "shell.tab.closed", "shell.run.started", "shell.run.exited", "shell.run.killed", "shell.run.lost",
     "environment.task.queued", "environment.task.started", "environment.task.progress", "environment.task.completed",
     "environment.task.failed", "environment.task.cancelled", "environment.task.died",
-    "verify.epoch.started", "verify.epoch.stale", "verify.epoch.finished", "verify.watch.failed",
+    "verify.epoch.started", "verify.epoch.stale", "verify.epoch.fresh", "verify.epoch.finished", "verify.watch.failed",
     "project.opened", "host.started", "host.stopped", "journal.gap", "file.written", "file.edited",
   ];
   for (const k of kinds) source.addEventListener(k, handle);

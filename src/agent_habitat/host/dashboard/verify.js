@@ -235,8 +235,13 @@ export function onVerifyEvent(e) {
   if (e.kind === "verify.epoch.stale") {
     const changed = d.all_changed || d.changed || [];
     const ep = state.verify && state.verify.epoch;
-    state.staleLive = { changed, count: changed.length, epoch: d.epoch, snapshot: d.snapshot || (ep && ep.snapshot) };
-    redraw = true;
+    // Only for the epoch the status shows: the journal replays every earlier epoch's
+    // stale events (an earlier host's too) before the status arrives, and a newer epoch's
+    // banner comes with the status this event asks for.
+    if (ep && e.task === ep.task) {
+      state.staleLive = { changed, count: changed.length, epoch: d.epoch, snapshot: d.snapshot || ep.snapshot };
+      redraw = true;
+    }
   }
   if (e.kind === "verify.epoch.fresh") {
     // The files are back to what the epoch verified: the banner goes at once.
