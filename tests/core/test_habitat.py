@@ -147,3 +147,29 @@ async def test_epoch_numbers_go_on_across_hosts_so_a_higher_one_is_newer(tmp_pat
                 ticket = await runner.request(LadderRequest(rungs=["diagnose.files"]), wait=True)
                 numbers.append(ticket.epoch)
     assert numbers == [1, 2, 3, 4]
+
+
+async def test_a_recorded_epoch_gone_stale_after_it_finished_is_fresh_once_the_file_is_back(
+    tmp_path: Path,
+) -> None:
+    from agent_habitat.files import FileWriteArgs
+    from agent_habitat.verify import LadderRequest
+
+    repo = _git_tree(tmp_path / "repo")
+    (repo / "a.py").write_text("A = 1\n", encoding="utf-8")
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+        runner = habitat.verify
+        assert runner is not None
+        ticket = await runner.request(LadderRequest(rungs=["diagnose.files"]), wait=True)
+        assert ticket.result is not None
+        verified = ticket.result.state
+        await habitat.files.write(FileWriteArgs(path="a.py", content="A = 2\n"))
+        assert (await habitat.verifier.status()).stale
+    async with Habitat.open(Workspace.for_project(repo), runner=False) as habitat:
+        assert (await habitat.verifier.status(ticket.task)).stale  # as recorded
+        (repo / "a.py").write_text("A = 1\n", encoding="utf-8")  # an undo
+        status = await habitat.verifier.status(ticket.task)
+    assert status.recorded
+    assert status.epoch is not None
+    assert not status.stale
+    assert (status.epoch.state, status.epoch.changed) == (verified, [])
