@@ -39,12 +39,14 @@ from ..workspace import Workspace, write_private
 from .config import load_ladder_config, load_policy
 from .environments import ProjectEnv, probe_env, resolve_python
 from .layout import Layout, discover_layout
+from .parsers import parse_pyrefly, parse_ty
 from .rungs import typecheck, warm_checker
 from .rungs.checkers import detect_type_checker, mypy_configured
 from .rungs.compare import head_of
 from .rungs.compile import mypy_flags, package_targets
 from .rungs.context import RungContext
 from .rungs.dmypy import DmypyDaemon
+from .rungs.head_check import Parse
 from .rungs.lint_warm import warm_lint_baseline
 from .rungs.lsp import LspError
 from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker, locate
@@ -183,6 +185,8 @@ class WarmUp:
             return await self._pyright(ctx, env, checker)
         if checker == "ty":
             return await self._ty(ctx, env)
+        if checker == "pyrefly":
+            return await self._pyrefly(ctx, env)
         if checker != "mypy" or not ctx.config.dmypy:
             return WarmItem("skipped", f"the type checker is {checker}, not a warm dmypy")
         targets = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
@@ -227,18 +231,37 @@ class WarmUp:
         if found is None:
             return WarmItem("skipped", f"{name} is configured and not installed")
         at_hand = f"{found.name} at hand ({found.where})"
+        base = typecheck.pyright_argv(found, env)
+        baseline = await self._baseline(ctx, found.name, base, typecheck.pyright_parse(found.name))
         spec = typecheck.server_spec(ctx, env, found.name, Path(found.argv[0]))
         if spec is None:
-            return WarmItem("warm", f"{at_hand}; no language server beside it, runs cold")
-        return await self._server(ctx, spec, at_hand)
+            detail = f"{at_hand}; no language server beside it, runs cold; {baseline}"
+            return WarmItem("warm", detail)
+        return await self._server(ctx, spec, f"{at_hand}; {baseline}")
 
     async def _ty(self, ctx: RungContext, env: ProjectEnv) -> WarmItem:
         hit = locate(env.bin_dir, "ty")
         if hit is None:
             return WarmItem("skipped", "ty is configured and not installed")
+        base = typecheck.ty_argv(hit[0], env)
+        baseline = await self._baseline(ctx, "ty", base, parse_ty)
         spec = typecheck.server_spec(ctx, env, "ty", hit[0])
         assert spec is not None
-        return await self._server(ctx, spec, f"ty at hand ({hit[1]})")
+        return await self._server(ctx, spec, f"ty at hand ({hit[1]}); {baseline}")
+
+    async def _pyrefly(self, ctx: RungContext, env: ProjectEnv) -> WarmItem:
+        hit = locate(env.bin_dir, "pyrefly")
+        if hit is None:
+            return WarmItem("skipped", "pyrefly is configured and not installed")
+        base = typecheck.pyrefly_argv(hit[0], env)
+        baseline = await self._baseline(ctx, "pyrefly", base, parse_pyrefly)
+        return WarmItem("warm", f"pyrefly at hand ({hit[1]}), runs cold; {baseline}")
+
+    async def _baseline(self, ctx: RungContext, tool: str, argv: list[str], parse: Parse) -> str:
+        # HEAD's findings over the whole package, cached where the rung looks: the first
+        # verify with a finding does not pay a cold run of the checker on HEAD.
+        every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
+        return await typecheck.warm_baseline(ctx, tool, argv, parse, every)
 
     async def _server(self, ctx: RungContext, spec: ServerSpec, at_hand: str) -> WarmItem:
         # The server started and asked about every package module, so the first verify finds

@@ -39,13 +39,26 @@ def _has_ini_section(path: Path, section: str) -> bool:
     return parser.has_section(section)
 
 
+# pyproject.toml path → (its bytes, its `[tool]` tables): every compile.project asks two or
+# three times (which checker, is mypy configured, its python_version); reading is cheap, the
+# parse is what costs (~10 ms on a busy machine). Keyed by content, not by a timestamp that
+# a quick rewrite can leave unchanged.
+_TABLES: dict[Path, tuple[bytes, dict[str, object]]] = {}
+
+
 def _tool_tables(root: Path) -> dict[str, object]:
+    path = root / "pyproject.toml"
     try:
-        with open_regular(root / "pyproject.toml") as f:
-            tool = tomllib.load(f).get("tool", {})
-    except (OSError, tomllib.TOMLDecodeError):
+        with open_regular(path) as f:
+            data = f.read()
+        if (hit := _TABLES.get(path)) is not None and hit[0] == data:
+            return hit[1]
+        tool = tomllib.loads(data.decode("utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
-    return tool if isinstance(tool, dict) else {}
+    tables = tool if isinstance(tool, dict) else {}
+    _TABLES[path] = (data, tables)
+    return tables
 
 
 def mypy_configured(root: Path) -> bool:

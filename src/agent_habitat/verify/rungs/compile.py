@@ -226,12 +226,15 @@ async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
     checker = detect_type_checker(ctx.root, ctx.config, env)
     if checker == "mypy":
         return await _mypy(ctx, env, _prefer_stubs(ctx.root, targets))
-    if checker in ("pyright", "basedpyright"):
-        return await typecheck.pyright_family(ctx, env, checker, _prefer_stubs(ctx.root, targets))
-    if checker == "ty":
-        return await typecheck.ty(ctx, env, _prefer_stubs(ctx.root, targets))
-    if checker == "pyrefly":
-        return await typecheck.pyrefly(ctx, env, _prefer_stubs(ctx.root, targets))
+    if checker in ("pyright", "basedpyright", "ty", "pyrefly"):
+        mine = _prefer_stubs(ctx.root, targets)
+        every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
+        baseline = sorted(set(every) | set(mine))
+        if checker == "ty":
+            return await typecheck.ty(ctx, env, mine, baseline)
+        if checker == "pyrefly":
+            return await typecheck.pyrefly(ctx, env, mine, baseline)
+        return await typecheck.pyright_family(ctx, env, checker, mine, baseline)
     outcome = await ctx.run(RUNG, [str(env.python), "-m", "compileall", "-q", *targets])
     why = (
         "type_checker = compileall is configured"

@@ -28,12 +28,30 @@ from . import warm_checker
 from .checkers import install_hint
 from .compare import head_of
 from .context import RungContext, from_outcome, skipped
-from .head_check import Parse, settle_on_head
+from .head_check import Parse, check_on_head, settle_on_head
 from .lsp import LspError
-from .pyright_tools import PACKAGE, fetch_basedpyright, find_checker, locate, tools_venv
+from .pyright_tools import (
+    PACKAGE,
+    Checker,
+    fetch_basedpyright,
+    find_checker,
+    locate,
+    tools_venv,
+)
 from .warm_checker import ServerSpec
 
-__all__ = ["pyrefly", "pyright_family", "server_spec", "ty", "ty_env"]
+__all__ = [
+    "pyrefly",
+    "pyrefly_argv",
+    "pyright_argv",
+    "pyright_family",
+    "pyright_parse",
+    "server_spec",
+    "ty",
+    "ty_argv",
+    "ty_env",
+    "warm_baseline",
+]
 
 RUNG: RungName = "compile.project"
 _SEVERITY = {1: "error", 2: "warning", 3: "information"}  # 4 (hint) is never in CLI output
@@ -132,12 +150,13 @@ def _pyright_json(level_error: bool) -> Any:
                 severity = _SEVERITY.get(int(d.get("severity", 1)))
                 if severity is None or (level_error and severity != "error"):
                     continue
-                item = {
-                    "file": str(root / rel),
-                    "severity": severity,
-                    "message": d.get("message", ""),
-                    "range": d.get("range", {}),
-                }
+                item: dict[str, Any] = {"file": str(root / rel), "severity": severity}
+                item["message"] = d.get("message", "")
+                span = d.get("range") or {}
+                if any(v for end in span.values() for v in end.values()):
+                    # The CLI leaves an all-zero range out (a file-level finding such as
+                    # reportImportCycles); the server always sends one.
+                    item["range"] = span
                 if d.get("code") is not None:
                     item["rule"] = d["code"]
                 items.append(item)
@@ -170,7 +189,7 @@ async def _finish(
     parse: Parse,
     notes: list[str],
     base_argv: list[str],
-    targets: list[str],
+    baseline: list[str],
 ) -> RungResult:
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
     result = from_outcome(
@@ -186,13 +205,53 @@ async def _finish(
         said = outcome.tail.strip()[-300:]
         result.reason = f"{tool} failed (exit {outcome.exit_code}): {said}"
     summary(result)
+    # HEAD is checked over the whole package, not the affected modules: one run per HEAD
+    # (cached; the warm-up makes it), whatever a verify's affected set. A file's findings
+    # do not depend on which other files were listed.
     return await settle_on_head(
-        ctx, RUNG, result, tool=tool, argv=base_argv, targets=targets, parse=parse
+        ctx, RUNG, result, tool=tool, argv=base_argv, targets=baseline, parse=parse
     )
 
 
+def pyright_argv(checker: Checker, env: ProjectEnv) -> list[str]:
+    return [*checker.argv, "--outputjson", "--pythonpath", str(env.python), *checker.flags()]
+
+
+def ty_argv(binary: Path, env: ProjectEnv) -> list[str]:
+    # `--python` here, `VIRTUAL_ENV` for the server (it takes no flag): the same environment.
+    flags = ["--output-format", "concise", "--no-progress", "--color=never"]
+    return [str(binary), "check", *flags, "--python", str(env.python)]
+
+
+def pyrefly_argv(binary: Path, env: ProjectEnv) -> list[str]:
+    flags = ["--output-format", "json", "--color", "never"]
+    return [str(binary), "check", *flags, "--python-interpreter-path", str(env.python)]
+
+
+def pyright_parse(tool: str) -> Parse:
+    def parse(text: str, root: Path) -> list[Diagnostic]:
+        return parse_pyright(text, root, source=tool)
+
+    return parse
+
+
+async def warm_baseline(
+    ctx: RungContext, tool: str, argv: list[str], parse: Parse, every: list[str]
+) -> str:
+    """HEAD's findings over the whole package, into the baseline cache the rung reads (for
+    the warm-up); what happened, in words."""
+    head = head_of(ctx)
+    if isinstance(head, str):
+        return f"no HEAD baseline: {head}"
+    found = await check_on_head(ctx, RUNG, head, tool=tool, argv=argv, targets=every, parse=parse)
+    if isinstance(found, str):
+        return f"HEAD baseline failed: {found}"
+    base, cached = found
+    return f"HEAD baseline {len(base.findings)} finding(s){' (cached)' if cached else ''}"
+
+
 async def pyright_family(
-    ctx: RungContext, env: ProjectEnv, name: str, targets: list[str]
+    ctx: RungContext, env: ProjectEnv, name: str, targets: list[str], baseline: list[str]
 ) -> RungResult:
     """pyright or basedpyright, as the project configures (basedpyright standing in)."""
     checker = find_checker(env.bin_dir, name)
@@ -213,12 +272,9 @@ async def pyright_family(
             f"({about}){why}",
             missing=command,
         )
-    argv = [*checker.argv, "--outputjson", "--pythonpath", str(env.python), *checker.flags()]
+    argv = pyright_argv(checker, env)
     tool = checker.name
-
-    def parse(text: str, root: Path) -> list[Diagnostic]:
-        return parse_pyright(text, root, source=tool)
-
+    parse = pyright_parse(tool)
     notes = [n for n in (fetched, checker.note(name)) if n]
     outcome = None
     spec = server_spec(ctx, env, tool, Path(checker.argv[0]))
@@ -227,7 +283,7 @@ async def pyright_family(
     if outcome is None:
         outcome = await ctx.run(RUNG, [*argv, *targets])
     return await _finish(
-        ctx, outcome, tool=tool, parse=parse, notes=notes, base_argv=argv, targets=targets
+        ctx, outcome, tool=tool, parse=parse, notes=notes, base_argv=argv, baseline=baseline
     )
 
 
@@ -242,14 +298,14 @@ def _missing(ctx: RungContext, env: ProjectEnv, name: str) -> RungResult:
     )
 
 
-async def ty(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
+async def ty(
+    ctx: RungContext, env: ProjectEnv, targets: list[str], baseline: list[str]
+) -> RungResult:
     hit = locate(env.bin_dir, "ty")
     if hit is None:
         return _missing(ctx, env, "ty")
     binary = hit[0]
-    # `--python` here, `VIRTUAL_ENV` for the server (it takes no flag): the same environment.
-    argv = [str(binary), "check", "--output-format", "concise", "--no-progress", "--color=never"]
-    argv += ["--python", str(env.python)]
+    argv = ty_argv(binary, env)
     notes: list[str] = []
     spec = server_spec(ctx, env, "ty", binary)
     assert spec is not None
@@ -257,16 +313,17 @@ async def ty(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResul
     if outcome is None:
         outcome = await ctx.run(RUNG, [*argv, *targets])
     return await _finish(
-        ctx, outcome, tool="ty", parse=parse_ty, notes=notes, base_argv=argv, targets=targets
+        ctx, outcome, tool="ty", parse=parse_ty, notes=notes, base_argv=argv, baseline=baseline
     )
 
 
-async def pyrefly(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
+async def pyrefly(
+    ctx: RungContext, env: ProjectEnv, targets: list[str], baseline: list[str]
+) -> RungResult:
     hit = locate(env.bin_dir, "pyrefly")
     if hit is None:
         return _missing(ctx, env, "pyrefly")
-    argv = [str(hit[0]), "check", "--output-format", "json", "--color", "never"]
-    argv += ["--python-interpreter-path", str(env.python)]
+    argv = pyrefly_argv(hit[0], env)
     notes = [
         "pyrefly ran cold: its language server kept a dependent module's old diagnostics "
         "after the module it imports changed (pyrefly 1.5.0), so no warm server is used"
@@ -279,5 +336,5 @@ async def pyrefly(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> Rung
         parse=parse_pyrefly,
         notes=notes,
         base_argv=argv,
-        targets=targets,
+        baseline=baseline,
     )
