@@ -1,4 +1,5 @@
-"""What the agent reads, in bytes, from a real `habitat mcp` on stdio (issue 25).
+"""What the agent reads, in bytes, from a real `habitat mcp` on stdio (issue 25): the tool
+list, a red `verify_run`, the `status` prompt.
 
 A client hands the model the whole tool list on every turn, so its size is a budget; the
 budget covers whatever tools the server lists, so a new tool pays its way too.
@@ -9,13 +10,19 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp.types as types
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from mcp import Client, StdioServerParameters
+
+from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.verify import stop_type_daemon
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -96,3 +103,58 @@ def _idle_keywords(node: Any) -> list[str]:
         for item in node:
             found += _idle_keywords(item)
     return found
+
+
+RED_VERIFY_BUDGET = 1_100
+"""Structured content plus text of a red `verify_run` with one failing test (2,327 before;
+the shell peers print pytest's own failure in 1,069)."""
+STATUS_PROMPT_BUDGET = 2_048
+FAILING_TEST = """\
+from calc.arith import add
+
+
+def test_add_is_wrong() -> None:
+    total = add(2, 2)
+    assert total == 5, "two and two"
+"""
+
+
+@pytest.fixture
+async def red_calc(tmp_path: Path) -> AsyncIterator[Path]:
+    root = build_sample(tmp_path / "calc")
+    (root / "tests/test_wrong.py").write_text(FAILING_TEST, encoding="utf-8")
+    yield root
+    await stop_type_daemon(root)
+
+
+async def test_a_red_verify_run_and_the_status_prompt_fit_their_budgets(red_calc: Path) -> None:
+    env = {**os.environ, "HABITAT_COALESCE_SECONDS": "0"}
+    params = StdioServerParameters(
+        command=HABITAT, args=["mcp", "--embedded", "--project", str(red_calc)], env=env
+    )
+    async with Client(params, mode="legacy") as client:
+        await client.call_tool("shell_run", {"command": "echo hi", "tab": "t"})
+        red = await client.call_tool("verify_run", {"wait": True})
+        prompt = await client.get_prompt("status")
+    assert not red.is_error
+    structured = red.structured_content
+    assert structured is not None
+    wire = json.dumps(structured, separators=(",", ":"), ensure_ascii=False)
+    [block] = red.content
+    assert isinstance(block, types.TextContent)
+    size = len(wire.encode()) + len(block.text.encode())
+    assert size <= RED_VERIFY_BUDGET, f"{size} bytes: {wire} + {block.text!r}"
+    assert structured["state"] == "red"
+    [failing] = [r for r in structured["result"]["rungs"] if "diagnostics" in r]
+    [found] = failing["diagnostics"]
+    assert (found["file"], found["line"]) == ("tests/test_wrong.py", 6)
+    assert found["message"].startswith("tests/test_wrong.py::test_add_is_wrong")
+    assert found["text"] == 'assert total == 5, "two and two"'
+    said = prompt.model_dump_json(by_alias=True, exclude_none=True)
+    assert len(said.encode()) <= STATUS_PROMPT_BUDGET, said
+    text = prompt.messages[0].content
+    assert isinstance(text, types.TextContent)
+    assert "- t: idle; last #1 exited 0" in text.text
+    assert "tests/test_wrong.py:6 AssertionError" in text.text
+    assert '> assert total == 5, "two and two"' in text.text
+    assert text.text.count("two and two") == 2, "the message and the assertion line, once each"

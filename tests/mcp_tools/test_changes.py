@@ -189,7 +189,7 @@ async def test_2026_listeners_hear_scene_updates(tmp_path: Path) -> None:
     assert event == ResourceUpdated(uri=SCENE_URI)
 
 
-async def test_the_status_prompt_embeds_the_scene_beside_verify_and_cancel(tmp_path: Path) -> None:
+async def test_the_status_prompt_says_the_scene_once_and_links_its_resource(tmp_path: Path) -> None:
     async with primary_client(make_project(tmp_path / "p")) as (_, client):
         await client.call_tool("shell_run", {"command": "echo visible", "tab": "s"})
         prompts = await client.list_prompts()
@@ -197,11 +197,11 @@ async def test_the_status_prompt_embeds_the_scene_beside_verify_and_cancel(tmp_p
     assert [p.name for p in prompts.prompts] == ["verify", "cancel", "status"]
     first = status.messages[0].content
     assert isinstance(first, types.TextContent)
-    assert "s: idle" in first.text
-    assert "visible" in first.text
-    embedded = status.messages[1].content
-    assert isinstance(embedded, types.EmbeddedResource)
-    assert str(embedded.resource.uri) == SCENE_URI
+    assert "- s: idle; last #1 exited 0" in first.text
+    assert first.text.count("visible") == 2, "the command and its last output line, once each"
+    linked = status.messages[1].content
+    assert isinstance(linked, types.ResourceLink), "a link: the JSON is not copied in"
+    assert str(linked.uri) == SCENE_URI
 
 
 async def test_a_closed_connection_is_forgotten_with_its_subscriptions(tmp_path: Path) -> None:

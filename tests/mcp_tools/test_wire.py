@@ -130,9 +130,8 @@ def test_a_nested_field_equal_to_its_parents_is_left_out_but_never_a_red_state()
     assert wire == {
         "task": "v1",
         "epoch": 2,
-        "snapshot": "s",
         "state": "red",
-        "green": False,
+        "green": False,  # and the snapshot is left out of a failure (rule 7)
         "result": {
             "state": "red",
             "rungs": [
@@ -150,6 +149,70 @@ def test_a_green_rung_in_a_green_epoch_still_leaves_its_state_out() -> None:
         green=True, summary="green", stale=False, current_snapshot="s", epoch=epoch
     )
     assert lean_dump(status)["epoch"]["rungs"] == [{"rung": "diagnose.files"}]
+
+
+def test_a_failed_verify_run_is_what_to_fix_and_keeps_its_red_state() -> None:
+    found = DiagnosticLine(
+        file="tests/test_a.py",
+        line=6,
+        code="AssertionError",
+        message="tests/test_a.py::test_add: AssertionError: two and two",
+        source="pytest",
+        text='assert total == 5, "two and two"',
+    )
+    red = RungReport(
+        rung="test.scoped",
+        task="v1.test.scoped",
+        state="red",
+        reason="1 test failure(s), first tests/test_a.py::test_add: AssertionError: two and two",
+        tool="pytest",
+        duration_s=2.5,
+        exit_code=1,
+        new_findings=1,
+        diagnostics=[found],
+        notes=["1 selected: tests/test_a.py changed"],
+        command_line="python -m pytest tests/test_a.py",
+        spool="/s/test.scoped.out",
+    )
+    lint = RungReport(rung="diagnose.files", task="v1.diagnose.files", state="green", tool="ruff")
+    lint.duration_s, lint.spool = 0.03, "/s/lint.out"
+    epoch = EpochReport(
+        epoch=2, task="v1", state="red", green=False, snapshot="s", head="abc", policy="standard"
+    )
+    epoch.rungs, epoch.finished_at = [lint, red], 1.0
+    run = VerifyRunResult(
+        task="v1", epoch=2, snapshot="s", state="red", green=False, summary="red", result=epoch
+    )
+    wire = lean_dump(run)
+    assert (wire["state"], wire["green"], wire["task"]) == ("red", False, "v1")
+    rungs = wire["result"]["rungs"]
+    assert rungs[0] == {"rung": "diagnose.files", "state": "green", "tool": "ruff"}
+    assert rungs[1] == {
+        "rung": "test.scoped",
+        "state": "red",
+        "tool": "pytest",
+        "duration_s": 2.5,
+        "exit_code": 1,
+        "diagnostics": [
+            {
+                "file": "tests/test_a.py",
+                "line": 6,
+                "code": "AssertionError",
+                "message": "tests/test_a.py::test_add: AssertionError: two and two",
+                "text": 'assert total == 5, "two and two"',
+            }
+        ],
+        "spool": "/s/test.scoped.out",
+    }
+    assert set(wire["result"]) == {"state", "rungs"}, "snapshot, HEAD, policy, end: verify_status"
+    assert brief(run) == "red: test.scoped red\n"
+    jsonschema.validate(wire, output_schema(VerifyRunResult))
+    # A rung that failed without findings keeps how it ran: that is all there is to go on.
+    red.diagnostics, red.new_findings, red.output_tail = [], 0, "Traceback …"
+    kept = lean_dump(run)["result"]["rungs"][1]
+    assert kept["reason"].startswith("1 test failure")
+    assert kept["command_line"] == "python -m pytest tests/test_a.py"
+    assert kept["notes"] == ["1 selected: tests/test_a.py changed"]
 
 
 def _red_status() -> VerifyStatusResult:

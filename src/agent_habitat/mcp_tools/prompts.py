@@ -24,6 +24,7 @@ from agent_habitat.verify_text import render_time
 
 from .render import render
 from .resources import EPOCH_URI, SCENE_URI
+from .status_prompt import status_text
 
 __all__ = ["PROMPT_WAIT_SECONDS", "Prompts"]
 
@@ -61,12 +62,11 @@ def _user(text: str) -> types.PromptMessage:
     return types.PromptMessage(role="user", content=types.TextContent(text=text))
 
 
-def _embedded(uri: str, text: str) -> types.PromptMessage:
+def _link(uri: str, name: str) -> types.PromptMessage:
+    # A link, not the JSON: the text says it once, and a client reads the resource if it wants.
     return types.PromptMessage(
         role="user",
-        content=types.EmbeddedResource(
-            resource=types.TextResourceContents(uri=uri, mime_type="application/json", text=text)
-        ),
+        content=types.ResourceLink(uri=uri, name=name, mime_type="application/json"),
     )
 
 
@@ -128,7 +128,7 @@ class Prompts:
             description=f"Verify: {status.summary}",
             messages=[
                 _user(f"{render(status)}\n{ask}"),
-                _embedded(EPOCH_URI, status.model_dump_json()),
+                _link(EPOCH_URI, "verify-epoch"),
             ],
         )
 
@@ -142,19 +142,20 @@ class Prompts:
     async def _status(self, session: str | None) -> types.GetPromptResult:
         habitat = self._habitat
         scene = await habitat.shell.scene()
-        parts = [habitat.project.describe(), f"Shell tabs now:\n{render(scene)}"]
-        messages: list[types.PromptMessage] = []
+        status = None
         if habitat.verify is not None:
             status = await habitat.verifier.status(None, session)
-            parts.append(f"Verify:\n{render(status)}")
-            messages.append(_embedded(EPOCH_URI, status.model_dump_json()))
-        else:
-            parts.append(render_time(habitat.accounting.report(session)))
-        parts.append(
+        time = status.time if status is not None and status.time is not None else None
+        text = status_text(
+            habitat.project.describe(),
+            scene,
+            status,
+            render_time(time or habitat.accounting.report(session)),
             "Give me a short status: what is running, what ran last in each tab and whether it "
             "failed, whether the code is green now (a stale verify is not), and anything that "
-            "needs my attention."
+            "needs my attention.",
         )
-        messages.insert(0, _user("\n".join(parts)))
-        messages.insert(1, _embedded(SCENE_URI, scene.model_dump_json()))
+        messages = [_user(text), _link(SCENE_URI, "scene")]
+        if status is not None:
+            messages.append(_link(EPOCH_URI, "verify-epoch"))
         return types.GetPromptResult(description="Current habitat status", messages=messages)

@@ -27,6 +27,8 @@ from agent_habitat.verify_text import (
     render_verify_status,
 )
 
+from .wire import failed_verify
+
 __all__ = ["brief", "render"]
 
 
@@ -244,6 +246,11 @@ def _verify_brief(result: BaseModel) -> str:
     # The verdict line, and what is not green in one line; the findings are structured.
     if isinstance(result, VerifyRunResult) and result.green and result.result is not None:
         return "green\n"  # what was checked is the structured summary (wire rule 6)
+    if isinstance(result, VerifyRunResult) and result.result and failed_verify(result):
+        # The failure is the structured content (wire rule 7): which rungs, in a few words.
+        failing = [r for r in result.result.rungs if r.state not in ("green", "skipped")]
+        said = ", ".join(f"{r.rung} {r.state}" for r in failing) or result.result.reason
+        return f"{result.state}: {said}\n" if said else f"{result.state}\n"
     lines = render(result).splitlines()
     green = getattr(result, "green", False)
     return "\n".join(lines[:1] if green else lines[:2]) + "\n"

@@ -23,6 +23,7 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.verify_slot import EPOCH_EVENT_KINDS
 
 from .broadcast import Broadcaster
+from .wire import lean_dump
 
 __all__ = ["EPOCH_URI", "SCENE_EVENT_KINDS", "SCENE_URI", "Resources"]
 
@@ -43,6 +44,10 @@ SCENE_EVENT_KINDS = frozenset(
 
 
 _URIS = (SCENE_URI, EPOCH_URI)
+
+
+def _compact(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
 
 
 def _check(uri: str) -> None:
@@ -92,12 +97,13 @@ class Resources:
         return types.ListResourceTemplatesResult(resource_templates=[])
 
     async def _json(self, uri: str) -> str:
+        # The tools' wire rules (`wire.lean_dump`): nothing null, empty, default or derived.
         if uri == SCENE_URI:
-            return (await self._habitat.shell.scene()).model_dump_json()
+            return _compact(lean_dump(await self._habitat.shell.scene()))
         try:
-            return (await self._habitat.verifier.status()).model_dump_json()
+            return _compact(lean_dump(await self._habitat.verifier.status()))
         except HabitatError as exc:  # e.g. no project open: say so, as the tools would
-            return json.dumps({"green": False, "summary": str(exc), "epoch": None})
+            return _compact({"green": False, "summary": str(exc)})
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams

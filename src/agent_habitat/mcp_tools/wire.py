@@ -16,13 +16,16 @@ content is what the model reads, and it is lean by these rules, in this order:
    error-looking lines among what is cut join its `error_lines` (`shell/error_lines.py`).
 6. A finished green `verify_run` is its verdict: epoch, state, green and a summary of what
    was checked; the rest is one `verify_status` away.
+7. A finished `verify_run` that is not green is what to fix (`_failure`): its state, each
+   failing rung with its findings; where and how it ran is one `verify_status` away.
 
 No rule leaves out a `state` that is `red`, `error` or `died`: the model never has to infer
 the one value that matters from the object around it.
 
-The result models themselves are unchanged: the CLI's `--json`, the host's JSON API and the
-resources dump them whole. `wire_schema` is the output schema these lean dumps conform to:
-the model's schema with every field that a rule can leave out no longer required.
+The result models themselves are unchanged: the CLI's `--json` and the host's JSON API dump
+them whole; the `habitat://…` resources follow rules 1–4. `wire_schema` is the output schema
+these lean dumps conform to: the model's schema with every field that a rule can leave out no
+longer required.
 """
 
 from __future__ import annotations
@@ -45,7 +48,15 @@ from agent_habitat.verify_report import (
 )
 from agent_habitat.verify_text import checked
 
-__all__ = ["DERIVED", "OUTPUT_WIRE_BYTES", "fit", "fit_output", "lean_dump", "wire_schema"]
+__all__ = [
+    "DERIVED",
+    "OUTPUT_WIRE_BYTES",
+    "failed_verify",
+    "fit",
+    "fit_output",
+    "lean_dump",
+    "wire_schema",
+]
 
 OUTPUT_WIRE_BYTES = 16 * 1024
 """The output body's budget as the model reads it: bytes of its JSON-escaped text."""
@@ -92,6 +103,11 @@ DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
     },
     RungReport: {
         "task": lambda r: r.task.endswith(f".{r.rung}"),  # the epoch's task id + rung
+        # Counts equal to the findings listed: the list says them.
+        "new_findings": lambda r: r.new_findings == sum(not d.preexisting for d in r.diagnostics),
+        "preexisting_findings": lambda r: (
+            r.preexisting_findings == sum(d.preexisting for d in r.diagnostics)
+        ),
         "exit_code": lambda r: r.state == "green" and r.exit_code == 0,
         "spool": lambda r: r.state in ("green", "skipped"),  # the log matters when it failed
     },
@@ -258,7 +274,46 @@ def lean_dump(
     out = _lean(result, known)
     if isinstance(result, VerifyRunResult) and result.result is not None and _green(result):
         out["summary"] = checked(result.result)
+    elif isinstance(result, VerifyRunResult) and failed_verify(result):
+        _failure(out)
     return out
+
+
+_FINISHED_NOT_GREEN = frozenset({"red", "error", "incomplete", "died", "cancelled"})
+"""Rule 7 applies to these; a stale, queued or running result keeps everything."""
+_FINDINGS_SAY = ("reason", "command_line", "notes")
+"""What a rung with findings leaves out of a failed verify_run: its reason is rendered from
+the first finding, its command and notes say how it ran, not what is wrong."""
+
+
+def failed_verify(result: VerifyRunResult) -> bool:
+    """A finished verify_run that is not green (and not stale): rule 7 applies."""
+    epoch = result.result
+    return epoch is not None and not epoch.stale and epoch.state in _FINISHED_NOT_GREEN
+
+
+def _failure(out: dict[str, Any]) -> None:
+    """Rule 7: a finished verify_run that is not green is what to fix. The state stays
+    (`red`), and what to fix: each failing rung with its findings (file, line, code, message,
+    the source line) or, without findings, its reason, command and output tail; the rungs that
+    passed by name and tool. Where and how it ran (snapshot, HEAD, policy, timings of the
+    rungs that passed, when it ended) is one `verify_status` away."""
+    out.pop("snapshot", None)
+    epoch = out.get("result", {})
+    for name in ("head", "policy", "finished_at"):
+        epoch.pop(name, None)
+    for rung in epoch.get("rungs", []):
+        if rung.get("state", epoch.get("state")) in ("green", "skipped"):
+            rung.pop("duration_s", None)
+            rung.pop("notes", None)
+            continue
+        diagnostics = rung.get("diagnostics", [])
+        if any(not d.get("preexisting") for d in diagnostics):
+            for name in _FINDINGS_SAY:
+                rung.pop(name, None)
+        for diagnostic in diagnostics:
+            if diagnostic.get("source") == rung.get("tool"):
+                del diagnostic["source"]  # the rung's tool found it
 
 
 def _droppable(name: str, prop: Mapping[str, Any], never: set[str]) -> bool:
