@@ -118,10 +118,12 @@ async def test_file_edit_after_green_makes_the_epoch_stale_at_once(calc: Path) -
     status = json.loads(content.text)
     assert status["green"] is False
     assert status["epoch"]["state"] == "stale"
-    assert "src/calc/text.py" in status["epoch"]["changed"]
+    # The resource follows the wire rules: the epoch's changed paths are the status's.
+    assert "src/calc/text.py" in status["changed"]
+    assert "changed" not in status["epoch"]
 
 
-async def test_a_red_result_of_a_failing_test_fits_in_4_kib_and_names_the_assertion(
+async def test_a_red_result_of_a_failing_test_fits_in_1100_bytes_and_names_the_assertion(
     calc: Path,
 ) -> None:
     (calc / "tests/test_wrong.py").write_text(FAILING_TEST, encoding="utf-8")
@@ -133,19 +135,18 @@ async def test_a_red_result_of_a_failing_test_fits_in_4_kib_and_names_the_assert
         status = await client.call_tool("verify_status", {})
     result = data(red)
     assert result["state"] == "red", result
-    body = text(red)
-    assert body.startswith("state=red green=false")
-    assert "tests/test_wrong.py::test_add_is_wrong" in body
+    assert text(red) == "red: test.scoped red\n", "a few words: the failure is structured"
     # What the model reads is the structured content: the finding, located, with its line.
     (rung,) = result["result"]["rungs"]
     (finding,) = rung["diagnostics"]
     assert (finding["file"], finding["line"]) == ("tests/test_wrong.py", 6)
+    assert finding["message"].startswith("tests/test_wrong.py::test_add_is_wrong")
     assert finding["text"] == 'assert total == 5, "two and two"'
     assert rung["spool"]
-    assert "state" not in rung, "a rung's state is its epoch's (red) when left out"
-    for answer in (red, status):
+    assert rung["state"] == "red"
+    for answer, budget in ((red, 1100), (status, 4096)):
         wire = json.dumps(data(answer), separators=(",", ":"), ensure_ascii=False)
-        assert len(text(answer).encode()) + len(wire.encode()) <= 4096, wire
+        assert len(text(answer).encode()) + len(wire.encode()) <= budget, wire
 
 
 async def test_prompts_are_listed_and_return_text_and_the_epoch_resource_follows_runs(

@@ -296,11 +296,11 @@ def _failure(out: dict[str, Any]) -> None:
     """Rule 7: a finished verify_run that is not green is what to fix. The state stays
     (`red`), and what to fix: each failing rung with its findings (file, line, code, message,
     the source line) or, without findings, its reason, command and output tail; the rungs that
-    passed by name and tool. Where and how it ran (snapshot, HEAD, policy, timings of the
-    rungs that passed, when it ended) is one `verify_status` away."""
+    passed by name and tool. Where and how it ran (snapshot, HEAD, policy, where the time
+    went, the passing rungs' timings, when it ended) is one `verify_status` away."""
     out.pop("snapshot", None)
     epoch = out.get("result", {})
-    for name in ("head", "policy", "finished_at"):
+    for name in ("head", "policy", "finished_at", "timing"):
         epoch.pop(name, None)
     for rung in epoch.get("rungs", []):
         if rung.get("state", epoch.get("state")) in ("green", "skipped"):
