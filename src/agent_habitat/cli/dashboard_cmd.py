@@ -1,6 +1,7 @@
 """`habitat dashboard` — the live web page of the workspace, in a browser.
 
-Ensures the host runs with loopback TCP (started with `--tcp 127.0.0.1:0` when none runs),
+Ensures the host runs with loopback TCP (started with `--tcp 127.0.0.1:0` when none runs;
+a running host without it is asked over the unix socket to open it, keeping its warm state),
 asks it over the unix socket for a one-time login code, prints the URL and opens it in a
 browser when one is there (`--no-browser`: only print).
 """
@@ -72,17 +73,23 @@ def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
     root = project_root(args)
     parse_tcp(args.tcp, allow_remote=False)
     record = launcher.find_host(root)
-    if record is not None and record.tcp is None:
-        raise HabitatError(
-            f"the host for {root} (pid {record.pid}) runs without TCP, so no browser can reach "
-            "it; restart it with TCP: `habitat host stop && habitat dashboard` "
-            "(runs go on in their own sessions)"
-        )
-    handle = launcher.ensure_host(root, tcp=args.tcp)
+    # A host started without TCP (the agent's `habitat mcp`) opens a loopback listener when
+    # asked over its socket: its warm state (dmypy, the warm pytest, the runs) stays.
+    handle = launcher.ensure_host(root, tcp=args.tcp if record is None else None)
     record = handle.record
-    assert record.tcp is not None  # ensure_host refuses a running host without TCP
     transport = httpx2.HTTPTransport(uds=record.socket)
-    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as client:
+    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=30) as client:
+        tcp = record.tcp
+        if tcp is None:
+            opened = client.post("/api/host/tcp", json={"tcp": args.tcp})
+            if opened.status_code == 404:
+                raise HabitatError(
+                    f"the host pid {record.pid} runs without TCP and cannot open it (an older "
+                    "version); restart it: `habitat host stop && habitat dashboard`"
+                )
+            if opened.status_code != 200:
+                raise HabitatError(f"the host could not open TCP: {opened.json()['error']}")
+            tcp = str(opened.json()["tcp"])
         response = client.post("/api/dashboard/login")
         if response.status_code == 404:
             raise HabitatError(
@@ -90,7 +97,7 @@ def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
                 "`habitat host stop && habitat dashboard`"
             )
         path = response.raise_for_status().json()["path"]
-    return record.tcp + path, handle.started, record.pid
+    return tcp + path, handle.started, record.pid
 
 
 def _open(url: str) -> bool:

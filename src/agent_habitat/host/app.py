@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_habitat import __version__
+from agent_habitat.errors import UsageError
 from agent_habitat.events import EventBus
 from agent_habitat.habitat import Habitat
 from agent_habitat.mcp_tools import HabitatServer, primary_server
@@ -37,7 +38,7 @@ from agent_habitat.workspace import Workspace
 from .api import api_routes
 from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
-from .guard import Guard
+from .guard import Guard, over_tcp
 from .mcp_stream import LineStream
 
 __all__ = ["Activity", "HostApp", "Hosted", "build_app", "build_mcp", "warm"]
@@ -117,6 +118,12 @@ class HostApp:
     activity: Activity
     events: EventStream
     info: dict[str, Any] = field(default_factory=dict)
+    open_tcp: Callable[[tuple[str, int]], Awaitable[str]] | None = None
+    """Opens the loopback TCP listener (set once the host listens)."""
+
+
+DEFAULT_LOOPBACK = "127.0.0.1:0"
+"""Where `POST /api/host/tcp` listens unless told: loopback, any free port."""
 
 
 def build_app(
@@ -158,11 +165,32 @@ def build_app(
             }
         )
 
+    async def open_tcp(request: Request) -> Response:
+        # Only the socket's owner may make the host reachable over the network, and only on
+        # loopback; the listener then asks every request for the token, as one started so.
+        from .server import parse_tcp  # the server module builds this app
+
+        if over_tcp(request.scope):
+            return JSONResponse({"error": "open TCP over the unix socket"}, status_code=403)
+        try:
+            body = await request.json() if await request.body() else {}
+            where = parse_tcp(str(body.get("tcp") or DEFAULT_LOOPBACK), allow_remote=False)
+        except (ValueError, AttributeError, UsageError) as exc:
+            return JSONResponse({"error": str(exc), "field": "tcp"}, status_code=400)
+        if host_app.open_tcp is None:
+            return JSONResponse({"error": "the host is still starting"}, status_code=503)
+        try:
+            url = await host_app.open_tcp(where)
+        except OSError as exc:
+            return JSONResponse({"error": f"cannot listen on {where}: {exc}"}, status_code=409)
+        return JSONResponse({"tcp": url})
+
     routes = [
         # The bridge's line exchange (host/mcp_stream.py), else Streamable HTTP.
         Route("/mcp", LineStream(hosted.server, StreamableHTTPASGIApp(sessions))),
         Route("/events", events.endpoint, methods=["GET"]),
         Route("/api/status", status, methods=["GET"]),
+        Route("/api/host/tcp", open_tcp, methods=["POST"]),
         *dashboard_routes(token=token, logins=(logins := Logins())),
         *api_routes(hosted.habitat),
     ]

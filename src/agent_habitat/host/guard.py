@@ -28,7 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .dashboard.login import COOKIE
 
-__all__ = ["LOOPBACK_NAMES", "Guard"]
+__all__ = ["LOOPBACK_NAMES", "Guard", "over_tcp"]
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -79,7 +79,7 @@ class Guard:
         origin = headers.get("origin")
         if origin is not None and not self._origin_ok(origin):
             return 403, "Invalid Origin header: only localhost pages may call the host\n", {}
-        if _over_tcp(scope) and not self._authorized(scope, headers):
+        if over_tcp(scope) and not self._authorized(scope, headers):
             return (
                 401,
                 "Missing or wrong token: send `Authorization: Bearer TOKEN` "
@@ -116,7 +116,7 @@ class Guard:
         return any(results) or (self._login is not None and self._login(scope))
 
 
-def _over_tcp(scope: Scope) -> bool:
+def over_tcp(scope: Scope) -> bool:
     # uvicorn reports a unix socket's address as (path, None); anything else, including
     # no address at all, is treated as the network and must carry the token.
     server = scope.get("server")

@@ -142,7 +142,9 @@ async def serve_host(root: Path, *, tcp: tuple[str, int] | None = None) -> None:
         raise AlreadyRunning(f"a host already runs for {root} (see {files.lock})")
     try:
         config = load_host_config(root)
-        token = files.token() if tcp else None
+        # Always: a host started without TCP can open a loopback listener on demand
+        # (`habitat dashboard`), and that listener needs the token from its first request.
+        token = files.token()
         try:
             async with build_mcp(root) as hosted:
                 await _serve(hosted, files, lock, root, tcp, token, config.idle_seconds)
@@ -218,6 +220,31 @@ async def _serve(
         )
         app.info.update({"socket": record.socket, "tcp": record.tcp, "root": record.root})
         lock.publish(record)
+        opening = anyio.Lock()
+
+        async def open_tcp(where: tuple[str, int]) -> str:
+            """The TCP listener, opened now on loopback `where` if the host has none: the
+            warm state stays (a restart with --tcp would throw it away)."""
+            nonlocal record, running
+            async with opening:
+                if record.tcp is not None:
+                    return record.tcp
+                listener = _tcp_listener(*where)
+                bound = listener.getsockname()
+                shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+                server = _Uvicorn(_config(app, tcp_connection_cap(raise_fd_limit())), [listener])
+                servers.append(server)
+                running += 1
+                tg.start_soon(serve, server)
+                with anyio.fail_after(30):
+                    await server.listening.wait()
+                record = record.model_copy(update={"tcp": f"http://{shown}:{bound[1]}"})
+                app.info["tcp"] = record.tcp
+                lock.publish(record)
+                assert record.tcp is not None
+                return record.tcp
+
+        app.open_tcp = open_tcp
         hosted.bus.publish("host.started", data={"pid": record.pid, "tcp": tcp_url})
         tg.start_soon(_stop_on_signal, stop)
         if idle_seconds > 0:
