@@ -3,12 +3,13 @@
 
 A cold `basedpyright` run reads and binds the whole program on every verify (1.3–4.3 s on a
 small project, ~8 s on packaging); its language server keeps that and re-checks what a
-change reaches. Each check opens the rung's targets with their text on disk (a changed one
-gets `didChange`), tells the server about every other file of the change that is not open
-(`workspace/didChangeWatchedFiles`; it watches nothing itself, so nothing races the check),
-closes what is no longer a target, and pulls each target's diagnostics. They are written in
-the shape of the tool's own CLI output and parsed by the same parser, so a warm finding and
-a cold one compare equal (tests/e2e/test_warm_checker.py checks it on a real project).
+change reaches. Each check opens the rung's targets with their text on disk (an open one
+that changed gets `didChange`; open documents stay open, kept equal to the disk), tells the
+server about every other file of the change (`workspace/didChangeWatchedFiles`; it watches
+nothing itself, so nothing races the check), and pulls each target's diagnostics. They are
+written in the shape of the tool's own CLI output and parsed by the same parser, so a warm
+finding and a cold one compare equal (tests/e2e/test_warm_checker.py checks it on a real
+project; bench/ladder_harness_checkers.py on packaging).
 
 A server answers for one configuration: a change of HEAD, of a configuration file, of the
 interpreter or of the tool starts a new one. A server that fails or dies mid-check is
@@ -174,15 +175,17 @@ class WarmChecker:
             return out
 
     def _sync(self, client: LspClient, targets: list[str], touched: list[str]) -> None:
-        wanted = set(targets)
-        for rel in [r for r in self._opened if r not in wanted]:
-            # Closed, the server reads it from disk again: told below if it changed.
+        # Documents stay open once opened, their text kept equal to the disk's: closing one
+        # makes pyright re-read it and re-check everything that imports it (seen on
+        # packaging: a verify whose affected set shrank paid seconds for that).
+        gone = [r for r in self._opened if not (self.root / r).is_file()]
+        for rel in gone:
             client.notify("textDocument/didClose", {"textDocument": {"uri": self.uri(rel)}})
             del self._opened[rel]
-            self._told.pop(rel, None)
-        changes = []
+        changes = [{"uri": self.uri(rel), "type": 3} for rel in gone]
+        keep = set(targets) | set(self._opened)
         python = {r for r in touched if r.endswith((".py", ".pyi"))}
-        for rel in sorted((python | set(self._told)) - wanted):
+        for rel in sorted((python | set(self._told)) - keep):
             digest = _digest(self.root / rel)
             if rel in self._told and self._told[rel] == digest:
                 continue
@@ -191,26 +194,29 @@ class WarmChecker:
             self._told[rel] = digest
         if changes:
             client.notify("workspace/didChangeWatchedFiles", {"changes": changes})
-        for rel in targets:
-            data = (self.root / rel).read_bytes()
-            digest = hashlib.sha256(data).hexdigest()
-            text = data.decode("utf-8", "replace")
-            sent = self._opened.get(rel)
-            uri = self.uri(rel)
-            if sent is None:
-                doc = {"uri": uri, "languageId": "python", "version": 1, "text": text}
-                client.notify("textDocument/didOpen", {"textDocument": doc})
-                self._opened[rel] = (1, digest)
-            elif sent[1] != digest:
-                version = sent[0] + 1
-                client.notify(
-                    "textDocument/didChange",
-                    {
-                        "textDocument": {"uri": uri, "version": version},
-                        "contentChanges": [{"text": text}],
-                    },
-                )
-                self._opened[rel] = (version, digest)
+        for rel in sorted(keep - set(gone)):
+            self._send_text(client, rel)
+
+    def _send_text(self, client: LspClient, rel: str) -> None:
+        data = (self.root / rel).read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        sent = self._opened.get(rel)
+        if sent is not None and sent[1] == digest:
+            return
+        text = data.decode("utf-8", "replace")
+        uri = self.uri(rel)
+        self._told.pop(rel, None)  # open now: its text is what the server uses
+        if sent is None:
+            doc = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+            client.notify("textDocument/didOpen", {"textDocument": doc})
+            self._opened[rel] = (1, digest)
+            return
+        version = sent[0] + 1
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
+        )
+        self._opened[rel] = (version, digest)
 
     def alive(self) -> bool:
         return (
