@@ -220,7 +220,11 @@ async def test_status_shows_the_warm_daemon_and_it_stops_with_the_host(
     record = ensure_host(project).record
     async with uds(record) as client:
         cold = (await client.get("/api/status")).json()
-    assert cold["warm"] == {"dmypy": {"state": "absent", "pid": None}, "checkers": []}
+    assert cold["warm"] == {
+        "dmypy": {"state": "absent", "pid": None},
+        "checkers": [],
+        "pytest": {"state": "none"},
+    }
     # A stand-in daemon: what the host must stop is whatever pid the status file names.
     daemon = DmypyDaemon(Workspace.for_project(project))
     daemon.dir.mkdir(parents=True, exist_ok=True)

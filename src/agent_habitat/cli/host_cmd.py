@@ -126,13 +126,28 @@ def _status(root: Path, args: argparse.Namespace) -> int:
     print(f"  socket {status['socket']}" + (f", tcp {status['tcp']}" if status["tcp"] else ""))
     print(f"  tabs: {tabs}")
     print(f"  running: {running or 'nothing'}")
-    dmypy = status.get("warm", {}).get("dmypy", {})
-    checkers = status.get("warm", {}).get("checkers", [])
-    if dmypy.get("state") == "alive":
-        print(f"  warm: dmypy daemon (pid {dmypy['pid']})")
-    elif not checkers:
-        print(f"  warm: nothing (dmypy daemon {dmypy.get('state', 'unknown')})")
-    for checker in checkers:
-        print(f"  warm: {checker['tool']} language server (pid {checker['pid']})")
+    for line in warm_lines(status.get("warm", {})):
+        print(f"  {line}")
     print(f"  idle exit after {status['idle_seconds']:.0f}s with no client and no run")
     return 0
+
+
+def warm_lines(warm: dict[str, Any]) -> list[str]:
+    """What the host keeps warm, from `/api/status`'s `warm`: the dmypy daemon, language
+    servers, the warm pytest; a pytest that runs fresh by decision says so, with why."""
+    lines: list[str] = []
+    dmypy = warm.get("dmypy", {})
+    checkers = warm.get("checkers", [])
+    pytest = warm.get("pytest", {})
+    if dmypy.get("state") == "alive":
+        lines.append(f"warm: dmypy daemon (pid {dmypy['pid']})")
+    elif not checkers and pytest.get("state") != "warm":
+        lines.append(f"warm: nothing (dmypy daemon {dmypy.get('state', 'unknown')})")
+    lines += [f"warm: {c['tool']} language server (pid {c['pid']})" for c in checkers]
+    if pytest.get("state") == "warm":
+        lines.append(f"warm: pytest (pid {pytest['pid']}), forked per test run")
+    elif pytest.get("state") == "fresh":
+        lines.append(f"pytest: fresh ({pytest.get('why')})")
+    elif pytest.get("state") in ("failed", "cold", "skipped"):
+        lines.append(f"pytest: not warm, {pytest['state']} ({pytest.get('why')})")
+    return lines

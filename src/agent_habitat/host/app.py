@@ -33,6 +33,7 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.mcp_tools import HabitatServer, primary_server
 from agent_habitat.shell import ShellHabitat
 from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
+from agent_habitat.verify.warmup import pytest_glance
 from agent_habitat.workspace import Workspace
 
 from .api import api_routes
@@ -100,12 +101,13 @@ class Activity:
 
 def warm(workspace: Workspace) -> dict[str, Any]:
     """The warm tool daemons of the workspace: the dmypy daemon's state and pid, the warm
-    checkers' language servers (tool, pid, owner)."""
+    checkers' language servers (tool, pid, owner), the warm pytest (or why runs are fresh)."""
     daemon = DmypyDaemon(workspace)
     state = daemon.state()
     return {
         "dmypy": {"state": state, "pid": daemon.pid() if state == "alive" else None},
         "checkers": warm_checker.live(workspace),
+        "pytest": pytest_glance(workspace),
     }
 
 

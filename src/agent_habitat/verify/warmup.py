@@ -51,14 +51,14 @@ from .rungs.lint_warm import warm_lint_baseline
 from .rungs.lsp import LspError
 from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker, locate
 from .rungs.warm_checker import ServerSpec
-from .rungs.warm_pytest import WarmPytest
+from .rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH, WarmPytest
 from .rungs.warm_pytest import ensure as ensure_warm_pytest
 from .selection import warm_graph
 from .selection_memo import SelectionMemo
 from .snapshot import take_snapshot
 from .testdeps import deps_store_dir, load_testdeps
 
-__all__ = ["WarmItem", "WarmUp", "warm_lines"]
+__all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +69,8 @@ STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon", "pytest")
 @dataclass
 class WarmItem:
     state: str
-    """`warm`, `skipped` (nothing to warm, or turned off) or `failed`."""
+    """`warm`, `skipped` (nothing to warm, or turned off), `fresh` (the warm pytest would not
+    be faithful here, so the test runs are fresh, rightly) or `failed`."""
     detail: str
     duration_s: float = 0.0
 
@@ -212,6 +213,9 @@ class WarmUp:
             return WarmItem("skipped", f"pytest not installed in {env.label}")
         warm = WarmPytest(ctx.workspace)
         failed = await ensure_warm_pytest(warm, env, ctx.root, ctx.process_env())
+        if failed is not None and STAYS_FRESH in failed:
+            # A decision, not a breakage: pytest imports the project itself at start-up.
+            return WarmItem("fresh", failed.removeprefix(EXITED_AT_START))
         if failed is not None:
             return WarmItem("failed", failed)
         record = warm.record()
@@ -321,5 +325,28 @@ def warm_lines(workspace: Workspace) -> list[str]:
             state, detail = "cold", "the language server has exited since"
         if name == "pytest" and state == "warm" and WarmPytest(workspace).record() is None:
             state, detail = "cold", "the warm pytest has exited since"
+        if state == "fresh":
+            out.append(f"warm: {name.replace('_', ' ')}: fresh ({detail})")
+            continue
         out.append(f"warm: {name.replace('_', ' ')}: {state} — {detail}")
     return out
+
+
+def pytest_glance(workspace: Workspace) -> dict[str, object]:
+    """The warm pytest as it is now, for `habitat host status`: `warm` with its pid, else
+    what the last warm-up decided (`fresh` with why, `failed`, `skipped`, `cold`), else
+    `none` (no warm-up ran here)."""
+    record = WarmPytest(workspace).record()
+    if record is not None:
+        return {"state": "warm", "pid": record.pid}
+    try:
+        data = json.loads((workspace.state_dir / _FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"state": "none"}
+    item = data.get("items", {}).get("pytest")
+    if not isinstance(item, dict):
+        return {"state": "none"}
+    state = item.get("state", "none")
+    if state == "warm":
+        return {"state": "cold", "why": "the warm pytest has exited since"}
+    return {"state": state, "why": item.get("detail", "")}

@@ -71,6 +71,13 @@ def _scripts_digest() -> str:
     return digest.hexdigest()[:16]
 
 
+EXITED_AT_START = "the warm pytest exited at start: "
+STAYS_FRESH = "its test runs stay fresh"
+"""How the zygote says it would not be faithful (pytest imports the project at start-up):
+the zygote runs in the project's interpreter and imports nothing of ours, so the words are
+the contract (tests/verify check both sides)."""
+
+
 class WarmPytest:
     def __init__(self, workspace: Workspace) -> None:
         self.dir = workspace.state_dir / "pytest-warm"
@@ -154,7 +161,7 @@ class WarmPytest:
                     return None
                 if not is_alive(sup.record):
                     last = text.strip().splitlines()[-1:] or ["no output"]
-                    return f"the warm pytest exited at start: {last[0][:300]}"
+                    return f"{EXITED_AT_START}{last[0][:300]}"
                 await anyio.sleep(_POLL_S)
         await kill_tree(sup.record, grace=1.0)
         return f"the warm pytest did not start within {START_TIMEOUT_S:.0f} s"
