@@ -52,8 +52,14 @@ def lines_now(ctx: RungContext, rel: str) -> list[str] | None:
 def _mark(
     ctx: RungContext, head: HeadTree, current: list[Diagnostic], base: list[Diagnostic]
 ) -> list[Diagnostic]:
-    # Blocking: reads the working files, and HEAD's blobs through git.
-    return mark_preexisting(current, base, functools.partial(lines_now, ctx), head.lines)
+    # Blocking: reads the working files, and HEAD's blobs through git. Only HEAD's findings in
+    # a file that has one now can match (every key starts with the file): a baseline made over
+    # a whole package must not cost a git read per file of it (~80 ms on packaging).
+    files = {d.file for d in current}
+    mine = [b for b in base if b.file in files]
+    return mark_preexisting(
+        current, mine, functools.cache(functools.partial(lines_now, ctx)), head.lines
+    )
 
 
 def _first(diagnostics: Sequence[Diagnostic]) -> str:
