@@ -6,8 +6,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import HabitatError
@@ -46,12 +44,33 @@ def find_project_root(start: Path | None = None) -> Path:
     return scm_root(start) or start
 
 
-@dataclass(frozen=True)
 class Workspace:
-    """A project root (or a named namespace such as the escape terminal) and its state folder."""
+    """A project root (or a named namespace such as the escape terminal) and its state folder.
 
+    Immutable, compared and hashed by value. A plain class, not a dataclass: every CLI call
+    finds its host through this module, and `dataclasses` costs it `inspect`'s import."""
+
+    __slots__ = ("root", "state_dir")
     root: Path | None
     state_dir: Path
+
+    def __init__(self, *, root: Path | None, state_dir: Path) -> None:
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "state_dir", state_dir)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Workspace is immutable: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Workspace):
+            return NotImplemented
+        return (self.root, self.state_dir) == (other.root, other.state_dir)
+
+    def __hash__(self) -> int:
+        return hash((self.root, self.state_dir))
+
+    def __repr__(self) -> str:
+        return f"Workspace(root={self.root!r}, state_dir={self.state_dir!r})"
 
     @classmethod
     def for_project(cls, root: Path, namespace: str = "workspaces") -> Workspace:
@@ -146,6 +165,8 @@ def write_private(path: Path, data: str | bytes) -> None:
     """Write a state file whole: a temp file beside it (0600, the user's alone, as every
     state file is), then a rename, so a concurrent reader never sees half of it."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    import threading
+
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:

@@ -12,65 +12,20 @@ None, and the full path asks again and reports whatever went wrong.
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-import socket
-from pathlib import Path
-from typing import Any
-
 from ..shell.quiet_scene import QuietCaps, QuietRun, QuietScene, QuietTab
 
-__all__ = ["ANSWER_SECONDS", "host_scene"]
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+__all__ = ["ANSWER_SECONDS", "host_scene", "scene_of"]
 
 ANSWER_SECONDS = 2.0
 """How long the host may take to answer before the full path is left to wait on it."""
 
-_REQUEST = (
-    b"POST /api/shell_scene HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-    b"Content-Length: 2\r\nConnection: close\r\n\r\n{}"
-)
 
-
-def _live_socket(lock: Path) -> str | None:
-    """The socket named in `host.lock` while a live host holds the lock (`host.lock`)."""
-    try:
-        fd = os.open(lock, os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # held: a host runs
-        else:
-            return None  # nobody holds it: whatever the file says, no host runs
-        record = json.loads(os.pread(fd, 1 << 16, 0) or b"null")
-    except ValueError:
-        return None  # still being written: a starting host
-    finally:
-        os.close(fd)
-    path = record.get("socket") if isinstance(record, dict) else None
-    return path if isinstance(path, str) else None
-
-
-def _ask(path: str) -> Any:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-        conn.settimeout(ANSWER_SECONDS)
-        conn.connect(path)
-        conn.sendall(_REQUEST)
-        chunks = []
-        while chunk := conn.recv(1 << 16):
-            chunks.append(chunk)
-    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
-    status, *headers = head.decode("latin-1").split("\r\n")
-    fields = dict(h.lower().split(":", 1) for h in headers if ":" in h)
-    if status.split()[1:2] != ["200"] or "chunked" in fields.get("transfer-encoding", ""):
-        return None
-    return json.loads(body)
-
-
-def _scene(data: Any) -> QuietScene:
+def scene_of(data: Any) -> QuietScene:
     """The answer as the table's records; KeyError/TypeError/ValueError when it is not one."""
     tabs = []
     for tab in data["tabs"]:
@@ -109,11 +64,18 @@ def _scene(data: Any) -> QuietScene:
 
 def host_scene(lock: Path) -> QuietScene | None:
     """The scene the live host of `lock` reports, or None (see the module docstring)."""
-    path = _live_socket(lock)
-    if path is None:
+    from ..host.plain_client import HostGone, live_host
+
+    host = live_host(lock)
+    if host is None:
         return None
     try:
-        data = _ask(path)
-        return None if data is None else _scene(data)
-    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        answer = host.ask("POST", "/api/shell_scene", {}, timeout=ANSWER_SECONDS)
+    except HostGone:
+        return None
+    if answer.status != 200 or answer.data is None:
+        return None
+    try:
+        return scene_of(answer.data)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None

@@ -11,9 +11,9 @@
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`
 # Names load from their module on first use (PEP 562): the CLI asks `find_host` on every
 # shell command and must not pay for the bridge, uvicorn or the MCP SDK to do so.
-from typing import TYPE_CHECKING
-
 from ..lazy import lazy_attributes
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 
 _HOME = {
     "Bridge": "bridge",

@@ -9,9 +9,7 @@ the folder or a file in it is writable by group or others, or owned by someone e
 from __future__ import annotations
 
 import os
-import secrets
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from agent_habitat.errors import HabitatError
@@ -27,11 +25,14 @@ class UnsafePermissionsError(HabitatError):
     """The state folder or one of the host's files is open to other users."""
 
 
-@dataclass(frozen=True)
 class HostFiles:
     """Where one workspace's host keeps its socket, lock, token and log."""
 
-    workspace: Workspace
+    __slots__ = ("workspace",)
+
+    def __init__(self, workspace: Workspace) -> None:
+        # A plain class: the CLI finds its host through it on every call (see `Workspace`).
+        self.workspace = workspace
 
     @property
     def state_dir(self) -> Path:
@@ -91,6 +92,8 @@ class HostFiles:
             text = ""
         if text:
             return text
+        import secrets  # here: the CLI finds the host through this module on every call
+
         value = secrets.token_urlsafe(32)
         # O_EXCL: two hosts racing to create it must not end up with different tokens.
         try:

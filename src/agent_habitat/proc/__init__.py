@@ -3,10 +3,31 @@
 #   supervised  spawn into a new session with output to a spool file; wait; adopt
 #   kill        kill_tree — the one place that owns killing; KillPolicy (grace, read per call)
 #   signals     parse_signal
-from .kill import DEFAULT_POLICY, KillPolicy, KillReport, kill_tree, marked_leader, members
-from .record import ProcessRecord, is_alive, process_create_time
-from .signals import parse_signal
-from .supervised import MARKER_ENV, Supervised, spawn
+#   spool       a run's output file, read in bounded pieces (standard library only)
+# Names load from their module on first use (PEP 562): the CLI reads a spool (`proc.spool`)
+# without importing psutil and anyio, which the rest needs.
+from ..lazy import lazy_attributes
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+
+if TYPE_CHECKING:
+    from .kill import DEFAULT_POLICY, KillPolicy, KillReport, kill_tree, marked_leader, members
+    from .record import ProcessRecord, is_alive, process_create_time
+    from .signals import parse_signal
+    from .supervised import MARKER_ENV, Supervised, spawn
+
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        **dict.fromkeys(
+            ("DEFAULT_POLICY", "KillPolicy", "KillReport", "kill_tree", "marked_leader", "members"),
+            "kill",
+        ),
+        **dict.fromkeys(("ProcessRecord", "is_alive", "process_create_time"), "record"),
+        "parse_signal": "signals",
+        **dict.fromkeys(("MARKER_ENV", "Supervised", "spawn"), "supervised"),
+    },
+)
 
 __all__ = [
     "DEFAULT_POLICY",

@@ -17,8 +17,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio
-
+# anyio is imported by the waits that need it: the CLI copies a spool to the terminal with
+# no event loop, and must not pay for importing one.
 from .spool_hole import Hole, read_hole
 
 __all__ = ["Growth", "Hole", "Spool", "split_lines"]
@@ -238,7 +238,9 @@ class Growth:
         if self._watch is not None:
             await self._watch.wait()
             return
-        while self._spool.size() == self._seen:  # noqa: ASYNC110 - no inotify: polling is all there is
+        while self._spool.size() == self._seen:  # no inotify: polling is all there is
+            import anyio
+
             await anyio.sleep(_POLL_SECONDS)
         self._seen = self._spool.size()
 
@@ -264,6 +266,8 @@ class _Inotify:
         return cls(fd)
 
     async def wait(self) -> None:
+        import anyio
+
         await anyio.wait_readable(self.fd)
         # The events only say that something changed; the size tells what. Drain them all.
         while True:
@@ -274,6 +278,8 @@ class _Inotify:
                 return
 
     def close(self) -> None:
+        import anyio
+
         anyio.notify_closing(self.fd)
         os.close(self.fd)
 
