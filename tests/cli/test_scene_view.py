@@ -1,13 +1,18 @@
-"""The scene table laid out without rich is, character for character, what rich prints."""
+"""The scene table, laid out without rich: rich's look where it fits, and where it does not,
+the start of a path and the end of a command given up, never the column that tells rows
+apart."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 from rich.console import Console
+from rich.table import Table
 
 from agent_habitat.cli.scene_view import plain_scene, print_scene
+from agent_habitat.cli.table import cell_width
 from agent_habitat.shell import models as m
 
 
@@ -28,8 +33,25 @@ def _tab(name: str, cwd: str = "/work/p", command: str | None = "make test") -> 
 
 
 def _rich(scene: m.SceneResult, width: int) -> str:
+    """What rich printed for the scene before the CLI laid it out itself."""
     buf = io.StringIO()
-    print_scene(scene, Console(file=buf, highlight=False, width=width))
+    out = Console(file=buf, highlight=False, width=width)
+    table = Table("tab", "shell", "state", "cwd", "last run", title="habitat scene")
+    for tab in scene.tabs:
+        last = tab.last_run
+        summary = "—"
+        if last is not None:
+            code = last.exit_code if last.exit_code is not None else last.state
+            summary = f"#{last.index} `{last.command[:40]}` → {code} ({last.duration_s:.2f}s)"
+        state = f"running (pid {tab.pid})" if tab.state == "running" else tab.state
+        table.add_row(tab.name, tab.shell, state, tab.cwd, summary)
+    out.print(table)
+    caps = scene.caps
+    out.print(
+        f"{len(scene.tabs)}/{caps.max_tabs} tabs · {caps.history_rows} history "
+        f"rows per tab · output cap {caps.output_cap_bytes} B",
+        markup=False,
+    )
     return buf.getvalue()
 
 
@@ -57,19 +79,55 @@ def _rich(scene: m.SceneResult, width: int) -> str:
     ],
 )
 @pytest.mark.parametrize("width", [80, 132])
-def test_the_plain_table_is_what_rich_prints(scene: m.SceneResult, width: int) -> None:
+def test_a_table_that_fits_is_what_rich_printed(scene: m.SceneResult, width: int) -> None:
     roomy = plain_scene(scene, 1000)
-    assert roomy is not None
     assert roomy == _rich(scene, 1000)
-    plain = plain_scene(scene, width)
-    if plain is None:  # too wide for `width`: rich squeezes it, as it shows
-        assert _rich(scene, width) != roomy
-    else:
-        assert plain == _rich(scene, width)
+    text = plain_scene(scene, width)
+    if max(cell_width(line) for line in roomy.splitlines()) <= width:
+        assert text == _rich(scene, width)
+    else:  # rich folded such a table onto more lines; it is cut to the width instead
+        assert all(cell_width(line) <= width for line in text.splitlines())
+        assert len(text.splitlines()) == len(roomy.splitlines())
 
 
-def test_what_rich_would_squeeze_or_mark_up_is_left_to_rich() -> None:
-    assert plain_scene(_scene(_tab("main", cwd="/" + "d" * 90)), 80) is None
-    assert plain_scene(_scene(_tab("main", command="echo [bold]x")), 80) is None
-    assert plain_scene(_scene(_tab("main", command="echo :smile:")), 80) is None
-    assert plain_scene(_scene(_tab("main", cwd="/home/josé")), 80) is None
+def test_a_cwd_inside_the_project_shows_relative_to_it() -> None:
+    scene = _scene(_tab("main", "/work/p"), _tab("web", "/work/p/src/app"), _tab("o", "/etc"))
+    text = plain_scene(scene, 120, Path("/work/p"))
+    rows = [line for line in text.splitlines() if line.startswith("│")]
+    assert [row.split("│")[4].strip() for row in rows] == [".", "src/app", "/etc"]
+
+
+def test_a_table_too_wide_cuts_paths_from_the_left_and_commands_from_the_right() -> None:
+    deep = "/home/someone/projects/" + "nested/" * 8
+    scene = _scene(
+        _tab("main", deep + "alpha", command="pytest " + "x" * 60),
+        _tab("web", deep + "beta"),
+    )
+    text = plain_scene(scene, 80)
+    lines = text.splitlines()
+    assert all(cell_width(line) <= 80 for line in lines)
+    rows = [line for line in lines if line.startswith("│")]
+    cwds = [row.split("│")[4].strip() for row in rows]
+    # Each row keeps the end of its path (what tells the rows apart), not the same start.
+    assert cwds[0].startswith("…") and cwds[0].endswith("alpha")
+    assert cwds[1].startswith("…") and cwds[1].endswith("beta")
+    assert rows[0].split("│")[5].strip().endswith("…")
+
+
+def test_wide_characters_count_two_columns() -> None:
+    scene = _scene(_tab("main", "/home/josé/日本"))
+    lines = plain_scene(scene, 80).splitlines()
+    assert len({cell_width(line) for line in lines[1:-1]}) == 1  # every box line equally wide
+
+
+def test_on_a_terminal_the_header_is_bold_and_the_caps_line_dim() -> None:
+    text = plain_scene(_scene(_tab("main")), 80, styled=True)
+    assert "\x1b[1mtab" in text
+    assert text.splitlines()[-1].startswith("\x1b[2m")
+    assert "\x1b" not in plain_scene(_scene(_tab("main")), 80)
+
+
+def test_print_scene_writes_the_plain_table_off_a_terminal() -> None:
+    out = io.StringIO()
+    print_scene(_scene(_tab("main")), None, out)
+    assert out.getvalue() == _rich(_scene(_tab("main")), 80)

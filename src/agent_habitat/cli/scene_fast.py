@@ -98,7 +98,7 @@ def fast_scene(argv: list[str]) -> int | None:
             # What the host knows (its configuration, its runs): asked of the host itself.
             from .host_scene import host_scene
 
-            return _print(host_scene(lock))
+            return _print(host_scene(lock), root)
         if _configured(root):
             return None
         workspace = Workspace.for_project(root)
@@ -115,13 +115,13 @@ def fast_scene(argv: list[str]) -> int | None:
         scene = read_quiet_scene(db, caps) if db.is_file() else None
     except (OSError, HabitatError):
         return None
-    return _print(scene)
+    return _print(scene, root)
 
 
-def _print(scene: SceneLike | None) -> int | None:
+def _print(scene: SceneLike | None, root: Path) -> int | None:
     if scene is None:
         return None
     from .scene_view import print_scene
 
-    print_scene(scene)
+    print_scene(scene, root)
     return 0
