@@ -100,7 +100,10 @@ def _cells(table: str) -> list[str]:
     return _DURATION.sub("(…s)", table).translate(_BOX).split()
 
 
-_FULL_PATH = "import agent_habitat.cli.scene_fast as fast\nfast.fast_scene = lambda argv: None\n"
+_FULL_PATH = (
+    "import agent_habitat.cli.scene_fast as fast\nfast.fast_scene = lambda argv: None\n"
+    "import agent_habitat.cli.host_verbs as quick\nquick.host_verb = lambda argv: None\n"
+)
 
 
 def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(project: Path) -> None:

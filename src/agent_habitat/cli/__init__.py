@@ -6,17 +6,20 @@ Each module in `_COMMAND_MODULES` has `register(subparsers)`; a subcommand sets
 `{"error": …, "field": …}` on stderr, with the same exit codes.
 
 A CLI call imports only what its command needs: `--version` imports nothing of ours,
-`habitat scene` reads `state.db` directly when nothing needs doing (`cli.scene_fast`), and
-otherwise registers the shell verbs alone (no verify ladder, no MCP SDK). Only the
+`habitat scene` reads `state.db` directly when nothing needs doing (`cli.scene_fast`), a
+shell verb that a running host answers is sent to it with the standard library alone
+(`cli.host_verbs`), and otherwise the shell verbs alone are registered (no verify ladder,
+no MCP SDK). Only the
 top-level help and an unknown command build every subcommand.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from .. import __version__
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 
 if TYPE_CHECKING:
     import argparse
@@ -137,8 +140,50 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+_HOST_VERBS = frozenset(
+    ("scene", "run", "history", "rerun", "last", "which", "kill", "close", "wait", "input")
+)
+"""The shell verbs a running host answers through `cli.host_verbs` (standard library only)."""
+
+_SIGPIPE_EXIT = 141
+"""128 + SIGPIPE: what a shell reports for a tool that stopped because its reader left."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """`habitat ARGV`; the exit code. A reader that goes away (`habitat … | head -1`) ends
+    the command quietly, as it ends any Unix tool, with no traceback."""
+    try:
+        code = _main(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()
+    except BaseException as exc:
+        if not _broken_pipe(exc):
+            raise
+        _silence_stdout()
+        return _SIGPIPE_EXIT
+    return code
+
+
+def _broken_pipe(exc: BaseException) -> bool:
+    """True for a BrokenPipeError, or a group of them (raised from inside a task group)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_broken_pipe(inner) for inner in exc.exceptions)
+    return isinstance(exc, BrokenPipeError)
+
+
+def _silence_stdout() -> None:
+    # What is still buffered would be flushed at exit into the closed pipe and reported
+    # there ("Exception ignored …"): the stream goes to /dev/null instead.
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # stdout is not a file descriptor (captured in a test): nothing to flush at exit
+
+
+def _main(argv: list[str]) -> int:
     command = _command_in(argv)
     if command is None and argv[:1] == ["--version"]:
         print(f"agent-habitat {__version__}")
@@ -149,6 +194,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         fast = fast_scene(argv)
         if fast is not None:
             return fast
+    if command in _HOST_VERBS and argv[0] == command:
+        from .host_verbs import host_verb
+
+        answered = host_verb(argv)
+        if answered is not None:
+            return answered
     from .parser import JSON_ERRORS
 
     JSON_ERRORS.set("--json" in argv)

@@ -20,7 +20,7 @@ from pydantic_core import PydanticUndefined
 from ..verbs import Verb
 from .common import FlagError, add_common, build_args
 
-__all__ = ["add_verb_parser", "request_from"]
+__all__ = ["add_verb_parser", "argument_specs", "request_from"]
 
 # Accepted as a positional and as a flag; every other positional is positional only.
 _BOTH_WAYS = frozenset({"tab"})
@@ -52,7 +52,7 @@ def _help(field: FieldInfo) -> str:
     return text
 
 
-def _add_flag(parser: argparse.ArgumentParser, name: str, field: FieldInfo) -> None:
+def _flag_spec(name: str, field: FieldInfo) -> dict[str, Any]:
     kind = _plain_type(field.annotation)
     origin = typing.get_origin(kind)
     spec: dict[str, Any] = {"dest": name, "help": _help(field)}
@@ -76,7 +76,28 @@ def _add_flag(parser: argparse.ArgumentParser, name: str, field: FieldInfo) -> N
             spec["metavar"] = "S"
     else:
         raise TypeError(f"no CLI form for field {name!r} of type {field.annotation!r}")
-    parser.add_argument(_flag(name), **spec)
+    return spec
+
+
+def argument_specs(verb: Verb) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+    """`(names, add_argument keywords)` of each argument of `habitat <verb>`, in order,
+    without `--json` and `--project` (`add_common`). `cli.verb_argv` keeps a copy of them
+    (without the help texts) to parse a command line the host will answer without
+    importing the models; a test keeps the two equal."""
+    fields = verb.args.model_fields
+    specs: list[tuple[tuple[str, ...], dict[str, Any]]] = []
+    for name in verb.positional:
+        field = fields[name]
+        optional = name in _BOTH_WAYS or not field.is_required()
+        help_ = _help(field) + (f"; the same as {_flag(name)}" if name in _BOTH_WAYS else "")
+        spec: dict[str, Any] = {"metavar": name.upper(), "help": help_}
+        if optional:
+            spec["nargs"] = "?"
+        specs.append(((_positional_dest(name),), spec))
+    for name, field in fields.items():
+        if name not in verb.positional or name in _BOTH_WAYS:
+            specs.append(((_flag(name),), _flag_spec(name, field)))
+    return specs
 
 
 def add_verb_parser(subparsers: Any, verb: Verb) -> argparse.ArgumentParser:
@@ -89,20 +110,8 @@ def add_verb_parser(subparsers: Any, verb: Verb) -> argparse.ArgumentParser:
         epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    fields = verb.args.model_fields
-    for name in verb.positional:
-        field = fields[name]
-        optional = name in _BOTH_WAYS or not field.is_required()
-        help_ = _help(field) + (f"; the same as {_flag(name)}" if name in _BOTH_WAYS else "")
-        parser.add_argument(
-            _positional_dest(name),
-            metavar=name.upper(),
-            nargs="?" if optional else None,
-            help=help_,
-        )
-    for name, field in fields.items():
-        if name not in verb.positional or name in _BOTH_WAYS:
-            _add_flag(parser, name, field)
+    for names, spec in argument_specs(verb):
+        parser.add_argument(*names, **spec)
     add_common(parser)
     return parser
 
@@ -133,4 +142,5 @@ def request_from(verb: Verb, ns: argparse.Namespace) -> BaseModel:
         if value is not None and typing.get_origin(_plain_type(field.annotation)) is dict:
             value = _key_values(name, value)
         values[name] = value
-    return build_args(verb.args, **values)
+    only_positional = tuple(name for name in verb.positional if name not in _BOTH_WAYS)
+    return build_args(verb.args, only_positional, **values)

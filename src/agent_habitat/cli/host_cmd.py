@@ -1,4 +1,8 @@
-"""`habitat host start|stop|status|token` — the workspace host, from a terminal."""
+"""`habitat host start|stop|status|token` — the workspace host, from a terminal.
+
+`status` asks the host with the standard library alone (`host.plain_client`): the command
+a person types to see whether the host is well must not pay a second of imports first.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import HabitatError, UsageError
-from .common import project_root
 
 if TYPE_CHECKING:
     from ..host import launcher as launcher_types
@@ -49,11 +52,24 @@ def register(subparsers: Any) -> None:
         parser.set_defaults(handler=cmd_host)
 
 
-def cmd_host(args: argparse.Namespace) -> int:
-    from ..host import launcher
+def _root(args: argparse.Namespace) -> Path:
+    project: Path | None = args.project
+    if project is None:
+        from ..workspace import find_project_root
 
+        return find_project_root()
+    if not project.is_dir():
+        raise UsageError(f"--project {project} is not a directory")
+    return project.resolve()
+
+
+def cmd_host(args: argparse.Namespace) -> int:
     try:
-        root = project_root(args)
+        root = _root(args)
+        if args.action == "status":
+            return _status(root, args)
+        from ..host import launcher
+
         if args.action == "start":
             return _start(root, args)
         if args.action == "stop":
@@ -63,8 +79,6 @@ def cmd_host(args: argparse.Namespace) -> int:
             else:
                 print(stopped.said() if stopped else "no host runs for this workspace")
             return 0
-        if args.action == "status":
-            return _status(root, args)
         print(launcher.host_files(root).token())
         return 0
     except UsageError as exc:
@@ -106,17 +120,21 @@ def _start(root: Path, args: argparse.Namespace) -> int:
 
 
 def _status(root: Path, args: argparse.Namespace) -> int:
-    import httpx2
+    from ..host.files import HostFiles
+    from ..host.plain_client import HostGone, live_host
+    from ..workspace import Workspace
 
-    from ..host import launcher
-
-    record = launcher.find_host(root)
-    if record is None:
+    host = live_host(HostFiles(Workspace.for_project(root)).lock)
+    if host is None:
         print("no host runs for this workspace", file=sys.stderr)
         return 1
-    transport = httpx2.HTTPTransport(uds=record.socket)
-    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as client:
-        status = client.get("/api/status").raise_for_status().json()
+    try:
+        answer = host.ask("GET", "/api/status", timeout=10)
+    except HostGone as exc:
+        raise HabitatError(f"the host (pid {host.pid}) did not answer: {exc}") from exc
+    if answer.status != 200 or not isinstance(answer.data, dict):
+        raise HabitatError(f"the host answered /api/status with HTTP {answer.status}")
+    status: dict[str, Any] = answer.data
     if args.json:
         print(json.dumps(status, indent=2))
         return 0

@@ -1,0 +1,152 @@
+"""A shell verb's command line read without the verb table, for the host to answer.
+
+The verb table's models (pydantic) cost a large part of a second to import; when a host runs,
+the host validates the arguments itself, so the CLI only has to read the command line the
+way `habitat <verb>` reads it. `ARGUMENTS` is a copy of what `cli.flags.argument_specs`
+derives from each row (without the help texts; a test keeps the two equal), and `read_argv`
+parses with the same argparse calls, so both accept the same command lines with the same
+results. Anything that is not a plain, valid call — help, a parse error, a flag given twice,
+an interactive run — returns None, and the full parser answers it, with its own messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+__all__ = ["ARGUMENTS", "VerbCall", "read_argv"]
+
+_S: dict[str, Any] = {"type": "str"}
+_TAB_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("tab_positional",), {"metavar": "TAB", "nargs": "?"}),
+    (("--tab",), {"dest": "tab", **_S}),
+]
+_SECONDS = {"type": "float", "metavar": "S"}
+
+ARGUMENTS: dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]] = {
+    "scene": [],
+    "run": [
+        (("command",), {"metavar": "COMMAND"}),
+        *_TAB_ARGS,
+        (("--cwd",), {"dest": "cwd", **_S}),
+        (("--shell",), {"dest": "shell", **_S}),
+        (("--env",), {"dest": "env", "action": "append", "metavar": "KEY=VALUE"}),
+        (("--timeout-seconds",), {"dest": "timeout_seconds", **_SECONDS}),
+        (("--background",), {"dest": "background", "action": "store_true"}),
+        (("--yield-after-seconds",), {"dest": "yield_after_seconds", **_SECONDS}),
+        (("--interactive",), {"dest": "interactive", "action": "store_true"}),
+    ],
+    "history": [*_TAB_ARGS, (("--limit",), {"dest": "limit", "type": "int"})],
+    "rerun": [
+        *_TAB_ARGS,
+        (("--index",), {"dest": "index", "type": "int"}),
+        (("--background",), {"dest": "background", "action": "store_true"}),
+        (("--timeout-seconds",), {"dest": "timeout_seconds", **_SECONDS}),
+        (("--yield-after-seconds",), {"dest": "yield_after_seconds", **_SECONDS}),
+    ],
+    "last": [
+        *_TAB_ARGS,
+        (("--index",), {"dest": "index", "type": "int"}),
+        (("--head-lines",), {"dest": "head_lines", "type": "int"}),
+        (("--tail-lines",), {"dest": "tail_lines", "type": "int"}),
+        (("--since",), {"dest": "since", "type": "int"}),
+        (("--grep",), {"dest": "grep", **_S}),
+    ],
+    "which": [*_TAB_ARGS],
+    "kill": [*_TAB_ARGS, (("--signal",), {"dest": "signal", **_S})],
+    "close": [*_TAB_ARGS],
+    "wait": [
+        *_TAB_ARGS,
+        (("--until",), {"dest": "until", **_S}),
+        (("--timeout-seconds",), {"dest": "timeout_seconds", **_SECONDS}),
+    ],
+    "input": [
+        _TAB_ARGS[0],
+        (("text",), {"metavar": "TEXT"}),
+        _TAB_ARGS[1],
+        (("--eof",), {"dest": "eof", "action": "store_true"}),
+    ],
+}
+"""Each CLI shell verb's arguments as `cli.flags.argument_specs` gives them, less the help;
+types by name (`"int"`), and `--json` / `--project` (`cli.common.add_common`) left out."""
+
+_TYPES: dict[str, type] = {"int": int, "float": float, "str": str}
+_BOTH_WAYS = "tab"
+
+
+class VerbCall:
+    """A command line read: the verb's arguments (as the host's JSON body) and the flags."""
+
+    __slots__ = ("body", "command", "json", "project")
+
+    def __init__(
+        self, command: str, body: dict[str, Any], *, json: bool, project: Path | None
+    ) -> None:
+        self.command = command
+        self.body = body
+        self.json = json
+        self.project = project
+
+
+class _Refused(Exception):
+    """The command line is not one this reader answers: the full parser will."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _Refused(message)
+
+
+def _parser(command: str) -> argparse.ArgumentParser:
+    parser = _Parser(prog=f"habitat {command}", add_help=False, exit_on_error=False)
+    for names, spec in ARGUMENTS[command]:
+        spec = dict(spec)
+        if "type" in spec:
+            spec["type"] = _TYPES[spec["type"]]
+        parser.add_argument(*names, **spec)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--project", type=Path)
+    return parser
+
+
+def _key_values(pairs: list[str]) -> dict[str, str] | None:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise _Refused(f"{pair!r}: expected KEY=VALUE")
+        out[key] = value
+    return out or None
+
+
+def read_argv(argv: list[str]) -> VerbCall | None:
+    """`argv` (`run 'make' --tab build`) read as the full parser would, or None."""
+    if not argv or argv[0] not in ARGUMENTS:
+        return None
+    command, rest = argv[0], argv[1:]
+    if any(word in ("-h", "--help") for word in rest):
+        return None
+    try:
+        ns = _parser(command).parse_args(rest)
+        body: dict[str, Any] = {}
+        for names, spec in ARGUMENTS[command]:
+            dest = spec.get("dest", names[0])
+            if dest == "tab_positional":
+                continue
+            value = getattr(ns, dest)
+            if dest == _BOTH_WAYS:
+                given = getattr(ns, "tab_positional", None)
+                if given is not None and value is not None and given != value:
+                    return None  # given twice: the full path says so
+                value = given if given is not None else value
+            if dest == "env" and value is not None:
+                value = _key_values(value)
+            if value is not None:
+                body[dest] = value
+    except (_Refused, argparse.ArgumentError):
+        return None
+    return VerbCall(command, body, json=bool(ns.json), project=ns.project)
