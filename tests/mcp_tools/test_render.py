@@ -12,6 +12,7 @@ from mcp.types import TextContent
 from agent_habitat.config import ShellConfig
 from agent_habitat.mcp_tools.render import brief, render
 from agent_habitat.mcp_tools.wire import OUTPUT_WIRE_BYTES
+from agent_habitat.shell import models as m
 from agent_habitat.shell.models import Caps, KillResult, RunResult, SceneResult, TabScene
 
 from .helpers import make_project, open_primary
@@ -141,3 +142,27 @@ def test_the_scene_brief_leaves_the_previews_to_the_structured_content() -> None
     result = SceneResult(tabs=[tab], caps=caps)
     assert "line two" in render(result)
     assert brief(result) == "1/8 tabs: web idle\n"
+
+
+def _waited(reason: str, state: str | None, match: str | None = None) -> m.WaitResult:
+    return m.WaitResult.model_validate(
+        {
+            "tab": "web",
+            "index": 2,
+            "reason": reason,
+            "match": match,
+            "state": state,
+            "exit_code": 0 if state == "exited" else None,
+            "output": "",
+            "cursor": 10,
+        }
+    )
+
+
+def test_the_wait_brief_keeps_what_matched_apart_from_the_runs_state() -> None:
+    assert brief(_waited("matched", "running", "ready on :80")) == (
+        "matched 'ready on :80'; the run goes on\n"
+    )
+    assert brief(_waited("exited", "exited")) == "the run ended; run exited 0\n"
+    assert brief(_waited("timeout", "running")) == "timed out waiting; the run goes on\n"
+    assert "matched: running" not in brief(_waited("matched", "running", "running"))

@@ -172,10 +172,18 @@ async def follow_run(
                 inner.start_soon(_forward_stdin, call, tab)
                 inner.start_soon(_forward_signals, call, tab)
 
+    refused: HabitatError | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(attach)
-        result = await call(verb, request)
+        try:
+            result = await call(verb, request)
+        except HabitatError as exc:
+            # Raised outside the task group, as the call alone raises it: a refusal (a busy
+            # tab, the tab cap) is one line and its exit code, not an exception group.
+            refused = exc
         tg.cancel_scope.cancel()
+    if refused is not None:
+        raise refused
     if streamer is not None:
         streamer.finish(result)
     return result

@@ -77,16 +77,20 @@ def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habita
     )
 
 
-def build_args(model: type[M], **values: Any) -> M:
-    """Validate CLI values into a request model; errors name the flag."""
+def build_args(model: type[M], positional: tuple[str, ...] = (), **values: Any) -> M:
+    """Validate CLI values into a request model; errors name the flag, or the positional
+    argument as `--help` shows it (`COMMAND`) for the fields in `positional`."""
     try:
         return model.model_validate({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
         errors = exc.errors()
-        problems = "; ".join(
-            f"--{'-'.join(str(p) for p in err['loc']).replace('_', '-')}: {err['msg']}"
-            for err in errors
-        )
+
+        def label(loc: tuple[int | str, ...]) -> str:
+            if len(loc) == 1 and loc[0] in positional:
+                return str(loc[0]).upper()
+            return f"--{'-'.join(str(p) for p in loc).replace('_', '-')}"
+
+        problems = "; ".join(f"{label(err['loc'])}: {err['msg']}" for err in errors)
         field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else None
         raise FlagError(problems, field) from exc
 

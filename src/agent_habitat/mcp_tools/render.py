@@ -205,9 +205,24 @@ def _last_brief(result: m.LastResult) -> str:
     return text + _more(result.omitted_bytes, result.output_bytes, "grep, or since") + "\n"
 
 
+_WAIT_REASONS = {
+    "exited": "the run ended",
+    "timeout": "timed out waiting",
+    "not_running": "nothing to wait for",
+}
+
+
 @brief.register
 def _wait_brief(result: m.WaitResult) -> str:
-    return f"{result.reason}: {_said(result.state, result.exit_code, result.signal)}\n"
+    # The wait's reason and the run's state are two facts: `matched: running` read as if
+    # the regex had matched the word "running".
+    if result.reason == "matched":
+        why = "matched" if result.match is None else f"matched {result.match!r}"
+    else:
+        why = _WAIT_REASONS.get(result.reason, result.reason)
+    if result.state == "running":
+        return f"{why}; the run goes on\n"
+    return f"{why}; run {_said(result.state, result.exit_code, result.signal)}\n"
 
 
 @brief.register
