@@ -24,10 +24,15 @@ from pydantic import BaseModel
 
 from ..errors import HabitatError, NotFoundError
 from ..shell import models as m
-from ..verbs import Verb
-from ..verbs import verb as verb_row
+from ..verbs import SHELL_VERBS, Verb
 
 __all__ = ["Caller", "Streamer", "follow_run", "terminal_env"]
+
+
+def verb_row(name: str) -> Verb:
+    """The shell verb `name` (without loading the whole table: `verbs.VERBS`)."""
+    return next(row for row in SHELL_VERBS if row.name == name)
+
 
 Caller = Callable[[Verb, BaseModel], Awaitable[BaseModel]]
 """Calls one verb, in this process or in the host; the same answers and errors either way."""

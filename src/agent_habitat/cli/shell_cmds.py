@@ -29,7 +29,8 @@ from ..host.launcher import find_host
 from ..host.lock import HostRecord
 from ..project_scene import ProjectSceneResult, render_project_scene
 from ..shell import models as m
-from ..verbs import VERBS, Verb
+from ..verbs import SHELL_VERBS, Verb
+from ..verbs.project import PROJECT_VERBS
 from .attach import Caller, Streamer, follow_run, terminal_env
 from .common import open_habitat, project_root, run_command
 from .flags import add_verb_parser, request_from
@@ -40,7 +41,9 @@ __all__ = ["register"]
 
 
 def register(subparsers: Any) -> None:
-    for verb in VERBS:
+    # The shell and project rows alone: the verify rows' models are not needed to serve a
+    # shell command (the verify commands are `cli.verify_cmds`).
+    for verb in (*SHELL_VERBS, *PROJECT_VERBS):
         if verb.cli:
             add_verb_parser(subparsers, verb).set_defaults(handler=_handler(verb))
 

@@ -3,22 +3,27 @@
 #   row      the Verb row (name, models, service call, annotations, texts), describe()
 #   shell    the ten shell verbs;  project  project_open, project_scene;  files  file_write/edit
 #   verify   verify_run, verify_status, verify_cancel (listed while a project is open)
-# Core: adapters read this table, it never imports them.
-from .files import FILE_VERBS
-from .project import PROJECT_VERBS
+#   table    VERBS (all of them) and verb(name, group)
+# Core: adapters read this table, it never imports them. `VERBS` and `verb` load on first
+# use (PEP 562): a CLI shell command needs the shell rows, not the ladder's models.
+from ..lazy import lazy_attributes
 from .row import Call, Group, Progress, Verb, describe
 from .shell import SHELL_VERBS, SceneArgs
-from .verify import VERIFY_VERBS
 
-__all__ = ["VERBS", "Call", "Group", "Progress", "SceneArgs", "Verb", "describe", "verb"]
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
+if TYPE_CHECKING:
+    from .table import VERBS, verb
 
-VERBS: tuple[Verb, ...] = (*SHELL_VERBS, *PROJECT_VERBS, *FILE_VERBS, *VERIFY_VERBS)
+__getattr__ = lazy_attributes(__name__, {"VERBS": "table", "verb": "table"})
 
-
-def verb(name: str, group: Group = "shell") -> Verb:
-    """The row named `name` in `group`; KeyError names what exists."""
-    for row in VERBS:
-        if (row.name, row.group) == (name, group):
-            return row
-    known = ", ".join(row.tool_name(row.group) for row in VERBS)
-    raise KeyError(f"no verb {group}.{name}; known: {known}")
+__all__ = [
+    "SHELL_VERBS",
+    "VERBS",
+    "Call",
+    "Group",
+    "Progress",
+    "SceneArgs",
+    "Verb",
+    "describe",
+    "verb",
+]
