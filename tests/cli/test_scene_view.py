@@ -109,8 +109,10 @@ def test_a_table_too_wide_cuts_paths_from_the_left_and_commands_from_the_right()
     rows = [line for line in lines if line.startswith("│")]
     cwds = [row.split("│")[4].strip() for row in rows]
     # Each row keeps the end of its path (what tells the rows apart), not the same start.
-    assert cwds[0].startswith("…") and cwds[0].endswith("alpha")
-    assert cwds[1].startswith("…") and cwds[1].endswith("beta")
+    assert cwds[0].startswith("…")
+    assert cwds[0].endswith("alpha")
+    assert cwds[1].startswith("…")
+    assert cwds[1].endswith("beta")
     assert rows[0].split("│")[5].strip().endswith("…")
 
 
