@@ -1,20 +1,24 @@
-"""How fast the CLI answers: `habitat --version`, `habitat scene`, and `habitat mcp` (embedded
-and the bridge to the host) ready to answer `initialize` — each next to `python -c pass` in
-the same run.
+"""How fast the CLI answers: every shell verb with and without a host, `--version`, and
+`habitat mcp` (embedded and the bridge to the host) ready to answer — each next to
+`python -c pass` in the same run.
 
 Every sample is a fresh process (what a person or an agent pays per call), the paths
-interleaved so machine noise hits all of them alike. The project has one finished run, so
-`scene` shows a row; `scene --json` (the full path: the habitat opened, the models built) is
-shown beside it. The bridge runs on a project of its own (a host serving the first one would
-send its scene through the host); its host is started by the warm-up and stopped at the end,
-and `scene` there is the scene asked of a running host.
+interleaved so machine noise hits all of them alike: one round is `python -c pass`, then
+every path once. Two projects: one with no host (the embedded path: the state opened in the
+process) and one a host serves (the CLI asks it over its socket, `cli.host_verbs`). Each
+has a tab with a finished run, a tab kept busy by an interactive `cat` on the host side
+(for `input`), and a tab `gone` that `close` closes (it is opened again, unmeasured, before
+each sample). The bridge runs on a third project (its host is started by the warm-up).
+Python's bytecode cache is on for the measured processes, as in a user's install, even when
+the calling shell sets `PYTHONDONTWRITEBYTECODE`.
 
-    .venv/bin/python bench/cli_latency.py [--iterations 15]
+    .venv/bin/python bench/cli_latency.py [--iterations 30] [--only run,last]
 
-Targets (issue 11): `--version` ≤ 3× bare Python start, `scene` ≤ 250 ms, MCP `initialize`
-answered ≤ 500 ms after the server process starts. The embedded server answers `initialize`
-while it is still importing the SDK (`mcp_tools.handshake`), so the time to its first
-`tools/list` answer, which needs the SDK and the habitat, is shown too (no target).
+Targets (issue 25): through a host, `habitat run 'echo hi'` p50 ≤ 100 ms on a quiet machine
+and ≤ 4× `python -c pass`; no command adds more than 150 ms to the work it asks for (each
+host row's median minus `python -c pass`'s, shown as "added"); the bridge's first
+`tools/list` answer ≤ 500 ms after start with a host running. Issue 11's: `--version` ≤ 3×
+bare Python, `scene` ≤ 250 ms, `initialize` ≤ 500 ms.
 """
 
 from __future__ import annotations
@@ -96,29 +100,136 @@ def _mcp_initialize(
             proc.wait()
 
 
+_VERBS: list[tuple[str, list[str]]] = [
+    ("run 'echo hi'", ["run", "echo hi"]),
+    ("run --json", ["run", "echo hi", "--json"]),
+    ("rerun", ["rerun"]),
+    ("last", ["last"]),
+    ("last --json", ["last", "--json"]),
+    ("history", ["history", "--limit", "5"]),
+    ("scene", ["scene"]),
+    ("scene --json", ["scene", "--json"]),
+    ("which", ["which"]),
+    ("wait (run ended)", ["wait", "--timeout-seconds", "5"]),
+    ("kill (nothing runs)", ["kill", "main"]),
+    ("close", ["close", "gone"]),
+    ("input", ["input", "repl", "x\n"]),
+    ("events", ["events", "--since", "0"]),
+]
+"""Each verb's command line (`--project` is added). `input` needs a run that holds its stdin
+open, which only a host can keep: it is measured with a host only."""
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ, HABITAT_HOME=tempfile.mkdtemp(prefix="bench-cli-home-"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install caches bytecode
+    return env
+
+
+def _quiet(argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
+
+
+def _timed_any(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """As `_timed`, for commands whose exit code says something (`kill` with nothing to
+    kill exits 1): timed whatever it is."""
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
+    return (time.perf_counter() - t0) * 1000
+
+
+def _paths(
+    env: dict[str, str], bare: Path, hosted: Path, bridged: Path, only: set[str] | None
+) -> dict[str, Callable[[], float]]:
+    paths: dict[str, Callable[[], float]] = {
+        "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env, bare),
+        "habitat --version": lambda: _timed([_HABITAT, "--version"], env, bare),
+    }
+    for label, argv in _VERBS:
+        if only is not None and label.split()[0] not in only:
+            continue
+        for where, root in (("no host", bare), ("host", hosted)):
+            if argv[0] == "input" and where == "no host":
+                continue
+            cmd = [_HABITAT, *argv, "--project", str(root)]
+            reopen = [_HABITAT, "run", "true", "--tab", "gone", "--project", str(root)]
+
+            def measure(
+                cmd: list[str] = cmd,
+                root: Path = root,
+                reopen: list[str] = reopen,
+                closes: bool = argv[0] == "close",
+            ) -> float:
+                if closes:
+                    _quiet(reopen, env, root)
+                return _timed_any(cmd, env, root)
+
+            paths[f"{label} ({where})"] = measure
+    if only is None or "mcp" in only:
+        paths["mcp --embedded initialize"] = lambda: _mcp_initialize(env, bare, embedded=True)
+        paths["mcp --embedded tools/list"] = lambda: _mcp_initialize(
+            env, bare, embedded=True, until_tools=True
+        )
+        paths["mcp (bridge) initialize"] = lambda: _mcp_initialize(env, bridged, embedded=False)
+        paths["mcp (bridge) tools/list"] = lambda: _mcp_initialize(
+            env, bridged, embedded=False, until_tools=True
+        )
+    return paths
+
+
+def _targets(medians: dict[str, float], bare: float) -> dict[str, tuple[str, bool]]:
+    targets: dict[str, tuple[str, bool]] = {}
+
+    def put(name: str, label: str, met: bool) -> None:
+        if name in medians:
+            targets[name] = (label, met)
+
+    put("habitat --version", "≤ 3× python", medians.get("habitat --version", 0) <= 3 * bare)
+    run = medians.get("run 'echo hi' (host)", 0)
+    put("run 'echo hi' (host)", "≤ 100 ms, ≤ 4× python", run <= 100 and run <= 4 * bare)
+    for name, value in medians.items():
+        if name.endswith("(host)") and name not in targets:
+            put(name, "adds ≤ 150 ms", value - bare <= 150)
+    put("scene (no host)", "≤ 250 ms", medians.get("scene (no host)", 0) <= 250)
+    put("mcp --embedded initialize", "≤ 500 ms", medians.get("mcp --embedded initialize", 0) <= 500)
+    put("mcp (bridge) initialize", "≤ 500 ms", medians.get("mcp (bridge) initialize", 0) <= 500)
+    put("mcp (bridge) tools/list", "≤ 500 ms", medians.get("mcp (bridge) tools/list", 0) <= 500)
+    return targets
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--iterations", type=int, default=15)
+    parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument(
+        "--only", help="comma-separated verbs to measure (e.g. run,last,mcp); default all"
+    )
     args = parser.parse_args()
-    project = Path(tempfile.mkdtemp(prefix="bench-cli-project-"))
-    bridged = Path(tempfile.mkdtemp(prefix="bench-cli-bridged-"))
-    env = dict(os.environ, HABITAT_HOME=tempfile.mkdtemp(prefix="bench-cli-home-"))
-    for folder in (project, bridged):
-        subprocess.run([_HABITAT, "run", "echo ready"], env=env, cwd=folder, capture_output=True)
-    paths: dict[str, Callable[[], float]] = {
-        "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env, project),
-        "habitat --version": lambda: _timed([_HABITAT, "--version"], env, project),
-        "habitat scene": lambda: _timed([_HABITAT, "scene"], env, project),
-        "habitat scene --json": lambda: _timed([_HABITAT, "scene", "--json"], env, project),
-        "mcp --embedded initialize": lambda: _mcp_initialize(env, project, embedded=True),
-        "mcp --embedded tools/list": lambda: _mcp_initialize(
-            env, project, embedded=True, until_tools=True
-        ),
-        "mcp (bridge) initialize": lambda: _mcp_initialize(env, bridged, embedded=False),
-        # After the bridge's call, so its host serves this project: asked of the host.
-        "habitat scene (host serving)": lambda: _timed([_HABITAT, "scene"], env, bridged),
-    }
+    only = set(args.only.split(",")) if args.only else None
+    env = _env()
+    bare, hosted, bridged = (
+        Path(tempfile.mkdtemp(prefix=f"bench-cli-{name}-"))
+        for name in ("bare", "hosted", "bridged")
+    )
+    for folder in (bare, hosted, bridged):
+        _quiet([_HABITAT, "run", "echo ready", "--project", str(folder)], env, folder)
+    _quiet([_HABITAT, "host", "start", "--project", str(hosted)], env, hosted)
+    _quiet(
+        [
+            _HABITAT,
+            "run",
+            "cat",
+            "--tab",
+            "repl",
+            "--interactive",
+            "--background",
+            "--project",
+            str(hosted),
+        ],
+        env,
+        hosted,
+    )
+    paths = _paths(env, bare, hosted, bridged, only)
     samples: dict[str, list[float]] = {name: [] for name in paths}
     try:
         for n in range(args.warmup + args.iterations):
@@ -127,19 +238,12 @@ def main() -> int:
                 if n >= args.warmup:
                     samples[name].append(value)
     finally:
-        subprocess.run([_HABITAT, "host", "stop", "--project", str(bridged)], env=env, cwd=bridged)
-    bare = statistics.median(samples["python -c pass"])
+        for folder in (hosted, bridged):
+            _quiet([_HABITAT, "kill", "repl", "--project", str(folder)], env, folder)
+            _quiet([_HABITAT, "host", "stop", "--project", str(folder)], env, folder)
+    bare_ms = statistics.median(samples["python -c pass"])
     medians = {name: statistics.median(values) for name, values in samples.items()}
-    targets = {
-        "habitat --version": ("≤ 3× python", medians["habitat --version"] <= 3 * bare),
-        "habitat scene": ("≤ 250 ms", medians["habitat scene"] <= 250),
-        "habitat scene (host serving)": (
-            "≤ 250 ms",
-            medians["habitat scene (host serving)"] <= 250,
-        ),
-        "mcp --embedded initialize": ("≤ 500 ms", medians["mcp --embedded initialize"] <= 500),
-        "mcp (bridge) initialize": ("≤ 500 ms", medians["mcp (bridge) initialize"] <= 500),
-    }
+    targets = _targets(medians, bare_ms)
     rows = []
     for name, values in samples.items():
         target, met = targets.get(name, ("", True))
@@ -149,24 +253,27 @@ def main() -> int:
                 f"{medians[name]:.0f}",
                 f"{percentile(values, 0.9):.0f}",
                 f"{min(values):.0f}",
-                f"{medians[name] / bare:.1f}×",
+                f"{medians[name] / bare_ms:.1f}×",
+                f"{medians[name] - bare_ms:+.0f}",
                 f"{target} {'met' if met else 'MISSED'}" if target else "",
             ]
         )
     print_table(
         f"CLI latency, {args.iterations} interleaved fresh processes each (ms)",
-        ["path", "median", "p90", "min", "vs python", "target"],
+        ["path", "median", "p90", "min", "vs python", "added", "target"],
         rows,
     )
     path = write_json(
         "cli_latency",
         {
             "iterations": args.iterations,
+            "python_ms": round(bare_ms, 1),
             "results": {
                 name: {
                     "median_ms": round(medians[name], 1),
                     "p90_ms": round(percentile(values, 0.9), 1),
                     "min_ms": round(min(values), 1),
+                    "vs_python": round(medians[name] / bare_ms, 2),
                 }
                 for name, values in samples.items()
             },
