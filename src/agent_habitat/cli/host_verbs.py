@@ -53,10 +53,20 @@ def _root(call: VerbCall) -> Path:
 
 
 def _host(root: Path) -> PlainHost | None:
+    from ..errors import HabitatError
     from ..host.files import HostFiles
-    from ..workspace import Workspace
+    from ..workspace import Workspace, habitat_home, refuse_unsafe
 
-    return live_host(HostFiles(Workspace.for_project(root)).lock)
+    files = HostFiles(Workspace.for_project(root))
+    # A lock in a folder another user may write could name their socket: such a state
+    # folder goes to the full path, which refuses it and says why.
+    try:
+        for path in (habitat_home(), files.state_dir, files.lock):
+            if path.exists():
+                refuse_unsafe(path)
+    except (OSError, HabitatError) as exc:
+        raise _Fallback from exc
+    return live_host(files.lock)
 
 
 def _error(message: str, as_json: bool) -> int:
