@@ -142,12 +142,11 @@ VERIFY_VERBS: tuple[Verb, ...] = (
         command="verify",
         summary="verify the code as it is now, in the background",
         description=(
-            "Verify the code as it is now: diagnose.files (ruff on the change), compile.project "
-            "(mypy/pyright), test.scoped (the tests it affects), or what `policy` or `rung` pick; "
-            "only findings the change introduced are red. Returns the task at once (verify_status "
-            "follows it) unless `wait=true`: then the verdict, with findings (file:line) and "
-            "failing tests' assertion lines. Close requests merge; a newer one cancels a running "
-            "climb."
+            "Verify the code as it is now: diagnose.files (ruff), compile.project (mypy/pyright), "
+            "test.scoped (the tests the change affects), or what `policy`/`rung` pick; only "
+            "findings the change introduced are red. Returns the task (verify_status follows it) "
+            "unless `wait=true`: then the verdict, with findings (file:line) and failing tests' "
+            "assertion lines. A newer request cancels a running climb."
         ),
     ),
     Verb(
