@@ -207,3 +207,42 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, host: 
             assert done.returncode == 141, (argv, done.stderr)
     finally:
         stop_host(root)
+
+
+def test_with_a_host_events_are_read_from_the_journal_as_the_full_path_prints_them(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "journal"
+    (root / ".git").mkdir(parents=True)
+    _habitat(root, "run", "echo one", "--tab", "a")
+    ensure_host(root)
+    try:
+        _habitat(root, "run", "echo two", "--tab", "b")
+        full_path = (
+            "import agent_habitat.cli.events_fast as fast\nfast.fast_events = lambda a: None\n"
+        )
+        for extra in ((), ("--json",), ("--since", "2")):
+            code, out, err, loaded = _habitat(root, "events", *extra)
+            assert code == 0, err
+            assert loaded == "", "read without the models"
+            full = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    full_path + _PROBE,
+                    "events",
+                    *extra,
+                    "--project",
+                    str(root),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=_CALL_TIMEOUT,
+                env=_env(),
+                check=True,
+            )
+            assert "pydantic" in full.stderr
+            assert out == full.stdout, extra
+        assert "shell.run.exited" in out
+    finally:
+        stop_host(root)

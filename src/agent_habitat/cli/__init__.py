@@ -194,6 +194,12 @@ def _main(argv: list[str]) -> int:
         fast = fast_scene(argv)
         if fast is not None:
             return fast
+    if command == "events" and argv[0] == "events":
+        from .events_fast import fast_events
+
+        read = fast_events(argv)
+        if read is not None:
+            return read
     if command in _HOST_VERBS and argv[0] == command:
         from .host_verbs import host_verb
 

@@ -125,6 +125,9 @@ def _followed(host: PlainHost, command: str, body: dict[str, Any]) -> tuple[Host
     worker = threading.Thread(target=request, name="habitat-run", daemon=True)
     worker.start()
     spool = _Spool()
+    # A quick command is over before the first look: its output is copied from the spool
+    # once, at the end, and the host is asked nothing more meanwhile.
+    worker.join(FOLLOW_SECONDS)
     while worker.is_alive():
         if spool.path is None:
             last = host.ask("POST", f"/api/{_PREFIX}_last", {"tab": tab, "tail_lines": 0})
