@@ -17,7 +17,7 @@ from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import discover_layout
 from agent_habitat.verify.selection import Impact, analyse_impact
 from agent_habitat.verify.snapshot import take_snapshot
-from agent_habitat.verify.testdeps import Recording, deps_store_dir, load_testdeps
+from agent_habitat.verify.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
 
 # Extra package code: a function that runs at import time (`TABLE = build()`), a session
 # fixture that runs package code once for the two tests that use it, and a test helper
@@ -51,11 +51,18 @@ def _git(root: Path, *args: str) -> None:
     subprocess.run(["git", *who, *args], cwd=root, check=True, capture_output=True)
 
 
-def _record(root: Path, state: Path) -> Recording:
+def _record(root: Path, state: Path, tests: list[str] | None = None) -> Recording:
+    """A recorded pytest run: the whole suite, or `tests` (files run whole, node ids not)."""
     layout = discover_layout(root, LadderConfig())
-    rec = Recording(root, layout, state, take_snapshot(root))
+    scope = (
+        RunScope()
+        if tests is None
+        else RunScope(whole_suite=False, paths=[t for t in tests if "::" not in t])
+    )
+    rec = Recording(root, layout, state, take_snapshot(root), scope)
     env = {**os.environ, **rec.env()}
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
+    argv += tests or []
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "recorded test dependencies of" in rec.finish(complete=True)
@@ -91,6 +98,11 @@ def _impact(root: Path, tmp_path: Path) -> Impact:
     )
 
 
+def _runs(selected: list[str], test: str) -> bool:
+    """Whether pytest given `selected` runs `test` (by its id or its whole file)."""
+    return test in selected or test.partition("::")[0] in selected
+
+
 def _edit(root: Path, rel: str, old: str, new: str) -> None:
     path = root / rel
     text = path.read_text(encoding="utf-8")
@@ -108,7 +120,7 @@ def test_a_change_inside_a_function_selects_the_tests_that_ran_it(
     assert selection.tests == [
         "tests/test_arith.py::test_mul",
         "tests/test_helper.py",
-        "tests/test_report.py::test_total",
+        "tests/test_report.py",  # its only test: the file whole
     ]
     assert "tests/test_arith.py::test_add" not in selection.tests
 
@@ -146,9 +158,9 @@ def test_code_a_session_fixture_ran_selects_every_test_using_the_fixture(
 ) -> None:
     _edit(calc, "src/calc/text.py", 'return s.upper() + "!"', 'return s.upper() + "?"')
     selection = _impact(calc, tmp_path).selection
-    assert "tests/test_loud.py::test_loud_a" in selection.tests
-    assert "tests/test_loud.py::test_loud_b" in selection.tests
-    assert "tests/test_text.py::test_shout" in selection.tests
+    assert _runs(selection.tests, "tests/test_loud.py::test_loud_a")
+    assert _runs(selection.tests, "tests/test_loud.py::test_loud_b")
+    assert _runs(selection.tests, "tests/test_text.py::test_shout")
 
 
 def test_a_conftest_change_still_widens_to_its_folder(calc: Path, tmp_path: Path) -> None:
@@ -168,7 +180,8 @@ def test_a_file_without_recorded_data_falls_back_to_the_import_graph(
 ) -> None:
     store = deps_store_dir(tmp_path / "state") / "deps.json"
     data = json.loads(store.read_text(encoding="utf-8"))
-    del data["files"]["src/calc/arith.py"]
+    for run in data["runs"].values():
+        del run["files"]["src/calc/arith.py"]
     store.write_text(json.dumps(data), encoding="utf-8")
     _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 0")
     selection = _impact(calc, tmp_path).selection
@@ -180,17 +193,19 @@ def test_a_file_without_recorded_data_falls_back_to_the_import_graph(
     assert "no dependency data for src/calc/arith.py" in selection.reasons[0]
 
 
-def test_data_from_a_commit_git_does_not_know_is_not_used(calc: Path, tmp_path: Path) -> None:
+def test_data_from_a_commit_git_does_not_know_runs_the_whole_suite(
+    calc: Path, tmp_path: Path
+) -> None:
+    # Without the commit, git cannot say which data files changed since: nothing is trusted.
     store = deps_store_dir(tmp_path / "state") / "deps.json"
     data = json.loads(store.read_text(encoding="utf-8"))
-    data["head"] = "0" * 40
+    for run in data["runs"].values():
+        run["head"] = "0" * 40
     store.write_text(json.dumps(data), encoding="utf-8")
     _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 0")
-    assert _impact(calc, tmp_path).selection.tests == [
-        "tests/test_arith.py",
-        "tests/test_helper.py",
-        "tests/test_report.py",
-    ]
+    selection = _impact(calc, tmp_path).selection
+    assert selection.full is True
+    assert "which git does not know" in selection.reasons[0]
 
 
 def test_changes_committed_since_the_recording_still_count(calc: Path, tmp_path: Path) -> None:
@@ -199,8 +214,8 @@ def test_changes_committed_since_the_recording_still_count(calc: Path, tmp_path:
     _git(calc, "commit", "-qam", "add")
     _edit(calc, "src/calc/text.py", 'return s.upper() + "!"', 'return s.upper() + "?"')
     selection = _impact(calc, tmp_path).selection
-    assert "tests/test_arith.py::test_add" in selection.tests
-    assert "tests/test_report.py::test_total" in selection.tests
+    assert _runs(selection.tests, "tests/test_arith.py::test_add")
+    assert _runs(selection.tests, "tests/test_report.py::test_total")
 
 
 def test_a_test_file_changed_since_the_recording_runs_whole(calc: Path, tmp_path: Path) -> None:
@@ -214,7 +229,8 @@ def test_the_data_never_selects_less_than_the_tests_that_ran_the_code(
 ) -> None:
     deps = load_testdeps(deps_store_dir(tmp_path / "state"))
     assert deps is not None
-    ran_mul = {deps.tests[i] for i in deps.index["src/calc/arith.py"]["mul"]}
+    (run,) = deps.runs.values()
+    ran_mul = {run.tests[i] for i in run.index["src/calc/arith.py"]["mul"]}
     _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
     selected = _impact(calc, tmp_path).selection.tests
     for test in ran_mul:
@@ -224,3 +240,71 @@ def test_the_data_never_selects_less_than_the_tests_that_ran_the_code(
 def test_a_comment_only_edit_selects_nothing(calc: Path, tmp_path: Path) -> None:
     _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # product")
     assert _impact(calc, tmp_path).selection.tests == []
+
+
+def test_a_subset_run_merges_per_test_and_the_edit_still_counts_against_head(
+    calc: Path, tmp_path: Path
+) -> None:
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    first = _impact(calc, tmp_path).selection
+    _record(calc, tmp_path / "state", first.tests)
+    deps = load_testdeps(deps_store_dir(tmp_path / "state"))
+    assert deps is not None
+    assert len(deps.runs) == 2
+    assert len(deps.records["tests/test_arith.py::test_mul"]) == 2
+    assert len(deps.records["tests/test_arith.py::test_add"]) == 1
+    # A second edit elsewhere: mul is still changed against HEAD, so its tests still run.
+    _edit(calc, "src/calc/text.py", 'return s.upper() + "!"', 'return s.upper() + "?"')
+    selected = _impact(calc, tmp_path).selection.tests
+    for test in (
+        "tests/test_arith.py::test_mul",
+        "tests/test_report.py::test_total",
+        "tests/test_helper.py::test_six",
+        "tests/test_text.py::test_shout",
+        "tests/test_loud.py::test_loud_a",
+    ):
+        assert _runs(selected, test), (test, selected)
+    assert not _runs(selected, "tests/test_arith.py::test_add")
+
+
+def test_after_a_revert_the_record_from_before_the_edit_serves_again(
+    calc: Path, tmp_path: Path
+) -> None:
+    original = (calc / "src/calc/arith.py").read_text(encoding="utf-8")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    _record(calc, tmp_path / "state", _impact(calc, tmp_path).selection.tests)
+    (calc / "src/calc/arith.py").write_text(original, encoding="utf-8")  # the revert
+    _edit(calc, "src/calc/arith.py", "return a + b", "return b + a")
+    selected = _impact(calc, tmp_path).selection.tests
+    # test_mul's newest record saw the edited mul; the one before saw mul as it is again.
+    assert not _runs(selected, "tests/test_arith.py::test_mul"), selected
+    assert _runs(selected, "tests/test_arith.py::test_add")
+    assert _runs(selected, "tests/test_report.py::test_total")
+
+
+def test_a_test_committed_since_the_recording_runs_its_whole_file(
+    calc: Path, tmp_path: Path
+) -> None:
+    path = calc / "tests/test_arith.py"
+    path.write_text(
+        path.read_text(encoding="utf-8") + "\n\ndef test_new() -> None:\n    assert True\n",
+        encoding="utf-8",
+    )
+    _git(calc, "commit", "-qam", "a new test")
+    _edit(calc, "src/calc/text.py", 'return s.upper() + "!"', 'return s.upper() + "?"')
+    selected = _impact(calc, tmp_path).selection.tests
+    assert "tests/test_arith.py" in selected
+
+
+def test_a_test_gone_since_the_recording_is_never_named(calc: Path, tmp_path: Path) -> None:
+    path = calc / "tests/test_arith.py"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("def test_mul")
+    path.write_text(text[:start].rstrip() + "\n", encoding="utf-8")
+    _record(calc, tmp_path / "state", ["tests/test_arith.py"])
+    _git(calc, "commit", "-qam", "no test_mul")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    selected = _impact(calc, tmp_path).selection.tests
+    assert "tests/test_arith.py::test_mul" not in selected
+    assert "tests/test_arith.py" not in selected
+    assert _runs(selected, "tests/test_report.py::test_total")

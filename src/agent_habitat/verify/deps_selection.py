@@ -1,46 +1,64 @@
-"""Narrowing test selection with recorded per-test dependency data (testdeps.py).
+"""Narrowing test selection with recorded per-test dependency data (deps_store.py).
 
-The data describes the project as it was when `test.full` recorded it. A test whose
-recorded run executed no block that has changed since then runs the same code again, so
-it cannot be affected; every other test is selected. Concretely, for the files changed
-since the recording (content differs from the recorded hash, or git says so between the
-recorded and current HEAD) plus the files the change touches:
+Each test's record describes one run: the content of every file that run loaded. A test
+whose recorded run executed no block that differs now — from that run's content, and,
+in the files the change touches, from HEAD's — runs the same code as then and as at HEAD,
+so the change cannot affect it; every other test is selected. Per run, for the package
+files whose content differs now:
 
-* a package file whose data is missing or stale, whose skeleton changed (import-time code:
-  module and class bodies, `def` lines, decorators, defaults), or one of whose changed
-  blocks ran at import time → the import graph decides for that module (`fallback`);
-* otherwise the tests that executed a changed block, and every test-side file whose module
-  body executed one (treated as if that file changed: its importers, its folder for a
-  conftest);
-* test-side files changed since the recording count as changed files (safety rules of
-  selection.py apply: conftest → folder, non-Python → whole suite).
+* a file whose data is missing or was read while it changed, whose skeleton differs
+  (import-time code: module and class bodies, `def` lines, decorators, defaults), or one
+  of whose changed blocks ran at import time → the import graph decides, for that run's
+  tests (`run_fallback`), and the run cannot vouch for its tests that ran any of its code;
+* otherwise it cannot vouch for its tests that executed a changed block, nor for those a
+  test-side file reaches whose module body executed one (`run_side`);
+* test-side files that differ from the run's content count as changed for its tests
+  (conftest → its folder, helper → its importers, test file → itself).
+
+A test keeps records from a few runs (deps_store.py); it is selected when none of them can
+vouch for it (`doubts`), so after a revert the record from before the edit serves again.
+
+Globally: a touched package file no run loaded → the import graph for every test
+(`fallback`); a test file whose content no run ran whole → that file whole; a test the
+data has no record of → selected; non-Python files changed since a run (not touched, e.g.
+a branch switch) → `extra`, judged as changes (a data file widens to the whole suite).
 """
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..regular import read_regular
-from .blocks import changed_blocks, file_blocks
-from .layout import Layout
-from .testdeps import RecordedDeps, sha256_of
+from .blocks import FileBlocks, changed_blocks, file_blocks
+from .deps_store import RecordedDeps, TestRun
+from .layout import Layout, is_test_file
+from .testdeps import UNKNOWN, sha256_of
 
-__all__ = ["Narrowing", "narrow", "plain_node_id"]
+__all__ = ["Narrowing", "existing", "narrow", "plain_node_id"]
 
 
 @dataclass
 class Narrowing:
     extra: list[str] = field(default_factory=list)
-    """Paths changed since the recording that the change itself does not touch."""
+    """Paths changed since a recording that the change itself does not touch (non-Python
+    files, package modules gone since): judged as changes."""
     fallback: dict[str, str] = field(default_factory=dict)
-    """Package file → why the import graph decides for it."""
+    """Package file → why the import graph decides for it, for every test."""
     tests: dict[str, str] = field(default_factory=dict)
-    """Selected test (node id without parameters) → why."""
-    side: dict[str, str] = field(default_factory=dict)
-    """Test-side file whose import-time code ran a changed block → why."""
+    """Test selected whatever its records say (it has none) → why."""
+    doubts: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Run id → test whose record in that run cannot vouch for it now → why. A test is
+    selected when none of its records can."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Test file selected whole → why."""
+    run_fallback: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Run id → package file → why the import graph decides for that run's tests."""
+    run_side: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Run id → test-side file changed for that run's tests → why."""
+    unusable: list[str] = field(default_factory=list)
+    """Why some recorded data cannot be used at all (the whole suite runs)."""
 
 
 def plain_node_id(nodeid: str) -> str:
@@ -54,115 +72,222 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
 
 
-def _since_recording(root: Path, deps: RecordedDeps, head: str | None) -> set[str] | None:
-    """Paths git reports changed between the recorded HEAD and the current one (`head`, the
-    snapshot's: no git process to ask again); None when git cannot say (the recorded commit
-    is gone): the data is then unusable."""
-    current = head
-    if current == deps.head:
-        return set()
-    if deps.head is None or current is None:
-        return None
-    diff = _git(root, "diff", "--name-only", "--relative", "-z", deps.head, current)
-    if diff.returncode != 0:
-        return None
-    return {p for p in diff.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+class _Tree:
+    """The tree as it is now (content hashes, blocks) and HEAD's blocks, each read once."""
 
+    def __init__(self, root: Path, hashes: dict[str, str], head: str | None) -> None:
+        self.root, self.hashes, self.head = root, hashes, head
+        self._sha: dict[str, str | None] = {}
+        self._blocks: dict[str, FileBlocks | None] = {}
+        self._head: dict[str, FileBlocks | str | None] = {}
+        self._since: dict[str | None, set[str] | None] = {}
 
-def _head_blocks_changed(root: Path, rel: str, current: bytes) -> set[str] | str | None:
-    """Blocks changed between HEAD's version and `current`; None: skeleton changed; a string:
-    why HEAD's version cannot be compared."""
-    shown = _git(root, "show", f"HEAD:./{rel}")
-    if shown.returncode != 0:
-        return f"{rel} is new since HEAD"
-    if shown.stdout == current:
-        return set()
-    old, new = file_blocks(shown.stdout), file_blocks(current)
-    if old is None or new is None:
-        return f"{rel} does not parse"
-    return changed_blocks(old.to_json(), new)
+    def sha(self, rel: str) -> str | None:
+        """sha256 now; None when the file is not there."""
+        if rel not in self._sha:
+            touched = self.hashes.get(rel)
+            if touched is not None and touched not in ("-", "dir"):
+                self._sha[rel] = touched
+            else:
+                self._sha[rel] = sha256_of(self.root / rel)
+        return self._sha[rel]
+
+    def blocks(self, rel: str) -> FileBlocks | None:
+        if rel not in self._blocks:
+            try:
+                self._blocks[rel] = file_blocks(read_regular(self.root / rel, rel))
+            except OSError:
+                self._blocks[rel] = None
+        return self._blocks[rel]
+
+    def head_blocks(self, rel: str) -> FileBlocks | str | None:
+        """HEAD's blocks of `rel`; a string: why they cannot be compared; None: the same
+        content as now."""
+        if rel not in self._head:
+            shown = _git(self.root, "show", f"HEAD:./{rel}")
+            if shown.returncode != 0:
+                self._head[rel] = f"{rel} is new since HEAD"
+            else:
+                try:
+                    current = read_regular(self.root / rel, rel)
+                except OSError:
+                    current = b""
+                old = None if shown.stdout == current else file_blocks(shown.stdout)
+                if shown.stdout != current and old is None:
+                    self._head[rel] = f"{rel} does not parse at HEAD"
+                else:
+                    self._head[rel] = old
+        return self._head[rel]
+
+    def since(self, recorded: str | None) -> set[str] | None:
+        """Paths git reports changed between a recorded HEAD and the current one; None when
+        git cannot say (the recorded commit is gone)."""
+        if recorded not in self._since:
+            if recorded == self.head:
+                self._since[recorded] = set()
+            elif recorded is None or self.head is None:
+                self._since[recorded] = None
+            else:
+                diff = _git(
+                    self.root, "diff", "--name-only", "--relative", "-z", recorded, self.head
+                )
+                self._since[recorded] = (
+                    None
+                    if diff.returncode != 0
+                    else {
+                        p for p in diff.stdout.decode("utf-8", "surrogateescape").split("\0") if p
+                    }
+                )
+        return self._since[recorded]
 
 
 def _file_change(
-    root: Path, rel: str, deps: RecordedDeps, touched: set[str]
+    tree: _Tree, deps: RecordedDeps, run: TestRun, rel: str, touched: bool
 ) -> tuple[set[str], str | None]:
     """(changed blocks, None) or (…, why the import graph must decide)."""
-    recorded = deps.files.get(rel)
-    if recorded is None:
-        return set(), f"no dependency data for {rel}"
-    try:
-        current = read_regular(root / rel, rel)
-    except OSError:
-        return set(), f"{rel} cannot be read"
-    blocks: set[str] = set()
-    if hashlib.sha256(current).hexdigest() != recorded["sha"]:
-        new = file_blocks(current)
-        if new is None:
-            return set(), f"{rel} does not parse"
-        since = changed_blocks(recorded, new)
+    recorded = run.files[rel]
+    if recorded == UNKNOWN:
+        return set(), f"{rel} changed while the recording read it"
+    new = tree.blocks(rel)
+    if new is None:
+        return set(), f"{rel} does not parse"
+    out: set[str] = set()
+    if tree.sha(rel) != recorded:
+        old = deps.blocks.get(recorded)
+        if old is None:
+            return set(), f"no dependency data for {rel}"
+        since = changed_blocks(old, new)
         if since is None:
             return set(), f"{rel}: import-time code changed (module or class body, def line)"
-        blocks |= since
-    if rel in touched and rel in deps.dirty:
-        # Recorded with uncommitted edits: compare with HEAD too, so nothing the change
-        # did before the recording is lost.
-        vs_head = _head_blocks_changed(root, rel, current)
-        if isinstance(vs_head, str):
-            return set(), vs_head
-        if vs_head is None:
-            return set(), f"{rel}: import-time code changed since HEAD"
-        blocks |= vs_head
-    ran_at_import = blocks & set(deps.imports.get(rel, ()))
+        out |= since
+    if touched:
+        # The change is against HEAD: a block the run saw as it is now may still differ
+        # from HEAD's (an earlier edit, recorded already): its tests are the change's too.
+        head = tree.head_blocks(rel)
+        if isinstance(head, str):
+            return set(), head
+        if head is not None:
+            vs_head = changed_blocks(head.to_json(), new)
+            if vs_head is None:
+                return set(), f"{rel}: import-time code changed since HEAD"
+            out |= vs_head
+    ran_at_import = out & set(run.imports.get(rel, ()))
     if ran_at_import:
-        return blocks, f"{rel}:{sorted(ran_at_import)[0]} runs at import time"
-    return blocks, None
+        return out, f"{rel}:{sorted(ran_at_import)[0]} runs at import time"
+    return out, None
 
 
-def _changed_since(
-    layout: Layout, deps: RecordedDeps, touched: set[str], head: str | None
-) -> set[str] | None:
-    root = layout.root
-    moved = _since_recording(root, deps, head)
-    if moved is None:
-        return None
-    out = set(moved) | set(deps.dirty)
-    for rel, info in deps.files.items():
-        if sha256_of(root / rel) != info["sha"]:
-            out.add(rel)
-    for rel, digest in deps.side.items():
-        if sha256_of(root / rel) != digest:
-            out.add(rel)
-    for rel in list(out - touched):
-        recorded = deps.files.get(rel, {}).get("sha") or deps.side.get(rel) or deps.dirty.get(rel)
-        if recorded is not None and sha256_of(root / rel) == recorded:
-            out.discard(rel)  # same content as when the data was recorded
-    for rel in layout.side_files:
-        if rel not in deps.side:
-            out.add(rel)  # a test-side file the recording does not know
+def _moved_since(
+    layout: Layout, tree: _Tree, run: TestRun, since: set[str], touched: set[str]
+) -> list[str]:
+    """What changed since the run that content comparison cannot judge: other files than
+    Python ones, and package modules gone since (not by the change)."""
+    out: list[str] = []
+    for rel in sorted((since | set(run.dirty)) - touched):
+        now = tree.sha(rel)
+        if rel.endswith((".py", ".pyi")):
+            if now is None and layout.module_of(rel) is not None:
+                out.append(rel)
+            continue  # otherwise compared by content
+        recorded = run.dirty.get(rel)
+        if recorded is not None and (now == recorded or (now is None and recorded == "-")):
+            continue  # the same content as when the run recorded it
+        out.append(rel)
     return out
+
+
+def _select_ran(
+    run: TestRun, owned: set[int], rel: str, blocks: set[str] | None, why: str, out: Narrowing
+) -> None:
+    """The run's tests that ran `blocks` of `rel` (every block of it when None)."""
+    per_block = run.index.get(rel, {})
+    for block in sorted(per_block if blocks is None else blocks):
+        for i in per_block.get(block, ()):
+            if i in owned:
+                out.doubts.setdefault(run.id, {}).setdefault(
+                    run.tests[i], f"ran {rel}:{block}{why}"
+                )
+
+
+def _narrow_run(
+    layout: Layout, tree: _Tree, deps: RecordedDeps, run: TestRun, touched: set[str], out: Narrowing
+) -> None:
+    owned = set(deps.owned(run))
+    since = tree.since(run.head)
+    if since is None:
+        out.unusable.append(f"data recorded at {str(run.head)[:12]}, which git does not know")
+        return
+    out.extra += _moved_since(layout, tree, run, since, touched)
+    fallback = out.run_fallback.setdefault(run.id, {})
+    side = out.run_side.setdefault(run.id, {})
+    for rel in sorted(run.files):
+        now = tree.sha(rel)
+        if now == run.files[rel] and rel not in touched:
+            continue
+        if now is None:
+            if rel not in touched:
+                out.extra.append(rel)  # gone since the run, not by the change: judged as deleted
+            continue
+        blocks, why = _file_change(tree, deps, run, rel, rel in touched)
+        if why is not None:
+            fallback[rel] = why
+            _select_ran(run, owned, rel, None, f" ({why})", out)
+            continue
+        _select_ran(run, owned, rel, blocks, "", out)
+        for module, ran in run.modules.items():
+            for block in sorted(blocks & set(ran.get(rel, ()))):
+                side.setdefault(module, f"{module} runs {rel}:{block} at import time")
+    for rel in sorted(set(run.side) | set(layout.side_files)):
+        if rel in touched:
+            continue  # the change's own test-side files are judged for every test
+        if tree.sha(rel) != run.side.get(rel):
+            side.setdefault(rel, f"{rel} changed since the recording")
 
 
 def narrow(
-    layout: Layout, deps: RecordedDeps, touched: list[str], head: str | None
-) -> Narrowing | None:
-    """What the data says about the change (`head`: the current HEAD commit, None without
-    one); None when it cannot be used at all."""
+    layout: Layout,
+    deps: RecordedDeps,
+    touched: list[str],
+    head: str | None,
+    hashes: dict[str, str] | None = None,
+) -> Narrowing:
+    """What the data says about the tree as it is now, against HEAD (`head`: the current
+    HEAD commit, None without one; `hashes`: the snapshot's content hashes of `touched`)."""
+    tree = _Tree(layout.root, hashes or {}, head)
     touched_set = set(touched)
-    since = _changed_since(layout, deps, touched_set, head)
-    if since is None:
-        return None
-    out = Narrowing(extra=sorted(since - touched_set))
-    rels = {rel for rel in since | touched_set if layout.module_of(rel) is not None}
-    for rel in sorted(rels):
-        blocks, fallback = _file_change(layout.root, rel, deps, touched_set)
-        if fallback is not None:
-            out.fallback[rel] = fallback
+    out = Narrowing()
+    live = {rid: run for rid, run in deps.runs.items() if deps.owned(run)}
+    for run in live.values():
+        _narrow_run(layout, tree, deps, run, touched_set, out)
+    loaded = {rel for run in live.values() for rel in run.files}
+    for rel in sorted(touched_set - loaded):
+        if layout.module_of(rel) is not None and (layout.root / rel).exists():
+            out.fallback[rel] = f"no dependency data for {rel}"
+    for rel in sorted(layout.side_files):
+        if not is_test_file(rel):
             continue
-        per_block = deps.index.get(rel, {})
-        for block in sorted(blocks):
-            for i in per_block.get(block, ()):
-                out.tests.setdefault(plain_node_id(deps.tests[i]), f"ran {rel}:{block}")
-            for side, ran in deps.modules.items():
-                if block in ran.get(rel, ()):
-                    out.side.setdefault(side, f"{side} runs {rel}:{block} at import time")
+        held = deps.complete.get(rel, {}).get(tree.sha(rel) or "")
+        if held is None:
+            out.files[rel] = f"{rel}: no dependency data for it as it is"
+            continue
+        for test in held:
+            if test not in deps.records:
+                out.tests.setdefault(test, "no dependency data for it")
+    out.extra = sorted(set(out.extra) - touched_set)
     return out
+
+
+def existing(deps: RecordedDeps, layout: Layout, test: str) -> str | None:
+    """The id to pass pytest for a recorded test: itself (without parameters) when its file
+    as it is now holds it, its file when that is unknown, None when the test is gone."""
+    rel = test.partition("::")[0]
+    now = sha256_of(layout.root / rel)
+    if now is None:
+        return None
+    held = deps.complete.get(rel, {}).get(now)
+    if held is None:
+        runs = [deps.runs[r] for r in deps.records.get(test, ()) if r in deps.runs]
+        if any(now in (run.files.get(rel), run.side.get(rel)) for run in runs):
+            return plain_node_id(test)
+        return rel
+    return plain_node_id(test) if test in held else None

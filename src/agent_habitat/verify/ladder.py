@@ -225,6 +225,7 @@ async def _context(
                 workspace.state_dir / "grimp",
                 hooks.memo if hooks else None,
                 head=snapshot.head,
+                hashes=snapshot.hashes,
                 select_tests=_selects_tests(rungs, config),
             )
         )

@@ -8,11 +8,12 @@ folder (an unchanged conftest that imports an affected module widens the same wa
 a non-Python change, a deleted module, or a file the graph cannot see widens to the
 whole suite, and the reasons say which.
 
-When `test.full` has recorded per-test dependency data (testdeps.py), the tests a changed
-package file affects come from that data instead, down to the test function, wherever it
-is valid (deps_selection.py); for any file where it is missing or stale, or where the
-change touches import-time code, the import graph decides as before. The data only ever
-removes tests whose recorded run executed none of the changed code.
+Where test runs have recorded per-test dependency data (testdeps.py: every test rung and
+the background recording record it), the tests a changed package file affects come from
+that data instead, down to the test function, wherever it is valid (deps_selection.py);
+for any file where it is missing or stale, or where the change touches import-time code,
+the import graph decides as before. The data only ever removes tests whose recorded run
+executed none of the changed code.
 """
 
 from __future__ import annotations
@@ -28,14 +29,15 @@ from grimp.application.config import settings as grimp_settings
 from grimp.application.ports.packagefinder import AbstractPackageFinder
 
 from .config import LadderConfig
-from .deps_selection import Narrowing, narrow
+from .deps_selection import Narrowing, existing, narrow
+from .deps_store import RecordedDeps
 from .layout import Layout, is_manifest, is_test_file
 from .models import Selection
 from .selection_memo import SelectionMemo
 from .side_graph import SideImports, side_graph
-from .testdeps import deps_store_dir, load_testdeps
+from .testdeps import deps_store_dir, load_testdeps, sha256_of
 
-__all__ = ["Impact", "analyse_impact", "explicit_selection", "warm_graph"]
+__all__ = ["Impact", "analyse_impact", "explicit_selection", "unrecorded", "warm_graph"]
 
 # grimp's package finder is process-global configuration; swapping it is guarded.
 _GRIMP_LOCK = threading.Lock()
@@ -51,6 +53,8 @@ class Impact:
     """Relative paths of the affected package modules."""
     selection: Selection = field(default_factory=lambda: Selection(full=False))
     graph_error: str | None = None
+    provenance: str = ""
+    """Which part of the selection came from recorded data and which from the import graph."""
 
 
 class _DirectoryFinder(AbstractPackageFinder):
@@ -179,13 +183,15 @@ def analyse_impact(
     memo: SelectionMemo | None = None,
     *,
     head: str | None,
+    hashes: dict[str, str] | None = None,
     select_tests: bool = True,
 ) -> Impact:
     """Blocking (reads files, builds the graph); call it from a worker thread.
 
     `cache_dir` holds grimp's cache; the recorded test dependencies live beside it. `memo`
     (a long-lived process's) keeps the graph and the dependency data between calls. `head`
-    is the snapshot's HEAD commit (None outside git or before the first commit). Without
+    is the snapshot's HEAD commit (None outside git or before the first commit), `hashes`
+    its content hashes of the touched files (read from disk where missing). Without
     `select_tests` it stops at the affected modules (the selection is left empty)."""
     out = _Collector()
     if not layout.is_python:
@@ -210,15 +216,23 @@ def analyse_impact(
     deps = None
     if touched:
         deps = memo.deps(store, load_testdeps) if memo is not None else load_testdeps(store)
-    narrowing = narrow(layout, deps, touched, head) if deps is not None else None
     side = memo.side_imports(cache_dir) if memo is not None else SideImports(cache_dir)
-    if narrowing is None or impact.graph_error is not None:
+    if deps is None or not deps.records or impact.graph_error is not None:
         for rel in impact.affected_files:
             if is_test_file(rel):
                 out.tests[rel] = f"{rel} is affected in the import graph"
         _select_side(layout, side, affected, changed_side, out)
+        impact.provenance = (
+            "selection: by the import graph (no test dependency data recorded yet; "
+            "each test run records it)"
+            if deps is None or not deps.records
+            else "selection: by the import graph"
+        )
     else:
-        _select_with_deps(layout, side, graph, narrowing, config, deleted, changed_side, out)
+        narrowing = narrow(layout, deps, touched, head, hashes)
+        impact.provenance = _select_with_deps(
+            layout, side, graph, deps, narrowing, config, deleted, changed_side, out
+        )
     impact.selection = out.selection()
     return impact
 
@@ -227,37 +241,132 @@ def _select_with_deps(
     layout: Layout,
     cache: SideImports,
     graph: _Graph,
+    deps: RecordedDeps,
     narrowing: Narrowing,
     config: LadderConfig,
     deleted: set[str],
     changed_side: set[str],
     out: _Collector,
-) -> None:
-    """Tests from the recorded data; the import graph for the files it cannot speak for."""
+) -> str:
+    """Tests from the recorded data; the import graph for the files it cannot speak for.
+    Returns a line saying which part came from where."""
     gone = {rel for rel in narrowing.extra if not (layout.root / rel).exists()}
     _, extra_side = _classify(layout, narrowing.extra, deleted | gone, config, out)
+    for why in narrowing.unusable:
+        out.widen_full(why)
     fallback = {m for rel in narrowing.fallback if (m := layout.module_of(rel)) is not None}
     try:
         affected = graph.downstream(fallback)
     except (grimp.exceptions.SourceSyntaxError, ValueError, OSError) as exc:
         out.widen_full(f"import graph unavailable ({exc})")
-        return
+        return f"dependency data not used: import graph unavailable ({exc})"
     because = "; ".join(sorted(set(narrowing.fallback.values()))[:3])
+    graph_files: set[str] = set()
     for module in sorted(affected):
         path = layout.file_of(module)
         if path is not None and is_test_file(rel := layout.rel(path)):
             out.tests[rel] = f"{rel} is affected in the import graph ({because})"
+            graph_files.add(rel)
+    for rel, why in narrowing.files.items():
+        out.tests.setdefault(rel, why)
+    doubts = {rid: dict(tests) for rid, tests in narrowing.doubts.items()}
+    runs_graph = _per_run(layout, cache, graph, deps, narrowing, doubts)
+    picked_ids = _doubted(deps, narrowing, doubts)
+    _emit(deps, layout, picked_ids, out)
+    side = changed_side | extra_side
+    if side or affected:
+        before = set(out.tests) | set(out.folders)
+        _select_side(layout, cache, affected, side, out)
+        for picked in (out.tests, out.folders):
+            for rel, why in picked.items():
+                if rel not in before and "imports" in why and because:
+                    picked[rel] = f"{why} ({because})"
+                    graph_files.add(rel)
+    parts = [f"{len(picked_ids)} test(s) from recorded dependency data ({deps.tests} on record)"]
+    if graph_files or runs_graph:
+        why = because or "; ".join(sorted(runs_graph)[:3])
+        parts.append(f"{len(graph_files) + len(runs_graph)} by the import graph ({why})")
+    if narrowing.files:
+        parts.append(f"{len(narrowing.files)} test file(s) without data at their content, whole")
+    return "selection: " + ", ".join(parts)
+
+
+def _doubted(
+    deps: RecordedDeps, narrowing: Narrowing, doubts: dict[str, dict[str, str]]
+) -> dict[str, str]:
+    """Recorded tests to run: those without a record, and those none of whose records
+    can vouch for them now."""
+    picked: dict[str, str] = {}
     for test, why in narrowing.tests.items():
-        out.tests.setdefault(test, f"{test} {why}")
-    side = changed_side | extra_side | set(narrowing.side)
-    if not side and not affected:
-        return  # nothing to propagate through test-side imports (parsing them is the cost)
-    before = set(out.tests) | set(out.folders)
-    _select_side(layout, cache, affected, side, out, dict(narrowing.side))
-    for picked in (out.tests, out.folders):
-        for rel, why in picked.items():
-            if rel not in before and "imports" in why and because:
-                picked[rel] = f"{why} ({because})"
+        picked.setdefault(test, f"{test.partition('[')[0]} {why}")
+    for test, rids in deps.records.items():
+        if all(test in doubts.get(rid, {}) for rid in rids):
+            picked.setdefault(test, f"{test.partition('[')[0]} {doubts[rids[0]][test]}")
+    return picked
+
+
+def _emit(deps: RecordedDeps, layout: Layout, picked: dict[str, str], out: _Collector) -> None:
+    """Selected recorded tests as pytest args: a file whole when every test it holds now is
+    selected, else the node ids that exist in it as it is (a test gone since is left out)."""
+    by_file: dict[str, dict[str, str]] = {}
+    for test, why in picked.items():
+        by_file.setdefault(test.partition("::")[0], {})[test] = why
+    for rel, tests in sorted(by_file.items()):
+        held = deps.complete.get(rel, {}).get(sha256_of(layout.root / rel) or "")
+        if held and set(held) <= set(tests):
+            out.tests.setdefault(rel, next(iter(tests.values())))
+            continue
+        for test, why in tests.items():
+            target = existing(deps, layout, test)
+            if target is not None:
+                out.tests.setdefault(target, why)
+
+
+def _per_run(
+    layout: Layout,
+    cache: SideImports,
+    graph: _Graph,
+    deps: RecordedDeps,
+    narrowing: Narrowing,
+    doubts: dict[str, dict[str, str]],
+) -> set[str]:
+    """Each run's own stale files (`run_fallback`, `run_side`): the test files they reach
+    through the import graph and test-side imports, then that run's tests in those files
+    only — a run recorded after the file changed speaks for its own tests. Adds them to
+    `doubts`; returns why the import graph decided, for the notes."""
+    memo: dict[frozenset[str], _Collector] = {}
+    used: set[str] = set()
+    for rid, run in deps.runs.items():
+        stale = narrowing.run_fallback.get(rid, {})
+        side = narrowing.run_side.get(rid, {})
+        if not stale and not side:
+            continue
+        owned = [run.tests[i] for i in deps.owned(run)]
+        if not owned:
+            continue
+        key = frozenset(stale) | frozenset(f"side:{s}" for s in side)
+        if key not in memo:
+            reached = _Collector()
+            modules = {m for rel in stale if (m := layout.module_of(rel)) is not None}
+            affected = graph.downstream(modules)
+            for module in affected:
+                path = layout.file_of(module)
+                if path is not None and is_test_file(rel := layout.rel(path)):
+                    reached.tests[rel] = f"{rel} is affected in the import graph"
+            _select_side(layout, cache, affected, set(side), reached, dict(side))
+            memo[key] = reached
+        reached = memo[key]
+        for test in owned:
+            rel = test.partition("::")[0]
+            why = reached.tests.get(rel) or next(
+                (w for f, w in reached.folders.items() if f == "." or rel.startswith(f + "/")),
+                None,
+            )
+            if why is not None:
+                doubts.setdefault(rid, {}).setdefault(test, why)
+                used.update(stale.values())
+                used.update(side.values())
+    return used
 
 
 def _select_side(
@@ -297,6 +406,31 @@ def _select_side(
             out.folders.setdefault(_folder_of(rel), f"{reason} (conftest widens to its folder)")
         elif is_test_file(rel):
             out.tests[rel] = reason
+
+
+def unrecorded(
+    layout: Layout,
+    config: LadderConfig,
+    cache_dir: Path,
+    memo: SelectionMemo | None,
+    *,
+    head: str | None,
+    hashes: dict[str, str],
+) -> Selection | None:
+    """The tests whose recorded dependency data cannot vouch for the tree as it is now (none
+    recorded, or recorded when a file they depend on had other content); None when every
+    test's record holds. Blocking. What the background recording runs."""
+    store = deps_store_dir(cache_dir.parent)
+    deps = memo.deps(store, load_testdeps) if memo is not None else load_testdeps(store)
+    if deps is None or not deps.records:
+        return Selection(full=True, reasons=["no test dependency data recorded yet"])
+    out = _Collector()
+    graph = _Graph(layout, cache_dir, memo)
+    side = memo.side_imports(cache_dir) if memo is not None else SideImports(cache_dir)
+    narrowing = narrow(layout, deps, [], head, hashes)
+    _select_with_deps(layout, side, graph, deps, narrowing, config, set(), set(), out)
+    selection = out.selection()
+    return selection if selection.full or selection.tests else None
 
 
 def warm_graph(layout: Layout, cache_dir: Path, memo: SelectionMemo) -> int:

@@ -1,11 +1,16 @@
-"""Per-test dependency data: recorded while `test.full` runs, read by test selection.
+"""Per-test dependency data: recorded by every pytest run the ladder makes, read by selection.
 
-`test.full` runs pytest with the `habitat_testdeps` plugin (a standalone file put on
-PYTHONPATH for that process only; nothing is installed into the project's environment).
-Afterwards `Recording.finish` folds the plugin's output into one store in the workspace
-state folder, keyed to content: for every package file its sha256 and block hashes at the
-time of the run, for every test-side file its sha256, the HEAD commit and the dirty files.
-Selection trusts a file's data only while its content still matches (see selection.py).
+Each test rung (`test.scoped`, whole suite or a subset, `test.full`) and the background
+recording (recording.py) runs pytest with the `habitat_testdeps` plugin (a standalone
+file put on PYTHONPATH for that process only; nothing is installed into the project's
+environment). `Recording.finish` folds the plugin's output into one store in the workspace
+state folder (deps_store.py), per test: the newest run of a test holds its record.
+
+A run's record is keyed to content, not to a commit: for every project file the run
+loaded, the sha256 it had (its blocks stored once per content, `blocks`), for every
+test-side file its sha256. Selection trusts a test's record only where the files it
+depended on still have that content, so a revert or a branch switch back finds its data
+again (deps_selection.py).
 """
 
 from __future__ import annotations
@@ -20,16 +25,25 @@ from pathlib import Path
 from typing import Any
 
 from ..regular import open_regular, read_regular
-from ..workspace import write_private
 from .blocks import FileBlocks, file_blocks
-from .layout import Layout
+from .deps_store import RecordedDeps, RunScope, TestRun, load_testdeps, merge_run
+from .layout import Layout, is_test_file
 from .snapshot import Snapshot
 
-__all__ = ["PLUGIN_DIR", "RecordedDeps", "Recording", "deps_store_dir", "load_testdeps"]
+__all__ = [
+    "PLUGIN_DIR",
+    "RecordedDeps",
+    "Recording",
+    "RunScope",
+    "TestRun",
+    "deps_store_dir",
+    "load_testdeps",
+    "sha256_of",
+]
 
 PLUGIN_DIR = Path(__file__).resolve().parent / "testdeps_plugin"
-_VERSION = 2  # 2: block hashes of compiled code (blocks.py)
-_STORE = "deps.json"
+UNKNOWN = "-"
+"""The sha of a file that changed while the run read it: its data is never trusted."""
 
 
 def deps_store_dir(state_dir: Path) -> Path:
@@ -42,47 +56,6 @@ def sha256_of(path: Path) -> str | None:
             return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
         return None
-
-
-@dataclass
-class RecordedDeps:
-    """The store as selection reads it."""
-
-    head: str | None
-    dirty: dict[str, str]
-    files: dict[str, dict[str, Any]]
-    """Package file → {"sha", "skeleton", "blocks"} at recording time."""
-    side: dict[str, str]
-    """Test-side file → sha256 at recording time."""
-    tests: list[str]
-    index: dict[str, dict[str, list[int]]]
-    """Package file → block → indices into `tests` that ran it (fixtures included)."""
-    imports: dict[str, list[str]]
-    """Package file → blocks that ran at import time (their change selects every importer)."""
-    modules: dict[str, dict[str, list[str]]]
-    """Test-side file → package file → blocks its module body ran."""
-    recorded_at: str = ""
-    notes: list[str] = field(default_factory=list)
-
-
-def load_testdeps(directory: Path) -> RecordedDeps | None:
-    try:
-        data = json.loads((directory / _STORE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != _VERSION:
-        return None
-    return RecordedDeps(
-        head=data["head"],
-        dirty=data["dirty"],
-        files=data["files"],
-        side=data["side"],
-        tests=data["tests"],
-        index=data["index"],
-        imports=data["imports"],
-        modules=data["modules"],
-        recorded_at=data.get("recorded_at", ""),
-    )
 
 
 @dataclass
@@ -133,12 +106,16 @@ def _merge(root: Path, outputs: list[Path]) -> _Merged:
 
 @dataclass
 class Recording:
-    """One instrumented full run: `args` and `env` for pytest, then `finish()`."""
+    """One instrumented pytest run: `args` and `env` for pytest, then `finish()`.
+
+    `scope` says what the run covered: the whole suite, or which test files it ran whole
+    (the rest of its tests are a subset of their files)."""
 
     root: Path
     layout: Layout
     state_dir: Path
     snapshot: Snapshot
+    scope: RunScope = field(default_factory=RunScope)
     out_dir: Path = field(init=False)
 
     def __post_init__(self) -> None:
@@ -160,10 +137,13 @@ class Recording:
             ),
         }
 
+    def discard(self) -> None:
+        shutil.rmtree(self.out_dir, ignore_errors=True)
+
     def finish(self, complete: bool) -> str:
         """Fold the run's output into the store (blocking); a note for the rung's result.
-        An incomplete run (pytest crashed, was killed, or the plugin failed) keeps the old
-        store: its data is still checked against content before use."""
+        An incomplete run (pytest crashed, was killed, or the plugin failed) adds nothing:
+        the store keeps what it had, still checked against content before use."""
         try:
             outputs = sorted(self.out_dir.glob("deps-*.json"))
             if not complete or not outputs:
@@ -171,37 +151,66 @@ class Recording:
             merged = _merge(self.root, outputs)
             if merged.broken:
                 return f"test dependencies not recorded: the recorder failed ({merged.broken[0]})"
-            payload = self._payload(merged)
-            target = deps_store_dir(self.state_dir) / _STORE
-            write_private(target, json.dumps(payload))
+            run, blocks = self._run(merged)
+            whole = self._whole_files(run)
+            kept = merge_run(deps_store_dir(self.state_dir), run, blocks, whole)
             return (
-                f"recorded test dependencies of {len(payload['tests'])} tests "
-                f"({payload['backend']}) for selection"
+                f"recorded test dependencies of {len(run.tests)} tests ({run.backend}) for "
+                f"selection; {kept} tests on record"
             )
         finally:
-            shutil.rmtree(self.out_dir, ignore_errors=True)
+            self.discard()
 
-    def _payload(self, merged: _Merged) -> dict[str, Any]:
-        files: dict[str, dict[str, Any]] = {}
+    def _whole_files(self, run: TestRun) -> dict[str, str]:
+        """Test file → sha256, for the test files this run ran whole at a steady content."""
+        tests = {t.partition("::")[0] for t in run.tests}
+        known = tests | {rel for rel in self.layout.side_files if is_test_file(rel)}
+        if self.scope.whole_suite:
+            files = known
+        else:
+            files = set()
+            for given in self.scope.paths:
+                given = given.rstrip("/")
+                if given.endswith(".py"):
+                    files.add(given)
+                elif given in ("", "."):
+                    files |= known
+                else:
+                    files |= {rel for rel in known if rel.startswith(given + "/")}
+        out: dict[str, str] = {}
+        for rel in sorted(files):
+            digest = run.side.get(rel) or run.files.get(rel) or sha256_of(self.root / rel)
+            if digest is not None and digest != UNKNOWN:
+                out[rel] = digest
+        return out
+
+    def _run(self, merged: _Merged) -> tuple[TestRun, dict[str, dict[str, Any]]]:
+        files: dict[str, str] = {}
+        blocks: dict[str, dict[str, Any]] = {}
         tables: dict[str, FileBlocks] = {}
-        for pkg_dir in self.layout.packages.values():
-            for path in sorted(pkg_dir.rglob("*.py")):
-                rel = self.layout.rel(path)
-                digest = sha256_of(path)
-                seen = merged.hashes.get(rel)
-                if digest is None or rel in merged.conflicts or seen not in (None, digest):
-                    continue  # changed while the suite ran: no data for it (selection widens)
-                blocks = file_blocks(read_regular(path))
-                if blocks is None:
-                    continue
-                tables[rel] = blocks
-                files[rel] = {"sha": digest, **blocks.to_json()}
+        packages = [str(p) + os.sep for p in self.layout.packages.values()]
+        for rel, seen in sorted(merged.hashes.items()):
+            path = self.root / rel
+            if not rel.endswith(".py") or not any(str(path).startswith(p) for p in packages):
+                continue
+            digest = sha256_of(path)
+            if digest is None or rel in merged.conflicts or seen != digest:
+                files[rel] = UNKNOWN  # changed while the suite ran: its data is not trusted
+                continue
+            table = file_blocks(read_regular(path))
+            if table is None:
+                files[rel] = UNKNOWN
+                continue
+            files[rel] = digest
+            tables[rel] = table
+            blocks[digest] = table.to_json()
         side: dict[str, str] = {}
         for rel, path in self.layout.side_files.items():
-            digest = sha256_of(path)
-            seen = merged.hashes.get(rel)
-            if digest is not None and rel not in merged.conflicts and seen in (None, digest):
-                side[rel] = digest
+            now = sha256_of(path)
+            read = merged.hashes.get(rel)
+            if now is None:
+                continue
+            side[rel] = now if rel not in merged.conflicts and read in (None, now) else UNKNOWN
 
         def blocks_of(keys: set[tuple[str, int]]) -> dict[str, set[str]]:
             out: dict[str, set[str]] = {}
@@ -223,20 +232,20 @@ class Recording:
                 per_file = index.setdefault(rel, {})
                 for block in names:
                     per_file.setdefault(block, []).append(i)
-        return {
-            "version": _VERSION,
-            "backend": merged.backend,
-            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "head": self.snapshot.head,
-            "dirty": self.snapshot.hashes,
-            "files": files,
-            "side": side,
-            "tests": tests,
-            "failed": [i for i, t in enumerate(tests) if merged.tests[t].get("failed")],
-            "index": index,
-            "imports": {rel: sorted(b) for rel, b in blocks_of(merged.imports).items()},
-            "modules": {
+        run = TestRun(
+            id=f"r{datetime.now(UTC).strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{id(self) % 9973}",
+            head=self.snapshot.head,
+            dirty=dict(self.snapshot.hashes),
+            files=files,
+            side=side,
+            tests=tests,
+            index=index,
+            imports={rel: sorted(b) for rel, b in blocks_of(merged.imports).items()},
+            modules={
                 rel: {f: sorted(b) for f, b in blocks_of(keys).items()}
                 for rel, keys in merged.modules.items()
             },
-        }
+            recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            backend=merged.backend,
+        )
+        return run, blocks

@@ -16,6 +16,9 @@ for the same daemon or cache. In order, each step bounded by the ladder's timeou
   (rungs/warm_checker.py);
 * the warm pytest started, which the test rungs fork per run (rungs/warm_pytest.py).
 
+Once it went through every step, the slot starts the background recording of test
+dependencies from it (recorder.py): the same condition gates both.
+
 What it did goes to `warm.json` in the workspace state folder, where `habitat status`
 reads it (`warm_lines`), and to the bus as `verify.warmup.finished`. `[tool.habitat.ladder]
 warmup = false` (or `HABITAT_LADDER_WARMUP=false`) turns it off.
@@ -86,6 +89,9 @@ class WarmUp:
         self._done = anyio.Event()
         self.off = False
         """True when `[tool.habitat.ladder] warmup = false` turned it off."""
+        self.reached: RungContext | None = None
+        """The project's context once the warm-up went through every step (a Python
+        project, not turned off): what the background recording starts from."""
 
     async def wait(self) -> None:
         await self._done.wait()
@@ -146,6 +152,7 @@ class WarmUp:
             await self._step("lint_baseline", self._lint, ctx)
         await self._step("type_daemon", self._daemon, ctx)
         await self._step("pytest", self._pytest, ctx)
+        self.reached = ctx
 
     async def _step(self, name: str, fn: Callable[..., Awaitable[WarmItem]], *args: object) -> None:
         started = time.monotonic()
@@ -165,9 +172,9 @@ class WarmUp:
     async def _deps(self) -> WarmItem:
         store = deps_store_dir(self.workspace.state_dir)
         deps = await anyio.to_thread.run_sync(self.memo.deps, store, load_testdeps)
-        if deps is None:
-            return WarmItem("skipped", "none recorded yet (a test.full run records them)")
-        return WarmItem("warm", f"{len(deps.tests)} tests, recorded {deps.recorded_at}")
+        if deps is None or not deps.tests:
+            return WarmItem("skipped", "none recorded yet (every test run records them)")
+        return WarmItem("warm", f"{deps.tests} tests, recorded {deps.recorded_at}")
 
     async def _lint(self, ctx: RungContext) -> WarmItem:
         head = head_of(ctx)

@@ -9,7 +9,7 @@ import anyio
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
-from ..testdeps import Recording
+from ..testdeps import Recording, RunScope
 from ..tracebacks import conftest_error
 from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
@@ -62,7 +62,12 @@ async def _pytest(
     warm, why_not = await warm_pytest.for_rung(ctx)
     report = ctx.spool(rung, ".warm") if warm is not None else None
     run_argv = warm.wrap(argv, report) if warm is not None and report is not None else argv
-    outcome = await ctx.run(rung, run_argv, extra_env=rec.env() if rec else None)
+    try:
+        outcome = await ctx.run(rung, run_argv, extra_env=rec.env() if rec else None)
+    except BaseException:
+        if rec is not None:
+            rec.discard()  # cancelled: what it wrote so far is not a run's record
+        raise
     if report is not None:
         why += "; " + await anyio.to_thread.run_sync(warm_pytest.run_note, report)
     elif why_not is not None:
@@ -121,6 +126,21 @@ def _nothing_selected(ctx: RungContext) -> str | None:
     )
 
 
+def _recording(ctx: RungContext, scope: RunScope) -> Recording | None:
+    """Every pytest run of the ladder records per-test dependency data for selection."""
+    if not ctx.layout.packages:
+        return None
+    return Recording(ctx.root, ctx.layout, ctx.workspace.state_dir, ctx.snapshot, scope)
+
+
+def _scope(tests: list[str]) -> RunScope:
+    """What a run of `tests` (pytest args) covers whole: the files and folders given, none
+    when a `-k` / `-m` filter narrows them."""
+    if any(item.partition(" ")[0] in ("-k", "-m") for item in tests):
+        return RunScope(whole_suite=False)
+    return RunScope(whole_suite=False, paths=[t for t in tests if "::" not in t])
+
+
 @python_rung("test.scoped", no_work=_nothing_selected)
 async def scoped_suite(ctx: RungContext, env: ProjectEnv) -> RungResult:
     selection = ctx.selection
@@ -128,7 +148,11 @@ async def scoped_suite(ctx: RungContext, env: ProjectEnv) -> RungResult:
         why = "whole suite: " + "; ".join(selection.reasons)
     else:
         why = f"{len(selection.tests)} selected: " + "; ".join(selection.reasons[:5])
-    return await _pytest(ctx, "test.scoped", [] if selection.full else selection.tests, why)
+    if ctx.impact.provenance and not selection.filtered:
+        why += f" ({ctx.impact.provenance})"
+    tests = [] if selection.full else selection.tests
+    scope = RunScope() if selection.full else _scope(tests)
+    return await _pytest(ctx, "test.scoped", tests, why, _recording(ctx, scope))
 
 
 def _full_command(ctx: RungContext) -> Configured | None:
@@ -140,9 +164,4 @@ def _full_command(ctx: RungContext) -> Configured | None:
 
 @python_rung("test.full", configured=_full_command)
 async def full_suite(ctx: RungContext, env: ProjectEnv) -> RungResult:
-    rec = (
-        Recording(ctx.root, ctx.layout, ctx.workspace.state_dir, ctx.snapshot)
-        if ctx.layout.packages
-        else None
-    )
-    return await _pytest(ctx, "test.full", [], "whole suite", rec)
+    return await _pytest(ctx, "test.full", [], "whole suite", _recording(ctx, RunScope()))

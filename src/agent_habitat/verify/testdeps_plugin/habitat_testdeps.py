@@ -232,14 +232,30 @@ def _base() -> FrameType | None:
     return f
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def _start(rootpath: str | None) -> None:
     global _RECORDER
     out = os.environ.get(_OUT)
-    if not out or _RECORDER is not None:
+    root = os.environ.get(_ROOT) or rootpath
+    if not out or not root or _RECORDER is not None:
         return
     packages = os.environ.get(_PACKAGES, "").split(os.pathsep)
-    _RECORDER = Recorder(os.environ.get(_ROOT) or str(config.rootpath), packages, out)
+    _RECORDER = Recorder(root, packages, out)
+    # What was imported before the recorder started (pytest's own start, plugins) counts as
+    # loaded: a later change to its import-time code must reach its importers.
+    for module in list(sys.modules.values()):
+        filename = getattr(module, "__file__", None)
+        if isinstance(filename, str):
+            _RECORDER.where(filename)
     _RECORDER.start()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _start(str(config.rootpath))
+
+
+# Started when `-p habitat_testdeps` imports it, before pytest loads the conftests: what
+# they import and run at import time is recorded too (as import-time code).
+_start(None)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
