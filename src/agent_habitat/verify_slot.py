@@ -46,6 +46,7 @@ from .verify_text import epoch_summary
 from .workspace import Workspace
 
 if TYPE_CHECKING:
+    from .verify.recorder import BackgroundRecorder
     from .verify.runner import VerifyRunner
     from .verify.warmup import WarmUp
 
@@ -90,6 +91,8 @@ class VerifySlot:
         self.runner: VerifyRunner | None = None
         self.warmup: WarmUp | None = None
         """The open project's warm-up (the runner's first climb waits for it)."""
+        self.recorder: BackgroundRecorder | None = None
+        """The open project's background recording of test dependencies (after the warm-up)."""
         self._recording: VerifyRunner | None = None
         self.error: str | None = None
         """Why no runner serves the open project (e.g. its configuration is bad)."""
@@ -138,6 +141,7 @@ class VerifySlot:
         started: bool,
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
+        from .verify.recorder import BackgroundRecorder
         from .verify.runner import VerifyRunner  # the ladder and grimp, only when it runs
         from .verify.warmup import WarmUp
 
@@ -153,12 +157,16 @@ class VerifySlot:
                 warm = WarmUp(root, workspace=self.workspace, bus=self.bus, memo=runner.memo)
                 runner.before_climb = warm.wait
                 self.warmup = warm
+                recorder = BackgroundRecorder(
+                    bus=self.bus, memo=runner.memo, substrates=runner.substrates
+                )
+                self.recorder = recorder
                 self.runner = self._recording = runner
                 self.error = None
                 self.records.serve(root)
                 try:
                     async with anyio.create_task_group() as tg:
-                        tg.start_soon(warm.run)
+                        tg.start_soon(_warm_then_record, warm, recorder)
                         self._ready.set()
                         if not started:
                             task_status.started()
@@ -166,6 +174,7 @@ class VerifySlot:
                         tg.cancel_scope.cancel()
                 finally:
                     self.runner = None
+                    self.recorder = None
         finally:
             # Only now: a chain the closing runner cancelled has been recorded as cancelled.
             self._recording = None
@@ -378,3 +387,11 @@ class VerifySlot:
             stale=status.stale,
             current_snapshot=status.current_snapshot,
         )
+
+
+async def _warm_then_record(warm: WarmUp, recorder: BackgroundRecorder) -> None:
+    """The warm-up, then — only if it went through every step, so whatever holds the
+    warm-up back holds this back too — the background recording of test dependencies."""
+    await warm.run()
+    if warm.reached is not None:
+        await recorder.run(warm.reached)

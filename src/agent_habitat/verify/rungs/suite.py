@@ -72,9 +72,10 @@ async def _pytest(
         why += "; " + await anyio.to_thread.run_sync(warm_pytest.run_note, report)
     elif why_not is not None:
         why += f"; pytest ran fresh: {why_not}"
+    notes = [why]
     if rec is not None:  # per-test dependency data for test.scoped's selection
         done = outcome.signal is None and not outcome.timed_out and outcome.exit_code in (0, 1)
-        why += "; " + await anyio.to_thread.run_sync(rec.finish, done)
+        notes.append(await anyio.to_thread.run_sync(rec.finish, done))
     diagnostics = parse_junit(junit, ctx.root)
     if diagnostics is None:
         diagnostics = parse_pytest_summary(outcome.text)
@@ -105,7 +106,7 @@ async def _pytest(
         state=state,
         reason=reason,
         diagnostics=diagnostics,
-        notes=[why],
+        notes=notes,
     )
     if result.state == "red" and diagnostics:
         first = diagnostics[0].message.splitlines()[0][:200]

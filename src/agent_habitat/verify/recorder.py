@@ -1,0 +1,190 @@
+"""The background recording: per-test dependency data for selection, recorded at idle
+priority when a server opens a project whose data is missing or stale, so precise
+selection starts from the second edit without anyone running the full suite by hand.
+
+It starts where the warm-up ends (verify_slot.py runs it after `WarmUp.run`, and only when
+the warm-up reached its end: whatever keeps the warm-up from running the project's code
+keeps this from running its tests too). It runs the tests the data cannot vouch for
+(`selection.unrecorded`: all of them the first time) in a fresh pytest with the
+`habitat_testdeps` plugin and a substrate of its own, at idle priority (SCHED_IDLE,
+nice 19, idle I/O: proc/priority.py), never through the warm pytest (whose forks would
+run at its priority).
+
+Any verify request cancels it at once — the bus's `environment.task.queued`, delivered
+synchronously from the request — and its process tree is killed in the background, so
+the verify does not wait for it (`verify.recording.cancelled` once the tree is gone).
+Once no verify is queued or running, and none has been asked for in `QUIET_S`, it plans
+again: what the verify's own test runs recorded meanwhile is not recorded twice.
+Events: `verify.recording.started|finished|cancelled`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from functools import partial
+
+import anyio
+import anyio.to_thread
+
+from ..events import Event, EventBus
+from ..proc import ProcessRecord
+from ..proc.priority import make_idle
+from .hooks import LadderHooks
+from .models import Selection
+from .rungs.context import RungContext
+from .rungs.suite import pytest_args
+from .selection import unrecorded
+from .selection_memo import SelectionMemo
+from .snapshot import take_snapshot
+from .substrate import SubstrateFactory
+from .testdeps import Recording, RunScope
+
+__all__ = ["QUIET_S", "BackgroundRecorder"]
+
+logger = logging.getLogger(__name__)
+
+QUIET_S = 3.0
+"""After a verify, how long no request may come before the recording plans again."""
+_RECORDED = (0, 1, 5)
+"""pytest's exits whose run is a record: passed, tests failed, no tests in what it ran."""
+
+
+class BackgroundRecorder:
+    """One project's background recording; `run(ctx)` until cancelled."""
+
+    def __init__(self, *, bus: EventBus, memo: SelectionMemo, substrates: SubstrateFactory) -> None:
+        self.bus, self.memo, self.substrates = bus, memo, substrates
+        self.state = "idle"
+        """`idle`, `planning`, `recording`, `cancelling` (a request came; its processes are
+        being killed), `waiting` (for verify to finish), `done` (nothing to record)."""
+        self.runs = 0
+        """Recordings that completed."""
+        self.cancels = 0
+        """Recordings a verify request cancelled."""
+        self.applied: list[str] = []
+        """The priority the last recording ran at."""
+        self._busy: set[str] = set()
+        self._last_request = 0.0
+        self._scope: anyio.CancelScope | None = None
+        self._wake = anyio.Event()
+
+    def _on_event(self, event: Event) -> None:
+        if event.kind == "environment.task.queued" and event.task:
+            self._busy.add(event.task.split(".", 1)[0])
+            self._last_request = time.monotonic()
+            if self._scope is not None and not self._scope.cancel_called:
+                self._scope.cancel()  # the verify goes first; the kill runs in our task
+                self.state = "cancelling"
+        elif event.kind == "verify.epoch.finished" and event.task:
+            self._busy.discard(event.task.split(".", 1)[0])
+            self._wake.set()
+
+    async def _quiet(self) -> None:
+        """Until no verify is queued or running, and none was asked for in QUIET_S."""
+        while True:
+            if self._busy:
+                self.state = "waiting"
+                self._wake = anyio.Event()
+                await self._wake.wait()
+                continue
+            left = self._last_request + QUIET_S - time.monotonic()
+            if self._last_request and left > 0:
+                await anyio.sleep(left)
+                continue
+            return
+
+    async def run(self, ctx: RungContext) -> None:
+        unsubscribe = self.bus.subscribe(self._on_event)
+        last: Selection | None = None
+        try:
+            while True:
+                await self._quiet()
+                self.state = "planning"
+                selection = await anyio.to_thread.run_sync(self._plan, ctx)
+                if self._busy:
+                    continue  # a request came while it planned
+                if selection is None or selection == last:
+                    # Fresh, or what it just recorded is still not on record (a run that
+                    # cannot record): until a verify finishes, whose tree may differ.
+                    self.state = "done"
+                    last = None
+                    self._wake = anyio.Event()
+                    await self._wake.wait()
+                    continue
+                last = selection if await self._record(ctx, selection) else None
+        finally:
+            unsubscribe()
+
+    def _plan(self, ctx: RungContext) -> Selection | None:
+        snapshot = take_snapshot(ctx.root)
+        return unrecorded(
+            ctx.layout,
+            ctx.config,
+            ctx.workspace.state_dir / "grimp",
+            self.memo,
+            head=snapshot.head,
+            hashes=snapshot.hashes,
+        )
+
+    async def _record(self, base: RungContext, selection: Selection) -> bool:
+        """Record `selection`; True when it ran to its end (False: a request cancelled it)."""
+        assert base.env is not None
+        snapshot = await anyio.to_thread.run_sync(take_snapshot, base.root)
+        ladder_id = f"record-{time.strftime('%H%M%S')}"
+
+        def started(task: str, record: ProcessRecord) -> None:
+            self.applied = make_idle(record.pid)
+
+        ctx = dataclasses.replace(
+            base,
+            ladder_id=ladder_id,
+            snapshot=snapshot,
+            hooks=LadderHooks(
+                ladder_id=ladder_id, process_started=started, substrate=self.substrates.lease
+            ),
+        )
+        tests = [] if selection.full else selection.tests
+        scope = (
+            RunScope()
+            if selection.full
+            else RunScope(whole_suite=False, paths=[t for t in tests if "::" not in t])
+        )
+        rec = Recording(ctx.root, ctx.layout, ctx.workspace.state_dir, snapshot, scope)
+        argv = [str(base.env.python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+        argv += [*rec.args, *pytest_args(tests)]
+        what = "the whole suite" if selection.full else f"{len(tests)} test(s)"
+        self.state = "recording"
+        self.bus.publish(
+            "verify.recording.started",
+            data={"tests": what, "reasons": selection.reasons[:5], "task": ctx.task("test.full")},
+        )
+        started_at = time.monotonic()
+        with anyio.CancelScope() as scope_:
+            self._scope = scope_
+            try:
+                outcome = await ctx.run("test.full", argv, extra_env=rec.env())
+            finally:
+                self._scope = None
+        if scope_.cancelled_caught:
+            rec.discard()
+            self.cancels += 1
+            self.bus.publish("verify.recording.cancelled", data={"reason": "a verify request"})
+            return False
+        done = outcome.signal is None and not outcome.timed_out
+        note = await anyio.to_thread.run_sync(
+            partial(rec.finish, done and outcome.exit_code in _RECORDED)
+        )
+        self.runs += 1
+        self.bus.publish(
+            "verify.recording.finished",
+            data={
+                "tests": what,
+                "note": note,
+                "exit_code": outcome.exit_code,
+                "duration_s": round(time.monotonic() - started_at, 3),
+                "priority": self.applied,
+            },
+        )
+        return True

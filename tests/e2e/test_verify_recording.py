@@ -1,0 +1,193 @@
+"""Selection from the second edit with no ritual: every test run records per-test dependency
+data, a server records it in the background at idle priority, and a verify never waits for
+that recording (issue 22). Real git, real pytest with the recorder plugin, a real host."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import psutil
+import pytest
+
+from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.habitat import Habitat
+from agent_habitat.proc import DEFAULT_POLICY
+from agent_habitat.testing import EventRecorder, eventually
+from agent_habitat.verify import LadderRequest, LadderResult, run_ladder, stop_type_daemon
+from agent_habitat.verify.testdeps import deps_store_dir, load_testdeps
+from agent_habitat.workspace import Workspace
+from git_tree import git, write
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+
+def _edit(root: Path, rel: str, old: str, new: str) -> None:
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+async def _scoped(root: Path) -> LadderResult:
+    return await run_ladder(root, LadderRequest(rungs=["test.scoped"]), bus=InMemoryEventBus("t"))
+
+
+def _runs(selected: list[str], test: str) -> bool:
+    return test in selected or test.partition("::")[0] in selected
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    return build_sample(tmp_path / "calc")
+
+
+async def test_the_first_scoped_fallback_records_and_the_second_edit_selects_precisely(
+    calc: Path,
+) -> None:
+    # First edit: a comment in the package's __init__, which every module imports: with no
+    # data yet, the import graph selects every test, and that run records them.
+    init = calc / "src/calc/__init__.py"
+    original = init.read_text(encoding="utf-8")
+    init.write_text(original + "# the package\n", encoding="utf-8")
+    first = await _scoped(calc)
+    (rung,) = first.rungs
+    assert rung.state == "green", rung
+    assert first.selection is not None
+    assert len(first.selection.tests) == 3, first.selection
+    notes = " ".join(rung.notes)
+    assert "no test dependency data recorded yet" in notes
+    assert "recorded test dependencies of 4 tests" in notes
+    # Second edit, inside mul: only the tests that ran mul, by the data, no full run by hand.
+    init.write_text(original, encoding="utf-8")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    second = await _scoped(calc)
+    (rung,) = second.rungs
+    assert rung.state == "green", rung
+    assert second.selection is not None
+    assert second.selection.tests == ["tests/test_arith.py::test_mul", "tests/test_report.py"]
+    assert "2 test(s) from recorded dependency data (4 on record)" in " ".join(rung.notes)
+
+
+async def test_a_revert_reuses_the_data_recorded_before_the_edit(calc: Path) -> None:
+    init = calc / "src/calc/__init__.py"
+    original_init = init.read_text(encoding="utf-8")
+    init.write_text(original_init + "# the package\n", encoding="utf-8")
+    await _scoped(calc)  # every test, recorded
+    init.write_text(original_init, encoding="utf-8")
+    original = (calc / "src/calc/arith.py").read_text(encoding="utf-8")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    await _scoped(calc)  # test_mul and test_total recorded again, with mul edited
+    (calc / "src/calc/arith.py").write_text(original, encoding="utf-8")
+    _edit(calc, "src/calc/arith.py", "return a + b", "return b + a")
+    result = await _scoped(calc)
+    assert result.selection is not None
+    # Their newest record saw mul edited; the one from before the edit sees mul as it is:
+    # just the tests that ran add.
+    assert result.selection.tests == ["tests/test_arith.py::test_add", "tests/test_report.py"]
+
+
+# A test the background recording blocks in, while the `hold` file exists; it ignores
+# SIGTERM, so the cancelled recording outlives the verify that cancelled it by the kill
+# grace: the verify provably did not wait for it.
+HOLD_TEST = """\
+import os
+import pathlib
+import signal
+import time
+
+
+def test_holds_while_told() -> None:
+    hold = pathlib.Path(os.environ["HOLD_FILE"])
+    if not hold.exists():
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    pathlib.Path(os.environ["STARTED_FILE"]).write_text(str(os.getpid()))
+    deadline = time.monotonic() + 120
+    while hold.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+"""
+
+
+@pytest.fixture
+async def held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[tuple[Path, Path, Path]]:
+    root = tmp_path / "shop"
+    write(root, "shop/__init__.py", "")
+    write(root, "shop/core.py", "def double(x: int) -> int:\n    return x * 2\n")
+    write(
+        root,
+        "tests/test_core.py",
+        "from shop.core import double\n\n\ndef test_double() -> None:\n    assert double(2) == 4\n",
+    )
+    write(root, "tests/test_hold.py", HOLD_TEST)
+    write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n")
+    write(
+        root,
+        "pyproject.toml",
+        '[project]\nname = "shop"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\ndmypy = false\n",
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "shop")
+    hold, started = tmp_path / "hold", tmp_path / "started"
+    hold.write_text("hold", encoding="utf-8")
+    monkeypatch.setenv("HOLD_FILE", str(hold))
+    monkeypatch.setenv("STARTED_FILE", str(started))
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")
+    monkeypatch.setattr(DEFAULT_POLICY, "grace_seconds", 60.0)
+    yield root, hold, started
+    hold.unlink(missing_ok=True)
+    await stop_type_daemon(root)
+
+
+async def test_a_verify_during_the_background_recording_cancels_it_and_does_not_wait(
+    held: tuple[Path, Path, Path],
+) -> None:
+    root, hold, started = held
+    workspace = Workspace.for_project(root)
+    async with Habitat.open(workspace, project=root) as habitat:
+        events = EventRecorder(habitat.bus)
+        runner = habitat.verify
+        recorder = habitat.verifier.recorder
+        assert runner is not None
+        assert recorder is not None
+        await events.wait_for("verify.recording.started", bound_seconds=120)
+        await eventually(started.exists, within=120)
+        recording = psutil.Process(int(started.read_text(encoding="utf-8")))
+        assert recording.nice() == 19
+        if sys.platform == "linux":
+            assert os.sched_getscheduler(recording.pid) == os.SCHED_IDLE
+        _edit(root, "shop/core.py", "x * 2", "x + x")
+        with anyio.fail_after(120):
+            ticket = await runner.request(LadderRequest(policy="minimal"))
+            await events.wait_for(
+                "environment.task.started",
+                where=lambda e: e.task == f"{ticket.task}.diagnose.files",
+                bound_seconds=120,
+            )
+            # The recording ignores SIGTERM and has a minute's grace: the verify's first
+            # rung started while it was still alive, so it did not wait for the kill.
+            assert recording.is_running(), "the verify waited for the recording to die"
+            assert recorder.state == "cancelling"
+            done = await runner.wait(ticket.task)
+        assert done.state == "green", done
+        hold.unlink()  # the cancelled recording's test returns; its record is thrown away
+        await eventually(lambda: not recording.is_running(), within=60)
+        await events.wait_for("verify.recording.cancelled", bound_seconds=60)
+        assert recorder.cancels == 1
+        deps = load_testdeps(deps_store_dir(workspace.state_dir))
+        assert deps is None or "tests/test_hold.py::test_holds_while_told" not in deps.records
+        # Once verify is quiet, the recording plans again and records what is missing.
+        finished = await events.wait_for("verify.recording.finished", bound_seconds=120)
+        assert "recorded test dependencies of" in str(finished.data["note"])
+        deps = load_testdeps(deps_store_dir(workspace.state_dir))
+        assert deps is not None
+        assert "tests/test_hold.py::test_holds_while_told" in deps.records
+        assert "tests/test_core.py::test_double" in deps.records
