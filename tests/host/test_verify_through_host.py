@@ -154,6 +154,10 @@ async def test_in_a_terminal_verify_starts_the_workspace_host_and_the_next_one_r
         assert first.returncode == 0, first.stdout
         record = find_host(calc)
         assert record is not None  # started for the person at the terminal
+        os.set_blocking(leader, False)
+        shown = os.read(leader, 1 << 16).decode("utf-8", "replace")
+        assert "started the workspace host" in shown
+        assert "rungs" in shown  # the live line while it climbed
         second = await anyio.to_thread.run_sync(verify)
         assert second.returncode == 0
         assert find_host(calc) == record
@@ -161,3 +165,38 @@ async def test_in_a_terminal_verify_starts_the_workspace_host_and_the_next_one_r
     finally:
         os.close(leader)
         os.close(follower)
+
+
+async def test_sigterm_during_a_verify_through_the_host_cancels_it_there_and_exits_130(
+    calc: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    await anyio.to_thread.run_sync(ensure_host, calc)
+    started = tmp_path / "started"
+    (calc / "tests/test_never_ends.py").write_text(
+        "import pathlib, threading\n\n\ndef test_never_ends():\n"
+        f"    pathlib.Path({str(started)!r}).write_text('x')\n"
+        "    threading.Event().wait()\n",
+        encoding="utf-8",
+    )
+    argv = [sys.executable, "-m", "agent_habitat", "verify", "--rung", "test.scoped"]
+    proc = await anyio.to_thread.run_sync(
+        lambda: subprocess.Popen(
+            [*argv, "--json", "--project", str(calc)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+    )
+    try:
+        await eventually(started.exists, within=120)
+        proc.terminate()
+        _, err = await anyio.to_thread.run_sync(lambda: proc.communicate(timeout=60))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert b"cancelled" in err
+    code, status = await cli(capsys, "status", "--json", "--project", str(calc))
+    assert code == 1
+    assert status["epoch"]["state"] == "cancelled", status

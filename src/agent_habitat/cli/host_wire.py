@@ -13,10 +13,11 @@ import fcntl
 import json
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-__all__ = ["HostAnswer", "HostUnreachable", "call", "live_socket"]
+__all__ = ["HostAnswer", "HostRefused", "HostUnreachable", "call", "live_socket", "stream"]
 
 
 class HostUnreachable(OSError):
@@ -56,19 +57,88 @@ def live_socket(root: Path) -> str | None:
     return path if isinstance(path, str) else None
 
 
-def call(path: str, route: str, body: dict[str, Any], timeout: float | None = 30.0) -> HostAnswer:
-    """POST `body` as JSON to `route`; `timeout` bounds each read (None: a call that lasts
-    as long as its work, e.g. waiting for a verdict)."""
+def _request(route: str, body: dict[str, Any]) -> bytes:
     data = json.dumps(body).encode()
     head = (
         f"POST {route} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(data)}\r\nConnection: close\r\n\r\n"
     ).encode()
+    return head + data
+
+
+def stream(path: str, route: str, body: dict[str, Any]) -> Iterator[Any]:
+    """POST `body` and yield the JSON lines of a 200 answer as they come (no read timeout:
+    it lasts as long as its work). Another status: `HostRefused` with the error body."""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(10.0)
             conn.connect(path)
-            conn.sendall(head + data)
+            conn.sendall(_request(route, body))
+            conn.settimeout(None)
+            with conn.makefile("rb") as f:
+                status, chunked = _head(f, route)
+                if status != 200:
+                    raw = _unchunk(f.read()) if chunked else f.read()
+                    raise HostRefused(status, _json_or_text(raw))
+                pending = b""
+                for piece in _chunks(f) if chunked else iter(lambda: f.read1(1 << 16), b""):
+                    pending += piece
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            yield json.loads(line)
+                if pending.strip():  # a last line without its newline
+                    yield json.loads(pending)
+    except (OSError, ValueError) as exc:
+        raise HostUnreachable(f"the workspace host did not answer {route}: {exc}") from exc
+
+
+class HostRefused(Exception):
+    """A status other than 200; `answer` is its JSON body (`{"error", "field"}`)."""
+
+    def __init__(self, status: int, answer: Any) -> None:
+        super().__init__(status)
+        self.status = status
+        self.answer = answer
+
+
+def _head(f: IO[bytes], route: str) -> tuple[int, bool]:
+    status_line = f.readline().decode("latin-1")
+    chunked = False
+    while (line := f.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        if name.strip().lower() == "transfer-encoding" and "chunked" in value.lower():
+            chunked = True
+    try:
+        return int(status_line.split()[1]), chunked
+    except (IndexError, ValueError):
+        raise HostUnreachable(f"the workspace host's answer to {route} is not HTTP") from None
+
+
+def _chunks(f: IO[bytes]) -> Iterator[bytes]:
+    while True:
+        size = int(f.readline().split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            return
+        yield f.read(size)
+        f.readline()  # the chunk's CRLF
+
+
+def _json_or_text(raw: bytes) -> Any:
+    try:
+        return json.loads(raw) if raw.strip() else None
+    except ValueError:
+        return {"error": raw.decode("utf-8", "replace").strip(), "field": None}
+
+
+def call(path: str, route: str, body: dict[str, Any], timeout: float | None = 30.0) -> HostAnswer:
+    """POST `body` as JSON to `route`; `timeout` bounds each read (None: a call that lasts
+    as long as its work, e.g. waiting for a verdict)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(10.0)
+            conn.connect(path)
+            conn.sendall(_request(route, body))
             conn.settimeout(timeout)
             chunks = []
             while chunk := conn.recv(1 << 16):
@@ -84,10 +154,7 @@ def call(path: str, route: str, body: dict[str, Any], timeout: float | None = 30
         raise HostUnreachable(f"the workspace host's answer to {route} is not HTTP") from None
     if "chunked" in fields.get("transfer-encoding", ""):
         raw = _unchunk(raw)
-    try:
-        return status, json.loads(raw) if raw.strip() else None
-    except ValueError:
-        return status, {"error": raw.decode("utf-8", "replace").strip(), "field": None}
+    return status, _json_or_text(raw)
 
 
 def _unchunk(raw: bytes) -> bytes:

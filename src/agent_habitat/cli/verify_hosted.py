@@ -19,10 +19,11 @@ import json
 import signal
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from .host_wire import HostUnreachable, call, live_socket
+from .host_wire import HostRefused, HostUnreachable, call, live_socket, stream
 from .parser import JSON_ERRORS
 from .verdict_text import render_verdict
 from .verify_exit import EXIT_CODES, QUEUED
@@ -82,23 +83,39 @@ def verify_through_host(
         return None  # it never took the request: verifying here is always right
     if status != 200 or not isinstance(ticket, dict):
         return _refused(status, ticket)
-    task = str(ticket["task"])
     if args.background:
-        if args.json:
-            sys.stdout.write(json.dumps(ticket, indent=2, ensure_ascii=False) + "\n")
-        else:
-            sys.stdout.write(
-                f"queued: epoch {ticket['epoch']} ({task}), no verdict yet: `habitat status` "
-                "says how it ends, `habitat cancel` stops it\n"
-            )
-        return QUEUED
+        return _queued(args, ticket)
+    return _wait(args, sock, ticket)
+
+
+def _queued(args: argparse.Namespace, ticket: dict[str, Any]) -> int:
+    if args.json:
+        sys.stdout.write(json.dumps(ticket, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(
+            f"queued: epoch {ticket['epoch']} ({ticket['task']}), no verdict yet: "
+            "`habitat status` says how it ends, `habitat cancel` stops it\n"
+        )
+    return QUEUED
+
+
+def _wait(args: argparse.Namespace, sock: str, ticket: dict[str, Any]) -> int:
+    task = str(ticket["task"])
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, _as_interrupt)
+    line = _LiveLine(f"epoch {ticket['epoch']}") if sys.stderr.isatty() else None
+    epoch: Any = None
     try:
-        if sys.stderr.isatty() and not args.json:
-            sys.stderr.write(f"verifying through the workspace host: epoch {ticket['epoch']}…\n")
-        status, epoch = call(sock, _WAIT, {"task": task}, timeout=None)
+        for message in stream(sock, _WAIT, {"task": task}):
+            if "epoch" in message:
+                epoch = message["epoch"]
+            elif "task" in message and "state" in message:
+                epoch = message  # a host started before the route streamed: the epoch alone
+            elif line is not None and isinstance(message.get("progress"), dict):
+                line.show(message["progress"])
+    except HostRefused as exc:
+        return _refused(exc.status, exc.answer)
     except KeyboardInterrupt:
         try:
             call(sock, "/api/verify_cancel", {"task": task}, timeout=10.0)
@@ -110,11 +127,40 @@ def verify_through_host(
         _say(f"{exc}; the verify's outcome is unknown: `habitat status` tells")
         return 1
     finally:
+        if line is not None:
+            line.clear()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    if status != 200 or not isinstance(epoch, dict):
-        return _refused(status, epoch)
+    if not isinstance(epoch, dict):
+        _say(f"the workspace host ended verify {task} without its epoch; `habitat status` tells")
+        return 1
     return _verdict(args, epoch)
+
+
+class _LiveLine:
+    """One line on the terminal's stderr, rewritten as the rungs go (the one-shot path
+    shows a live table; this is its light cousin), cleared before the verdict prints."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.started = time.monotonic()
+        self.shown = False
+
+    def show(self, progress: dict[str, Any]) -> None:
+        done, total = int(progress.get("done") or 0), int(progress.get("total") or 0)
+        elapsed = time.monotonic() - self.started
+        message = progress.get("message")
+        if message in ("running", "queued"):  # no rung yet: the runner's own work
+            message = "snapshot, warm-up, selection" if message == "running" else "queued"
+        text = f"verify {self.what} · {done}/{total} rungs · {message} · {elapsed:.1f}s"
+        sys.stderr.write("\r\x1b[2K" + text[:200])
+        sys.stderr.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\r\x1b[2K")
+            sys.stderr.flush()
 
 
 def _verdict(args: argparse.Namespace, epoch: dict[str, Any]) -> int:

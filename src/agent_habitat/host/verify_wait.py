@@ -1,29 +1,35 @@
-"""`POST /api/verify/wait`: block until a verify task ends; answer its whole epoch.
+"""`POST /api/verify/wait`: follow a verify task to its end; answer its whole epoch.
 
 `habitat verify` through the host hands the request over with `verify_run` (which answers
-at once with the task) and then waits here for the verdict: the epoch as the runner keeps
-it (`VerifyEpoch`), whose `result` is the climb's full `LadderResult` — every diagnostic,
-the selection, the timing — so the CLI prints and exits exactly as the one-shot path does.
-Not a verb: the MCP tools answer a model with the lean report (`verify_run` with `wait`);
-this route serves the person's terminal. Body `{"task": "<task id>"}`; 400 without one,
-404 for a task the runner does not know, 409 when no runner serves a project. A client
-that goes away stops the wait, never the verify (`verify_cancel` does that).
+at once with the task) and then waits here for the verdict. The answer is JSON lines
+(`application/x-ndjson`): `{"progress": {"done", "total", "message"}}` whenever a rung
+starts or ends (the terminal's live line), then `{"epoch": …}`, the epoch as the runner
+keeps it (`VerifyEpoch`), whose `result` is the climb's full `LadderResult` — every
+diagnostic, the selection, the timing — so the CLI prints and exits exactly as the
+one-shot path does. Not a verb: the MCP tools answer a model with the lean report
+(`verify_run` with `wait`); this route serves the person's terminal.
+
+Body `{"task": "<task id>"}`; 400 without one, 404 for a task the runner does not know,
+409 when no runner serves a project. A client that goes away stops the wait, never the
+verify (`verify_cancel` does that).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from agent_habitat.errors import HabitatError, NotFoundError, UsageError
+from agent_habitat.errors import HabitatError, NotFoundError
 
 if TYPE_CHECKING:
     from agent_habitat.habitat import Habitat
+    from agent_habitat.verify.runner import VerifyRunner
 
 __all__ = ["WAIT_ROUTE", "verify_wait_route"]
 
@@ -32,6 +38,28 @@ WAIT_ROUTE = "/api/verify/wait"
 
 def _error(status: int, message: str, field: str | None = None) -> JSONResponse:
     return JSONResponse({"error": message, "field": field}, status_code=status)
+
+
+def _line(data: dict[str, Any]) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+async def _follow(runner: VerifyRunner, task: str) -> AsyncIterator[bytes]:
+    send, receive = anyio.create_memory_object_stream[bytes](64)
+
+    async def progress(done: float, total: float | None, message: str) -> None:
+        await send.send(_line({"progress": {"done": done, "total": total, "message": message}}))
+
+    async def wait() -> None:
+        async with send:
+            epoch = await runner.wait(task, progress)
+            await send.send(b'{"epoch":' + epoch.model_dump_json().encode() + b"}\n")
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(wait)
+        async with receive:
+            async for line in receive:
+                yield line
 
 
 def verify_wait_route(habitat: Habitat) -> Route:
@@ -45,25 +73,13 @@ def verify_wait_route(habitat: Habitat) -> Route:
             return _error(
                 400, "task: a verify task id is required (verify_run answers one)", "task"
             )
-        answer: Response = Response(status_code=499)  # only ever "sent" to a client gone
-        async with anyio.create_task_group() as tg:
-
-            async def until_disconnect() -> None:
-                while (await request.receive())["type"] != "http.disconnect":
-                    pass
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(until_disconnect)
-            try:
-                epoch = await habitat.verifier.require().wait(task)
-                answer = Response(epoch.model_dump_json(), media_type="application/json")
-            except NotFoundError as exc:
-                answer = _error(404, str(exc), "task")
-            except UsageError as exc:
-                answer = _error(409, str(exc))
-            except HabitatError as exc:
-                answer = _error(409, str(exc))
-            tg.cancel_scope.cancel()
-        return answer
+        try:
+            runner = habitat.verifier.require()
+            runner.epoch(task)  # an unknown task is refused before the stream begins
+        except NotFoundError as exc:
+            return _error(404, str(exc), "task")
+        except HabitatError as exc:
+            return _error(409, str(exc))
+        return StreamingResponse(_follow(runner, task), media_type="application/x-ndjson")
 
     return Route(WAIT_ROUTE, endpoint, methods=["POST"])
