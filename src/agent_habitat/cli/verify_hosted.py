@@ -115,6 +115,13 @@ def _wait(args: argparse.Namespace, sock: str, ticket: dict[str, Any]) -> int:
             elif line is not None and isinstance(message.get("progress"), dict):
                 line.show(message["progress"])
     except HostRefused as exc:
+        if exc.status == 404 and not (isinstance(exc.answer, dict) and exc.answer.get("field")):
+            _say(
+                f"the workspace host runs an older habitat without {_WAIT}; verify {task} goes "
+                "on there (`habitat status` tells); `habitat host stop` lets the next verify "
+                "start a current one"
+            )
+            return 1
         return _refused(exc.status, exc.answer)
     except KeyboardInterrupt:
         try:
