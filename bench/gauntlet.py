@@ -1,4 +1,4 @@
-"""The gauntlet: issue 12's defects as seeded scenarios, with the figures that must hold.
+"""The gauntlet: issue 12's and 23's defects as seeded scenarios, with the figures that hold.
 
     .venv/bin/python bench/gauntlet.py [--seed N] [--short] [--json PATH]
 
@@ -29,6 +29,7 @@ sys.path[:0] = [str(_HERE), str(_HERE.parent / "tests")]
 import gauntlet_fuzz as fuzz  # noqa: E402
 import gauntlet_inproc as inproc  # noqa: E402
 import gauntlet_kills as kills  # noqa: E402
+import gauntlet_special as special  # noqa: E402
 from _report import print_table, write_json  # noqa: E402
 
 MUST_BE_ZERO = (
@@ -43,6 +44,7 @@ MUST_BE_ZERO = (
     "state paths open to others",
     "files holding the secret",
     "bytes unaccounted",
+    "special files written",
     "verify cancel mid-rung: processes left",
     "verify host-kill mid-rung: processes left",
     "verify cancel: reported green",
@@ -62,14 +64,16 @@ class Settings:
     scene_calls: int
     verify: tuple[str, ...]
     """How verify chains are stopped mid-rung: `cancel`, `host-kill`."""
+    fifos: int = 40
+    """FIFOs in the special files scenario (issue 23: about 40 wedged everything)."""
 
     @classmethod
     def short(cls, seed: int = 12) -> Settings:
-        return cls(seed, 1, 1, 3, 60, 6, 2, 40, ())
+        return cls(seed, 1, 1, 3, 60, 6, 2, 40, (), fifos=12)
 
     @classmethod
     def long(cls, seed: int = 12) -> Settings:
-        return cls(seed, 20, 20, 20, 1000, 40, 8, 200, ("cancel", "host-kill"))
+        return cls(seed, 20, 20, 20, 1000, 40, 8, 200, ("cancel", "host-kill"), fifos=60)
 
 
 Scenario = Callable[[Path, dict[str, str], random.Random], Awaitable[dict[str, Any]]]
@@ -84,6 +88,7 @@ def scenarios(s: Settings, home: Path) -> list[tuple[str, Scenario]]:
         ("fuzzed tools", lambda p, e, r: fuzz.fuzz_tools(p, r, s.fuzzed_calls)),
         ("catastrophic regex", lambda p, e, r: inproc.catastrophic_regex(p, r, s.regex_calls)),
         ("secrets at rest", lambda p, e, r: inproc.secrets_at_rest(p, home, 5)),
+        ("special files", lambda p, e, r: special.special_files(p, r, s.fifos)),
         ("spool accounting", lambda p, e, r: inproc.spool_accounting(p, r, 3)),
         ("scene under load", lambda p, e, r: inproc.scene_under_load(p, s.writers, s.scene_calls)),
         ("host kills", lambda p, e, r: kills.host_kills(p, e, r, s.host_kills)),
