@@ -15,6 +15,7 @@ from agent_habitat.verbs import VERBS
 pytestmark = pytest.mark.anyio
 
 TOKEN = "test-token"
+JSON = {"content-type": "application/json"}
 
 
 @pytest.fixture
@@ -74,7 +75,7 @@ async def test_bad_arguments_are_400_naming_the_field(api: httpx2.AsyncClient) -
     assert "tab" in response.json()["error"]
     response = await api.post("/api/shell_run", json={"tab": "x"})
     assert (response.status_code, response.json()["field"]) == (400, "command")
-    response = await api.post("/api/shell_run", content=b"{not json")
+    response = await api.post("/api/shell_run", content=b"{not json", headers=JSON)
     assert response.status_code == 400
     assert "not JSON" in response.json()["error"]
     response = await api.post("/api/shell_run", json=["echo"])
@@ -114,3 +115,17 @@ async def test_the_api_is_behind_the_guard(api: httpx2.AsyncClient) -> None:
     assert bare.status_code == 401
     rebound = await api.get("/api/verbs", headers={"host": "evil.example"})
     assert rebound.status_code == 421
+
+
+async def test_a_post_that_is_not_json_is_refused_415_before_it_runs(
+    api: httpx2.AsyncClient,
+) -> None:
+    response = await api.post(
+        "/api/shell_run",
+        content=b'{"command": "echo no", "tab": "plain"}',
+        headers={"content-type": "text/plain"},
+    )
+    assert response.status_code == 415
+    assert "application/json" in response.text
+    scene = (await api.get("/api/shell_scene")).json()
+    assert "plain" not in [t["name"] for t in scene["tabs"]]

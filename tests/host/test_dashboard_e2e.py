@@ -19,7 +19,7 @@ import httpx2
 import pytest
 
 from agent_habitat.host import find_host
-from agent_habitat.host.dashboard import COOKIE
+from agent_habitat.host.credentials import cookie_name
 
 from .dashboard_browser import (
     axe_or_skip,
@@ -101,8 +101,9 @@ def test_the_token_is_required_over_tcp_and_the_login_leaves_the_address_bar(
         assert client.post("/api/shell_scene", json={}).status_code == 401
     assert urlsplit(page.url).query == ""
     cookies = {c["name"]: c for c in page.context.cookies()}
-    assert cookies[COOKIE]["httpOnly"] is True
-    assert cookies[COOKIE]["sameSite"] == "Strict"
+    name = cookie_name(urlsplit(record.tcp).port)
+    assert cookies[name]["httpOnly"] is True
+    assert cookies[name]["sameSite"] == "Strict"
     assert page.evaluate("document.cookie") == ""  # HttpOnly: no script reads it
 
 

@@ -83,7 +83,9 @@ async def test_a_tab_without_a_run_is_missing_not_an_error(api: httpx2.AsyncClie
 async def test_a_bad_request_says_what_is_wrong(
     api: httpx2.AsyncClient, body: bytes, field: str | None, says: str
 ) -> None:
-    response = await api.post("/api/dashboard/tails", content=body)
+    response = await api.post(
+        "/api/dashboard/tails", content=body, headers={"content-type": "application/json"}
+    )
     assert response.status_code == 400
     assert response.json()["field"] == field
     assert says in response.json()["error"]

@@ -3,7 +3,10 @@
 Ensures the host runs with loopback TCP (started with `--tcp 127.0.0.1:0` when none runs;
 a running host without it is asked over the unix socket to open it, keeping its warm state),
 asks it over the unix socket for a one-time login code, prints the URL and opens it in a
-browser when one is there (`--no-browser`: only print).
+browser when one is there (`--no-browser`: only print). The browser is given a file, not the
+URL: a browser's command line is readable by every local user (`/proc/PID/cmdline`), so the
+code goes into `dashboard-login.html` in the state folder (0600), a page that forwards to
+the URL, and only the owner can read it (host/dashboard/login.py).
 """
 
 from __future__ import annotations
@@ -30,8 +33,9 @@ def register(subparsers: Any) -> None:
         description=(
             "Print (and open in a browser) the URL of the workspace's live dashboard: tabs, "
             "the verify epoch, a timeline and the event journal. Starts the host with loopback "
-            "TCP when none runs. The URL carries a one-time login, good for 5 minutes, which "
-            "the page exchanges for a cookie."
+            "TCP when none runs. The URL carries a one-time login, good for 2 minutes, which "
+            "the page exchanges for a session cookie; the browser is handed an owner-only file "
+            "that forwards to it, so the code never shows on a command line."
         ),
     )
     parser.add_argument("--project", type=Path, metavar="DIR", help="project folder")
@@ -53,12 +57,12 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
         return _fail(args, str(exc), 2)
     except HabitatError as exc:
         return _fail(args, str(exc), 1)
-    opened = False if args.no_browser else _open(url)
+    opened = False if args.no_browser else _open(_forward_file(args, url).as_uri())
     if args.json:
         print(json.dumps({"url": url, "host_pid": pid, "started": started, "opened": opened}))
         return 0
     print(f"dashboard: {url}")
-    print(f"  host pid {pid}{' (started now)' if started else ''}; the login works once, 5 min")
+    print(f"  host pid {pid}{' (started now)' if started else ''}; the login works once, 2 min")
     if not args.no_browser and not opened:
         print("  no browser found here: open the URL yourself")
     return 0
@@ -90,7 +94,7 @@ def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
             if opened.status_code != 200:
                 raise HabitatError(f"the host could not open TCP: {opened.json()['error']}")
             tcp = str(opened.json()["tcp"])
-        response = client.post("/api/dashboard/login")
+        response = client.post("/api/dashboard/login", json={})
         if response.status_code == 404:
             raise HabitatError(
                 f"the host pid {record.pid} has no dashboard (an older version); restart it: "
@@ -98,6 +102,19 @@ def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
             )
         path = response.raise_for_status().json()["path"]
     return tcp + path, handle.started, record.pid
+
+
+def _forward_file(args: argparse.Namespace, url: str) -> Path:
+    """The owner-only page that forwards the browser to the login `url`."""
+    from ..host import launcher
+    from ..host.dashboard import forward_page
+    from ..workspace import write_private
+
+    files = launcher.host_files(project_root(args))
+    files.check_private()
+    path = files.state_dir / "dashboard-login.html"
+    write_private(path, forward_page(url))
+    return path
 
 
 def _open(url: str) -> bool:

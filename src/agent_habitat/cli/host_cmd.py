@@ -43,9 +43,22 @@ def register(subparsers: Any) -> None:
     for name, helptext in (
         ("stop", "stop the host (runs go on in their own sessions)"),
         ("status", "pid, uptime, clients, tabs, running runs and warm daemons of the host"),
-        ("token", "print the bearer token TCP clients must send"),
     ):
         actions.add_parser(name, help=helptext)
+    token = actions.add_parser(
+        "token",
+        help="print the bearer token TCP clients must send (--rotate: replace it)",
+        description=(
+            "Print the bearer token TCP clients must send: the running host's own, else the "
+            "one a host will use. --rotate makes a new one; a running host accepts only the "
+            "new one from then on, and every browser logged into it is logged out."
+        ),
+    )
+    token.add_argument(
+        "--rotate",
+        action="store_true",
+        help="revoke the token (and the dashboard sessions opened with it) and print a new one",
+    )
     for parser in actions.choices.values():
         parser.add_argument("--project", type=Path, metavar="DIR", help="project folder")
         parser.add_argument("--json", action="store_true", help="print JSON")
@@ -79,8 +92,7 @@ def cmd_host(args: argparse.Namespace) -> int:
             else:
                 print(stopped.said() if stopped else "no host runs for this workspace")
             return 0
-        print(launcher.host_files(root).token())
-        return 0
+        return _token(root, args)
     except UsageError as exc:
         print(f"habitat host: {exc}", file=sys.stderr)
         return 2
@@ -116,6 +128,52 @@ def _start(root: Path, args: argparse.Namespace) -> int:
     print(f"host {verb} pid {record.pid}, socket {record.socket}")
     if record.tcp:
         print(f"  {record.tcp}/mcp (token: `habitat host token`)")
+    return 0
+
+
+def _token(root: Path, args: argparse.Namespace) -> int:
+    import httpx2
+
+    from ..host import launcher
+
+    record = launcher.find_host(root)
+    answer: dict[str, Any]
+    if record is None:
+        files = launcher.host_files(root)
+        files.prepare()  # never write a token into a folder others can read
+        token = files.rotate_token() if args.rotate else files.token()
+        answer = {"token": token, "rotated": bool(args.rotate), "host_pid": None}
+    else:
+        transport = httpx2.HTTPTransport(uds=record.socket)
+        with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as c:
+            try:
+                if args.rotate:
+                    response = c.post("/api/host/token", json={"rotate": True})
+                else:
+                    response = c.get("/api/host/token")
+            except httpx2.TransportError as exc:
+                raise HabitatError(
+                    f"the host pid {record.pid} did not answer: {exc}; see `habitat host status`"
+                ) from exc
+        if response.status_code == 404:
+            raise HabitatError(
+                f"the host pid {record.pid} is an older version that cannot show or rotate its "
+                "token; restart it: `habitat host stop && habitat host start --tcp …`"
+            )
+        body = response.raise_for_status().json()
+        answer = {"token": body["token"], "rotated": body["rotated"], "host_pid": record.pid}
+        answer["sessions_revoked"] = body["sessions_revoked"]
+    if args.json:
+        print(json.dumps(answer))
+        return 0
+    print(answer["token"])
+    if args.rotate:
+        where = (
+            f"the host pid {record.pid} accepts only this one now"
+            if record is not None
+            else "no host runs; the next one uses it"
+        )
+        print(f"rotated: the old token is revoked; {where}", file=sys.stderr)
     return 0
 
 

@@ -37,10 +37,13 @@ from agent_habitat.verify.warmup import pytest_glance
 from agent_habitat.workspace import Workspace
 
 from .api import api_routes
+from .credentials import Credentials
 from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
+from .files import HostFiles
 from .guard import Guard, over_tcp
 from .mcp_stream import LineStream
+from .token_route import token_route
 
 __all__ = ["Activity", "HostApp", "Hosted", "build_app", "build_mcp", "warm"]
 
@@ -119,6 +122,7 @@ class HostApp:
     sessions: StreamableHTTPSessionManager
     activity: Activity
     events: EventStream
+    credentials: Credentials
     info: dict[str, Any] = field(default_factory=dict)
     open_tcp: Callable[[tuple[str, int]], Awaitable[str]] | None = None
     """Opens the loopback TCP listener (set once the host listens)."""
@@ -129,9 +133,16 @@ DEFAULT_LOOPBACK = "127.0.0.1:0"
 
 
 def build_app(
-    hosted: Hosted, *, token: str | None, extra_hosts: tuple[str, ...] = (), idle_seconds: float
+    hosted: Hosted,
+    *,
+    token: str | None,
+    extra_hosts: tuple[str, ...] = (),
+    idle_seconds: float,
+    files: HostFiles | None = None,
 ) -> HostApp:
-    """Routes, session manager and middleware; `info` is filled in once the host listens."""
+    """Routes, session manager and middleware; `info` is filled in once the host listens.
+    `files`: where a rotated token is written (without them it lives in memory only)."""
+    credentials = Credentials(token, rotate_file=files.rotate_token if files else None)
     sessions = StreamableHTTPSessionManager(
         app=hosted.server,
         # The Guard checks Host/Origin for every route; the SDK's own check would only
@@ -193,10 +204,17 @@ def build_app(
         Route("/events", events.endpoint, methods=["GET"]),
         Route("/api/status", status, methods=["GET"]),
         Route("/api/host/tcp", open_tcp, methods=["POST"]),
-        *dashboard_routes(token=token, logins=(logins := Logins())),
+        token_route(credentials, files),
+        *dashboard_routes(credentials=credentials, logins=(logins := Logins())),
         *api_routes(hosted.habitat),
     ]
     activity = Activity(Starlette(routes=routes), quiet_paths=frozenset({"/api/status"}))
-    guarded = Guard(activity, token=token, extra_hosts=extra_hosts, login=logins.redeem)
-    host_app = HostApp(asgi=guarded, sessions=sessions, activity=activity, events=events)
+    guarded = Guard(activity, credentials=credentials, extra_hosts=extra_hosts, login=logins.redeem)
+    host_app = HostApp(
+        asgi=guarded,
+        sessions=sessions,
+        activity=activity,
+        events=events,
+        credentials=credentials,
+    )
     return host_app

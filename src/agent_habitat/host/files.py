@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 from agent_habitat.errors import HabitatError
-from agent_habitat.workspace import Workspace
+from agent_habitat.workspace import Workspace, write_private
 
 __all__ = ["HostFiles", "UnsafePermissionsError"]
 
@@ -102,4 +102,15 @@ class HostFiles:
             return self.token_file.read_text(encoding="utf-8").strip()
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(value + "\n")
+        return value
+
+    def write_token(self, value: str) -> None:
+        """Replace the token file with `value` (0600), atomically: a reader sees the old
+        token or the new one, never a half-written file."""
+        write_private(self.token_file, value + "\n")
+
+    def rotate_token(self) -> str:
+        """A fresh random token, written as the workspace's token; the old one is gone."""
+        value = secrets.token_urlsafe(32)
+        self.write_token(value)
         return value

@@ -175,7 +175,7 @@ async def _serve(
     idle_seconds: float,
 ) -> None:
     extra = (tcp[0],) if tcp else ()
-    app = build_app(hosted, token=token, extra_hosts=extra, idle_seconds=idle_seconds)
+    app = build_app(hosted, token=token, extra_hosts=extra, idle_seconds=idle_seconds, files=files)
     # Two servers, each with its own connections: a TCP listener saturated by clients
     # without a token never shuts the socket's owner out (host/tcp_limits.py).
     servers = [_Uvicorn(_config(app, None), [_unix_listener(files.socket)])]

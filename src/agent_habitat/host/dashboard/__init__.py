@@ -2,8 +2,8 @@
 #   index.html, app.css, app.js (+ core, events, tabs, verify, timeline .js: ES modules)
 #            the page itself: no build step, nothing from the network
 #   page     the routes: `/`, its files, and the one-time login `habitat dashboard` asks for
-#   login    one-time login codes exchanged for the HttpOnly token cookie
-from .login import COOKIE, Logins
+#   login    one-time login codes, exchanged for a browser session (host/credentials.py)
+from .login import Logins, forward_page
 from .page import dashboard_routes
 
-__all__ = ["COOKIE", "Logins", "dashboard_routes"]
+__all__ = ["Logins", "dashboard_routes", "forward_page"]

@@ -39,10 +39,16 @@ export class ApiError extends Error {
   }
 }
 
+// The session's CSRF token, which the host put into the page: every call that acts sends it
+// (the cookie alone is refused, so a page on another loopback port cannot act through it).
+const CSRF = document.querySelector('meta[name="habitat-csrf"]')?.getAttribute("content") || "";
+
 export async function api(tool, args = {}) {
+  const headers = { "Content-Type": "application/json" };
+  if (CSRF) headers["X-Habitat-CSRF"] = CSRF;
   const response = await fetch(`/api/${tool}`, {
     method: "POST",
-    headers: { "Content-Type": "application/json" },
+    headers,
     credentials: "same-origin",
     body: JSON.stringify(args),
   });

@@ -1,11 +1,15 @@
 """One-time login codes for the dashboard.
 
 `habitat dashboard` asks the host (over its unix socket, where only the user can connect)
-for a code and prints `http://127.0.0.1:PORT/?login=CODE`. The first `GET /` with that code
-is let through by the Guard and answered with the workspace token as an HttpOnly,
-SameSite=Strict cookie; the page then removes the code from the address bar. A code works
-once and only for a short while, so the URL is worthless in shell history or a screenshot
-afterwards, unlike a `?token=` URL.
+for a code. The first `GET /?login=CODE` is let through by the Guard and opens a browser
+session (host/credentials.py: a cookie that is never the token); the page then removes the
+code from the address bar. A code works once and only for `LOGIN_TTL_SECONDS`, so the URL
+is worthless in shell history or a screenshot afterwards, unlike a `?token=` URL.
+
+The code must not travel where other local users can read it: a browser's command line is
+world-readable (`/proc/PID/cmdline`), so `habitat dashboard` never passes the URL there. It
+writes a small page that forwards to the URL into the state folder (0600 in a 0700 folder)
+and opens that file instead, as Jupyter does: only the owner can read the code.
 """
 
 from __future__ import annotations
@@ -14,17 +18,14 @@ import hmac
 import secrets
 import time
 from collections.abc import Callable
+from html import escape
 from urllib.parse import parse_qsl
 
 from starlette.types import Scope
 
-__all__ = ["COOKIE", "LOGIN_SCOPE_KEY", "LOGIN_TTL_SECONDS", "Logins"]
+__all__ = ["LOGIN_TTL_SECONDS", "Logins", "forward_page"]
 
-COOKIE = "habitat_token"
-"""The cookie the Guard accepts in place of `Authorization: Bearer`."""
-LOGIN_TTL_SECONDS = 300.0
-LOGIN_SCOPE_KEY = "habitat.login"
-"""Set in the ASGI scope of the request that redeemed a code: the page sets the cookie."""
+LOGIN_TTL_SECONDS = 120.0
 _MAX_OPEN = 32
 
 
@@ -55,6 +56,18 @@ class Logins:
             if any(hmac.compare_digest(o.encode(), code.encode()) for o in offered):
                 del self._open[code]
                 if expires > now:
-                    scope[LOGIN_SCOPE_KEY] = True
                     return True
         return False
+
+
+def forward_page(url: str) -> str:
+    """A page that sends the browser on to `url` (the login URL) at once."""
+    shown = escape(url, quote=True)
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        f'<meta http-equiv="refresh" content="0;url={shown}">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        "<title>agent-habitat dashboard</title></head>\n"
+        f'<body><p>Opening the dashboard… <a href="{shown}">continue</a> '
+        "(this login works once, for two minutes).</p></body></html>\n"
+    )

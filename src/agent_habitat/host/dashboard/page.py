@@ -14,7 +14,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from .login import COOKIE, LOGIN_SCOPE_KEY, Logins
+from ..credentials import BrowserSession, Credentials, cookie_name
+from ..guard import AUTH_SCOPE_KEY, SESSION_SCOPE_KEY, server_port
+from .login import Logins
 
 __all__ = ["dashboard_routes"]
 
@@ -47,17 +49,42 @@ def _asset(name: str) -> bytes:
     return files(__package__ or __name__).joinpath(name).read_bytes()
 
 
-def dashboard_routes(*, token: str | None, logins: Logins) -> list[BaseRoute]:
+_CSRF_SLOT = b'<meta name="habitat-csrf" content="">'
+
+
+def _page(csrf: str | None) -> bytes:
+    html = _asset("index.html")
+    if csrf is None:
+        return html
+    # The token is URL-safe base64: nothing in it needs escaping in an attribute.
+    return html.replace(_CSRF_SLOT, f'<meta name="habitat-csrf" content="{csrf}">'.encode(), 1)
+
+
+def dashboard_routes(*, credentials: Credentials, logins: Logins) -> list[BaseRoute]:
     """`/`, `/dashboard/<script or style>`, `POST /api/dashboard/login`."""
 
     async def page(request: Request) -> Response:
-        response = Response(_asset("index.html"), media_type=_FILES["index.html"], headers=_HEADERS)
-        # A redeemed code, or a `?token=` the Guard accepted: from now on the cookie does it,
-        # and the page takes the query out of the address bar.
-        via_query = request.scope.get(LOGIN_SCOPE_KEY) or "token" in request.query_params
-        if token is not None and via_query:
+        how = request.scope.get(AUTH_SCOPE_KEY)
+        session: BrowserSession | None = request.scope.get(SESSION_SCOPE_KEY)
+        opened = how in ("login", "query") and credentials.token is not None
+        if opened:
+            # A redeemed code, or a `?token=` the Guard accepted: from now on the session's
+            # cookie does it (never the token), and the page takes the query out of the bar.
+            session = credentials.open_session()
+        response = Response(
+            _page(session.csrf if session else None),
+            media_type=_FILES["index.html"],
+            headers=_HEADERS,
+        )
+        if opened and session is not None:
             # A session cookie: closing the browser logs out; `habitat dashboard` logs in again.
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(
+                cookie_name(server_port(request.scope)),
+                session.secret,
+                httponly=True,
+                samesite="strict",
+                path="/",
+            )
         return response
 
     def asset(name: str) -> Route:
@@ -67,6 +94,12 @@ def dashboard_routes(*, token: str | None, logins: Logins) -> list[BaseRoute]:
         return Route(f"/dashboard/{name}", serve, methods=["GET"])
 
     async def login(request: Request) -> Response:
+        if request.scope.get(AUTH_SCOPE_KEY) != "unix":
+            # Only the owner issues logins: a session or a leaked URL cannot mint more.
+            return JSONResponse(
+                {"error": "login codes are issued over the unix socket only", "field": None},
+                status_code=403,
+            )
         code = logins.issue()
         return JSONResponse({"login": code, "path": f"/?login={code}"})
 

@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.host import stop_host
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Path]:
+    """A project folder (a git work tree) whose host, if a test started one, is stopped."""
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    yield root
+    stop_host(root)
