@@ -34,6 +34,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import print_table, write_json
 from agent_habitat.habitat import Habitat
+from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
 from agent_habitat.verify.models import RungResult
 from agent_habitat.workspace import Workspace
@@ -86,6 +87,7 @@ async def bench_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
         if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
     ]
     rows: list[dict[str, Any]] = []
+    ProjectTrust().grant_sync(root, "verb")  # the bench made it: the warm-up may run it
     async with Habitat.open(Workspace.for_project(root), project=root) as habitat:
         warm = habitat.verifier.warmup
         assert warm is not None

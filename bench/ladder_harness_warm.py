@@ -43,6 +43,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import print_table, write_json
 from agent_habitat.habitat import Habitat
+from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
 from agent_habitat.verify.models import RungResult
 from agent_habitat.verify.parsers import parse_mypy
@@ -118,6 +119,7 @@ async def _one(habitat: Habitat, rung: RungName) -> tuple[float, RungResult, flo
 
 
 async def _open_warm(root: Path) -> tuple[Habitat, Any]:
+    ProjectTrust().grant_sync(root, "verb")  # the bench made it: the warm-up may run it
     workspace = Workspace.for_project(root)
     stack = Habitat.open(workspace, project=root)
     habitat = await stack.__aenter__()

@@ -27,6 +27,7 @@ from .project import Project, existing_dir
 from .project_scene import EpochGlance
 from .shell import ShellHabitat
 from .store import Database, SqliteJournal
+from .trust import ProjectTrust
 from .verify.accounting import TimeAccounting
 from .verify.runner_config import load_runner_config
 from .verify_slot import VerifySlot
@@ -61,6 +62,8 @@ class Habitat:
     """Time accounting per agent session and for the workspace (shared with the runner)."""
     verifier: VerifySlot
     """The verify runner's place: its services answer from the record without a runner."""
+    trust: ProjectTrust
+    """Whether a project's code may run yet (trust.py); the warm-up waits for it."""
 
     @property
     def verify(self) -> VerifyRunner | None:
@@ -124,12 +127,14 @@ class Habitat:
             opened.on_change(follow)
             records = EpochRecords(db)
             accounting = TimeAccounting(load_runner_config(opened.root).idle_seconds)
+            trust = ProjectTrust(bus)
             verifier = VerifySlot(
                 bus=bus,
                 project=opened,
                 workspace=workspace,
                 records=records,
                 accounting=accounting,
+                trust=trust,
             )
             files = FileEditor(lambda: opened.root, bus)
             if runner:
@@ -154,6 +159,7 @@ class Habitat:
                 records=records,
                 accounting=accounting,
                 verifier=verifier,
+                trust=trust,
             )
 
 

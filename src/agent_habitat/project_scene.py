@@ -17,6 +17,8 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, Field
 
+from .trust import TrustState
+
 __all__ = [
     "DEFAULT_FILES_CAP",
     "PROJECT_SCENE_DESCRIPTION",
@@ -99,17 +101,32 @@ class ProjectSceneResult(BaseModel):
     verify: EpochGlance | None = Field(
         default=None, description="The current verify epoch; None when there is no runner/epoch."
     )
+    trust: TrustState | None = Field(
+        default=None,
+        description="Whether the project's code may run yet; while not trusted nothing of it "
+        "has run (no warm-up, no rung).",
+    )
 
 
 async def project_scene(
-    root: Path | None, *, verify: VerifyProbe | None = None, files_cap: int = DEFAULT_FILES_CAP
+    root: Path | None,
+    *,
+    verify: VerifyProbe | None = None,
+    trust: Callable[[Path], Awaitable[TrustState]] | None = None,
+    files_cap: int = DEFAULT_FILES_CAP,
 ) -> ProjectSceneResult:
     """The scene of the project at `root` (None: no project open)."""
     glance = await _glance(verify)
     if root is None:
         note = "no project is open; open one with project_open"
         return ProjectSceneResult(root=None, git=False, note=note, files_cap=files_cap)
-    scene = ProjectSceneResult(root=str(root), git=False, files_cap=files_cap, verify=glance)
+    scene = ProjectSceneResult(
+        root=str(root),
+        git=False,
+        files_cap=files_cap,
+        verify=glance,
+        trust=await trust(root) if trust is not None else None,
+    )
     status = await _git(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
     if status is None:
         scene.note = "git is not installed; branch, HEAD and changes are unknown"
@@ -227,6 +244,8 @@ def render_project_scene(scene: ProjectSceneResult) -> str:
         stale = " — STALE: files changed since; run verify again" if verify.stale else ""
         on = f" on {verify.snapshot}" if verify.snapshot else ""
         lines.append(f"verify: {verify.state}{on}{stale}")
+    if scene.trust is not None and not scene.trust.trusted:
+        lines.append(scene.trust.summary)
     return "\n".join(line for line in lines if line) + "\n"
 
 

@@ -25,6 +25,7 @@ from .errors import HabitatError, NotFoundError, UsageError
 from .events import Event, EventBus
 from .project import Project
 from .project_scene import EpochGlance
+from .trust import NOT_TRUSTED, ProjectTrust
 from .verify import (
     LadderRequest,
     LadderResult,
@@ -82,8 +83,10 @@ class VerifySlot:
         workspace: Workspace,
         records: EpochRecords,
         accounting: TimeAccounting,
+        trust: ProjectTrust | None = None,
     ) -> None:
         self.bus = bus
+        self.trust = trust or ProjectTrust(bus)
         self.project = project
         self.workspace = workspace
         self.records = records
@@ -154,7 +157,13 @@ class VerifySlot:
                 last_epoch=self.records.last_number,
             ) as runner:
                 # The ladder warms in the background; the runner's first climb waits for it.
-                warm = WarmUp(root, workspace=self.workspace, bus=self.bus, memo=runner.memo)
+                warm = WarmUp(
+                    root,
+                    workspace=self.workspace,
+                    bus=self.bus,
+                    memo=runner.memo,
+                    trusted=lambda: self.trust.wait(root),
+                )
                 runner.before_climb = warm.wait
                 self.warmup = warm
                 recorder = BackgroundRecorder(
@@ -219,7 +228,22 @@ class VerifySlot:
     async def status(
         self, task: str | None = None, session: str | None = None
     ) -> VerifyStatusResult:
-        """Is the code as it is now green? Live from the runner, else from the record."""
+        """Is the code as it is now green? Live from the runner, else from the record; a
+        project not trusted yet says so (nothing of it has run)."""
+        result = await self._status(task, session)
+        root = self.project.root
+        if root is not None and task is None:
+            trust = await self.trust.state(root)
+            if not trust.trusted:
+                result.trusted = False
+                result.summary = (
+                    trust.summary
+                    if result.epoch is None
+                    else f"{NOT_TRUSTED} now; {result.summary}"
+                )
+        return result
+
+    async def _status(self, task: str | None, session: str | None) -> VerifyStatusResult:
         runner = self.runner
         if runner is None:
             if self.project.root is None:

@@ -15,6 +15,7 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.habitat import Habitat
+from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, LadderResult, run_ladder
 from agent_habitat.verify.rungs import pyright_tools
 from agent_habitat.verify.warmup import warm_lines
@@ -197,6 +198,7 @@ async def test_the_warm_up_fetches_the_checker_so_the_first_verify_does_not(
     monkeypatch.setenv("PIP_NO_INDEX", "1")
     monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "index"))
     _fake_wheel(tmp_path / "index")
+    ProjectTrust().grant_sync(shapes, "verb")  # the warm-up runs only a trusted project's code
     workspace = Workspace.for_project(shapes)
     async with Habitat.open(workspace, project=shapes) as habitat:
         warm, runner = habitat.verifier.warmup, habitat.verify

@@ -13,6 +13,7 @@ import pytest
 
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import is_alive
+from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, stop_type_daemon
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest
 from agent_habitat.verify.warmup import warm_lines
@@ -53,6 +54,7 @@ async def shop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator
     _git(root, "init", "-q")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "shop")
+    ProjectTrust().grant_sync(root, "verb")  # the warm-up runs only a trusted project's code
     yield root
     await stop_type_daemon(root)
 

@@ -194,7 +194,7 @@ async def test_the_status_prompt_says_the_scene_once_and_links_its_resource(tmp_
         await client.call_tool("shell_run", {"command": "echo visible", "tab": "s"})
         prompts = await client.list_prompts()
         status = await client.get_prompt("status")
-    assert [p.name for p in prompts.prompts] == ["verify", "cancel", "status"]
+    assert [p.name for p in prompts.prompts] == ["verify", "cancel", "status", "project_trust"]
     first = status.messages[0].content
     assert isinstance(first, types.TextContent)
     assert "- s: idle; last #1 exited 0" in first.text

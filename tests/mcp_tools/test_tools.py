@@ -39,6 +39,7 @@ async def test_the_tools_are_the_shell_verbs_and_project_open_with_model_schemas
     assert set(by_name) == SHELL_TOOLS | {
         "project_open",
         "project_scene",
+        "project_trust",
         "file_write",
         "file_edit",
         "verify_run",

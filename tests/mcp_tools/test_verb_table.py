@@ -29,7 +29,7 @@ async def test_every_shell_row_is_a_shell_and_a_terminal_tool_and_project_open_p
     ):
         primary_tools = {t.name: t for t in (await shell.list_tools()).tools}
         escape_tools = {t.name: t for t in (await escape.list_tools()).tools}
-    others = {"project_open", "project_scene", "file_write", "file_edit"}
+    others = {"project_open", "project_scene", "project_trust", "file_write", "file_edit"}
     others |= {"verify_run", "verify_status", "verify_cancel"}
     assert set(primary_tools) == {f"shell_{row.name}" for row in SHELL} | others
     assert set(escape_tools) == {f"terminal_{row.name}" for row in SHELL} | {"terminal_host"}

@@ -40,7 +40,7 @@ async def test_verify_tools_and_prompts_join_on_project_open_with_list_changed(
     assert not before & VERIFY_TOOLS
     assert VERIFY_TOOLS <= after
     assert prompts_before == ["status"]
-    assert prompts_after == ["verify", "cancel", "status"]
+    assert prompts_after == ["verify", "cancel", "status", "project_trust"]
     assert text(status).startswith("state=never green=false")
 
 

@@ -56,6 +56,7 @@ _MODULE_OF = {
             "wait",
             "input",
             "project",
+            "trust",
         ),
         _SHELL,
     ),

@@ -204,6 +204,8 @@ def _status(root: Path, args: argparse.Namespace) -> int:
     print(f"  running: {running or 'nothing'}")
     for line in warm_lines(status.get("warm", {})):
         print(f"  {line}")
+    if status.get("waiting_for_trust"):
+        print("  trust: not trusted: nothing of this project has run (`habitat trust` lets it)")
     print(f"  idle exit after {status['idle_seconds']:.0f}s with no client and no run")
     return 0
 

@@ -43,6 +43,8 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
         )
         async with open_habitat(args) as habitat:
             await on_project(habitat, root)
+            # The user asked for a verify: that is trusting the project's code to run.
+            await habitat.trust.grant(root, "verify")
             bus = habitat.bus
             queued_at = time.time()
             if args.json:

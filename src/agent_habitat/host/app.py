@@ -161,6 +161,7 @@ def build_app(
             if t.state == "running"
         ]
         activity = host_app.activity
+        warmup = hosted.habitat.verifier.warmup
         return JSONResponse(
             {
                 "pid": os.getpid(),
@@ -172,6 +173,8 @@ def build_app(
                 "tabs": [{"name": t.name, "state": t.state, "cwd": t.cwd} for t in scene.tabs],
                 "running": running,
                 "warm": warm(hosted.habitat.workspace),
+                # The warm-up waits until the project is trusted (trust.py): nothing has run.
+                "waiting_for_trust": bool(warmup and warmup.waiting_for_trust),
                 "idle_seconds": idle_seconds,
                 "idle_for_s": round(activity.quiet_for(), 3),
                 **host_app.info,

@@ -62,7 +62,7 @@ async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
             return [
                 tool
                 for tool in verb_tools(habitat, "shell", ("shell", "project"))
-                if tool.name != "project_scene"
+                if tool.name not in ("project_scene", "project_trust")
             ]
         return verb_tools(habitat, "shell", ("shell", "project", "file", "verify"))
 

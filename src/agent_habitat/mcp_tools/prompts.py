@@ -1,6 +1,8 @@
-"""Prompts (slash commands in clients): `verify`, `cancel`, `status` — a person's way to do
-what the verify tools do. `verify` and `cancel` are listed while a project is open (a prompt
-that cannot do its job is not listed); `status` always.
+"""Prompts (slash commands in clients): `verify`, `cancel`, `status`, `project_trust` — a
+person's way to do what the verify tools do. `verify`, `cancel` and `project_trust` are listed
+while a project is open (a prompt that cannot do its job is not listed); `status` always.
+`project_trust` trusts the open project (trust.py) without asking again: a client runs a
+prompt only when the person picks it, so picking it is their yes.
 
 `verify` starts a run and waits for it up to `PROMPT_WAIT_SECONDS` (a client waits on a
 prompt without progress); a longer run is reported as running, with its task id to follow.
@@ -50,6 +52,15 @@ _VERIFY = types.Prompt(
         ),
     ],
 )
+_TRUST = types.Prompt(
+    name="project_trust",
+    title="Trust this project",
+    description=(
+        "Trust the open project: the habitat may run its code from now on (its interpreter "
+        "and .venv, checker plugins, conftests, configured commands; the warm-up starts)."
+    ),
+    arguments=[],
+)
 _CANCEL = types.Prompt(
     name="cancel",
     title="Cancel verify",
@@ -80,7 +91,7 @@ class Prompts:
     def _listed(self) -> list[types.Prompt]:
         if self._habitat.verify is None:
             return [_STATUS]
-        return [_VERIFY, _CANCEL, _STATUS]
+        return [_VERIFY, _CANCEL, _STATUS, _TRUST]
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -103,6 +114,8 @@ class Prompts:
                 return await self._verify(arguments)
             if params.name == "cancel":
                 return await self._cancel(arguments.get("task") or None)
+            if params.name == "project_trust":
+                return await self._trust()
             return await self._status(session)
         except (HabitatError, ValidationError) as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=f"{params.name}: {exc}") from exc
@@ -129,6 +142,22 @@ class Prompts:
             messages=[
                 _user(f"{render(status)}\n{ask}"),
                 _link(EPOCH_URI, "verify-epoch"),
+            ],
+        )
+
+    async def _trust(self) -> types.GetPromptResult:
+        root = self._habitat.project.root
+        if root is None:
+            raise HabitatError("no project is open: open one with project_open")
+        result = await self._habitat.trust.grant(root, "prompt")
+        return types.GetPromptResult(
+            description=f"Trust: {result.summary}",
+            messages=[
+                _user(
+                    f"{render(result)}\nI trusted this project myself (the /project_trust "
+                    "prompt). Tell me in one line that its code may run now and that the "
+                    "warm-up has started."
+                )
             ],
         )
 

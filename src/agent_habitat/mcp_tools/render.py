@@ -20,6 +20,7 @@ from agent_habitat.files import FileEditResult, FileWriteResult, render_file_cha
 from agent_habitat.project import ProjectOpenResult
 from agent_habitat.project_scene import ProjectSceneResult, render_project_scene
 from agent_habitat.shell import models as m
+from agent_habitat.trust import TrustResult
 from agent_habitat.verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
 from agent_habitat.verify_text import (
     render_verify_cancel,
@@ -244,6 +245,11 @@ def _project_open(result: ProjectOpenResult) -> str:
     git = f" (git work tree {result.git_root})" if result.git_root else " (not in a git work tree)"
     before = f"; before: {result.previous}" if result.previous else ""
     return f"project={result.root}{git}{before}\n"
+
+
+@render.register
+def _trust(result: TrustResult) -> str:
+    return result.summary + "\n"
 
 
 render.register(FileWriteResult, render_file_change)

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ValidationError
 from agent_habitat.errors import HabitatError
 from agent_habitat.verbs import Progress
 
+from .confirm import ask_person
 from .progress import ProgressThrottle
 from .render import brief
 from .schema import lean_schema, output_schema
@@ -57,6 +58,8 @@ class ToolDef:
     handler: Handler
     reports_progress: bool = False
     annotations: types.ToolAnnotations | None = None
+    confirm: Callable[[Any], str] | None = None
+    """The question a person must say yes to before the call runs (confirm.py)."""
 
     def tool(self, same_result_as: str | None = None) -> types.Tool:
         """The tool as listed; `same_result_as` names a tool listed before it with the same
@@ -156,6 +159,10 @@ class ToolRegistry:
             args = tool.args.model_validate(params.arguments or {})
         except ValidationError as exc:
             return tool_error(argument_error(tool.name, exc))
+        if tool.confirm is not None:
+            refused = await ask_person(ctx, tool.confirm(args))
+            if refused is not None:
+                return tool_error(f"{tool.name}: {refused}")
         if self._before_call is not None:
             await self._before_call()
         throttle = None

@@ -32,6 +32,14 @@ def verb_tool(verb: Verb, habitat: Habitat, prefix: str) -> ToolDef:
     async def handler(args: Any, progress: Progress | None) -> BaseModel:
         return await verb.call(habitat, args, progress)
 
+    confirm = None
+    if verb.confirm is not None:
+        question = verb.confirm
+
+        def confirm(args: Any) -> str:
+            path = getattr(args, "path", None) or habitat.project.root
+            return question.format(path=path, project=habitat.project.describe())
+
     return ToolDef(
         name=verb.tool_name(prefix),
         args=verb.args,
@@ -40,6 +48,7 @@ def verb_tool(verb: Verb, habitat: Habitat, prefix: str) -> ToolDef:
         handler=handler,
         reports_progress=verb.reports_progress,
         annotations=tool_annotations(verb),
+        confirm=confirm,
     )
 
 

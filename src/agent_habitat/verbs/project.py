@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..project import ProjectOpenArgs, ProjectOpenResult
+from ..errors import UsageError
+from ..project import ProjectOpenArgs, ProjectOpenResult, existing_dir
 from ..project_scene import (
     PROJECT_SCENE_DESCRIPTION,
     ProjectSceneArgs,
     ProjectSceneResult,
     project_scene,
 )
+from ..trust import TrustArgs, TrustResult
 from .row import Verb
 
 if TYPE_CHECKING:
@@ -21,7 +24,17 @@ __all__ = ["PROJECT_VERBS"]
 
 
 async def _scene(habitat: Habitat) -> ProjectSceneResult:
-    return await project_scene(habitat.project.root, verify=habitat.verify_glance)
+    return await project_scene(
+        habitat.project.root, verify=habitat.verify_glance, trust=habitat.trust.state
+    )
+
+
+async def trust_project(habitat: Habitat, args: TrustArgs) -> TrustResult:
+    """Trust the project at `path` (default the open one): its code may run from now on."""
+    root = existing_dir(Path(args.path)) if args.path else habitat.project.root
+    if root is None:
+        raise UsageError("path: no project is open; pass the folder to trust")
+    return await habitat.trust.grant(root, "verb")
 
 
 PROJECT_VERBS: tuple[Verb, ...] = (
@@ -50,5 +63,28 @@ PROJECT_VERBS: tuple[Verb, ...] = (
         summary="where the project stands: branch, HEAD, upstream, dirty files, verify",
         example="habitat project --json",
         description=PROJECT_SCENE_DESCRIPTION,
+    ),
+    Verb(
+        name="trust",
+        group="project",
+        args=TrustArgs,
+        result=TrustResult,
+        call=lambda h, a, p: trust_project(h, a),
+        idempotent=True,
+        command="trust",
+        positional=("path",),
+        summary="trust the project: its code may run (the warm-up starts)",
+        example="habitat trust",
+        confirm=(
+            "Trust {path}? Its own code will run from now on: the interpreter and .venv it "
+            "names, type-checker plugins, conftests, build backends and configured commands "
+            "(the warm-up starts at once). Say yes only for a repository you trust."
+        ),
+        description=(
+            "Trust the project (default the open one) so the habitat may run its code: until "
+            "then nothing of it has run — no warm-up, no rung (verify_status says 'not "
+            "trusted'). A person confirms it: the client asks them. Call it only when the user "
+            "asked to trust or verify this project. {project}"
+        ),
     ),
 )

@@ -47,6 +47,10 @@ class Verb:
     """False when a one-shot CLI process has nothing to do with the verb (`project_open`)."""
     command: str | None = None
     """The CLI subcommand's name when it is not the verb's (`project_scene` → `habitat project`)."""
+    confirm: str | None = None
+    """A question a person answers before an MCP client's call runs (`project_trust`): the
+    MCP tool asks it through the client (elicitation) and refuses without a yes. The CLI
+    and the HTTP API are a person's own hands, so they ask nothing. {project} as above."""
 
     @property
     def cli_name(self) -> str:

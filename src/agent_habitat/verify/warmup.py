@@ -79,10 +79,26 @@ class WarmItem:
 
 
 class WarmUp:
-    """One warm-up of one project; `wait()` returns once it ended (however it ended)."""
+    """One warm-up of one project; `wait()` returns once it ended (however it ended).
 
-    def __init__(self, root: Path, *, workspace: Workspace, bus: EventBus, memo: SelectionMemo):
+    `trusted` returns once the project is trusted (trust.py): nothing of the project runs
+    before, so every step — and every warm daemon or background job a step starts — waits
+    behind it. Without it (tests of the warm-up itself) the project counts as trusted."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        workspace: Workspace,
+        bus: EventBus,
+        memo: SelectionMemo,
+        trusted: Callable[[], Awaitable[None]] | None = None,
+    ):
         self.root, self.workspace, self.bus, self.memo = root, workspace, bus, memo
+        self._trusted = trusted
+        self.waiting_for_trust = False
+        """True while it waits for the project to be trusted (nothing has run)."""
+        self._untrusted_end = False
         self.items: dict[str, WarmItem] = {}
         self.started_at: float | None = None
         self.finished_at: float | None = None
@@ -110,7 +126,9 @@ class WarmUp:
         finally:
             self.finished_at = time.time()
             self._done.set()
-            if not self.off:  # turned off: no trace at all (no file, no event)
+            # Turned off, or ended before the project was trusted: no trace at all (no file,
+            # no event), as nothing was warmed.
+            if not (self.off or self._untrusted_end):
                 with anyio.CancelScope(shield=True):
                     await self._report()
 
@@ -124,6 +142,11 @@ class WarmUp:
             self.off = True
             self._skip_all("turned off ([tool.habitat.ladder] warmup = false)")
             return
+        if self._trusted is not None:
+            self.waiting_for_trust = True
+            self._untrusted_end = True
+            await self._trusted()
+            self.waiting_for_trust = self._untrusted_end = False
         snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
         layout = await anyio.to_thread.run_sync(discover_layout, self.root, config)
         if not layout.is_python:

@@ -1,0 +1,256 @@
+"""Workspace trust: nothing of a project runs until its user trusts it.
+
+Opening a repository must not run its code. The ladder runs project-controlled programs —
+the interpreter `[tool.habitat.ladder] python` names, a committed `.venv/bin/python`,
+`[tool.mypy] plugins` inside the warm dmypy, conftests inside the warm pytest, build
+backends, configured commands — so the warm-up, which would start them when a project
+opens, waits until the project is trusted. A project becomes trusted by a person's act:
+`habitat trust`, the `project_trust` verb (over MCP a person confirms it: see
+mcp_tools/confirm.py; the `/project_trust` prompt is a person's own act), or the first
+verify the user asks for (that request is the user asking for the project's code to run).
+
+Trust is kept in the project's own state folder (`trust.json`, 0600), keyed by the folder
+*and* what checkout sits there, so a different checkout at the same path does not inherit
+it: the folder's and its `.git`'s device and inode, and the repository's root commits
+(inode numbers are reused after a delete; a different repository has other root commits).
+A repository whose first commit came after the trust keeps it: an empty history matches
+any. `habitat trust --revoke` (or deleting the file) takes it back.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Literal
+
+import anyio
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .events import EventBus
+from .shell.limits import OptPathText
+from .workspace import Workspace, scm_root, write_private
+
+__all__ = [
+    "NOT_TRUSTED",
+    "CheckoutIdentity",
+    "ProjectTrust",
+    "TrustArgs",
+    "TrustHow",
+    "TrustResult",
+    "TrustState",
+    "checkout_identity",
+]
+
+logger = logging.getLogger(__name__)
+
+NOT_TRUSTED = "not trusted: nothing of this project has run"
+_FILE = "trust.json"
+_GIT_SECONDS = 10.0
+_POLL_SECONDS = 1.0
+"""How often a waiting warm-up looks at the file (another process may trust the project)."""
+
+TrustHow = Literal["cli", "verb", "prompt", "verify", "dashboard"]
+
+
+class CheckoutIdentity(BaseModel):
+    """What checkout sits at a path."""
+
+    root: str
+    device: int
+    inode: int
+    git_device: int | None = None
+    git_inode: int | None = None
+    root_commits: list[str] = Field(default_factory=list)
+
+    def same_checkout(self, other: CheckoutIdentity) -> bool:
+        if (self.root, self.device, self.inode) != (other.root, other.device, other.inode):
+            return False
+        if (self.git_device, self.git_inode) != (other.git_device, other.git_inode):
+            return False
+        if not self.root_commits or not other.root_commits:
+            return True  # a history that began since (or a tree with none): same checkout
+        return bool(set(self.root_commits) & set(other.root_commits))
+
+
+class _Entry(BaseModel):
+    identity: CheckoutIdentity
+    trusted_at: float
+    how: TrustHow
+
+
+class _File(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    roots: dict[str, _Entry] = Field(default_factory=dict)
+
+
+class TrustArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    path: OptPathText = Field(
+        default=None, description="The project folder to trust; default the open project."
+    )
+
+
+class TrustState(BaseModel):
+    """Whether the project's code may run, for scenes and status."""
+
+    trusted: bool
+    summary: str
+    how: TrustHow | None = None
+    trusted_at: float | None = None
+
+
+class TrustResult(BaseModel):
+    """`project_trust`: the project is trusted from now on."""
+
+    root: str = Field(description="The project now trusted.")
+    trusted: bool = Field(description="True: its code may run (the warm-up starts).")
+    already: bool = Field(description="It was trusted before this call.")
+    how: TrustHow = Field(description="How it was (first) trusted.")
+    summary: str
+
+
+def checkout_identity(root: Path) -> CheckoutIdentity:
+    """The identity of the checkout at `root` (runs git, never the project's code)."""
+    st = root.stat()
+    identity = CheckoutIdentity(root=str(root), device=st.st_dev, inode=st.st_ino)
+    top = scm_root(root)
+    if top is None:
+        return identity
+    try:
+        git = (top / ".git").stat()
+        identity.git_device, identity.git_inode = git.st_dev, git.st_ino
+    except OSError:
+        return identity
+    try:
+        # rev-list reads objects only: no hook, no index, no fsmonitor runs.
+        done = subprocess.run(
+            ["git", "-C", str(top), "rev-list", "--max-parents=0", "HEAD"],
+            capture_output=True,
+            timeout=_GIT_SECONDS,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        logger.info("no root commits for %s: %s", top, exc)
+        return identity
+    if done.returncode == 0:
+        identity.root_commits = sorted(done.stdout.decode("ascii", "replace").split())
+    return identity
+
+
+class ProjectTrust:
+    """Reads and grants the trust of projects (each in its own state folder)."""
+
+    def __init__(self, bus: EventBus | None = None) -> None:
+        self.bus = bus
+        self._granted = anyio.Event()
+
+    @staticmethod
+    def _path(root: Path) -> Path:
+        return Workspace.for_project(root).state_dir / _FILE
+
+    def _read(self, root: Path) -> _File:
+        try:
+            text = self._path(root).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return _File()
+        try:
+            return _File.model_validate_json(text)
+        except ValidationError as exc:
+            logger.warning("ignoring unreadable %s: %s", self._path(root), exc)
+            return _File()
+
+    def _entry(self, root: Path, identity: CheckoutIdentity) -> _Entry | None:
+        entry = self._read(root).roots.get(str(root))
+        if entry is None or not entry.identity.same_checkout(identity):
+            return None
+        return entry
+
+    def state_sync(self, root: Path) -> TrustState:
+        entry = self._entry(root, checkout_identity(root))
+        if entry is None:
+            return TrustState(
+                trusted=False,
+                summary=(
+                    f"{NOT_TRUSTED}; trust it with `habitat trust`, the /project_trust prompt, "
+                    "or ask for a verify"
+                ),
+            )
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.trusted_at))
+        return TrustState(
+            trusted=True,
+            summary=f"trusted ({entry.how}, {when})",
+            how=entry.how,
+            trusted_at=entry.trusted_at,
+        )
+
+    async def state(self, root: Path) -> TrustState:
+        return await anyio.to_thread.run_sync(self.state_sync, root)
+
+    async def trusted(self, root: Path) -> bool:
+        return (await self.state(root)).trusted
+
+    def grant_sync(self, root: Path, how: TrustHow) -> TrustResult:
+        identity = checkout_identity(root)
+        entry = self._entry(root, identity)
+        if entry is not None:
+            return TrustResult(
+                root=str(root),
+                trusted=True,
+                already=True,
+                how=entry.how,
+                summary=f"{root} was already trusted ({entry.how})",
+            )
+        data = self._read(root)
+        data.roots[str(root)] = _Entry(identity=identity, trusted_at=time.time(), how=how)
+        path = self._path(root)
+        write_private(path, data.model_dump_json(indent=1))
+        return TrustResult(
+            root=str(root),
+            trusted=True,
+            already=False,
+            how=how,
+            summary=f"trusted {root}: its code may run now (the warm-up starts)",
+        )
+
+    async def grant(self, root: Path, how: TrustHow) -> TrustResult:
+        """Trust the checkout at `root` from now on (kept in its state folder)."""
+        result = await anyio.to_thread.run_sync(self.grant_sync, root, how)
+        if not result.already:
+            if self.bus is not None:
+                self.bus.publish("project.trusted", data={"root": result.root, "how": how})
+            self._granted.set()
+            self._granted = anyio.Event()
+        return result
+
+    def revoke_sync(self, root: Path) -> bool:
+        data = self._read(root)
+        if data.roots.pop(str(root), None) is None:
+            return False
+        write_private(self._path(root), data.model_dump_json(indent=1))
+        return True
+
+    async def wait(self, root: Path) -> None:
+        """Return once `root` is trusted: granted here, or in another process (the file)."""
+        identity = await anyio.to_thread.run_sync(checkout_identity, root)
+        path = self._path(root)
+        seen: tuple[float, int] | None = None
+        while True:
+            try:
+                st = path.stat()
+                now: tuple[float, int] | None = (st.st_mtime, st.st_size)
+            except FileNotFoundError:
+                now = None
+            if now != seen:
+                seen = now
+                if await anyio.to_thread.run_sync(self._entry, root, identity) is not None:
+                    return
+            granted = self._granted
+            with anyio.move_on_after(_POLL_SECONDS):
+                await granted.wait()
