@@ -101,11 +101,8 @@ class ProjectSceneResult(BaseModel):
     verify: EpochGlance | None = Field(
         default=None, description="The current verify epoch; None when there is no runner/epoch."
     )
-    trust: TrustState | None = Field(
-        default=None,
-        description="Whether the project's code may run yet; while not trusted nothing of it "
-        "has run (no warm-up, no rung).",
-    )
+    # Set only while the project is not trusted (trust.py): "not trusted: nothing … has run".
+    trust: str | None = None
 
 
 async def project_scene(
@@ -125,8 +122,9 @@ async def project_scene(
         git=False,
         files_cap=files_cap,
         verify=glance,
-        trust=await trust(root) if trust is not None else None,
     )
+    if trust is not None and not (state := await trust(root)).trusted:
+        scene.trust = state.summary
     status = await _git(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
     if status is None:
         scene.note = "git is not installed; branch, HEAD and changes are unknown"
@@ -244,8 +242,8 @@ def render_project_scene(scene: ProjectSceneResult) -> str:
         stale = " — STALE: files changed since; run verify again" if verify.stale else ""
         on = f" on {verify.snapshot}" if verify.snapshot else ""
         lines.append(f"verify: {verify.state}{on}{stale}")
-    if scene.trust is not None and not scene.trust.trusted:
-        lines.append(scene.trust.summary)
+    if scene.trust is not None:
+        lines.append(scene.trust)
     return "\n".join(line for line in lines if line) + "\n"
 
 

@@ -31,7 +31,6 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .events import EventBus
-from .shell.limits import OptPathText
 from .workspace import Workspace, scm_root, write_private
 
 __all__ = [
@@ -53,7 +52,9 @@ _GIT_SECONDS = 10.0
 _POLL_SECONDS = 1.0
 """How often a waiting warm-up looks at the file (another process may trust the project)."""
 
-TrustHow = Literal["cli", "verb", "prompt", "verify", "dashboard"]
+TrustHow = Literal["verb", "prompt", "verify"]
+"""`verb`: `habitat trust`, the HTTP API or a confirmed MCP call; `prompt`: /project_trust;
+`verify`: a verify the user asked for."""
 
 
 class CheckoutIdentity(BaseModel):
@@ -88,11 +89,9 @@ class _File(BaseModel):
 
 
 class TrustArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
+    """No arguments: the open project is the one trusted (the CLI's `--project` opens it)."""
 
-    path: OptPathText = Field(
-        default=None, description="The project folder to trust; default the open project."
-    )
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class TrustState(BaseModel):
@@ -107,10 +106,9 @@ class TrustState(BaseModel):
 class TrustResult(BaseModel):
     """`project_trust`: the project is trusted from now on."""
 
-    root: str = Field(description="The project now trusted.")
-    trusted: bool = Field(description="True: its code may run (the warm-up starts).")
-    already: bool = Field(description="It was trusted before this call.")
-    how: TrustHow = Field(description="How it was (first) trusted.")
+    root: str
+    already: bool
+    """It was trusted before this call."""
     summary: str
 
 
@@ -202,9 +200,7 @@ class ProjectTrust:
         if entry is not None:
             return TrustResult(
                 root=str(root),
-                trusted=True,
                 already=True,
-                how=entry.how,
                 summary=f"{root} was already trusted ({entry.how})",
             )
         data = self._read(root)
@@ -213,9 +209,7 @@ class ProjectTrust:
         write_private(path, data.model_dump_json(indent=1))
         return TrustResult(
             root=str(root),
-            trusted=True,
             already=False,
-            how=how,
             summary=f"trusted {root}: its code may run now (the warm-up starts)",
         )
 

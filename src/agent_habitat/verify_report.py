@@ -181,8 +181,8 @@ class VerifyStatusResult(_Model):
     """Which process runs verify for this workspace; None when none does."""
     recorded: bool = False
     """True when this is the workspace's record (no runner in this process), not a live look."""
+    # False while the project is not trusted: nothing of it has run (no warm-up, no rung).
     trusted: bool = True
-    """False while the project is not trusted: nothing of it has run (no warm-up, no rung)."""
 
 
 class VerifyCancelResult(_Model):

@@ -37,8 +37,7 @@ def verb_tool(verb: Verb, habitat: Habitat, prefix: str) -> ToolDef:
         question = verb.confirm
 
         def confirm(args: Any) -> str:
-            path = getattr(args, "path", None) or habitat.project.root
-            return question.format(path=path, project=habitat.project.describe())
+            return question.format(path=habitat.project.root, project=habitat.project.describe())
 
     return ToolDef(
         name=verb.tool_name(prefix),

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..project import ProjectOpenArgs, ProjectOpenResult, existing_dir
+from ..project import ProjectOpenArgs, ProjectOpenResult
 from ..project_scene import (
     PROJECT_SCENE_DESCRIPTION,
     ProjectSceneArgs,
@@ -30,10 +29,10 @@ async def _scene(habitat: Habitat) -> ProjectSceneResult:
 
 
 async def trust_project(habitat: Habitat, args: TrustArgs) -> TrustResult:
-    """Trust the project at `path` (default the open one): its code may run from now on."""
-    root = existing_dir(Path(args.path)) if args.path else habitat.project.root
+    """Trust the open project: its code may run from now on."""
+    root = habitat.project.root
     if root is None:
-        raise UsageError("path: no project is open; pass the folder to trust")
+        raise UsageError("no project is open: open one (project_open, or --project) to trust it")
     return await habitat.trust.grant(root, "verb")
 
 
@@ -70,9 +69,7 @@ PROJECT_VERBS: tuple[Verb, ...] = (
         args=TrustArgs,
         result=TrustResult,
         call=lambda h, a, p: trust_project(h, a),
-        idempotent=True,
         command="trust",
-        positional=("path",),
         summary="trust the project: its code may run (the warm-up starts)",
         example="habitat trust",
         confirm=(
@@ -81,10 +78,8 @@ PROJECT_VERBS: tuple[Verb, ...] = (
             "(the warm-up starts at once). Say yes only for a repository you trust."
         ),
         description=(
-            "Trust the project (default the open one) so the habitat may run its code: until "
-            "then nothing of it has run — no warm-up, no rung (verify_status says 'not "
-            "trusted'). A person confirms it: the client asks them. Call it only when the user "
-            "asked to trust or verify this project. {project}"
+            "Trust the project: until then none of its code runs. A person confirms; call it "
+            "only when the user asked."
         ),
     ),
 )
