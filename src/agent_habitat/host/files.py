@@ -111,6 +111,8 @@ class HostFiles:
 
     def rotate_token(self) -> str:
         """A fresh random token, written as the workspace's token; the old one is gone."""
+        import secrets
+
         value = secrets.token_urlsafe(32)
         self.write_token(value)
         return value
