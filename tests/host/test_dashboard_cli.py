@@ -66,7 +66,7 @@ def test_dashboard_opens_tcp_on_a_running_host_without_it_and_keeps_the_host(
             assert status["tcp"] == record.tcp
             # Only the socket's owner may open a listener.
             bearer = {"Authorization": f"Bearer {_token(project)}"}
-            assert remote.post("/api/host/tcp", headers=bearer).status_code == 403
+            assert remote.post("/api/host/tcp", json={}, headers=bearer).status_code == 403
         scene = local.get("/api/shell_scene").json()
         assert [t["state"] for t in scene["tabs"] if t["name"] == "warm"] == ["running"]
         # Asked again, the host answers with the listener it has.
