@@ -14,7 +14,7 @@ Trust is kept in the project's own state folder (`trust.json`, 0600), keyed by t
 it: the folder's and its `.git`'s device and inode, and the repository's root commits
 (inode numbers are reused after a delete; a different repository has other root commits).
 A repository whose first commit came after the trust keeps it: an empty history matches
-any. `habitat trust --revoke` (or deleting the file) takes it back.
+any. Deleting the file (or `revoke_sync`) takes it back.
 """
 
 from __future__ import annotations
