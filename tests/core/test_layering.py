@@ -14,6 +14,7 @@ CORE = (
     "store",
     "habitat",
     "project",
+    "trust",
     "verbs",
     "workspace",
     "config",
