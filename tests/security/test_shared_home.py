@@ -80,3 +80,40 @@ def test_a_sticky_shared_home_is_refused_with_the_fix(
     monkeypatch.setenv("HABITAT_HOME", str(shared))
     with pytest.raises(UnsafeStateError, match=rf"chmod 700 {shared}"):
         Workspace.for_project(project).ensure()
+
+
+def test_habitat_verify_never_follows_a_host_lock_in_another_user_s_state_folder(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A lock another user planted, held and naming their socket, is not a host to ask:
+    `habitat verify` refuses the folder, naming it, and never connects to the socket."""
+    import fcntl
+    import json
+    import socket
+
+    from agent_habitat.host.files import HostFiles
+
+    workspace = Workspace.for_project(project).ensure()
+    planted = tmp_path / "theirs.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(planted))
+    listener.listen(4)
+    listener.setblocking(False)
+    lock = HostFiles(workspace).lock
+    lock.write_text(json.dumps({"pid": os.getpid(), "socket": str(planted)}), encoding="utf-8")
+    with open(lock, encoding="utf-8") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # "a host runs"
+        _give_away(workspace.state_dir)
+        os.chmod(workspace.state_dir, 0o777)
+        try:
+            code = main(["verify", "--project", str(project), "--policy", "minimal"])
+        finally:
+            try:
+                conn, _ = listener.accept()
+            except BlockingIOError:
+                conn = None
+            listener.close()
+    err = capsys.readouterr().err
+    assert conn is None, "the CLI connected to the socket the planted lock names"
+    assert code != 0
+    assert f"the state folder {workspace.state_dir} is owned by uid {_nobody()}" in err

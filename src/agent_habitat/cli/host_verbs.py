@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..host.plain_client import HostAnswer, HostGone, PlainHost, live_host
+from ..host.plain_client import HostAnswer, HostGone, PlainHost, StateNotSafe, host_of
 from .shell_views import VIEWS, emit_json_data
 from .verb_argv import VerbCall, read_argv
 
@@ -53,20 +53,10 @@ def _root(call: VerbCall) -> Path:
 
 
 def _host(root: Path) -> PlainHost | None:
-    from ..errors import HabitatError
-    from ..host.files import HostFiles
-    from ..workspace import Workspace, habitat_home, refuse_unsafe
-
-    files = HostFiles(Workspace.for_project(root))
-    # A lock in a folder another user may write could name their socket: such a state
-    # folder goes to the full path, which refuses it and says why.
     try:
-        for path in (habitat_home(), files.state_dir, files.lock):
-            if path.exists():
-                refuse_unsafe(path)
-    except (OSError, HabitatError) as exc:
-        raise _Fallback from exc
-    return live_host(files.lock)
+        return host_of(root)
+    except StateNotSafe as exc:
+        raise _Fallback from exc  # the full path refuses the folder and says why
 
 
 def _error(message: str, as_json: bool) -> int:

@@ -3,15 +3,12 @@
 The CLI commands that hand work to the host (`habitat verify`, `status`, `cancel`) must
 cost a person no more than the work: the host already holds the warm state, so the
 client's part is a socket, one HTTP/1.1 request and `json`. The socket needs no token
-(only the user can open it, see host/files.py). A host is live while it holds the lock
-named in `host.lock`; a record nobody holds is a dead host's.
+(only the user can open it, see host/files.py); `host.plain_client.host_of` finds it.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,33 +25,13 @@ HostAnswer = tuple[int, Any]
 """(HTTP status, the JSON body)."""
 
 
-def _lock(root: Path) -> Path:
-    from ..host.files import HostFiles
-    from ..workspace import Workspace
-
-    return HostFiles(Workspace.for_project(root)).lock
-
-
 def live_socket(root: Path) -> str | None:
-    """The socket of the host serving the workspace at `root`, while one is live."""
-    try:
-        fd = os.open(_lock(root), os.O_RDONLY)
-    except FileNotFoundError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            pass  # held: a host runs
-        else:
-            return None  # nobody holds it: whatever the file says, no host runs
-        record = json.loads(os.pread(fd, 1 << 16, 0) or b"null")
-    except ValueError:
-        return None  # still being written: a starting host
-    finally:
-        os.close(fd)
-    path = record.get("socket") if isinstance(record, dict) else None
-    return path if isinstance(path, str) else None
+    """The socket of the host serving the workspace at `root`, while one is live
+    (`host.plain_client.host_of`: StateNotSafe for a state folder others may write)."""
+    from ..host.plain_client import host_of
+
+    host = host_of(root)
+    return None if host is None else host.path
 
 
 def _request(route: str, body: dict[str, Any]) -> bytes:

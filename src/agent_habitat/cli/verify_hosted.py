@@ -72,7 +72,12 @@ def verify_through_host(
     root: Path, args: argparse.Namespace, body: dict[str, Any], *, start: bool
 ) -> int | None:
     """Hand the verify to the workspace host and print its verdict; see the module."""
-    sock = live_socket(root)
+    from ..host.plain_client import StateNotSafe
+
+    try:
+        sock = live_socket(root)
+    except StateNotSafe:
+        return None  # verifying here opens the workspace, which refuses it and says why
     if sock is None:
         if not start:
             return None

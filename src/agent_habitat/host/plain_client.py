@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["HostAnswer", "HostGone", "PlainHost", "live_host"]
+__all__ = ["HostAnswer", "HostGone", "PlainHost", "StateNotSafe", "host_of", "live_host"]
 
 CONNECT_SECONDS = 10.0
 """A bound for connecting to a host that holds its lock but does not accept (hung)."""
@@ -165,3 +165,25 @@ def live_host(lock: Path) -> PlainHost | None:
     if not isinstance(path, str) or not isinstance(pid, int):
         return None
     return PlainHost(pid, path)
+
+
+class StateNotSafe(Exception):
+    """The workspace's state folder (or its lock) is one another user may write: a lock
+    there could name their socket. The full path refuses such a folder and says why."""
+
+
+def host_of(root: Path) -> PlainHost | None:
+    """The live host of the workspace at `root`, or None; StateNotSafe when the state
+    folder may not be trusted to name it (every client of the host asks through this)."""
+    from ..errors import HabitatError
+    from ..workspace import Workspace, habitat_home, refuse_unsafe
+    from .files import HostFiles
+
+    files = HostFiles(Workspace.for_project(root))
+    try:
+        for path in (habitat_home(), files.state_dir, files.lock):
+            if path.exists():
+                refuse_unsafe(path)
+    except (OSError, HabitatError) as exc:
+        raise StateNotSafe(str(exc)) from exc
+    return live_host(files.lock)
