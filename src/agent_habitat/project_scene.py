@@ -101,8 +101,10 @@ class ProjectSceneResult(BaseModel):
     verify: EpochGlance | None = Field(
         default=None, description="The current verify epoch; None when there is no runner/epoch."
     )
-    # Set only while the project is not trusted (trust.py): "not trusted: nothing … has run".
-    trust: str | None = None
+    trust: str | None = Field(
+        default=None,
+        description="Set only while the project is not trusted: nothing of it has run yet.",
+    )
 
 
 async def project_scene(

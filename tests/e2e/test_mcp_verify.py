@@ -163,7 +163,7 @@ async def test_prompts_are_listed_and_return_text_and_the_epoch_resource_follows
         await client.call_tool("shell_scene", {})  # the session's first tool call
         status = await client.get_prompt("status")
         cancel = await client.get_prompt("cancel")
-    assert prompts == ["verify", "cancel", "status"]
+    assert prompts == ["verify", "cancel", "status", "project_trust"]
     said = verified.messages[0].content
     assert isinstance(said, types.TextContent)
     assert said.text.startswith("state=green green=true")

@@ -103,7 +103,8 @@ def test_verify_events_land_in_the_workspace_journal(
     assert json.loads(capsys.readouterr().out)["state"] == "nothing_to_verify"
     assert main(["events", "--project", str(calc), "--json"]) == 0
     kinds = [json.loads(line)["kind"] for line in capsys.readouterr().out.splitlines()]
-    assert kinds == ["environment.task.started", "environment.task.completed"]
+    # The first verify a person asks for is their trust in the project (issue 23), said once.
+    assert kinds == ["project.trusted", "environment.task.started", "environment.task.completed"]
 
 
 def test_an_incomplete_ladder_has_its_own_exit_code_and_says_what_to_configure(

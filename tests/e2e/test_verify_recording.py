@@ -18,6 +18,7 @@ from agent_habitat.events import InMemoryEventBus
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import DEFAULT_POLICY
 from agent_habitat.testing import EventRecorder, eventually
+from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, LadderResult, run_ladder, stop_type_daemon
 from agent_habitat.verify.testdeps import deps_store_dir, load_testdeps
 from agent_habitat.workspace import Workspace
@@ -136,6 +137,7 @@ async def held(
     git(root, "init", "-q")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "shop")
+    ProjectTrust().grant_sync(root, "verb")  # the warm-up (and so the recording) waits for trust
     hold, started = tmp_path / "hold", tmp_path / "started"
     hold.write_text("hold", encoding="utf-8")
     monkeypatch.setenv("HOLD_FILE", str(hold))

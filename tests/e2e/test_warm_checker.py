@@ -14,6 +14,7 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.habitat import Habitat
+from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, LadderResult, run_ladder
 from agent_habitat.verify.models import RungResult
 from agent_habitat.verify.rungs import pyright_tools, warm_checker
@@ -103,6 +104,7 @@ async def test_the_warm_language_server_finds_what_a_cold_run_finds_and_stops_wi
 ) -> None:
     assert (BIN / tool).is_file(), "the dev install brings it"
     root = _project(tmp_path, table)
+    ProjectTrust().grant_sync(root, "verb")  # the warm-up runs only a trusted project's code
     workspace = Workspace.for_project(root)
     async with Habitat.open(workspace, project=root) as habitat:
         warm = habitat.verifier.warmup

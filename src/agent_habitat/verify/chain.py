@@ -56,6 +56,9 @@ class Chain:
     restarts: int = 0
     picked_at: float | None = None
     """Monotonic time the runner took it (it queued behind an earlier chain until then)."""
+    behind: bool = False
+    """An earlier chain was running when it was made: only then is its wait a queue (with
+    none, the hop to the runner's task is the runner's own work, counted as prepare)."""
     coalesce_s: float = 0.0
     """Seconds of climbing thrown away by restarts."""
     baseline_s: float = 0.0

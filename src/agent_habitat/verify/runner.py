@@ -270,7 +270,9 @@ class VerifyRunner:
         self._numbers = max(self._numbers, recorded) + 1
         epoch = Epoch(self._numbers, new_ladder_id(), request)
         deadline = self._clock.monotonic() + self.config.coalesce_seconds
-        chain = Chain(epoch=epoch, deadline=deadline, requested_at=asked)
+        chain = Chain(
+            epoch=epoch, deadline=deadline, requested_at=asked, behind=self._running is not None
+        )
         self._chains[chain.task] = chain
         self._pending = chain
         for old in list(self._chains)[:-_HISTORY]:
@@ -442,7 +444,7 @@ class VerifyRunner:
                 "timing": timing_of(
                     now - chain.requested_at,
                     (r.duration_s for r in result.rungs),
-                    queue_s=picked - chain.created_at,
+                    queue_s=picked - chain.created_at if chain.behind else 0.0,
                     coalesce_s=chain.coalesce_s,
                     baseline_s=chain.baseline_s,
                 )
