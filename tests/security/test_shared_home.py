@@ -108,6 +108,7 @@ def test_habitat_verify_never_follows_a_host_lock_in_another_user_s_state_folder
         try:
             code = main(["verify", "--project", str(project), "--policy", "minimal"])
         finally:
+            conn: socket.socket | None
             try:
                 conn, _ = listener.accept()
             except BlockingIOError:
