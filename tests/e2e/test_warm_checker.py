@@ -14,6 +14,7 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.habitat import Habitat
+from agent_habitat.testing.conditions import eventually
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, LadderResult, run_ladder
 from agent_habitat.verify.models import RungResult
@@ -142,10 +143,15 @@ async def test_the_warm_language_server_finds_what_a_cold_run_finds_and_stops_wi
         assert (cold.state, _findings(cold)) == ("green", _findings(green))
         pid = server["pid"]
         assert psutil.pid_exists(pid)
+
     # Closed with its owner: the server is gone, and the status says so.
-    with anyio.fail_after(10):
-        while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-            await anyio.sleep(0.05)
+    def gone() -> bool:
+        try:
+            return bool(psutil.Process(pid).status() == psutil.STATUS_ZOMBIE)
+        except psutil.NoSuchProcess:
+            return True
+
+    await eventually(gone, within=10)
     assert warm_checker.live(workspace) == []
     assert any("the language server has exited since" in ln for ln in warm_lines(workspace))
 

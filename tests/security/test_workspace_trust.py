@@ -26,6 +26,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from agent_habitat.host import ensure_host, find_host
+from agent_habitat.testing.conditions import eventually
 from agent_habitat.trust import NOT_TRUSTED, ProjectTrust
 
 from .browser_login import habitat_cli
@@ -57,10 +58,10 @@ def repo(project: Path, marker: Path) -> Path:
 
 
 async def until(check: Callable[[], bool], what: str) -> None:
-    with anyio.fail_after(BOUND_S):
-        while not check():
-            await anyio.sleep(0.05)  # polling a condition, bounded above
-    assert check(), what
+    try:
+        await eventually(check, within=BOUND_S)
+    except TimeoutError:
+        pytest.fail(f"not within {BOUND_S} s: {what}")
 
 
 async def cli(*argv: str) -> tuple[int, str, str]:
