@@ -5,7 +5,8 @@
 #   environments the project's interpreter and tools;  command  one rung process via proc/
 #   head         HEAD's files and export;   baseline  findings matched against HEAD's, cached
 #   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
-#   runner       the background verify runner (queue, coalesce, cancel) — with chain, coalesce,
+#   runner       the background verify runner (queue, coalesce, cancel) — with chain and
+#                chain_report (what a chain says on the bus, its timing), coalesce,
 #                epochs (snapshot-bound runs, stale), watch, substrate, accounting, hooks,
 #                runner_config, runner_models
 # Names load from their module on first use (PEP 562): a caller that needs only the models

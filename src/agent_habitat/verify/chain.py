@@ -4,6 +4,7 @@ chain which rung is running)."""
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -12,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 
 from ..events import Event, EventBus, Subscriber, Unsubscribe
-from ..proc import ProcessRecord
+from ..proc import ProcessRecord, kill_tree
 from .epochs import Epoch, contradicts
 from .hooks import LadderHooks
 from .models import LadderResult, RungName, RungResult
@@ -22,7 +24,15 @@ from .selection_memo import SelectionMemo
 from .snapshot import Snapshot
 from .substrate import Substrate, SubstrateFactory
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .runner_models import ProgressSink
+
 __all__ = ["Chain", "ChainBus", "cancelled_result", "error_result"]
+
+
+# SIGTERM's grace when the runner cancels: the whole tree is gone well within 2 s.
+CANCEL_GRACE_S = 0.5
 
 
 @dataclass
@@ -97,6 +107,51 @@ class Chain:
     @property
     def task(self) -> str:
         return self.epoch.task
+
+    async def settled(self, progress: ProgressSink | None = None) -> None:
+        """Return once the chain is done, reporting its progress at each rung meanwhile."""
+        if progress is None:
+            await self.done.wait()
+            return
+
+        async def report() -> None:
+            while True:
+                await progress(*self.progress())
+                await self.changed.wait()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(report)
+            await self.done.wait()
+            tg.cancel_scope.cancel()
+
+    async def reap(self) -> None:
+        """The stopped climb's processes are gone before the next one starts: two climbs of
+        one workspace never run at once (they would share the substrates and daemons)."""
+        with anyio.CancelScope(shield=True):
+            for record in list(self.processes.values()):
+                await kill_tree(record, signal.SIGTERM, CANCEL_GRACE_S)
+
+    def kill_soon(self, tg: anyio.abc.TaskGroup) -> None:
+        """Kill the climb's process trees in `tg`, faster than the climb's own kill (2 s of
+        grace): the tree is gone well within 2 s."""
+        for record in list(self.processes.values()):
+            tg.start_soon(kill_tree, record, signal.SIGTERM, CANCEL_GRACE_S)
+
+    def forget_climb(self, spent: float) -> None:
+        """A request within the window stopped the climb: its `spent` seconds count as
+        coalescing, and what it found is forgotten before the climb starts again."""
+        self.coalesce_s += spent
+        self.baseline_s = 0.0
+        self.restarts += 1
+        epoch = self.epoch
+        epoch.results.clear()
+        epoch.stale, epoch.changed = False, set()
+        self.processes.clear()
+        self.early_changes.clear()
+        epoch.notes = [
+            f"coalesced: {len(epoch.requests)} requests within the window; the climb started "
+            f"again with their union ({self.restarts} time{'s' if self.restarts > 1 else ''})"
+        ]
 
     def touch(self) -> None:
         self.changed.set()

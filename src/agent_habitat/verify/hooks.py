@@ -14,11 +14,18 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..proc import ProcessRecord
-from .models import RungResult
+from .models import LadderRequest, LadderResult, RungResult
 from .selection_memo import SelectionMemo
 from .snapshot import Snapshot
 
-__all__ = ["LadderHooks", "SubstrateLease"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..events import EventBus
+    from ..workspace import Workspace
+
+__all__ = ["LadderFn", "LadderHooks", "SubstrateLease"]
 
 
 class SubstrateLease(Protocol):
@@ -49,3 +56,17 @@ class LadderHooks:
     """A fresh substrate per test task id (`test.scoped`, `test.full`)."""
     memo: SelectionMemo | None = None
     """The runner's import graph and dependency data, kept between climbs."""
+
+
+class LadderFn(Protocol):
+    """The climb the runner calls (`verify.ladder.run_ladder`; tests give a fake)."""
+
+    async def __call__(
+        self,
+        root: Path,
+        request: LadderRequest | None = None,
+        *,
+        bus: EventBus,
+        workspace: Workspace | None = None,
+        hooks: LadderHooks | None = None,
+    ) -> LadderResult: ...

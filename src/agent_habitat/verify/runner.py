@@ -22,12 +22,10 @@ A core service: no adapter imports. The composition root opens it with `VerifyRu
 from __future__ import annotations
 
 import logging
-import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Protocol
 
 import anyio
 import anyio.abc
@@ -36,14 +34,15 @@ import anyio.to_thread
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import HabitatError, NotFoundError, UsageError
 from ..events import EventBus
-from ..proc import ProcessRecord, kill_tree
+from ..proc import ProcessRecord
 from ..workspace import Workspace
 from .accounting import TimeAccounting
 from .chain import Chain, ChainBus, WriteLog, cancelled_result, error_result
+from .chain_report import announce, conclude
 from .coalesce import covers, merge_requests, rungs_of
 from .config import load_policy
 from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now, moved_since
-from .hooks import LadderHooks
+from .hooks import LadderFn
 from .ladder import new_ladder_id, run_ladder
 from .models import LadderRequest, LadderResult, RungName
 from .runner_config import RunnerConfig, load_runner_config
@@ -60,33 +59,12 @@ from .staleness import (
     validated_request,
 )
 from .substrate import SubstrateFactory
-from .timing import timing_of
 
 __all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
 
 logger = logging.getLogger(__name__)
 
-# SIGTERM's grace when the runner cancels: the whole tree is gone well within 2 s.
-CANCEL_GRACE_S = 0.5
 _HISTORY = 100
-_CHAIN_END = {
-    "green": "completed",
-    "incomplete": "completed",
-    "nothing_to_verify": "completed",
-    "cancelled": "cancelled",
-}
-
-
-class LadderFn(Protocol):
-    async def __call__(
-        self,
-        root: Path,
-        request: LadderRequest | None = None,
-        *,
-        bus: EventBus,
-        workspace: Workspace | None = None,
-        hooks: LadderHooks | None = None,
-    ) -> LadderResult: ...
 
 
 class VerifyRunner:
@@ -332,26 +310,7 @@ class VerifyRunner:
             # Written around the snapshot: a clean path counts only if it is dirty now.
             dirty = await anyio.to_thread.run_sync(dirty_now, self.root, early)
             early = [p for p in early if p in snapshot.hashes or p in dirty]
-        self.bus.publish(
-            "verify.epoch.started",
-            task=chain.task,
-            data={
-                "epoch": epoch.number,
-                "snapshot": snapshot.id,
-                "head": snapshot.head,
-                "policy": request.policy,
-                "rungs": rungs,
-                "touched": epoch.touched,
-                "requests": len(epoch.requests),
-                **({"restart": chain.restarts} if chain.restarts else {}),
-            },
-        )
-        if not chain.restarts:
-            self.bus.publish(
-                "environment.task.started",
-                task=chain.task,
-                data={"epoch": epoch.number, "snapshot": snapshot.id, "chain": True},
-            )
+        announce(self.bus, chain, snapshot, request, rungs)
         if early:
             self._mark(chain, early, "watch")
         return snapshot, request, rungs
@@ -380,26 +339,8 @@ class VerifyRunner:
 
     async def _again(self, chain: Chain, attempt: float) -> None:
         """Forget a climb a request within the window stopped; its time counts as coalescing."""
-        await self._reaped(chain)
-        chain.coalesce_s += time.monotonic() - attempt
-        chain.baseline_s = 0.0
-        chain.restarts += 1
-        epoch = chain.epoch
-        epoch.results.clear()
-        epoch.stale, epoch.changed = False, set()
-        chain.processes.clear()
-        chain.early_changes.clear()
-        epoch.notes = [
-            f"coalesced: {len(epoch.requests)} requests within the window; the climb started "
-            f"again with their union ({chain.restarts} time{'s' if chain.restarts > 1 else ''})"
-        ]
-
-    async def _reaped(self, chain: Chain) -> None:
-        # The stopped climb's processes are gone before the next one starts: two climbs of
-        # one workspace never run at once (they would share the substrates and daemons).
-        with anyio.CancelScope(shield=True):
-            for record in list(chain.processes.values()):
-                await kill_tree(record, signal.SIGTERM, CANCEL_GRACE_S)
+        await chain.reap()
+        chain.forget_climb(time.monotonic() - attempt)
 
     async def _run(self, chain: Chain) -> None:
         started = time.monotonic()
@@ -434,46 +375,7 @@ class VerifyRunner:
         self._finish(chain, result)
 
     def _finish(self, chain: Chain, result: LadderResult) -> None:
-        if chain.done.is_set():
-            return
-        epoch = chain.epoch
-        now = time.monotonic()
-        picked = chain.picked_at if chain.picked_at is not None else now
-        result = result.model_copy(
-            update={
-                "timing": timing_of(
-                    now - chain.requested_at,
-                    (r.duration_s for r in result.rungs),
-                    queue_s=picked - chain.created_at if chain.behind else 0.0,
-                    coalesce_s=chain.coalesce_s,
-                    baseline_s=chain.baseline_s,
-                )
-            }
-        )
-        epoch.finish(result)
-        # A rung that died already said `died`; for the chain it is a failure like red.
-        end = _CHAIN_END.get(result.state, "failed")
-        self.bus.publish(
-            f"environment.task.{end}",
-            task=chain.task,
-            data={"epoch": epoch.number, "state": result.state, "chain": True},
-        )
-        self.bus.publish(
-            "verify.epoch.finished",
-            task=chain.task,
-            data={
-                "epoch": epoch.number,
-                "state": epoch.state,
-                "verified_state": result.state,
-                "stale": epoch.stale,
-                "changed": sorted(epoch.changed),
-                "snapshot": result.snapshot,
-                "duration_s": result.duration_s,
-                "superseded_by": epoch.superseded_by,
-            },
-        )
-        chain.touch()
-        chain.done.set()
+        conclude(self.bus, chain, result)
 
     # ---- cancel, wait, status -----------------------------------------------------------
 
@@ -503,10 +405,8 @@ class VerifyRunner:
     def _stop_climb(self, chain: Chain) -> None:
         if chain.scope is not None:
             chain.scope.cancel()
-        # Faster than the climb's own kill (2 s of grace): the tree is gone well within 2 s.
         if self._tg is not None:
-            for record in list(chain.processes.values()):
-                self._tg.start_soon(kill_tree, record, signal.SIGTERM, CANCEL_GRACE_S)
+            chain.kill_soon(self._tg)
 
     async def cancel(self, task: str | None = None) -> VerifyEpoch | None:
         """Cancel `task` (default: running, else queued), wait until its processes are gone;
@@ -522,19 +422,7 @@ class VerifyRunner:
         """Wait for the chain of `task` to finish, reporting progress per rung."""
         chain = self._chain(task)
         assert chain is not None
-        if progress is None:
-            await chain.done.wait()
-            return chain.epoch.view()
-
-        async def report() -> None:
-            while True:
-                await progress(*chain.progress())
-                await chain.changed.wait()
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(report)
-            await chain.done.wait()
-            tg.cancel_scope.cancel()
+        await chain.settled(progress)
         return chain.epoch.view()
 
     def processes(self, task: str) -> dict[str, ProcessRecord]:
