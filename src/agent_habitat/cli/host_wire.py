@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from ..host.plain_client import dechunk
+
 __all__ = ["HostAnswer", "HostRefused", "HostUnreachable", "call", "live_socket", "stream"]
 
 
@@ -55,7 +57,7 @@ def stream(path: str, route: str, body: dict[str, Any]) -> Iterator[Any]:
             with conn.makefile("rb") as f:
                 status, chunked = _head(f, route)
                 if status != 200:
-                    raw = _unchunk(f.read()) if chunked else f.read()
+                    raw = dechunk(f.read()) if chunked else f.read()
                     raise HostRefused(status, _json_or_text(raw))
                 pending = b""
                 for piece in _chunks(f) if chunked else iter(lambda: f.read1(1 << 16), b""):
@@ -109,38 +111,12 @@ def _json_or_text(raw: bytes) -> Any:
 
 
 def call(path: str, route: str, body: dict[str, Any], timeout: float | None = 30.0) -> HostAnswer:
-    """POST `body` as JSON to `route`; `timeout` bounds each read (None: a call that lasts
+    """POST `body` as JSON to `route`; `timeout` bounds the answer (None: a call that lasts
     as long as its work, e.g. waiting for a verdict)."""
+    from ..host.plain_client import HostGone, PlainHost
+
     try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(10.0)
-            conn.connect(path)
-            conn.sendall(_request(route, body))
-            conn.settimeout(timeout)
-            chunks = []
-            while chunk := conn.recv(1 << 16):
-                chunks.append(chunk)
-    except OSError as exc:
+        answer = PlainHost(0, path).ask("POST", route, body, timeout=timeout)
+    except HostGone as exc:
         raise HostUnreachable(f"the workspace host did not answer {route}: {exc}") from exc
-    raw_head, _, raw = b"".join(chunks).partition(b"\r\n\r\n")
-    status_line, *headers = raw_head.decode("latin-1").split("\r\n")
-    fields = dict(h.lower().split(":", 1) for h in headers if ":" in h)
-    try:
-        status = int(status_line.split()[1])
-    except (IndexError, ValueError):
-        raise HostUnreachable(f"the workspace host's answer to {route} is not HTTP") from None
-    if "chunked" in fields.get("transfer-encoding", ""):
-        raw = _unchunk(raw)
-    return status, _json_or_text(raw)
-
-
-def _unchunk(raw: bytes) -> bytes:
-    out, rest = [], raw
-    while rest:
-        size_line, _, rest = rest.partition(b"\r\n")
-        size = int(size_line.split(b";")[0] or b"0", 16)
-        if size == 0:
-            break
-        out.append(rest[:size])
-        rest = rest[size + 2 :]
-    return b"".join(out)
+    return answer.status, _json_or_text(answer.text.encode())

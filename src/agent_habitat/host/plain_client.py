@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["HostAnswer", "HostGone", "PlainHost", "StateNotSafe", "host_of", "live_host"]
+__all__ = ["HostAnswer", "HostGone", "PlainHost", "StateNotSafe", "dechunk", "host_of", "live_host"]
 
 CONNECT_SECONDS = 10.0
 """A bound for connecting to a host that holds its lock but does not accept (hung)."""
@@ -119,7 +119,7 @@ def _read_answer(conn: socket.socket) -> HostAnswer:
         got += len(chunk)
     body = b"".join(chunks)
     if "chunked" in fields.get("transfer-encoding", ""):
-        body = _dechunk(body)
+        body = dechunk(body)
     text = body.decode("utf-8", "replace")
     try:
         decoded = json.loads(text) if text.strip() else None
@@ -128,7 +128,8 @@ def _read_answer(conn: socket.socket) -> HostAnswer:
     return HostAnswer(status, decoded, text)
 
 
-def _dechunk(body: bytes) -> bytes:
+def dechunk(body: bytes) -> bytes:
+    """A chunked HTTP/1.1 body, joined."""
     out = []
     while body:
         size_line, _, body = body.partition(b"\r\n")
