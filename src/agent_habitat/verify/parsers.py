@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import Diagnostic, Severity
-from .tracebacks import in_project, raised
+from .tracebacks import in_project, raised, relative
 
 __all__ = [
     "parse_compileall",
@@ -28,17 +28,6 @@ __all__ = [
 ]
 
 _MESSAGE_CAP = 2000
-
-
-def relative(path: str, root: Path) -> str:
-    """`path` relative to `root` (posix) when it lies inside it, else unchanged."""
-    p = Path(path)
-    if not p.is_absolute():
-        p = root / p
-    try:
-        return p.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return path
 
 
 def parse_ruff(text: str, root: Path) -> list[Diagnostic]:

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from .models import Diagnostic
 
-__all__ = ["conftest_error", "in_project", "project_frame", "raised"]
+__all__ = ["conftest_error", "in_project", "project_frame", "raised", "relative"]
 
 FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<what>.*)$", re.MULTILINE)
 _RAISED = re.compile(r"^E\s+(?P<text>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed)\b.*)$", re.M)
@@ -23,7 +23,8 @@ _MISSING = re.compile(r"ModuleNotFoundError: No module named '(?P<module>[\w.]+)
 _INSTALLED = {"site-packages", "dist-packages"}
 
 
-def _relative(path: str, root: Path) -> str:
+def relative(path: str, root: Path) -> str:
+    """`path` relative to `root` (posix) when it lies inside it, else unchanged."""
     p = Path(path)
     if not p.is_absolute():
         p = root / p
@@ -44,7 +45,7 @@ def project_frame(text: str, root: Path) -> tuple[str, int] | None:
     """The deepest frame of `text` that is the project's: (relative path, line)."""
     found = None
     for m in FRAME.finditer(text):
-        rel = _relative(m["file"], root)
+        rel = relative(m["file"], root)
         if in_project(rel):
             found = (rel, int(m["line"]))
     return found
@@ -77,7 +78,7 @@ def conftest_error(text: str, root: Path) -> Diagnostic | None:
     if frame is None or (missing is not None and not _own_module(root, missing["module"])):
         return None
     error = raised(block) or "ImportError"
-    conftest = _relative(head["path"], root)
+    conftest = relative(head["path"], root)
     return Diagnostic(
         file=frame[0],
         line=frame[1],
