@@ -2,11 +2,16 @@
 full suite, side by side with pytest-testmon (issue 9).
 
 For each project (ladder_harness_projects.py): prepare it once (sdist → git → venv), run
-the baseline full suite three ways — plain pytest, `habitat verify --rung test.full` (which
-records the per-test dependency data selection uses) and `pytest --testmon` on a fresh
-database (testmon's recording run) — then for each mutation, on a clean copy:
+the baseline full suite with plain pytest and `pytest --testmon` on a fresh database
+(testmon's recording run). The habitat takes the flow a user takes (`--flow user`, the
+default): a fresh state folder, no run by hand before the first edit — every test run the
+ladder makes records dependency data, and a host records in the background once the first
+verify has trusted the project. `--via host` (default) starts the workspace host first, as
+`habitat mcp` does for an agent, so every verify goes through it; `--via oneshot` passes
+`--no-host`. `--flow ritual` is the old flow: `habitat verify --rung test.full` first.
+Then for each mutation, in turn, on a clean copy:
 
-1. `habitat verify --policy standard --wait --json` (this worktree's CLI); when it stops
+1. `habitat verify --policy standard --json` (this worktree's CLI); when it stops
    before `test.scoped`, also `--rung test.scoped` so every mutation measures selection;
 2. the full suite (plain pytest, junit XML);
 3. `pytest --testmon` against a copy of the baseline database (so runs do not feed each
@@ -18,7 +23,8 @@ findings are all in the same rung's result on the clean tree for the same file, 
 `test.scoped` failed while the full suite found nothing new).
 
     .venv/bin/python bench/ladder_harness.py [--projects attrs,packaging,click]
-        [--mutations 20] [--seed 9] [--python python3.12]
+        [--mutations 20] [--seed 9] [--python python3.12] [--flow user|ritual]
+        [--via host|oneshot]
 """
 
 from __future__ import annotations
@@ -73,6 +79,12 @@ class Runner:
         self.env.pop("PYTHONPATH", None)
         self.testmon_db = home / f"{project.name}.testmondata"
         self.limit_s = 600.0
+        self.oneshot = False
+
+    def host(self, action: str) -> None:
+        """`habitat host start|stop` for the project, as `habitat mcp` starts one."""
+        _, text = self._timed([str(HABITAT), "host", action, "--project", str(self.root)])
+        print(f"[{self.project.name}] host {action}: {text.strip()[-200:]}", file=sys.stderr)
 
     def _timed(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
         """Run to the end or to `self.limit_s` (a mutation can make a loop endless): then the
@@ -114,7 +126,8 @@ class Runner:
         return wall, failed, _ran(_counts(text))
 
     def verify(self, *extra: str) -> tuple[float, dict[str, Any]]:
-        wall, text = self._timed([str(HABITAT), "verify", "--wait", "--json", *extra])
+        via = ["--no-host"] if self.oneshot else []
+        wall, text = self._timed([str(HABITAT), "verify", "--json", *via, *extra])
         if "TIMEOUT after" in text:
             return wall, {"state": "red", "rungs": [], "timeout": True}
         start = text.find("{")
@@ -155,7 +168,10 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     run = Runner(project, root, python, home)
     base_wall, base_failed, total = run.full()
     run.limit_s = max(90.0, 8 * base_wall)
-    rec_wall, rec = run.verify("--rung", "test.full")
+    run.oneshot = args.via == "oneshot"
+    rec_wall, rec = run.verify("--rung", "test.full") if args.flow == "ritual" else (0.0, {})
+    if args.via == "host":
+        run.host("start")
     tm_wall, tm_counts, _ = run.testmon(record=True)
     print(
         f"[{project.name}] {total} tests; full {base_wall:.1f}s, ours recording "
@@ -195,6 +211,8 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
             )
     finally:
         reset(root)  # never leave a mutation in the cached copy
+        if args.via == "host":
+            run.host("stop")
         os.environ["HABITAT_HOME"] = str(home)
         anyio.run(stop_type_daemon, root)  # its idle timeout is an hour
     shutil.rmtree(home, ignore_errors=True)
@@ -208,6 +226,8 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         "ours_recording_note": (_rung(rec, "test.full") or {}).get("notes", []),
         "testmon_recording_s": tm_wall,
         "testmon_recording_counts": tm_counts,
+        "flow": args.flow,
+        "via": args.via,
         "mutations": rows,
     }
 
@@ -318,6 +338,27 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
             statistics.median(r.get("ladder_beyond_rungs_s", 0.0) for r in rows) if rows else 0
         ),
         "testmon_median_s": statistics.median(r["testmon_s"] for r in rows) if rows else 0.0,
+        **_tail(rows[1:]),
+    }
+
+
+def _tail(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """From the second edit on (the first may have no data yet): the selection ratio to
+    testmon per mutation — p90, max, how many over 2× — and the walls a person waits."""
+    if not rows:
+        return {}
+    ratios = sorted(r["ours_selected"] / max(r["testmon_selected"], 1) for r in rows)
+    walls = sorted(r["ladder_wall_s"] for r in rows)
+    return {
+        "from_second_edit": len(rows),
+        "ratio_p90": round(ratios[min(len(ratios) - 1, int(0.9 * len(ratios)))], 2),
+        "ratio_max": round(ratios[-1], 2),
+        "over_2x": sum(x > 2 for x in ratios),
+        "second_on_median_selected": statistics.median(r["ours_selected"] for r in rows),
+        "second_on_testmon_median_selected": statistics.median(r["testmon_selected"] for r in rows),
+        "second_on_wall_median_s": statistics.median(walls),
+        "second_on_full_median_s": statistics.median(r["full_s"] for r in rows),
+        "second_on_testmon_median_s": statistics.median(r["testmon_s"] for r in rows),
     }
 
 
@@ -339,6 +380,8 @@ def main() -> None:
     parser.add_argument("--projects", default=",".join(DEFAULT), help=f"of {', '.join(PROJECTS)}")
     parser.add_argument("--mutations", type=int, default=20, help="per project")
     parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--flow", choices=("user", "ritual"), default="user")
+    parser.add_argument("--via", choices=("host", "oneshot"), default="host")
     parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
     # Outside this repository: pytest would otherwise take our pyproject.toml as the
     # configuration of a project that has none of its own (more-itertools).
@@ -400,10 +443,37 @@ def main() -> None:
             for s in [r["summary"]]
         ],
     )
+    print_table(
+        f"from the second edit ({args.flow} flow, via {args.via}): selection per mutation and "
+        "the wall from request to verdict",
+        [
+            "project",
+            "edits",
+            "median selected: ours / testmon",
+            "ratio p90 / max / over 2×",
+            "wall s: ours / full / testmon (median)",
+        ],
+        [
+            [
+                r["project"],
+                str(s.get("from_second_edit", 0)),
+                f"{s.get('second_on_median_selected', 0):g} / "
+                f"{s.get('second_on_testmon_median_selected', 0):g}",
+                f"{s.get('ratio_p90', 0):g} / {s.get('ratio_max', 0):g} / {s.get('over_2x', 0)}",
+                f"{s.get('second_on_wall_median_s', 0):.2f} / "
+                f"{s.get('second_on_full_median_s', 0):.2f} / "
+                f"{s.get('second_on_testmon_median_s', 0):.2f}",
+            ]
+            for r in results
+            for s in [r["summary"]]
+        ],
+    )
     path = write_json(
         "ladder_harness",
         {
             "seed": args.seed,
+            "flow": args.flow,
+            "via": args.via,
             "mutations_per_project": args.mutations,
             "python": args.python,
             "elapsed_s": round(elapsed, 1),

@@ -86,6 +86,14 @@ PROJECTS: dict[str, Project] = {
             ("src/packaging",),
         ),
         Project(
+            "idna",
+            "3.10",
+            ("pytest",),
+            "IDNA 2008 and UTS 46: a codec over large generated tables (idnadata, uts46data) "
+            "that every test reaches through idna.core; unittest-style tests",
+            ("idna",),
+        ),
+        Project(
             "click",
             "8.5.1",
             ("pytest",),
