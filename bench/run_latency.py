@@ -2,7 +2,7 @@
 and what a run's spool keeper costs a short run.
 
 Both measured interleaved in one process, so machine noise hits both alike. The habitat
-path is the library service the MCP tools and CLI call (`ShellHabitat.run`): SQLite
+path is the library service the MCP tools and CLI call (`Shell.run`): SQLite
 bookkeeping, the recording wrapper, spool output, cwd/env carry-over, the capped result.
 
 The keeper rows run `true` and `echo hi` in the same habitat with its spool keepers as
@@ -63,12 +63,12 @@ _KEEPER_COMMANDS = ("true", "echo hi")
 
 
 async def measure_keeper(iterations: int, warmup: int) -> dict[str, list[float]]:
-    import agent_habitat.shell.habitat as shell_habitat
+    import agent_habitat.shell.spool_keeping as spool_keeping
     from agent_habitat.habitat import Habitat
     from agent_habitat.shell.models import RunArgs
     from agent_habitat.workspace import Workspace
 
-    shipped = shell_habitat._start_keeper
+    shipped = spool_keeping._start_keeper
 
     def no_keeper(output: Path, budget: object) -> None:
         return None
@@ -85,7 +85,7 @@ async def measure_keeper(iterations: int, warmup: int) -> dict[str, list[float]]
         try:
             for block in range(blocks):
                 variant = " keeper" if block % 2 == 0 else " no keeper"
-                shell_habitat._start_keeper = shipped if block % 2 == 0 else no_keeper
+                spool_keeping._start_keeper = shipped if block % 2 == 0 else no_keeper
                 for n in range(_BLOCK):
                     for command in _KEEPER_COMMANDS:
                         t0 = time.perf_counter()
@@ -96,7 +96,7 @@ async def measure_keeper(iterations: int, warmup: int) -> dict[str, list[float]]
                         if n > 0 and block >= 2 * (warmup // _BLOCK) and len(counted) < iterations:
                             counted.append(elapsed)
         finally:
-            shell_habitat._start_keeper = shipped
+            spool_keeping._start_keeper = shipped
     return samples
 
 

@@ -1,6 +1,6 @@
 """`shell_scene` latency with every tab writing at full speed and many concurrent callers.
 
-One habitat (the library service the MCP tool and the CLI call, `ShellHabitat.scene`), its
+One habitat (the library service the MCP tool and the CLI call, `Shell.scene`), its
 tabs each running a background `exec yes`; `--clients` tasks on the habitat's event loop
 call the scene back to back, each call timed from its arrival (it yields to the loop once
 before it is served, as a request read off a transport waits for its turn). First with the

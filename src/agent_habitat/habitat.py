@@ -25,7 +25,7 @@ from .events import EventBus, InMemoryEventBus
 from .files import FileEditor
 from .project import Project, existing_dir
 from .project_scene import EpochGlance
-from .shell import ShellHabitat
+from .shell import Shell
 from .store import Database, SqliteJournal
 from .trust import ProjectTrust
 from .verify.accounting import TimeAccounting
@@ -54,7 +54,7 @@ class Habitat:
     journal: SqliteJournal
     bus: EventBus
     project: Project
-    shell: ShellHabitat
+    shell: Shell
     files: FileEditor
     records: EpochRecords
     """The workspace's record of verify (for processes without a runner)."""
@@ -118,7 +118,7 @@ class Habitat:
             bus = InMemoryEventBus(workspace.label, journal)
             opened = Project.at_start(bus, project, workspace.root)
             shell = await stack.enter_async_context(
-                ShellHabitat.open(workspace, config, db=db, bus=bus, project_root=opened.root)
+                Shell.open(workspace, config, db=db, bus=bus, project_root=opened.root)
             )
 
             async def follow(root: Path) -> None:

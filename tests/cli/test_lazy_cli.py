@@ -69,7 +69,7 @@ def test_the_top_level_help_still_lists_every_command() -> None:
 
 def test_the_fast_scene_reads_the_state_without_pydantic_anyio_or_rich() -> None:
     # What `cli.scene_fast` imports; the shell and store packages load their heavy names
-    # (ShellHabitat, SqliteJournal) on first use, and shell kinds resolve without anyio.
+    # (Shell, SqliteJournal) on first use, and shell kinds resolve without anyio.
     loaded = _modules_after(
         "import agent_habitat.cli.scene_fast, agent_habitat.cli.scene_view\n"
         "import agent_habitat.shell.quiet_scene, agent_habitat.host.files\n"

@@ -8,7 +8,7 @@ import pytest
 from agent_habitat.config import ShellConfig
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import kill_tree, members
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.workspace import Workspace
 
 _HERE = Path(__file__).parent
@@ -35,7 +35,7 @@ def shell_config() -> ShellConfig:
 
 
 @pytest.fixture
-async def habitat(project: Path, shell_config: ShellConfig) -> AsyncIterator[ShellHabitat]:
+async def habitat(project: Path, shell_config: ShellConfig) -> AsyncIterator[Shell]:
     async with Habitat.open(
         Workspace.for_project(project), project=project, config=shell_config
     ) as opened:
@@ -43,7 +43,7 @@ async def habitat(project: Path, shell_config: ShellConfig) -> AsyncIterator[She
         await kill_leftovers(opened.shell)
 
 
-async def kill_leftovers(habitat: ShellHabitat) -> None:
+async def kill_leftovers(habitat: Shell) -> None:
     """Runs outlive the habitat by design; a test must not leave them to the next one."""
     for row in habitat.db.query("SELECT id FROM runs"):
         run = habitat.store.get(row["id"])

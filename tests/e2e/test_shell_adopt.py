@@ -16,7 +16,7 @@ import pytest
 from agent_habitat.config import ShellConfig
 from agent_habitat.events import Event
 from agent_habitat.habitat import Habitat
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import HistoryArgs, KillArgs, LastArgs, RunArgs, WaitArgs
 from agent_habitat.shell.run_store import NewRun
 from agent_habitat.testing import eventually
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 
 
 @asynccontextmanager
-async def _open(project: Path) -> AsyncIterator[ShellHabitat]:
+async def _open(project: Path) -> AsyncIterator[Shell]:
     config = ShellConfig(kill_grace_seconds=0.5)
     async with Habitat.open(Workspace.for_project(project), project=project, config=config) as h:
         yield h.shell

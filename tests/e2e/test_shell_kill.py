@@ -9,7 +9,7 @@ import anyio
 import psutil
 import pytest
 
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import (
     CloseArgs,
     HistoryArgs,
@@ -47,7 +47,7 @@ def _pids_with_marker_of(pid: int) -> list[int]:
     return found
 
 
-async def _start_tree(habitat: ShellHabitat, tab: str) -> list[int]:
+async def _start_tree(habitat: Shell, tab: str) -> list[int]:
     started = await habitat.run(RunArgs(command=_TREE, tab=tab, background=True))
     assert started.pid is not None
     pid = started.pid
@@ -74,7 +74,7 @@ def _alive(pids: list[int]) -> list[int]:
 
 
 async def test_kill_leaves_no_grandchild_or_double_forked_daemon_running(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     pids = await _start_tree(habitat, "tree")
     with anyio.fail_after(10):
@@ -87,7 +87,7 @@ async def test_kill_leaves_no_grandchild_or_double_forked_daemon_running(
     assert rows[-1].state == "killed"
 
 
-async def test_kill_escalates_to_sigkill_when_term_is_ignored(habitat: ShellHabitat) -> None:
+async def test_kill_escalates_to_sigkill_when_term_is_ignored(habitat: Shell) -> None:
     await habitat.run(
         RunArgs(command="trap '' TERM; echo armed; sleep 300", tab="stubborn", background=True)
     )
@@ -111,7 +111,7 @@ def _signal_state(pid: int) -> str:
     return f"{[line for line in status if line.startswith(keep)]} children={children}"
 
 
-async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> None:
+async def test_kill_with_another_signal_delivers_it(habitat: Shell) -> None:
     started = await habitat.run(
         RunArgs(
             command="trap 'echo got-int; exit 7' INT; echo armed; while :; do sleep 0.05; done",
@@ -130,7 +130,7 @@ async def test_kill_with_another_signal_delivers_it(habitat: ShellHabitat) -> No
 
 @pytest.mark.parametrize("name", ["INT", "USR1"])
 async def test_a_run_ended_by_a_signal_we_sent_is_killed_by_it_though_its_trap_exits_0(
-    habitat: ShellHabitat, name: str
+    habitat: Shell, name: str
 ) -> None:
     tab = name.lower()
     await habitat.run(
@@ -148,7 +148,7 @@ async def test_a_run_ended_by_a_signal_we_sent_is_killed_by_it_though_its_trap_e
 
 
 async def test_a_run_whose_wrapper_was_sigkilled_runs_on_while_its_child_does(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     started = await habitat.run(
         RunArgs(command="sleep 300; echo after", tab="orphan", background=True)
@@ -171,7 +171,7 @@ async def test_a_run_whose_wrapper_was_sigkilled_runs_on_while_its_child_does(
     assert row.state == "killed"
 
 
-async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: ShellHabitat) -> None:
+async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: Shell) -> None:
     from agent_habitat.errors import UsageError
 
     await habitat.run(RunArgs(command="true", tab="x"))
@@ -179,13 +179,13 @@ async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: ShellHabita
         await habitat.kill(KillArgs(tab="x", signal="BOGUS"))
 
 
-async def test_kill_of_an_idle_tab_reports_nothing_killed(habitat: ShellHabitat) -> None:
+async def test_kill_of_an_idle_tab_reports_nothing_killed(habitat: Shell) -> None:
     await habitat.run(RunArgs(command="true", tab="idle"))
     result = await habitat.kill(KillArgs(tab="idle"))
     assert (result.killed, result.pids) == (False, [])
 
 
-async def test_close_kills_the_tree_and_frees_the_slot(habitat: ShellHabitat) -> None:
+async def test_close_kills_the_tree_and_frees_the_slot(habitat: Shell) -> None:
     pids = await _start_tree(habitat, "doomed")
     with anyio.fail_after(10):
         result = await habitat.close(CloseArgs(tab="doomed"))
@@ -196,7 +196,7 @@ async def test_close_kills_the_tree_and_frees_the_slot(habitat: ShellHabitat) ->
 
 
 async def test_a_run_killed_from_outside_is_reported_with_its_signal(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     started = await habitat.run(RunArgs(command="sleep 300", tab="oom", background=True))
     assert started.pid is not None
@@ -256,7 +256,7 @@ async def test_the_default_grace_is_the_policy_read_at_each_call(
 
 
 async def test_kill_waits_the_configured_grace_of_the_shell(
-    habitat: ShellHabitat, graces: list[float]
+    habitat: Shell, graces: list[float]
 ) -> None:
     await habitat.run(RunArgs(command="sleep 300", tab="g", background=True))
     await habitat.kill(KillArgs(tab="g"))

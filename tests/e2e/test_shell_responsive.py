@@ -8,7 +8,7 @@ import pytest
 
 from agent_habitat.config import ShellConfig
 from agent_habitat.proc.spool import Spool
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import LastArgs, RunArgs, WaitArgs, WaitResult
 from agent_habitat.testing import eventually
 
@@ -20,7 +20,7 @@ def shell_config() -> ShellConfig:
     return ShellConfig(kill_grace_seconds=0.5, spool_run_budget_bytes=64 * 1024**2)
 
 
-async def _loud(habitat: ShellHabitat, tab: str) -> Spool:
+async def _loud(habitat: Shell, tab: str) -> Spool:
     await habitat.run(RunArgs(command="exec yes", tab=tab, background=True))
     run = habitat.store.by_index(tab, None)
     assert run is not None
@@ -28,7 +28,7 @@ async def _loud(habitat: ShellHabitat, tab: str) -> Spool:
 
 
 async def test_a_wait_over_a_fast_writer_ends_by_its_timeout_and_others_are_answered(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     spool = await _loud(habitat, "loud")
     await eventually(lambda: spool.size() > 100 * 1024**2, within=60)
@@ -53,7 +53,7 @@ async def test_a_wait_over_a_fast_writer_ends_by_its_timeout_and_others_are_answ
 
 
 async def test_a_grep_over_a_big_spool_stops_when_its_call_gives_up(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     spool = await _loud(habitat, "big")
     await eventually(lambda: spool.size() > 200 * 1024**2, within=60)

@@ -9,7 +9,7 @@ import pytest
 from agent_habitat.errors import BusyTabError, NotFoundError, UsageError
 from agent_habitat.events import Event
 from agent_habitat.habitat import Habitat
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import (
     HistoryArgs,
     LastArgs,
@@ -23,40 +23,38 @@ from shell_waits import await_file
 pytestmark = pytest.mark.anyio
 
 
-async def test_foreground_run_returns_exit_code_and_output(habitat: ShellHabitat) -> None:
+async def test_foreground_run_returns_exit_code_and_output(habitat: Shell) -> None:
     result = await habitat.run(RunArgs(command="echo out; echo err >&2; exit 3"))
     assert (result.state, result.exit_code) == ("exited", 3)
     assert result.output == "out\nerr\n"
     assert Path(result.spool).read_bytes() == b"out\nerr\n"
 
 
-async def test_default_cwd_is_the_project_root(habitat: ShellHabitat, project: Path) -> None:
+async def test_default_cwd_is_the_project_root(habitat: Shell, project: Path) -> None:
     result = await habitat.run(RunArgs(command="pwd"))
     assert result.output.strip() == str(project)
 
 
-async def test_cd_and_export_carry_to_the_next_command(
-    habitat: ShellHabitat, tmp_path: Path
-) -> None:
+async def test_cd_and_export_carry_to_the_next_command(habitat: Shell, tmp_path: Path) -> None:
     await habitat.run(RunArgs(command=f"cd {tmp_path} && export GREETING='a b\nc'"))
     result = await habitat.run(RunArgs(command='pwd; printf "%s|" "$GREETING"'))
     assert result.output == f"{tmp_path}\na b\nc|"
 
 
-async def test_unset_carries_too(habitat: ShellHabitat) -> None:
+async def test_unset_carries_too(habitat: Shell) -> None:
     await habitat.run(RunArgs(command="export GONE=1"))
     await habitat.run(RunArgs(command="unset GONE"))
     result = await habitat.run(RunArgs(command='echo "[${GONE-unset}]"'))
     assert result.output == "[unset]\n"
 
 
-async def test_per_command_env_does_not_leak_into_the_tab(habitat: ShellHabitat) -> None:
+async def test_per_command_env_does_not_leak_into_the_tab(habitat: Shell) -> None:
     first = await habitat.run(RunArgs(command="echo $ONCE", env={"ONCE": "yes"}))
     second = await habitat.run(RunArgs(command='echo "[$ONCE]"'))
     assert (first.output, second.output) == ("yes\n", "[]\n")
 
 
-async def test_tabs_keep_separate_cwd(habitat: ShellHabitat, tmp_path: Path) -> None:
+async def test_tabs_keep_separate_cwd(habitat: Shell, tmp_path: Path) -> None:
     await habitat.run(RunArgs(command=f"cd {tmp_path}", tab="a"))
     b = await habitat.run(RunArgs(command="pwd", tab="b"))
     a = await habitat.run(RunArgs(command="pwd", tab="a"))
@@ -64,18 +62,18 @@ async def test_tabs_keep_separate_cwd(habitat: ShellHabitat, tmp_path: Path) -> 
     assert b.output.strip() != str(tmp_path)
 
 
-async def test_sh_tab_carries_cwd_and_env(habitat: ShellHabitat, tmp_path: Path) -> None:
+async def test_sh_tab_carries_cwd_and_env(habitat: Shell, tmp_path: Path) -> None:
     await habitat.run(RunArgs(command=f'cd {tmp_path}; export Q="it\'s"', tab="p", shell="sh"))
     result = await habitat.run(RunArgs(command='pwd; echo "$Q"', tab="p"))
     assert result.output == f"{tmp_path}\nit's\n"
 
 
-async def test_non_interactive_defaults(habitat: ShellHabitat) -> None:
+async def test_non_interactive_defaults(habitat: Shell) -> None:
     result = await habitat.run(RunArgs(command="echo $PAGER $GIT_PAGER $GIT_TERMINAL_PROMPT"))
     assert result.output == "cat cat 0\n"
 
 
-async def test_cat_without_arguments_returns_at_once(habitat: ShellHabitat) -> None:
+async def test_cat_without_arguments_returns_at_once(habitat: Shell) -> None:
     with anyio.fail_after(5):
         result = await habitat.run(RunArgs(command="cat; read x; echo after"))
     assert result.state == "exited"
@@ -83,7 +81,7 @@ async def test_cat_without_arguments_returns_at_once(habitat: ShellHabitat) -> N
 
 
 async def test_output_for_the_agent_is_cleaned_but_the_spool_is_raw(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     command = r"printf '\033[32mgreen\033[0m\n10%%\r55%%\r100%%\n'"
     result = await habitat.run(RunArgs(command=command))
@@ -91,7 +89,7 @@ async def test_output_for_the_agent_is_cleaned_but_the_spool_is_raw(
     assert b"\x1b[32m" in Path(result.spool).read_bytes()
 
 
-async def test_output_is_capped_with_head_tail_and_omitted_count(habitat: ShellHabitat) -> None:
+async def test_output_is_capped_with_head_tail_and_omitted_count(habitat: Shell) -> None:
     result = await habitat.run(RunArgs(command="seq 1 100000"))
     assert result.output.startswith("1\n2\n")
     assert result.output.endswith("99999\n100000\n")
@@ -99,7 +97,7 @@ async def test_output_is_capped_with_head_tail_and_omitted_count(habitat: ShellH
     assert result.output_bytes == Path(result.spool).stat().st_size
 
 
-async def test_timeout_kills_the_tree_and_says_so(habitat: ShellHabitat) -> None:
+async def test_timeout_kills_the_tree_and_says_so(habitat: Shell) -> None:
     with anyio.fail_after(10):
         result = await habitat.run(
             RunArgs(command="sleep 30 & sleep 31; echo never", timeout_seconds=0.3)
@@ -110,7 +108,7 @@ async def test_timeout_kills_the_tree_and_says_so(habitat: ShellHabitat) -> None
     assert "never" not in result.output
 
 
-async def test_yield_after_returns_running_without_killing(habitat: ShellHabitat) -> None:
+async def test_yield_after_returns_running_without_killing(habitat: Shell) -> None:
     result = await habitat.run(
         RunArgs(
             command="echo start; read -t 2 x < /dev/zero; sleep 0.5; echo end",
@@ -125,7 +123,7 @@ async def test_yield_after_returns_running_without_killing(habitat: ShellHabitat
 
 
 async def test_background_returns_at_once_and_busy_tab_refuses_a_second_run(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     started = await habitat.run(RunArgs(command="echo go; sleep 30", tab="srv", background=True))
     assert started.state == "running"
@@ -137,7 +135,7 @@ async def test_background_returns_at_once_and_busy_tab_refuses_a_second_run(
 
 
 async def test_wait_until_regex_sees_output_printed_before_the_wait(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     await habitat.run(RunArgs(command="echo listening on 8080; sleep 30", tab="s", background=True))
     with anyio.fail_after(10):
@@ -147,15 +145,13 @@ async def test_wait_until_regex_sees_output_printed_before_the_wait(
     assert (result.reason, result.match) == ("matched", "listening on 8080")
 
 
-async def test_wait_times_out_while_the_run_goes_on(habitat: ShellHabitat) -> None:
+async def test_wait_times_out_while_the_run_goes_on(habitat: Shell) -> None:
     await habitat.run(RunArgs(command="sleep 30", tab="s", background=True))
     result = await habitat.wait(WaitArgs(tab="s", until="never", timeout_seconds=0.2))
     assert (result.reason, result.state) == ("timeout", "running")
 
 
-async def test_wait_reports_progress_with_the_last_line(
-    habitat: ShellHabitat, tmp_path: Path
-) -> None:
+async def test_wait_reports_progress_with_the_last_line(habitat: Shell, tmp_path: Path) -> None:
     heard = tmp_path / "heard"
     command = f"echo warming; {await_file(heard)}; echo done; sleep 30"
     await habitat.run(RunArgs(command=command, tab="s", background=True))
@@ -172,7 +168,7 @@ async def test_wait_reports_progress_with_the_last_line(
     assert [e for e, _ in seen] == sorted(e for e, _ in seen)
 
 
-async def test_last_while_running_gives_live_output_and_a_cursor(habitat: ShellHabitat) -> None:
+async def test_last_while_running_gives_live_output_and_a_cursor(habitat: Shell) -> None:
     await habitat.run(
         RunArgs(command="echo one; read -t 30 x < /dev/zero; sleep 30", tab="s", background=True)
     )
@@ -184,7 +180,7 @@ async def test_last_while_running_gives_live_output_and_a_cursor(habitat: ShellH
     assert again.output == ""
 
 
-async def test_history_rerun_and_which(habitat: ShellHabitat) -> None:
+async def test_history_rerun_and_which(habitat: Shell) -> None:
     await habitat.run(RunArgs(command="echo first"))
     await habitat.run(RunArgs(command="echo second"))
     rerun = await habitat.rerun(RerunArgs(index=1))
@@ -209,7 +205,7 @@ async def test_history_is_capped_per_tab(project: Path) -> None:
     assert [r.index for r in rows] == [4, 5, 6]
 
 
-async def test_the_ninth_tab_is_refused_naming_the_open_tabs(habitat: ShellHabitat) -> None:
+async def test_the_ninth_tab_is_refused_naming_the_open_tabs(habitat: Shell) -> None:
     for n in range(8):
         await habitat.run(RunArgs(command="true", tab=f"t{n}"))
     with pytest.raises(UsageError, match=r"tab limit reached \(8 open: t0, .*t7\).*close"):
@@ -218,7 +214,7 @@ async def test_the_ninth_tab_is_refused_naming_the_open_tabs(habitat: ShellHabit
 
 
 async def test_bad_input_is_a_clear_error_and_state_stays_consistent(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     with pytest.raises(UsageError, match="command is empty"):
         await habitat.run(RunArgs(command="   "))
@@ -235,7 +231,7 @@ async def test_bad_input_is_a_clear_error_and_state_stays_consistent(
     assert ok.index == 1
 
 
-async def test_events_are_published_for_tabs_and_runs(habitat: ShellHabitat) -> None:
+async def test_events_are_published_for_tabs_and_runs(habitat: Shell) -> None:
     seen: list[Event] = []
     habitat.bus.subscribe(seen.append)
     await habitat.run(RunArgs(command="exit 1", tab="ev"))
@@ -245,7 +241,7 @@ async def test_events_are_published_for_tabs_and_runs(habitat: ShellHabitat) -> 
     assert seen[-1].tab == "ev"
 
 
-async def test_interactive_run_reads_input(habitat: ShellHabitat) -> None:
+async def test_interactive_run_reads_input(habitat: Shell) -> None:
     from agent_habitat.shell.models import InputArgs
 
     await habitat.run(
@@ -257,7 +253,7 @@ async def test_interactive_run_reads_input(habitat: ShellHabitat) -> None:
     assert (result.reason, result.output) == ("exited", "hello world\n")
 
 
-async def test_input_to_a_non_interactive_run_is_refused(habitat: ShellHabitat) -> None:
+async def test_input_to_a_non_interactive_run_is_refused(habitat: Shell) -> None:
     from agent_habitat.shell.models import InputArgs
 
     await habitat.run(RunArgs(command="sleep 30", tab="n", background=True))
@@ -266,7 +262,7 @@ async def test_input_to_a_non_interactive_run_is_refused(habitat: ShellHabitat) 
 
 
 async def test_cancelling_a_foreground_run_kills_it_and_records_cancelled(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     with anyio.move_on_after(0.3):
         await habitat.run(RunArgs(command="sleep 30", tab="c"))
@@ -283,7 +279,7 @@ def test_state_lives_outside_the_project(project: Path) -> None:
     assert str(state).startswith(os.environ["HABITAT_HOME"])
 
 
-async def test_background_exit_is_published_and_can_be_awaited(habitat: ShellHabitat) -> None:
+async def test_background_exit_is_published_and_can_be_awaited(habitat: Shell) -> None:
     from agent_habitat.testing import EventRecorder
 
     recorder = EventRecorder(habitat.bus)
@@ -301,7 +297,7 @@ _BUILD = (
 
 
 async def test_a_failed_run_carries_the_error_lines_the_cap_left_out(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     result = await habitat.run(RunArgs(command=_BUILD))
     assert result.exit_code == 1
@@ -312,7 +308,7 @@ async def test_a_failed_run_carries_the_error_lines_the_cap_left_out(
     assert last.error_lines == result.error_lines
 
 
-async def test_a_passing_run_carries_no_error_lines(habitat: ShellHabitat) -> None:
+async def test_a_passing_run_carries_no_error_lines(habitat: Shell) -> None:
     result = await habitat.run(RunArgs(command=_BUILD.replace("exit 1", "exit 0")))
     assert result.omitted_bytes > 0
     assert result.error_lines == []

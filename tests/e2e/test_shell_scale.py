@@ -8,14 +8,14 @@ import anyio
 import psutil
 import pytest
 
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import RunArgs, RunResult
 from shell_waits import await_file
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_100_mb_of_output_keeps_memory_bounded(habitat: ShellHabitat) -> None:
+async def test_100_mb_of_output_keeps_memory_bounded(habitat: Shell) -> None:
     me = psutil.Process()
     before = me.memory_info().rss
     result = await habitat.run(RunArgs(command="head -c 100000000 /dev/zero | tr '\\0' x"))
@@ -27,7 +27,7 @@ async def test_100_mb_of_output_keeps_memory_bounded(habitat: ShellHabitat) -> N
     assert grown < 50 * 1024 * 1024
 
 
-async def test_two_tabs_run_in_parallel(habitat: ShellHabitat, tmp_path: Path) -> None:
+async def test_two_tabs_run_in_parallel(habitat: Shell, tmp_path: Path) -> None:
     # Each run finishes only once the other has started; serialised, the first gives up (3).
     started = {tab: tmp_path / f"{tab}.started" for tab in ("a", "b")}
     results: dict[str, RunResult] = {}
@@ -46,7 +46,7 @@ async def test_two_tabs_run_in_parallel(habitat: ShellHabitat, tmp_path: Path) -
 
 
 async def test_wait_finds_a_match_after_a_burst_larger_than_its_scan_chunk(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     from agent_habitat.shell.models import WaitArgs
 

@@ -20,7 +20,7 @@ from agent_habitat.proc import kill_tree, members
 from agent_habitat.proc.keepers import keeper_alive
 from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import InputArgs, LastArgs, RunArgs, WaitArgs
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
@@ -47,12 +47,12 @@ def on_disk(path: Path) -> int:
     return os.stat(path).st_blocks * 512
 
 
-def spool_usage(habitat: ShellHabitat) -> int:
+def spool_usage(habitat: Shell) -> int:
     return sum(on_disk(p) for p in habitat.workspace.spool_dir.glob("run-*/output"))
 
 
 async def test_a_loud_run_keeps_its_head_an_exact_omitted_count_and_its_tail(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     command = f"echo FIRST; yes | head -c {WRITTEN}; echo LAST"
     result = await habitat.run(RunArgs(command=command, tab="loud"))
@@ -92,7 +92,7 @@ async def test_a_loud_run_keeps_its_head_an_exact_omitted_count_and_its_tail(
 
 
 async def test_a_background_writer_stays_within_budget_while_it_runs(
-    habitat: ShellHabitat,
+    habitat: Shell,
 ) -> None:
     await habitat.run(RunArgs(command="echo FIRST; exec yes", tab="live", background=True))
     run = habitat.store.by_index("live", None)
@@ -111,7 +111,7 @@ async def test_a_background_writer_stays_within_budget_while_it_runs(
     assert head.output == "FIRST\n"
 
 
-async def test_the_workspace_budget_holds_across_several_runs(habitat: ShellHabitat) -> None:
+async def test_the_workspace_budget_holds_across_several_runs(habitat: Shell) -> None:
     budget = habitat.config.spool_workspace_budget_bytes
     for tab in ("a", "b", "c", "d", "e"):
         result = await habitat.run(RunArgs(command=f"yes {tab} | head -c 30000000", tab=tab))
@@ -133,7 +133,7 @@ def tiny_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
 
 
 @pytest.fixture
-async def tiny_habitat(tiny_disk: Path, project: Path) -> AsyncIterator[ShellHabitat]:
+async def tiny_habitat(tiny_disk: Path, project: Path) -> AsyncIterator[Shell]:
     # The default budgets (256 MiB a run) are far above what this disk holds.
     config = ShellConfig(kill_grace_seconds=0.5)
     async with Habitat.open(Workspace.for_project(project), project=project, config=config) as h:
@@ -148,7 +148,7 @@ async def tiny_habitat(tiny_disk: Path, project: Path) -> AsyncIterator[ShellHab
 
 
 async def test_a_short_disk_cuts_the_output_and_the_run_goes_on(
-    tiny_habitat: ShellHabitat,
+    tiny_habitat: Shell,
 ) -> None:
     result = await tiny_habitat.run(
         RunArgs(command="echo FIRST; yes | head -c 100000000; echo LAST", tab="big")
@@ -171,7 +171,7 @@ def _blocked_writing_a_pipe(argv: list[str]) -> bool:
 
 
 async def test_a_writer_waits_for_a_stopped_keeper_on_a_short_disk_instead_of_failing(
-    tiny_habitat: ShellHabitat, tiny_disk: Path
+    tiny_habitat: Shell, tiny_disk: Path
 ) -> None:
     # The keeper kept off a core as long as it takes (stopped): a writer that wrote the
     # spool itself would fill the 16 MiB disk and fail with ENOSPC; through the keeper's
@@ -207,7 +207,7 @@ async def test_a_writer_waits_for_a_stopped_keeper_on_a_short_disk_instead_of_fa
 
 
 async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_serves_on(
-    tiny_habitat: ShellHabitat, tiny_disk: Path
+    tiny_habitat: Shell, tiny_disk: Path
 ) -> None:
     await tiny_habitat.run(RunArgs(command="echo before", tab="t"))
     filler = fill(tiny_disk)

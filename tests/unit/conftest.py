@@ -7,17 +7,18 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 
-import anyio
 import pytest
 
 from agent_habitat.config import ShellConfig
 from agent_habitat.events import InMemoryEventBus
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
+from agent_habitat.shell.service import Keeping
+from agent_habitat.shell.spool_keeping import SpoolKeeping
 from agent_habitat.store import Database
 from agent_habitat.testing import FakeClock, FakeSpawner, Script
 from agent_habitat.workspace import Workspace
 
-OpenHabitat = Callable[..., AbstractAsyncContextManager[ShellHabitat]]
+OpenHabitat = Callable[..., AbstractAsyncContextManager[Shell]]
 
 
 @pytest.fixture
@@ -39,30 +40,30 @@ def spawner() -> FakeSpawner:
 
 @pytest.fixture
 def open_habitat(project: Path, spawner: FakeSpawner, clock: FakeClock) -> OpenHabitat:
-    """Opens a habitat over the fakes; `config` and `project_root` may be overridden."""
+    """Opens a shell over the fakes; `config`, `project_root` and `keeping` may be
+    overridden."""
 
     @asynccontextmanager
     async def opened(
-        config: ShellConfig | None = None, project_root: Path | None = project
-    ) -> AsyncIterator[ShellHabitat]:
+        config: ShellConfig | None = None,
+        project_root: Path | None = project,
+        keeping: Keeping = SpoolKeeping,
+    ) -> AsyncIterator[Shell]:
         workspace = Workspace.for_project(project)
         workspace.ensure()
         db = Database(workspace.db_path)
         try:
-            async with anyio.create_task_group() as tg:
-                habitat = ShellHabitat(
-                    workspace,
-                    config or ShellConfig(),
-                    db,
-                    InMemoryEventBus(workspace.label),
-                    tg,
-                    project_root,
-                    spawner=spawner,
-                    clock=clock,
-                )
-                habitat._adopt_all()
+            async with Shell.open(
+                workspace,
+                config or ShellConfig(),
+                db=db,
+                bus=InMemoryEventBus(workspace.label),
+                project_root=project_root,
+                spawner=spawner,
+                clock=clock,
+                keeping=keeping,
+            ) as habitat:
                 yield habitat
-                tg.cancel_scope.cancel()
         finally:
             db.close()
 
@@ -70,6 +71,6 @@ def open_habitat(project: Path, spawner: FakeSpawner, clock: FakeClock) -> OpenH
 
 
 @pytest.fixture
-async def habitat(open_habitat: OpenHabitat) -> AsyncIterator[ShellHabitat]:
+async def habitat(open_habitat: OpenHabitat) -> AsyncIterator[Shell]:
     async with open_habitat() as opened:
         yield opened

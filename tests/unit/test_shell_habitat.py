@@ -3,11 +3,12 @@ rerun, kill. No shell starts; each test takes milliseconds."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from agent_habitat.config import ShellConfig
 from agent_habitat.errors import BusyTabError, NotFoundError, UsageError
 from agent_habitat.events import Event
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import (
     CloseArgs,
     HistoryArgs,
@@ -25,6 +26,8 @@ from agent_habitat.shell.models import (
     RunArgs,
     WaitArgs,
 )
+from agent_habitat.shell.run_store import RunRow
+from agent_habitat.shell.spool_keeping import SpoolKeeping
 from agent_habitat.testing import FakeClock, FakeSpawner, Script, eventually
 
 from .conftest import OpenHabitat
@@ -49,7 +52,7 @@ async def advance_while(clock: FakeClock, seconds: float, call: Callable[[], Awa
 
 
 # caps and history
-async def test_the_ninth_tab_is_refused_naming_the_open_ones(habitat: ShellHabitat) -> None:
+async def test_the_ninth_tab_is_refused_naming_the_open_ones(habitat: Shell) -> None:
     for n in range(8):
         await habitat.run(RunArgs(command="true", tab=f"t{n}"))
     open_tabs = ", ".join(f"t{n}" for n in range(8))
@@ -81,7 +84,7 @@ async def test_history_keeps_the_newest_rows_and_removes_older_run_folders(
         assert all(folder.exists() for folder in folders[2:])
 
 
-async def test_history_limit_returns_the_newest_rows_oldest_first(habitat: ShellHabitat) -> None:
+async def test_history_limit_returns_the_newest_rows_oldest_first(habitat: Shell) -> None:
     for n in range(4):
         await habitat.run(RunArgs(command=f"echo {n}"))
     rows = (await habitat.history(HistoryArgs(limit=2))).rows
@@ -90,7 +93,7 @@ async def test_history_limit_returns_the_newest_rows_oldest_first(habitat: Shell
 
 # refusals
 async def test_a_busy_tab_refuses_a_second_run_naming_the_running_one(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["serve"] = Script(output="up\n", keep_running=True)
     started = await habitat.run(RunArgs(command="serve", tab="srv", background=True))
@@ -105,7 +108,7 @@ async def test_a_busy_tab_refuses_a_second_run_naming_the_running_one(
 
 
 async def test_an_empty_command_and_a_missing_cwd_are_refused_and_open_no_tab(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     with pytest.raises(UsageError, match="command is empty"):
         await habitat.run(RunArgs(command="  "))
@@ -116,7 +119,7 @@ async def test_an_empty_command_and_a_missing_cwd_are_refused_and_open_no_tab(
 
 
 async def test_input_to_a_run_not_started_interactive_is_refused(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["serve"] = Script(keep_running=True)
     await habitat.run(RunArgs(command="serve", background=True))
@@ -124,9 +127,7 @@ async def test_input_to_a_run_not_started_interactive_is_refused(
         await habitat.input(InputArgs(tab="main", text="x"))
 
 
-async def test_input_reaches_an_interactive_run(
-    habitat: ShellHabitat, spawner: FakeSpawner
-) -> None:
+async def test_input_reaches_an_interactive_run(habitat: Shell, spawner: FakeSpawner) -> None:
     spawner.scripts["read name"] = Script(keep_running=True)
     await habitat.run(RunArgs(command="read name", background=True, interactive=True))
     written = await habitat.input(InputArgs(tab="main", text="world\n", eof=True))
@@ -134,21 +135,30 @@ async def test_input_reaches_an_interactive_run(
     assert spawner.last.stdin_received == b"world\n"
 
 
+class _SlowKeeping(SpoolKeeping):
+    """Holds each run between its row and its process until `release` is set (a keeper
+    starting first on a short disk)."""
+
+    def __init__(self, release: anyio.Event, *args: Any) -> None:
+        super().__init__(*args)
+        self._release = release
+
+    async def pipe(self, run: RunRow) -> int | None:
+        await self._release.wait()
+        return None
+
+
 async def test_input_sent_while_its_run_is_still_starting_waits_for_it(
-    habitat: ShellHabitat, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
+    open_habitat: OpenHabitat, spawner: FakeSpawner
 ) -> None:
     # Between its row and its process a run may wait (a keeper starting first on a short
     # disk); a person's typing that arrives then is the run's, not a refusal.
     spawner.scripts["read name"] = Script(keep_running=True)
     release = anyio.Event()
-
-    async def slow_keeper(run: object) -> None:
-        await release.wait()
-
-    monkeypatch.setattr(habitat, "_keeper_before", slow_keeper)
+    keeping = functools.partial(_SlowKeeping, release)
     written: list[int] = []
     with anyio.fail_after(5):
-        async with anyio.create_task_group() as tg:
+        async with open_habitat(keeping=keeping) as habitat, anyio.create_task_group() as tg:
             tg.start_soon(
                 habitat.run, RunArgs(command="read name", background=True, interactive=True)
             )
@@ -169,7 +179,7 @@ async def test_input_sent_while_its_run_is_still_starting_waits_for_it(
 
 # the cwd chain: tab cwd → project root → this process's cwd
 async def test_a_new_tab_starts_in_the_project_root(
-    habitat: ShellHabitat, spawner: FakeSpawner, project: Path
+    habitat: Shell, spawner: FakeSpawner, project: Path
 ) -> None:
     result = await habitat.run(RunArgs(command="true"))
     assert spawner.last.cwd == project
@@ -191,7 +201,7 @@ async def test_without_a_project_a_new_tab_starts_in_this_process_cwd(
 
 
 async def test_cd_carries_to_the_next_command_of_its_tab_only(
-    habitat: ShellHabitat, spawner: FakeSpawner, project: Path
+    habitat: Shell, spawner: FakeSpawner, project: Path
 ) -> None:
     (project / "sub").mkdir()
     spawner.scripts["cd sub"] = Script(cd="sub")
@@ -203,7 +213,7 @@ async def test_cd_carries_to_the_next_command_of_its_tab_only(
 
 
 async def test_a_relative_cwd_is_taken_from_the_tab_cwd(
-    habitat: ShellHabitat, spawner: FakeSpawner, project: Path
+    habitat: Shell, spawner: FakeSpawner, project: Path
 ) -> None:
     (project / "sub" / "deeper").mkdir(parents=True)
     spawner.scripts["cd sub"] = Script(cd="sub")
@@ -213,7 +223,7 @@ async def test_a_relative_cwd_is_taken_from_the_tab_cwd(
 
 
 async def test_a_tab_whose_folder_was_removed_starts_in_the_project_root(
-    habitat: ShellHabitat, spawner: FakeSpawner, project: Path
+    habitat: Shell, spawner: FakeSpawner, project: Path
 ) -> None:
     (project / "gone").mkdir()
     spawner.scripts["cd gone"] = Script(cd="gone")
@@ -224,7 +234,7 @@ async def test_a_tab_whose_folder_was_removed_starts_in_the_project_root(
 
 
 async def test_a_killed_run_does_not_move_its_tab(
-    habitat: ShellHabitat, spawner: FakeSpawner, project: Path
+    habitat: Shell, spawner: FakeSpawner, project: Path
 ) -> None:
     (project / "sub").mkdir()
     spawner.scripts["cd sub; serve"] = Script(keep_running=True)
@@ -236,7 +246,7 @@ async def test_a_killed_run_does_not_move_its_tab(
 
 # env carry-over
 async def test_a_new_tab_inherits_this_process_env_and_the_non_interactive_defaults(
-    habitat: ShellHabitat, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
+    habitat: Shell, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FROM_HOST", "1")
     await habitat.run(RunArgs(command="true"))
@@ -246,7 +256,7 @@ async def test_a_new_tab_inherits_this_process_env_and_the_non_interactive_defau
 
 
 async def test_exports_and_unsets_carry_to_the_next_command(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["export A=1 B=2"] = Script(export={"A": "1", "B": "2"})
     spawner.scripts["unset B"] = Script(unset=("B",))
@@ -260,7 +270,7 @@ async def test_exports_and_unsets_carry_to_the_next_command(
 
 
 async def test_a_per_command_env_reaches_that_command_only(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await habitat.run(RunArgs(command="true", env={"ONCE": "yes"}))
     assert spawner.last.env["ONCE"] == "yes"
@@ -269,7 +279,7 @@ async def test_a_per_command_env_reaches_that_command_only(
 
 
 async def test_a_per_command_variable_the_command_changed_is_carried(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["export ONCE=changed"] = Script(export={"ONCE": "changed"})
     await habitat.run(RunArgs(command="export ONCE=changed", env={"ONCE": "yes"}))
@@ -277,7 +287,7 @@ async def test_a_per_command_variable_the_command_changed_is_carried(
     assert spawner.last.env["ONCE"] == "changed"
 
 
-async def test_tabs_keep_separate_environments(habitat: ShellHabitat, spawner: FakeSpawner) -> None:
+async def test_tabs_keep_separate_environments(habitat: Shell, spawner: FakeSpawner) -> None:
     spawner.scripts["export A=1"] = Script(export={"A": "1"})
     await habitat.run(RunArgs(command="export A=1", tab="a"))
     await habitat.run(RunArgs(command="true", tab="b"))
@@ -286,7 +296,7 @@ async def test_tabs_keep_separate_environments(habitat: ShellHabitat, spawner: F
 
 # foreground runs
 async def test_a_foreground_run_returns_its_exit_code_output_and_events(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["build"] = Script(output="ok\n", exit_code=3)
     seen: list[Event] = []
@@ -298,7 +308,7 @@ async def test_a_foreground_run_returns_its_exit_code_output_and_events(
 
 
 async def test_a_foreground_run_over_its_timeout_is_killed_and_says_so(
-    habitat: ShellHabitat, spawner: FakeSpawner, clock: FakeClock
+    habitat: Shell, spawner: FakeSpawner, clock: FakeClock
 ) -> None:
     spawner.scripts["hang"] = Script(output="started\n", keep_running=True)
     result = await advance_while(
@@ -311,7 +321,7 @@ async def test_a_foreground_run_over_its_timeout_is_killed_and_says_so(
 
 
 async def test_yield_after_returns_running_and_the_run_goes_on(
-    habitat: ShellHabitat, spawner: FakeSpawner, clock: FakeClock
+    habitat: Shell, spawner: FakeSpawner, clock: FakeClock
 ) -> None:
     spawner.scripts["slow"] = Script(output="start\n", keep_running=True)
     result = await advance_while(
@@ -326,7 +336,7 @@ async def test_yield_after_returns_running_and_the_run_goes_on(
 
 
 async def test_a_foreground_run_reports_progress_with_its_last_line(
-    habitat: ShellHabitat, spawner: FakeSpawner, clock: FakeClock
+    habitat: Shell, spawner: FakeSpawner, clock: FakeClock
 ) -> None:
     spawner.scripts["work"] = Script(output="step 1\n\n", keep_running=True)
     seen: list[tuple[float, str]] = []
@@ -342,7 +352,7 @@ async def test_a_foreground_run_reports_progress_with_its_last_line(
 
 # rerun and kill
 async def test_rerun_runs_an_entry_again_in_the_tab_current_cwd(
-    habitat: ShellHabitat, spawner: FakeSpawner, project: Path
+    habitat: Shell, spawner: FakeSpawner, project: Path
 ) -> None:
     (project / "sub").mkdir()
     spawner.scripts["echo first"] = Script(output="first\n")
@@ -356,7 +366,7 @@ async def test_rerun_runs_an_entry_again_in_the_tab_current_cwd(
     assert (latest.index, latest.command) == (4, "echo first")
 
 
-async def test_rerun_of_a_missing_entry_or_tab_is_refused(habitat: ShellHabitat) -> None:
+async def test_rerun_of_a_missing_entry_or_tab_is_refused(habitat: Shell) -> None:
     await habitat.run(RunArgs(command="true"))
     with pytest.raises(NotFoundError, match=r"tab 'main' has no run #7; see `history`"):
         await habitat.rerun(RerunArgs(index=7))
@@ -365,7 +375,7 @@ async def test_rerun_of_a_missing_entry_or_tab_is_refused(habitat: ShellHabitat)
 
 
 async def test_kill_ends_the_running_command_and_records_it_killed(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["serve"] = Script(keep_running=True)
     await habitat.run(RunArgs(command="serve", tab="s", background=True))
@@ -381,7 +391,7 @@ async def test_kill_ends_the_running_command_and_records_it_killed(
 
 
 async def test_kill_with_another_signal_delivers_that_signal(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["serve"] = Script(keep_running=True)
     await habitat.run(RunArgs(command="serve", tab="s", background=True))

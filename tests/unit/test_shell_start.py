@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.errors import HabitatError
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import HistoryArgs, RunArgs
 from agent_habitat.testing import FakeProcess, FakeSpawner, Script
 
@@ -34,7 +34,7 @@ def _committed_runs(db_path: Path) -> list[tuple[int, str, str]]:
 
 
 async def test_the_row_and_spool_folder_exist_committed_before_the_process_starts(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     seen: list[tuple[list[tuple[int, str, str]], bool]] = []
 
@@ -72,7 +72,7 @@ async def test_a_habitat_dying_after_the_spawn_leaves_its_row_and_no_id_is_reuse
 
 
 async def test_a_command_that_cannot_start_leaves_no_row_tab_or_index_behind(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     def refuse(output: Path) -> None:
         raise PermissionError(13, "Permission denied")
@@ -96,7 +96,7 @@ async def test_a_command_that_cannot_start_leaves_no_row_tab_or_index_behind(
 
 
 async def test_any_error_of_the_spawn_leaves_no_running_row_behind(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     def refuse(output: Path) -> None:
         raise ValueError("embedded null byte")

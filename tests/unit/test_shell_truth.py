@@ -10,7 +10,7 @@ import pytest
 
 from agent_habitat.errors import NotFoundError
 from agent_habitat.events import Event
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import (
     HistoryArgs,
     KillArgs,
@@ -28,14 +28,14 @@ from .conftest import OpenHabitat
 pytestmark = pytest.mark.anyio
 
 
-async def _serve(habitat: ShellHabitat, spawner: FakeSpawner, tab: str = "s") -> None:
+async def _serve(habitat: Shell, spawner: FakeSpawner, tab: str = "s") -> None:
     spawner.scripts["serve"] = Script(keep_running=True)
     await habitat.run(RunArgs(command="serve", tab=tab, background=True))
 
 
 @pytest.mark.parametrize("name", ["INT", "USR1"])
 async def test_a_run_ended_by_a_signal_we_sent_is_killed_by_it_whatever_its_trap_exits(
-    habitat: ShellHabitat, spawner: FakeSpawner, name: str
+    habitat: Shell, spawner: FakeSpawner, name: str
 ) -> None:
     sig = signal.Signals[f"SIG{name}"]
     await _serve(habitat, spawner)
@@ -53,7 +53,7 @@ async def test_a_run_ended_by_a_signal_we_sent_is_killed_by_it_whatever_its_trap
 
 
 async def test_a_signal_from_elsewhere_is_reported_even_when_the_wrapper_wrote_a_code(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await _serve(habitat, spawner)
     process = spawner.last
@@ -65,7 +65,7 @@ async def test_a_signal_from_elsewhere_is_reported_even_when_the_wrapper_wrote_a
 
 
 async def test_a_wait_on_a_finished_run_reports_its_end_at_once(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["fail"] = Script(exit_code=4)
     await habitat.run(RunArgs(command="fail"))
@@ -74,7 +74,7 @@ async def test_a_wait_on_a_finished_run_reports_its_end_at_once(
 
 
 async def test_a_wait_on_a_run_that_ends_during_it_reports_its_exit_code(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await _serve(habitat, spawner)
     result: list[WaitResult] = []
@@ -109,7 +109,7 @@ async def test_a_run_that_ended_unwatched_gets_its_end_time_from_the_wrapper(
 
 
 async def test_a_run_whose_wrapper_died_is_running_while_its_processes_live(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await _serve(habitat, spawner)
     wrapper = spawner.last
@@ -127,7 +127,7 @@ async def test_a_run_whose_wrapper_died_is_running_while_its_processes_live(
 
 
 async def test_a_wait_on_a_run_whose_wrapper_died_ends_with_its_last_process(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await _serve(habitat, spawner)
     wrapper = spawner.last
@@ -149,6 +149,6 @@ async def test_a_wait_on_a_run_whose_wrapper_died_ends_with_its_last_process(
     assert waited.signal == signal.SIGKILL
 
 
-async def test_which_of_a_tab_that_does_not_exist_is_refused(habitat: ShellHabitat) -> None:
+async def test_which_of_a_tab_that_does_not_exist_is_refused(habitat: Shell) -> None:
     with pytest.raises(NotFoundError, match=r"no tab 'nosuch'"):
         await habitat.which(WhichArgs(tab="nosuch"))

@@ -11,7 +11,7 @@ import pytest
 
 from agent_habitat.events import Event
 from agent_habitat.proc import spool as spool_module
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import RunArgs, WaitArgs, WaitResult
 from agent_habitat.testing import FakeClock, FakeSpawner, Script
 from agent_habitat.testing.clock import settle
@@ -36,19 +36,19 @@ async def waiting(call: Callable[[], Awaitable[WaitResult]]) -> AsyncIterator[li
             yield result
 
 
-async def _serve(habitat: ShellHabitat, spawner: FakeSpawner, output: str = "") -> None:
+async def _serve(habitat: Shell, spawner: FakeSpawner, output: str = "") -> None:
     spawner.scripts["serve"] = Script(output=output, keep_running=True)
     await habitat.run(RunArgs(command="serve", tab="s", background=True))
 
 
-async def test_a_finished_run_reports_its_end_at_once(habitat: ShellHabitat) -> None:
+async def test_a_finished_run_reports_its_end_at_once(habitat: Shell) -> None:
     await habitat.run(RunArgs(command="true"))
     result = await habitat.wait(WaitArgs(timeout_seconds=30))
     assert (result.reason, result.state, result.exit_code) == ("exited", "exited", 0)
 
 
 async def test_a_pattern_in_the_output_of_a_finished_run_still_matches(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     spawner.scripts["build"] = Script(output="built in 3s\n")
     await habitat.run(RunArgs(command="build"))
@@ -57,7 +57,7 @@ async def test_a_pattern_in_the_output_of_a_finished_run_still_matches(
 
 
 async def test_a_match_in_output_printed_before_the_wait(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await _serve(habitat, spawner, output="listening on 8080\n")
     result = await habitat.wait(WaitArgs(tab="s", until=r"listening on (\d+)"))
@@ -69,7 +69,7 @@ async def test_a_match_in_output_printed_before_the_wait(
 
 
 async def test_a_match_in_output_printed_while_waiting_even_across_two_writes(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await _serve(habitat, spawner, output="booting\n")
     async with waiting(lambda: habitat.wait(WaitArgs(tab="s", until=r"listening on \d+\n"))) as r:
@@ -82,7 +82,7 @@ async def test_a_match_in_output_printed_while_waiting_even_across_two_writes(
 
 
 async def test_the_run_exiting_ends_the_wait_with_its_exit_code(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     await _serve(habitat, spawner)
     async with waiting(lambda: habitat.wait(WaitArgs(tab="s", until="never"))) as r:
@@ -91,7 +91,7 @@ async def test_the_run_exiting_ends_the_wait_with_its_exit_code(
 
 
 async def test_output_printed_just_before_the_exit_is_matched_first(
-    habitat: ShellHabitat, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
+    habitat: Shell, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Without inotify new output is noticed up to 50 ms late, so the end is always seen
     # first: the wait must still search what was printed before it.
@@ -103,7 +103,7 @@ async def test_output_printed_just_before_the_exit_is_matched_first(
     assert (r[0].reason, r[0].match, r[0].state) == ("matched", "DONE", "exited")
 
 
-async def test_a_kill_ends_the_wait(habitat: ShellHabitat, spawner: FakeSpawner) -> None:
+async def test_a_kill_ends_the_wait(habitat: Shell, spawner: FakeSpawner) -> None:
     from agent_habitat.shell.models import KillArgs
 
     await _serve(habitat, spawner)
@@ -113,7 +113,7 @@ async def test_a_kill_ends_the_wait(habitat: ShellHabitat, spawner: FakeSpawner)
 
 
 async def test_closing_the_tab_ends_the_wait_with_the_run_killed(
-    habitat: ShellHabitat, spawner: FakeSpawner
+    habitat: Shell, spawner: FakeSpawner
 ) -> None:
     from agent_habitat.shell.models import CloseArgs
 
@@ -124,7 +124,7 @@ async def test_closing_the_tab_ends_the_wait_with_the_run_killed(
 
 
 async def test_the_wait_times_out_at_its_timeout_not_before(
-    habitat: ShellHabitat, spawner: FakeSpawner, clock: FakeClock
+    habitat: Shell, spawner: FakeSpawner, clock: FakeClock
 ) -> None:
     await _serve(habitat, spawner)
     async with waiting(lambda: habitat.wait(WaitArgs(tab="s", timeout_seconds=30))) as r:
@@ -135,7 +135,7 @@ async def test_the_wait_times_out_at_its_timeout_not_before(
 
 
 async def test_progress_comes_four_times_a_second_with_the_last_line(
-    habitat: ShellHabitat, spawner: FakeSpawner, clock: FakeClock
+    habitat: Shell, spawner: FakeSpawner, clock: FakeClock
 ) -> None:
     await _serve(habitat, spawner, output="warming\n\n")
     seen: list[tuple[float, str]] = []

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.shell import ShellHabitat, shells
+from agent_habitat.shell import Shell, shells
 from agent_habitat.shell.models import RunArgs, WhichArgs
 from agent_habitat.testing import FakeSpawner
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_which_asks_a_shell_its_version_once_and_off_the_event_loop(
-    habitat: ShellHabitat, monkeypatch: pytest.MonkeyPatch
+    habitat: Shell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[tuple[str, bool]] = []
 
@@ -31,7 +31,7 @@ async def test_which_asks_a_shell_its_version_once_and_off_the_event_loop(
 
 
 async def test_which_of_the_default_tab_before_its_first_run_names_the_default_cwd(
-    habitat: ShellHabitat, project: Path, monkeypatch: pytest.MonkeyPatch
+    habitat: Shell, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(shells, "_ask_version", lambda executable: "x")
     monkeypatch.setattr(shells, "_VERSIONS", {})
@@ -40,7 +40,7 @@ async def test_which_of_the_default_tab_before_its_first_run_names_the_default_c
 
 
 async def test_which_of_a_busy_tab_names_the_running_pid(
-    habitat: ShellHabitat, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
+    habitat: Shell, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from agent_habitat.testing import Script
 

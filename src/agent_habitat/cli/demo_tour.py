@@ -19,7 +19,7 @@ from rich.table import Table
 from ..events import InMemoryEventBus
 from ..habitat import Habitat
 from ..mcp_tools.wire import lean_dump
-from ..shell import ShellHabitat
+from ..shell import Shell
 from ..shell.models import KillArgs, LastArgs, RunArgs, RunResult, WaitArgs
 from ..verify import POLICIES, LadderRequest, LadderResult, run_ladder, stop_type_daemon
 from ..workspace import Workspace
@@ -42,7 +42,7 @@ def _show(console: Console, result: RunResult) -> None:
         console.print(result.output.rstrip(), markup=False, highlight=False)
 
 
-async def _run(console: Console, h: ShellHabitat, args: RunArgs) -> RunResult:
+async def _run(console: Console, h: Shell, args: RunArgs) -> RunResult:
     argv = ["run", args.command]
     tool_args: dict[str, object] = {"command": args.command}
     if args.tab != "main":

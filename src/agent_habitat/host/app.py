@@ -31,7 +31,7 @@ from agent_habitat.errors import UsageError
 from agent_habitat.events import EventBus
 from agent_habitat.habitat import Habitat
 from agent_habitat.mcp_tools import HabitatServer, primary_server
-from agent_habitat.shell import ShellHabitat
+from agent_habitat.shell import Shell
 from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
 from agent_habitat.verify.warmup import pytest_glance
 from agent_habitat.workspace import Workspace
@@ -56,7 +56,7 @@ class Hosted:
     habitat: Habitat
 
     @property
-    def shell(self) -> ShellHabitat:
+    def shell(self) -> Shell:
         return self.habitat.shell
 
     @property

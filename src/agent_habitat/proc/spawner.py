@@ -49,6 +49,12 @@ class ProcessHandle(Protocol):
 class Spawner(Protocol):
     """Starts processes, finds them again by their record, and kills their whole tree."""
 
+    @property
+    def keeps_spools(self) -> bool:
+        """Whether its processes write a real spool that a keeper process holds to its
+        budget (`proc.keepers`), a keeper that may pump their output (`spawn`'s `stdout`).
+        A fake's scripted output needs none."""
+
     def spawn(
         self,
         argv: Sequence[str],
@@ -83,6 +89,8 @@ class Spawner(Protocol):
 
 class ProcSpawner:
     """Real processes."""
+
+    keeps_spools = True
 
     def spawn(
         self,

@@ -1,9 +1,14 @@
 # shell/: tabs on the system shell, built on proc/.
 #   models      request/result models of the verbs (the contract)
-#   habitat     ShellHabitat: run, rerun, kill, close, input (+ the read-only verbs of views)
+#   service     Shell: run, rerun, kill, close, input (+ the read-only verbs of views)
+#   tabs        Tabs — the tabs, their runs and where a command starts (views and scene take it)
+#   spool_keeping SpoolKeeping — which runs get a spool keeper, and when it starts
 #   supervisor  RunSupervisor — how runs end: adoption, watching, killing, recording the end
 #   waiting     a foreground run's limit and progress; the wait verb (match, exit, timeout)
-#   views       scene, history, last, which, wait results
+#   views       run results, history, last, which, wait (over Tabs)
+#   scene       the scene of every tab (SceneBuilder), built once for callers who overlap
+#   leftovers   what ended runs left running;  error_lines  a failed run's error lines
+#   limits      what the OS takes in an argument, a path, an env value
 #   quiet_scene the scene read from state.db alone while nothing runs (`habitat scene`)
 #   run_store   RunStore — tabs and runs in state.db (the SQL, but quiet_scene's two reads)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env
@@ -15,9 +20,9 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from .habitat import ShellHabitat
+    from .service import Shell
     from .waiting import Progress
 
-__getattr__ = lazy_attributes(__name__, {"ShellHabitat": "habitat", "Progress": "waiting"})
+__getattr__ = lazy_attributes(__name__, {"Shell": "service", "Progress": "waiting"})
 
-__all__ = ["Progress", "ShellHabitat"]
+__all__ = ["Progress", "Shell"]

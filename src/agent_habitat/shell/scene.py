@@ -12,7 +12,7 @@ import functools
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -26,9 +26,7 @@ from .models import Caps, LastRunSummary, LeftProcess, SceneResult, TabScene
 from .output import read_capped
 from .run_store import RunRow
 from .shells import resolve_shell
-
-if TYPE_CHECKING:
-    from .habitat import ShellHabitat
+from .tabs import Tabs
 
 __all__ = ["SceneBuilder", "SharedBuild"]
 
@@ -36,25 +34,25 @@ T = TypeVar("T")
 
 
 class SceneBuilder:
-    """Builds the scene of one habitat; keeps each tab's preview while its spool is
+    """Builds the scene of one shell's tabs; keeps each tab's preview while its spool is
     unchanged (same size and mtime: a write or a punched hole changes both or the mtime)."""
 
-    def __init__(self, habitat: ShellHabitat) -> None:
-        self.habitat = habitat
+    def __init__(self, tabs: Tabs) -> None:
+        self.tabs = tabs
         self._previews: dict[Path, tuple[tuple[int, int, int], str]] = {}
 
     async def build(self) -> SceneResult:
-        habitat = self.habitat
-        now = habitat.clock.time()
-        tabs = habitat.store.tabs()
+        shell = self.tabs
+        now = shell.clock.time()
+        tabs = shell.store.tabs()
         running: dict[str, RunRow] = {}
-        for row in habitat.store.running():
+        for row in shell.store.running():
             # Watched from now on (its end comes from the process), so the next scene finds
             # it among the live runs instead of looking in the process table again.
-            row = habitat.runs.reconcile(row, watch=True)
+            row = shell.runs.reconcile(row, watch=True)
             if row.state == "running":
                 running[row.tab] = row
-        latest = habitat.store.latest()
+        latest = shell.store.latest()
         shown = {tab.name: running.get(tab.name) or latest.get(tab.name) for tab in tabs}
         previews = await self._read_previews(
             [run.files.output for run in shown.values() if run is not None]
@@ -83,7 +81,7 @@ class SceneBuilder:
                     left_running=self._left_running(tab.name, latest.get(tab.name)),
                 )
             )
-        c = habitat.config
+        c = shell.config
         caps = Caps(
             max_tabs=c.max_tabs,
             history_rows=c.history_rows,
@@ -98,10 +96,10 @@ class SceneBuilder:
         if newest is None:
             return []
         if newest.state == "running":
-            found = self.habitat.runs.leftovers(tab, newest)
+            found = self.tabs.runs.leftovers(tab, newest)
             return [item.model() for item in found[1]] if found else []
         left = leftovers.read(newest.run_dir)
-        return [item.model() for item in leftovers.alive(self.habitat.spawner, left)]
+        return [item.model() for item in leftovers.alive(self.tabs.spawner, left)]
 
     async def _read_previews(self, outputs: list[Path]) -> dict[Path, str]:
         found: dict[Path, str] = {}
@@ -116,7 +114,7 @@ class SceneBuilder:
         if stale:
             # Reading and cleaning spools is file work: off the event loop.
             read = await anyio.to_thread.run_sync(
-                _read, [output for output, _ in stale], self.habitat.config.preview_bytes
+                _read, [output for output, _ in stale], self.tabs.config.preview_bytes
             )
             for output, key in stale:
                 found[output] = read[output]

@@ -1,6 +1,6 @@
 """How runs end: adoption after a restart, watching, killing, and recording the end once.
 
-`ShellHabitat` holds one `RunSupervisor`. Every end is a conditional update, so when several
+`Shell` holds one `RunSupervisor`. Every end is a conditional update, so when several
 habitat processes watch one run, exactly one records it and publishes its event; each of
 them still wakes its own waiters (`until_ended`).
 """

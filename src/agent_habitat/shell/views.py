@@ -1,10 +1,9 @@
-"""Read-only verbs of the shell habitat: results, history, last, which, wait (the scene
-has its own module, `scene`)."""
+"""Read-only verbs of the shell: results, history, last, which, wait, each over `Tabs`
+(the scene has its own module, `scene`)."""
 
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
@@ -27,10 +26,8 @@ from .models import (
 from .output import Capped, ClientPattern, read_capped, read_lines_window
 from .run_store import RunRow
 from .shells import resolve_shell, shell_version
+from .tabs import Tabs
 from .waiting import Progress, WaitReason, wait_for_run
-
-if TYPE_CHECKING:
-    from .habitat import ShellHabitat
 
 __all__ = ["history", "last", "run_result", "wait", "which"]
 
@@ -42,8 +39,8 @@ def _error_lines(run: RunRow, capped: Capped) -> ErrorLines:
     return error_lines.in_spool(Spool(run.files.output), start, end, None)
 
 
-def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
-    capped = read_capped(run.files.output, habitat.config.output_cap_bytes)
+def run_result(tabs: Tabs, run: RunRow) -> RunResult:
+    capped = read_capped(run.files.output, tabs.config.output_cap_bytes)
     errors = _error_lines(run, capped)
     return RunResult(
         tab=run.tab,
@@ -54,7 +51,7 @@ def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
         exit_code=run.exit_code,
         signal=run.signal,
         timed_out=run.timed_out,
-        duration_s=run.duration_s(habitat.clock.time()),
+        duration_s=run.duration_s(tabs.clock.time()),
         cwd=run.cwd,
         output=capped.text,
         omitted_bytes=capped.omitted_bytes,
@@ -69,27 +66,27 @@ def run_result(habitat: ShellHabitat, run: RunRow) -> RunResult:
     )
 
 
-def history(habitat: ShellHabitat, args: HistoryArgs) -> HistoryResult:
-    habitat._tab_or_error(args.tab)
-    habitat.runs.running(args.tab)  # brings a finished background run up to date
-    rows = habitat.store.history(args.tab, args.limit)
-    now = habitat.clock.time()
+def history(tabs: Tabs, args: HistoryArgs) -> HistoryResult:
+    tabs.get(args.tab)
+    tabs.runs.running(args.tab)  # brings a finished background run up to date
+    rows = tabs.store.history(args.tab, args.limit)
+    now = tabs.clock.time()
     return HistoryResult(tab=args.tab, rows=[r.history_row(now) for r in rows])
 
 
-def _run_or_error(habitat: ShellHabitat, tab: str, index: int | None) -> RunRow:
-    habitat._tab_or_error(tab)
-    habitat.runs.running(tab)
-    run = habitat.store.by_index(tab, index)
+def _run_or_error(tabs: Tabs, tab: str, index: int | None) -> RunRow:
+    tabs.get(tab)
+    tabs.runs.running(tab)
+    run = tabs.store.by_index(tab, index)
     if run is None:
         which = f"run #{index}" if index is not None else "runs yet"
         raise NotFoundError(f"tab {tab!r} has no {which}; see `history`")
     return run
 
 
-async def last(habitat: ShellHabitat, args: LastArgs, grep: ClientPattern | None) -> LastResult:
-    run = _run_or_error(habitat, args.tab, args.index)
-    cap = habitat.config.output_cap_bytes
+async def last(tabs: Tabs, args: LastArgs, grep: ClientPattern | None) -> LastResult:
+    run = _run_or_error(tabs, args.tab, args.index)
+    cap = tabs.config.output_cap_bytes
     since = args.since or 0
     errors = ErrorLines()
     if args.head_lines is None and args.tail_lines is None and grep is None:
@@ -126,30 +123,30 @@ async def last(habitat: ShellHabitat, args: LastArgs, grep: ClientPattern | None
     )
 
 
-async def which(habitat: ShellHabitat, args: WhichArgs) -> WhichResult:
-    tab = habitat.store.tab(args.tab)
+async def which(tabs: Tabs, args: WhichArgs) -> WhichResult:
+    tab = tabs.store.tab(args.tab)
     if tab is None and args.tab != DEFAULT_TAB:
         # The default tab may be asked before its first run: the shell a first command gets.
-        habitat._tab_or_error(args.tab)
+        tabs.get(args.tab)
     shell = resolve_shell(tab.shell if tab else None)
-    running = habitat.runs.running(args.tab) if tab else None
+    running = tabs.runs.running(args.tab) if tab else None
     return WhichResult(
         tab=args.tab,
         shell=shell.kind,
         executable=shell.executable,
         version=await shell_version(shell.executable),
-        cwd=tab.cwd if tab else habitat.default_cwd(),
+        cwd=tab.cwd if tab else tabs.default_cwd(),
         pid=running.pid if running else None,
         state="running" if running else "idle",
     )
 
 
 async def wait(
-    habitat: ShellHabitat, args: WaitArgs, until: ClientPattern | None, progress: Progress | None
+    tabs: Tabs, args: WaitArgs, until: ClientPattern | None, progress: Progress | None
 ) -> WaitResult:
     """Until `until` matches the run's output, the run exits, or the timeout passes."""
-    habitat._tab_or_error(args.tab)
-    run = habitat.runs.running(args.tab) or habitat.store.by_index(args.tab, None)
+    tabs.get(args.tab)
+    run = tabs.runs.running(args.tab) or tabs.store.by_index(args.tab, None)
     if run is None:
         return WaitResult(
             tab=args.tab,
@@ -160,18 +157,14 @@ async def wait(
             output="",
             cursor=0,
         )
-    waited = await wait_for_run(
-        habitat.runs, run, until, args.timeout_seconds, progress, habitat.clock
-    )
+    waited = await wait_for_run(tabs.runs, run, until, args.timeout_seconds, progress, tabs.clock)
     # A row gone by now had its tab closed: the end the wait saw says how it ended.
-    final = habitat.store.get(run.id) or waited.ended or run
-    return _wait_result(habitat, final, waited.reason, waited.match)
+    final = tabs.store.get(run.id) or waited.ended or run
+    return _wait_result(tabs, final, waited.reason, waited.match)
 
 
-def _wait_result(
-    habitat: ShellHabitat, run: RunRow, reason: WaitReason, match: str | None
-) -> WaitResult:
-    capped = read_capped(run.files.output, habitat.config.output_cap_bytes)
+def _wait_result(tabs: Tabs, run: RunRow, reason: WaitReason, match: str | None) -> WaitResult:
+    capped = read_capped(run.files.output, tabs.config.output_cap_bytes)
     return WaitResult(
         tab=run.tab,
         index=run.idx,

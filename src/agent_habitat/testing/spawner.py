@@ -164,6 +164,9 @@ class FakeSpawner:
     """Plays `scripts` (command line → Script); an unscripted command plays `default`, or
     fails the test with a LookupError naming it when there is no default."""
 
+    keeps_spools = False
+    """Its output is written by the test, not a process: no spool keeper."""
+
     def __init__(
         self, scripts: Mapping[str, Script] | None = None, *, default: Script | None = None
     ) -> None:
@@ -175,8 +178,6 @@ class FakeSpawner:
         self.after_spawn: Callable[[FakeProcess], None] | None = None
         """Called once the process runs (raise to play the habitat dying right then)."""
         self._pids = itertools.count(_FIRST_PID)
-        self.sweeps = 0
-        """How often a habitat asked to sweep (once per habitat opened over it)."""
 
     @property
     def last(self) -> FakeProcess:
@@ -253,7 +254,6 @@ class FakeSpawner:
 
     def sweep(self) -> None:
         """Fake processes belong to no cgroup: nothing a dead habitat left to clear."""
-        self.sweeps += 1
 
     def adopt(self, record: ProcessRecord) -> _Adopted:
         found = next((p for p in self.processes if p.pid == record.pid), None)

@@ -1,8 +1,9 @@
-"""ShellHabitat: named tabs on the system shell, as services the MCP tools and the CLI call.
+"""Shell: named tabs on the system shell, as services the MCP tools and the CLI call.
 
-State is in `state.db` (`RunStore`); how runs end is the `RunSupervisor`'s job; processes
-are started through a `Spawner` and time comes from a `Clock`, both injected (the real ones
-by default). A habitat that opens over the state of an earlier one adopts its runs that are
+State is in `state.db` (`RunStore`, read through `Tabs`); how runs end is the
+`RunSupervisor`'s job; a run's spool keeper is `SpoolKeeping`'s. Processes are started
+through a `Spawner` and time comes from a `Clock`, both injected (the real ones by
+default). A shell that opens over the state of an earlier one adopts its runs that are
 still alive and records the end of the others, so nothing is silently dropped.
 """
 
@@ -10,11 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-import logging
 import os
 import shutil
 import signal as signal_module
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -27,14 +27,12 @@ from ..config import ShellConfig
 from ..errors import HabitatError, NotFoundError, UsageError
 from ..events import EventBus
 from ..proc import parse_signal
-from ..proc.keepers import KEEPER_AFTER_SECONDS, keeper_alive, keeper_before, start_keeper
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
 from ..proc.spool import Spool
 from ..proc.spool_hole import prepare
-from ..proc.spool_keeper import Budget
 from ..store import Database
-from ..workspace import Workspace, scm_root
-from . import leftovers, views
+from ..workspace import Workspace
+from . import views
 from .environment import command_env
 from .models import (
     CloseArgs,
@@ -57,23 +55,26 @@ from .models import (
     WhichResult,
 )
 from .output import compile_pattern
-from .run_store import NewRun, RunRow, RunStore, TabRow, busy_error
+from .run_store import NewRun, RunRow, RunStore, busy_error
 from .scene import SceneBuilder, SharedBuild
-from .shells import resolve_shell
+from .shells import ShellInfo, resolve_shell
+from .spool_keeping import SpoolKeeping
 from .supervisor import RunSupervisor
+from .tabs import Tabs
 from .waiting import Progress, wait_with_progress
 from .wrapper import wrapper_argv
 
-__all__ = ["ShellHabitat"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["Shell"]
 
 _STARTING_BOUND = 30.0
 """How long `input` waits for a run whose row exists but whose process is still starting
 here (a bound for a hung start, not a pace: a start takes milliseconds)."""
 
+Keeping = Callable[[RunStore, ShellConfig, Spawner, TaskGroup], SpoolKeeping]
+"""What builds a shell's `SpoolKeeping` (the class itself, unless a test passes its own)."""
 
-class ShellHabitat:
+
+class Shell:
     """The shell tabs of one workspace; built by `Habitat.open`, reached as `habitat.shell`."""
 
     def __init__(
@@ -87,6 +88,7 @@ class ShellHabitat:
         *,
         spawner: Spawner | None = None,
         clock: Clock | None = None,
+        keeping: Keeping = SpoolKeeping,
     ) -> None:
         self.workspace = workspace
         self.config = config
@@ -98,16 +100,15 @@ class ShellHabitat:
         self.runs = RunSupervisor(
             self.store, bus, self.spawner, self.clock, task_group, config.kill_grace_seconds
         )
+        self.tabs = Tabs(self.store, self.runs, config, self.spawner, self.clock, project_root)
+        self._keeping = keeping(self.store, config, self.spawner, task_group)
         self._tg = task_group
-        self._project_root = project_root.resolve() if project_root else None
-        self._scene = SharedBuild(task_group, SceneBuilder(self).build)
+        self._scene = SharedBuild(task_group, SceneBuilder(self.tabs).build)
 
     def _adopt_all(self) -> None:
         self.runs.adopt_all()
         for run in self.store.running():
-            # Its habitat may have died between the spawn and the keeper's start.
-            if not keeper_alive(run.files.output):
-                self._keep_spool(run, at_once=True)
+            self._keeping.adopted(run)
 
     @classmethod
     @asynccontextmanager
@@ -119,18 +120,32 @@ class ShellHabitat:
         db: Database,
         bus: EventBus,
         project_root: Path | None,
-    ) -> AsyncIterator[ShellHabitat]:
-        """Open the tabs over the workspace's state; adopts runs an earlier habitat left.
+        spawner: Spawner | None = None,
+        clock: Clock | None = None,
+        keeping: Keeping = SpoolKeeping,
+    ) -> AsyncIterator[Shell]:
+        """Open the tabs over the workspace's state; adopts runs an earlier shell left.
 
         The database and bus belong to the composition root (`agent_habitat.Habitat.open`),
-        which builds them once for every service of the workspace.
+        which builds them once for every service of the workspace. `spawner` and `clock`
+        default to real processes and the system's clock (`agent_habitat.testing` has fakes).
         """
         try:
             async with anyio.create_task_group() as tg:
-                habitat = cls(workspace, config, db, bus, tg, project_root)
-                habitat._adopt_all()
+                shell = cls(
+                    workspace,
+                    config,
+                    db,
+                    bus,
+                    tg,
+                    project_root,
+                    spawner=spawner,
+                    clock=clock,
+                    keeping=keeping,
+                )
+                shell._adopt_all()
                 try:
-                    yield habitat
+                    yield shell
                 finally:
                     # Background runs go on without us: only our watchers stop.
                     tg.cancel_scope.cancel()
@@ -143,45 +158,15 @@ class ShellHabitat:
     # project and defaults
     @property
     def project_root(self) -> Path | None:
-        return self._project_root
+        return self.tabs.project_root
 
     def default_cwd(self) -> str:
         """Open project root → its git root → this process's cwd."""
-        for candidate in (
-            self._project_root,
-            scm_root(self._project_root) if self._project_root else None,
-        ):
-            if candidate is not None and candidate.is_dir():
-                return str(candidate)
-        return os.getcwd()
+        return self.tabs.default_cwd()
 
     def set_project_root(self, path: Path) -> None:
         """Switch the project; tabs still at the old default cwd follow to the new one."""
-        path = path.expanduser().resolve()
-        if not path.is_dir():
-            raise UsageError(f"project path {str(path)!r} is not a directory")
-        old = self.default_cwd()
-        self._project_root = path
-        self.store.retarget_tabs(old, self.default_cwd())
-
-    # tabs
-    def _tab_or_error(self, name: str) -> TabRow:
-        tab = self.store.tab(name)
-        if tab is None:
-            names = ", ".join(t.name for t in self.store.tabs()) or "none"
-            raise NotFoundError(
-                f"no tab {name!r}; open tabs: {names}. A tab is created by its first run."
-            )
-        return tab
-
-    def _resolve_cwd(self, tab: TabRow | None, cwd: str | None) -> str:
-        base = tab.cwd if tab and Path(tab.cwd).is_dir() else self.default_cwd()
-        if cwd is None:
-            return base
-        path = Path(base, os.path.expanduser(cwd)).resolve()
-        if not path.is_dir():
-            raise UsageError(f"cwd {cwd!r} does not exist or is not a directory ({path})")
-        return str(path)
+        self.tabs.set_project_root(path)
 
     # verbs
     async def run(self, args: RunArgs, progress: Progress | None = None) -> RunResult:
@@ -190,7 +175,7 @@ class ShellHabitat:
             raise UsageError("command is empty; pass the shell command line to run")
         tab = self.store.tab(args.tab)
         shell = resolve_shell(args.shell or (tab.shell if tab else None))
-        cwd = self._resolve_cwd(tab, args.cwd)
+        cwd = self.tabs.resolve_cwd(tab, args.cwd)
         env = command_env(tab.env if tab else None, args.env)
         if tab is not None and (busy := self.runs.running(args.tab)) is not None:
             raise busy_error(busy.tab, busy.idx, busy.command)
@@ -215,44 +200,17 @@ class ShellHabitat:
         # spool kept) belongs to no run of this database.
         if run.run_dir.exists():
             shutil.rmtree(run.run_dir, ignore_errors=True)
-        holder: int | None = None
         self.runs.starting(run.id)
         try:
-            run.run_dir.mkdir(mode=0o700, parents=True)
-            prepare(run.files.output)  # what lets its keeper cut it on a full disk
-            holder = await self._keeper_before(run)
-            process = self.spawner.spawn(
-                wrapper_argv(shell, run.run_dir, args.command),
-                cwd=Path(cwd),
-                env=env,
-                output=run.files.output,
-                stdin_pipe=args.interactive,
-                marker=run.marker,
-                identify=False,
-                stdout=holder,
-            )
-        except Exception as exc:  # re-raised: nothing started, so the row and folder go again
+            process = await self._start(run, shell, args, cwd, env)
+        except Exception:  # re-raised: nothing started, so the row and folder go again
             self.runs.not_started(run.id)
             self.store.abandon_run(opened)
             shutil.rmtree(run.run_dir, ignore_errors=True)
-            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
-                raise HabitatError(
-                    f"could not start the run: no space left on the disk holding its spool "
-                    f"({run.run_dir.parent}); free space there and run it again"
-                ) from exc
-            if isinstance(exc, OSError):
-                raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
             raise
-        except BaseException:  # cancelled, or dying: the row stays for the next habitat
+        except BaseException:  # cancelled, or dying: the row stays for the next shell
             self.runs.not_started(run.id)
             raise
-        finally:
-            if holder is not None:
-                os.close(holder)  # the command holds its own descriptor now
-        if holder is None:
-            self._keep_spool(run)
-        else:
-            self.runs.pumped.add(run.id)
         self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
@@ -275,52 +233,41 @@ class ShellHabitat:
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
 
-    def _budget(self) -> Budget:
-        return Budget(self.config.spool_run_budget_bytes, self.config.spool_workspace_budget_bytes)
-
-    async def _keeper_before(self, run: RunRow) -> int | None:
-        """On a disk too short for a late keeper, the keeper starts before the command and
-        pumps its output into the spool (returns the pipe's write end)."""
-        if not isinstance(self.spawner, ProcSpawner):
-            return None
+    async def _start(
+        self, run: RunRow, shell: ShellInfo, args: RunArgs, cwd: str, env: dict[str, str]
+    ) -> ProcessHandle:
+        """Spawn the run's wrapper, its spool kept; an OSError becomes a HabitatError that
+        says what to do."""
+        holder: int | None = None
         try:
-            return await anyio.to_thread.run_sync(keeper_before, run.files.output, self._budget())
-        except OSError as exc:  # the run goes on; a keeper may still start after it
-            logger.warning("no spool keeper before %s: %s", run.files.output, exc)
-            return None
-
-    def _keep_spool(self, run: RunRow, *, at_once: bool = False) -> None:
-        if not isinstance(self.spawner, ProcSpawner):
-            return  # a fake spawner's output needs no keeper
-        self._tg.start_soon(self._keep_later, run, at_once)
-
-    async def _keep_later(self, run: RunRow, at_once: bool) -> None:
-        """A keeper costs an interpreter's start (measured in bench/run_latency.py), so it
-        starts only for a run still writing a moment after its start: a quick `echo` is
-        over before then. A writer at 1 GB/s puts ~50 MB in the spool meanwhile, which a
-        disk with the room to start keepers late has (else `keeper_before` started one)."""
-        try:
-            if not at_once:
-                await anyio.sleep(KEEPER_AFTER_SECONDS)
+            run.run_dir.mkdir(mode=0o700, parents=True)
+            prepare(run.files.output)  # what lets its keeper cut it on a full disk
+            holder = await self._keeping.pipe(run)
+            process = self.spawner.spawn(
+                wrapper_argv(shell, run.run_dir, args.command),
+                cwd=Path(cwd),
+                env=env,
+                output=run.files.output,
+                stdin_pipe=args.interactive,
+                marker=run.marker,
+                identify=False,
+                stdout=holder,
+            )
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise HabitatError(
+                    f"could not start the run: no space left on the disk holding its spool "
+                    f"({run.run_dir.parent}); free space there and run it again"
+                ) from exc
+            raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
         finally:
-            # Even when this habitat closes meanwhile: its run goes on writing without it.
-            with anyio.CancelScope(shield=True):
-                if self._still_writing(run):
-                    await self._launch_keeper(run)
-
-    def _still_writing(self, run: RunRow) -> bool:
-        """Whether anything of `run` may still write its spool (or it is over budget)."""
-        row = self.store.get(run.id)
-        if row is None:
-            return False  # the tab was closed and its folder removed
-        if row.state == "running" or leftovers.read(run.run_dir):
-            return True
-        return Spool(run.files.output).size() > self.config.spool_run_budget_bytes // 2
-
-    async def _launch_keeper(self, run: RunRow) -> None:
-        # Starting a process takes milliseconds (tens on a busy machine): not on the loop.
-        # Should this habitat die before it starts, the next one to adopt the run starts it.
-        await anyio.to_thread.run_sync(_start_keeper, run.files.output, self._budget())
+            if holder is not None:
+                os.close(holder)  # the command holds its own descriptor now
+        if holder is None:
+            self._keeping.keep(run)
+        else:
+            self.runs.pumped.add(run.id)
+        return process
 
     async def _follow(
         self,
@@ -334,7 +281,7 @@ class ShellHabitat:
         if background:
             await self.runs.identify(run, process)
             self.runs.watch(run, process)
-            return views.run_result(self, run)
+            return views.run_result(self.tabs, run)
         # A quick command ends before it needs an identity; a long one gets it soon after start.
         self._tg.start_soon(self.runs.identify_later, run, process)
         limit = yield_after if yield_after is not None else time_limit
@@ -349,17 +296,17 @@ class ShellHabitat:
                 await self.runs.kill(run, "cancelled")
             raise
         if exited:
-            return views.run_result(self, await self.runs.ended(run, returncode))
+            return views.run_result(self.tabs, await self.runs.ended(run, returncode))
         if yield_after is not None and (time_limit is None or yield_after < time_limit):
             await self.runs.identify(run, process)
             self.runs.watch(run, process)
-            return views.run_result(self, run)
+            return views.run_result(self.tabs, run)
         await self.runs.kill(run, "timed_out")
-        return views.run_result(self, self.store.get(run.id) or run)
+        return views.run_result(self.tabs, self.store.get(run.id) or run)
 
     async def rerun(self, args: RerunArgs, progress: Progress | None = None) -> RunResult:
         """Run a history entry again (default the last) in the tab's current cwd."""
-        self._tab_or_error(args.tab)
+        self.tabs.get(args.tab)
         old = self.store.by_index(args.tab, args.index)
         if old is None:
             raise NotFoundError(f"tab {args.tab!r} has no run #{args.index}; see `history`")
@@ -377,7 +324,7 @@ class ShellHabitat:
 
     async def kill(self, args: KillArgs) -> KillResult:
         """Kill the whole process tree of the tab's running command."""
-        self._tab_or_error(args.tab)
+        self.tabs.get(args.tab)
         sig = parse_signal(args.signal)
         run = self.runs.running(args.tab)
         name = signal_module.Signals(sig).name
@@ -401,7 +348,7 @@ class ShellHabitat:
 
     async def close(self, args: CloseArgs) -> CloseResult:
         """Kill the tab's command if needed and free the slot (history goes with it)."""
-        self._tab_or_error(args.tab)
+        self.tabs.get(args.tab)
         run = self.runs.running(args.tab)
         if run is not None:
             await self.runs.kill(run, "killed")
@@ -416,7 +363,7 @@ class ShellHabitat:
 
     async def input(self, args: InputArgs) -> InputResult:
         """Write text to the stdin of the tab's running interactive command."""
-        self._tab_or_error(args.tab)
+        self.tabs.get(args.tab)
         run = self.runs.running(args.tab)
         if run is None:
             raise UsageError(f"tab {args.tab!r} has no running command to send input to")
@@ -451,26 +398,19 @@ class ShellHabitat:
         return await self._scene.get()
 
     async def history(self, args: HistoryArgs) -> HistoryResult:
-        return views.history(self, args)
+        return views.history(self.tabs, args)
 
     async def last(self, args: LastArgs) -> LastResult:
-        return await views.last(self, args, compile_pattern(args.grep, "grep"))
+        return await views.last(self.tabs, args, compile_pattern(args.grep, "grep"))
 
     async def which(self, args: WhichArgs) -> WhichResult:
-        return await views.which(self, args)
+        return await views.which(self.tabs, args)
 
     async def wait(self, args: WaitArgs, progress: Progress | None = None) -> WaitResult:
         try:
-            return await views.wait(self, args, compile_pattern(args.until, "until"), progress)
+            return await views.wait(self.tabs, args, compile_pattern(args.until, "until"), progress)
         except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
             raise group.exceptions[0] from None
-
-
-def _start_keeper(output: Path, budget: Budget) -> None:
-    try:
-        start_keeper(output, budget)
-    except OSError as exc:  # the run goes on; its output is not held to the budget
-        logger.warning("no spool keeper for %s: %s", output, exc)
 
 
 def _remove_folders(folders: list[Path]) -> None:

@@ -1,0 +1,84 @@
+"""Tabs: what the shell's verbs read and act on — the tabs in state.db, their runs, and
+where a tab's command starts (the project root, else its git root, else this cwd).
+
+The service (`service.Shell`) builds one and hands it to the read-only verbs (`views`)
+and the scene (`scene`), which need nothing else of it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..clock import Clock
+from ..config import ShellConfig
+from ..errors import NotFoundError, UsageError
+from ..proc.spawner import Spawner
+from ..workspace import scm_root
+from .run_store import RunStore, TabRow
+from .supervisor import RunSupervisor
+
+__all__ = ["Tabs"]
+
+
+class Tabs:
+    """The tabs of one workspace's shell."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        runs: RunSupervisor,
+        config: ShellConfig,
+        spawner: Spawner,
+        clock: Clock,
+        project_root: Path | None,
+    ) -> None:
+        self.store = store
+        self.runs = runs
+        self.config = config
+        self.spawner = spawner
+        self.clock = clock
+        self._project_root = project_root.resolve() if project_root else None
+
+    @property
+    def project_root(self) -> Path | None:
+        return self._project_root
+
+    def default_cwd(self) -> str:
+        """Open project root → its git root → this process's cwd."""
+        for candidate in (
+            self._project_root,
+            scm_root(self._project_root) if self._project_root else None,
+        ):
+            if candidate is not None and candidate.is_dir():
+                return str(candidate)
+        return os.getcwd()
+
+    def set_project_root(self, path: Path) -> None:
+        """Switch the project; tabs still at the old default cwd follow to the new one."""
+        path = path.expanduser().resolve()
+        if not path.is_dir():
+            raise UsageError(f"project path {str(path)!r} is not a directory")
+        old = self.default_cwd()
+        self._project_root = path
+        self.store.retarget_tabs(old, self.default_cwd())
+
+    def get(self, name: str) -> TabRow:
+        """The tab `name`; a NotFoundError naming the open tabs when there is none."""
+        tab = self.store.tab(name)
+        if tab is None:
+            names = ", ".join(t.name for t in self.store.tabs()) or "none"
+            raise NotFoundError(
+                f"no tab {name!r}; open tabs: {names}. A tab is created by its first run."
+            )
+        return tab
+
+    def resolve_cwd(self, tab: TabRow | None, cwd: str | None) -> str:
+        """Where a command starts: `cwd` relative to the tab's (or the default) folder."""
+        base = tab.cwd if tab and Path(tab.cwd).is_dir() else self.default_cwd()
+        if cwd is None:
+            return base
+        path = Path(base, os.path.expanduser(cwd)).resolve()
+        if not path.is_dir():
+            raise UsageError(f"cwd {cwd!r} does not exist or is not a directory ({path})")
+        return str(path)
