@@ -19,10 +19,9 @@ import anyio
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from agent_habitat.habitat import Habitat
+from agent_habitat.clock import SYSTEM_CLOCK
 from agent_habitat.mcp_tools import primary_server
-from agent_habitat.testing import FakeSpawner, Script
-from agent_habitat.workspace import Workspace
+from agent_habitat.testing import FakeSpawner, Script, open_fake_habitat
 from gauntlet_wire import Unanswered, Wire
 
 SKIPPED = {"file_write", "file_edit"}
@@ -75,10 +74,8 @@ def _arguments(rng: random.Random, schema: dict[str, Any]) -> dict[str, Any]:
 
 async def fuzz_tools(project: Path, rng: random.Random, calls: int) -> dict[str, Any]:
     unanswered = internal = 0
-    async with Habitat.open(Workspace.for_project(project), project=project) as habitat:
-        fake = FakeSpawner(default=Script(output="fuzz\n"))
-        habitat.shell.spawner = fake
-        habitat.shell.runs.spawner = fake
+    fake = FakeSpawner(default=Script(output="fuzz\n"))
+    async with open_fake_habitat(project, spawner=fake, clock=SYSTEM_CLOCK) as habitat:
         async with primary_server(habitat) as primary, Client(primary.server) as client:
             tools = [t for t in (await client.list_tools()).tools if t.name not in SKIPPED]
             for _ in range(calls):

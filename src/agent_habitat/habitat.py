@@ -34,6 +34,8 @@ from .verify_slot import VerifySlot
 from .workspace import Workspace
 
 if TYPE_CHECKING:
+    from .clock import Clock
+    from .proc.spawner import Spawner
     from .verify import VerifyRunner
 
 __all__ = ["CALLER_SESSION", "Habitat"]
@@ -97,6 +99,8 @@ class Habitat:
         project: Path | None = None,
         config: ShellConfig | None = None,
         runner: bool = True,
+        spawner: Spawner | None = None,
+        clock: Clock | None = None,
     ) -> AsyncIterator[Habitat]:
         """Build the services over the workspace's state; they close in reverse on exit.
 
@@ -105,7 +109,9 @@ class Habitat:
         project's `[tool.habitat]` with `HABITAT_*` overrides; a bad key fails here, naming
         it. Runs an earlier habitat left are adopted; background runs outlive this one.
         `runner=False` serves no verify runner (a one-shot CLI command: no file watcher for
-        one command); verify status then comes from the workspace's record.
+        one command); verify status then comes from the workspace's record. `spawner` and
+        `clock` are the shell's (real processes and the system's clock by default;
+        `agent_habitat.testing.open_fake_habitat` passes fakes).
         """
         start_root = existing_dir(project) if project is not None else None
         config = config or load_shell_config(start_root or workspace.root)
@@ -118,7 +124,15 @@ class Habitat:
             bus = InMemoryEventBus(workspace.label, journal)
             opened = Project.at_start(bus, project, workspace.root)
             shell = await stack.enter_async_context(
-                Shell.open(workspace, config, db=db, bus=bus, project_root=opened.root)
+                Shell.open(
+                    workspace,
+                    config,
+                    db=db,
+                    bus=bus,
+                    project_root=opened.root,
+                    spawner=spawner,
+                    clock=clock,
+                )
             )
 
             async def follow(root: Path) -> None:

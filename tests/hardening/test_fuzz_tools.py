@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-from agent_habitat.mcp_tools import PrimaryServer
+from agent_habitat.clock import SYSTEM_CLOCK
 from agent_habitat.testing import FakeSpawner, Script
-from mcp_tools.helpers import make_project, primary_client, text
+from mcp_tools.helpers import fake_primary_client, make_project, text
 
 SKIPPED = {"file_write", "file_edit"}
 ANSWER_WITHIN_SECONDS = 30
@@ -52,15 +52,11 @@ _value = st.recursive(
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[BlockingPortal, Client]]:
     root = make_project(tmp_path_factory.mktemp("fuzz") / "p")
     with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(primary_client(root)) as (primary, client):
-            _fake_processes(primary)
+        # Real time, as a client's calls take it: a wait bounded by a timeout ends.
+        fake = FakeSpawner(default=Script(output="fuzz\n"))
+        served = fake_primary_client(root, fake, clock=SYSTEM_CLOCK)
+        with portal.wrap_async_context_manager(served) as (_, client):
             yield portal, client
-
-
-def _fake_processes(primary: PrimaryServer) -> None:
-    fake = FakeSpawner(default=Script(output="fuzz\n"))
-    primary.habitat.shell.spawner = fake
-    primary.habitat.shell.runs.spawner = fake
 
 
 def _tools(client: Client, portal: BlockingPortal) -> list[types.Tool]:

@@ -12,10 +12,11 @@ import mcp.types as types
 from mcp import Client
 from mcp.client.session import IncomingMessage
 
+from agent_habitat.clock import Clock
 from agent_habitat.config import ShellConfig
 from agent_habitat.habitat import Habitat
 from agent_habitat.mcp_tools import PrimaryServer, TerminalServer, primary_server, terminal_server
-from agent_habitat.testing import eventually
+from agent_habitat.testing import FakeSpawner, eventually, open_fake_habitat
 from agent_habitat.workspace import Workspace, find_project_root
 
 
@@ -73,6 +74,20 @@ async def primary_client(
     async with (
         open_primary(project, cwd=cwd or project) as primary,
         Client(primary.server, mode=mode, **client) as connected,
+    ):
+        yield primary, connected
+
+
+@asynccontextmanager
+async def fake_primary_client(
+    project: Path, spawner: FakeSpawner, *, clock: Clock | None = None
+) -> AsyncIterator[tuple[PrimaryServer, Client]]:
+    """The primary server over `open_fake_habitat`: its shell plays `spawner`'s scripts
+    (on `clock`, a still `FakeClock` by default), and a client connected to it."""
+    async with (
+        open_fake_habitat(project, spawner=spawner, clock=clock) as habitat,
+        primary_server(habitat) as primary,
+        Client(primary.server, mode="legacy") as connected,
     ):
         yield primary, connected
 

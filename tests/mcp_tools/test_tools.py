@@ -9,10 +9,10 @@ import anyio
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from agent_habitat.testing import eventually
+from agent_habitat.testing import FakeSpawner, Script, eventually
 from shell_waits import await_file
 
-from .helpers import make_project, primary_client, text
+from .helpers import fake_primary_client, make_project, primary_client, text
 
 pytestmark = pytest.mark.anyio
 
@@ -56,7 +56,8 @@ async def test_the_tools_are_the_shell_verbs_and_project_open_with_model_schemas
 
 async def test_run_returns_state_and_exit_code_first_then_output(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p")
-    async with primary_client(project) as (_, client):
+    played = FakeSpawner({"echo hi; exit 3": Script(output="hi\n", exit_code=3)})
+    async with fake_primary_client(project, played) as (_, client):
         result = await client.call_tool("shell_run", {"command": "echo hi; exit 3"})
     assert not result.is_error
     assert text(result) == "exited 3\n"
@@ -158,7 +159,8 @@ async def test_bad_arguments_are_a_tool_error_naming_the_argument(
 
 
 async def test_a_refusal_of_the_habitat_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
-    async with primary_client(make_project(tmp_path / "p")) as (_, client):
+    played = FakeSpawner({"sleep 30": Script(keep_running=True)}, default=Script())
+    async with fake_primary_client(make_project(tmp_path / "p"), played) as (_, client):
         missing = await client.call_tool("shell_kill", {"tab": "nope"})
         await client.call_tool(
             "shell_run", {"command": "sleep 30", "tab": "busy", "background": True}
