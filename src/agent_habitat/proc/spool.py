@@ -141,14 +141,6 @@ class Spool:
         for offset, block in self.blocks(start, max_line_bytes, stop):
             yield from split_lines(offset, block, max_line_bytes)
 
-    def lines_backward(
-        self, stop: int = 0, max_line_bytes: int = 64 * 1024
-    ) -> Iterator[tuple[int, bytes]]:
-        """(offset, line) from the last line back to `stop`; reads from the end only as far
-        as the lines asked for."""
-        for offset, block in self.blocks_backward(stop, max_line_bytes):
-            yield from reversed(list(split_lines(offset, block, max_line_bytes)))
-
     def blocks(
         self, start: int = 0, max_line_bytes: int = 64 * 1024, stop: int | None = None
     ) -> Iterator[tuple[int, bytes]]:
