@@ -135,7 +135,6 @@ class RungResult(BaseModel):
     """Facts worth knowing, e.g. `dmypy daemon was dead; restarted`."""
     output: str = ""
     """The tail of the raw output, capped."""
-    output_truncated: bool = False
     spool: str | None = None
     """Path of the full raw output."""
 

@@ -198,6 +198,5 @@ def from_outcome(
         diagnostics=diagnostics,
         notes=notes,
         output=outcome.tail,
-        output_truncated=outcome.truncated,
         spool=str(outcome.spool),
     )
