@@ -28,9 +28,9 @@ async def test_the_services_share_one_bus_journaled_with_the_configured_limit(
         assert habitat.project.bus is habitat.bus
         assert habitat.shell.db is habitat.db
         assert habitat.journal.limit == 123
-        habitat.bus.publish("probe.published")
-        assert [e.kind for e in habitat.journal.since(0)] == ["probe.published"]
-        assert habitat.bus.publish("probe.labelled").workspace == str(tmp_path.resolve())
+        habitat.bus.publish("file.written")
+        assert [e.kind for e in habitat.journal.since(0)] == ["file.written"]
+        assert habitat.bus.publish("file.edited").workspace == str(tmp_path.resolve())
 
 
 async def test_the_project_is_the_flag_else_the_git_tree_of_the_workspace_else_none(

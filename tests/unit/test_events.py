@@ -40,7 +40,7 @@ def test_journal_assigns_monotonic_ids_and_replays_since(tmp_path: Path) -> None
     db = Database(tmp_path / "state.db")
     journal = SqliteJournal(db)
     bus = InMemoryEventBus("ws", journal)
-    ids = [bus.publish("k", data={"n": n}).id for n in range(5)]
+    ids = [bus.publish("file.written", data={"n": n}).id for n in range(5)]
     assert ids == sorted(ids)
     assert len(set(ids)) == 5
     replay = journal.since(ids[1])
@@ -53,7 +53,7 @@ def test_journal_stays_bounded(tmp_path: Path) -> None:
     journal = SqliteJournal(db, limit=100)
     bus = InMemoryEventBus("ws", journal)
     for n in range(400):
-        bus.publish("k", data={"n": n})
+        bus.publish("file.written", data={"n": n})
     kept = journal.since(0, limit=10_000)
     assert len(kept) <= 200
     assert kept[-1].data["n"] == 399

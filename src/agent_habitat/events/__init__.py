@@ -1,5 +1,15 @@
-# events/: typed events (models), the in-process bus (bus); the journal lives in store/.
+# events/: every kind published (kinds), typed events (models), the in-process bus (bus);
+# the journal lives in store/.
 from .bus import EventBus, InMemoryEventBus, Subscriber, Unsubscribe
-from .models import Event, EventKind
+from .kinds import EVENT_KINDS, EventKind
+from .models import Event
 
-__all__ = ["Event", "EventBus", "EventKind", "InMemoryEventBus", "Subscriber", "Unsubscribe"]
+__all__ = [
+    "EVENT_KINDS",
+    "Event",
+    "EventBus",
+    "EventKind",
+    "InMemoryEventBus",
+    "Subscriber",
+    "Unsubscribe",
+]

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from ..secrets import redact_data
+from .kinds import EventKind
 from .models import Event
 
 __all__ = ["EventBus", "InMemoryEventBus", "Subscriber", "Unsubscribe"]
@@ -31,7 +32,7 @@ class EventBus(Protocol):
 
     def publish(
         self,
-        kind: str,
+        kind: EventKind,
         *,
         tab: str | None = None,
         task: str | None = None,
@@ -52,7 +53,7 @@ class InMemoryEventBus:
 
     def publish(
         self,
-        kind: str,
+        kind: EventKind,
         *,
         tab: str | None = None,
         task: str | None = None,

@@ -6,10 +6,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Event", "EventKind"]
+from .kinds import EventKind
 
-# Kinds published today; adapters must accept kinds they do not know.
-EventKind = str
+__all__ = ["Event", "EventKind"]
 
 
 class Event(BaseModel):
@@ -19,8 +18,9 @@ class Event(BaseModel):
     """Monotonic id, assigned by the journal (0 before it is journaled)."""
     ts: float
     """Unix time in seconds."""
-    kind: EventKind
-    """Dotted kind, e.g. `shell.run.exited`."""
+    kind: str
+    """Dotted kind, e.g. `shell.run.exited`: an `EventKind` when published here; a journal
+    or another host may hold kinds this one does not know, and readers must accept them."""
     workspace: str
     """The workspace root (or the terminal namespace) the event belongs to."""
     task: str | None = None

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 
 from ..errors import HabitatError, UsageError
-from ..events import EventBus
+from ..events import EventBus, EventKind
 from ..regular import NotRegularFileError, open_regular
 from .atomic import write_atomic
 from .confine import confine
@@ -101,7 +101,7 @@ class FileEditor:
                 del self._users[target], self._locks[target]
 
     async def _announce(
-        self, kind: str, target: Path, label: str, size: int, **extra: object
+        self, kind: EventKind, target: Path, label: str, size: int, **extra: object
     ) -> None:
         if self._bus is not None:
             self._bus.publish(kind, data={"path": label, "bytes": size, **extra})

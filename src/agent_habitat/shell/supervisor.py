@@ -15,6 +15,7 @@ from anyio.abc import TaskGroup
 
 from ..clock import Clock
 from ..events import EventBus
+from ..events.kinds import RunEnd
 from ..proc import KillReport, ProcessRecord, marked_leader
 from ..proc.keepers import drained
 from ..proc.spawner import ProcessHandle, Spawner
@@ -36,6 +37,8 @@ _SPAWN_GRACE_SECONDS = 5.0
 _PID_LOOK_SECONDS = 0.02
 # How many running runs' predecessors `_previous` keeps (it forgets them all past this).
 _BEFORE_KEPT = 256
+# The event a run's end publishes, by its state (any other: killed).
+_RUN_END: dict[str, RunEnd] = {"exited": "shell.run.exited", "lost": "shell.run.lost"}
 
 
 class _End:
@@ -339,9 +342,9 @@ class RunSupervisor:
         ):
             ended = self.store.get(run.id) or run
             left = self._carry_leftovers(run, left or [])
-            kind = {"exited": "exited", "lost": "lost"}.get(state, "killed")
+            kind = _RUN_END.get(state, "shell.run.killed")
             self.bus.publish(
-                f"shell.run.{kind}",
+                kind,
                 tab=run.tab,
                 data={
                     "index": run.idx,

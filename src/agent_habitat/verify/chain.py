@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..events import Event, EventBus, Subscriber, Unsubscribe
+from ..events import Event, EventBus, EventKind, Subscriber, Unsubscribe
 from ..proc import ProcessRecord, kill_tree
 from .epochs import Epoch, contradicts
 from .hooks import LadderHooks
@@ -222,7 +222,7 @@ class ChainBus:
 
     def publish(
         self,
-        kind: str,
+        kind: EventKind,
         *,
         tab: str | None = None,
         task: str | None = None,

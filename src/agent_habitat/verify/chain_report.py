@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from ..events import EventBus
+from ..events.kinds import TaskEnd
 from .chain import Chain
 from .models import LadderRequest, LadderResult, RungName
 from .snapshot import Snapshot
@@ -13,11 +14,11 @@ from .timing import timing_of
 
 __all__ = ["announce", "conclude"]
 
-_CHAIN_END = {
-    "green": "completed",
-    "incomplete": "completed",
-    "nothing_to_verify": "completed",
-    "cancelled": "cancelled",
+_CHAIN_END: dict[str, TaskEnd] = {
+    "green": "environment.task.completed",
+    "incomplete": "environment.task.completed",
+    "nothing_to_verify": "environment.task.completed",
+    "cancelled": "environment.task.cancelled",
 }
 
 
@@ -69,9 +70,9 @@ def conclude(bus: EventBus, chain: Chain, result: LadderResult) -> None:
     )
     epoch.finish(result)
     # A rung that died already said `died`; for the chain it is a failure like red.
-    end = _CHAIN_END.get(result.state, "failed")
+    end = _CHAIN_END.get(result.state, "environment.task.failed")
     bus.publish(
-        f"environment.task.{end}",
+        end,
         task=chain.task,
         data={"epoch": epoch.number, "state": result.state, "chain": True},
     )

@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from ..errors import UsageError
 from ..events import EventBus
+from ..events.kinds import TaskEnd
 from ..regular import is_special, kind_of
 from ..workspace import Workspace
 from .baseline import summarize
@@ -50,13 +51,13 @@ __all__ = ["new_ladder_id", "run_ladder", "stop_type_daemon"]
 logger = logging.getLogger(__name__)
 
 _STOPPING = ("red", "error", "died", "cancelled")
-_EVENT_OF = {
-    "green": "completed",
-    "skipped": "completed",
-    "red": "failed",
-    "error": "failed",
-    "died": "died",
-    "cancelled": "cancelled",
+_EVENT_OF: dict[str, TaskEnd] = {
+    "green": "environment.task.completed",
+    "skipped": "environment.task.completed",
+    "red": "environment.task.failed",
+    "error": "environment.task.failed",
+    "died": "environment.task.died",
+    "cancelled": "environment.task.cancelled",
 }
 _NEEDS_IMPACT = {"compile.project", "build.affected", "test.scoped"}
 
@@ -290,7 +291,7 @@ def _rung_finished(ctx: RungContext, result: RungResult) -> None:
 
 def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
     bus.publish(
-        f"environment.task.{_EVENT_OF[result.state]}",
+        _EVENT_OF[result.state],
         task=result.task,
         data={
             "rung": result.rung,
