@@ -13,7 +13,7 @@ import pytest
 
 from agent_habitat.events import Event, InMemoryEventBus
 from agent_habitat.host.app import build_app, build_mcp
-from agent_habitat.host.dashboard.tails import MAX_TABS
+from agent_habitat.host.dashboard.tails import MAX_CHARS, MAX_TABS
 from agent_habitat.host.events_stream import EventStream
 
 pytestmark = pytest.mark.anyio
@@ -57,6 +57,21 @@ async def test_a_tail_is_cut_to_the_asked_characters_and_resumes_from_its_cursor
     again = {"tabs": {"w": tail["cursor"]}, "chars": 200}
     after = (await api.post("/api/dashboard/tails", json=again)).json()["tails"]["w"]
     assert (after["output"], after["omitted_bytes"]) == ("", 0)
+
+
+async def test_a_tail_past_the_cap_is_what_follows_the_marker_and_counts_the_rest(
+    api: httpx2.AsyncClient,
+) -> None:
+    # More than the output cap: `last` keeps a head, the omitted-output marker, a tail.
+    run = await api.post("/api/shell_run", json={"command": "seq 1 40000", "tab": "big"})
+    assert run.json()["omitted_bytes"] > 0
+    total = run.json()["output_bytes"]
+    asked = {"tabs": {"big": 0}, "chars": MAX_CHARS}
+    tail = (await api.post("/api/dashboard/tails", json=asked)).json()["tails"]["big"]
+    assert "bytes omitted" not in tail["output"]
+    assert tail["output"].endswith("\n40000\n")
+    # ASCII output: the bytes shown and the bytes counted as left out are all of it.
+    assert tail["omitted_bytes"] + len(tail["output"].encode()) == total
 
 
 async def test_a_tab_without_a_run_is_missing_not_an_error(api: httpx2.AsyncClient) -> None:

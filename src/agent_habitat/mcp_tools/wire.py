@@ -31,7 +31,6 @@ longer required.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +39,7 @@ from pydantic import BaseModel
 
 from agent_habitat.shell import error_lines
 from agent_habitat.shell import models as m
+from agent_habitat.shell.omitted import omitted_marker, split_omitted
 from agent_habitat.verify_report import (
     EpochReport,
     RungReport,
@@ -60,9 +60,6 @@ __all__ = [
 
 OUTPUT_WIRE_BYTES = 16 * 1024
 """The output body's budget as the model reads it: bytes of its JSON-escaped text."""
-
-_MARKER = re.compile(r"\n… \[(\d+) bytes omitted; full output in the spool\] …\n")
-"""The core's head/tail separator (`shell.output.read_capped`)."""
 
 Derived = Callable[[Any], bool]
 
@@ -176,24 +173,22 @@ class _Fitted:
 def _fit(output: str, omitted_bytes: int, budget: int) -> _Fitted:
     if _cost(output) <= budget:
         return _Fitted(output, omitted_bytes)
-    found = _MARKER.search(output)
+    found = split_omitted(output)
     if found is not None:
-        head, tail = output[: found.start()], output[found.end() :]
+        head, _, tail = found
     else:
         middle = len(output) // 2
         cut = output.rfind("\n", 0, middle) + 1
         head, tail = output[:cut], output[cut:]
-    room = budget - _cost(f"\n… [{omitted_bytes + len(output.encode())} bytes omitted; …\n")
-    room -= _cost(" full output in the spool]")
+    room = budget - _cost(omitted_marker(omitted_bytes + len(output.encode())))
     # The tail first: its last line is what a model looks for (the verdict, the error).
     tail_part, tail_cost = _take(tail.splitlines(keepends=True), room - room // 2, from_end=True)
     head_part, _ = _take(head.splitlines(keepends=True), room - tail_cost, from_end=False)
     dropped = len(head.encode()) - len(head_part.encode())
     dropped += len(tail.encode()) - len(tail_part.encode())
     omitted = omitted_bytes + dropped
-    marker = f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
     return _Fitted(
-        head_part + marker + tail_part,
+        head_part + omitted_marker(omitted) + tail_part,
         omitted,
         head[len(head_part) :],
         tail[: len(tail) - len(tail_part)],

@@ -18,6 +18,7 @@ import regex
 from ..errors import UsageError
 from ..proc.spool import Hole, Spool, split_lines
 from ..secrets import redact_text, secret_values
+from .omitted import omitted_marker
 
 __all__ = [
     "SEARCH_BUDGET_SECONDS",
@@ -134,12 +135,9 @@ def read_capped(
 
 
 def _marker(omitted: int, freed: int, hole: Hole | None) -> str:
-    if hole is None or freed <= 0:
-        return f"\n… [{omitted} bytes omitted; full output in the spool] …\n"
-    why = f"not kept: {hole.reason}"
-    if freed == omitted:
-        return f"\n… [{omitted} bytes omitted; {why}] …\n"
-    return f"\n… [{omitted} bytes omitted; {freed} of them {why}, the rest in the spool] …\n"
+    if hole is None:
+        return omitted_marker(omitted)
+    return omitted_marker(omitted, freed, hole.reason)
 
 
 def read_lines_window(

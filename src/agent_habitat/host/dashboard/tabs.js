@@ -19,7 +19,6 @@ const TAILS_PAUSE_PER_TAB_MS = 125;
 // A shell event updates its card at once; the scene (previews, cwd) follows at most this
 // often, so a burst of runs costs one scene request, not one per event.
 const SCENE_DELAY_MS = 1000;
-const OMITTED = /\n… \[\d+ bytes omitted; full output in the spool\] …\n/;
 
 export const RESULT_GLYPH = { ok: "✓", bad: "✗", stop: "■", run: "▶", lost: "?" };
 
@@ -207,7 +206,7 @@ export function sceneSoon() {
 const finishing = new Set();
 
 // `last` with only `since` reads a head and a tail of the new bytes (bounded work on the
-// host however fast the tab prints); the head is dropped when bytes were left out.
+// host however fast the tab prints); when bytes were left out, the host drops the head.
 // Returns how long to pause before the next.
 async function pollTails() {
   if (state.view !== "tabs" || document.hidden) return TAILS_PAUSE_MS;
@@ -225,7 +224,7 @@ async function pollTails() {
     const cur = state.tabs.get(name);
     if (!cur || cur.index !== t.index || t.cursor === cur.cursor) continue;
     const fresh = t.omitted_bytes > 0
-      ? `… [${t.omitted_bytes} bytes skipped] …\n${t.output.split(OMITTED).pop()}`
+      ? `… [${t.omitted_bytes} bytes skipped] …\n${t.output}`
       : t.output;
     cur.tail = boundTail(t.omitted_bytes > 0 ? fresh : (cur.tail || "") + fresh);
     cur.cursor = t.cursor;

@@ -10,9 +10,10 @@ the characters a card keeps before it leaves the host.
 Body `{"tabs": {"<tab>": <byte cursor>, ...}, "chars": N}`; answer `{"tails": {"<tab>":
 {index, state, running, cursor, omitted_bytes, output}}, "missing": ["<tab>", ...]}`. Each
 tail is the verb `last` with `since` (the same service call as `shell_last`); `omitted_bytes`
-counts the new bytes that are not in `output`: those `last` left out plus those of the text
-cut here (counted after its cleaning, so near the raw count, not exactly it). A tab with no
-run (or one closed meanwhile) is listed in `missing`, not an error: cards come and go.
+counts the new bytes that are not in `output`: those `last` left out, the head it kept before
+its omitted-output marker (`output` is what follows the marker, never the marker), and those
+of the text cut here (counted after its cleaning, so near the raw count, not exactly it). A
+tab with no run (or one closed meanwhile) is listed in `missing`, not an error: cards come and go.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from starlette.routing import Route
 
 from agent_habitat.errors import NotFoundError
 from agent_habitat.shell.models import LastArgs, LastResult
+from agent_habitat.shell.omitted import split_omitted
 
 if TYPE_CHECKING:
     from agent_habitat.habitat import Habitat
@@ -45,9 +47,13 @@ class TailsArgs(BaseModel):
 def _tail(result: LastResult, chars: int) -> dict[str, Any]:
     output = result.output
     omitted = result.omitted_bytes
+    split = split_omitted(output)
+    if split is not None:
+        # A card shows the end: the head `last` kept before its marker is left out too.
+        head, _, output = split
+        omitted += len(head.encode())
     if len(output) > chars:
-        # Counted in characters of the cleaned text, which is what the card keeps; the head
-        # `last` returned before its own marker is among what is cut.
+        # Counted in characters of the cleaned text, which is what the card keeps.
         omitted += len(output[:-chars].encode())
         output = output[-chars:]
     return {
