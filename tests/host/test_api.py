@@ -8,9 +8,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from agent_habitat.events import EVENT_KINDS
 from agent_habitat.host.api import PREFIX
 from agent_habitat.host.app import build_app, build_mcp
 from agent_habitat.verbs import VERBS
+from agent_habitat.verify import POLICIES
 
 pytestmark = pytest.mark.anyio
 
@@ -108,11 +110,24 @@ async def test_get_is_only_for_read_only_verbs_without_required_args(
     assert (await api.post("/api/no_such_verb", json={})).status_code == 404
 
 
+async def test_meta_serves_every_event_kind_and_each_policys_rungs(
+    api: httpx2.AsyncClient,
+) -> None:
+    meta = (await api.get("/api/meta")).raise_for_status().json()
+    assert meta["event_kinds"] == list(EVENT_KINDS)
+    assert {"shell.run.exited", "verify.epoch.finished", "journal.gap"} <= set(meta["event_kinds"])
+    assert meta["policies"] == {name: list(rungs) for name, rungs in POLICIES.items()}
+    assert meta["policies"]["minimal"] == ["diagnose.files"]
+
+
 async def test_the_api_is_behind_the_guard(api: httpx2.AsyncClient) -> None:
     request = api.build_request("POST", "/api/shell_scene", json={})
     del request.headers["authorization"]
     bare = await api.send(request)
     assert bare.status_code == 401
+    request = api.build_request("GET", "/api/meta")
+    del request.headers["authorization"]
+    assert (await api.send(request)).status_code == 401
     rebound = await api.get("/api/verbs", headers={"host": "evil.example"})
     assert rebound.status_code == 421
 

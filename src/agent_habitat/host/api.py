@@ -1,6 +1,9 @@
 """The host's JSON API, derived from the verb table: the CLI and the dashboard use it.
 
 * `GET /api/verbs` — every verb: its route name, group, hints, args and result JSON schemas.
+* `GET /api/meta` — the contracts a client would otherwise copy: `event_kinds` (every kind
+  the habitat publishes, `events.EVENT_KINDS`) and `policies` (each verify policy's rungs,
+  `verify.POLICIES`, in order); the dashboard reads both.
 * `POST /api/<tool_name>` (`/api/shell_run`, `/api/project_open`, `/api/verify_run`, …) —
   the verb's args model as the JSON body (an empty body is `{}`); 200 with the result
   model as JSON. The same service call as the MCP tool of that name.
@@ -30,13 +33,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agent_habitat.errors import ConfigError, HabitatError, NotFoundError, UsageError
+from agent_habitat.events import EVENT_KINDS
 from agent_habitat.habitat import Habitat
-from agent_habitat.verbs import VERBS, Verb
+from agent_habitat.verbs import VERBS, AnyVerb
+from agent_habitat.verify import POLICIES
 
 from .dashboard.tails import tails_route
 from .verify_wait import verify_wait_route
 
-__all__ = ["PREFIX", "api_routes", "error_body", "verb_index"]
+__all__ = ["PREFIX", "api_routes", "error_body", "meta", "verb_index"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +66,7 @@ def _validation_error(exc: ValidationError) -> JSONResponse:
     return _error(400, problems, field)
 
 
-def _needs_no_args(verb: Verb) -> bool:
+def _needs_no_args(verb: AnyVerb) -> bool:
     return not any(f.is_required() for f in verb.args.model_fields.values())
 
 
@@ -84,6 +89,14 @@ def verb_index() -> list[dict[str, Any]]:
     ]
 
 
+def meta() -> dict[str, Any]:
+    """What `GET /api/meta` answers."""
+    return {
+        "event_kinds": list(EVENT_KINDS),
+        "policies": {name: list(rungs) for name, rungs in POLICIES.items()},
+    }
+
+
 async def _until_disconnect(request: Request, cancel: anyio.CancelScope) -> None:
     # The body is read by now, so the next message the server sends is the disconnect.
     while (await request.receive())["type"] != "http.disconnect":
@@ -91,7 +104,7 @@ async def _until_disconnect(request: Request, cancel: anyio.CancelScope) -> None
     cancel.cancel()
 
 
-async def _answer(habitat: Habitat, verb: Verb, args: BaseModel) -> Response:
+async def _answer(habitat: Habitat, verb: AnyVerb, args: BaseModel) -> Response:
     try:
         result = await verb.call(habitat, args, None)
     except ValidationError as exc:
@@ -112,7 +125,7 @@ async def _answer(habitat: Habitat, verb: Verb, args: BaseModel) -> Response:
     return Response(result.model_dump_json(), media_type="application/json")
 
 
-async def _call(habitat: Habitat, verb: Verb, args: BaseModel, request: Request) -> Response:
+async def _call(habitat: Habitat, verb: AnyVerb, args: BaseModel, request: Request) -> Response:
     # 499 (client closed the request) is only ever "sent" to a client that is gone.
     response: Response = Response(status_code=499)
     async with anyio.create_task_group() as tg:
@@ -122,7 +135,7 @@ async def _call(habitat: Habitat, verb: Verb, args: BaseModel, request: Request)
     return response
 
 
-def _endpoint(habitat: Habitat, verb: Verb) -> Callable[[Request], Awaitable[Response]]:
+def _endpoint(habitat: Habitat, verb: AnyVerb) -> Callable[[Request], Awaitable[Response]]:
     get_ok = verb.read_only and _needs_no_args(verb)
     name = verb.tool_name(PREFIX)
 
@@ -154,13 +167,19 @@ def _endpoint(habitat: Habitat, verb: Verb) -> Callable[[Request], Awaitable[Res
 
 
 def api_routes(habitat: Habitat) -> list[Route]:
-    """`/api/verbs`, one route per verb of the table, and the dashboard's batched tails
-    (`/api/dashboard/tails`, host/dashboard/tails.py)."""
+    """`/api/verbs`, `/api/meta`, one route per verb of the table, and the dashboard's
+    batched tails (`/api/dashboard/tails`, host/dashboard/tails.py)."""
 
     async def verbs(request: Request) -> Response:
         return JSONResponse(verb_index())
 
-    routes = [Route("/api/verbs", verbs, methods=["GET"])]
+    async def meta_route(request: Request) -> Response:
+        return JSONResponse(meta())
+
+    routes = [
+        Route("/api/verbs", verbs, methods=["GET"]),
+        Route("/api/meta", meta_route, methods=["GET"]),
+    ]
     for verb in VERBS:
         routes.append(
             Route(

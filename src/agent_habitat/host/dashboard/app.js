@@ -12,8 +12,6 @@ import { act, applyShellEvent, followTails, refreshScene, sceneSoon } from "./ta
 import { cancelVerify, onVerifyEvent, refreshVerify, tickRunning, verify } from "./verify.js";
 import { trackBars } from "./timeline.js";
 
-const POLICIES = ["minimal", "standard", "strict", "ci_parity"];
-
 // ---- the stream -------------------------------------------------------------------------------
 
 const SCENE_KINDS = /^shell\./;
@@ -35,7 +33,36 @@ function onEvent(e) {
   mark(...views);
 }
 
-function connect() {
+// The kinds the host publishes and its verify policies: from GET /api/meta, never copied here.
+async function loadMeta() {
+  try {
+    const r = await fetch("/api/meta", { credentials: "same-origin" });
+    if (r.ok) return await r.json();
+  } catch (_) { /* the stream and the API say what is wrong */ }
+  return { event_kinds: [], policies: {} };
+}
+
+function fillPolicies(policies) {
+  const select = $("verify-policy");
+  const asked = new URLSearchParams(location.hash.slice(1)).get("policy");
+  let before = [];
+  for (const [name, rungs] of Object.entries(policies)) {
+    const more = before.length && before.every((r) => rungs.includes(r));
+    const added = more ? rungs.filter((r) => !before.includes(r)) : rungs;
+    const text = `${name} — ${more ? "+ " : ""}${added.join(", ")}`;
+    select.append(new Option(text, name, false, name === (asked in policies ? asked : "standard")));
+    before = rungs;
+  }
+}
+
+function fillKindFilter(kinds) {
+  const select = $("event-kind");
+  for (const group of new Set(kinds.map((k) => k.split(".")[0]))) {
+    select.append(new Option(`${group}.*`, `${group}.`));
+  }
+}
+
+function connect(kinds) {
   const source = new EventSource("/events?since=0");
   const conn = $("conn");
   source.onopen = () => {
@@ -52,15 +79,8 @@ function connect() {
     } catch (_) { /* a frame that is not an event (a comment) */ }
   };
   source.onmessage = handle;
-  // Named events (`event: KIND`) do not reach onmessage; listen to every kind we know and
-  // to the rest through a catch-all added per kind seen in the journal.
-  const kinds = [
-    "shell.tab.opened", "shell.tab.closed", "shell.run.started", "shell.run.exited", "shell.run.killed", "shell.run.lost",
-    "environment.task.queued", "environment.task.started", "environment.task.progress", "environment.task.completed",
-    "environment.task.failed", "environment.task.cancelled", "environment.task.died",
-    "verify.epoch.started", "verify.epoch.stale", "verify.epoch.fresh", "verify.epoch.finished", "verify.watch.failed",
-    "project.opened", "host.started", "host.stopped", "journal.gap", "file.written", "file.edited",
-  ];
+  // Named events (`event: KIND`) do not reach onmessage: listen to every kind the host
+  // publishes (its /api/meta).
   for (const k of kinds) source.addEventListener(k, handle);
   window.habitatSource = source;
 }
@@ -159,7 +179,7 @@ async function runFromForm(ev) {
   refreshScene();
 }
 
-function init() {
+async function init() {
   // The one-time login (or a token) must not stay in the address bar, history or Referer:
   // the host has already exchanged it for an HttpOnly cookie.
   if (location.search) history.replaceState(null, "", location.pathname + location.hash);
@@ -174,10 +194,11 @@ function init() {
   $("event-text").addEventListener("input", refilter);
   $("timeline-window").addEventListener("change", () => mark("timeline"));
   window.addEventListener("resize", () => mark("timeline"));
-  const policy = new URLSearchParams(location.hash.slice(1)).get("policy");
-  if (POLICIES.includes(policy)) $("verify-policy").value = policy;
   loadWhere();
-  connect();
+  const meta = await loadMeta();
+  fillPolicies(meta.policies);
+  fillKindFilter(meta.event_kinds);
+  connect(meta.event_kinds);
   // The scene and verify status come from the API; the stream then keeps them current.
   state.live = true;
   refreshScene();
