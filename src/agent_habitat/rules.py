@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from .errors import HabitatError
 from .files.atomic import write_project_file
 from .files.text import decode_text, in_style, line_endings
-from .verbs import VERBS, Verb
+from .verbs import VERBS, AnyVerb
 
 __all__ = [
     "BEGIN_MARKER",
@@ -46,12 +46,12 @@ RULES_FILES: dict[RulesTarget, str] = {
 """Where each client looks for project instructions (relative to the project root)."""
 
 
-def server_tool_names(verbs: Iterable[Verb] = VERBS) -> frozenset[str]:
+def server_tool_names(verbs: Iterable[AnyVerb] = VERBS) -> frozenset[str]:
     """Every verb tool of the primary server (`habitat mcp`), from the verb table."""
     return frozenset(verb.tool_name("shell") for verb in verbs)
 
 
-def terminal_tool_names(verbs: Iterable[Verb] = VERBS) -> frozenset[str]:
+def terminal_tool_names(verbs: Iterable[AnyVerb] = VERBS) -> frozenset[str]:
     """The escape server's verb tools (`habitat terminal-mcp`): the shell verbs only."""
     return frozenset(verb.tool_name("terminal") for verb in verbs if verb.group == "shell")
 

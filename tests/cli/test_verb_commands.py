@@ -8,7 +8,7 @@ import pytest
 
 from agent_habitat.cli import build_parser
 from agent_habitat.cli.flags import request_from
-from agent_habitat.verbs import VERBS, Verb, verb
+from agent_habitat.verbs import VERBS, AnyVerb, verb
 
 
 def _subcommands() -> dict[str, argparse.ArgumentParser]:
@@ -34,7 +34,7 @@ def test_every_cli_row_is_a_habitat_subcommand_and_no_other_verb_is() -> None:
 
 @pytest.mark.parametrize("row", [r for r in VERBS if r.cli], ids=lambda r: r.cli_name)
 def test_each_field_is_a_flag_with_a_help_line_and_help_shows_an_example(
-    row: Verb, capsys: pytest.CaptureFixture[str]
+    row: AnyVerb, capsys: pytest.CaptureFixture[str]
 ) -> None:
     command = _subcommands()[row.cli_name]
     flags = {opt for action in command._actions for opt in action.option_strings}
@@ -51,7 +51,7 @@ def test_each_field_is_a_flag_with_a_help_line_and_help_shows_an_example(
 @pytest.mark.parametrize(
     "row", [r for r in VERBS if r.cli and "tab" in r.args.model_fields], ids=lambda r: r.name
 )
-def test_the_tab_is_accepted_as_a_positional_and_as_a_flag(row: Verb) -> None:
+def test_the_tab_is_accepted_as_a_positional_and_as_a_flag(row: AnyVerb) -> None:
     positional = ["web" if name == "tab" else "x" for name in row.positional]
     flagged = [*("x" for name in row.positional if name != "tab"), "--tab", "web"]
     for argv in (positional, flagged):

@@ -27,13 +27,13 @@ from agent_habitat.rules import (
     write_rules,
 )
 from agent_habitat.shell.models import LastArgs, RunArgs, WaitArgs
-from agent_habitat.verbs import VERBS, Verb
+from agent_habitat.verbs import VERBS, AnyVerb
 from agent_habitat.verify.models import LadderState
 
 TOOL_NAME = re.compile(r"\b(?:shell|terminal|project|verify|file)_[a-z_]+\b")
 
 
-def _with_verify_rows() -> tuple[Verb, ...]:
+def _with_verify_rows() -> tuple[AnyVerb, ...]:
     # The verify rows as the verify wiring adds them: group "verify", verbs run/status/cancel.
     template = VERBS[0]
     rows = [

@@ -24,17 +24,17 @@ from pydantic import BaseModel
 
 from ..errors import HabitatError, NotFoundError
 from ..shell import models as m
-from ..verbs import SHELL_VERBS, Verb
+from ..verbs import SHELL_VERBS, AnyVerb
 
 __all__ = ["Caller", "Streamer", "follow_run", "terminal_env"]
 
 
-def verb_row(name: str) -> Verb:
+def verb_row(name: str) -> AnyVerb:
     """The shell verb `name` (without loading the whole table: `verbs.VERBS`)."""
     return next(row for row in SHELL_VERBS if row.name == name)
 
 
-Caller = Callable[[Verb, BaseModel], Awaitable[BaseModel]]
+Caller = Callable[[AnyVerb, BaseModel], Awaitable[BaseModel]]
 """Calls one verb, in this process or in the host; the same answers and errors either way."""
 
 # How often a foreground run is looked for, then its spool file read for new output.
@@ -156,7 +156,7 @@ async def _forward_signals(call: Caller, tab: str) -> None:
 
 async def follow_run(
     call: Caller,
-    verb: Verb,
+    verb: AnyVerb,
     request: BaseModel,
     *,
     tab: str,

@@ -29,7 +29,7 @@ from ..host.launcher import find_host
 from ..host.lock import HostRecord
 from ..project_scene import ProjectSceneResult, render_project_scene
 from ..shell import models as m
-from ..verbs import SHELL_VERBS, Verb
+from ..verbs import SHELL_VERBS, AnyVerb
 from ..verbs.project import PROJECT_VERBS
 from .attach import Caller, Streamer, follow_run, terminal_env
 from .common import open_habitat, project_root, run_command
@@ -54,7 +54,7 @@ async def _embedded(
     """The verb in this process, on the workspace state (no host runs)."""
     async with open_habitat(args) as habitat:
 
-        async def call(verb: Verb, request: BaseModel) -> BaseModel:
+        async def call(verb: AnyVerb, request: BaseModel) -> BaseModel:
             return await verb.call(habitat, request, None)
 
         return await serve(call)
@@ -87,7 +87,7 @@ async def _host_for_stdin(root: Path, record: HostRecord | None) -> HostRecord:
     return handle.record
 
 
-def _handler(verb: Verb) -> Callable[[argparse.Namespace], int]:
+def _handler(verb: AnyVerb) -> Callable[[argparse.Namespace], int]:
     view = VIEWS.get(verb.cli_name)
     streams = view is not None and view.streams
 
@@ -133,7 +133,7 @@ def _show_project(result: ProjectSceneResult, streamed: bool) -> None:
     sys.stdout.write(render_project_scene(result))
 
 
-def _show(verb: Verb, result: BaseModel, args: argparse.Namespace, streamed: bool) -> int:
+def _show(verb: AnyVerb, result: BaseModel, args: argparse.Namespace, streamed: bool) -> int:
     """Print the result as the host path prints it (`cli.shell_views`, on the same JSON
     data) and return the exit code."""
     if isinstance(result, ProjectSceneResult) and not args.json:

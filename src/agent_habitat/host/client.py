@@ -15,7 +15,7 @@ import httpx2
 from pydantic import BaseModel, ValidationError
 
 from agent_habitat.errors import ConfigError, HabitatError, NotFoundError, UsageError
-from agent_habitat.verbs import Verb
+from agent_habitat.verbs import AnyVerb
 
 from .api import PREFIX
 from .lock import HostRecord
@@ -54,7 +54,7 @@ class HostClient:
     ) -> None:
         await self._http.aclose()
 
-    async def call(self, verb: Verb, args: BaseModel) -> BaseModel:
+    async def call(self, verb: AnyVerb, args: BaseModel) -> BaseModel:
         """The verb's result from the host; its refusal as the matching `HabitatError`."""
         name = verb.tool_name(PREFIX)
         try:

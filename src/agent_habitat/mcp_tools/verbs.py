@@ -9,14 +9,14 @@ import mcp.types as types
 from pydantic import BaseModel
 
 from agent_habitat.habitat import Habitat
-from agent_habitat.verbs import VERBS, Group, Progress, Verb, describe
+from agent_habitat.verbs import VERBS, AnyVerb, Group, Progress, describe
 
 from .tools import ToolDef
 
 __all__ = ["tool_annotations", "verb_tool", "verb_tools"]
 
 
-def tool_annotations(verb: Verb) -> types.ToolAnnotations | None:
+def tool_annotations(verb: AnyVerb) -> types.ToolAnnotations | None:
     """The verb's hints as MCP annotations; none when it claims nothing."""
     if not (verb.read_only or verb.destructive or verb.idempotent):
         return None
@@ -28,7 +28,7 @@ def tool_annotations(verb: Verb) -> types.ToolAnnotations | None:
     )
 
 
-def verb_tool(verb: Verb, habitat: Habitat, prefix: str) -> ToolDef:
+def verb_tool(verb: AnyVerb, habitat: Habitat, prefix: str) -> ToolDef:
     async def handler(args: Any, progress: Progress | None) -> BaseModel:
         return await verb.call(habitat, args, progress)
 

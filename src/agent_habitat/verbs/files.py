@@ -14,7 +14,7 @@ from .row import Verb
 
 __all__ = ["FILE_VERBS"]
 
-FILE_VERBS: tuple[Verb, ...] = (
+FILE_VERBS = (
     Verb(
         name="write",
         group="file",

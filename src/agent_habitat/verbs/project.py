@@ -36,7 +36,7 @@ async def trust_project(habitat: Habitat, args: TrustArgs) -> TrustResult:
     return await habitat.trust.grant(root, "verb")
 
 
-PROJECT_VERBS: tuple[Verb, ...] = (
+PROJECT_VERBS = (
     Verb(
         name="open",
         group="project",

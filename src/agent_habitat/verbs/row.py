@@ -1,10 +1,15 @@
-"""One row of the verb table: a verb's name, models, service call, annotations, texts."""
+"""One row of the verb table: a verb's name, models, service call, annotations, texts.
+
+`Verb` is generic in its args and result models, so mypy checks that each row's `call`
+takes the row's `args` and returns its `result`. The tables keep each row's own type (no
+annotation that would widen them); what reads the whole table takes `AnyVerb`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 from pydantic import BaseModel
 
@@ -13,24 +18,27 @@ from ..shell import Progress
 if TYPE_CHECKING:
     from ..habitat import Habitat
 
-__all__ = ["Call", "Group", "Progress", "Verb", "describe"]
+__all__ = ["AnyVerb", "Call", "Group", "Progress", "Verb", "describe"]
 
 Group = Literal["shell", "project", "verify", "file"]
 
-Call = Callable[["Habitat", Any, Progress | None], Awaitable[BaseModel]]
+A = TypeVar("A", bound=BaseModel)
+R = TypeVar("R", bound=BaseModel, covariant=True)
+
+Call: TypeAlias = Callable[["Habitat", A, Progress | None], Awaitable[R]]
 """`(habitat, validated args, progress or None) -> result model`."""
 
 
 @dataclass(frozen=True)
-class Verb:
+class Verb(Generic[A, R]):
     """One verb. `description` is a template: {p} the tool prefix (`shell`, `terminal`),
     {cap} the output cap, {preview} the scene preview size, {tabs} the tab limit, {project}
     which project is open."""
 
     name: str
-    args: type[BaseModel]
-    result: type[BaseModel]
-    call: Call
+    args: type[A]
+    result: type[R]
+    call: Call[A, R]
     summary: str
     """One line: the CLI command's help."""
     description: str
@@ -62,11 +70,16 @@ class Verb:
         return f"{prefix if self.group == 'shell' else self.group}_{self.name}"
 
 
+AnyVerb: TypeAlias = Verb[Any, BaseModel]
+"""A row of the table whatever its models: what the adapters and the table's readers take
+(its args validated by its own model, its result some model)."""
+
+
 def _size(n: int) -> str:
     return f"{n // 1024} KiB" if n % 1024 == 0 else f"{n} bytes"
 
 
-def describe(verb: Verb, habitat: Habitat, prefix: str) -> str:
+def describe(verb: AnyVerb, habitat: Habitat, prefix: str) -> str:
     """The verb's description for this habitat (its caps, its open project)."""
     caps = habitat.config
     return verb.description.format(

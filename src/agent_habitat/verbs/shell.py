@@ -18,7 +18,7 @@ class SceneArgs(BaseModel):
 
 _TAB = ("tab",)
 
-SHELL_VERBS: tuple[Verb, ...] = (
+SHELL_VERBS = (
     Verb(
         name="scene",
         args=SceneArgs,

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from .files import FILE_VERBS
 from .project import PROJECT_VERBS
-from .row import Group, Verb
+from .row import AnyVerb, Group
 from .shell import SHELL_VERBS
 from .verify import VERIFY_VERBS
 
 __all__ = ["VERBS", "verb"]
 
-VERBS: tuple[Verb, ...] = (*SHELL_VERBS, *PROJECT_VERBS, *FILE_VERBS, *VERIFY_VERBS)
+VERBS: tuple[AnyVerb, ...] = (*SHELL_VERBS, *PROJECT_VERBS, *FILE_VERBS, *VERIFY_VERBS)
 
 
-def verb(name: str, group: Group = "shell") -> Verb:
+def verb(name: str, group: Group = "shell") -> AnyVerb:
     """The row named `name` in `group`; KeyError names what exists."""
     for row in VERBS:
         if (row.name, row.group) == (name, group):

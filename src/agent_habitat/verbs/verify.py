@@ -132,7 +132,7 @@ async def _status(habitat: Habitat, args: VerifyStatusArgs) -> VerifyStatusResul
     return await habitat.verifier.status(args.task, CALLER_SESSION.get())
 
 
-VERIFY_VERBS: tuple[Verb, ...] = (
+VERIFY_VERBS = (
     Verb(
         name="run",
         group="verify",
