@@ -1,18 +1,64 @@
-"""`habitat verify`'s parser needs no ladder: its names are the ladder's own."""
+"""`habitat verify`'s parser needs no ladder: its flags are a copy of what `verify_run`'s
+args model derives, kept equal here."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from typing import Any
 
-from agent_habitat.cli.verify_cmds import POLICY_NAMES, RUNG_NAMES
+import pytest
+
+from agent_habitat.cli import build_parser
+from agent_habitat.cli.flags import argument_specs
+from agent_habitat.cli.verb_argv import VERIFY_ARGUMENTS, VERIFY_LEFT_OUT
 from agent_habitat.cli.verify_exit import EXIT_CODES, QUEUED
+from agent_habitat.verbs import verb
 from agent_habitat.verify.models import POLICIES, RUNGS
 
 
-def test_the_parsers_policy_and_rung_names_are_the_ladders() -> None:
-    assert POLICY_NAMES == tuple(POLICIES)
-    assert RUNG_NAMES == tuple(RUNGS)
+def _named(spec: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.__name__ if isinstance(v, type) else v for k, v in spec.items()}
+
+
+def test_the_verify_flags_are_what_the_verify_run_args_model_derives() -> None:
+    derived = [
+        (names, _named(spec))
+        for names, spec in argument_specs(verb("run", "verify"))
+        if spec["dest"] not in VERIFY_LEFT_OUT
+    ]
+    assert derived == VERIFY_ARGUMENTS, "update cli/verb_argv.VERIFY_ARGUMENTS to what it derives"
+    choices = {spec["dest"]: spec.get("choices") for _, spec in VERIFY_ARGUMENTS}
+    assert choices["policy"] == list(POLICIES)
+    assert choices["rung"] == list(RUNGS)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--files", "a.py", "b.py"], {"files": ["a.py", "b.py"]}),
+        (["--files", "a.py", "--files", "b.py"], {"files": ["a.py", "b.py"]}),
+        (
+            ["--rung", "test.scoped", "--filter", "-k parser"],
+            {"rung": ["test.scoped"], "filter": ["-k parser"]},
+        ),
+        (["--policy", "strict", "--wait"], {"policy": "strict", "rung": None}),
+    ],
+)
+def test_the_verify_command_line_reads_into_the_models_fields(
+    argv: list[str], expected: dict[str, Any]
+) -> None:
+    ns = build_parser("verify").parse_args(["verify", *argv])
+    for field, value in expected.items():
+        assert getattr(ns, field) == value
+
+
+def test_a_rung_the_ladder_does_not_have_is_refused_naming_the_choices(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        build_parser("verify").parse_args(["verify", "--rung", "test.everything"])
+    assert "diagnose.files" in capsys.readouterr().err
 
 
 def test_every_verdict_has_an_exit_code_and_queued_is_never_green() -> None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from ..verbs import Verb
+from ..verbs import AnyVerb
 from .common import FlagError, add_common, build_args
 
 __all__ = ["add_verb_parser", "argument_specs", "request_from"]
@@ -65,9 +65,14 @@ def _flag_spec(name: str, field: FieldInfo) -> dict[str, Any]:
         spec.update(action="append", metavar="KEY=VALUE")
         spec["help"] += " (repeatable)"
     elif origin is list:
+        # `--files a b` and `--files a --files b` both give [a, b].
         (item,) = typing.get_args(kind)
-        spec.update(action="append", type=item)
-        spec["help"] += " (repeatable)"
+        spec.update(action="extend", nargs="+", metavar=name.upper())
+        if typing.get_origin(item) is Literal:
+            spec["choices"] = list(typing.get_args(item))
+        else:
+            spec["type"] = item
+        spec["help"] += " (one or more; repeatable)"
     elif origin is Literal:
         spec["choices"] = list(typing.get_args(kind))
     elif kind in (int, float, str):
@@ -79,7 +84,7 @@ def _flag_spec(name: str, field: FieldInfo) -> dict[str, Any]:
     return spec
 
 
-def argument_specs(verb: Verb) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
+def argument_specs(verb: AnyVerb) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
     """`(names, add_argument keywords)` of each argument of `habitat <verb>`, in order,
     without `--json` and `--project` (`add_common`). `cli.verb_argv` keeps a copy of them
     (without the help texts) to parse a command line the host will answer without
@@ -100,7 +105,7 @@ def argument_specs(verb: Verb) -> list[tuple[tuple[str, ...], dict[str, Any]]]:
     return specs
 
 
-def add_verb_parser(subparsers: Any, verb: Verb) -> argparse.ArgumentParser:
+def add_verb_parser(subparsers: Any, verb: AnyVerb) -> argparse.ArgumentParser:
     """`habitat <verb.name> …`: positionals, one flag per field, `--json`, `--project`."""
     epilog = f"example:\n  {verb.example}" if verb.example else None
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -126,7 +131,7 @@ def _key_values(name: str, pairs: list[str]) -> dict[str, str] | None:
     return out or None
 
 
-def request_from(verb: Verb, ns: argparse.Namespace) -> BaseModel:
+def request_from(verb: AnyVerb, ns: argparse.Namespace) -> BaseModel:
     """The verb's args model from the parsed command line; FlagError names a bad flag."""
     values: dict[str, Any] = {}
     for name, field in verb.args.model_fields.items():
@@ -143,4 +148,5 @@ def request_from(verb: Verb, ns: argparse.Namespace) -> BaseModel:
             value = _key_values(name, value)
         values[name] = value
     only_positional = tuple(name for name in verb.positional if name not in _BOTH_WAYS)
-    return build_args(verb.args, only_positional, **values)
+    request: BaseModel = build_args(verb.args, only_positional, **values)
+    return request

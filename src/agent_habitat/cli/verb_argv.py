@@ -7,6 +7,10 @@ derives from each row (without the help texts; a test keeps the two equal), and 
 parses with the same argparse calls, so both accept the same command lines with the same
 results. Anything that is not a plain, valid call — help, a parse error, a flag given twice,
 an interactive run — returns None, and the full parser answers it, with its own messages.
+
+`VERIFY_ARGUMENTS` is the same copy for `habitat verify` (`verify_run`'s row, help texts
+kept, `wait` left out: the command always waits), which `cli.verify_cmds` builds its flags
+from without importing the models.
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-__all__ = ["ARGUMENTS", "VerbCall", "read_argv"]
+__all__ = [
+    "ARGUMENTS",
+    "VERIFY_ARGUMENTS",
+    "VERIFY_LEFT_OUT",
+    "VerbCall",
+    "add_arguments",
+    "read_argv",
+]
 
 _S: dict[str, Any] = {"type": "str"}
 _TAB_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
@@ -74,7 +85,76 @@ ARGUMENTS: dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]] = {
 """Each CLI shell verb's arguments as `cli.flags.argument_specs` gives them, less the help;
 types by name (`"int"`), and `--json` / `--project` (`cli.common.add_common`) left out."""
 
+VERIFY_ARGUMENTS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (
+        ("--policy",),
+        {
+            "dest": "policy",
+            "help": "minimal (diagnose.files), standard (the default: + compile.project, "
+            "test.scoped), strict (+ build.affected), ci_parity (all)",
+            "choices": ["minimal", "standard", "strict", "ci_parity"],
+        },
+    ),
+    (
+        ("--rung",),
+        {
+            "dest": "rung",
+            "help": "Run exactly these rungs instead of the policy's (one or more; repeatable)",
+            "action": "extend",
+            "nargs": "+",
+            "metavar": "RUNG",
+            "choices": [
+                "diagnose.files",
+                "compile.project",
+                "build.affected",
+                "test.scoped",
+                "test.full",
+            ],
+        },
+    ),
+    (
+        ("--files",),
+        {
+            "dest": "files",
+            "help": "The change's files, instead of git's dirty set (one or more; repeatable)",
+            "action": "extend",
+            "nargs": "+",
+            "metavar": "FILES",
+            "type": "str",
+        },
+    ),
+    (
+        ("--filter",),
+        {
+            "dest": "filter",
+            "help": "pytest node ids, paths, or '-k EXPR'; replaces the affected-test selection "
+            "(one or more; repeatable)",
+            "action": "extend",
+            "nargs": "+",
+            "metavar": "FILTER",
+            "type": "str",
+        },
+    ),
+]
+"""`verify_run`'s arguments as `cli.flags.argument_specs` gives them, help included, less
+`--wait`; types by name."""
+VERIFY_LEFT_OUT = ("wait",)
+"""`verify_run` fields `habitat verify` has no flag for (it always waits for the verdict)."""
+
 _TYPES: dict[str, type] = {"int": int, "float": float, "str": str}
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser, specs: list[tuple[tuple[str, ...], dict[str, Any]]]
+) -> None:
+    """`parser.add_argument` for each of `specs` (a copy above), its types named by name."""
+    for names, spec in specs:
+        spec = dict(spec)
+        if "type" in spec:
+            spec["type"] = _TYPES[spec["type"]]
+        parser.add_argument(*names, **spec)
+
+
 _BOTH_WAYS = "tab"
 
 
@@ -103,11 +183,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser(command: str) -> argparse.ArgumentParser:
     parser = _Parser(prog=f"habitat {command}", add_help=False, exit_on_error=False)
-    for names, spec in ARGUMENTS[command]:
-        spec = dict(spec)
-        if "type" in spec:
-            spec["type"] = _TYPES[spec["type"]]
-        parser.add_argument(*names, **spec)
+    add_arguments(parser, ARGUMENTS[command])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--project", type=Path)
     return parser

@@ -26,12 +26,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["POLICY_NAMES", "RUNG_NAMES", "register"]
+from .verb_argv import VERIFY_ARGUMENTS, add_arguments
 
-POLICY_NAMES = ("minimal", "standard", "strict", "ci_parity")
-"""`verify.models.POLICIES` (a test keeps them equal): the parser needs no ladder."""
-RUNG_NAMES = ("diagnose.files", "compile.project", "build.affected", "test.scoped", "test.full")
-"""`verify.models.RUNGS`, in ladder order (a test keeps them equal)."""
+__all__ = ["register"]
 
 _EPILOG = (
     "exit codes: 0 green (something ran and passed); 1 red, error, died, cancelled, or stale "
@@ -67,23 +64,8 @@ def register(subparsers: Any) -> None:
         ),
         epilog=_EPILOG,
     )
-    parser.add_argument("--policy", choices=POLICY_NAMES, help="default: [tool.habitat] policy")
-    parser.add_argument(
-        "--rung",
-        action="append",
-        choices=RUNG_NAMES,
-        metavar="RUNG",
-        help=f"run exactly this rung (repeatable) instead of the policy's: {', '.join(RUNG_NAMES)}",
-    )
-    parser.add_argument(
-        "--files", nargs="+", metavar="FILE", help="treat these files as the change"
-    )
-    parser.add_argument(
-        "--filter",
-        action="append",
-        metavar="ARG",
-        help="pytest node id, path, or '-k EXPR' (repeatable); replaces the test selection",
-    )
+    # verify_run's fields, as every verb's flags are derived from its args model.
+    add_arguments(parser, VERIFY_ARGUMENTS)
     where = parser.add_mutually_exclusive_group()
     where.add_argument(
         "--background",
@@ -185,12 +167,8 @@ def _verify(args: argparse.Namespace) -> int:
     ):
         from .verify_hosted import verify_through_host
 
-        body = {
-            "policy": args.policy,
-            "rung": args.rung,
-            "files": _files_for_host(root, args.files),
-            "filter": args.filter,
-        }
+        body = {spec["dest"]: getattr(args, spec["dest"]) for _, spec in VERIFY_ARGUMENTS}
+        body["files"] = _files_for_host(root, args.files)
         code = verify_through_host(
             root,
             args,
