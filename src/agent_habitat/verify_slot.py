@@ -32,10 +32,10 @@ from .verify import (
     RungStatus,
     Snapshot,
     VerifyEpoch,
-    take_snapshot,
 )
 from .verify.accounting import TimeAccounting
 from .verify.epochs import changed_between
+from .verify.toolchains import snapshot_of
 from .verify_report import (
     LISTED_PATHS,
     EpochReport,
@@ -269,7 +269,7 @@ class VerifySlot:
         servers = [s for s in self.records.servers() if s.root == str(root)]
         served_by = servers[0].describe() if servers else None
         time = servers[0].time if servers else None
-        current = await anyio.to_thread.run_sync(take_snapshot, root)
+        current = await anyio.to_thread.run_sync(snapshot_of, root)
         if record is None:
             if task is not None:
                 raise NotFoundError(f"no verify task {task!r} recorded for {root}")
@@ -381,7 +381,7 @@ class VerifySlot:
             result=result,
         )
         report = epoch_report(view, root)
-        after = await anyio.to_thread.run_sync(take_snapshot, root)
+        after = await anyio.to_thread.run_sync(snapshot_of, root)
         snapshot: Snapshot | None = after
         if after.id != result.snapshot:
             # Which files moved is unknown without the climb's own hashes: stale, never green.

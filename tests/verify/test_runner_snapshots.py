@@ -19,6 +19,7 @@ from agent_habitat.testing import FakeClock
 from agent_habitat.verify.runner import VerifyRunner
 from agent_habitat.verify.runner_config import RunnerConfig
 from agent_habitat.verify.snapshot import Snapshot, take_snapshot
+from agent_habitat.verify.toolchains import snapshot_of
 
 from .fake_ladder import FakeLadder
 
@@ -38,11 +39,11 @@ def taken(monkeypatch: pytest.MonkeyPatch) -> list[Snapshot]:
     seen: list[Snapshot] = []
 
     def counting(root: Path) -> Snapshot:
-        seen.append(take_snapshot(root))
+        seen.append(snapshot_of(root))
         return seen[-1]
 
-    monkeypatch.setattr(runner_module, "take_snapshot", counting)
-    monkeypatch.setattr(epochs_module, "take_snapshot", counting)
+    monkeypatch.setattr(runner_module, "snapshot_of", counting)
+    monkeypatch.setattr(epochs_module, "snapshot_of", counting)
     return seen
 
 

@@ -5,6 +5,7 @@
 #   environments the project's interpreter and tools;  command  one rung process via proc/
 #   head         HEAD's files and export;   baseline  findings matched against HEAD's, cached
 #   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
+#   toolchains/  what a language brings (python first): detect, owns, its rungs, ignores
 #   runner       the background verify runner (queue, coalesce, cancel) — with chain and
 #                chain_report (what a chain says on the bus, its timing), coalesce,
 #                epochs (snapshot-bound runs, stale), watch, substrate, accounting, hooks,

@@ -26,7 +26,8 @@ from .models import (
     RungResult,
     RungState,
 )
-from .snapshot import Snapshot, file_hash, take_snapshot
+from .snapshot import Snapshot, file_hash
+from .toolchains import snapshot_of
 
 __all__ = [
     "Epoch",
@@ -325,7 +326,7 @@ def contradicts(root: Path, snapshot: Snapshot, path: str) -> bool:
 async def moved_since(root: Path, snapshot: Snapshot, notes: list[str]) -> list[str]:
     """Paths whose content differs from `snapshot` now (one fresh snapshot of the tree)."""
     try:
-        current = await anyio.to_thread.run_sync(take_snapshot, root)
+        current = await anyio.to_thread.run_sync(snapshot_of, root)
         return await anyio.to_thread.run_sync(changed_between, root, snapshot, current)
     except (OSError, subprocess.SubprocessError) as exc:
         # Cannot tell whether the tree moved: then it may have, so never green.

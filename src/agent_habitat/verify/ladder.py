@@ -40,11 +40,12 @@ from .models import (
     RungName,
     RungResult,
 )
-from .rungs import RUNNERS, DmypyDaemon, RungContext
+from .rungs import DmypyDaemon, RungContext
 from .rungs.context import spool_budget
 from .rungs.warm_pytest import WarmPytest
 from .selection import Impact, analyse_impact, explicit_selection
-from .snapshot import take_snapshot
+from .toolchains import FALLBACK, Toolchain, detected, snapshot_of
+from .toolchains.climb import run_rung
 
 __all__ = ["new_ladder_id", "run_ladder", "stop_type_daemon"]
 
@@ -140,7 +141,9 @@ def _given_files(root: Path, files: list[str]) -> list[str]:
     return sorted(out)
 
 
-def _overall(results: list[RungResult], ctx: RungContext) -> tuple[LadderState, str | None]:
+def _overall(
+    results: list[RungResult], ctx: RungContext, chains: list[Toolchain]
+) -> tuple[LadderState, str | None]:
     """The ladder's state, and for `incomplete` / `nothing_to_verify` why."""
     states = {r.state for r in results}
     order: tuple[LadderState, ...] = ("cancelled", "died", "red", "error")
@@ -154,7 +157,7 @@ def _overall(results: list[RungResult], ctx: RungContext) -> tuple[LadderState, 
     if "green" in states:
         return "green", None
     # Nothing ran: never green.
-    if ctx.env is None:
+    if not chains:
         return "incomplete", (
             "no rung could run: not a Python project and no rung command configured; set "
             'them in pyproject.toml, e.g. [tool.habitat.ladder] "diagnose.files" = '
@@ -195,7 +198,7 @@ async def _context(
     # runner hook: an epoch verifies the snapshot it was bound to when it began.
     snapshot = hooks.snapshot if hooks and hooks.snapshot else None
     if snapshot is None:
-        snapshot = await anyio.to_thread.run_sync(take_snapshot, root)
+        snapshot = await anyio.to_thread.run_sync(snapshot_of, root)
     touched = _given_files(root, request.files) if request.files else snapshot.touched
     layout = await anyio.to_thread.run_sync(discover_layout, root, config)
     env: ProjectEnv | None = None
@@ -239,7 +242,9 @@ async def _context(
     return ctx
 
 
-async def _climb_one(ctx: RungContext, rung: RungName, bus: EventBus) -> RungResult:
+async def _climb_one(
+    ctx: RungContext, rung: RungName, bus: EventBus, chains: list[Toolchain]
+) -> RungResult:
     task = ctx.task(rung)
     bus.publish(
         "environment.task.started",
@@ -253,7 +258,7 @@ async def _climb_one(ctx: RungContext, rung: RungName, bus: EventBus) -> RungRes
     )
     started = time.monotonic()
     try:
-        result = await RUNNERS[rung](ctx)
+        result = await run_rung(ctx, rung, chains, FALLBACK)
     except anyio.get_cancelled_exc_class():
         result = RungResult(
             rung=rung,
@@ -351,9 +356,13 @@ async def run_ladder(
         hooks,
     )
     ctx.generators, ctx.outdated = generators, outdated_now
+    known = {"python": ctx.layout.is_python}  # the layout has said whether Python
+    chains = await anyio.to_thread.run_sync(detected, root, known)
+    if len(chains) == 1:
+        ctx.toolchain = chains[0].name
     results: list[RungResult] = []
     for index, rung in enumerate(rungs):
-        result = await _climb_one(ctx, rung, bus)
+        result = await _climb_one(ctx, rung, bus, chains)
         results.append(result)
         if result.state in _STOPPING:
             results.extend(
@@ -366,7 +375,7 @@ async def run_ladder(
                 for later in rungs[index + 1 :]
             )
             break
-    state, reason = _overall(results, ctx)
+    state, reason = _overall(results, ctx, chains)
     return LadderResult(
         id=ladder_id,
         snapshot=ctx.snapshot.id,

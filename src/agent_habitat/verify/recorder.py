@@ -37,9 +37,9 @@ from .rungs.context import RungContext
 from .rungs.suite import pytest_args
 from .selection import unrecorded
 from .selection_memo import SelectionMemo
-from .snapshot import take_snapshot
 from .substrate import SubstrateFactory
 from .testdeps import Recording, RunScope
+from .toolchains import snapshot_of
 
 __all__ = ["QUIET_S", "BackgroundRecorder"]
 
@@ -118,7 +118,7 @@ class BackgroundRecorder:
             unsubscribe()
 
     def _plan(self, ctx: RungContext) -> Selection | None:
-        snapshot = take_snapshot(ctx.root)
+        snapshot = snapshot_of(ctx.root)
         return unrecorded(
             ctx.layout,
             ctx.config,
@@ -131,7 +131,7 @@ class BackgroundRecorder:
     async def _record(self, base: RungContext, selection: Selection) -> bool:
         """Record `selection`; True when it ran to its end (False: a request cancelled it)."""
         assert base.env is not None
-        snapshot = await anyio.to_thread.run_sync(take_snapshot, base.root)
+        snapshot = await anyio.to_thread.run_sync(snapshot_of, base.root)
         ladder_id = f"record-{time.strftime('%H%M%S')}"
 
         def started(task: str, record: ProcessRecord) -> None:

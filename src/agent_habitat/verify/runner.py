@@ -48,7 +48,7 @@ from .models import LadderRequest, LadderResult, RungName
 from .runner_config import RunnerConfig, load_runner_config
 from .runner_models import ProgressSink, VerifyStatus, VerifyTicket, summary
 from .selection_memo import SelectionMemo
-from .snapshot import Snapshot, take_snapshot
+from .snapshot import Snapshot
 from .staleness import (
     follow_tree,
     mark_stale,
@@ -59,6 +59,7 @@ from .staleness import (
     validated_request,
 )
 from .substrate import SubstrateFactory
+from .toolchains import snapshot_of
 
 __all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
 
@@ -170,7 +171,7 @@ class VerifyRunner:
         request = self._validated(request or LadderRequest())
         writes, self._requesting = self._writes.count, self._requesting + 1
         try:
-            snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+            snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
         finally:
             self._requesting -= 1
         superseded: str | None = None
@@ -296,7 +297,7 @@ class VerifyRunner:
         if self._pending is None and not self._requesting:
             self._writes.entries.clear()
         if snapshot is None:
-            snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+            snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
         default = load_policy(self.root)
         request, notes = merge_requests(epoch.requests, default, snapshot.touched)
         rungs = rungs_of(request, default)
@@ -441,7 +442,7 @@ class VerifyRunner:
     async def status(self, task: str | None = None, *, session: str | None = None) -> VerifyStatus:
         """The newest epoch (or `task`'s) against the tree as it is now."""
         chain = self._chain(task) if task else self._newest()
-        current = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        current = await anyio.to_thread.run_sync(snapshot_of, self.root)
         verified = chain.epoch.snapshot if chain is not None else None
         if chain is not None and verified is not None:
             changed: list[str] = []

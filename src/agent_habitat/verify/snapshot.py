@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import subprocess
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,8 +95,10 @@ class NotTheChange:
     """Which paths of `root` are never part of a change: noise, the habitat's own files, and
     anything inside a virtualenv. Folders are asked once each (one `stat` per folder)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, ignores: Collection[str] = ()) -> None:
         self.root = root
+        self.ignores = frozenset(ignores)
+        """Folder names the detected toolchains fill with their output (`toolchains/`)."""
         self._venv: dict[str, bool] = {}
 
     def forget(self, path: str) -> None:
@@ -113,6 +116,8 @@ class NotTheChange:
         return False
 
     def __call__(self, path: str) -> bool:
+        if self.ignores and not self.ignores.isdisjoint(path.split("/")[:-1]):
+            return True
         return is_noise(path) or path in HABITAT_FILES or self.in_venv(path)
 
 
@@ -228,7 +233,7 @@ def _git_changes(root: Path) -> tuple[str | None, list[str]] | None:
     return head, paths
 
 
-def _walk_all(root: Path) -> list[str]:
+def _walk_all(root: Path, ignores: frozenset[str]) -> list[str]:
     # Like `find -xdev`: a folder opened as a project (`/`, say) never leads the walk into
     # /proc, /sys or /dev, whose files are endless, blocking or sockets.
     device = os.stat(root).st_dev
@@ -239,6 +244,7 @@ def _walk_all(root: Path) -> list[str]:
             for d in dirnames
             if d not in _NOISE_DIRS
             and d not in _VENV_DIRS
+            and d not in ignores
             and d[0] != "."
             and not d.startswith(_NOISE_PREFIXES)
             and not os.path.isfile(os.path.join(dirpath, d, _VENV_MARKER))
@@ -256,14 +262,15 @@ def _same_device(folder: Path, device: int) -> bool:
         return False
 
 
-def take_snapshot(root: Path) -> Snapshot:
-    """Read git (blocking; call it from a worker thread in async code)."""
+def take_snapshot(root: Path, ignores: Collection[str] = ()) -> Snapshot:
+    """Read git (blocking; call it from a worker thread in async code). `ignores`: folder
+    names never part of the change (`toolchains.snapshot_of` passes the detected ones)."""
     changes = _git_changes(root)
     if changes is None:
-        head, paths, in_git = None, _walk_all(root), False
+        head, paths, in_git = None, _walk_all(root, frozenset(ignores)), False
     else:
         (head, paths), in_git = changes, True
-    outside = NotTheChange(root)
+    outside = NotTheChange(root, ignores)
     hashes = {p: file_hash(root / p) for p in sorted(set(paths)) if not outside(p)}
     hashes = {p: h for p, h in hashes.items() if h != SPECIAL}
     digest = hashlib.sha256((head or "no-head").encode())

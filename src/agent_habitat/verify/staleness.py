@@ -26,7 +26,7 @@ from .config import load_ladder_config, load_policy
 from .epochs import changed_between, contradicts
 from .ladder import _given_files
 from .models import LadderRequest
-from .snapshot import take_snapshot
+from .toolchains import snapshot_of
 from .watch import ProjectWatcher
 
 __all__ = [
@@ -152,7 +152,7 @@ async def recheck(bus: EventBus, root: Path, chain: Chain) -> None:
     try:
         while True:
             seen = chain.writes
-            current = await anyio.to_thread.run_sync(take_snapshot, root)
+            current = await anyio.to_thread.run_sync(snapshot_of, root)
             changed = (
                 []
                 if current.id == snapshot.id

@@ -58,8 +58,8 @@ from .rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH, WarmPytest
 from .rungs.warm_pytest import ensure as ensure_warm_pytest
 from .selection import warm_graph
 from .selection_memo import SelectionMemo
-from .snapshot import take_snapshot
 from .testdeps import deps_store_dir, load_testdeps
+from .toolchains import snapshot_of
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
 
@@ -147,7 +147,7 @@ class WarmUp:
             self._untrusted_end = True
             await self._trusted()
             self.waiting_for_trust = self._untrusted_end = False
-        snapshot = await anyio.to_thread.run_sync(take_snapshot, self.root)
+        snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
         layout = await anyio.to_thread.run_sync(discover_layout, self.root, config)
         if not layout.is_python:
             self._skip_all("not a Python project")

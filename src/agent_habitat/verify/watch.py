@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 import anyio
@@ -23,6 +23,7 @@ from watchfiles._rust_notify import RustNotify
 
 from ..regular import is_special
 from .snapshot import NotTheChange
+from .toolchains import ignored_dirs
 
 __all__ = ["GitIgnore", "ProjectWatcher"]
 
@@ -45,20 +46,22 @@ _IGNORE_FILES = (".gitignore", ".git/info/exclude")
 class GitIgnore:
     """Which project paths git ignores; answers cached until a `.gitignore` changes."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, ignores: Collection[str] | None = None) -> None:
+        """`ignores`: folder names never a change; by default the detected toolchains'."""
         self.root = root
         self._cache: dict[str, bool] = {}
+        self.ignores = frozenset(ignored_dirs(root) if ignores is None else ignores)
         # `.habitat-tmp`: the edit verbs' atomic-write temp files (files/atomic.py), never a change.
         self._filter = DefaultFilter(
-            ignore_dirs=_IGNORED_DIRS,
+            ignore_dirs=(*_IGNORED_DIRS, *sorted(self.ignores)),
             ignore_entity_patterns=(*DefaultFilter.ignore_entity_patterns, r"\.habitat-tmp$"),
         )
         self._in_git: bool | None = None
-        self._outside = NotTheChange(root)
+        self._outside = NotTheChange(root, self.ignores)
 
     def forget(self) -> None:
         self._cache.clear()
-        self._outside = NotTheChange(root=self.root)
+        self._outside = NotTheChange(self.root, self.ignores)
 
     def _ask_git(self, paths: list[str]) -> set[str]:
         if self._in_git is None:

@@ -67,12 +67,17 @@ class RungContext:
     outdated: dict[str, str] = field(default_factory=dict)
     """Generator → why its outputs are older than its inputs, when the climb began."""
     """The test that was running when a rung's process died, when the substrate knows it."""
+    toolchain: str = "python"
+    """Which toolchain runs the rung (`toolchains/`); `touched` then holds the files it owns
+    and those no detected toolchain owns."""
+    spool_tag: str = ""
+    """Set when several toolchains climb, so their spools of one rung stay apart."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"
 
     def spool(self, rung: RungName, suffix: str = ".out") -> Path:
-        return spool_path(self.workspace.spool_dir, self.task(rung) + suffix)
+        return spool_path(self.workspace.spool_dir, self.task(rung) + self.spool_tag + suffix)
 
     def existing(self, paths: Sequence[str]) -> list[str]:
         return [p for p in paths if (self.root / p).exists()]
