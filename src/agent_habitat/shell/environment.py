@@ -8,9 +8,10 @@ tab's commands changed, not a copy of every secret the habitat was started with.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import TypedDict
+
+from ..secrets import environ
 
 __all__ = [
     "NON_INTERACTIVE",
@@ -38,7 +39,7 @@ def command_env(
     tab_env: Mapping[str, str] | None, extra: Mapping[str, str] | None
 ) -> dict[str, str]:
     """Tab environment (or this process's, for a new tab) + defaults + per-command `extra`."""
-    env = dict(os.environ if tab_env is None else tab_env)
+    env = environ() if tab_env is None else dict(tab_env)
     env.update(NON_INTERACTIVE)
     if extra:
         env.update(extra)
