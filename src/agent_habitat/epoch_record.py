@@ -9,6 +9,7 @@ as it is now), and whether the process that recorded it is still alive.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -64,7 +65,15 @@ def _alive(pid: int, create_time: float) -> bool:
 
 
 def _me() -> tuple[int, float]:
-    return os.getpid(), psutil.Process().create_time()
+    """This process's pid and create time (read once per pid: a call's accounting notes
+    it after every call, and psutil reads /proc for it each time)."""
+    pid = os.getpid()
+    return pid, _create_time(pid)
+
+
+@functools.lru_cache(maxsize=4)
+def _create_time(pid: int) -> float:
+    return float(psutil.Process(pid).create_time())
 
 
 class EpochRecords:
