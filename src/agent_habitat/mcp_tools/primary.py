@@ -57,7 +57,7 @@ async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
         await broadcaster.tools_changed()
         await broadcaster.prompts_changed()
 
-    def tools() -> list[ToolDef]:
+    def build_tools() -> list[ToolDef]:
         if habitat.project.root is None:  # only what works without a project (DESIGN §4)
             return [
                 tool
@@ -65,6 +65,17 @@ async def primary_server(habitat: Habitat) -> AsyncIterator[PrimaryServer]:
                 if tool.name not in ("project_scene", "project_trust")
             ]
         return verb_tools(habitat, "shell", ("shell", "project", "file", "verify"))
+
+    built: dict[str, list[ToolDef]] = {}
+
+    def tools() -> list[ToolDef]:
+        # A function of the open project alone (its descriptions name it): built once per
+        # project, not on every call, which looks its tool up here.
+        key = habitat.project.describe()
+        if key not in built:
+            built.clear()
+            built[key] = build_tools()
+        return built[key]
 
     scene = Resources(habitat, broadcaster)
     sessions = SessionNames(habitat)
