@@ -22,7 +22,14 @@ from . import spool_keeper
 from .flocks import is_held
 from .spool_keeper import Budget, lock_path, room, spool_dir_of
 
-__all__ = ["KEEPER_AFTER_SECONDS", "drained", "keeper_alive", "keeper_before", "start_keeper"]
+__all__ = [
+    "KEEPER_AFTER_SECONDS",
+    "drained",
+    "keeper_alive",
+    "keeper_before",
+    "pump_needed",
+    "start_keeper",
+]
 
 KEEPER_AFTER_SECONDS = 0.05
 """How long after its start a run gets its keeper (if it still writes): a short run none."""
@@ -38,6 +45,14 @@ _DRAIN_SECONDS = 2.0
 _DRAIN_POLL_SECONDS = 0.005
 
 
+def pump_needed(output: Path, budget: Budget) -> bool:
+    """Whether `keeper_before` would start a pump for `output`: its disk is too short for a
+    keeper that starts late (one `statvfs`, quick enough for the event loop), on Linux."""
+    if not sys.platform.startswith("linux"):
+        return False
+    return room(spool_dir_of(output)) < budget.run_bytes + _LATE_START_BYTES
+
+
 def keeper_before(output: Path, budget: Budget) -> int | None:
     """When the spool's disk is too short for a keeper that starts after the command (a
     small disk fills before it has started), start it first, as the run's **pump**: returns
@@ -47,9 +62,7 @@ def keeper_before(output: Path, budget: Budget) -> int | None:
     command holds it (`drained` then waits for the copy to finish). None when the disk has
     room, or where holes cannot be punched: the command writes `output` itself. Blocks while
     the keeper starts (tens of milliseconds): call it off the event loop."""
-    if room(spool_dir_of(output)) >= budget.run_bytes + _LATE_START_BYTES:
-        return None
-    if not sys.platform.startswith("linux"):
+    if not pump_needed(output, budget):
         return None
     read_end, write_end = os.pipe()
     try:

@@ -17,7 +17,13 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from ..config import ShellConfig
-from ..proc.keepers import KEEPER_AFTER_SECONDS, keeper_alive, keeper_before, start_keeper
+from ..proc.keepers import (
+    KEEPER_AFTER_SECONDS,
+    keeper_alive,
+    keeper_before,
+    pump_needed,
+    start_keeper,
+)
 from ..proc.spawner import Spawner
 from ..proc.spool import Spool
 from ..proc.spool_keeper import Budget
@@ -49,10 +55,11 @@ class SpoolKeeping:
         """On a disk too short for a late keeper, the keeper starts before the command and
         pumps its output into the spool: the pipe's write end for the command's output
         (the caller closes it once the command holds its own); None otherwise."""
-        if not self._enabled:
-            return None
+        budget = self._budget()
+        if not self._enabled or not pump_needed(run.files.output, budget):
+            return None  # the common case, without a hop to a worker thread
         try:
-            return await anyio.to_thread.run_sync(keeper_before, run.files.output, self._budget())
+            return await anyio.to_thread.run_sync(keeper_before, run.files.output, budget)
         except OSError as exc:  # the run goes on; a keeper may still start after it
             logger.warning("no spool keeper before %s: %s", run.files.output, exc)
             return None
