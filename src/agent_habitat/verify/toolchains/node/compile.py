@@ -1,0 +1,165 @@
+"""`compile.project` for Node: `tsc --noEmit` of each affected workspace that has a
+`tsconfig.json`, incremental (its `.tsbuildinfo` in the habitat's state folder, so a
+recheck costs what the checker's changed files cost); `file(line,col): error TSxxxx` lines
+parsed into findings. HEAD is checked by the same tsc in HEAD's export with the project's
+`node_modules` linked in (its own `.tsbuildinfo`), and only errors not at HEAD make it red.
+`build.affected`: the affected workspaces' `build` scripts, through the project's package
+manager."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import time
+from pathlib import Path
+
+import anyio.to_thread
+
+from ...baseline import BaseResult, fingerprint
+from ...head import HeadTree
+from ...models import RungName, RungResult, RungState
+from ...rungs.compare import cache_of, settle
+from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
+from .common import Tool, head_with_modules, merge, mine, node_rung
+from .detect import NodeProject, Workspace
+from .parsers import parse_tsc
+
+__all__ = ["build_affected", "compile_project", "tsc_argv"]
+
+RUNG: RungName = "compile.project"
+BUILD: RungName = "build.affected"
+
+
+def _no_change(ctx: RungContext) -> str | None:
+    return None if mine(ctx) else "no touched JavaScript/TypeScript file or its configuration"
+
+
+def _checked(project: NodeProject, touched: list[str]) -> list[Workspace]:
+    return [ws for ws in project.affected(touched) if (ws.path / "tsconfig.json").is_file()]
+
+
+def tsc_argv(tsc: Path, state_dir: Path, workspace: Path, tag: str) -> list[str]:
+    """tsc on the workspace's tsconfig, nothing written but its incremental state."""
+    key = hashlib.sha256(f"{tag}\0{workspace}".encode()).hexdigest()[:16]
+    info = state_dir / "node" / "tsc" / f"{key}.tsbuildinfo"
+    info.parent.mkdir(parents=True, exist_ok=True)
+    return [
+        str(tsc),
+        "--noEmit",
+        "--pretty",
+        "false",
+        "-p",
+        "tsconfig.json",
+        "--incremental",
+        "--tsBuildInfoFile",
+        str(info),
+    ]
+
+
+async def _head_errors(
+    ctx: RungContext, head: HeadTree, project: NodeProject, ws: Workspace, tsc: Path
+) -> tuple[BaseResult, bool] | str:
+    def prepare() -> tuple[str, BaseResult | None, Path | None]:
+        # HEAD's own files decide HEAD's errors; the installed dependencies are the
+        # lockfile's (HEAD's tsconfig is in the export, whatever the change did to it).
+        locks = [project.root / n for n in ("package-lock.json", "pnpm-lock.yaml", "yarn.lock")]
+        key = fingerprint("tsc", head.head, str(tsc), ws.rel, *locks)
+        hit = cache_of(ctx).get(key)
+        if hit is not None:
+            return key, hit, None
+        return key, None, head_with_modules(head, project)
+
+    key, hit, export = await anyio.to_thread.run_sync(prepare)
+    if hit is not None:
+        return hit, True
+    assert export is not None
+    where = export / ws.rel if ws.rel else export
+    if not (where / "tsconfig.json").is_file():
+        return BaseResult(findings=[]), False
+    argv = tsc_argv(tsc, ctx.workspace.state_dir, where, "head")
+    outcome = await ctx.run(RUNG, argv, suffix=".base.out", cwd=where, reap_leftovers=False)
+    if outcome.exit_code not in (0, 1, 2):
+        return f"tsc failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
+    findings = [
+        d.model_copy(update={"file": f"{ws.rel}/{d.file}" if ws.rel and d.file else d.file})
+        for d in parse_tsc(outcome.text, where)
+    ]
+    result = BaseResult(findings=findings, exit_code=outcome.exit_code)
+    await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
+    return result, False
+
+
+async def _tsc(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungResult:
+    tool = Tool(project, ws, "tsc", "typescript")
+    if tool.path is None:
+        return tool.missing(ctx, RUNG, f"{ws.rel or 'the project'} has a tsconfig.json")
+    tsc = tool.path
+    argv = tsc_argv(tsc, ctx.workspace.state_dir, ws.path, "work")
+    outcome = await ctx.run(RUNG, argv, cwd=ws.path, reap_leftovers=False)
+    diagnostics = [
+        d.model_copy(update={"file": f"{ws.rel}/{d.file}" if ws.rel and d.file else d.file})
+        for d in parse_tsc(outcome.text, ws.path)
+    ]
+    state: RungState | None = None
+    if outcome.exit_code in (1, 2) and diagnostics:
+        state = "red"
+    elif outcome.exit_code != 0:
+        state = "error"
+    result = from_outcome(
+        ctx, RUNG, outcome, tool="tsc", state=state, diagnostics=diagnostics, notes=[tool.note()]
+    )
+    if result.state == "error" and result.reason is None:
+        result.reason = f"tsc failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
+    return await settle(ctx, result, lambda head: _head_errors(ctx, head, project, ws, tsc))
+
+
+@node_rung(RUNG, no_work=_no_change)
+async def compile_project(ctx: RungContext, project: NodeProject) -> RungResult:
+    started = time.monotonic()
+    checked = await anyio.to_thread.run_sync(_checked, project, mine(ctx))
+    if not checked:
+        return nothing_to_do(ctx, RUNG, "node: no affected workspace has a tsconfig.json")
+    results = [await _tsc(ctx, project, ws) for ws in checked]
+    result = results[0] if len(results) == 1 else merge(results)
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
+def run_script(project: NodeProject, script: str) -> list[str] | None:
+    """`<manager> run <script>` when the package manager is on PATH (npm comes with node)."""
+    manager = shutil.which(project.manager)
+    return None if manager is None else [manager, "run", script]
+
+
+async def _build(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungResult:
+    argv = run_script(project, "build")
+    if argv is None:
+        return skipped(
+            ctx,
+            BUILD,
+            f"node: the project uses {project.manager} (by its lockfile), which is not on PATH; "
+            f"install it (`corepack enable {project.manager}`)",
+            missing=project.manager,
+        )
+    outcome = await ctx.run(BUILD, argv, cwd=ws.path)
+    result = from_outcome(
+        ctx,
+        BUILD,
+        outcome,
+        tool=f"{project.manager} run build",
+        diagnostics=parse_tsc(outcome.text, ws.path),
+        notes=[f"node: the build script of {ws.name} ({ws.scripts['build'][:120]})"],
+    )
+    return result
+
+
+@node_rung(BUILD, no_work=_no_change)
+async def build_affected(ctx: RungContext, project: NodeProject) -> RungResult:
+    started = time.monotonic()
+    built = [ws for ws in project.affected(mine(ctx)) if "build" in ws.scripts]
+    if not built:
+        return nothing_to_do(ctx, BUILD, "node: no affected workspace has a build script")
+    results = [await _build(ctx, project, ws) for ws in built]
+    result = results[0] if len(results) == 1 else merge(results)
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result

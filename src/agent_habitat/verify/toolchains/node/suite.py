@@ -1,0 +1,205 @@
+"""`test.scoped` and `test.full` for Node. Scoped: in each affected workspace, its runner's
+own affected-test mode — `vitest related <files> --run`, `jest --findRelatedTests <files>`,
+or `node --test` on the test files that import a touched file (graph.py) — widened to the
+workspace's whole suite when a touched file is deleted or configures the runner. Full: the
+project's `test` script through its package manager. Every process gets the substrate."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from ...models import RungName, RungResult, RungState
+from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
+from .common import Tool, merge, mine, node_rung
+from .compile import run_script
+from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
+from .graph import related_tests, test_files
+from .parsers import parse_fail_lines, parse_jest_json, parse_node_junit, suite_counts
+
+__all__ = ["full_suite", "scoped_suite"]
+
+SCOPED: RungName = "test.scoped"
+FULL: RungName = "test.full"
+_ENV = {"FORCE_COLOR": "0"}
+
+
+def _no_change(ctx: RungContext) -> str | None:
+    if ctx.selection.filtered:
+        return None
+    return None if mine(ctx) else "no touched JavaScript/TypeScript file or its configuration"
+
+
+def _widen(ctx: RungContext, ws: Workspace, touched: list[str]) -> str | None:
+    """Why the workspace's whole suite runs instead of the related tests, if it must."""
+    for rel in touched:
+        if not rel.endswith(SOURCE_SUFFIXES):
+            return f"{rel} changed (configuration)"
+        if not (ctx.root / rel).exists():
+            return f"{rel} was deleted (its importers cannot be traced)"
+    return None
+
+
+async def _read(path: Path) -> str:
+    try:
+        text = await anyio.Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    await anyio.Path(path).unlink(missing_ok=True)
+    return text
+
+
+def _reason(result: RungResult) -> None:
+    if result.state == "red" and result.diagnostics:
+        first = result.diagnostics[0].message.splitlines()[0][:200]
+        result.reason = f"{len(result.diagnostics)} test failure(s), first {first}"
+
+
+async def _jest_like(
+    ctx: RungContext,
+    project: NodeProject,
+    ws: Workspace,
+    runner: str,
+    files: list[str] | None,
+    why: str,
+) -> RungResult:
+    tool = Tool(project, ws, runner, runner)
+    if tool.path is None:
+        return tool.missing(ctx, SCOPED, f"{ws.name} tests with {runner}")
+    report = ctx.spool(SCOPED, ".json")
+    paths = [str(ctx.root / f) for f in files or []]
+    if runner == "vitest":
+        mode = ["related", "--run", *paths] if files is not None else ["run"]
+        argv = [str(tool.path), *mode, "--reporter=json", f"--outputFile={report}"]
+        argv.append("--passWithNoTests")
+    else:
+        mode = ["--findRelatedTests", *paths] if files is not None else []
+        # Coverage thresholds judge a whole suite; a scoped run is judged by its tests.
+        argv = [str(tool.path), *mode, "--json", f"--outputFile={report}", "--ci"]
+        argv += ["--passWithNoTests", "--coverage=false"]
+    outcome = await ctx.run(SCOPED, argv, cwd=ws.path, extra_env=_ENV)
+    text = await _read(report)
+    counts = suite_counts(text)
+    if counts is not None and counts[0] == 0 and outcome.exit_code == 0:
+        return nothing_to_do(ctx, SCOPED, f"node: {runner} found no test related to the change")
+    diagnostics = parse_jest_json(text, ctx.root, runner)
+    state: RungState | None = None
+    if outcome.exit_code not in (0, 1) or (outcome.exit_code == 1 and counts is None):
+        state = "error" if not diagnostics else "red"
+    ran = f"{counts[0]} test(s) ran" if counts else "no report"
+    notes = [tool.note(), f"node: {why}; {ran}"]
+    result = from_outcome(
+        ctx, SCOPED, outcome, tool=runner, state=state, diagnostics=diagnostics, notes=notes
+    )
+    if result.state == "error" and result.reason is None:
+        result.reason = f"{runner} failed to run (exit {outcome.exit_code}): {outcome.tail[-300:]}"
+    _reason(result)
+    return result
+
+
+async def _node_test(
+    ctx: RungContext, ws: Workspace, files: list[str] | None, why: str
+) -> RungResult:
+    if files is None:
+        tests = await anyio.to_thread.run_sync(test_files, ctx.root, ws.path)
+    else:
+        chosen = await anyio.to_thread.run_sync(related_tests, ctx.root, ws.path, files)
+        tests = list(chosen)
+        why = "; ".join([why, *list(chosen.values())[:5]])
+    if not tests:
+        return nothing_to_do(ctx, SCOPED, "node: no test file imports a touched file")
+    junit = ctx.spool(SCOPED, ".xml")
+    argv = [
+        "node",
+        "--test",
+        "--test-reporter=junit",
+        f"--test-reporter-destination={junit}",
+        "--test-reporter=spec",
+        "--test-reporter-destination=stdout",
+        *(str(ctx.root / t) for t in tests),
+    ]
+    outcome = await ctx.run(SCOPED, argv, cwd=ws.path, extra_env=_ENV)
+    parsed = await anyio.to_thread.run_sync(parse_node_junit, junit, ctx.root)
+    await anyio.Path(junit).unlink(missing_ok=True)
+    diagnostics, cases = parsed if parsed is not None else ([], 0)
+    state: RungState | None = None
+    if outcome.exit_code not in (0, 1) or (outcome.exit_code == 1 and not diagnostics):
+        state = "error" if parsed is None else None
+    notes = [f"node: node's test runner on {len(tests)} file(s) ({cases} test(s)); {why}"]
+    result = from_outcome(
+        ctx, SCOPED, outcome, tool="node-test", state=state, diagnostics=diagnostics, notes=notes
+    )
+    _reason(result)
+    return result
+
+
+async def _scoped_one(
+    ctx: RungContext, project: NodeProject, ws: Workspace, touched: list[str]
+) -> RungResult | None:
+    runner = ws.runner()
+    if runner is None:
+        return None
+    mine_here = [t for t in touched if ws.contains(t)] or touched
+    widen = _widen(ctx, ws, mine_here)
+    files: list[str] | None = None if widen else mine_here
+    if ctx.selection.filtered:
+        files = [t for t in ctx.selection.tests if (ctx.root / t).exists()]
+        why = f"the filter: {' '.join(ctx.selection.tests)[:200]}"
+    elif widen:
+        why = f"whole suite of {ws.name}: {widen}"
+    else:
+        mode = {"vitest": "vitest related", "jest": "jest --findRelatedTests", "node": "imports"}
+        why = f"tests related to {len(mine_here)} touched file(s) by {mode[runner]}"
+    if runner == "node":
+        return await _node_test(ctx, ws, files, why)
+    return await _jest_like(ctx, project, ws, runner, files, why)
+
+
+@node_rung(SCOPED, no_work=_no_change)
+async def scoped_suite(ctx: RungContext, project: NodeProject) -> RungResult:
+    started = time.monotonic()
+    touched = mine(ctx)
+    results = [
+        r for ws in project.affected(touched) if (r := await _scoped_one(ctx, project, ws, touched))
+    ]
+    if not results:
+        return skipped(
+            ctx,
+            SCOPED,
+            "node: no affected workspace uses vitest, jest or node's test runner "
+            "(configure [tool.habitat.ladder] test_scoped for another runner)",
+        )
+    result = results[0] if len(results) == 1 else merge(results)
+    result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
+@node_rung(FULL)
+async def full_suite(ctx: RungContext, project: NodeProject) -> RungResult:
+    root = project.workspaces[0]
+    if "test" not in root.scripts:
+        return skipped(ctx, FULL, "node: package.json has no test script")
+    argv = run_script(project, "test")
+    if argv is None:
+        return skipped(
+            ctx,
+            FULL,
+            f"node: the project uses {project.manager} (by its lockfile), which is not on PATH; "
+            f"install it (`corepack enable {project.manager}`)",
+            missing=project.manager,
+        )
+    outcome = await ctx.run(FULL, argv, extra_env=_ENV)
+    runner = root.runner() or "test script"
+    result = from_outcome(
+        ctx,
+        FULL,
+        outcome,
+        tool=f"{project.manager} test",
+        diagnostics=parse_fail_lines(outcome.text, ctx.root, runner),
+        notes=[f"node: the test script ({root.scripts['test'][:160]}) by {project.manager}"],
+    )
+    _reason(result)
+    return result
