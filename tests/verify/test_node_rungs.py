@@ -1,0 +1,252 @@
+"""The Node toolchain's rungs on tiny real projects made here, with the real tools (npm
+installs them once into a cache, node_tools.py): red only for what the change did, HEAD's
+findings pre-existing, the affected-test modes of vitest, jest and node's runner, a runner
+that dies, and no `node_modules` never green."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.layout import Layout
+from agent_habitat.verify.models import RungName, RungResult
+from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.snapshot import take_snapshot
+from agent_habitat.verify.toolchains.node import RUNNERS
+from agent_habitat.workspace import Workspace
+from git_tree import commit_tree, git, write
+from node_tools import node_modules
+
+pytestmark = pytest.mark.anyio
+_IDS = itertools.count(1)
+
+_ESLINT = 'export default [{ rules: { "no-unused-vars": "error", eqeqeq: "error" } }];\n'
+_TSCONFIG = {
+    "compilerOptions": {
+        "strict": True,
+        "module": "esnext",
+        "target": "es2022",
+        "moduleResolution": "bundler",
+        "skipLibCheck": True,
+    },
+    "include": ["src", "test"],
+}
+
+
+def _project(root: Path, files: dict[str, str], *, modules: bool = True, **package: object) -> Path:
+    data = {"name": "tiny", "private": True, "type": "module", **package}
+    base = {
+        "package.json": json.dumps(data),
+        ".gitignore": "node_modules/\n",
+        **files,
+    }
+    commit_tree(root, base)
+    if modules:
+        (root / "node_modules").symlink_to(node_modules(), target_is_directory=True)
+    return root
+
+
+async def _climb(root: Path, rung: RungName, config: LadderConfig | None = None) -> RungResult:
+    snapshot = take_snapshot(root)
+    ctx = RungContext(
+        root=root,
+        workspace=Workspace.for_project(root),
+        config=config or LadderConfig(),
+        policy="standard",
+        ladder_id=f"v{next(_IDS)}",  # a spool per climb, as the ladder gives
+        snapshot=snapshot,
+        touched=snapshot.touched,
+        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
+        env=None,
+    )
+    return await RUNNERS[rung](ctx)
+
+
+async def test_eslint_red_only_for_the_new_finding_head_s_listed_as_preexisting(
+    tmp_path: Path,
+) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "eslint.config.js": _ESLINT,
+            "src/a.js": "export function same(a, b) {\n  return a == b;\n}\n",
+        },
+        devDependencies={"eslint": "9"},
+    )
+    write(root, "src/a.js", "// a comment\nexport function same(a, b) {\n  return a == b;\n}\n")
+    moved = await _climb(root, "diagnose.files")
+    assert moved.state == "green", moved
+    assert (moved.new_findings, moved.preexisting_findings) == (0, 1)
+    assert moved.baseline is not None
+    assert moved.baseline.startswith("HEAD ")
+    assert any(n.startswith("node: eslint 9.") for n in moved.notes), moved.notes
+
+    write(root, "src/a.js", "export function same(a, b) {\n  const c = 1;\n  return a == b;\n}\n")
+    added = await _climb(root, "diagnose.files")
+    assert added.state == "red", added
+    assert [(d.code, d.line, d.preexisting) for d in added.diagnostics] == [
+        ("no-unused-vars", 2, False),
+        ("eqeqeq", 3, True),
+    ]
+    assert added.reason is not None
+    assert "1 new eslint finding(s)" in added.reason
+
+
+async def test_biome_findings_compared_with_head_in_its_export(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {"biome.json": "{}", "src/e.ts": "export const f = (a: number) => a == 1;\n"},
+        devDependencies={"@biomejs/biome": "2"},
+    )
+    write(root, "src/e.ts", "export const f = (a: number) => a == 1;\ndebugger;\n")
+    result = await _climb(root, "diagnose.files")
+    assert result.state == "red", result
+    assert result.tool == "biome"
+    assert [(d.code, d.line, d.preexisting) for d in result.diagnostics] == [
+        ("noDebugger", 2, False),
+        ("noDoubleEquals", 1, True),
+    ]
+
+
+async def test_tsc_new_type_error_red_head_s_error_preexisting_then_a_fix_is_green(
+    tmp_path: Path,
+) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "tsconfig.json": json.dumps(_TSCONFIG),
+            "src/old.ts": "export const n: number = 'x';\n",
+            "src/a.ts": "export function twice(x: number): number {\n  return x * 2;\n}\n",
+        },
+        devDependencies={"typescript": "5"},
+    )
+    write(root, "src/a.ts", "export function twice(x: number): number {\n  return `${x}`;\n}\n")
+    red = await _climb(root, "compile.project")
+    assert red.state == "red", red
+    assert [(d.file, d.code, d.preexisting) for d in red.diagnostics] == [
+        ("src/a.ts", "TS2322", False),
+        ("src/old.ts", "TS2322", True),
+    ]
+    assert "--incremental" in red.command
+    write(root, "src/a.ts", "export function twice(x: number): number {\n  return x + x;\n}\n")
+    green = await _climb(root, "compile.project")
+    assert green.state == "green", green
+    assert green.preexisting_findings == 1
+
+
+_ADD = "export function add(a, b) {\n  return a + b;\n}\n"
+_OTHER = "export const other = () => 1;\n"
+
+
+async def test_vitest_related_runs_the_tests_of_the_touched_file_only(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "src/add.js": _ADD,
+            "src/other.js": _OTHER,
+            "test/add.test.js": (
+                "import { test, expect } from 'vitest';\nimport { add } from '../src/add.js';\n"
+                "test('adds', () => { expect(add(1, 2)).toBe(3); });\n"
+            ),
+        },
+        devDependencies={"vitest": "3"},
+    )
+    write(root, "src/add.js", _ADD.replace("a + b", "a - b"))
+    red = await _climb(root, "test.scoped")
+    assert (red.state, red.tool) == ("red", "vitest"), red
+    assert "related" in red.command
+    assert [(d.file, d.code) for d in red.diagnostics] == [("test/add.test.js", "failed")]
+    git(root, "checkout", "src/add.js")
+    write(root, "src/other.js", "export const other = () => 2;\n")
+    none = await _climb(root, "test.scoped")
+    assert none.state == "skipped", none
+    assert none.reason == "node: vitest found no test related to the change"
+
+
+async def test_jest_find_related_tests_and_the_test_script_for_the_full_suite(
+    tmp_path: Path,
+) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "src/add.js": "function add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n",
+            "src/add.test.js": (
+                "const { add } = require('./add');\n"
+                "test('adds', () => expect(add(1, 2)).toBe(3));\n"
+            ),
+        },
+        devDependencies={"jest": "30"},
+        scripts={"test": "jest --ci"},
+        type="commonjs",
+    )
+    write(
+        root,
+        "src/add.js",
+        "function add(a, b) {\n  return a + b + 1;\n}\nmodule.exports = { add };\n",
+    )
+    scoped = await _climb(root, "test.scoped")
+    assert (scoped.state, scoped.tool) == ("red", "jest"), scoped
+    assert "--findRelatedTests" in scoped.command
+    assert scoped.diagnostics[0].file == "src/add.test.js"
+    full = await _climb(root, "test.full")
+    assert full.state == "red", full
+    assert full.command[-2:] == ["run", "test"]
+    assert [d.file for d in full.diagnostics] == ["src/add.test.js"]
+
+
+async def test_node_test_runner_on_the_importing_test_files_and_a_death_is_died(
+    tmp_path: Path,
+) -> None:
+    root = _project(
+        tmp_path,
+        {
+            "src/add.mjs": _ADD,
+            "src/other.mjs": _OTHER,
+            "test/add.test.mjs": (
+                "import test from 'node:test';\nimport assert from 'node:assert';\n"
+                "import { add } from '../src/add.mjs';\n"
+                "test('adds', () => assert.strictEqual(add(1, 2), 3));\n"
+            ),
+            "test/other.test.mjs": (
+                "import test from 'node:test';\nimport { other } from '../src/other.mjs';\n"
+                "test('other', () => {\n"
+                "  if (other() !== 1) process.kill(process.ppid, 'SIGKILL');\n});\n"
+            ),
+        },
+        scripts={"test": "node --test"},
+    )
+    write(root, "src/add.mjs", _ADD.replace("a + b", "a * b"))
+    red = await _climb(root, "test.scoped")
+    assert (red.state, red.tool) == ("red", "node-test"), red
+    assert [str(root / "test/add.test.mjs")] == [a for a in red.command if a.endswith(".mjs")]
+    assert [(d.file, d.line) for d in red.diagnostics] == [("test/add.test.mjs", 4)]
+    git(root, "checkout", "src/add.mjs")
+    write(root, "src/other.mjs", "export const other = () => 2;\n")
+    died = await _climb(root, "test.scoped")
+    assert (died.state, died.signal) == ("died", "SIGKILL"), died
+
+
+async def test_no_node_modules_is_skipped_with_the_install_command_never_green(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path, {"src/a.ts": "export const a = 1;\n"}, modules=False)
+    (root / "package-lock.json").write_text("{}", encoding="utf-8")
+    write(root, "src/a.ts", "export const a = 2;\n")
+    rungs: tuple[RungName, ...] = ("diagnose.files", "compile.project", "test.scoped", "test.full")
+    for rung in rungs:
+        result = await _climb(root, rung)
+        assert (result.state, result.missing) == ("skipped", f"`npm ci` in {root}"), result
+        assert result.reason is not None
+        assert "node_modules is missing" in result.reason
+
+
+async def test_a_configured_command_wins_over_the_toolchain(tmp_path: Path) -> None:
+    root = _project(tmp_path, {"src/a.js": "export const a = 1;\n"}, modules=False)
+    write(root, "src/a.js", "export const a = 2;\n")
+    config = LadderConfig.model_validate({"test.scoped": "echo configured"})
+    result = await _climb(root, "test.scoped", config)
+    assert (result.state, result.tool) == ("green", "configured"), result
