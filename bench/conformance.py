@@ -133,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["HABITAT_HOME"] = str(Path(tmp) / "home")
         project = Path(tmp) / "project"
         (project / ".git").mkdir(parents=True)
-        from agent_habitat.host import ensure_host, stop_host
-        from agent_habitat.host.launcher import host_files
+        from agent_habitat.reach import ensure_host, stop_host
+        from agent_habitat.reach.launcher import host_files
 
         record = ensure_host(project, tcp="127.0.0.1:0").record
         try:

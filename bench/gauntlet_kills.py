@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import psutil
 
-from agent_habitat.host.launcher import find_host, stop_host
+from agent_habitat.reach.launcher import find_host, stop_host
 from agent_habitat.workspace import Workspace
 from gauntlet_fuzz import bad_lines
 from gauntlet_wire import Unanswered, Wire, poll_until

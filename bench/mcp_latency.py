@@ -75,8 +75,8 @@ def habitat_host_specs(base: ServerSpec, workdir: Path, home: Path) -> list[Serv
     """
     if base.params is None:
         return []
-    from agent_habitat.host import ensure_host
-    from agent_habitat.host.launcher import host_files
+    from agent_habitat.reach import ensure_host
+    from agent_habitat.reach.launcher import host_files
 
     os.environ["HABITAT_HOME"] = str(home / "habitat-home")
     record = ensure_host(workdir, tcp="127.0.0.1:0").record
@@ -92,7 +92,7 @@ def habitat_host_specs(base: ServerSpec, workdir: Path, home: Path) -> list[Serv
 
 
 def stop_habitat_host(workdir: Path) -> None:
-    from agent_habitat.host import stop_host
+    from agent_habitat.reach import stop_host
 
     stop_host(workdir)
 
@@ -248,7 +248,7 @@ async def _start(spec: ServerSpec, stack: AsyncExitStack, logs: Path) -> _Sessio
 
 
 async def _http_client(spec: HttpSpec, stack: AsyncExitStack) -> Client:
-    from agent_habitat.host.launcher import host_files
+    from agent_habitat.reach.launcher import host_files
 
     token = host_files(Path(spec.params.cwd or ".")).token() if spec.params else ""
     http = await stack.enter_async_context(

@@ -5,7 +5,8 @@
 #   config   [tool.habitat] + HABITAT_* + flags;   workspace  where state lives
 #   project  which project is open;   habitat  the composition root (Habitat.open)
 #   verbs    every verb once: the MCP tools and CLI commands are derived from it
-#   mcp_tools, cli   the adapters: they take a built Habitat (docs/architecture.md)
+#   reach/   the way to a workspace host from another process (find, start, call, bridge)
+#   mcp_tools, cli, host   the adapters: they take a built Habitat (docs/architecture.md)
 __version__ = "0.1.0"
 
 __all__ = ["__version__"]

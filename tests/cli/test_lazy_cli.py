@@ -52,7 +52,7 @@ def test_a_shell_verb_does_not_import_the_ladder_mcp_or_the_host() -> None:
         "agent_habitat.verify.runner",
         "mcp",
         "grimp",
-        "agent_habitat.host.bridge",
+        "agent_habitat.reach.bridge",
         "agent_habitat.host.app",
         "httpx2",
         "watchfiles",
@@ -72,7 +72,7 @@ def test_the_fast_scene_reads_the_state_without_pydantic_anyio_or_rich() -> None
     # (Shell, SqliteJournal) on first use, and shell kinds resolve without anyio.
     loaded = _modules_after(
         "import agent_habitat.cli.scene_fast, agent_habitat.cli.scene_view\n"
-        "import agent_habitat.shell.quiet_scene, agent_habitat.host.files\n"
+        "import agent_habitat.shell.quiet_scene, agent_habitat.reach.files\n"
         "import agent_habitat.cli.host_scene"
     )
     for name in ("pydantic", "anyio", "rich", "psutil", "argparse", "agent_habitat.habitat"):

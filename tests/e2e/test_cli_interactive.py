@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.host import find_host, stop_host
+from agent_habitat.reach import find_host, stop_host
 
 _HABITAT = [sys.executable, "-m", "agent_habitat"]
 # A real process reads its stdin, so every bound here is what a hang would hit, not a pace

@@ -121,7 +121,7 @@ async def test_a_2026_client_is_served_over_stdio_with_list_changed(tmp_path: Pa
 
 
 async def test_habitat_mcp_without_embedded_bridges_to_the_workspace_host(tmp_path: Path) -> None:
-    from agent_habitat.host import find_host, stop_host
+    from agent_habitat.reach import find_host, stop_host
 
     root = project(tmp_path)
     try:

@@ -14,8 +14,8 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from agent_habitat.host import stop_host
 from agent_habitat.mcp_tools.stdio import screen
+from agent_habitat.reach import stop_host
 
 pytestmark = pytest.mark.anyio
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.host import stop_host
+from agent_habitat.reach import stop_host
 
 
 @pytest.fixture

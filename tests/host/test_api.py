@@ -9,9 +9,8 @@ import httpx2
 import pytest
 
 from agent_habitat.events import EVENT_KINDS
-from agent_habitat.host.api import PREFIX
 from agent_habitat.host.app import build_app, build_mcp
-from agent_habitat.verbs import VERBS
+from agent_habitat.verbs import PREFIX, VERBS
 from agent_habitat.verify import POLICIES
 
 pytestmark = pytest.mark.anyio

@@ -16,10 +16,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
 
-from agent_habitat.host import HostRecord, find_host
-from agent_habitat.host.bridge import HOST_RESTARTED
-from agent_habitat.host.launcher import host_files, probe_host
-from agent_habitat.host.lock import is_held
+from agent_habitat.reach import HostRecord, find_host
+from agent_habitat.reach.bridge import HOST_RESTARTED
+from agent_habitat.reach.launcher import host_files, probe_host
+from agent_habitat.reach.lock import is_held
 from agent_habitat.testing import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

@@ -24,8 +24,8 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from agent_habitat.host import find_host
-from agent_habitat.host.launcher import host_files, probe_host
+from agent_habitat.reach import find_host
+from agent_habitat.reach.launcher import host_files, probe_host
 from agent_habitat.testing import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

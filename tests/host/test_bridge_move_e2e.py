@@ -11,8 +11,8 @@ import anyio
 import mcp.types as types
 import pytest
 
-from agent_habitat.host import find_host, stop_host
-from agent_habitat.host.launcher import probe_host
+from agent_habitat.reach import find_host, stop_host
+from agent_habitat.reach.launcher import probe_host
 from agent_habitat.testing import eventually
 
 from .test_bridge_e2e import bridged, host, kill_host, output, text

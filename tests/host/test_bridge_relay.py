@@ -13,8 +13,8 @@ import anyio
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from agent_habitat.host.bridge import HOST_RESTARTED, Bridge, LineLink
-from agent_habitat.host.link import LinkClosed
+from agent_habitat.reach.bridge import HOST_RESTARTED, Bridge, LineLink
+from agent_habitat.reach.link import LinkClosed
 from agent_habitat.testing import eventually
 
 pytestmark = pytest.mark.anyio

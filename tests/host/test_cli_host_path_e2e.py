@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.cli import main
-from agent_habitat.host import ensure_host, stop_host
+from agent_habitat.reach import ensure_host, stop_host
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from agent_habitat.cli import main
-from agent_habitat.host import ensure_host, find_host
+from agent_habitat.reach import ensure_host, find_host
 
 pytestmark = pytest.mark.e2e
 
@@ -78,6 +78,6 @@ def test_dashboard_opens_tcp_on_a_running_host_without_it_and_keeps_the_host(
 
 
 def _token(project: Path) -> str:
-    from agent_habitat.host.launcher import host_files
+    from agent_habitat.reach.launcher import host_files
 
     return host_files(project).token()

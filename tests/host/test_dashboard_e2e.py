@@ -18,8 +18,8 @@ from urllib.parse import urlsplit
 import httpx2
 import pytest
 
-from agent_habitat.host import find_host
 from agent_habitat.host.credentials import cookie_name
+from agent_habitat.reach import find_host
 
 from .dashboard_browser import (
     axe_or_skip,

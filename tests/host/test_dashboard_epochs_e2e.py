@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import pytest
 
-from agent_habitat.host import find_host, stop_host
+from agent_habitat.reach import find_host, stop_host
 
 from .dashboard_browser import chromium_or_skip, dashboard_url, make_sample
 

@@ -20,7 +20,7 @@ import httpx2
 import psutil
 import pytest
 
-from agent_habitat.host import find_host, stop_host
+from agent_habitat.reach import find_host, stop_host
 
 from .dashboard_browser import (
     TEXT_AT_HEAD,

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.errors import UsageError
-from agent_habitat.host.files import HostFiles, UnsafePermissionsError
-from agent_habitat.host.lock import HostLock, HostRecord, read_record
 from agent_habitat.host.server import parse_tcp
+from agent_habitat.reach.files import HostFiles, UnsafePermissionsError
+from agent_habitat.reach.lock import HostLock, HostRecord, read_record
 from agent_habitat.workspace import Workspace
 
 

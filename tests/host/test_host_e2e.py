@@ -14,9 +14,9 @@ import pytest
 from mcp import Client
 
 from agent_habitat.cli import main
-from agent_habitat.host import HostRecord, ensure_host, find_host
-from agent_habitat.host.launcher import host_files
-from agent_habitat.host.lock import is_held
+from agent_habitat.reach import HostRecord, ensure_host, find_host
+from agent_habitat.reach.launcher import host_files
+from agent_habitat.reach.lock import is_held
 from agent_habitat.store import Database, SqliteJournal
 from agent_habitat.testing import eventually
 

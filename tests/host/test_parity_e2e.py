@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from agent_habitat.cli import main
-from agent_habitat.host import ensure_host
+from agent_habitat.reach import ensure_host
 
 from .test_bridge_e2e import bridged, output
 

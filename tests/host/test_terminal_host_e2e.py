@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.host import ensure_host, find_host
-from agent_habitat.host.launcher import host_files
-from agent_habitat.host.lock import is_held
 from agent_habitat.mcp_tools.terminal import TerminalHostArgs, host_action
 from agent_habitat.proc import ProcessRecord, is_alive, process_create_time
+from agent_habitat.reach import ensure_host, find_host
+from agent_habitat.reach.launcher import host_files
+from agent_habitat.reach.lock import is_held
 from agent_habitat.testing import eventually
 
 pytestmark = pytest.mark.e2e

@@ -19,7 +19,7 @@ import pytest
 
 from agent_habitat.cli import main
 from agent_habitat.cli.demo_sample import build_sample
-from agent_habitat.host import ensure_host, find_host, stop_host
+from agent_habitat.reach import ensure_host, find_host, stop_host
 from agent_habitat.testing import eventually
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

@@ -7,8 +7,8 @@ import os
 import threading
 from pathlib import Path
 
-from agent_habitat.host.lock import HostLock
 from agent_habitat.proc.flocks import is_held, take
+from agent_habitat.reach.lock import HostLock
 
 
 def probe_held(path: Path) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from agent_habitat.host.launcher import host_files
+from agent_habitat.reach.launcher import host_files
 
 from .browser_login import login, session_cookie
 

@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from agent_habitat.host.credentials import COOKIE_PREFIX, cookie_name
-from agent_habitat.host.launcher import host_files
+from agent_habitat.reach.launcher import host_files
 
 from .browser_login import login, session_cookie
 
@@ -32,7 +32,7 @@ def test_the_browser_never_receives_the_bearer_token(project: Path) -> None:
 
 
 def test_two_hosts_give_cookies_of_their_own_names(tmp_path: Path) -> None:
-    from agent_habitat.host import stop_host
+    from agent_habitat.reach import stop_host
 
     roots = [tmp_path / "one", tmp_path / "two"]
     for root in roots:

@@ -21,9 +21,9 @@ import psutil
 import pytest
 
 from agent_habitat.cli import main
-from agent_habitat.host import ensure_host, stop_host
-from agent_habitat.host.launcher import host_files
 from agent_habitat.proc import process_create_time
+from agent_habitat.reach import ensure_host, stop_host
+from agent_habitat.reach.launcher import host_files
 from agent_habitat.verify.rungs.dmypy import DmypyDaemon
 from agent_habitat.workspace import Workspace
 
@@ -34,8 +34,8 @@ _STAND_IN = textwrap.dedent(
     """
     import json, os, signal, sys, time
     from pathlib import Path
-    from agent_habitat.host.files import HostFiles
-    from agent_habitat.host.lock import HostLock, HostRecord
+    from agent_habitat.reach.files import HostFiles
+    from agent_habitat.reach.lock import HostLock, HostRecord
     from agent_habitat.workspace import Workspace
 
     files = HostFiles(Workspace.for_project(Path(sys.argv[1])))

@@ -15,9 +15,9 @@ from urllib.parse import urlsplit
 import httpx2
 import pytest
 
-from agent_habitat.host import HostHandle, ensure_host, stop_host
-from agent_habitat.host.launcher import host_files
 from agent_habitat.host.tcp_limits import HEAD_TIMEOUT_SECONDS
+from agent_habitat.reach import HostHandle, ensure_host, stop_host
+from agent_habitat.reach.launcher import host_files
 
 pytestmark = pytest.mark.timeout(180)
 

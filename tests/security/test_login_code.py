@@ -15,9 +15,9 @@ import httpx2
 import pytest
 
 from agent_habitat.cli import dashboard_cmd
-from agent_habitat.host import find_host
 from agent_habitat.host.credentials import cookie_name
 from agent_habitat.host.dashboard.login import LOGIN_TTL_SECONDS
+from agent_habitat.reach import find_host
 from host.dashboard_browser import chromium_or_skip
 
 from .browser_login import habitat_cli

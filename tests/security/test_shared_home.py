@@ -91,7 +91,7 @@ def test_habitat_verify_never_follows_a_host_lock_in_another_user_s_state_folder
     import json
     import socket
 
-    from agent_habitat.host.files import HostFiles
+    from agent_habitat.reach.files import HostFiles
 
     workspace = Workspace.for_project(project).ensure()
     planted = tmp_path / "theirs.sock"

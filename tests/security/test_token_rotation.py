@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from agent_habitat.host import ensure_host
-from agent_habitat.host.launcher import host_files
+from agent_habitat.reach import ensure_host
+from agent_habitat.reach.launcher import host_files
 
 from .browser_login import habitat_cli, login, session_cookie
 

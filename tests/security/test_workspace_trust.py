@@ -25,7 +25,7 @@ import mcp.types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from agent_habitat.host import ensure_host, find_host
+from agent_habitat.reach import ensure_host, find_host
 from agent_habitat.testing.conditions import eventually
 from agent_habitat.trust import NOT_TRUSTED, ProjectTrust
 

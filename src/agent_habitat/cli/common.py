@@ -108,7 +108,7 @@ def report_error(exc: HabitatError, *, as_json: bool) -> int:
     """Say what went wrong on stderr — as `{"error", "field"}` JSON for scripts — and
     return the exit code."""
     if as_json:
-        # FlagError, and the host's refusal of an argument (host.client), name the field.
+        # FlagError, and the host's refusal of an argument (reach.client), name the field.
         field = getattr(exc, "field", None)
         sys.stderr.write(json.dumps({"error": str(exc), "field": field}) + "\n")
     else:

@@ -71,8 +71,8 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
     import httpx2
 
-    from ..host import launcher
     from ..host.server import parse_tcp
+    from ..reach import launcher
 
     root = project_root(args)
     parse_tcp(args.tcp, allow_remote=False)
@@ -106,8 +106,8 @@ def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
 
 def _forward_file(args: argparse.Namespace, url: str) -> Path:
     """The owner-only page that forwards the browser to the login `url`."""
-    from ..host import launcher
     from ..host.dashboard import forward_page
+    from ..reach import launcher
     from ..workspace import write_private
 
     files = launcher.host_files(project_root(args))

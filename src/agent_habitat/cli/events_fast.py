@@ -72,8 +72,8 @@ def fast_events(argv: list[str]) -> int | None:
     except (_Refused, argparse.ArgumentError):
         return None
     from ..errors import HabitatError
-    from ..host.files import HostFiles
-    from ..host.plain_client import live_host
+    from ..reach.files import HostFiles
+    from ..reach.plain_client import live_host
     from ..workspace import Workspace, find_project_root, habitat_home, refuse_unsafe
 
     try:

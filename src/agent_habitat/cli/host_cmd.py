@@ -1,6 +1,6 @@
 """`habitat host start|stop|status|token` — the workspace host, from a terminal.
 
-`status` asks the host with the standard library alone (`host.plain_client`): the command
+`status` asks the host with the standard library alone (`reach.plain_client`): the command
 a person types to see whether the host is well must not pay a second of imports first.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import HabitatError, UsageError
 
 if TYPE_CHECKING:
-    from ..host import launcher as launcher_types
+    from ..reach import launcher as launcher_types
 
 __all__ = ["register"]
 
@@ -81,7 +81,7 @@ def cmd_host(args: argparse.Namespace) -> int:
         root = _root(args)
         if args.action == "status":
             return _status(root, args)
-        from ..host import launcher
+        from ..reach import launcher
 
         if args.action == "start":
             return _start(root, args)
@@ -114,8 +114,8 @@ def _stopped_json(stopped: launcher_types.StoppedHost | None) -> dict[str, Any]:
 
 
 def _start(root: Path, args: argparse.Namespace) -> int:
-    from ..host import launcher
     from ..host.server import parse_tcp
+    from ..reach import launcher
 
     if args.tcp:
         parse_tcp(args.tcp, allow_remote=args.allow_remote)  # refuse before spawning
@@ -134,7 +134,7 @@ def _start(root: Path, args: argparse.Namespace) -> int:
 def _token(root: Path, args: argparse.Namespace) -> int:
     import httpx2
 
-    from ..host import launcher
+    from ..reach import launcher
 
     record = launcher.find_host(root)
     answer: dict[str, Any]
@@ -178,8 +178,8 @@ def _token(root: Path, args: argparse.Namespace) -> int:
 
 
 def _status(root: Path, args: argparse.Namespace) -> int:
-    from ..host.files import HostFiles
-    from ..host.plain_client import HostGone, live_host
+    from ..reach.files import HostFiles
+    from ..reach.plain_client import HostGone, live_host
     from ..workspace import Workspace
 
     host = live_host(HostFiles(Workspace.for_project(root)).lock)

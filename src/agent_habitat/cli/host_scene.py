@@ -1,7 +1,7 @@
 """`habitat scene` asked of the running host straight over its unix socket.
 
 When a host serves the workspace, the scene is what the host knows (its tabs, its runs), so
-the CLI must ask it; the full path does that through the verb table and `host.client` (the
+the CLI must ask it; the full path does that through the verb table and `reach.client` (the
 pydantic models, httpx), which costs a second of imports for one small answer. The host's
 `POST /api/shell_scene` needs no token on the socket (only the user can open it), so this
 module sends that one request with the standard library and reads the JSON answer into the
@@ -64,7 +64,7 @@ def scene_of(data: Any) -> QuietScene:
 
 def host_scene(lock: Path) -> QuietScene | None:
     """The scene the live host of `lock` reports, or None (see the module docstring)."""
-    from ..host.plain_client import HostGone, live_host
+    from ..reach.plain_client import HostGone, live_host
 
     host = live_host(lock)
     if host is None:

@@ -2,7 +2,7 @@
 
 When a host serves the workspace, `habitat run|last|history|…` is a request to it: the
 command line is read by `cli.verb_argv`, sent to the host's JSON API over its socket
-(`host.plain_client`), and the JSON answer shown by `cli.shell_views`, the views the
+(`reach.plain_client`), and the JSON answer shown by `cli.shell_views`, the views the
 embedded path uses too. No pydantic, rich, anyio or httpx is imported, so the call costs
 the interpreter's start and the host's own work.
 
@@ -23,7 +23,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..host.plain_client import HostAnswer, HostGone, PlainHost, StateNotSafe, host_of
+from ..reach.plain_client import HostAnswer, HostGone, PlainHost, StateNotSafe, host_of
 from .shell_views import VIEWS, emit_json_data
 from .verb_argv import VerbCall, read_argv
 

@@ -3,7 +3,7 @@
 The CLI commands that hand work to the host (`habitat verify`, `status`, `cancel`) must
 cost a person no more than the work: the host already holds the warm state, so the
 client's part is a socket, one HTTP/1.1 request and `json`. The socket needs no token
-(only the user can open it, see host/files.py); `host.plain_client.host_of` finds it.
+(only the user can open it, see reach/files.py); `reach.plain_client.host_of` finds it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..host.plain_client import dechunk
+from ..reach.plain_client import dechunk
 
 __all__ = ["HostAnswer", "HostRefused", "HostUnreachable", "call", "live_socket", "stream"]
 
@@ -29,8 +29,8 @@ HostAnswer = tuple[int, Any]
 
 def live_socket(root: Path) -> str | None:
     """The socket of the host serving the workspace at `root`, while one is live
-    (`host.plain_client.host_of`: StateNotSafe for a state folder others may write)."""
-    from ..host.plain_client import host_of
+    (`reach.plain_client.host_of`: StateNotSafe for a state folder others may write)."""
+    from ..reach.plain_client import host_of
 
     host = host_of(root)
     return None if host is None else host.path
@@ -113,7 +113,7 @@ def _json_or_text(raw: bytes) -> Any:
 def call(path: str, route: str, body: dict[str, Any], timeout: float | None = 30.0) -> HostAnswer:
     """POST `body` as JSON to `route`; `timeout` bounds the answer (None: a call that lasts
     as long as its work, e.g. waiting for a verdict)."""
-    from ..host.plain_client import HostGone, PlainHost
+    from ..reach.plain_client import HostGone, PlainHost
 
     try:
         answer = PlainHost(0, path).ask("POST", route, body, timeout=timeout)

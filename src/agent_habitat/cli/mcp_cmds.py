@@ -98,7 +98,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     root = project.resolve() if project is not None else find_project_root()
     if not args.embedded:
         _quiet_logging()
-        from agent_habitat.host import serve_bridge
+        from agent_habitat.reach import serve_bridge
 
         return _run(lambda: serve_bridge(root))
     # Before the SDK is imported (a second of CPU): `initialize` is answered meanwhile.

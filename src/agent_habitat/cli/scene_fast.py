@@ -70,7 +70,7 @@ def _configured(root: Path) -> bool:
 def _host_lock(root: Path) -> Path | None:
     """The host's lock file when a host may serve the workspace: a running host keeps its
     record there and empties it on the way out (a dead one's record: `host_scene` checks)."""
-    from ..host.files import HostFiles
+    from ..reach.files import HostFiles
     from ..workspace import Workspace
 
     lock = HostFiles(Workspace.for_project(root)).lock

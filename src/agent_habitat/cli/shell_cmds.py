@@ -2,7 +2,7 @@
 subcommands (`cli.flags` builds each from its row), shown by `cli.shell_views`.
 
 When a host runs for the workspace the call goes to it: first through `cli.host_verbs`
-(the standard library alone, before this module is imported), and here, over `host.client`,
+(the standard library alone, before this module is imported), and here, over `reach.client`,
 for what that path leaves to the full one (an interactive run, input the host refused).
 A person and the agent see the same tabs, and `input` reaches a run the agent started.
 Otherwise the verb runs embedded, on the workspace state. Output and exit codes are the
@@ -25,9 +25,9 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
-from ..host.launcher import find_host
-from ..host.lock import HostRecord
 from ..project_scene import ProjectSceneResult, render_project_scene
+from ..reach.launcher import find_host
+from ..reach.lock import HostRecord
 from ..shell import models as m
 from ..verbs import SHELL_VERBS, AnyVerb
 from ..verbs.project import PROJECT_VERBS
@@ -64,7 +64,7 @@ async def _via_host(
     record: HostRecord, serve: Callable[[Caller], Awaitable[BaseModel]]
 ) -> BaseModel:
     """The verb in the workspace host, over its JSON API: its tabs, its stdin pipes."""
-    from ..host.client import HostClient
+    from ..reach.client import HostClient
 
     async with HostClient(record) as host:
         return await serve(host.call)
@@ -75,7 +75,7 @@ async def _host_for_stdin(root: Path, record: HostRecord | None) -> HostRecord:
     open for `input`: the workspace host, started here when none runs."""
     if record is not None:
         return record
-    from ..host.launcher import ensure_host
+    from ..reach.launcher import ensure_host
 
     handle = await anyio.to_thread.run_sync(ensure_host, root)
     if handle.started:

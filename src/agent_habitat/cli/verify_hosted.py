@@ -53,7 +53,7 @@ def _refused(status: int, answer: Any) -> int:
 
 
 def _start(root: Path) -> str:
-    from ..host.launcher import ensure_host  # only when a host is to be started
+    from ..reach.launcher import ensure_host  # only when a host is to be started
 
     handle = ensure_host(root)
     if handle.started and sys.stderr.isatty():
@@ -72,7 +72,7 @@ def verify_through_host(
     root: Path, args: argparse.Namespace, body: dict[str, Any], *, start: bool
 ) -> int | None:
     """Hand the verify to the workspace host and print its verdict; see the module."""
-    from ..host.plain_client import StateNotSafe
+    from ..reach.plain_client import StateNotSafe
 
     try:
         sock = live_socket(root)

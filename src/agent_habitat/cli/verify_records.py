@@ -8,8 +8,8 @@ import json
 import sys
 from typing import Any
 
-from ..host.client import HostClient
-from ..host.launcher import find_host
+from ..reach.client import HostClient
+from ..reach.launcher import find_host
 from ..verbs import verb
 from ..verbs.verify import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.rungs.dmypy import describe_warm

@@ -35,18 +35,15 @@ from starlette.routing import Route
 from agent_habitat.errors import ConfigError, HabitatError, NotFoundError, UsageError
 from agent_habitat.events import EVENT_KINDS
 from agent_habitat.habitat import Habitat
-from agent_habitat.verbs import VERBS, AnyVerb
+from agent_habitat.verbs import PREFIX, VERBS, AnyVerb
 from agent_habitat.verify import POLICIES
 
 from .dashboard.tails import tails_route
 from .verify_wait import verify_wait_route
 
-__all__ = ["PREFIX", "api_routes", "error_body", "meta", "verb_index"]
+__all__ = ["api_routes", "error_body", "meta", "verb_index"]
 
 logger = logging.getLogger(__name__)
-
-PREFIX = "shell"
-"""The shell verbs' prefix on the host, the primary MCP server's."""
 
 
 def error_body(message: str, field: str | None = None) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from agent_habitat.errors import UsageError
 from agent_habitat.events import EventBus
 from agent_habitat.habitat import Habitat
 from agent_habitat.mcp_tools import HabitatServer, primary_server
+from agent_habitat.reach.files import HostFiles
 from agent_habitat.shell import Shell
 from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
 from agent_habitat.verify.warmup import pytest_glance
@@ -40,7 +41,6 @@ from .api import api_routes
 from .credentials import Credentials
 from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
-from .files import HostFiles
 from .guard import Guard, over_tcp
 from .mcp_stream import LineStream
 from .token_route import token_route

@@ -24,13 +24,13 @@ import anyio
 import uvicorn
 
 from agent_habitat.errors import HabitatError, UsageError
+from agent_habitat.reach.files import HostFiles
+from agent_habitat.reach.lock import HostLock, HostRecord
 from agent_habitat.verify import stop_type_daemon
 from agent_habitat.workspace import Workspace
 
 from .app import HostApp, Hosted, build_app, build_mcp
 from .config import load_host_config
-from .files import HostFiles
-from .lock import HostLock, HostRecord
 from .tcp_limits import (
     HEAD_TIMEOUT_SECONDS,
     MAX_HEAD_BYTES,

@@ -12,8 +12,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from agent_habitat.reach.files import HostFiles
+
 from .credentials import Credentials
-from .files import HostFiles
 from .guard import AUTH_SCOPE_KEY
 
 __all__ = ["token_route"]

@@ -4,7 +4,7 @@ other habitat process.
 
 It keeps working while the primary server is hung, killed or being redeployed; its runs
 and the primary's outlive each other. `terminal_host` reports, restarts or stops the
-workspace host of a workspace (`host.launcher`): a host that does not answer within a
+workspace host of a workspace (`reach.launcher`): a host that does not answer within a
 bound (stopped, deadlocked) is SIGKILLed rather than waited on; runs survive either way.
 """
 
@@ -21,7 +21,7 @@ import mcp.types as types
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent_habitat.habitat import Habitat
-from agent_habitat.host.launcher import (
+from agent_habitat.reach.launcher import (
     STOP_TIMEOUT_SECONDS,
     ensure_host,
     find_host,

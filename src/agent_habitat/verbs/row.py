@@ -18,9 +18,13 @@ from ..shell import Progress
 if TYPE_CHECKING:
     from ..habitat import Habitat
 
-__all__ = ["AnyVerb", "Call", "Group", "Progress", "Verb", "describe"]
+__all__ = ["PREFIX", "AnyVerb", "Call", "Group", "Progress", "Verb", "describe"]
 
 Group = Literal["shell", "project", "verify", "file"]
+
+PREFIX = "shell"
+"""The shell verbs' prefix on the host's JSON API (`/api/shell_run`): the primary MCP
+server's, so a route and the tool an agent calls have one name."""
 
 A = TypeVar("A", bound=BaseModel)
 R = TypeVar("R", bound=BaseModel, covariant=True)

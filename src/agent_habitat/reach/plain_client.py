@@ -1,7 +1,7 @@
 """The host's JSON API over its unix socket, with the standard library alone.
 
 A CLI call that a running host answers should cost a process start and a round trip, not
-the second of imports that `host.client` (httpx, the pydantic models) brings. The socket
+the second of imports that `reach.client` (httpx, the pydantic models) brings. The socket
 needs no token (only the user can open it, mode 0600), so one HTTP/1.1 request with
 `Connection: close` and a JSON body is the whole protocol: `PlainHost.ask` sends it and
 returns the status and the decoded JSON answer. Nothing here knows a verb; the callers

@@ -1,4 +1,4 @@
-"""A verb call over the host's JSON API (`host.api`), from another process of the user.
+"""A verb call over the host's JSON API (`host/api.py`), from another process of the user.
 
 The CLI uses it when a host runs for the workspace: the call reaches the host's services
 (its tabs, the stdin pipes of its interactive runs) instead of opening the state itself.
@@ -15,9 +15,8 @@ import httpx2
 from pydantic import BaseModel, ValidationError
 
 from agent_habitat.errors import ConfigError, HabitatError, NotFoundError, UsageError
-from agent_habitat.verbs import AnyVerb
+from agent_habitat.verbs import PREFIX, AnyVerb
 
-from .api import PREFIX
 from .lock import HostRecord
 
 __all__ = ["HostApiError", "HostClient"]

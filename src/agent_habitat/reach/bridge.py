@@ -1,6 +1,6 @@
 """`habitat mcp` (not embedded): the client's stdio relayed to the workspace host, line for line.
 
-The bridge holds one line exchange with the host (`host/link.py`, served by
+The bridge holds one line exchange with the host (`reach/link.py`, served by
 `host/mcp_stream.py` on `/mcp`) and copies lines both ways as they come: requests,
 responses, progress, list_changed, resource updates, the host's own requests such as
 `roots/list`, both protocol eras. It parses each line only to keep the books it needs to
@@ -57,7 +57,7 @@ Message = dict[str, Any]
 
 
 class LineLink(Protocol):
-    """A line exchange with a host (`host.link.Link`; tests pass a fake)."""
+    """A line exchange with a host (`reach.link.Link`; tests pass a fake)."""
 
     async def send_line(self, line: bytes) -> None:
         """Write one line; `LinkClosed` when the host is gone (it never took the line)."""
