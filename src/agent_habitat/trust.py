@@ -14,7 +14,7 @@ Trust is kept in the project's own state folder (`trust.json`, 0600), keyed by t
 it: the folder's and its `.git`'s device and inode, and the repository's root commits
 (inode numbers are reused after a delete; a different repository has other root commits).
 A repository whose first commit came after the trust keeps it: an empty history matches
-any. Deleting the file (or `revoke_sync`) takes it back.
+any. Deleting the file takes it back.
 """
 
 from __future__ import annotations
@@ -222,13 +222,6 @@ class ProjectTrust:
             self._granted.set()
             self._granted = anyio.Event()
         return result
-
-    def revoke_sync(self, root: Path) -> bool:
-        data = self._read(root)
-        if data.roots.pop(str(root), None) is None:
-            return False
-        write_private(self._path(root), data.model_dump_json(indent=1))
-        return True
 
     async def wait(self, root: Path) -> None:
         """Return once `root` is trusted: granted here, or in another process (the file)."""
