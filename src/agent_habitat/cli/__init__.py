@@ -9,8 +9,23 @@ A CLI call imports only what its command needs: `--version` imports nothing of o
 `habitat scene` reads `state.db` directly when nothing needs doing (`cli.scene_fast`), a
 shell verb that a running host answers is sent to it with the standard library alone
 (`cli.host_verbs`), and otherwise the shell verbs alone are registered (no verify ladder,
-no MCP SDK). Only the
-top-level help and an unknown command build every subcommand.
+no MCP SDK). Only the top-level help and an unknown command build every subcommand.
+
+The modules:
+  parser         the top-level parser (JSON errors under `--json`);  common  opening the
+                 habitat, errors, JSON output;  flags  a verb's subcommand from its row
+  shell_cmds     the shell verbs from the table;  shell_views  how each result is shown
+  attach         a foreground run copied to the terminal;  table, styles  text layout
+  verb_argv      a shell verb's (and verify's) arguments without the models, for the host
+  host_verbs, host_wire, host_scene   a verb, a call, the scene answered by a running host
+  scene_fast, scene_view   `habitat scene` from state.db, and as a table
+  events_cmd, events_fast  `habitat events` (the journal; read straight while a host runs)
+  verify_cmds    `habitat verify|status|cancel`;  verify_exit  their exit codes
+  verify_hosted, verify_oneshot   a climb through the host, or in this process
+  verify_records `status`/`cancel` from the record;  verdict_text, ladder_view  the verdict
+  host_cmd       `habitat host …`;  dashboard_cmd  `habitat dashboard`;  mcp_cmds  `habitat mcp`
+  init_cmd       `habitat init`;  rules_cmd  `habitat rules`
+  demo_cmd, demo_tour, demo_sample   `habitat demo`: the tour and its sample project
 """
 
 from __future__ import annotations

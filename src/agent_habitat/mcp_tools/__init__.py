@@ -7,6 +7,9 @@
 #   progress   the progress throttle;  broadcast  list/resource changes to both protocol eras
 #   resources  habitat://scene;  prompts  `status`;  roots  the client's roots as the project
 #   render     compact text renderings of results, keyed by result type
+#   wire       a result's structured content as it goes on the wire;  schema  tools/list's
+#   confirm    a person's yes through the client;  accounting  time per agent session
+#   status_prompt  the `status` prompt's text
 # Names load from their module on first use (PEP 562): a stdio server starts its handshake
 # (`mcp_tools.handshake`, no SDK) before anything here imports the SDK.
 from typing import TYPE_CHECKING

@@ -4,6 +4,11 @@
 #   kill        kill_tree — the one place that owns killing; KillPolicy (grace, read per call)
 #   signals     parse_signal
 #   spool       a run's output file, read in bounded pieces (standard library only)
+#   spool_hole  the range of a spool written but not kept;  spool_writers  who writes one
+#   spool_keeper the keeper that holds a spool within its budget;  keepers  starting them
+#   spawner     the seam between a service and the OS's processes
+#   cgroup      a cgroup v2 per run, where allowed;  priority  idle priority
+#   flocks      whole-file locks that mark a live owner
 # Names load from their module on first use (PEP 562): the CLI reads a spool (`proc.spool`)
 # without importing psutil and anyio, which the rest needs.
 from ..lazy import lazy_attributes

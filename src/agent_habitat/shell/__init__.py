@@ -13,6 +13,7 @@
 #   run_store   RunStore — tabs and runs in state.db (the SQL, but quiet_scene's two reads)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env
 #   environment a command's starting env;  output  spool → capped, ANSI-free text
+#   omitted     the omitted-output marker: written and parsed only there
 # Names load from their module on first use (PEP 562): `habitat scene` reads the state with
 # `quiet_scene` alone, without building the verbs' models.
 from typing import TYPE_CHECKING

@@ -9,7 +9,13 @@
 #   runner       the background verify runner (queue, coalesce, cancel) — with chain and
 #                chain_report (what a chain says on the bus, its timing), coalesce,
 #                epochs (snapshot-bound runs, stale), watch, substrate, accounting, hooks,
-#                runner_config, runner_models
+#                runner_config, runner_models; staleness (the runner's edges: watching,
+#                checking a request), warmup (warming the ladder when a project opens)
+#   testdeps     per-test dependency data; deps_store its store; deps_selection selection
+#                narrowed by it; recorder its background recording; selection_memo what a
+#                long-lived process keeps between climbs; side_graph the test side's imports
+#   blocks, line_map   a file as blocks, a HEAD line's place now (findings through an edit)
+#   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
 # Names load from their module on first use (PEP 562): a caller that needs only the models
 # (the verb table, a shell command) does not pay for the ladder, the runner or grimp.
 from typing import TYPE_CHECKING

@@ -3,6 +3,7 @@
 #            the page itself: no build step, nothing from the network
 #   page     the routes: `/`, its files, and the one-time login `habitat dashboard` asks for
 #   login    one-time login codes, exchanged for a browser session (host/credentials.py)
+#   tails    `POST /api/dashboard/tails`: the live tails of the cards in one request
 from .login import Logins, forward_page
 from .page import dashboard_routes
 
