@@ -2,6 +2,7 @@
 #   fills in; python.py the first one; climb.py runs a rung for every detected toolchain
 #   with work and merges their results into one. A new toolchain registers with one
 #   import and one entry in TOOLCHAINS.
+#   node/ the TypeScript/JavaScript toolchain's pieces (detection, parsers, rungs).
 from __future__ import annotations
 
 from collections.abc import Mapping
