@@ -4,12 +4,19 @@ Claude Code reads `.mcp.json` (`mcpServers`), Cursor `.cursor/mcp.json` (`mcpSer
 VS Code `.vscode/mcp.json` (`servers`). The file is merged, never clobbered: other
 servers and keys stay as they are, an existing `habitat` entry is updated (and the result
 says so), and a file that is not valid JSON is refused untouched.
+
+Teams commit these files, so by default an entry holds nothing of this machine: the command
+is `habitat` as found on PATH, and the project is the folder the client starts the server
+in (Claude Code: its cwd, found by `habitat mcp` itself) or the client's own variable for
+it (Cursor and VS Code: `${workspaceFolder}`). `pinned=True` (`habitat init --absolute`)
+writes this habitat's absolute path and the project's instead, for one machine.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +28,7 @@ from .files.atomic import write_project_file
 
 __all__ = [
     "CONFIG_FILES",
+    "PORTABLE_COMMAND",
     "PRIMARY_SERVER",
     "TERMINAL_SERVER",
     "ClientKind",
@@ -50,6 +58,15 @@ TERMINAL_SERVER = "habitat-terminal"
 _TRANSPORT_KEYS = ("type", "url", "headers", "command", "args")
 # The console scripts of the distribution (pyproject `[project.scripts]`).
 _SCRIPT_NAMES = ("habitat", "agent-habitat")
+PORTABLE_COMMAND = "habitat"
+"""What a committed config runs: the console script, looked up on each machine's PATH."""
+# The project as the client names it when it starts a server; None: the client starts the
+# server in the project (Claude Code), and `habitat mcp` finds the work tree around its cwd.
+_PROJECT_VARIABLE: dict[ClientKind, str | None] = {
+    "claude": None,
+    "cursor": "${workspaceFolder}",
+    "vscode": "${workspaceFolder}",
+}
 
 
 class ServerChange(BaseModel):
@@ -66,6 +83,12 @@ class InitResult(BaseModel):
     created: bool = Field(description="True when the file did not exist before.")
     servers: list[ServerChange] = Field(description="What happened to each habitat entry.")
     kept: list[str] = Field(description="Other servers already in the file, left as they were.")
+    pinned: bool = Field(
+        description="True (`--absolute`): the entries hold this machine's absolute paths."
+    )
+    on_path: bool = Field(
+        description="Whether `habitat` is found on this PATH (what an unpinned entry runs)."
+    )
 
 
 class ConfigFileError(HabitatError):
@@ -84,20 +107,28 @@ def habitat_command() -> list[str]:
     return [sys.executable, "-m", "agent_habitat"]
 
 
-def _entries(client: ClientKind, command: list[str], project: Path) -> dict[str, dict[str, Any]]:
+def _entries(
+    client: ClientKind, command: list[str], project: Path | None
+) -> dict[str, dict[str, Any]]:
     def entry(*args: str) -> dict[str, Any]:
         body: dict[str, Any] = {} if client == "cursor" else {"type": "stdio"}
         body.update(command=command[0], args=[*command[1:], *args])
         return body
 
+    named = str(project) if project is not None else _PROJECT_VARIABLE[client]
     return {
-        PRIMARY_SERVER: entry("mcp", "--project", str(project)),
+        PRIMARY_SERVER: entry("mcp", *(("--project", named) if named is not None else ())),
         TERMINAL_SERVER: entry("terminal-mcp"),
     }
 
 
-def install_servers(project: Path, client: ClientKind, command: list[str]) -> InitResult:
-    """Merge the `habitat` and `habitat-terminal` entries into the client's project config."""
+def install_servers(
+    project: Path, client: ClientKind, command: list[str] | None = None
+) -> InitResult:
+    """Merge the `habitat` and `habitat-terminal` entries into the client's project config.
+
+    `command` None: the portable entries (`habitat` on PATH, the project as the client
+    knows it); a command: pinned entries running it, on this project's absolute path."""
     label = CONFIG_FILES[client]
     path = project / label
     key = _SERVERS_KEY[client]
@@ -116,7 +147,9 @@ def install_servers(project: Path, client: ClientKind, command: list[str]) -> In
         )
     kept = [name for name in servers if name not in (PRIMARY_SERVER, TERMINAL_SERVER)]
     changes: list[ServerChange] = []
-    for name, ours in _entries(client, command, project.resolve()).items():
+    pinned = command is not None
+    entries = _entries(client, command or [PORTABLE_COMMAND], project.resolve() if pinned else None)
+    for name, ours in entries.items():
         existing = servers.get(name)
         if not isinstance(existing, dict):
             changes.append(
@@ -132,7 +165,15 @@ def install_servers(project: Path, client: ClientKind, command: list[str]) -> In
     if raw is None or any(change.action != "unchanged" for change in changes):
         data = (json.dumps(config, indent=2) + "\n").encode("utf-8")
         write_project_file(path, data, existed=raw is not None)
-    return InitResult(client=client, path=label, created=raw is None, servers=changes, kept=kept)
+    return InitResult(
+        client=client,
+        path=label,
+        created=raw is None,
+        servers=changes,
+        kept=kept,
+        pinned=pinned,
+        on_path=shutil.which(PORTABLE_COMMAND) is not None,
+    )
 
 
 def _parse(raw: str, label: str) -> dict[str, Any]:
@@ -156,7 +197,7 @@ def describe(result: InitResult) -> str:
     """What `habitat init` did, in words."""
     said = {
         "added": "added",
-        "updated": "updated (it existed; now runs this habitat)",
+        "updated": "updated (it existed; now runs habitat as written here)",
         "unchanged": "already up to date",
     }
     if not result.created and all(c.action == "unchanged" for c in result.servers):
@@ -166,4 +207,15 @@ def describe(result: InitResult) -> str:
         lines = [f"{'created' if result.created else 'updated'} {result.path}: {changes}"]
     if result.kept:
         lines.append(f"kept the other servers: {', '.join(result.kept)}")
+    if result.pinned:
+        lines.append(
+            f"pinned to this machine's paths (--absolute): keep {result.path} out of the "
+            "repository, or run `habitat init` without --absolute for a file to commit"
+        )
+    elif not result.on_path:
+        lines.append(
+            f"warning: `{PORTABLE_COMMAND}` is not on this PATH, so the client will not find "
+            "it: install agent-habitat where your PATH reaches (pipx install .), or pin this "
+            "one with `habitat init --absolute`"
+        )
     return "\n".join(lines) + "\n"

@@ -26,26 +26,51 @@ def read(path: Path) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("client", "key", "typed"),
-    [("claude", "mcpServers", True), ("cursor", "mcpServers", False), ("vscode", "servers", True)],
+    ("client", "key", "typed", "project"),
+    [
+        ("claude", "mcpServers", True, []),
+        ("cursor", "mcpServers", False, ["--project", "${workspaceFolder}"]),
+        ("vscode", "servers", True, ["--project", "${workspaceFolder}"]),
+    ],
 )
-def test_a_new_config_registers_both_servers(
-    tmp_path: Path, client: ClientKind, key: str, typed: bool
+def test_a_new_config_holds_nothing_of_this_machine(
+    tmp_path: Path, client: ClientKind, key: str, typed: bool, project: list[str]
 ) -> None:
-    result = install_servers(tmp_path, client, HABITAT)
-    assert (result.created, [(c.name, c.action) for c in result.servers]) == (
+    """A file teams commit: `habitat` from PATH, the project as the client knows it."""
+    result = install_servers(tmp_path, client)
+    assert (result.created, result.pinned, [(c.name, c.action) for c in result.servers]) == (
         True,
+        False,
         [("habitat", "added"), ("habitat-terminal", "added")],
     )
-    servers = read(tmp_path / CONFIG_FILES[client])[key]
+    written = (tmp_path / CONFIG_FILES[client]).read_text(encoding="utf-8")
+    assert str(tmp_path) not in written
     kind = {"type": "stdio"} if typed else {}
-    assert servers == {
-        "habitat": {
-            **kind,
-            "command": "/opt/bin/habitat",
-            "args": ["mcp", "--project", str(tmp_path.resolve())],
-        },
-        "habitat-terminal": {**kind, "command": "/opt/bin/habitat", "args": ["terminal-mcp"]},
+    assert json.loads(written)[key] == {
+        "habitat": {**kind, "command": "habitat", "args": ["mcp", *project]},
+        "habitat-terminal": {**kind, "command": "habitat", "args": ["terminal-mcp"]},
+    }
+
+
+@pytest.mark.parametrize(("client", "key"), [("claude", "mcpServers"), ("cursor", "mcpServers")])
+def test_a_pinned_config_runs_this_habitat_on_this_project(
+    tmp_path: Path, client: ClientKind, key: str
+) -> None:
+    result = install_servers(tmp_path, client, HABITAT)
+    assert result.pinned
+    servers = read(tmp_path / CONFIG_FILES[client])[key]
+    assert servers["habitat"]["command"] == servers["habitat-terminal"]["command"] == HABITAT[0]
+    assert servers["habitat"]["args"] == ["mcp", "--project", str(tmp_path.resolve())]
+
+
+def test_pinning_then_unpinning_updates_the_entries_in_place(tmp_path: Path) -> None:
+    install_servers(tmp_path, "claude", HABITAT)
+    result = install_servers(tmp_path, "claude")
+    assert [c.action for c in result.servers] == ["updated", "updated"]
+    assert read(tmp_path / ".mcp.json")["mcpServers"]["habitat"] == {
+        "type": "stdio",
+        "command": "habitat",
+        "args": ["mcp"],
     }
 
 
@@ -67,15 +92,15 @@ def test_other_servers_and_keys_are_kept_and_an_old_habitat_entry_is_updated(
         },
     }
     path.write_text(json.dumps(before), encoding="utf-8")
-    result = install_servers(tmp_path, "vscode", HABITAT)
+    result = install_servers(tmp_path, "vscode")
     after = read(path)
     assert after["inputs"] == before["inputs"]
     assert after["servers"]["github"] == before["servers"]["github"]
     assert after["servers"]["habitat"] == {
         "env": {"A": "1"},
         "type": "stdio",
-        "command": "/opt/bin/habitat",
-        "args": ["mcp", "--project", str(tmp_path.resolve())],
+        "command": "habitat",
+        "args": ["mcp", "--project", "${workspaceFolder}"],
     }
     assert [(c.name, c.action) for c in result.servers] == [
         ("habitat", "updated"),
@@ -88,19 +113,19 @@ def test_an_entry_that_is_not_an_object_is_replaced_and_reported_as_updated(
     tmp_path: Path,
 ) -> None:
     (tmp_path / ".mcp.json").write_text('{"mcpServers": {"habitat": "junk"}}', encoding="utf-8")
-    result = install_servers(tmp_path, "claude", HABITAT)
+    result = install_servers(tmp_path, "claude")
     assert [(c.name, c.action) for c in result.servers] == [
         ("habitat", "updated"),
         ("habitat-terminal", "added"),
     ]
-    assert read(tmp_path / ".mcp.json")["mcpServers"]["habitat"]["command"] == HABITAT[0]
+    assert read(tmp_path / ".mcp.json")["mcpServers"]["habitat"]["command"] == "habitat"
 
 
 def test_a_second_init_changes_nothing_and_does_not_rewrite(tmp_path: Path) -> None:
-    install_servers(tmp_path, "claude", HABITAT)
+    install_servers(tmp_path, "claude")
     path = tmp_path / ".mcp.json"
     inode = path.stat().st_ino
-    result = install_servers(tmp_path, "claude", HABITAT)
+    result = install_servers(tmp_path, "claude")
     assert [c.action for c in result.servers] == ["unchanged", "unchanged"]
     assert path.stat().st_ino == inode
 
@@ -120,24 +145,47 @@ def test_a_config_that_cannot_be_merged_is_refused_untouched(
     path = tmp_path / ".mcp.json"
     path.write_text(content, encoding="utf-8")
     with pytest.raises(ConfigFileError, match=problem):
-        install_servers(tmp_path, "claude", HABITAT)
+        install_servers(tmp_path, "claude")
     assert path.read_text(encoding="utf-8") == content
 
 
-def test_the_cli_says_what_it_did(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_says_what_it_did(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_path = tmp_path / "bin"
+    on_path.mkdir()
+    (on_path / "habitat").write_text("#!/bin/sh\n", encoding="utf-8")
+    (on_path / "habitat").chmod(0o755)
+    monkeypatch.setenv("PATH", str(on_path))
     path = tmp_path / ".cursor" / "mcp.json"
     path.parent.mkdir()
     path.write_text('{"mcpServers": {"other": {"command": "x"}, "habitat": {}}}', encoding="utf-8")
     assert main(["init", "--client", "cursor", "--project", str(tmp_path)]) == 0
     assert capsys.readouterr().out == (
-        "updated .cursor/mcp.json: habitat updated (it existed; now runs this habitat), "
-        "habitat-terminal added\nkept the other servers: other\n"
+        "updated .cursor/mcp.json: habitat updated (it existed; now runs habitat as written "
+        "here), habitat-terminal added\nkept the other servers: other\n"
     )
-    assert read(path)["mcpServers"]["habitat"]["command"] == habitat_command()[0]
+    assert read(path)["mcpServers"]["habitat"]["command"] == "habitat"
     path.write_text("{oops", encoding="utf-8")
     assert main(["init", "--client", "cursor", "--project", str(tmp_path)]) == 1
     assert "not valid JSON" in capsys.readouterr().err
     assert path.read_text(encoding="utf-8") == "{oops"
+
+
+def test_the_cli_pins_with_absolute_and_warns_when_habitat_is_not_on_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert main(["init", "--client", "claude", "--project", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    assert "warning: `habitat` is not on this PATH" in said
+    assert "habitat init --absolute" in said
+    assert main(["init", "--client", "claude", "--project", str(tmp_path), "--absolute"]) == 0
+    assert "pinned to this machine's paths (--absolute)" in capsys.readouterr().out
+    entry = read(tmp_path / ".mcp.json")["mcpServers"]["habitat"]
+    assert entry["command"] == habitat_command()[0]
+    assert Path(entry["command"]).is_absolute()
+    assert entry["args"][-2:] == ["--project", str(tmp_path.resolve())]
 
 
 def test_the_command_is_the_running_habitat_by_absolute_path(

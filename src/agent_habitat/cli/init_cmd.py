@@ -16,13 +16,22 @@ def register(subparsers: Any) -> None:
         "init",
         help="write a client's MCP config for this project (habitat and habitat-terminal)",
         description=(
-            "Register `habitat mcp` and `habitat terminal-mcp` (this habitat, by absolute "
-            "path) in the project's MCP config for a client: "
+            "Register `habitat mcp` and `habitat terminal-mcp` in the project's MCP config "
+            "for a client: "
             + ", ".join(f"{k}: {v}" for k, v in CONFIG_FILES.items())
-            + ". Merges into an existing file: other servers and keys are kept."
+            + ". The file is one to commit: it runs `habitat` from PATH and names the project "
+            "as the client does (Cursor, VS Code: ${workspaceFolder}; Claude Code starts the "
+            "server in the project). Merges into an existing file: other servers and keys are "
+            "kept."
         ),
     )
     p.add_argument("--client", required=True, choices=sorted(CONFIG_FILES), help="the client")
+    p.add_argument(
+        "--absolute",
+        action="store_true",
+        help="pin this machine's paths: this habitat's absolute path and the project's "
+        "(a file for this machine only, not one to commit)",
+    )
     add_common(p)
     p.set_defaults(handler=cmd_init)
 
@@ -32,6 +41,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     return emit_project_write(
         args,
         CONFIG_FILES[client],
-        lambda: install_servers(project_root(args), client, habitat_command()),
+        lambda: install_servers(
+            project_root(args), client, habitat_command() if args.absolute else None
+        ),
         describe,
     )
