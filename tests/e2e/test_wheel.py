@@ -1,20 +1,27 @@
 """The built wheel, installed in a clean venv, is a working `habitat` (and `agent-habitat`).
 
-This is what `uvx agent-habitat mcp` and `pipx run agent-habitat mcp` do: install the wheel
-with its dependencies from PyPI into a fresh environment and run the console script.
-One venv is built per test session (shared by xdist workers through a lock).
+This is what `pipx install .`, `uvx agent-habitat mcp` and `pipx run agent-habitat mcp` do:
+install the wheel with its dependencies from PyPI into a fresh environment and run the
+console script. One venv is built per test session (shared by xdist workers through a
+lock). The sdist and the wheel are built by the project's own backend (hatchling, in
+process) and carry the LICENSE; the sdist holds what the README links to.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import socket
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
+from hatchling.builders.sdist import SdistBuilder
+from hatchling.builders.wheel import WheelBuilder
 from mcp import Client, StdioServerParameters
 
 from agent_habitat import __version__
@@ -51,10 +58,13 @@ def _run(*argv: str | Path, cwd: Path | None = None) -> str:
     return done.stdout
 
 
+def _build_wheel(folder: Path) -> Path:
+    (wheel,) = WheelBuilder(str(SOURCE)).build(directory=str(folder), versions=["standard"])
+    return Path(wheel)
+
+
 def _build(folder: Path) -> Path:
-    wheels = folder / "wheels"
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, SOURCE)
-    (wheel,) = wheels.glob("agent_habitat-*.whl")
+    wheel = _build_wheel(folder / "wheels")
     venv = folder / "venv"
     _run(sys.executable, "-m", "venv", venv)
     _run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
@@ -108,3 +118,25 @@ async def test_the_installed_server_answers_initialize_over_stdio(
     assert info is not None
     assert (info.name, info.version) == ("agent-habitat", __version__)
     assert {"shell_run", "shell_scene", "project_open"} <= tools
+
+
+def test_the_wheel_carries_the_license_pyproject_declares(tmp_path: Path) -> None:
+    names = zipfile.ZipFile(_build_wheel(tmp_path)).namelist()
+    assert f"agent_habitat-{__version__}.dist-info/licenses/LICENSE" in names
+    assert "MIT License" in (SOURCE / "LICENSE").read_text(encoding="utf-8")
+
+
+def test_the_sdist_holds_the_license_and_what_the_readme_links_to(tmp_path: Path) -> None:
+    (sdist,) = SdistBuilder(str(SOURCE)).build(directory=str(tmp_path), versions=["standard"])
+    prefix = f"agent_habitat-{__version__}/"
+    with tarfile.open(sdist) as archive:
+        names = {name.removeprefix(prefix) for name in archive.getnames()}
+    readme = (SOURCE / "README.md").read_text(encoding="utf-8")
+    linked = {
+        target
+        for target in re.findall(r"\]\(([^)#\s]+)", readme)
+        if "://" not in target and not target.startswith("mailto:")
+    }
+    assert {"docs/dashboard-tabs.png", "docs/architecture.md"} <= linked  # the scan sees them
+    assert {"LICENSE", "README.md", "pyproject.toml"} <= names
+    assert sorted(linked - names) == []
