@@ -1,0 +1,181 @@
+"""What the Rust rungs share: the preamble (no work, a configured command, no cargo), the
+crate graph of the climb, and a cargo compiler run whose findings are settled against the
+same run on HEAD's content.
+
+HEAD's run happens in HEAD's export (`HeadTree.export`, the folder the Python checks use)
+with its own `CARGO_TARGET_DIR` in the habitat's state folder, kept across commits: the
+registry dependencies come from cargo's own cache (`~/.cargo`) and are built there once,
+so a later base check recompiles only the workspace's crates."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+import anyio.to_thread
+
+from ...baseline import BaseResult, fingerprint
+from ...head import HeadTree
+from ...models import Diagnostic, RungName, RungResult, RungState
+from ...rungs.compare import cache_of, settle
+from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
+from ...rungs.preamble import run_configured
+from .messages import compiler_messages
+from .metadata import METADATA_ARGV, CrateGraph, MetadataError, parse_metadata
+
+__all__ = ["TOOL_NOTE", "cargo_rung", "crate_graph", "head_target_dir", "run_compiler"]
+
+TOOL_NOTE = "rust toolchain: {tool}"
+NO_CARGO = "cargo is not on PATH; install Rust with rustup (https://rustup.rs)"
+_GRAPHS: dict[tuple[str, str], CrateGraph] = {}
+"""(ladder id, root) → the crate graph: one `cargo metadata` per climb."""
+
+RustRung = Callable[[RungContext, CrateGraph], Awaitable[RungResult]]
+
+
+def head_target_dir(ctx: RungContext) -> Path:
+    return ctx.workspace.state_dir / "rust" / "head-target"
+
+
+async def crate_graph(ctx: RungContext, rung: RungName) -> CrateGraph | RungResult:
+    """The project's crates, or the rung's error result when cargo cannot describe them."""
+    key = (ctx.ladder_id, str(ctx.root))
+    if key in _GRAPHS:
+        return _GRAPHS[key]
+    outcome = await ctx.run(rung, METADATA_ARGV, suffix=".metadata.out", reap_leftovers=False)
+    failed = f"cargo metadata failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
+    if outcome.exit_code == 0:
+        try:
+            graph = await anyio.to_thread.run_sync(parse_metadata, outcome.text, ctx.root)
+        except MetadataError as exc:
+            failed = str(exc)
+        else:
+            while len(_GRAPHS) >= 16:
+                del _GRAPHS[next(iter(_GRAPHS))]
+            _GRAPHS[key] = graph
+            return graph
+    return from_outcome(ctx, rung, outcome, tool="cargo metadata", state="error", reason=failed)
+
+
+def cargo_rung(
+    rung: RungName, *, no_work: Callable[[RungContext], str | None] | None = None
+) -> Callable[[RustRung], Callable[[RungContext], Awaitable[RungResult]]]:
+    """The Rust rungs' preamble: no work → skipped (`no_work` says why); a command the
+    project configured → it runs instead; no cargo → skipped, naming it; else the rung,
+    which gets the crate graph."""
+
+    def wrap(body: RustRung) -> Callable[[RungContext], Awaitable[RungResult]]:
+        @functools.wraps(body)
+        async def run(ctx: RungContext) -> RungResult:
+            why = no_work(ctx) if no_work is not None else None
+            if why is not None:
+                return nothing_to_do(ctx, rung, why)
+            command = ctx.config.command_for(rung)
+            if command is not None:
+                return await run_configured(ctx, rung, command)
+            if shutil.which("cargo", path=ctx.process_env().get("PATH")) is None:
+                return skipped(ctx, rung, NO_CARGO, missing="cargo")
+            graph = await crate_graph(ctx, rung)
+            if isinstance(graph, RungResult):
+                return graph
+            return await body(ctx, graph)
+
+        return run
+
+    return wrap
+
+
+def packages(crates: Sequence[str]) -> list[str]:
+    return [arg for name in crates for arg in ("-p", name)]
+
+
+def _settled_state(diagnostics: list[Diagnostic], exit_code: int | None) -> RungState | None:
+    """cargo exits 101 when the compiler reported errors; any other failure is cargo's."""
+    errors = any(d.severity == "error" for d in diagnostics)
+    if exit_code == 0:
+        return "green"
+    if exit_code == 101 and errors:
+        return "red"
+    return "error" if exit_code is not None else None
+
+
+async def run_compiler(
+    ctx: RungContext,
+    rung: RungName,
+    argv: list[str],
+    *,
+    tool: str,
+    keep: Callable[[Diagnostic], bool] = lambda d: True,
+    notes: list[str],
+) -> RungResult:
+    """`argv` (a cargo compiler command with `--message-format=json`), its findings that
+    `keep` keeps, settled against the same command on HEAD."""
+    outcome = await ctx.run(rung, argv, reap_leftovers=False)
+    found = compiler_messages(outcome.text, ctx.root, tool=tool)
+    diagnostics = [d for d in found if keep(d)]
+    state = _settled_state(found, outcome.exit_code)
+    result = from_outcome(
+        ctx,
+        rung,
+        outcome,
+        tool=tool,
+        state=state,
+        diagnostics=diagnostics,
+        notes=[TOOL_NOTE.format(tool=tool), *notes],
+    )
+    if result.state == "error" and result.reason is None:
+        result.reason = f"{tool} failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
+    elif result.state == "red":
+        errors = [d for d in diagnostics if d.severity == "error"]
+        if errors:
+            first = errors[0]
+            result.reason = f"{len(errors)} {tool} error(s), first {first.file}:{first.line}"
+    return await settle(
+        ctx, result, lambda head: _on_head(ctx, rung, head, argv, tool=tool, keep=keep)
+    )
+
+
+def _prepare_head(ctx: RungContext, head: HeadTree, argv: list[str]) -> tuple[str, Path | None]:
+    # Blocking: the cache key (HEAD, argv, the lock file now) and, on a miss, HEAD's export
+    # with the working tree's lock file where HEAD has none (a library that ignores it),
+    # so both runs build the same dependency versions.
+    lock = ctx.root / "Cargo.lock"
+    key = fingerprint("cargo", head.head, *argv, lock)
+    if cache_of(ctx).get(key) is not None:
+        return key, None
+    export = head.export()
+    if lock.is_file() and not (export / "Cargo.lock").exists():
+        shutil.copyfile(lock, export / "Cargo.lock")
+    return key, export
+
+
+async def _on_head(
+    ctx: RungContext,
+    rung: RungName,
+    head: HeadTree,
+    argv: list[str],
+    *,
+    tool: str,
+    keep: Callable[[Diagnostic], bool],
+) -> tuple[BaseResult, bool] | str:
+    key, export = await anyio.to_thread.run_sync(_prepare_head, ctx, head, argv)
+    if export is None:
+        hit = cache_of(ctx).get(key)
+        if hit is not None:
+            return hit, True
+        export = await anyio.to_thread.run_sync(head.export)
+    target = {"CARGO_TARGET_DIR": str(head_target_dir(ctx))}
+    outcome = await ctx.run(
+        rung, argv, suffix=".base.out", cwd=export, extra_env=target, reap_leftovers=False
+    )
+    if outcome.timed_out or outcome.exit_code not in (0, 101):
+        return f"{tool} failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
+    findings = [d for d in compiler_messages(outcome.text, export, tool=tool) if keep(d)]
+    if outcome.exit_code == 101 and not any(d.severity == "error" for d in findings):
+        # 101 with no error of the compiler: cargo itself refused (a crate HEAD lacks).
+        return f"{tool} could not run on HEAD: {outcome.tail.strip()[-200:]}"
+    result = BaseResult(findings=findings, exit_code=outcome.exit_code)
+    await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
+    return result, False

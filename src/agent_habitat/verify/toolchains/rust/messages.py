@@ -1,0 +1,192 @@
+"""cargo's output as findings: the compiler's JSON messages (`--message-format=json`, one
+object a line) and libtest's plain report of failed tests, doc tests and test binaries
+that did not exit cleanly (killed by a signal: the rung is `died`)."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...models import Diagnostic, Severity
+from ...tracebacks import relative
+
+__all__ = ["LibtestReport", "compiler_messages", "libtest_report"]
+
+_LEVELS: dict[str, Severity] = {"error": "error", "warning": "warning"}
+# Summaries the compiler adds after the findings themselves.
+_SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|could not compile)")
+_FAILED_TEST = re.compile(r"^---- (?P<name>.+?) stdout ----$")
+_DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - .*\(line (?P<line>\d+)\)$")
+_PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+):$")
+_BINARY = re.compile(
+    r"process didn't exit successfully: `(?P<argv>[^`]*)` \((?:exit status: (?P<code>\d+)"
+    r"|signal: (?P<signum>\d+), (?P<signal>SIG[A-Z0-9]+)[^)]*)\)"
+)
+_RUNNING = re.compile(
+    r"^\s+(?:Running (?:unittests )?(?P<src>\S+) \((?P<binary>[^)]*)\)|Doc-tests (?P<doc>\S+))"
+)
+
+
+def _cargo_json(text: str) -> Iterable[dict[str, Any]]:
+    for line in text.splitlines():
+        if not line.startswith('{"reason":'):
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(item, dict):
+            yield item
+
+
+def compiler_messages(text: str, root: Path, *, tool: str) -> list[Diagnostic]:
+    """Errors and warnings of `cargo check/clippy/build/test --message-format=json`, at
+    their primary span, once each (a lib compiled twice, plain and as tests, reports twice).
+    Relative paths in the messages are the workspace root's, which is `root`."""
+    seen: set[tuple[object, ...]] = set()
+    out: list[Diagnostic] = []
+    for item in _cargo_json(text):
+        if item.get("reason") != "compiler-message":
+            continue
+        message = item.get("message") or {}
+        level = str(message.get("level", ""))
+        severity = _LEVELS.get(level.split(":")[0])
+        text_ = str(message.get("message", ""))
+        if severity is None or _SUMMARY.match(text_):
+            continue
+        spans = message.get("spans") or []
+        span = next((s for s in spans if s.get("is_primary")), spans[0] if spans else None)
+        code = (message.get("code") or {}).get("code")
+        file = relative(str(span["file_name"]), root) if span else None
+        diag = Diagnostic(
+            file=file,
+            line=span.get("line_start") if span else None,
+            col=span.get("column_start") if span else None,
+            code=str(code) if code else level,
+            severity=severity,
+            message=text_,
+            source=tool,
+        )
+        key = (diag.file, diag.line, diag.col, diag.code, diag.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(diag)
+    return out
+
+
+@dataclass
+class LibtestReport:
+    failures: list[Diagnostic] = field(default_factory=list)
+    """One per failed test, doc test, or test binary that exited without a report."""
+    signal: str | None = None
+    """A test binary was killed by this signal (`SIGSEGV`, `SIGABRT` …)."""
+    died: str | None = None
+    """Which test binary died, as cargo names it."""
+    passed: int = 0
+    failed: int = 0
+    ran_binaries: int = 0
+
+
+CrateDir = Callable[[str], str | None]
+"""A test binary's stem (`app-0de6…` → `app`) or a doc-tested crate's name → the crate's
+folder relative to the project root: cargo names a target's file relative to its crate."""
+
+
+def _in_crate(crate_dir: CrateDir | None, name: str, rel: str) -> str:
+    folder = crate_dir(name) if crate_dir is not None else None
+    return rel if folder in (None, ".") else posixpath.join(folder, rel)
+
+
+def _failure(name: str, body: list[str], root: Path, target: str | None, folder: str) -> Diagnostic:
+    where = next((m for ln in body if (m := _PANIC.search(ln.strip()))), None)
+    file: str | None = None
+    line: int | None = None
+    if where is not None and not Path(where["file"]).is_absolute():
+        file, line = relative(where["file"], root), int(where["line"])
+    elif (doc := _DOC_TEST.match(name)) is not None:
+        file = posixpath.normpath(posixpath.join(folder, doc["file"]))
+        line = int(doc["line"])
+    else:
+        file = target
+    said: list[str] = []
+    for ln in body:
+        if ln.startswith(("stack backtrace:", "note: ")):
+            break
+        if ln.strip() and "panicked at" not in ln:
+            said.append(ln.strip())
+    detail = "; ".join(said[:4])[:500]
+    return Diagnostic(
+        file=file,
+        line=line,
+        code="test failed",
+        message=f"{name}: {detail}" if detail else f"{name} failed",
+        source="cargo test",
+    )
+
+
+def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> LibtestReport:
+    """What libtest and cargo said about the test run (the plain lines of the output).
+    Panic locations are the workspace root's already; a target's own file is made the
+    project's through `crate_dir`."""
+    report = LibtestReport()
+    lines = text.splitlines()
+    target: str | None = None
+    folder = "."
+    first_of_binary = 0  # the index of the current binary's first failure
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if (running := _RUNNING.match(line)) is not None:
+            if running["doc"]:
+                name = running["doc"]
+                folder = (crate_dir(name) if crate_dir else None) or "."
+                target = f"doc tests of {name}"
+            else:
+                stem = running["binary"].rsplit("/", 1)[-1].rsplit("-", 1)[0]
+                folder = (crate_dir(stem) if crate_dir else None) or "."
+                target = _in_crate(crate_dir, stem, running["src"])
+            report.ran_binaries += 1
+            first_of_binary = len(report.failures)
+        elif (failed := _FAILED_TEST.match(line)) is not None:
+            body: list[str] = []
+            i += 1
+            while i < len(lines) and not _FAILED_TEST.match(lines[i]) and lines[i] != "failures:":
+                body.append(lines[i])
+                i += 1
+            report.failures.append(_failure(failed["name"], body, root, target, folder))
+            continue
+        elif line.startswith("test result: "):
+            numbers = re.findall(r"(\d+) (passed|failed)", line)
+            for count, what in numbers:
+                if what == "passed":
+                    report.passed += int(count)
+                else:
+                    report.failed += int(count)
+        elif (binary := _BINARY.search(line)) is not None:
+            program = binary["argv"].split(" ")[0].rsplit("/", 1)[-1]
+            if binary["signal"]:
+                report.signal, report.died = binary["signal"], target or program
+                report.failures.append(
+                    Diagnostic(
+                        file=target,
+                        code=binary["signal"],
+                        message=f"test binary {program} ({target}) killed by {binary['signal']}",
+                        source="cargo test",
+                    )
+                )
+            elif len(report.failures) == first_of_binary:  # no test said why
+                report.failures.append(
+                    Diagnostic(
+                        file=target,
+                        code=f"exit {binary['code']}",
+                        message=f"test binary {program} ({target}) exited {binary['code']}",
+                        source="cargo test",
+                    )
+                )
+        i += 1
+    return report

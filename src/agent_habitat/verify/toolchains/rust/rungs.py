@@ -1,0 +1,83 @@
+"""The five rungs for a Cargo project.
+
+- `diagnose.files`: `cargo clippy --all-targets` of the touched files' crates (the project's
+  lint settings); its warnings kept for the touched files, compile errors wherever they are.
+- `compile.project`: `cargo check --all-targets` of the affected crates.
+- `build.affected`: `cargo build` of the affected crates.
+- `test.scoped` / `test.full`: tests.py.
+Findings of the three compiler rungs are settled against the same command on HEAD."""
+
+from __future__ import annotations
+
+import shutil
+
+from ...models import Diagnostic, RungName, RungResult
+from ...rungs.context import RungContext, nothing_to_do
+from .cargo import cargo_rung, packages, run_compiler
+from .detect import owns
+from .metadata import CrateGraph
+
+__all__ = ["build_affected", "compile_project", "diagnose_files"]
+
+_JSON = "--message-format=json"
+
+
+def _no_rust_files(ctx: RungContext) -> str | None:
+    if not ctx.existing(ctx.touched):
+        return "no touched files"
+    if not any(owns(p) for p in ctx.existing(ctx.touched)):
+        return f"no Rust files among the {len(ctx.touched)} touched files"
+    return None
+
+
+def _nothing_touched(ctx: RungContext) -> str | None:
+    return None if ctx.touched else "no touched files"
+
+
+def _affected(ctx: RungContext, graph: CrateGraph) -> list[str]:
+    return graph.affected(ctx.touched).crates
+
+
+@cargo_rung("diagnose.files", no_work=_no_rust_files)
+async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
+    rung: RungName = "diagnose.files"
+    files = [p for p in ctx.existing(ctx.touched) if p.endswith(".rs")]
+    crates = sorted({c.name for p in files if (c := graph.crate_of(p)) is not None})
+    if not crates:
+        return nothing_to_do(ctx, rung, "no touched .rs file belongs to a crate of the workspace")
+    touched = set(files)
+
+    def keep(d: Diagnostic) -> bool:
+        return d.severity == "error" or d.file in touched
+
+    has_clippy = shutil.which("cargo-clippy", path=ctx.process_env().get("PATH")) is not None
+    notes = [f"crates {', '.join(crates)}; warnings kept for the {len(files)} touched file(s)"]
+    if has_clippy:
+        verb, tool = "clippy", "cargo clippy"
+    else:
+        verb, tool = "check", "cargo check"
+        notes.append("clippy is not installed (rustup component add clippy); compiler lints only")
+    argv = ["cargo", verb, _JSON, "--all-targets", *packages(crates)]
+    return await run_compiler(ctx, rung, argv, tool=tool, keep=keep, notes=notes)
+
+
+@cargo_rung("compile.project", no_work=_nothing_touched)
+async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
+    rung: RungName = "compile.project"
+    crates = _affected(ctx, graph)
+    if not crates:
+        return nothing_to_do(ctx, rung, "no crate is affected by the change")
+    argv = ["cargo", "check", _JSON, "--all-targets", *packages(crates)]
+    notes = [f"affected crates: {', '.join(crates)}"]
+    return await run_compiler(ctx, rung, argv, tool="cargo check", notes=notes)
+
+
+@cargo_rung("build.affected", no_work=_nothing_touched)
+async def build_affected(ctx: RungContext, graph: CrateGraph) -> RungResult:
+    rung: RungName = "build.affected"
+    crates = _affected(ctx, graph)
+    if not crates:
+        return nothing_to_do(ctx, rung, "no crate is affected by the change")
+    argv = ["cargo", "build", _JSON, *packages(crates)]
+    notes = [f"affected crates: {', '.join(crates)}"]
+    return await run_compiler(ctx, rung, argv, tool="cargo build", notes=notes)

@@ -1,0 +1,119 @@
+"""`test.scoped` and `test.full` for a Cargo project: `cargo test`, its failures as findings.
+
+`test.scoped` runs the tests of every affected crate (the touched crates and, through path
+dependencies, every crate that depends on them). A change under a crate's `tests/` reaches
+only its integration tests: the touched test target alone, or all of them for shared code
+there (`tests/util/mod.rs`). Within a crate nothing narrower is safe: any unit test may
+call the touched module, and cargo keeps no record of which does. An explicit filter
+(`--filter`) goes to libtest as its name filters. A test binary killed by a signal makes
+the rung `died`; the substrate's variables reach every test process (`ctx.run`)."""
+
+from __future__ import annotations
+
+import shlex
+
+from ...command import Outcome
+from ...models import Diagnostic, RungName, RungResult, RungState
+from ...rungs.context import RungContext, from_outcome, nothing_to_do
+from .cargo import TOOL_NOTE, cargo_rung, packages
+from .messages import LibtestReport, compiler_messages, libtest_report
+from .metadata import CrateGraph
+
+__all__ = ["full_suite", "scoped_suite"]
+
+TOOL = "cargo test"
+_BASE = ["cargo", "test", "--message-format=json", "--no-fail-fast"]
+
+
+def _no_work(ctx: RungContext) -> str | None:
+    if ctx.touched or ctx.selection.filtered:
+        return None
+    return "no touched files"
+
+
+def _state(outcome: Outcome, errors: list[Diagnostic], report: LibtestReport) -> RungState | None:
+    if report.signal is not None:
+        return "died"
+    if outcome.exit_code == 0:
+        return "green"
+    if outcome.exit_code == 101 and (errors or report.failures):
+        return "red"
+    return "error" if outcome.exit_code is not None else None
+
+
+async def _cargo_test(
+    ctx: RungContext, rung: RungName, graph: CrateGraph, runs: list[list[str]], why: list[str]
+) -> RungResult:
+    """Each argv of `runs` in turn (one cargo test per set of targets), as one result."""
+    results: list[tuple[Outcome, list[Diagnostic], LibtestReport]] = []
+    for argv in runs:
+        outcome = await ctx.run(rung, argv, suffix=f".{len(results)}.out" if results else ".out")
+        errors = [
+            d
+            for d in compiler_messages(outcome.text, ctx.root, tool="rustc")
+            if d.severity == "error"
+        ]
+        results.append((outcome, errors, libtest_report(outcome.text, ctx.root, graph.dir_of)))
+    worst = next(
+        (r for r in results if _state(*r) == "died" or r[0].timed_out),
+        next((r for r in results if _state(*r) != "green"), results[-1]),
+    )
+    outcome, _, report = worst
+    diagnostics = [d for _, errors, rep in results for d in (*errors, *rep.failures)]
+    passed = sum(rep.passed for _, _, rep in results)
+    failed = sum(rep.failed for _, _, rep in results)
+    state = _state(*worst)
+    notes = [TOOL_NOTE.format(tool=TOOL), *why, f"{passed} passed, {failed} failed"]
+    if len(runs) > 1:
+        notes.append("ran: " + " && ".join(shlex.join(argv) for argv in runs))
+    if state == "green" and passed + failed == 0:
+        return nothing_to_do(ctx, rung, "the affected crates have no tests (cargo ran 0)")
+    result = from_outcome(
+        ctx, rung, outcome, tool=TOOL, state=state, diagnostics=diagnostics, notes=notes
+    )
+    if result.state == "died":
+        result.signal = report.signal
+        result.reason = f"test binary {report.died} killed by {report.signal}"
+    elif result.state == "red":
+        errors = [d for d in diagnostics if d.source == "rustc"]
+        first = diagnostics[0]
+        what = (
+            f"{len(errors)} compile error(s)" if errors else f"{len(diagnostics)} test failure(s)"
+        )
+        result.reason = f"{what}, first {first.message.splitlines()[0][:200]}"
+    elif result.state == "error" and result.reason is None:
+        result.reason = (
+            f"cargo test failed to run (exit {outcome.exit_code}): " + (outcome.tail.strip()[-300:])
+        )
+    return result
+
+
+@cargo_rung("test.scoped", no_work=_no_work)
+async def scoped_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
+    rung: RungName = "test.scoped"
+    if ctx.selection.filtered:
+        crates = graph.affected(ctx.touched).crates if ctx.touched else []
+        scope = packages(crates) if crates else ["--workspace"]
+        why = f"filtered: {' '.join(ctx.selection.tests)}"
+        return await _cargo_test(
+            ctx, rung, graph, [[*_BASE, *scope, "--", *ctx.selection.tests]], [why]
+        )
+    affected = graph.affected(ctx.touched)
+    whole = [c for c in affected.crates if c not in affected.only_tests]
+    runs: list[list[str]] = []
+    if whole:
+        runs.append([*_BASE, *packages(whole)])
+    for crate, targets in sorted(affected.only_tests.items()):
+        runs.append([*_BASE, "-p", crate, *(a for t in targets for a in ("--test", t))])
+    if not runs:
+        return nothing_to_do(ctx, rung, "no crate is affected by the change")
+    shown = "; ".join(affected.reasons[:5])
+    what = "every crate" if affected.every else f"crates {', '.join(affected.crates)}"
+    return await _cargo_test(ctx, rung, graph, runs, [f"{what}: {shown}"])
+
+
+@cargo_rung("test.full")
+async def full_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
+    return await _cargo_test(
+        ctx, "test.full", graph, [[*_BASE, "--workspace"]], ["whole workspace"]
+    )

@@ -1,0 +1,171 @@
+"""The Rust rungs on real Cargo workspaces made here: real cargo, clippy and libtest, a git
+HEAD to compare with. Skipped only where cargo is not installed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.layout import Layout
+from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.snapshot import take_snapshot
+from agent_habitat.verify.toolchains.rust import RUNNERS
+from agent_habitat.workspace import Workspace
+from git_tree import commit_tree, write
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed here"),
+]
+
+_LIB = """#![deny(unused_variables)]
+pub fn double(x: u64) -> u64 {
+    x * 2
+}
+pub fn old() {
+    let kept = 1;
+}
+"""
+_BASIS = "pub fn double(x: u64) -> u64 {\n    x * 2\n}\n"
+_CORE_TESTS = """#[test]
+fn doubles() {
+    assert_eq!(basis::double(2), 4);
+}
+"""
+_APP = """pub fn quadruple(x: u64) -> u64 {
+    basis::double(basis::double(x))
+}
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quadruples() {
+        assert_eq!(super::quadruple(1), 4);
+    }
+}
+"""
+
+
+def _manifest(name: str) -> str:
+    return f'[package]\nname = "{name}"\nversion = "0.1.0"\nedition = "2021"\n'
+
+
+def _workspace(root: Path) -> Path:
+    return commit_tree(
+        root,
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["basis", "app", "legacy"]\nresolver = "2"\n',
+            "basis/Cargo.toml": _manifest("basis"),
+            "basis/src/lib.rs": _BASIS,
+            "legacy/Cargo.toml": _manifest("legacy"),
+            "legacy/src/lib.rs": _LIB,
+            "basis/tests/api.rs": _CORE_TESTS,
+            "app/Cargo.toml": _manifest("app")
+            + '\n[dependencies]\nbasis = { path = "../basis" }\n',
+            "app/src/lib.rs": _APP,
+            ".gitignore": "target/\nCargo.lock\n",
+        },
+    )
+
+
+def _ctx(root: Path, ladder_id: str) -> RungContext:
+    snapshot = take_snapshot(root)
+    return RungContext(
+        root=root,
+        workspace=Workspace.for_project(root),
+        config=LadderConfig(),
+        policy="standard",
+        ladder_id=ladder_id,
+        snapshot=snapshot,
+        touched=snapshot.touched,
+        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
+        env=None,
+    )
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _workspace(tmp_path_factory.mktemp("cargo") / "ws")
+
+
+async def test_a_finding_already_at_head_is_listed_but_not_red(project: Path) -> None:
+    write(project, "legacy/src/lib.rs", _LIB.replace("x * 2", "x * 2 // doubled"))
+    result = await RUNNERS["diagnose.files"](_ctx(project, "v1"))
+    assert result.state == "green", result.reason
+    assert (result.new_findings, result.preexisting_findings) == (0, 1)
+    assert (result.baseline or "").startswith("HEAD ")
+    assert result.tool == "cargo clippy" or result.tool == "cargo check"
+    assert any(n.startswith("rust toolchain: cargo") for n in result.notes)
+
+
+async def test_a_new_denied_lint_in_a_touched_file_is_red_at_its_line(project: Path) -> None:
+    write(project, "legacy/src/lib.rs", _LIB.replace("x * 2", "let unused = 3;\n    x * 2"))
+    result = await RUNNERS["diagnose.files"](_ctx(project, "v2"))
+    assert result.state == "red", result.reason
+    new = [d for d in result.diagnostics if not d.preexisting and d.severity == "error"]
+    assert [(d.file, d.line, d.code) for d in new] == [("legacy/src/lib.rs", 3, "unused_variables")]
+    assert result.preexisting_findings == 1
+
+
+async def test_a_type_error_is_red_in_compile_and_reaches_the_dependent_crate(
+    project: Path,
+) -> None:
+    write(project, "legacy/src/lib.rs", _LIB)
+    write(project, "basis/src/lib.rs", _BASIS.replace("x * 2", '"two"'))
+    result = await RUNNERS["compile.project"](_ctx(project, "v3"))
+    assert result.state == "red", result.reason
+    assert result.command[-4:] == ["-p", "app", "-p", "basis"]
+    assert any(d.code == "E0308" and d.file == "basis/src/lib.rs" for d in result.diagnostics)
+
+
+async def test_a_behaviour_change_fails_the_dependent_crates_test_in_test_scoped(
+    project: Path,
+) -> None:
+    write(project, "basis/src/lib.rs", _BASIS.replace("x * 2", "x * 3"))
+    result = await RUNNERS["test.scoped"](_ctx(project, "v4"))
+    assert result.state == "red", result.reason
+    failed = {d.message.split(": ")[0] for d in result.diagnostics}
+    assert failed == {"doubles", "tests::quadruples"}
+    assert "crates app, basis" in " ".join(result.notes)
+
+
+async def test_an_integration_test_file_runs_that_target_alone(project: Path) -> None:
+    write(project, "basis/src/lib.rs", _BASIS)
+    write(project, "basis/tests/api.rs", _CORE_TESTS.replace("4)", "5)"))
+    result = await RUNNERS["test.scoped"](_ctx(project, "v5"))
+    assert result.state == "red", result.reason
+    assert result.command[-4:] == ["-p", "basis", "--test", "api"]
+    assert [d.file for d in result.diagnostics] == ["basis/tests/api.rs"]
+
+
+async def test_a_crashing_test_binary_is_died_with_its_signal(project: Path) -> None:
+    write(project, "basis/tests/api.rs", _CORE_TESTS)
+    crash = "\n#[test]\nfn crashes() {\n    std::process::abort();\n}\n"
+    write(project, "app/src/lib.rs", _APP + crash)
+    result = await RUNNERS["test.scoped"](_ctx(project, "v6"))
+    assert result.state == "died", result.reason
+    assert result.signal == "SIGABRT"
+    assert "app/src/lib.rs" in (result.reason or "")
+    assert result.command[-2:] == ["-p", "app"]
+
+
+async def test_the_whole_workspace_passes_in_test_full(project: Path) -> None:
+    write(project, "app/src/lib.rs", _APP)
+    write(project, "legacy/src/lib.rs", _LIB.replace("let kept", "let _kept"))
+    result = await RUNNERS["test.full"](_ctx(project, "v7"))
+    assert result.state == "green", result.reason
+    assert "--workspace" in result.command
+    assert "2 passed, 0 failed" in result.notes
+
+
+async def test_a_configured_command_wins_over_cargo(project: Path) -> None:
+    ctx = _ctx(project, "v8")
+    ctx.config = LadderConfig.model_validate({"test.full": "true"})
+    result = await RUNNERS["test.full"](ctx)
+    assert (result.state, result.tool, result.command) == (
+        "green",
+        "configured",
+        ["/bin/sh", "-c", "true"],
+    )

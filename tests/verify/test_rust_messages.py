@@ -1,0 +1,66 @@
+"""cargo's JSON messages and libtest's report, parsed from outputs captured from real runs
+of cargo 1.95 on a small crate (rust_outputs/, made under /tmp/rs/demo)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_habitat.verify.toolchains.rust.messages import compiler_messages, libtest_report
+
+OUTPUTS = Path(__file__).parent / "rust_outputs"
+ROOT = Path("/tmp/rs/demo")
+
+
+def _read(name: str) -> str:
+    return (OUTPUTS / name).read_text(encoding="utf-8")
+
+
+def test_clippy_errors_and_warnings_at_their_primary_span_once_each() -> None:
+    found = compiler_messages(_read("clippy_error.txt"), ROOT, tool="cargo clippy")
+    errors = [d for d in found if d.severity == "error"]
+    warnings = [d for d in found if d.severity == "warning"]
+    assert [(d.file, d.line, d.code) for d in errors] == [("src/math.rs", 8, "E0308")]
+    assert errors[0].message == "mismatched types"
+    assert [(d.file, d.line, d.code) for d in warnings] == [("src/math.rs", 2, "unused_variables")]
+    assert {d.source for d in found} == {"cargo clippy"}
+    # The compiler's own summaries ("aborting due to …") are not findings.
+    assert not any("aborting" in d.message for d in found)
+
+
+def test_failed_unit_integration_and_doc_tests_each_a_finding_where_they_failed() -> None:
+    report = libtest_report(_read("test_failures.txt"), ROOT)
+    where = [(d.file, d.line, d.message.split(": ")[0]) for d in report.failures]
+    assert where == [
+        ("src/math.rs", 6, "math::tests::doubles"),
+        ("tests/api.rs", 3, "adds_big"),
+        ("src/lib.rs", 9, "src/lib.rs - doc (line 9)"),
+    ]
+    assert "left: 4" in report.failures[0].message
+    assert "one and one" in report.failures[1].message
+    assert (report.passed, report.failed, report.signal) == (2, 3, None)
+    assert report.ran_binaries == 3
+
+
+def test_a_test_binary_killed_by_a_signal_is_named_with_its_signal() -> None:
+    report = libtest_report(_read("test_segv.txt"), ROOT)
+    assert report.signal == "SIGSEGV"
+    assert report.died == "src/lib.rs"
+    died = report.failures[0]
+    assert (died.code, died.file) == ("SIGSEGV", "src/lib.rs")
+    assert "killed by SIGSEGV" in died.message
+    # The other binaries still ran (--no-fail-fast) and their failures are listed too.
+    assert [d.message.split(": ")[0] for d in report.failures[1:]] == [
+        "adds_big",
+        "src/lib.rs - doc (line 9)",
+    ]
+
+
+def test_a_binary_that_exits_without_a_test_report_is_a_failure() -> None:
+    text = (
+        "     Running tests/api.rs (target/debug/deps/api-0de6)\n"
+        "error: test failed, to rerun pass `--test api`\n\nCaused by:\n"
+        "  process didn't exit successfully: `/x/target/debug/deps/api-0de6` (exit status: 3)\n"
+    )
+    report = libtest_report(text, ROOT)
+    assert [(d.file, d.code) for d in report.failures] == [("tests/api.rs", "exit 3")]
+    assert report.signal is None
