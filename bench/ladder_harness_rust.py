@@ -1,0 +1,315 @@
+"""The ladder on real Rust crates: seeded single-line mutations, `habitat verify` through a
+warm host against `cargo test` of the whole crate (issue 27).
+
+Per project (PROJECTS): its repository as the `fetch` tool mirrors it (`--mirrors`, one
+`owner+name/repo` git folder each), exported at its commit into `--cache`, committed as a
+fresh git repository; the dev-dependencies only benchmarks use (criterion) and the
+`[[bench]]` targets are dropped so nothing but the crate itself builds (`-j 1`:
+CARGO_BUILD_JOBS=1). The baseline is `cargo test --no-fail-fast` on the clean tree (run
+twice: the second, warm, is the full suite's wall). Then the workspace host starts (a fresh
+HABITAT_HOME) and for each mutation, on a clean copy:
+
+1. `habitat verify --json` (policy standard: diagnose.files, compile.project, test.scoped)
+   through the host, its wall;
+2. the full suite, `cargo test --no-fail-fast --message-format=json`, its wall and what
+   failed (libtest's report and compile errors, parsed by the toolchain's own parsers).
+
+A miss: the full suite fails (a test or the build) and the ladder is green. A false red: the
+ladder is red or died while the full suite passes, unless a red rung's new finding is on the
+mutated line (a lint the project denies, caught by clippy, is the mutation's doing).
+
+    .venv/bin/python bench/ladder_harness_rust.py [--projects semver,itoa]
+        [--mutations 10] [--seed 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agent_habitat.verify.toolchains.rust.messages import compiler_messages, libtest_report
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import print_table
+from ladder_harness_rust_mutations import Mutation, apply, choose
+
+REPO = Path(__file__).resolve().parent.parent
+HABITAT = Path(sys.executable).parent / "habitat"
+DATA = REPO / "docs" / "bench-data"
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    repo: str
+    """owner/name on GitHub, mirrored as `owner+name`."""
+    sources: tuple[str, ...]
+    """Files to mutate, relative to the crate."""
+    why: str
+
+
+PROJECTS = {
+    "semver": Project(
+        "semver",
+        "dtolnay/semver",
+        ("src/display.rs", "src/eval.rs", "src/identifier.rs", "src/impls.rs", "src/parse.rs"),
+        "Cargo's version parser: 5 modules, integration tests only (tests/*.rs), doc tests",
+    ),
+    "itoa": Project(
+        "itoa",
+        "dtolnay/itoa",
+        ("src/lib.rs",),
+        "integer formatting: one module, one integration test target, doc tests",
+    ),
+}
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=b", "-c", "user.email=b@b", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def _strip_bench_only(manifest: Path) -> None:
+    out: list[str] = []
+    skip = False
+    for line in manifest.read_text(encoding="utf-8").splitlines():
+        if line.startswith("["):
+            skip = "dev-dependencies" in line or line.strip() == "[[bench]]"
+        if not skip:
+            out.append(line)
+    manifest.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+def prepare(project: Project, mirrors: Path, cache: Path) -> tuple[Path, str, str]:
+    """The crate at its mirrored commit as a fresh repository: (root, version, commit)."""
+    mirror = mirrors / project.repo.replace("/", "+") / "repo"
+    commit = _git(mirror, "rev-parse", "HEAD").strip()
+    root = cache / project.name
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", "HEAD"], cwd=mirror, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    _strip_bench_only(root / "Cargo.toml")
+    shutil.rmtree(root / "benches", ignore_errors=True)
+    version = next(
+        line.split('"')[1]
+        for line in (root / "Cargo.toml").read_text(encoding="utf-8").splitlines()
+        if line.startswith("version")
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", f"{project.repo} {commit[:12]} without its bench-only parts")
+    return root, version, commit
+
+
+class Runner:
+    def __init__(self, root: Path, home: Path) -> None:
+        self.root, self.home = root, home
+        self.env = {**os.environ, "HABITAT_HOME": str(home), "CARGO_BUILD_JOBS": "1"}
+        self.limit_s = 600.0
+
+    def timed(self, argv: list[str]) -> tuple[float, str]:
+        t0 = time.perf_counter()
+        with subprocess.Popen(
+            argv,
+            cwd=self.root,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        ) as proc:
+            try:
+                out, _ = proc.communicate(timeout=self.limit_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGTERM)
+                out, _ = proc.communicate()
+                out += f"\nTIMEOUT after {self.limit_s:.0f} s"
+        return time.perf_counter() - t0, out
+
+    def full(self) -> tuple[float, list[str], int]:
+        """The whole suite: its wall, what failed (tests, compile errors), tests run."""
+        argv = ["cargo", "test", "--no-fail-fast", "--message-format=json"]
+        wall, text = self.timed(argv)
+        report = libtest_report(text, self.root)
+        errors = [
+            d for d in compiler_messages(text, self.root, tool="rustc") if d.severity == "error"
+        ]
+        failed = [d.message.split(": ")[0] for d in report.failures]
+        failed += [f"compile: {d.file}:{d.line} {d.code}" for d in errors]
+        if "TIMEOUT after" in text:
+            failed.append("TIMEOUT")
+        return wall, failed, report.passed + report.failed
+
+    def verify(self, *extra: str) -> tuple[float, dict[str, Any]]:
+        wall, text = self.timed([str(HABITAT), "verify", "--json", *extra])
+        start = text.find("{")
+        try:
+            return wall, json.loads(text[start:]) if start >= 0 else {"error": text[-500:]}
+        except ValueError:
+            return wall, {"error": text[-500:]}
+
+    def host(self, action: str) -> None:
+        _, text = self.timed([str(HABITAT), "host", action, "--project", str(self.root)])
+        print(f"host {action}: {text.strip()[-200:]}", file=sys.stderr)
+
+
+def _rung(result: dict[str, Any], name: str) -> dict[str, Any] | None:
+    return next((r for r in result.get("rungs", []) if r["rung"] == name), None)
+
+
+def _passed_failed(rung: dict[str, Any] | None) -> int | None:
+    for note in (rung or {}).get("notes", []):
+        if note.endswith(" failed") and " passed, " in note:
+            passed, failed = note.split(" passed, ")
+            return int(passed) + int(failed.split()[0])
+    return None
+
+
+def _on_line(result: dict[str, Any], m: Mutation) -> bool:
+    """A red rung's new finding is on the mutated line."""
+    return any(
+        d.get("file") == m.file and d.get("line") == m.line and not d.get("preexisting")
+        for r in result.get("rungs", [])
+        if r["state"] == "red"
+        for d in r.get("diagnostics", [])
+    )
+
+
+def _one(run: Runner, m: Mutation, total: int) -> dict[str, Any]:
+    apply(run.root, m)
+    try:
+        wall, result = run.verify()
+        full_wall, failed, _ = run.full()
+    finally:
+        _git(run.root, "checkout", "--", m.file)
+    state = result.get("state", "error")
+    scoped = _rung(result, "test.scoped")
+    caught = bool(failed)
+    red = state in ("red", "died")
+    return {
+        "mutation": m.label,
+        "before": m.before.strip(),
+        "after": m.after.strip(),
+        "ladder_state": state,
+        "red_rungs": [r["rung"] for r in result.get("rungs", []) if r["state"] in ("red", "died")],
+        "scoped_state": scoped["state"] if scoped else None,
+        "scoped_commands": [scoped["command_line"]]
+        if scoped and scoped.get("command_line")
+        else [],
+        "scoped_tests": _passed_failed(scoped),
+        "full_tests": total,
+        "full_caught": caught,
+        "full_failed": failed[:5],
+        "miss": caught and state == "green",
+        "false_red": red and not caught and not _on_line(result, m),
+        "verify_s": round(wall, 2),
+        "full_s": round(full_wall, 2),
+        "error": result.get("error"),
+    }
+
+
+def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
+    cache = args.cache.resolve()
+    root, version, commit = prepare(project, args.mirrors, cache)
+    home = Path(tempfile.mkdtemp(prefix=f"rust-ladder-{project.name}-", dir=cache))
+    run = Runner(root, home)
+    cold_wall, _, _ = run.full()
+    warm_wall, base_failed, total = run.full()
+    if base_failed:
+        raise SystemExit(f"{project.name}: the clean tree fails its own suite: {base_failed}")
+    print(
+        f"[{project.name}] {total} tests; full cold {cold_wall:.1f}s, warm {warm_wall:.1f}s",
+        file=sys.stderr,
+        flush=True,
+    )
+    run.host("start")
+    rows: list[dict[str, Any]] = []
+    try:
+        for i, m in enumerate(choose(root, list(project.sources), args.mutations, args.seed)):
+            rows.append(_one(run, m, total))
+            r = rows[-1]
+            print(
+                f"[{project.name}] {i + 1:2}/{args.mutations} {m.label}: full "
+                f"{'caught' if r['full_caught'] else 'green'} ({r['full_s']}s), ladder "
+                f"{r['ladder_state']} {r['red_rungs']} ({r['verify_s']}s)"
+                f"{' MISS' if r['miss'] else ''}{' FALSE-RED' if r['false_red'] else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        run.host("stop")
+    shutil.rmtree(home, ignore_errors=True)
+    return {
+        "project": f"{project.name} {version}",
+        "repository": f"github.com/{project.repo} @ {commit[:12]}",
+        "why": project.why,
+        "tests": total,
+        "full_cold_s": round(cold_wall, 2),
+        "full_warm_s": round(warm_wall, 2),
+        "mutations": rows,
+    }
+
+
+def summarise(p: dict[str, Any]) -> dict[str, Any]:
+    rows = p["mutations"]
+    verify = [r["verify_s"] for r in rows]
+    full = [r["full_s"] for r in rows]
+    scoped = [r["scoped_tests"] for r in rows if r["scoped_tests"] is not None]
+    return {
+        "project": p["project"],
+        "mutations": len(rows),
+        "caught_by_full": sum(r["full_caught"] for r in rows),
+        "ladder_red": sum(r["ladder_state"] in ("red", "died") for r in rows),
+        "misses": sum(r["miss"] for r in rows),
+        "false_reds": sum(r["false_red"] for r in rows),
+        "scoped_tests_median": statistics.median(scoped) if scoped else None,
+        "full_tests": p["tests"],
+        "verify_median_s": round(statistics.median(verify), 2) if verify else None,
+        "verify_max_s": max(verify) if verify else None,
+        "full_median_s": round(statistics.median(full), 2) if full else None,
+        "full_warm_s": p["full_warm_s"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", default="semver,itoa")
+    parser.add_argument("--mutations", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "rust-ladder")
+    parser.add_argument("--out", default="ladder_harness_rust")
+    args = parser.parse_args()
+    args.cache.mkdir(parents=True, exist_ok=True)
+    results = [run_project(PROJECTS[name], args) for name in args.projects.split(",")]
+    summaries = [summarise(p) for p in results]
+    columns = list(summaries[0])
+    print_table("Rust ladder harness", columns, [[str(s[c]) for c in columns] for s in summaries])
+    DATA.mkdir(parents=True, exist_ok=True)
+    path = DATA / f"{args.out}.json"
+    payload = {"seed": args.seed, "summaries": summaries, "projects": results}
+    path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
