@@ -222,6 +222,7 @@ def _one(run: Runner, m: Mutation, total: int) -> dict[str, Any]:
         "miss": caught and state == "green",
         "false_red": red and not caught and not _on_line(result, m),
         "verify_s": round(wall, 2),
+        "rung_s": {r["rung"]: r.get("duration_s") for r in result.get("rungs", [])},
         "full_s": round(full_wall, 2),
         "error": result.get("error"),
     }

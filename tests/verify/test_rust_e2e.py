@@ -100,6 +100,21 @@ async def test_a_finding_already_at_head_is_listed_but_not_red(project: Path) ->
     assert any(n.startswith("rust toolchain: cargo") for n in result.notes)
 
 
+async def test_compile_after_a_green_clippy_of_the_same_crates_is_not_checked_twice(
+    project: Path,
+) -> None:
+    # The same climb (ladder id v1) as the diagnose.files above: clippy checked legacy.
+    result = await RUNNERS["compile.project"](_ctx(project, "v1"))
+    assert result.state == "green", result.reason
+    assert result.rung == "compile.project"
+    assert "cargo check" not in result.command_line
+    assert any("not checked twice" in n for n in result.notes)
+    # A climb without that clippy run checks for itself.
+    fresh = await RUNNERS["compile.project"](_ctx(project, "v1b"))
+    assert fresh.state == "green", fresh.reason
+    assert fresh.command[:2] == ["cargo", "check"]
+
+
 async def test_a_new_denied_lint_in_a_touched_file_is_red_at_its_line(project: Path) -> None:
     write(project, "legacy/src/lib.rs", _LIB.replace("x * 2", "let unused = 3;\n    x * 2"))
     result = await RUNNERS["diagnose.files"](_ctx(project, "v2"))

@@ -25,12 +25,26 @@ from ...rungs.preamble import run_configured
 from .messages import compiler_messages
 from .metadata import METADATA_ARGV, CrateGraph, MetadataError, parse_metadata
 
-__all__ = ["TOOL_NOTE", "cargo_rung", "crate_graph", "head_target_dir", "run_compiler"]
+__all__ = [
+    "TOOL_NOTE",
+    "cargo_rung",
+    "clippy_covered",
+    "crate_graph",
+    "head_target_dir",
+    "packages",
+    "remember_clippy",
+    "run_compiler",
+]
 
 TOOL_NOTE = "rust toolchain: {tool}"
 NO_CARGO = "cargo is not on PATH; install Rust with rustup (https://rustup.rs)"
 _GRAPHS: dict[tuple[str, str], CrateGraph] = {}
 """(ladder id, root) → the crate graph: one `cargo metadata` per climb."""
+
+_CLIPPED: dict[tuple[str, str], tuple[frozenset[str], RungResult]] = {}
+"""(ladder id, root) → the crates `diagnose.files` ran clippy on (`--all-targets`) and its
+result: clippy is rustc's check plus lints, so `compile.project` of those crates in the
+same climb would check again what was just checked."""
 
 RustRung = Callable[[RungContext, CrateGraph], Awaitable[RungResult]]
 
@@ -85,6 +99,21 @@ def cargo_rung(
         return run
 
     return wrap
+
+
+def remember_clippy(ctx: RungContext, crates: Sequence[str], result: RungResult) -> None:
+    while len(_CLIPPED) >= 16:
+        del _CLIPPED[next(iter(_CLIPPED))]
+    _CLIPPED[(ctx.ladder_id, str(ctx.root))] = (frozenset(crates), result)
+
+
+def clippy_covered(ctx: RungContext, crates: Sequence[str]) -> RungResult | None:
+    """`diagnose.files`' green clippy result of this climb when it checked every crate of
+    `crates` (all their targets), else None."""
+    seen = _CLIPPED.get((ctx.ladder_id, str(ctx.root)))
+    if seen is None or not set(crates) <= seen[0] or seen[1].state != "green":
+        return None
+    return seen[1]
 
 
 def packages(crates: Sequence[str]) -> list[str]:

@@ -2,7 +2,8 @@
 
 - `diagnose.files`: `cargo clippy --all-targets` of the touched files' crates (the project's
   lint settings); its warnings kept for the touched files, compile errors wherever they are.
-- `compile.project`: `cargo check --all-targets` of the affected crates.
+- `compile.project`: `cargo check --all-targets` of the affected crates — unless this climb's
+  clippy run already checked them all (green): clippy is cargo check plus lints.
 - `build.affected`: `cargo build` of the affected crates.
 - `test.scoped` / `test.full`: tests.py.
 Findings of the three compiler rungs are settled against the same command on HEAD."""
@@ -13,7 +14,14 @@ import shutil
 
 from ...models import Diagnostic, RungName, RungResult
 from ...rungs.context import RungContext, nothing_to_do
-from .cargo import cargo_rung, packages, run_compiler
+from .cargo import (
+    TOOL_NOTE,
+    cargo_rung,
+    clippy_covered,
+    packages,
+    remember_clippy,
+    run_compiler,
+)
 from .detect import owns
 from .metadata import CrateGraph
 
@@ -58,7 +66,10 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
         verb, tool = "check", "cargo check"
         notes.append("clippy is not installed (rustup component add clippy); compiler lints only")
     argv = ["cargo", verb, _JSON, "--all-targets", *packages(crates)]
-    return await run_compiler(ctx, rung, argv, tool=tool, keep=keep, notes=notes)
+    result = await run_compiler(ctx, rung, argv, tool=tool, keep=keep, notes=notes)
+    if has_clippy:
+        remember_clippy(ctx, crates, result)
+    return result
 
 
 @cargo_rung("compile.project", no_work=_nothing_touched)
@@ -67,8 +78,25 @@ async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
     crates = _affected(ctx, graph)
     if not crates:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
-    argv = ["cargo", "check", _JSON, "--all-targets", *packages(crates)]
     notes = [f"affected crates: {', '.join(crates)}"]
+    clipped = clippy_covered(ctx, crates)
+    if clipped is not None:
+        # clippy is rustc's check with lints on top: what cargo check would say, it said.
+        return clipped.model_copy(
+            update={
+                "rung": rung,
+                "task": ctx.task(rung),
+                "duration_s": 0.0,
+                "diagnostics": [d for d in clipped.diagnostics if d.severity == "error"],
+                "notes": [
+                    TOOL_NOTE.format(tool="cargo clippy"),
+                    *notes,
+                    "checked by diagnose.files' clippy run of this climb (all targets of "
+                    "these crates; clippy is cargo check plus lints): not checked twice",
+                ],
+            }
+        )
+    argv = ["cargo", "check", _JSON, "--all-targets", *packages(crates)]
     return await run_compiler(ctx, rung, argv, tool="cargo check", notes=notes)
 
 
