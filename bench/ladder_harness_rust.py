@@ -6,7 +6,9 @@ Per project (PROJECTS): its repository as the `fetch` tool mirrors it (`--mirror
 fresh git repository; the dev-dependencies only benchmarks use (criterion) and the
 `[[bench]]` targets are dropped so nothing but the crate itself builds (`-j 1`:
 CARGO_BUILD_JOBS=1). The baseline is `cargo test --no-fail-fast` on the clean tree (run
-twice: the second, warm, is the full suite's wall). Then the workspace host starts (a fresh
+twice: the second, warm, is the full suite's wall with nothing to compile). The full suite
+builds in a target folder of its own, so after each edit it compiles the change itself, as
+the ladder does in the project's `target/`. Then the workspace host starts (a fresh
 HABITAT_HOME) and for each mutation, on a clean copy:
 
 1. `habitat verify --json` (policy standard: diagnose.files, compile.project, test.scoped)
@@ -126,12 +128,12 @@ class Runner:
         self.env = {**os.environ, "HABITAT_HOME": str(home), "CARGO_BUILD_JOBS": "1"}
         self.limit_s = 600.0
 
-    def timed(self, argv: list[str]) -> tuple[float, str]:
+    def timed(self, argv: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
         t0 = time.perf_counter()
         with subprocess.Popen(
             argv,
             cwd=self.root,
-            env=self.env,
+            env=env or self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
@@ -146,9 +148,12 @@ class Runner:
         return time.perf_counter() - t0, out
 
     def full(self) -> tuple[float, list[str], int]:
-        """The whole suite: its wall, what failed (tests, compile errors), tests run."""
+        """The whole suite: its wall, what failed (tests, compile errors), tests run. In a
+        target folder of its own, so it compiles each mutation itself as the ladder does
+        (in the project's `target/`), neither reusing the other's build."""
         argv = ["cargo", "test", "--no-fail-fast", "--message-format=json"]
-        wall, text = self.timed(argv)
+        own = {**self.env, "CARGO_TARGET_DIR": str(self.home / "full-target")}
+        wall, text = self.timed(argv, own)
         report = libtest_report(text, self.root)
         errors = [
             d for d in compiler_messages(text, self.root, tool="rustc") if d.severity == "error"
@@ -235,6 +240,7 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     run = Runner(root, home)
     cold_wall, _, _ = run.full()
     warm_wall, base_failed, total = run.full()
+    run.timed(["cargo", "test", "--no-run"])  # the ladder's target/ built once, as a user's is
     if base_failed:
         raise SystemExit(f"{project.name}: the clean tree fails its own suite: {base_failed}")
     print(

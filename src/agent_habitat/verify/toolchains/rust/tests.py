@@ -64,6 +64,11 @@ async def _cargo_test(
     failed = sum(rep.failed for _, _, rep in results)
     state = _state(*worst)
     notes = [TOOL_NOTE.format(tool=TOOL), *why, f"{passed} passed, {failed} failed"]
+    if (ctx.root / ".config" / "nextest.toml").is_file():
+        notes.append(
+            "the project configures cargo-nextest (.config/nextest.toml); this rung runs "
+            "cargo test — the same #[test] functions, one process per test binary"
+        )
     if len(runs) > 1:
         notes.append("ran: " + " && ".join(shlex.join(argv) for argv in runs))
     if state == "green" and passed + failed == 0:
