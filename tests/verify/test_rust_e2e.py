@@ -12,9 +12,11 @@ from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.snapshot import take_snapshot
-from agent_habitat.verify.toolchains.rust import RUNNERS
+from agent_habitat.verify.toolchains import snapshot_of
+from agent_habitat.verify.toolchains.rust.runners import RUNNERS
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree, write
+from ladder_runs import climb_one
 
 pytestmark = [
     pytest.mark.anyio,
@@ -184,3 +186,22 @@ async def test_a_configured_command_wins_over_cargo(project: Path) -> None:
         "configured",
         ["/bin/sh", "-c", "true"],
     )
+
+
+async def test_the_ladder_climbs_a_cargo_workspace_with_the_rust_toolchain(project: Path) -> None:
+    write(project, "app/src/lib.rs", _APP.replace("(1), 4)", "(1), 5)"))
+    result = await climb_one(project, "test.scoped")
+    assert result.state == "red", result.reason
+    assert result.tool == "cargo test"
+    assert [d.message.split(": ")[0] for d in result.diagnostics] == ["tests::quadruples"]
+    write(project, "app/src/lib.rs", _APP)
+
+
+async def test_cargo_output_is_never_part_of_the_change(project: Path) -> None:
+    assert (project / "target").is_dir()
+    # Without git (no .gitignore to lean on), the snapshot walks the folder.
+    plain = project.parent / "plain"
+    shutil.copytree(project, plain, ignore=shutil.ignore_patterns(".git"))
+    touched = snapshot_of(plain).touched
+    assert "app/src/lib.rs" in touched
+    assert not [p for p in touched if p.startswith("target/")]

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..snapshot import Snapshot, take_snapshot
 from .base import Rung, Toolchain
 from .python import PYTHON
+from .rust import RUST
 
 __all__ = [
     "FALLBACK",
@@ -24,6 +25,7 @@ __all__ = [
 
 TOOLCHAINS: dict[str, Toolchain] = {
     PYTHON.name: PYTHON,
+    RUST.name: RUST,
 }
 """Every toolchain the ladder knows, in climbing order."""
 
