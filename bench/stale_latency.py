@@ -31,8 +31,8 @@ async def measure(iterations: int) -> list[float]:
     from agent_habitat.cli.demo_sample import build_sample
     from agent_habitat.events import Event, InMemoryEventBus
     from agent_habitat.verify import LadderRequest
-    from agent_habitat.verify.runner import VerifyRunner
-    from agent_habitat.verify.runner_config import RunnerConfig
+    from agent_habitat.verify.runner.config import RunnerConfig
+    from agent_habitat.verify.runner.runner import VerifyRunner
 
     root = build_sample(Path(tempfile.mkdtemp(prefix="bench-stale-")) / "calc")
     for n in range(iterations):

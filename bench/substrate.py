@@ -33,8 +33,8 @@ def _template(folder: Path) -> Path:
 
 
 def measure(iterations: int, ports: int) -> dict[str, dict[str, list[float]]]:
-    from agent_habitat.verify.runner_config import SubstrateConfig
-    from agent_habitat.verify.substrate import SubstrateFactory
+    from agent_habitat.verify.runner.config import SubstrateConfig
+    from agent_habitat.verify.runner.substrate import SubstrateFactory
 
     work = Path(tempfile.mkdtemp(prefix="bench-substrate-"))
     template = _template(work)

@@ -59,7 +59,7 @@ def _sample() -> Path:
 async def lone_requests(root: Path, requests: int) -> dict[str, list[float]]:
     from agent_habitat.events import Event, InMemoryEventBus
     from agent_habitat.verify import LadderRequest, stop_type_daemon
-    from agent_habitat.verify.runner import VerifyRunner
+    from agent_habitat.verify.runner.runner import VerifyRunner
 
     bus = InMemoryEventBus(str(root))
     marks: dict[str, dict[str, float]] = {}

@@ -8,9 +8,8 @@
 #   reach/   the way to a workspace host from another process (find, start, call, bridge)
 #   mcp_tools, cli, host   the adapters: they take a built Habitat (docs/architecture.md)
 #   host/    the workspace host's server side: HTTP API, SSE, dashboard, MCP endpoint
-#   verify/  the verification ladder and its runner;  files/  file_write, file_edit
-#   verify_slot, verify_report, verify_text, epoch_record   the runner's service face: its
-#            place in the habitat, its reports and their text, its record in state.db
+#   verify/  the verification ladder and its runner (its service face in verify/runner/);
+#            files/  file_write, file_edit
 #   trust    whether a project's code may run yet;  project_scene  where the project stands
 #   rules    the habit rules for an agent;  client_config  `habitat init`'s client configs
 #   testing/ fakes for the seams (spawner, clock) and open_fake_habitat

@@ -20,7 +20,6 @@ import anyio
 import anyio.abc
 
 from .config import ShellConfig, load_shell_config
-from .epoch_record import EpochRecords
 from .events import EventBus, InMemoryEventBus
 from .files import FileEditor
 from .project import Project, existing_dir
@@ -28,9 +27,10 @@ from .project_scene import EpochGlance
 from .shell import Shell
 from .store import Database, SqliteJournal
 from .trust import ProjectTrust
-from .verify.accounting import TimeAccounting
-from .verify.runner_config import load_runner_config
-from .verify_slot import VerifySlot
+from .verify.runner.accounting import TimeAccounting
+from .verify.runner.config import load_runner_config
+from .verify.runner.record import EpochRecords
+from .verify.runner.slot import VerifySlot
 from .workspace import Workspace
 
 if TYPE_CHECKING:

@@ -49,7 +49,7 @@ def test_a_shell_verb_does_not_import_the_ladder_mcp_or_the_host() -> None:
     # The verb table names the verify verbs, so the ladder's models load; the ladder does not.
     heavy = (
         "agent_habitat.verify.ladder",
-        "agent_habitat.verify.runner",
+        "agent_habitat.verify.runner.runner",
         "mcp",
         "grimp",
         "agent_habitat.reach.bridge",

@@ -18,7 +18,7 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, LadderResult, run_ladder
 from agent_habitat.verify.rungs import pyright_tools
-from agent_habitat.verify.warmup import warm_lines
+from agent_habitat.verify.runner.warmup import warm_lines
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree
 

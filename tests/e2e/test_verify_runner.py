@@ -17,8 +17,8 @@ from agent_habitat.proc import kill_tree, members
 from agent_habitat.testing import EventRecorder, FakeClock, eventually
 from agent_habitat.verify import LadderRequest, stop_type_daemon
 from agent_habitat.verify.rungs import DmypyDaemon
-from agent_habitat.verify.runner import VerifyRunner
-from agent_habitat.verify.runner_config import RunnerConfig
+from agent_habitat.verify.runner.config import RunnerConfig
+from agent_habitat.verify.runner.runner import VerifyRunner
 from agent_habitat.workspace import Workspace
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]

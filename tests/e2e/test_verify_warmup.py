@@ -16,7 +16,7 @@ from agent_habitat.proc import is_alive
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, stop_type_daemon
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest
-from agent_habitat.verify.warmup import warm_lines
+from agent_habitat.verify.runner.warmup import warm_lines
 from agent_habitat.workspace import Workspace
 from git_tree import git as _git
 from git_tree import write as _write

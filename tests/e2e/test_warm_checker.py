@@ -19,7 +19,7 @@ from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, LadderResult, run_ladder
 from agent_habitat.verify.models import RungResult
 from agent_habitat.verify.rungs import pyright_tools, warm_checker
-from agent_habitat.verify.warmup import warm_lines
+from agent_habitat.verify.runner.warmup import warm_lines
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree
 

@@ -22,8 +22,8 @@ from agent_habitat.testing import eventually
 from agent_habitat.verify import LadderRequest, stop_type_daemon
 from agent_habitat.verify.models import RungResult
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest
-from agent_habitat.verify.runner import VerifyRunner
-from agent_habitat.verify.runner_config import RunnerConfig
+from agent_habitat.verify.runner.config import RunnerConfig
+from agent_habitat.verify.runner.runner import VerifyRunner
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree
 from ladder_runs import climb_one

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 from agent_habitat.mcp_tools.schema import lean_schema, output_schema
 from agent_habitat.mcp_tools.wire import lean_dump
 from agent_habitat.shell import models as m
-from agent_habitat.verify_report import EpochReport, RungReport, VerifyRunResult
+from agent_habitat.verify.runner.report import EpochReport, RungReport, VerifyRunResult
 
 
 class Inner(BaseModel):

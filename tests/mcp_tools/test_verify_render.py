@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from agent_habitat.mcp_tools.render import render
-from agent_habitat.verify_report import (
+from agent_habitat.verify.runner.report import (
     DiagnosticLine,
     EpochReport,
     RungReport,
     VerifyRunResult,
     VerifyStatusResult,
 )
-from agent_habitat.verify_text import TEXT_BUDGET
+from agent_habitat.verify.runner.text import TEXT_BUDGET
 
 
 def _epoch(**changes: object) -> EpochReport:

@@ -21,8 +21,8 @@ from agent_habitat.shell.models import (
     RunResult,
 )
 from agent_habitat.verbs import VERBS
-from agent_habitat.verify.accounting import TimeAccount, TimeReport
-from agent_habitat.verify_report import (
+from agent_habitat.verify.runner.accounting import TimeAccount, TimeReport
+from agent_habitat.verify.runner.report import (
     DiagnosticLine,
     EpochReport,
     RungReport,

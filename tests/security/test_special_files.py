@@ -19,8 +19,8 @@ import anyio
 import pytest
 
 from agent_habitat.regular import NotRegularFileError, open_regular
+from agent_habitat.verify.runner.watch import ProjectWatcher
 from agent_habitat.verify.snapshot import file_hash, take_snapshot
-from agent_habitat.verify.watch import ProjectWatcher
 from mcp_tools.helpers import make_project, primary_client
 from tool_results import data, text
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from agent_habitat.events import Event
-from agent_habitat.verify.accounting import TimeAccount, TimeAccounting
+from agent_habitat.verify.runner.accounting import TimeAccount, TimeAccounting
 
 
 class Clock:

@@ -4,9 +4,9 @@ import subprocess
 from pathlib import Path
 
 from agent_habitat.cli.demo_sample import build_sample
-from agent_habitat.verify.coalesce import covers, merge_requests
-from agent_habitat.verify.epochs import changed_between
 from agent_habitat.verify.models import LadderRequest
+from agent_habitat.verify.runner.coalesce import covers, merge_requests
+from agent_habitat.verify.runner.epochs import changed_between
 from agent_habitat.verify.snapshot import take_snapshot
 
 

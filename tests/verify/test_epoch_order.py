@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent_habitat.verify.epochs import Epoch
 from agent_habitat.verify.models import LadderRequest, LadderResult, RungName, RungResult
+from agent_habitat.verify.runner.epochs import Epoch
 
 
 def _result(rung: RungName, state: str = "green") -> RungResult:

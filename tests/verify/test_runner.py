@@ -14,11 +14,11 @@ from agent_habitat.errors import NotFoundError, UsageError
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.testing import EventRecorder, FakeClock
 from agent_habitat.verify.models import LadderRequest
-from agent_habitat.verify.runner import VerifyRunner
-from agent_habitat.verify.runner_config import RunnerConfig
-from agent_habitat.verify.runner_models import summary
-from agent_habitat.verify_report import epoch_report
-from agent_habitat.verify_text import epoch_summary
+from agent_habitat.verify.runner.config import RunnerConfig
+from agent_habitat.verify.runner.models import summary
+from agent_habitat.verify.runner.report import epoch_report
+from agent_habitat.verify.runner.runner import VerifyRunner
+from agent_habitat.verify.runner.text import epoch_summary
 
 from .fake_ladder import FakeLadder
 
@@ -415,7 +415,7 @@ async def test_without_a_watcher_a_status_still_finds_the_tree_moved(
     async def no_watch(self: object, **_: object) -> None:
         raise OSError("OS file watch limit reached")
 
-    monkeypatch.setattr("agent_habitat.verify.watch.ProjectWatcher.run", no_watch)
+    monkeypatch.setattr("agent_habitat.verify.runner.watch.ProjectWatcher.run", no_watch)
     recorder = EventRecorder(bus)
     config = RunnerConfig(coalesce_seconds=0)
     async with VerifyRunner.open(calc, bus=bus, config=config, ladder=ladder) as runner:

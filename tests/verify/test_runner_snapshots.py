@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-import agent_habitat.verify.epochs as epochs_module
-import agent_habitat.verify.runner as runner_module
+import agent_habitat.verify.runner.epochs as epochs_module
+import agent_habitat.verify.runner.runner as runner_module
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.testing import FakeClock
-from agent_habitat.verify.runner import VerifyRunner
-from agent_habitat.verify.runner_config import RunnerConfig
+from agent_habitat.verify.runner.config import RunnerConfig
+from agent_habitat.verify.runner.runner import VerifyRunner
 from agent_habitat.verify.snapshot import Snapshot, take_snapshot
 from agent_habitat.verify.toolchains import snapshot_of
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.verify.runner_config import SubstrateConfig, load_runner_config
-from agent_habitat.verify.substrate import SubstrateFactory
+from agent_habitat.verify.runner.config import SubstrateConfig, load_runner_config
+from agent_habitat.verify.runner.substrate import SubstrateFactory
 
 pytestmark = pytest.mark.anyio
 

@@ -14,6 +14,7 @@ from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.models import Diagnostic, RungName, RungResult, RungState
 from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.runner.watch import GitIgnore
 from agent_habitat.verify.snapshot import Snapshot
 from agent_habitat.verify.toolchains import (
     TOOLCHAINS,
@@ -25,7 +26,6 @@ from agent_habitat.verify.toolchains import (
 )
 from agent_habitat.verify.toolchains.climb import run_rung
 from agent_habitat.verify.toolchains.python import PYTHON
-from agent_habitat.verify.watch import GitIgnore
 from agent_habitat.workspace import Workspace
 
 pytestmark = pytest.mark.anyio

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from agent_habitat.cli.host_cmd import warm_lines as host_warm_lines
-from agent_habitat.verify import warmup
 from agent_habitat.verify.pytest_zygote import habitat_pytest_zygote
 from agent_habitat.verify.rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH
+from agent_habitat.verify.runner import warmup
 from agent_habitat.workspace import Workspace
 
 pytestmark = pytest.mark.anyio

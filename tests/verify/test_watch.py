@@ -9,7 +9,7 @@ import pytest
 
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.testing import eventually
-from agent_habitat.verify.watch import GitIgnore, ProjectWatcher
+from agent_habitat.verify.runner.watch import GitIgnore, ProjectWatcher
 
 pytestmark = pytest.mark.anyio
 

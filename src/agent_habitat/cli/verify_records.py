@@ -15,8 +15,8 @@ from ..verbs.verify import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.rungs.dmypy import describe_warm
 from ..verify.rungs.warm_checker import describe as describe_checker
 from ..verify.rungs.warm_pytest import WarmPytest
-from ..verify_report import VerifyCancelResult, VerifyStatusResult
-from ..verify_text import render_verify_cancel, render_verify_status
+from ..verify.runner.report import VerifyCancelResult, VerifyStatusResult
+from ..verify.runner.text import render_verify_cancel, render_verify_status
 from ..workspace import Workspace
 from .common import emit_json, open_habitat, project_root, run_command
 from .verify_oneshot import on_project
@@ -40,7 +40,7 @@ def status(args: argparse.Namespace) -> int:
             result = hosted
         else:
             result = await _recorded_status(args)
-        from ..verify.warmup import warm_lines  # what the serving process warmed
+        from ..verify.runner.warmup import warm_lines  # what the serving process warmed
 
         warm = warm_lines(Workspace.for_project(project_root(args)))
         if args.json and warm:

@@ -29,7 +29,7 @@ from agent_habitat.errors import HabitatError, NotFoundError
 
 if TYPE_CHECKING:
     from agent_habitat.habitat import Habitat
-    from agent_habitat.verify.runner import VerifyRunner
+    from agent_habitat.verify.runner.runner import VerifyRunner
 
 __all__ = ["WAIT_ROUTE", "verify_wait_route"]
 

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from agent_habitat.errors import HabitatError
 from agent_habitat.habitat import Habitat
 from agent_habitat.verbs.verify import VerifyRunArgs, verify_run
-from agent_habitat.verify_text import render_time
+from agent_habitat.verify.runner.text import render_time
 
 from .render import render
 from .resources import EPOCH_URI, SCENE_URI

@@ -21,8 +21,12 @@ from agent_habitat.project import ProjectOpenResult
 from agent_habitat.project_scene import ProjectSceneResult, render_project_scene
 from agent_habitat.shell import models as m
 from agent_habitat.trust import TrustResult
-from agent_habitat.verify_report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
-from agent_habitat.verify_text import (
+from agent_habitat.verify.runner.report import (
+    VerifyCancelResult,
+    VerifyRunResult,
+    VerifyStatusResult,
+)
+from agent_habitat.verify.runner.text import (
     render_verify_cancel,
     render_verify_run,
     render_verify_status,

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from agent_habitat.errors import HabitatError
 from agent_habitat.events import Event
 from agent_habitat.habitat import Habitat
-from agent_habitat.verify_slot import EPOCH_EVENT_KINDS
+from agent_habitat.verify.runner.slot import EPOCH_EVENT_KINDS
 
 from .broadcast import Broadcaster
 from .wire import lean_dump

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agent_habitat.verify_report import VerifyCancelResult, VerifyRunResult
+from agent_habitat.verify.runner.report import VerifyCancelResult, VerifyRunResult
 
 from .wire import wire_schema
 

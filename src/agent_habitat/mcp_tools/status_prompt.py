@@ -10,8 +10,8 @@ line per tab (its last output line, not its preview), the verdict line and what 
 from __future__ import annotations
 
 from agent_habitat.shell import models as m
-from agent_habitat.verify_report import RungReport, VerifyStatusResult
-from agent_habitat.verify_text import epoch_summary
+from agent_habitat.verify.runner.report import RungReport, VerifyStatusResult
+from agent_habitat.verify.runner.text import epoch_summary
 
 __all__ = ["STATUS_TEXT_BYTES", "status_text"]
 

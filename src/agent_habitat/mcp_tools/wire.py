@@ -40,13 +40,13 @@ from pydantic import BaseModel
 from agent_habitat.shell import error_lines
 from agent_habitat.shell import models as m
 from agent_habitat.shell.omitted import omitted_marker, split_omitted
-from agent_habitat.verify_report import (
+from agent_habitat.verify.runner.report import (
     EpochReport,
     RungReport,
     VerifyRunResult,
     VerifyStatusResult,
 )
-from agent_habitat.verify_text import checked
+from agent_habitat.verify.runner.text import checked
 
 __all__ = [
     "DERIVED",

@@ -13,13 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..shell.limits import check_path
 from ..verify import LadderRequest, Policy, RungName
-from ..verify_report import (
+from ..verify.runner.report import (
     VerifyCancelResult,
     VerifyRunResult,
     VerifyStatusResult,
     epoch_report,
 )
-from ..verify_text import epoch_summary
+from ..verify.runner.text import epoch_summary
 from .row import Progress, Verb
 
 if TYPE_CHECKING:

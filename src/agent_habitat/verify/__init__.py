@@ -6,11 +6,9 @@
 #   head         HEAD's files and export;   baseline  findings matched against HEAD's, cached
 #   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
 #   toolchains/  what a language brings (python first): detect, owns, its rungs, ignores
-#   runner       the background verify runner (queue, coalesce, cancel) — with chain and
-#                chain_report (what a chain says on the bus, its timing), coalesce,
-#                epochs (snapshot-bound runs, stale), watch, substrate, accounting, hooks,
-#                runner_config, runner_models; staleness (the runner's edges: watching,
-#                checking a request), warmup (warming the ladder when a project opens)
+#   runner/      the background verify runner and its service face (queue, coalesce, cancel,
+#                epochs, staleness, watch, substrate, accounting, warm-up, the slot a host holds)
+#   hooks        how the runner takes part in a climb
 #   testdeps     per-test dependency data; deps_store its store; deps_selection selection
 #                narrowed by it; recorder its background recording; selection_memo what a
 #                long-lived process keeps between climbs; side_graph the test side's imports
@@ -24,7 +22,7 @@ from ..lazy import lazy_attributes
 
 _HOME = {
     "Diagnostic": "models",
-    "EpochState": "epochs",
+    "EpochState": "runner.epochs",
     "GitError": "snapshot",
     "LadderConfig": "config",
     "LadderRequest": "models",
@@ -32,35 +30,33 @@ _HOME = {
     "LadderState": "models",
     "POLICIES": "models",
     "Policy": "models",
-    "ProgressSink": "runner_models",
+    "ProgressSink": "runner.models",
     "RUNGS": "models",
     "RungName": "models",
     "RungResult": "models",
     "RungState": "models",
-    "RungStatus": "epochs",
-    "RunnerConfig": "runner_config",
+    "RungStatus": "runner.epochs",
+    "RunnerConfig": "runner.config",
     "Selection": "models",
     "Snapshot": "snapshot",
-    "SubstrateConfig": "runner_config",
-    "TimeAccount": "accounting",
-    "TimeAccounting": "accounting",
-    "TimeReport": "accounting",
-    "VerifyEpoch": "epochs",
-    "VerifyRunner": "runner",
-    "VerifyStatus": "runner_models",
-    "VerifyTicket": "runner_models",
+    "SubstrateConfig": "runner.config",
+    "TimeAccount": "runner.accounting",
+    "TimeAccounting": "runner.accounting",
+    "TimeReport": "runner.accounting",
+    "VerifyEpoch": "runner.epochs",
+    "VerifyRunner": "runner.runner",
+    "VerifyStatus": "runner.models",
+    "VerifyTicket": "runner.models",
     "load_ladder_config": "config",
     "load_policy": "config",
-    "load_runner_config": "runner_config",
+    "load_runner_config": "runner.config",
     "run_ladder": "ladder",
     "stop_type_daemon": "ladder",
     "take_snapshot": "snapshot",
 }
 
 if TYPE_CHECKING:
-    from .accounting import TimeAccount, TimeAccounting, TimeReport
     from .config import LadderConfig, load_ladder_config, load_policy
-    from .epochs import EpochState, RungStatus, VerifyEpoch
     from .ladder import run_ladder, stop_type_daemon
     from .models import (
         POLICIES,
@@ -75,9 +71,11 @@ if TYPE_CHECKING:
         RungState,
         Selection,
     )
-    from .runner import VerifyRunner
-    from .runner_config import RunnerConfig, SubstrateConfig, load_runner_config
-    from .runner_models import ProgressSink, VerifyStatus, VerifyTicket
+    from .runner.accounting import TimeAccount, TimeAccounting, TimeReport
+    from .runner.config import RunnerConfig, SubstrateConfig, load_runner_config
+    from .runner.epochs import EpochState, RungStatus, VerifyEpoch
+    from .runner.models import ProgressSink, VerifyStatus, VerifyTicket
+    from .runner.runner import VerifyRunner
     from .snapshot import GitError, Snapshot, take_snapshot
 
 

@@ -74,7 +74,7 @@ class LadderConfig(BaseModel):
     a fresh `python -m pytest` each time."""
     warmup: bool = True
     """Warm the ladder when a server (host, MCP) opens the project: import graph, test
-    dependencies, lint baseline, type-check daemon (verify/warmup.py)."""
+    dependencies, lint baseline, type-check daemon (verify/runner/warmup.py)."""
     packages: list[str] | None = None
     """Import names of the project's packages; default: found under `src/` or the root."""
     test_paths: list[str] | None = None

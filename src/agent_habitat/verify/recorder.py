@@ -2,7 +2,7 @@
 priority when a server opens a project whose data is missing or stale, so precise
 selection starts from the second edit without anyone running the full suite by hand.
 
-It starts where the warm-up ends (verify_slot.py runs it after `WarmUp.run`, and only when
+It starts where the warm-up ends (runner/slot.py runs it after `WarmUp.run`, and only when
 the warm-up reached its end: whatever keeps the warm-up from running the project's code
 keeps this from running its tests too). It runs the tests the data cannot vouch for
 (`selection.unrecorded`: all of them the first time) in a fresh pytest with the
@@ -35,9 +35,9 @@ from .hooks import LadderHooks
 from .models import Selection
 from .rungs.context import RungContext
 from .rungs.suite import pytest_args
+from .runner.substrate import SubstrateFactory
 from .selection import unrecorded
 from .selection_memo import SelectionMemo
-from .substrate import SubstrateFactory
 from .testdeps import Recording, RunScope
 from .toolchains import snapshot_of
 

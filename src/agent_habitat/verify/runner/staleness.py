@@ -20,13 +20,13 @@ from pathlib import Path
 import anyio.abc
 import anyio.to_thread
 
-from ..events import EventBus
+from ...events import EventBus
+from ..config import load_ladder_config, load_policy
+from ..ladder import _given_files
+from ..models import LadderRequest
+from ..toolchains import snapshot_of
 from .chain import Chain
-from .config import load_ladder_config, load_policy
 from .epochs import changed_between, contradicts
-from .ladder import _given_files
-from .models import LadderRequest
-from .toolchains import snapshot_of
 from .watch import ProjectWatcher
 
 __all__ = [

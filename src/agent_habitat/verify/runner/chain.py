@@ -15,18 +15,18 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from ..events import Event, EventBus, EventKind, Subscriber, Unsubscribe
-from ..proc import ProcessRecord, kill_tree
+from ...events import Event, EventBus, EventKind, Subscriber, Unsubscribe
+from ...proc import ProcessRecord, kill_tree
+from ..hooks import LadderHooks
+from ..models import LadderResult, RungName, RungResult
+from ..selection_memo import SelectionMemo
+from ..snapshot import Snapshot
 from .epochs import Epoch, contradicts
-from .hooks import LadderHooks
-from .models import LadderResult, RungName, RungResult
-from .selection_memo import SelectionMemo
-from .snapshot import Snapshot
 from .substrate import Substrate, SubstrateFactory
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .runner_models import ProgressSink
+    from .models import ProgressSink
 
 __all__ = ["Chain", "ChainBus", "cancelled_result", "error_result"]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..config import load_pyproject, load_section
-from ..errors import ConfigError
+from ...config import load_pyproject, load_section
+from ...errors import ConfigError
 
 __all__ = ["RunnerConfig", "SubstrateConfig", "load_runner_config"]
 

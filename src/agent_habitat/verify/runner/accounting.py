@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
-from ..events import Event
+from ...events import Event
 
 __all__ = ["WORKSPACE", "TimeAccount", "TimeAccounting", "TimeReport"]
 

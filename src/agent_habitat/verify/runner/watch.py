@@ -21,9 +21,9 @@ import anyio.to_thread
 from watchfiles import Change, DefaultFilter
 from watchfiles._rust_notify import RustNotify
 
-from ..regular import is_special
-from .snapshot import NotTheChange
-from .toolchains import ignored_dirs
+from ...regular import is_special
+from ..snapshot import NotTheChange
+from ..toolchains import ignored_dirs
 
 __all__ = ["GitIgnore", "ProjectWatcher"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .models import POLICIES, RUNGS, LadderRequest, Policy, RungName
+from ..models import POLICIES, RUNGS, LadderRequest, Policy, RungName
 
 __all__ = ["covers", "merge_requests", "rungs_of"]
 

@@ -20,36 +20,36 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from .epoch_record import EpochRecords
-from .errors import HabitatError, NotFoundError, UsageError
-from .events import Event, EventBus
-from .project import Project
-from .project_scene import EpochGlance
-from .trust import NOT_TRUSTED, ProjectTrust
-from .verify import (
+from ...errors import HabitatError, NotFoundError, UsageError
+from ...events import Event, EventBus
+from ...project import Project
+from ...project_scene import EpochGlance
+from ...trust import NOT_TRUSTED, ProjectTrust
+from ...workspace import Workspace
+from .. import (
     LadderRequest,
     LadderResult,
     RungStatus,
     Snapshot,
     VerifyEpoch,
 )
-from .verify.accounting import TimeAccounting
-from .verify.epochs import changed_between
-from .verify.toolchains import snapshot_of
-from .verify_report import (
+from ..toolchains import snapshot_of
+from .accounting import TimeAccounting
+from .epochs import changed_between
+from .record import EpochRecords
+from .report import (
     LISTED_PATHS,
     EpochReport,
     VerifyCancelResult,
     VerifyStatusResult,
     epoch_report,
 )
-from .verify_text import epoch_summary
-from .workspace import Workspace
+from .text import epoch_summary
 
 if TYPE_CHECKING:
-    from .verify.recorder import BackgroundRecorder
-    from .verify.runner import VerifyRunner
-    from .verify.warmup import WarmUp
+    from ..recorder import BackgroundRecorder
+    from .runner import VerifyRunner
+    from .warmup import WarmUp
 
 __all__ = ["EPOCH_EVENT_KINDS", "VerifySlot"]
 
@@ -144,9 +144,9 @@ class VerifySlot:
         started: bool,
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
-        from .verify.recorder import BackgroundRecorder
-        from .verify.runner import VerifyRunner  # the ladder and grimp, only when it runs
-        from .verify.warmup import WarmUp
+        from ..recorder import BackgroundRecorder
+        from .runner import VerifyRunner  # the ladder and grimp, only when it runs
+        from .warmup import WarmUp
 
         try:
             async with VerifyRunner.open(

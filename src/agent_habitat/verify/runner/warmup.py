@@ -36,30 +36,30 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from ..errors import HabitatError
-from ..events import EventBus
-from ..workspace import Workspace, write_private
-from .config import load_ladder_config, load_policy
-from .environments import ProjectEnv, probe_env, resolve_python
-from .layout import Layout, discover_layout
-from .parsers import parse_pyrefly, parse_ty
-from .rungs import typecheck, warm_checker
-from .rungs.checkers import detect_type_checker, mypy_configured
-from .rungs.compare import head_of
-from .rungs.compile import mypy_flags, package_targets
-from .rungs.context import RungContext
-from .rungs.dmypy import DmypyDaemon
-from .rungs.head_check import Parse
-from .rungs.lint_warm import warm_lint_baseline
-from .rungs.lsp import LspError
-from .rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker, locate
-from .rungs.warm_checker import ServerSpec
-from .rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH, WarmPytest
-from .rungs.warm_pytest import ensure as ensure_warm_pytest
-from .selection import warm_graph
-from .selection_memo import SelectionMemo
-from .testdeps import deps_store_dir, load_testdeps
-from .toolchains import snapshot_of
+from ...errors import HabitatError
+from ...events import EventBus
+from ...workspace import Workspace, write_private
+from ..config import load_ladder_config, load_policy
+from ..environments import ProjectEnv, probe_env, resolve_python
+from ..layout import Layout, discover_layout
+from ..parsers import parse_pyrefly, parse_ty
+from ..rungs import typecheck, warm_checker
+from ..rungs.checkers import detect_type_checker, mypy_configured
+from ..rungs.compare import head_of
+from ..rungs.compile import mypy_flags, package_targets
+from ..rungs.context import RungContext
+from ..rungs.dmypy import DmypyDaemon
+from ..rungs.head_check import Parse
+from ..rungs.lint_warm import warm_lint_baseline
+from ..rungs.lsp import LspError
+from ..rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker, locate
+from ..rungs.warm_checker import ServerSpec
+from ..rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH, WarmPytest
+from ..rungs.warm_pytest import ensure as ensure_warm_pytest
+from ..selection import warm_graph
+from ..selection_memo import SelectionMemo
+from ..testdeps import deps_store_dir, load_testdeps
+from ..toolchains import snapshot_of
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import psutil
 
-from .store import Database
-from .verify import Snapshot
-from .verify.accounting import TimeReport
-from .verify_report import EpochReport
+from ...store import Database
+from .. import Snapshot
+from .accounting import TimeReport
+from .report import EpochReport
 
 __all__ = ["EpochRecords", "RecordedEpoch", "Server"]
 

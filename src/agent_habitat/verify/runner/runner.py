@@ -31,24 +31,25 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import HabitatError, NotFoundError, UsageError
-from ..events import EventBus
-from ..proc import ProcessRecord
-from ..workspace import Workspace
+from ...clock import SYSTEM_CLOCK, Clock
+from ...errors import HabitatError, NotFoundError, UsageError
+from ...events import EventBus
+from ...proc import ProcessRecord
+from ...workspace import Workspace
+from ..config import load_policy
+from ..hooks import LadderFn
+from ..ladder import new_ladder_id, run_ladder
+from ..models import LadderRequest, LadderResult, RungName
+from ..selection_memo import SelectionMemo
+from ..snapshot import Snapshot
+from ..toolchains import snapshot_of
 from .accounting import TimeAccounting
 from .chain import Chain, ChainBus, WriteLog, cancelled_result, error_result
 from .chain_report import announce, conclude
 from .coalesce import covers, merge_requests, rungs_of
-from .config import load_policy
+from .config import RunnerConfig, load_runner_config
 from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now, moved_since
-from .hooks import LadderFn
-from .ladder import new_ladder_id, run_ladder
-from .models import LadderRequest, LadderResult, RungName
-from .runner_config import RunnerConfig, load_runner_config
-from .runner_models import ProgressSink, VerifyStatus, VerifyTicket, summary
-from .selection_memo import SelectionMemo
-from .snapshot import Snapshot
+from .models import ProgressSink, VerifyStatus, VerifyTicket, summary
 from .staleness import (
     follow_tree,
     mark_stale,
@@ -59,7 +60,6 @@ from .staleness import (
     validated_request,
 )
 from .substrate import SubstrateFactory
-from .toolchains import snapshot_of
 
 __all__ = ["ProgressSink", "VerifyRunner", "VerifyStatus", "VerifyTicket"]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from .runner_config import SubstrateConfig
+from .config import SubstrateConfig
 
 __all__ = ["PLUGIN_MODULE", "Substrate", "SubstrateFactory"]
 

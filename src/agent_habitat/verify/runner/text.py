@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from .verify.accounting import TimeReport
-from .verify_report import (
+from .accounting import TimeReport
+from .report import (
     DiagnosticLine,
     EpochReport,
     RungReport,

@@ -17,7 +17,7 @@ from typing import Literal
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import (
+from ..models import (
     LadderRequest,
     LadderResult,
     LadderState,
@@ -26,8 +26,8 @@ from .models import (
     RungResult,
     RungState,
 )
-from .snapshot import Snapshot, file_hash
-from .toolchains import snapshot_of
+from ..snapshot import Snapshot, file_hash
+from ..toolchains import snapshot_of
 
 __all__ = [
     "Epoch",

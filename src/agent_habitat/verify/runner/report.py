@@ -14,10 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .regular import open_regular
-from .verify import Diagnostic, EpochState, Policy, RungName, RungResult, RungStatus, VerifyEpoch
-from .verify.accounting import TimeReport
-from .verify.timing import Timing
+from ...regular import open_regular
+from .. import Diagnostic, EpochState, Policy, RungName, RungResult, RungStatus, VerifyEpoch
+from ..timing import Timing
+from .accounting import TimeReport
 
 __all__ = [
     "DiagnosticLine",

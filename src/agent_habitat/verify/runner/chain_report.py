@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import time
 
-from ..events import EventBus
-from ..events.kinds import TaskEnd
+from ...events import EventBus
+from ...events.kinds import TaskEnd
+from ..models import LadderRequest, LadderResult, RungName
+from ..snapshot import Snapshot
+from ..timing import timing_of
 from .chain import Chain
-from .models import LadderRequest, LadderResult, RungName
-from .snapshot import Snapshot
-from .timing import timing_of
 
 __all__ = ["announce", "conclude"]
 

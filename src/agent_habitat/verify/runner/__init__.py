@@ -1,0 +1,11 @@
+# verify/runner/: the background verify runner and the service a host holds of it.
+#   runner       VerifyRunner: queue, coalesce, cancel, follow the tree
+#   chain        one chain of climbs;   chain_report  what a chain says on the bus, its timing
+#   coalesce     requests that cover each other;   epochs  snapshot-bound runs and stale ones
+#   staleness    stale on write, the checks on arrival;   watch  the project watcher
+#   substrate    a fresh temp dir, SQLite db and ports per test task
+#   accounting   where a verify's time went;   warmup  the warm-up when a server opens a project
+#   config       [tool.habitat.verify] (RunnerConfig);   models  tickets, status, progress
+#   slot         the runner a host holds per project (VerifySlot);   record  an epoch's record
+#   report       what a verify answers the agent;   text  the verify answers as text
+# Nothing is imported here: callers name the module they need.
