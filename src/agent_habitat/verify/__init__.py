@@ -14,6 +14,7 @@
 #                long-lived process keeps between climbs; side_graph the test side's imports
 #   blocks, line_map   a file as blocks, a HEAD line's place now (findings through an edit)
 #   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
+#   timing       where the wall a person waited went, parts that add up to it
 # Names load from their module on first use (PEP 562): a caller that needs only the models
 # (the verb table, a shell command) does not pay for the ladder, the runner or grimp.
 from typing import TYPE_CHECKING
