@@ -11,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.verify import LadderRequest, run_ladder
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.models import RungName, RungResult
 from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.snapshot import take_snapshot
-from agent_habitat.verify.toolchains.node import RUNNERS
+from agent_habitat.verify.toolchains import snapshot_of
+from agent_habitat.verify.toolchains.node.rungs import RUNNERS
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree, git, write
 from node_tools import node_modules
@@ -250,3 +253,22 @@ async def test_a_configured_command_wins_over_the_toolchain(tmp_path: Path) -> N
     config = LadderConfig.model_validate({"test.scoped": "echo configured"})
     result = await _climb(root, "test.scoped", config)
     assert (result.state, result.tool) == ("green", "configured"), result
+
+
+async def test_the_ladder_climbs_a_node_project_through_the_toolchain_registry(
+    tmp_path: Path,
+) -> None:
+    root = _project(
+        tmp_path,
+        {"eslint.config.js": _ESLINT, "src/a.js": "export const a = 1;\n", "README.md": "x\n"},
+        devDependencies={"eslint": "9"},
+    )
+    write(root, "src/a.js", "export const a = 1;\nconst b = 2;\n")
+    write(root, "README.md", "y\n")
+    result = await run_ladder(root, LadderRequest(policy="minimal"), bus=InMemoryEventBus("t"))
+    assert result.state == "red", result
+    (lint,) = result.rungs
+    assert (lint.tool, lint.diagnostics[0].code) == ("eslint", "no-unused-vars")
+    write(root, "dist/bundle.js", "x\n")  # a build's output, not in .gitignore
+    assert "dist/bundle.js" in take_snapshot(root).touched
+    assert "dist/bundle.js" not in snapshot_of(root).touched

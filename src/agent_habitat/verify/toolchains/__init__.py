@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..snapshot import Snapshot, take_snapshot
 from .base import Rung, Toolchain
+from .node import NODE
 from .python import PYTHON
 from .rust import RUST
 
@@ -26,6 +27,7 @@ __all__ = [
 TOOLCHAINS: dict[str, Toolchain] = {
     PYTHON.name: PYTHON,
     RUST.name: RUST,
+    NODE.name: NODE,
 }
 """Every toolchain the ladder knows, in climbing order."""
 

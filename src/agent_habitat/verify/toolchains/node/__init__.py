@@ -10,23 +10,19 @@ compile.py: `compile.project` (incremental `tsc --noEmit`) and `build.affected`.
 graph.py: relative-import graph, for the node test runner's related tests.
 suite.py: `test.scoped` (vitest related, jest --findRelatedTests, node --test) and
   `test.full` (the `test` script).
+rungs.py: the rung table (imported on first climb: this package's import stays light for
+  the snapshot and the watcher, which only ask `detect` and `owns`).
 """
 
-from collections.abc import Awaitable, Callable
-
-from ...models import RungName, RungResult
-from ...rungs.context import RungContext
-from .compile import build_affected, compile_project
+from ..base import LazyRunners, Toolchain
 from .detect import IGNORES, is_node_project, owns
-from .lint import diagnose_files
-from .suite import full_suite, scoped_suite
 
-__all__ = ["IGNORES", "RUNNERS", "is_node_project", "owns"]
+__all__ = ["NODE"]
 
-RUNNERS: dict[RungName, Callable[[RungContext], Awaitable[RungResult]]] = {
-    "diagnose.files": diagnose_files,
-    "compile.project": compile_project,
-    "build.affected": build_affected,
-    "test.scoped": scoped_suite,
-    "test.full": full_suite,
-}
+NODE = Toolchain(
+    name="node",
+    detect=is_node_project,
+    owns=owns,
+    runners=LazyRunners("agent_habitat.verify.toolchains.node.rungs", "RUNNERS"),
+    ignores=IGNORES,
+)

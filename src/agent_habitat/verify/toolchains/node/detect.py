@@ -53,18 +53,18 @@ CONFIG_FILES = frozenset(
 )
 _CONFIG_STEMS = ("eslint.config.", "vitest.config.", "vite.config.", "jest.config.", "tsconfig.")
 IGNORES = (
-    "node_modules/",
-    "dist/",
-    "build/",
-    "coverage/",
-    ".next/",
-    ".nuxt/",
-    ".turbo/",
-    ".svelte-kit/",
-    ".output/",
-    "out/",
+    "node_modules",
+    "dist",
+    "build",
+    "coverage",
+    ".next",
+    ".nuxt",
+    ".turbo",
+    ".svelte-kit",
+    ".output",
 )
-_IGNORED_DIRS = frozenset(p.rstrip("/") for p in IGNORES)
+"""Folder names (at any depth) the toolchain's tools fill: never part of a change."""
+_IGNORED_DIRS = frozenset(IGNORES)
 _ESLINT_CONFIGS = (
     *(f"eslint.config.{ext}" for ext in ("js", "mjs", "cjs", "ts", "mts", "cts")),
     *(f".eslintrc{ext}" for ext in ("", ".json", ".js", ".cjs", ".yml", ".yaml")),

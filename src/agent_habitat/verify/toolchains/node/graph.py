@@ -17,7 +17,7 @@ _IMPORT = re.compile(
     r"""(?:\bimport\s*(?:[\w*{}\s,$]+\s*from\s*)?|\bexport\s*[\w*{}\s,$]*\s*from\s*|"""
     r"""\brequire\s*\(\s*|\bimport\s*\(\s*)["'](?P<spec>\.{1,2}/[^"'\n]*)["']"""
 )
-_SKIP = frozenset(p.rstrip("/") for p in IGNORES) | {".git"}
+_SKIP = frozenset(IGNORES) | {".git"}
 _TEST_DIRS = frozenset({"test", "tests", "__tests__"})
 _JS_FOR_TS = {".js": (".ts", ".tsx"), ".mjs": (".mts",), ".cjs": (".cts",), ".jsx": (".tsx",)}
 
