@@ -6,6 +6,10 @@ PyPI `mcp-shell-server` and DesktopCommander, with raw `bash -c` as the floor. P
 into a cache folder (default `.bench-cache/`, gitignored).
 
     .venv/bin/python bench/mcp_latency.py [--iterations 30] [--warmup 5]
+
+`--baseline SRC` adds `habitat-baseline`: the same server from another checkout's `src`
+folder (say `git archive main src | tar -x -C /tmp/base`), in the same rotation, so a
+change is measured against what it changes on the same load, call by call.
 """
 
 from __future__ import annotations
@@ -54,8 +58,9 @@ DEFAULT_CACHE = REPO_ROOT / ".bench-cache"
 CONNECT_TIMEOUT_SECONDS = 60.0
 CALL_TIMEOUT_SECONDS = 30.0
 BIG_REPEATS = 3
-# Targets from issue 3: habitat within 1.5x of mcp-shell-server, 10x faster than DesktopCommander.
-TARGET_HABITAT_VS_SHELL_SERVER = 1.5
+# Targets: habitat at most 0.6x mcp-shell-server's median (issue 25; issue 3 asked 1.5x), 10x
+# faster than DesktopCommander (issue 3).
+TARGET_HABITAT_VS_SHELL_SERVER = 0.6
 TARGET_DESKTOP_COMMANDER_VS_HABITAT = 10.0
 
 
@@ -89,6 +94,29 @@ def habitat_host_specs(base: ServerSpec, workdir: Path, home: Path) -> list[Serv
     )
     http.notes.append(f"token {host_files(workdir).token()[:4]}… in the Authorization header")
     return [bridged, http]
+
+
+def habitat_baseline_spec(base: ServerSpec, src: Path) -> ServerSpec:
+    """`habitat mcp --embedded` run from another checkout's `src` (PYTHONPATH first, so
+    its package shadows this venv's), with its own HABITAT_HOME."""
+    if base.params is None:
+        return replace(base, name="habitat-baseline")
+    if not (src / "agent_habitat" / "__main__.py").is_file():
+        reason = f"--baseline {src}: no agent_habitat/__main__.py there; pass a checkout's src"
+        return ServerSpec("habitat-baseline", base.echo, base.big, unavailable=reason)
+    env = dict(base.params.env or {})
+    env["PYTHONPATH"] = str(src.resolve())
+    env["HABITAT_HOME"] = env.get("HABITAT_HOME", "habitat-home") + "-baseline"
+    params = base.params.model_copy(
+        update={
+            "command": sys.executable,
+            "args": ["-m", "agent_habitat", "mcp", "--embedded"],
+            "env": env,
+        }
+    )
+    spec = replace(base, name="habitat-baseline", params=params, notes=[])
+    spec.notes.append(f"agent_habitat from {src.resolve()}")
+    return spec
 
 
 def stop_habitat_host(workdir: Path) -> None:
@@ -357,6 +385,8 @@ def ratios(results: list[ServerResult]) -> dict[str, dict[str, Any]]:
         "habitat_vs_mcp_shell_server": _ratio(
             habitat, med.get("mcp-shell-server"), TARGET_HABITAT_VS_SHELL_SERVER, at_most=True
         ),
+        # A change should not make the server slower than the checkout it changes.
+        "habitat_vs_baseline": _ratio(habitat, med.get("habitat-baseline"), 1.0, at_most=True),
         "desktop_commander_vs_habitat": _ratio(
             med.get("DesktopCommander"), habitat, TARGET_DESKTOP_COMMANDER_VS_HABITAT, at_most=False
         ),
@@ -446,6 +476,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--output", type=Path, default=REPO_ROOT / "bench" / "results" / "mcp_latency.json"
     )
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout's src folder: adds habitat-baseline to the rotation",
+    )
+    parser.add_argument(
         "--servers",
         default=",".join(SERVER_NAMES),
         help=f"comma-separated subset of {', '.join(SERVER_NAMES)}",
@@ -473,6 +509,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         workdir.mkdir()
         base = habitat_spec(workdir, scratch)
         specs = [base] if "habitat" in wanted else []
+        if args.baseline is not None:
+            specs.append(habitat_baseline_spec(base, args.baseline))
         hosted = {"habitat-bridged", "habitat-http"} & wanted
         if hosted:
             specs += [s for s in habitat_host_specs(base, workdir, scratch) if s.name in hosted]

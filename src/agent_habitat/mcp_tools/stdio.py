@@ -11,13 +11,15 @@ unchanged, so the SDK still does all the rest (framing, writing, the claim of st
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import math
 import os
 import re
+import stat
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from io import BufferedReader, TextIOWrapper
 from typing import TYPE_CHECKING, Any, NamedTuple, Self, cast
 
@@ -195,24 +197,107 @@ async def guarded_stdio(
     wire moves to a private descriptor and fd 0 points at the null device, so a child that
     reads stdin reads EOF instead of the client's messages. With a `handshake` (started
     before the SDK was imported), the lines it read come first and the SDK's answer to the
-    `initialize` it already answered is not sent again.
+    `initialize` it already answered is not sent again. A pipe or socket (what a client
+    gives) is read and written on the event loop (`_LoopLines`, `_LoopWriter`); anything
+    else through the SDK's files, a worker thread for each read and write.
     """
     wire = os.dup(0)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    try:
-        if handshake is None:
-            binary: Any = os.fdopen(wire, "rb", closefd=False)
+    async with AsyncExitStack() as stack:
+        stack.callback(os.dup2, wire, 0)
+        stdin: Any
+        if _pollable(wire):
+            stdin = _LoopLines(wire, handshake)
         else:
-            binary = BufferedReader(handshake.reader(wire))
-        stdin = anyio.wrap_file(TextIOWrapper(binary, encoding="utf-8", errors="replace"))
+            binary: Any = (
+                os.fdopen(wire, "rb", closefd=False)
+                if handshake is None
+                else BufferedReader(handshake.reader(wire))
+            )
+            stdin = anyio.wrap_file(TextIOWrapper(binary, encoding="utf-8", errors="replace"))
+        stdout = await _loop_stdout(stack)
         screened = _Screened(stdin)
-        async with stdio_server(stdin=cast(Any, screened)) as (read_stream, write_stream):
-            screened.answer_through(write_stream)
-            if handshake is None:
-                yield read_stream, write_stream
-            else:
-                yield read_stream, _Deduplicated(write_stream, handshake)
-    finally:
-        os.dup2(wire, 0)
+        read_stream, write_stream = await stack.enter_async_context(
+            stdio_server(stdin=cast(Any, screened), stdout=cast(Any, stdout))
+        )
+        screened.answer_through(write_stream)
+        if handshake is None:
+            yield read_stream, write_stream
+        else:
+            yield read_stream, _Deduplicated(write_stream, handshake)
+
+
+def _pollable(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+# As long as a message may be: the reader pauses the pipe past twice this much unread.
+_LINE_LIMIT = 1 << 30
+
+
+class _LoopLines:
+    """The client's lines, read on the event loop through asyncio's pipe transport:
+    `anyio.wrap_file` takes a worker thread for every line, a hop in each request. Decoded
+    as the SDK's reader does (UTF-8, bad bytes replaced, universal newlines)."""
+
+    def __init__(self, wire: int, handshake: Handshake | None) -> None:
+        self._wire = wire
+        self._handshake = handshake
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_LINE_LIMIT, loop=loop)
+        if self._handshake is not None:
+            # What its thread read off the wire first (waits for that thread to finish).
+            reader.feed_data(await anyio.to_thread.run_sync(self._handshake.received))
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop),
+            os.fdopen(self._wire, "rb", 0, closefd=False),
+        )
+        try:
+            while line := await reader.readline():
+                text = line.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+                *whole, rest = text.split("\n")
+                for part in whole:
+                    yield part + "\n"
+                if rest:
+                    yield rest  # the last line, without its newline
+        finally:
+            transport.close()
+
+
+class _LoopWriter:
+    """The SDK's stdout, written through asyncio's pipe transport: at once when the pipe
+    has room (`anyio.wrap_file` takes a worker thread for each write and each flush)."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+async def _loop_stdout(stack: AsyncExitStack) -> _LoopWriter | None:
+    """Claim fd 1 as the SDK would (the wire moves to a private descriptor, fd 1 points at
+    stderr, so a stray print misses the wire) and write the wire on the event loop; None
+    when fd 1 is no pipe or socket (the SDK claims it and writes it in worker threads)."""
+    if not _pollable(1):
+        return None
+    wire = os.dup(1)  # never closed: a write the transport still holds goes to the wire
+    os.dup2(2, 1)
+    stack.callback(os.dup2, wire, 1)
+    loop = asyncio.get_running_loop()
+    pipe = os.fdopen(wire, "wb", 0, closefd=False)
+    transport, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, pipe)
+    transport.set_write_buffer_limits(high=0)  # a flush waits until all of it is written
+    stack.callback(transport.close)
+    return _LoopWriter(asyncio.StreamWriter(transport, flow, None, loop))
