@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .host_wire import HostRefused, HostUnreachable, call, live_socket, stream
+from ..reach.plain_client import HostGone, HostRefused, PlainHost, StateNotSafe, host_of
 from .parser import JSON_ERRORS
 from .verdict_text import render_verdict
 from .verify_exit import EXIT_CODES, QUEUED
@@ -33,6 +33,7 @@ __all__ = ["verify_through_host"]
 _WAIT = "/api/verify/wait"  # host/verify_wait.py (not imported: it brings starlette)
 # HTTP status of a refusal → exit code: bad input and bad configuration are the caller's to fix.
 _REFUSED = {400: 2, 422: 2}
+_ANSWER_SECONDS = 30.0  # verify_run answers at once with the task; the verdict is waited on
 
 
 def _say(message: str, field: str | None = None) -> None:
@@ -52,7 +53,7 @@ def _refused(status: int, answer: Any) -> int:
     return _REFUSED.get(status, 1)
 
 
-def _start(root: Path) -> str:
+def _start(root: Path) -> PlainHost:
     from ..reach.launcher import ensure_host  # only when a host is to be started
 
     handle = ensure_host(root)
@@ -61,7 +62,7 @@ def _start(root: Path) -> str:
             f"habitat: started the workspace host (pid {handle.record.pid}); later verifies "
             "reuse its warm checkers (`habitat host stop` ends it, or it exits when idle)\n"
         )
-    return handle.record.socket
+    return PlainHost(handle.record.pid, handle.record.socket)
 
 
 def _as_interrupt(signum: int, frame: object) -> None:
@@ -72,25 +73,24 @@ def verify_through_host(
     root: Path, args: argparse.Namespace, body: dict[str, Any], *, start: bool
 ) -> int | None:
     """Hand the verify to the workspace host and print its verdict; see the module."""
-    from ..reach.plain_client import StateNotSafe
-
     try:
-        sock = live_socket(root)
+        host = host_of(root)
     except StateNotSafe:
         return None  # verifying here opens the workspace, which refuses it and says why
-    if sock is None:
+    if host is None:
         if not start:
             return None
-        sock = _start(root)
+        host = _start(root)
     try:
-        status, ticket = call(sock, "/api/verify_run", body)
-    except HostUnreachable:
+        answer = host.ask("POST", "/api/verify_run", body, timeout=_ANSWER_SECONDS)
+    except HostGone:
         return None  # it never took the request: verifying here is always right
-    if status != 200 or not isinstance(ticket, dict):
-        return _refused(status, ticket)
+    ticket = answer.data
+    if answer.status != 200 or not isinstance(ticket, dict):
+        return _refused(answer.status, answer.refusal())
     if args.background:
         return _queued(args, ticket)
-    return _wait(args, sock, ticket)
+    return _wait(args, host, ticket)
 
 
 def _queued(args: argparse.Namespace, ticket: dict[str, Any]) -> int:
@@ -104,7 +104,7 @@ def _queued(args: argparse.Namespace, ticket: dict[str, Any]) -> int:
     return QUEUED
 
 
-def _wait(args: argparse.Namespace, sock: str, ticket: dict[str, Any]) -> int:
+def _wait(args: argparse.Namespace, host: PlainHost, ticket: dict[str, Any]) -> int:
     task = str(ticket["task"])
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -112,7 +112,7 @@ def _wait(args: argparse.Namespace, sock: str, ticket: dict[str, Any]) -> int:
     line = _LiveLine(f"epoch {ticket['epoch']}") if sys.stderr.isatty() else None
     epoch: Any = None
     try:
-        for message in stream(sock, _WAIT, {"task": task}):
+        for message in host.lines("POST", _WAIT, {"task": task}):
             if "epoch" in message:
                 epoch = message["epoch"]
             elif "task" in message and "state" in message:
@@ -130,13 +130,16 @@ def _wait(args: argparse.Namespace, sock: str, ticket: dict[str, Any]) -> int:
         return _refused(exc.status, exc.answer)
     except KeyboardInterrupt:
         try:
-            call(sock, "/api/verify_cancel", {"task": task}, timeout=10.0)
-        except HostUnreachable:
+            host.ask("POST", "/api/verify_cancel", {"task": task}, timeout=10.0)
+        except HostGone:
             pass  # gone already: nothing of it runs on
         _say(f"interrupted: verify {task} cancelled")
         return 130
-    except HostUnreachable as exc:
-        _say(f"{exc}; the verify's outcome is unknown: `habitat status` tells")
+    except HostGone as exc:
+        _say(
+            f"the workspace host did not answer {_WAIT}: {exc}; "
+            "the verify's outcome is unknown: `habitat status` tells"
+        )
         return 1
     finally:
         if line is not None:

@@ -3,10 +3,11 @@
 A CLI call that a running host answers should cost a process start and a round trip, not
 the second of imports that `reach.client` (httpx, the pydantic models) brings. The socket
 needs no token (only the user can open it, mode 0600), so one HTTP/1.1 request with
-`Connection: close` and a JSON body is the whole protocol: `PlainHost.ask` sends it and
-returns the status and the decoded JSON answer. Nothing here knows a verb; the callers
-(`cli.host_verbs`, `cli.host_scene`, and any command that wants a quick answer from the host)
-decide what to send and what an answer means.
+`Connection: close` and a JSON body is the whole protocol. One reader serves both kinds of
+answer: `PlainHost.ask` returns the status and the decoded JSON body; `PlainHost.lines`
+yields the JSON lines of a streamed answer (`application/x-ndjson`, chunked or not) as they
+come. Nothing here knows a verb; the callers (`cli.host_verbs`, `cli.host_scene`,
+`cli.verify_hosted`, `cli.host_cmd`) decide what to send and what an answer means.
 
 `live_host` finds the host: the socket its `host.lock` names while a live process holds
 that lock (the kernel drops the lock when the host dies, so a stale record reads as none).
@@ -21,10 +22,20 @@ import socket
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from io import BufferedReader
     from pathlib import Path
     from typing import Any
 
-__all__ = ["HostAnswer", "HostGone", "PlainHost", "StateNotSafe", "dechunk", "host_of", "live_host"]
+__all__ = [
+    "HostAnswer",
+    "HostGone",
+    "HostRefused",
+    "PlainHost",
+    "StateNotSafe",
+    "host_of",
+    "live_host",
+]
 
 CONNECT_SECONDS = 10.0
 """A bound for connecting to a host that holds its lock but does not accept (hung)."""
@@ -51,6 +62,23 @@ class HostAnswer:
         self.data = data
         self.text = text
 
+    def refusal(self) -> Any:
+        """The error body of a refusal (`{"error", "field"}`); a body that is not JSON
+        becomes the error's text, an empty one None."""
+        if self.data is not None or not self.text.strip():
+            return self.data
+        return {"error": self.text.strip(), "field": None}
+
+
+class HostRefused(Exception):
+    """A streamed call answered with a status other than 200; `answer` is its error body
+    (`HostAnswer.refusal`)."""
+
+    def __init__(self, status: int, answer: Any) -> None:
+        super().__init__(status)
+        self.status = status
+        self.answer = answer
+
 
 class PlainHost:
     """The live host of a workspace: its pid and socket, from `host.lock`."""
@@ -65,8 +93,44 @@ class PlainHost:
     def ask(
         self, method: str, target: str, body: Any = None, *, timeout: float | None = None
     ) -> HostAnswer:
-        """One request; `timeout` bounds the whole answer (None: as long as the host takes,
-        for a foreground run). HostGone when the host cannot be reached or hangs up."""
+        """One request; `timeout` bounds each wait for the answer (None: as long as the
+        host takes, for a foreground run). HostGone when the host cannot be reached or
+        hangs up."""
+        conn = self._send(method, target, body, timeout)
+        try:
+            with conn.makefile("rb") as f:
+                status, fields = _head(f)
+                return _answer(status, b"".join(_body(f, fields)))
+        except OSError as exc:
+            raise HostGone(str(exc) or type(exc).__name__, sent=True) from exc
+        finally:
+            conn.close()
+
+    def lines(self, method: str, target: str, body: Any = None) -> Iterator[Any]:
+        """The JSON lines of a 200 answer as they come (no read timeout: it lasts as long
+        as its work). Another status: HostRefused with the error body. HostGone when the
+        host cannot be reached, hangs up, or sends a line that is not JSON."""
+        conn = self._send(method, target, body, None)
+        try:
+            with conn.makefile("rb") as f:
+                status, fields = _head(f)
+                if status != 200:
+                    raise HostRefused(status, _answer(status, b"".join(_body(f, fields))).refusal())
+                pending = b""
+                for piece in _body(f, fields):
+                    pending += piece
+                    *complete, pending = pending.split(b"\n")
+                    for line in complete:
+                        if line.strip():
+                            yield json.loads(line)
+                if pending.strip():  # a last line without its newline
+                    yield json.loads(pending)
+        except (OSError, ValueError) as exc:
+            raise HostGone(str(exc) or type(exc).__name__, sent=True) from exc
+        finally:
+            conn.close()
+
+    def _send(self, method: str, target: str, body: Any, timeout: float | None) -> socket.socket:
         payload = b"" if body is None else json.dumps(body).encode()
         head = (
             f"{method} {target} HTTP/1.1\r\nHost: localhost\r\n"
@@ -83,62 +147,51 @@ class PlainHost:
             conn.settimeout(timeout)
             try:
                 conn.sendall(head + payload)
-                return _read_answer(conn)
             except OSError as exc:
                 raise HostGone(str(exc) or type(exc).__name__, sent=True) from exc
-        finally:
+        except BaseException:
             conn.close()
+            raise
+        return conn
 
 
-def _read_answer(conn: socket.socket) -> HostAnswer:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            raise ConnectionResetError("the host closed the connection before it answered")
-        data += chunk
-    head, _, rest = data.partition(b"\r\n\r\n")
-    status_line, *lines = head.decode("latin-1").split("\r\n")
+def _head(f: BufferedReader) -> tuple[int, dict[str, str]]:
+    """The status and the header fields (names lower-cased) of an answer."""
+    status_line = f.readline()
+    if not status_line:
+        raise ConnectionResetError("the host closed the connection before it answered")
     fields = {}
-    for line in lines:
-        name, sep, value = line.partition(":")
+    while (line := f.readline()) not in (b"\r\n", b"\n", b""):
+        name, sep, value = line.decode("latin-1").partition(":")
         if sep:
             fields[name.strip().lower()] = value.strip()
     try:
-        status = int(status_line.split()[1])
-    except (IndexError, ValueError) as exc:
-        raise ConnectionResetError(f"not an HTTP answer: {status_line!r}") from exc
+        return int(status_line.split()[1]), fields
+    except (IndexError, ValueError):
+        raise ConnectionResetError(f"not an HTTP answer: {status_line!r}") from None
+
+
+def _body(f: BufferedReader, fields: dict[str, str]) -> Iterator[bytes]:
+    """The body's bytes as they arrive: chunked, of a stated length, or up to the close."""
+    if "chunked" in fields.get("transfer-encoding", "").lower():
+        while size := int(f.readline().split(b";")[0].strip() or b"0", 16):
+            yield f.read(size)
+            f.readline()  # the chunk's CRLF
+        return
     length = fields.get("content-length")
-    chunks = [rest]
-    got = len(rest)
-    while length is None or got < int(length):
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-    body = b"".join(chunks)
-    if "chunked" in fields.get("transfer-encoding", ""):
-        body = dechunk(body)
+    if length is not None:
+        yield f.read(int(length))
+        return
+    yield from iter(lambda: f.read1(1 << 16), b"")
+
+
+def _answer(status: int, body: bytes) -> HostAnswer:
     text = body.decode("utf-8", "replace")
     try:
         decoded = json.loads(text) if text.strip() else None
     except ValueError:
         decoded = None
     return HostAnswer(status, decoded, text)
-
-
-def dechunk(body: bytes) -> bytes:
-    """A chunked HTTP/1.1 body, joined."""
-    out = []
-    while body:
-        size_line, _, body = body.partition(b"\r\n")
-        size = int(size_line.split(b";")[0] or b"0", 16)
-        if size == 0:
-            break
-        out.append(body[:size])
-        body = body[size + 2 :]
-    return b"".join(out)
 
 
 def live_host(lock: Path) -> PlainHost | None:
