@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_habitat.verify.toolchains.rust.detect import detect, owns
 from agent_habitat.verify.toolchains.rust.metadata import CrateGraph, MetadataError, parse_metadata
 
 
@@ -76,3 +77,27 @@ def test_workspace_wide_files_reach_every_crate(tmp_path: Path, rel: str) -> Non
 def test_unreadable_metadata_is_an_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(MetadataError, match="cargo metadata output unreadable"):
         parse_metadata("{}", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("rel", "mine"),
+    [
+        ("src/lib.rs", True),
+        ("crates/a/Cargo.toml", True),
+        ("Cargo.lock", True),
+        ("build.rs", True),
+        ("clippy.toml", True),
+        (".cargo/config.toml", True),
+        ("README.md", False),
+        ("pyproject.toml", False),
+        ("src/data.json", False),
+    ],
+)
+def test_the_files_rust_owns(rel: str, mine: bool) -> None:
+    assert owns(rel) is mine
+
+
+def test_a_cargo_project_is_one_with_a_manifest_at_its_root(tmp_path: Path) -> None:
+    assert not detect(tmp_path)
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "x"\n', encoding="utf-8")
+    assert detect(tmp_path)
