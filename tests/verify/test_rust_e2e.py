@@ -11,6 +11,7 @@ import pytest
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.selection import explicit_selection
 from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains import snapshot_of
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
@@ -155,6 +156,17 @@ async def test_an_integration_test_file_runs_that_target_alone(project: Path) ->
     assert result.state == "red", result.reason
     assert result.command[-4:] == ["-p", "basis", "--test", "api"]
     assert [d.file for d in result.diagnostics] == ["basis/tests/api.rs"]
+
+
+async def test_an_explicit_filter_goes_to_libtest_as_its_name_filter(project: Path) -> None:
+    write(project, "basis/tests/api.rs", _CORE_TESTS.replace("4)", "5)"))
+    ctx = _ctx(project, "v5b")
+    ctx.selection = explicit_selection(["doubles"])
+    result = await RUNNERS["test.scoped"](ctx)
+    # Only tests/api.rs's `doubles` matches, and it fails with this edit.
+    assert result.state == "red", result.reason
+    assert result.command[-2:] == ["--", "doubles"]
+    assert "0 passed, 1 failed" in result.notes
 
 
 async def test_a_crashing_test_binary_is_died_with_its_signal(project: Path) -> None:
