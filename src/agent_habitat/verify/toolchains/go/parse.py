@@ -1,0 +1,300 @@
+"""Go tools' output as `Diagnostic`s: `go build`/`go vet`/`gofmt` error lines
+(`file:line:col: message`), `go vet -json` reports, `gofmt -l` file lists, and the event
+stream of `go test -json` (failed tests, build failures, panics and signals)."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...models import Diagnostic
+from ...tracebacks import relative
+
+__all__ = [
+    "TestRun",
+    "json_objects",
+    "parse_build",
+    "parse_gofmt_list",
+    "parse_test_events",
+    "parse_vet",
+]
+
+_MESSAGE_CAP = 2000
+# `a/b.go:3:14: undefined: x` (go build, gofmt), `vet: a/b.go:3:14: …` (go vet's type check).
+_ERROR_LINE = re.compile(
+    r"^(?:vet: )?(?P<file>[^\s:][^:]*\.go):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<msg>.+)$"
+)
+# Where a test's own message points: `    a_test.go:7: got 3` (relative to the package folder).
+_TEST_LINE = re.compile(r"^\s+(?P<file>[\w.\-]+\.go):(?P<line>\d+): ")
+_SIGNAL_LINE = re.compile(r"^signal: (?P<name>[a-z ]+)$")
+_PANIC_SIGNAL = re.compile(r"\[signal (?P<name>SIG[A-Z]+)")
+# Go prints a signal by its description (`signal: killed`); Python knows the same words.
+_SIGNALS = {
+    (signal.strsignal(s) or "").lower(): s.name for s in signal.Signals if signal.strsignal(s)
+}
+
+
+def _rel(path: str, base: Path, root: Path) -> str:
+    """A Go tool's path (relative to `base`, the folder it ran in, or absolute) relative to
+    `root`."""
+    p = Path(path)
+    return relative(str(p if p.is_absolute() else base / p), root)
+
+
+def parse_build(
+    text: str, root: Path, *, cwd: Path | None = None, source: str = "go build"
+) -> list[Diagnostic]:
+    """Compiler errors: `file:line:col: message` lines (paths relative to `cwd`, default the
+    root); `# package` headers and the rest are left out."""
+    base = cwd or root
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, int, str]] = set()
+    for line in text.splitlines():
+        m = _ERROR_LINE.match(line.rstrip())
+        if m is None:
+            continue
+        rel = _rel(m["file"], base, root)
+        key = (rel, int(m["line"]), m["msg"])
+        if key in seen:  # the same error from the package and its test variant
+            continue
+        seen.add(key)
+        out.append(
+            Diagnostic(
+                file=rel,
+                line=int(m["line"]),
+                col=int(m["col"]) if m["col"] else None,
+                code="typecheck" if line.startswith("vet: ") else "compile",
+                message=m["msg"][:_MESSAGE_CAP],
+                source=source,
+            )
+        )
+    return out
+
+
+def json_objects(text: str) -> list[Any]:
+    """The JSON values in `text` that start a line (`go vet -json` mixes them with `# pkg`)."""
+    decoder = json.JSONDecoder()
+    out: list[Any] = []
+    pos = 0
+    while (start := text.find("{", pos)) != -1:
+        if start > 0 and text[start - 1] != "\n":
+            pos = start + 1
+            continue
+        try:
+            value, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            pos = start + 1
+            continue
+        out.append(value)
+        pos = end
+    return out
+
+
+def _posn(posn: str) -> tuple[str, int | None, int | None]:
+    parts = posn.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+        return parts[0], int(parts[1]), int(parts[2])
+    if len(parts) >= 2 and parts[-1].isdigit():
+        return posn.rsplit(":", 1)[0], int(parts[-1]), None
+    return posn, None, None
+
+
+def parse_vet(text: str, root: Path) -> list[Diagnostic]:
+    """`go vet -json`: `{package: {analyzer: [{posn, message}]}}` per package, plus the
+    type errors (`vet: file:line:col: msg`) of a package that does not compile."""
+    out = parse_build(text, root, source="go vet")
+    for report in json_objects(text):
+        if not isinstance(report, dict):
+            continue
+        for analyzers in report.values():
+            if not isinstance(analyzers, dict):
+                continue
+            for analyzer, found in analyzers.items():
+                if not isinstance(found, list):
+                    continue  # {"error": …}: a package vet could not analyse
+                for item in found:
+                    path, line, col = _posn(str(item.get("posn", "")))
+                    out.append(
+                        Diagnostic(
+                            file=relative(path, root) if path else None,
+                            line=line,
+                            col=col,
+                            code=str(analyzer),
+                            message=str(item.get("message", ""))[:_MESSAGE_CAP],
+                            source="go vet",
+                        )
+                    )
+    return out
+
+
+def parse_gofmt_list(text: str, root: Path, *, cwd: Path | None = None) -> list[Diagnostic]:
+    """`gofmt -l FILES`: each file it names is not formatted as gofmt formats it; a file it
+    cannot parse is a syntax error (`file:line:col: msg` on stderr)."""
+    base = cwd or root
+    out = parse_build(text, root, cwd=base, source="gofmt")
+    for d in out:
+        d.code = "syntax"
+    for line in text.splitlines():
+        name = line.strip()
+        if name.endswith(".go") and ":" not in name:
+            rel = _rel(name, base, root)
+            out.append(
+                Diagnostic(
+                    file=rel,
+                    code="gofmt",
+                    message=f"not formatted as gofmt formats it (run gofmt -w {rel})",
+                    source="gofmt",
+                )
+            )
+    return out
+
+
+@dataclass
+class TestRun:
+    """What a `go test -json` stream says."""
+
+    failures: list[Diagnostic] = field(default_factory=list)
+    """Failed tests and packages that failed to build, in the order they were reported."""
+    died: tuple[str, str | None] | None = None
+    """(the test or package that died, its signal name or None for a panic) when one did."""
+    died_how: str = ""
+    packages: dict[str, str] = field(default_factory=dict)
+    """Package → its final action (`pass`, `fail`, `skip`)."""
+    passed: int = 0
+    failed: int = 0
+    cached: int = 0
+    """Packages whose result came from go's test cache."""
+
+
+def _package_dirs(root: Path, dirs: dict[str, Path]) -> dict[str, Path]:
+    return {k: v if v.is_absolute() else root / v for k, v in dirs.items()}
+
+
+def parse_test_events(text: str, root: Path, dirs: dict[str, Path] | None = None) -> TestRun:
+    """The event stream of `go test -json`; `dirs` maps an import path to its folder (for a
+    test's `file.go:line:` message)."""
+    folders = _package_dirs(root, dirs or {})
+    run = TestRun()
+    outputs: dict[tuple[str, str], list[str]] = {}
+    builds: dict[str, list[str]] = {}
+    running: dict[str, list[str]] = {}
+    """Package → its tests that started and have not ended (a test binary that dies ends
+    none of them)."""
+    for raw in text.splitlines():
+        if not raw.startswith("{"):
+            continue
+        try:
+            event: dict[str, Any] = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        action = event.get("Action")
+        package = str(event.get("Package") or "")
+        test = str(event.get("Test") or "")
+        if action == "build-output":
+            builds.setdefault(str(event.get("ImportPath", "")), []).append(event.get("Output", ""))
+        elif action == "run" and test:
+            running.setdefault(package, []).append(test)
+        elif action == "output":
+            line = str(event.get("Output", ""))
+            outputs.setdefault((package, test), []).append(line)
+            if line.rstrip().endswith("(cached)") and line.startswith("ok"):
+                run.cached += 1
+        elif action in ("pass", "fail", "skip") and not test:
+            run.packages[package] = action
+            for name in running.pop(package, []) if action == "fail" else ():
+                # Started, never ended: the binary died (or exited) while it ran.
+                lines = outputs.get((package, name), [])
+                _test_failed(run, root, package, name, lines, folders.get(package))
+            if action == "fail":
+                _package_failed(run, root, event, package, outputs, builds, folders)
+        elif action in ("pass", "fail", "skip") and test and test in running.get(package, []):
+            running[package].remove(test)
+        if action == "pass" and test:
+            run.passed += 1
+        elif action == "fail" and test:
+            run.failed += 1
+            lines = outputs.get((package, test), [])
+            _test_failed(run, root, package, test, lines, folders.get(package))
+    return run
+
+
+def _died_of(lines: list[str]) -> tuple[str | None, str] | None:
+    """(signal or None, what it said) when the output shows a panic or a killing signal."""
+    for line in lines:
+        text = line.strip()
+        m = _SIGNAL_LINE.match(text)
+        if m:
+            return _SIGNALS.get(m["name"], m["name"]), text
+        if text.startswith("panic: "):
+            sig = _PANIC_SIGNAL.search("".join(lines))
+            return (sig["name"] if sig else None), text
+    return None
+
+
+def _test_failed(
+    run: TestRun, root: Path, package: str, test: str, lines: list[str], folder: Path | None
+) -> None:
+    died = _died_of(lines)
+    body = [ln.rstrip("\n") for ln in lines if not ln.startswith(("=== ", "--- FAIL", "--- PASS"))]
+    message = "\n".join(ln for ln in body if ln.strip())[:_MESSAGE_CAP]
+    file = line = None
+    for ln in body:
+        m = _TEST_LINE.match(ln)
+        if m:
+            file = _rel(m["file"], folder or root, root) if folder else m["file"]
+            line = int(m["line"])
+            break
+    if died is not None and run.died is None:
+        run.died, run.died_how = (f"{package}.{test}", died[0]), died[1]
+    run.failures.append(
+        Diagnostic(
+            file=file,
+            line=line,
+            code=(died[0] or "panic") if died else "FAIL",
+            message=f"{package}.{test}: {message or 'failed'}",
+            source="go test",
+        )
+    )
+
+
+def _package_failed(
+    run: TestRun,
+    root: Path,
+    event: dict[str, Any],
+    package: str,
+    outputs: dict[tuple[str, str], list[str]],
+    builds: dict[str, list[str]],
+    folders: dict[str, Path],
+) -> None:
+    failed_build = event.get("FailedBuild")
+    if failed_build:
+        found = parse_build("".join(builds.get(str(failed_build), [])), root)
+        run.failures.extend(found)
+        if not found:
+            text = "".join(builds.get(str(failed_build), [])).strip()
+            run.failures.append(
+                Diagnostic(
+                    code="build",
+                    message=f"{package}: build failed: {text[-500:]}",
+                    source="go test",
+                )
+            )
+        return
+    lines = outputs.get((package, ""), [])
+    died = _died_of(lines)
+    if died is not None and run.died is None:
+        run.died, run.died_how = (package, died[0]), died[1]
+    if any(d.message.startswith(f"{package}.") for d in run.failures):
+        return  # its failed tests say why
+    text = "".join(ln for ln in lines if not ln.startswith(("FAIL\t", "ok \t"))).strip()
+    run.failures.append(
+        Diagnostic(
+            code=(died[0] or "panic") if died else "FAIL",
+            message=f"{package}: {text[-_MESSAGE_CAP:] or 'failed'}",
+            source="go test",
+        )
+    )

@@ -1,0 +1,285 @@
+"""Go's five rungs: `diagnose.files` (gofmt -l and go vet -json on the touched files'
+packages), `compile.project` and `build.affected` (go build of the affected packages),
+`test.scoped` (go test -json of the touched packages and their importers) and `test.full`
+(go test ./...). Findings are compared with the same tool on HEAD's export (head.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import OrderedDict
+from pathlib import Path, PurePosixPath
+
+from ...models import Diagnostic, RungName, RungResult, RungState
+from ...rungs.compare import settle
+from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
+from ..base import Rung
+from .detect import owns
+from .head import Step, on_head
+from .parse import parse_build, parse_gofmt_list, parse_test_events, parse_vet
+from .project import LIST_FIELDS, Affected, Package, affected, dirs_of, parse_list
+
+__all__ = ["RUNNERS"]
+
+_MISSING = "go is not on PATH; install Go (https://go.dev/dl/) to verify this Go project"
+_GRAPHS: OrderedDict[tuple[str, str], dict[str, Package]] = OrderedDict()
+
+
+def _go(ctx: RungContext) -> str | None:
+    return shutil.which("go", path=ctx.process_env().get("PATH"))
+
+
+def _gofmt(go: str) -> str:
+    beside = Path(go).resolve().parent / "gofmt"
+    return str(beside) if beside.is_file() else (shutil.which("gofmt") or "gofmt")
+
+
+def _missing(ctx: RungContext, rung: RungName) -> RungResult:
+    return skipped(ctx, rung, _MISSING, missing="go")
+
+
+def _go_touched(ctx: RungContext) -> list[str]:
+    return [p for p in ctx.touched if owns(p)]
+
+
+def _own_code(rel: str) -> bool:
+    parts = PurePosixPath(rel).parts
+    return rel.endswith(".go") and "vendor" not in parts and "testdata" not in parts
+
+
+async def _graph(ctx: RungContext, rung: RungName, go: str) -> dict[str, Package] | str:
+    """The project's packages (`go list -e -test`), once per climb."""
+    key = (ctx.ladder_id, ctx.snapshot.id)
+    if key in _GRAPHS:
+        return _GRAPHS[key]
+    argv = [go, "list", "-e", "-test", f"-json={LIST_FIELDS}", "./..."]
+    outcome = await ctx.run(rung, argv, suffix=".list.json", reap_leftovers=False)
+    if outcome.exit_code != 0 or outcome.timed_out:
+        return f"go list failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
+    graph = parse_list(outcome.text, ctx.root)
+    _GRAPHS[key] = graph
+    while len(_GRAPHS) > 8:
+        _GRAPHS.popitem(last=False)
+    return graph
+
+
+def _error(ctx: RungContext, rung: RungName, why: str, tool: str) -> RungResult:
+    return RungResult(rung=rung, task=ctx.task(rung), state="error", reason=why, tool=tool)
+
+
+def _first(diagnostics: list[Diagnostic]) -> str:
+    d = diagnostics[0]
+    return f"{d.file}:{d.line} {d.message.splitlines()[0][:160]}" if d.file else d.message[:200]
+
+
+async def diagnose_files(ctx: RungContext) -> RungResult:
+    rung: RungName = "diagnose.files"
+    files = [p for p in ctx.existing(ctx.touched) if _own_code(p)]
+    if not files:
+        return nothing_to_do(ctx, rung, f"no Go files among the {len(ctx.touched)} touched files")
+    go = _go(ctx)
+    if go is None:
+        return _missing(ctx, rung)
+    dirs = sorted({"./" + PurePosixPath(f).parent.as_posix() for f in files})
+    dirs = ["." if d == "./." else d for d in dirs]
+    gofmt = [_gofmt(go), "-l"]
+    fmt = await ctx.run(rung, [*gofmt, *files], suffix=".gofmt.out", reap_leftovers=False)
+    if fmt.timed_out or fmt.signal is not None:
+        return from_outcome(ctx, rung, fmt, tool="gofmt")
+    vet_argv = [go, "vet", "-json"]
+    vet = await ctx.run(rung, [*vet_argv, *dirs])
+    mine = set(files)
+    formatting = parse_gofmt_list(fmt.text, ctx.root)
+    found = parse_vet(vet.text, ctx.root)
+    diagnostics = [*formatting, *(d for d in found if d.file in mine)]
+    state: RungState | None = "red" if diagnostics else "green"
+    reason = None
+    if vet.exit_code not in (0, 1) or (vet.exit_code == 1 and not found):
+        state, reason = "error", f"go vet failed (exit {vet.exit_code}): {vet.tail.strip()[-300:]}"
+    elif fmt.exit_code not in (0, 2):
+        state, reason = "error", f"gofmt failed (exit {fmt.exit_code}): {fmt.tail.strip()[-300:]}"
+    notes = [f"go: gofmt -l on {len(files)} file(s), go vet on {len(dirs)} package(s)"]
+    if (elsewhere := len(found) - (len(diagnostics) - len(formatting))) > 0:
+        notes.append(f"{elsewhere} go vet finding(s) in untouched files left out")
+    result = from_outcome(
+        ctx,
+        rung,
+        vet,
+        tool="gofmt+go vet",
+        state=state,
+        reason=reason,
+        diagnostics=diagnostics,
+        notes=notes,
+    )
+    if result.state == "red":
+        result.reason = f"{len(diagnostics)} gofmt/go vet finding(s), first {_first(diagnostics)}"
+    steps = (
+        Step(tuple(gofmt), tuple(files), lambda text, at: parse_gofmt_list(text, at), (0, 2)),
+        Step(tuple(vet_argv), tuple(dirs), parse_vet),
+    )
+    return await settle(ctx, result, lambda head: on_head(ctx, rung, head, "gofmt+go vet", steps))
+
+
+async def _affected(
+    ctx: RungContext, rung: RungName, go: str
+) -> tuple[dict[str, Package], Affected] | str:
+    graph = await _graph(ctx, rung, go)
+    if isinstance(graph, str):
+        return graph
+    return graph, affected(graph, _go_touched(ctx))
+
+
+async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult:
+    if not _go_touched(ctx):
+        return nothing_to_do(ctx, rung, f"no Go file among the {len(ctx.touched)} touched files")
+    go = _go(ctx)
+    if go is None:
+        return _missing(ctx, rung)
+    found = await _affected(ctx, rung, go)
+    if isinstance(found, str):
+        return _error(ctx, rung, found, "go list")
+    graph, aff = found
+    targets = ["./..."] if aff.full else dirs_of(graph, aff.packages)
+    if not targets:
+        return nothing_to_do(ctx, rung, "the touched Go files are in no package (go list)")
+    argv = [go, "build", "-o", os.devnull]
+    outcome = await ctx.run(rung, [*argv, *targets])
+    diagnostics = parse_build(outcome.text, ctx.root)
+    state: RungState | None = None
+    reason = None
+    if outcome.exit_code == 1 and not diagnostics:
+        state, reason = "error", f"go build failed (exit 1): {outcome.tail.strip()[-300:]}"
+    elif outcome.exit_code not in (0, 1):
+        state, reason = (
+            "error",
+            f"go build failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}",
+        )
+    what = (
+        "every package (" + "; ".join(aff.reasons[:3]) + ")"
+        if aff.full
+        else f"{len(targets)} affected package(s): {len(aff.touched)} touched, "
+        f"{len(aff.importers)} importing them"
+    )
+    notes = [
+        f"go: go build of {what}; test files are compiled by test.scoped",
+        *([also] if also else []),
+    ]
+    result = from_outcome(
+        ctx,
+        rung,
+        outcome,
+        tool="go build",
+        state=state,
+        reason=reason,
+        diagnostics=diagnostics,
+        notes=notes,
+    )
+    if result.state == "red" and diagnostics:
+        result.reason = f"{len(diagnostics)} go build error(s), first {_first(diagnostics)}"
+    steps = (Step(tuple(argv), tuple(targets), lambda text, at: parse_build(text, at)),)
+    return await settle(ctx, result, lambda head: on_head(ctx, rung, head, "go build", steps))
+
+
+async def compile_project(ctx: RungContext) -> RungResult:
+    return await _build(ctx, "compile.project")
+
+
+async def build_affected(ctx: RungContext) -> RungResult:
+    return await _build(
+        ctx,
+        "build.affected",
+        "the same go build as compile.project: for Go the compile is the build (a cache hit "
+        "in go's build cache when both rungs run)",
+    )
+
+
+async def _go_test(
+    ctx: RungContext, rung: RungName, argv: list[str], graph: dict[str, Package], notes: list[str]
+) -> RungResult:
+    outcome = await ctx.run(rung, argv)
+    dirs = {name: ctx.root / p.dir for name, p in graph.items()}
+    run = parse_test_events(outcome.text, ctx.root, dirs)
+    state: RungState | None = None
+    reason = None
+    if run.died is not None:
+        who, _sig = run.died
+        state, reason = "died", f"{who} died: {run.died_how[:200]}"
+    elif outcome.exit_code == 0:
+        if not any(a == "pass" for a in run.packages.values()):
+            return nothing_to_do(ctx, rung, "go test ran no package with tests")
+        state = "green"
+    elif outcome.exit_code in (1, 2) and run.failures:
+        state = "red"
+        reason = f"{len(run.failures)} go test failure(s), first {_first(run.failures)}"
+    else:
+        state, reason = (
+            "error",
+            f"go test failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}",
+        )
+    notes = [
+        *notes,
+        f"go test: {run.passed} test(s) passed, {run.failed} failed in {len(run.packages)} "
+        f"package(s) ({run.cached} from go's test cache)",
+    ]
+    result = from_outcome(
+        ctx,
+        rung,
+        outcome,
+        tool="go test",
+        state=state,
+        reason=reason,
+        diagnostics=run.failures,
+        notes=notes,
+    )
+    if result.state == "died" and result.signal is None and run.died is not None:
+        result.signal = run.died[1]
+    return result
+
+
+async def scoped_suite(ctx: RungContext) -> RungResult:
+    rung: RungName = "test.scoped"
+    if not _go_touched(ctx):
+        return nothing_to_do(ctx, rung, f"no Go file among the {len(ctx.touched)} touched files")
+    go = _go(ctx)
+    if go is None:
+        return _missing(ctx, rung)
+    found = await _affected(ctx, rung, go)
+    if isinstance(found, str):
+        return _error(ctx, rung, found, "go list")
+    graph, aff = found
+    if not aff.tests:
+        return nothing_to_do(ctx, rung, "no Go package with tests is affected by the change")
+    why = "; ".join(aff.reasons[:5]) + (
+        f" (+{len(aff.reasons) - 5} more)" if len(aff.reasons) > 5 else ""
+    )
+    notes = [
+        f"go: go test of {len(aff.tests)} package(s) — {'whole module' if aff.full else why}",
+        "go test's own vet step is off here (-vet=off): go vet runs in diagnose.files, "
+        "against HEAD",
+    ]
+    argv = [go, "test", "-json", "-vet=off", *(["./..."] if aff.full else aff.tests)]
+    return await _go_test(ctx, rung, argv, graph, notes)
+
+
+async def full_suite(ctx: RungContext) -> RungResult:
+    rung: RungName = "test.full"
+    go = _go(ctx)
+    if go is None:
+        return _missing(ctx, rung)
+    graph = await _graph(ctx, rung, go)
+    return await _go_test(
+        ctx,
+        rung,
+        [go, "test", "-json", "./..."],
+        graph if isinstance(graph, dict) else {},
+        ["go: go test ./... (the whole module, go's own vet step included)"],
+    )
+
+
+RUNNERS: dict[RungName, Rung] = {
+    "diagnose.files": diagnose_files,
+    "compile.project": compile_project,
+    "build.affected": build_affected,
+    "test.scoped": scoped_suite,
+    "test.full": full_suite,
+}

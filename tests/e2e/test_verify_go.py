@@ -1,0 +1,157 @@
+"""The Go toolchain on a tiny real module made here, with the real go: findings new since
+HEAD are red and those already there are not, a touched package's importers are tested,
+a test binary that dies is `died` with its signal, a clean tree has nothing to verify and a
+machine without go is `incomplete`."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder
+from git_tree import commit_tree, write
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed on this machine"),
+]
+
+A = (
+    'package a\n\nimport "fmt"\n\nfunc Add(x, y int) int { return x + y }\n\n'
+    "func Show(x int) { fmt.Println(x) }\n"
+)
+A_TEST = (
+    'package a\n\nimport "testing"\n\nfunc TestAdd(t *testing.T) {\n'
+    '\tif Add(1, 2) != 3 {\n\t\tt.Errorf("Add(1, 2) = %d, want 3", Add(1, 2))\n\t}\n}\n'
+)
+B = 'package b\n\nimport "example.com/m/a"\n\nfunc Twice(x int) int { return a.Add(x, x) }\n'
+B_TEST = (
+    'package b_test\n\nimport (\n\t"testing"\n\n\t"example.com/m/b"\n)\n\n'
+    'func TestTwice(t *testing.T) {\n\tif b.Twice(2) != 4 {\n\t\tt.Fatal("Twice(2) != 4")\n\t}\n}\n'
+)
+C = "package c\n\nfunc Leaf() int { return 1 }\n"
+
+
+def _module(root: Path, extra: dict[str, str] | None = None) -> Path:
+    files = {
+        "go.mod": "module example.com/m\n\ngo 1.21\n",
+        "a/a.go": A,
+        "a/a_test.go": A_TEST,
+        "b/b.go": B,
+        "b/b_test.go": B_TEST,
+        "c/c.go": C,
+        **(extra or {}),
+    }
+    return commit_tree(root, files)
+
+
+async def _climb(root: Path, *rungs: RungName, policy: str | None = None) -> LadderResult:
+    request = LadderRequest(rungs=list(rungs) or None, policy=policy)  # type: ignore[arg-type]
+    return await run_ladder(root, request, bus=InMemoryEventBus("t"))
+
+
+async def test_a_broken_package_fails_its_importers_tests_too(tmp_path: Path) -> None:
+    root = _module(tmp_path)
+    write(root, "a/a.go", A.replace("x + y", "x - y"))
+    result = await _climb(root, "test.scoped")
+    (rung,) = result.rungs
+    assert rung.state == "red"
+    assert rung.tool == "go test"
+    assert {d.file for d in rung.diagnostics} == {"a/a_test.go", "b/b_test.go"}
+    assert "example.com/m/a" in rung.command
+    assert "example.com/m/b" in rung.command
+    assert "example.com/m/c" not in rung.command  # imports nothing touched
+    assert any("example.com/m/b imports example.com/m/a" in n for n in rung.notes)
+    assert rung.notes[0].startswith("go: go test of 2 package(s)")
+
+
+async def test_findings_at_head_are_preexisting_and_new_ones_red(tmp_path: Path) -> None:
+    old_vet = A + '\nfunc Old() { fmt.Printf("%d\\n", "old") }\n'
+    root = _module(tmp_path, {"a/a.go": old_vet})
+    # A new line elsewhere in the file: the old finding stays pre-existing.
+    write(root, "a/a.go", old_vet + "\nfunc More() int { return 2 }\n")
+    same = await _climb(root, "diagnose.files")
+    (rung,) = same.rungs
+    assert rung.state == "green", rung.reason
+    assert rung.preexisting_findings == 1
+    assert rung.new_findings == 0
+    assert rung.baseline is not None
+    assert rung.baseline.startswith("HEAD ")
+    write(root, "a/a.go", old_vet + '\nfunc New() { fmt.Printf("%s\\n", 1) }\n')
+    worse = await _climb(root, "diagnose.files")
+    (rung,) = worse.rungs
+    assert rung.state == "red"
+    assert (rung.new_findings, rung.preexisting_findings) == (1, 1)
+    new = rung.diagnostics[0]
+    assert (new.file, new.code, new.source, new.preexisting) == (
+        "a/a.go",
+        "printf",
+        "go vet",
+        False,
+    )
+
+
+async def test_a_compile_error_names_its_line_and_gofmt_its_file(tmp_path: Path) -> None:
+    root = _module(tmp_path)
+    write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, missing)"))
+    write(root, "c/c.go", C.replace("func Leaf()", "func   Leaf()"))
+    result = await _climb(root, policy="standard")
+    diagnose, compile_, scoped = result.rungs
+    assert diagnose.state == "red"
+    assert any(d.code == "gofmt" and d.file == "c/c.go" for d in diagnose.diagnostics)
+    assert compile_.state == "skipped"
+    assert scoped.state == "skipped"
+    write(root, "c/c.go", C)
+    (compile_,) = (await _climb(root, "compile.project")).rungs
+    assert compile_.state == "red"
+    assert compile_.tool == "go build"
+    (d,) = compile_.diagnostics
+    assert (d.file, d.line, d.code) == ("b/b.go", 5, "compile")
+    assert "missing" in d.message
+
+
+async def test_a_test_binary_killed_by_a_signal_died(tmp_path: Path) -> None:
+    kill = (
+        'package c\n\nimport (\n\t"syscall"\n\t"testing"\n)\n\n'
+        "func TestLeaf(t *testing.T) {\n\tif Leaf() == 1 {\n"
+        "\t\t_ = syscall.Kill(syscall.Getpid(), syscall.SIGKILL)\n\t}\n}\n"
+    )
+    root = _module(tmp_path)
+    write(root, "c/c_test.go", kill)
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "died"
+    assert rung.signal == "SIGKILL"
+    assert rung.reason is not None
+    assert "example.com/m/c.TestLeaf" in rung.reason
+
+
+async def test_clean_tree_has_nothing_to_verify_and_full_suite_runs(tmp_path: Path) -> None:
+    root = _module(tmp_path)
+    clean = await _climb(root, policy="standard")
+    assert clean.state == "nothing_to_verify", clean.reason
+    full = await _climb(root, "test.full")
+    (rung,) = full.rungs
+    assert full.state == "green"
+    assert rung.tool == "go test"
+    assert rung.command[-1] == "./..."
+    assert any("2 test(s) passed" in n for n in rung.notes)
+
+
+async def test_without_go_the_ladder_is_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _module(tmp_path)
+    write(root, "c/c.go", C.replace("1", "2"))
+    git = shutil.which("git")
+    assert git is not None
+    bin_dir = tmp_path / "bin-without-go"  # git alone, wherever go is installed
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(git)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    result = await _climb(root, "diagnose.files", "test.scoped")
+    assert result.state == "incomplete"
+    assert all(r.missing == "go" for r in result.rungs)

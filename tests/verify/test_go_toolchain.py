@@ -1,0 +1,296 @@
+"""The Go toolchain's pieces on outputs captured from go 1.26 (go list, go build, go vet
+-json, gofmt -l, go test -json): which paths are Go's, the affected packages and tests,
+and the findings each tool's output becomes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_habitat.verify.toolchains import TOOLCHAINS, detected
+from agent_habitat.verify.toolchains.go.detect import detect, owns
+from agent_habitat.verify.toolchains.go.parse import (
+    parse_build,
+    parse_gofmt_list,
+    parse_test_events,
+    parse_vet,
+)
+from agent_habitat.verify.toolchains.go.project import affected, dirs_of, parse_list
+
+ROOT = Path("/tmp/gos")
+
+# `go list -e -test -json=ImportPath,Dir,ForTest,Deps,GoFiles,TestGoFiles,XTestGoFiles ./...`
+# on a module with a/ (tests inside) and b/ (imports a; external tests), stdlib deps cut.
+LIST = "\n".join(
+    json.dumps(e, indent="\t")
+    for e in [
+        {
+            "Dir": "/tmp/gos/a",
+            "ImportPath": "example.com/m/a",
+            "GoFiles": ["a.go"],
+            "Deps": ["fmt"],
+            "TestGoFiles": ["a_test.go"],
+        },
+        {
+            "Dir": "/tmp/gos/b",
+            "ImportPath": "example.com/m/b",
+            "GoFiles": ["b.go"],
+            "Deps": ["example.com/m/a"],
+            "XTestGoFiles": ["b_test.go"],
+        },
+        {"Dir": "/tmp/gos/c", "ImportPath": "example.com/m/c", "GoFiles": ["c.go"], "Deps": []},
+        {
+            "Dir": "/tmp/gos/a",
+            "ImportPath": "example.com/m/a.test",
+            "GoFiles": ["/root/.cache/go-build/f6/f6-d"],
+            "Deps": ["example.com/m/a [example.com/m/a.test]"],
+        },
+        {
+            "Dir": "/tmp/gos/a",
+            "ImportPath": "example.com/m/a [example.com/m/a.test]",
+            "ForTest": "example.com/m/a",
+            "GoFiles": ["a.go", "a_test.go"],
+            "Deps": [],
+            "TestGoFiles": ["a_test.go"],
+        },
+        {
+            "Dir": "/tmp/gos/b",
+            "ImportPath": "example.com/m/b_test [example.com/m/b.test]",
+            "ForTest": "example.com/m/b",
+            "GoFiles": ["b_test.go"],
+            "Deps": ["example.com/m/a", "example.com/m/b"],
+        },
+        {"Dir": "/usr/local/go/src/fmt", "ImportPath": "fmt", "Standard": True},
+    ]
+)
+
+
+def test_detect_and_owns(tmp_path: Path) -> None:
+    assert not detect(tmp_path)
+    (tmp_path / "go.mod").write_text("module example.com/m\n", encoding="utf-8")
+    assert detect(tmp_path)
+    assert [c.name for c in detected(tmp_path)] == ["go"]
+    assert "go" in TOOLCHAINS
+    assert owns("a/a.go")
+    assert owns("go.sum")
+    assert owns("a/testdata/in.txt")
+    assert not owns("README.md")
+    assert not owns("testdata")
+
+
+def test_the_graph_folds_test_variants_and_leaves_stdlib_out() -> None:
+    graph = parse_list(LIST, ROOT)
+    assert sorted(graph) == ["example.com/m/a", "example.com/m/b", "example.com/m/c"]
+    b = graph["example.com/m/b"]
+    assert b.dir == "b"
+    assert b.deps == {"example.com/m/a"}
+    assert b.has_tests
+    assert graph["example.com/m/a"].files == {"a/a.go", "a/a_test.go"}
+    assert not graph["example.com/m/c"].has_tests
+
+
+def test_a_touched_package_reaches_its_importers_tests() -> None:
+    graph = parse_list(LIST, ROOT)
+    aff = affected(graph, ["a/a.go", "README.md"])
+    assert not aff.full
+    assert aff.touched == ["example.com/m/a"]
+    assert aff.importers == ["example.com/m/b"]
+    assert aff.tests == ["example.com/m/a", "example.com/m/b"]
+    assert "example.com/m/b imports example.com/m/a" in aff.reasons
+    assert dirs_of(graph, aff.packages) == ["./a", "./b"]
+    # A leaf: only itself, and no test to run.
+    leaf = affected(graph, ["c/c.go"])
+    assert leaf.packages == ["example.com/m/c"]
+    assert leaf.tests == []
+    # testdata belongs to the package whose folder holds it.
+    assert affected(graph, ["a/testdata/x/in.txt"]).touched == ["example.com/m/a"]
+
+
+def test_module_files_and_unknown_packages_widen_to_everything() -> None:
+    graph = parse_list(LIST, ROOT)
+    for touched in (["go.mod"], ["vendor/x/y.go"], ["gone/gone.go"]):
+        aff = affected(graph, touched)
+        assert aff.full, touched
+        assert aff.tests == ["example.com/m/a", "example.com/m/b"]
+        assert aff.reasons
+
+
+def test_build_errors_relative_to_where_go_ran() -> None:
+    text = (
+        "# example.com/m/a\n"
+        "./z.go:2:23: undefined: undefinedThing\n"
+        "./z.go:3:26: cannot use 3 (untyped int constant) as string value in return statement\n"
+    )
+    found = parse_build(text, ROOT, cwd=ROOT / "a")
+    assert [(d.file, d.line, d.col, d.code) for d in found] == [
+        ("a/z.go", 2, 23, "compile"),
+        ("a/z.go", 3, 26, "compile"),
+    ]
+    assert found[0].message == "undefined: undefinedThing"
+    assert found[0].source == "go build"
+    twice = (
+        "# example.com/m/a\na/z.go:2:23: undefined: x\n"
+        "# [example.com/m/a]\na/z.go:2:23: undefined: x\n"
+    )
+    assert len(parse_build(twice, ROOT)) == 1
+
+
+def test_vet_json_and_vet_type_errors() -> None:
+    text = (
+        '# example.com/m/a\n{\n\t"example.com/m/a": {\n\t\t"printf": [\n\t\t\t{\n'
+        '\t\t\t\t"posn": "/tmp/gos/a/a.go:7:26",\n\t\t\t\t"end": "/tmp/gos/a/a.go:7:28",\n'
+        '\t\t\t\t"message": "fmt.Printf format %d has arg \\"s\\" of wrong type string"\n'
+        "\t\t\t}\n\t\t]\n\t}\n}\n{}\n"
+    )
+    (d,) = parse_vet(text, ROOT)
+    assert (d.file, d.line, d.col, d.code, d.source) == ("a/a.go", 7, 26, "printf", "go vet")
+    assert "wrong type string" in d.message
+    broken = "# example.com/m/a\n# [example.com/m/a]\nvet: a/z.go:2:23: undefined: undefinedThing\n"
+    (e,) = parse_vet(broken, ROOT)
+    assert (e.file, e.line, e.code) == ("a/z.go", 2, "typecheck")
+
+
+def test_gofmt_lists_files_and_syntax_errors() -> None:
+    found = parse_gofmt_list("a/w.go\na/x.go:2:1: expected declaration, found oops\n", ROOT)
+    assert [(d.file, d.code) for d in found] == [("a/x.go", "syntax"), ("a/w.go", "gofmt")]
+    assert "gofmt -w a/w.go" in found[1].message
+
+
+def _events(*events: dict[str, object]) -> str:
+    return "\n".join(json.dumps(e) for e in events) + "\n"
+
+
+def test_failed_tests_point_at_their_line() -> None:
+    text = _events(
+        {"Action": "start", "Package": "example.com/m/a"},
+        {"Action": "run", "Package": "example.com/m/a", "Test": "TestAdd"},
+        {
+            "Action": "output",
+            "Package": "example.com/m/a",
+            "Test": "TestAdd",
+            "Output": "=== RUN   TestAdd\n",
+        },
+        {
+            "Action": "output",
+            "Package": "example.com/m/a",
+            "Test": "TestAdd",
+            "Output": "    a_test.go:7: Add(1, 2) = 3, want 4\n",
+        },
+        {
+            "Action": "output",
+            "Package": "example.com/m/a",
+            "Test": "TestAdd",
+            "Output": "--- FAIL: TestAdd (0.00s)\n",
+        },
+        {"Action": "fail", "Package": "example.com/m/a", "Test": "TestAdd", "Elapsed": 0},
+        {"Action": "pass", "Package": "example.com/m/a", "Test": "TestOK", "Elapsed": 0},
+        {
+            "Action": "output",
+            "Package": "example.com/m/a",
+            "Output": "FAIL\texample.com/m/a\t0.073s\n",
+        },
+        {"Action": "fail", "Package": "example.com/m/a", "Elapsed": 0.149},
+        {
+            "Action": "output",
+            "Package": "example.com/m/c",
+            "Output": "ok  \texample.com/m/c\t(cached)\n",
+        },
+        {"Action": "pass", "Package": "example.com/m/c", "Elapsed": 0},
+    )
+    run = parse_test_events(text, ROOT, {"example.com/m/a": ROOT / "a"})
+    (d,) = run.failures
+    assert (d.file, d.line, d.code, d.source) == ("a/a_test.go", 7, "FAIL", "go test")
+    assert d.message.startswith("example.com/m/a.TestAdd: ")
+    assert "want 4" in d.message
+    assert run.died is None
+    assert (run.passed, run.failed, run.cached) == (1, 1, 1)
+    assert run.packages == {"example.com/m/a": "fail", "example.com/m/c": "pass"}
+
+
+def test_a_killed_test_binary_died_by_its_signal() -> None:
+    text = _events(
+        {"Action": "run", "Package": "example.com/m/b", "Test": "TestKill"},
+        {
+            "Action": "output",
+            "Package": "example.com/m/b",
+            "Test": "TestKill",
+            "Output": "=== RUN   TestKill\n",
+        },
+        {
+            "Action": "output",
+            "Package": "example.com/m/b",
+            "Test": "TestKill",
+            "Output": "signal: killed\n",
+        },
+        {
+            "Action": "output",
+            "Package": "example.com/m/b",
+            "Output": "FAIL\texample.com/m/b\t0.006s\n",
+        },
+        {"Action": "fail", "Package": "example.com/m/b", "Elapsed": 0.007},
+    )
+    run = parse_test_events(text, ROOT)
+    assert run.died == ("example.com/m/b.TestKill", "SIGKILL")
+    assert run.failures[0].code == "SIGKILL"
+
+
+def test_a_panic_died_with_the_test_named() -> None:
+    text = _events(
+        {"Action": "run", "Package": "example.com/m/b", "Test": "TestPanic"},
+        {
+            "Action": "output",
+            "Package": "example.com/m/b",
+            "Test": "TestPanic",
+            "Output": "--- FAIL: TestPanic (0.00s)\n",
+        },
+        {
+            "Action": "output",
+            "Package": "example.com/m/b",
+            "Test": "TestPanic",
+            "Output": "panic: runtime error: invalid memory address or nil pointer "
+            "dereference [recovered]\n",
+        },
+        {
+            "Action": "output",
+            "Package": "example.com/m/b",
+            "Test": "TestPanic",
+            "Output": "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4f]\n",
+        },
+        {"Action": "fail", "Package": "example.com/m/b", "Test": "TestPanic", "Elapsed": 0},
+        {"Action": "fail", "Package": "example.com/m/b", "Elapsed": 0.04},
+    )
+    run = parse_test_events(text, ROOT)
+    assert run.died == ("example.com/m/b.TestPanic", "SIGSEGV")
+    assert run.died_how.startswith("panic: runtime error")
+    assert len(run.failures) == 1  # the package's failure is its test's
+
+
+def test_a_build_failure_is_the_compiler_errors() -> None:
+    text = _events(
+        {
+            "ImportPath": "example.com/m/a [example.com/m/a.test]",
+            "Action": "build-output",
+            "Output": "# example.com/m/a\n",
+        },
+        {
+            "ImportPath": "example.com/m/a [example.com/m/a.test]",
+            "Action": "build-output",
+            "Output": "a/a.go:7:26: undefined: y\n",
+        },
+        {"ImportPath": "example.com/m/a [example.com/m/a.test]", "Action": "build-fail"},
+        {
+            "Action": "output",
+            "Package": "example.com/m/a",
+            "Output": "FAIL\texample.com/m/a [build failed]\n",
+        },
+        {
+            "Action": "fail",
+            "Package": "example.com/m/a",
+            "Elapsed": 0.001,
+            "FailedBuild": "example.com/m/a [example.com/m/a.test]",
+        },
+    )
+    run = parse_test_events(text, ROOT)
+    (d,) = run.failures
+    assert (d.file, d.line, d.message) == ("a/a.go", 7, "undefined: y")
+    assert run.died is None
