@@ -2,6 +2,7 @@
 #   fills in; python.py the first one; climb.py runs a rung for every detected toolchain
 #   with work and merges their results into one. A new toolchain registers with one
 #   import and one entry in TOOLCHAINS.
+#   go/ the Go toolchain (go list, gofmt, go vet, go build, go test).
 #   node/ the TypeScript/JavaScript toolchain's pieces (detection, parsers, rungs).
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from ..snapshot import Snapshot, take_snapshot
 from .base import Rung, Toolchain
+from .go import GO
 from .node import NODE
 from .python import PYTHON
 from .rust import RUST
@@ -28,6 +30,7 @@ TOOLCHAINS: dict[str, Toolchain] = {
     PYTHON.name: PYTHON,
     RUST.name: RUST,
     NODE.name: NODE,
+    GO.name: GO,
 }
 """Every toolchain the ladder knows, in climbing order."""
 
