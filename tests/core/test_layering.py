@@ -1,11 +1,24 @@
-"""The rooms and what each may import (docs/architecture.md), checked on the import graph."""
+"""The rooms and what each may import (docs/architecture.md), checked on the import graph.
+
+The rooms table of docs/architecture.md is the one map: it is read here, every room of the
+graph must have its row, and each row's "may import" must be exactly what the room imports
+(`errors` aside), never a room on a higher floor, with no circle between rooms.
+"""
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from graphlib import CycleError, TopologicalSorter
+from pathlib import Path
 
 import grimp
 import pytest
 
 PACKAGE = "agent_habitat"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+ALWAYS = frozenset({"errors"})
+"""What every room may import without listing it."""
 CORE = (
     "proc",
     "shell",
@@ -32,6 +45,104 @@ REACH_NEVER_EXTERNAL = ("mcp", "starlette", "uvicorn")
 @pytest.fixture(scope="module")
 def graph() -> grimp.ImportGraph:
     return grimp.build_graph(PACKAGE)
+
+
+@dataclass(frozen=True)
+class Room:
+    floor: int
+    may_import: frozenset[str]
+
+
+def rooms_table(text: str) -> dict[str, Room]:
+    """The rows of the table under `## The rooms`: room → floor and what it may import."""
+    section = text.split("## The rooms", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, Room] = {}
+    for line in section.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) != 4 or not cells[0].isdigit():
+            continue
+        names = re.findall(r"`([^`]+)`", cells[1])
+        assert len(names) == 1, f"architecture.md: one room a row, not {cells[1]!r}"
+        room = names[0].rstrip("/")
+        assert room not in rows, f"architecture.md: {room} has two rows"
+        listed = frozenset(name.rstrip("/") for name in re.findall(r"`([^`]+)`", cells[3]))
+        rows[room] = Room(int(cells[0]), listed)
+    return rows
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else PACKAGE
+
+
+def room_imports(graph: grimp.ImportGraph) -> dict[str, set[str]]:
+    """Each room of the package and the other rooms its modules import directly."""
+    found: dict[str, set[str]] = {_room(m): set() for m in graph.modules}
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if _room(imported) != _room(module):
+                found[_room(module)].add(_room(imported))
+    return found
+
+
+@pytest.fixture(scope="module")
+def table() -> dict[str, Room]:
+    return rooms_table(DOC.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def imports(graph: grimp.ImportGraph) -> dict[str, set[str]]:
+    return room_imports(graph)
+
+
+def test_every_room_has_a_row_and_every_row_a_room(
+    table: dict[str, Room], imports: dict[str, set[str]]
+) -> None:
+    assert sorted(set(imports) - set(table)) == [], "add these rooms to docs/architecture.md"
+    assert sorted(set(table) - set(imports)) == [], "rows of docs/architecture.md with no room"
+
+
+def test_each_room_imports_exactly_what_its_row_says(
+    table: dict[str, Room], imports: dict[str, set[str]]
+) -> None:
+    wrong = {}
+    for room, imported in sorted(imports.items()):
+        row = table.get(room)
+        if row is None:
+            continue  # the test above names it
+        unlisted = sorted(imported - row.may_import - ALWAYS)
+        unused = sorted(row.may_import - imported)
+        if unlisted or unused:
+            wrong[room] = {"imports, not listed": unlisted, "listed, not imported": unused}
+    assert not wrong, f"docs/architecture.md's rooms table and the import graph disagree: {wrong}"
+
+
+def test_no_row_lets_a_room_import_up_a_floor(table: dict[str, Room]) -> None:
+    up = {
+        room: sorted(
+            name for name in row.may_import if name in table and table[name].floor < row.floor
+        )
+        for room, row in table.items()
+    }
+    assert {room: names for room, names in up.items() if names} == {}
+    unknown = {room: sorted(row.may_import - set(table)) for room, row in table.items()}
+    assert {room: names for room, names in unknown.items() if names} == {}
+
+
+def test_the_rooms_import_each_other_in_no_circle(imports: dict[str, set[str]]) -> None:
+    try:
+        tuple(TopologicalSorter(imports).static_order())
+    except CycleError as exc:
+        pytest.fail(f"rooms in a circle: {' → '.join(exc.args[1])}")
+
+
+def test_the_table_reader_sees_a_room_that_is_missing() -> None:
+    text = "## The rooms\n| floor | room | holds | may import |\n|---|---|---|---|\n"
+    text += "| 2 | `a/` | x | `b` `errors` |\n| 3 | `b` | y | — |\n## Next\n| 1 | `c` | z | — |\n"
+    assert rooms_table(text) == {
+        "a": Room(2, frozenset({"b", "errors"})),
+        "b": Room(3, frozenset()),
+    }
 
 
 def _present(graph: grimp.ImportGraph, names: tuple[str, ...]) -> list[str]:
