@@ -4,6 +4,7 @@
 #   import and one entry in TOOLCHAINS.
 #   go/ the Go toolchain (go list, gofmt, go vet, go build, go test).
 #   node/ the TypeScript/JavaScript toolchain's pieces (detection, parsers, rungs).
+#   rust/ the Rust toolchain (Cargo.toml, workspaces; clippy, cargo check/build/test).
 from __future__ import annotations
 
 from collections.abc import Mapping
