@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+import wheel_venv
 
 
 @pytest.fixture
@@ -20,3 +24,25 @@ def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # No test downloads a type checker from PyPI unless it says so (test_verify_pyright.py).
     monkeypatch.setenv("HABITAT_LADDER_FETCH_CHECKERS", "false")
     return home
+
+
+@pytest.fixture(scope="session", autouse=True)
+def wheel_venv_early(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The wheel tests' venv is mostly a wait on PyPI: started with the session, in the
+    background, when the wheel tests are selected (`wheel_venv`)."""
+    if not wheel_venv.wanted(request.session.items):
+        yield
+        return
+    builder = wheel_venv.start(wheel_venv.folder_of(tmp_path_factory.getbasetemp()))
+    yield
+    if builder is not None:
+        session = request.session
+        if not (session.shouldstop or session.shouldfail):  # a wheel test may still need it
+            try:
+                builder.wait(timeout=wheel_venv.INSTALL_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+        builder.kill()
+        builder.wait()

@@ -2,37 +2,31 @@
 
 This is what `pipx install .`, `uvx agent-habitat mcp` and `pipx run agent-habitat mcp` do:
 install the wheel with its dependencies from PyPI into a fresh environment and run the
-console script. One venv is built per test session (shared by xdist workers through a
-lock). The sdist and the wheel are built by the project's own backend (hatchling, in
-process) and carry the LICENSE; the sdist holds what the README links to.
+console script. One venv is built per test session, in the background from its start
+(`tests/wheel_venv.py`). The sdist and the wheel are built by the project's own backend
+(hatchling, in process) and carry the LICENSE; the sdist holds what the README links to.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import socket
 import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 from hatchling.builders.sdist import SdistBuilder
-from hatchling.builders.wheel import WheelBuilder
 from mcp import Client, StdioServerParameters
 
+import wheel_venv
 from agent_habitat import __version__
 
-# The first test pays for building the venv (about a minute here); the default 60 s
-# per-test bound would cut it off.
+# The first test may wait minutes for the venv (built in the background from the session's
+# start, `wheel_venv`); the suite's 180 s hang guard would cut it off.
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e, pytest.mark.timeout(900)]
-
-SOURCE = Path(__file__).resolve().parents[2]
-# Building and installing from PyPI; generous, since the index may be slow.
-INSTALL_TIMEOUT_SECONDS = 600
 
 
 def _pypi_reachable() -> bool:
@@ -51,44 +45,18 @@ def _run(*argv: str | Path, cwd: Path | None = None) -> str:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=INSTALL_TIMEOUT_SECONDS,
+        timeout=wheel_venv.INSTALL_TIMEOUT_SECONDS,
         check=False,
     )
     assert done.returncode == 0, f"{argv} failed:\n{done.stdout}\n{done.stderr}"
     return done.stdout
 
 
-def _build_wheel(folder: Path) -> Path:
-    (wheel,) = WheelBuilder(str(SOURCE)).build(directory=str(folder), versions=["standard"])
-    return Path(wheel)
-
-
-def _build(folder: Path) -> Path:
-    wheel = _build_wheel(folder / "wheels")
-    venv = folder / "venv"
-    _run(sys.executable, "-m", "venv", venv)
-    _run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel)
-    return venv
-
-
 @pytest.fixture(scope="session")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not _pypi_reachable():
         pytest.skip("pypi.org is unreachable: the wheel's dependencies cannot be installed")
-    # Under xdist every worker has its own basetemp; their parent is shared by the run.
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent
-    folder = shared / "wheel-venv"
-    folder.mkdir(exist_ok=True)
-    with open(folder / "lock", "w", encoding="utf-8") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = folder / "done"
-        if not done.exists():
-            _build(folder)
-            done.touch()
-        fcntl.flock(lock, fcntl.LOCK_UN)
-    return folder / "venv"
+    return wheel_venv.wait(wheel_venv.folder_of(tmp_path_factory.getbasetemp()))
 
 
 def test_the_installed_scripts_report_the_version(venv: Path, tmp_path: Path) -> None:
@@ -121,17 +89,19 @@ async def test_the_installed_server_answers_initialize_over_stdio(
 
 
 def test_the_wheel_carries_the_license_pyproject_declares(tmp_path: Path) -> None:
-    names = zipfile.ZipFile(_build_wheel(tmp_path)).namelist()
+    names = zipfile.ZipFile(wheel_venv.build_wheel(tmp_path)).namelist()
     assert f"agent_habitat-{__version__}.dist-info/licenses/LICENSE" in names
-    assert "MIT License" in (SOURCE / "LICENSE").read_text(encoding="utf-8")
+    assert "MIT License" in (wheel_venv.SOURCE / "LICENSE").read_text(encoding="utf-8")
 
 
 def test_the_sdist_holds_the_license_and_what_the_readme_links_to(tmp_path: Path) -> None:
-    (sdist,) = SdistBuilder(str(SOURCE)).build(directory=str(tmp_path), versions=["standard"])
+    (sdist,) = SdistBuilder(str(wheel_venv.SOURCE)).build(
+        directory=str(tmp_path), versions=["standard"]
+    )
     prefix = f"agent_habitat-{__version__}/"
     with tarfile.open(sdist) as archive:
         names = {name.removeprefix(prefix) for name in archive.getnames()}
-    readme = (SOURCE / "README.md").read_text(encoding="utf-8")
+    readme = (wheel_venv.SOURCE / "README.md").read_text(encoding="utf-8")
     linked = {
         target
         for target in re.findall(r"\]\(([^)#\s]+)", readme)
