@@ -3,10 +3,11 @@
 #   shell/   tabs, history, shells, caps — built on proc/
 #   events/  typed events and the in-process bus;  store/  SQLite state and the journal
 #   config   [tool.habitat] + HABITAT_* + flags;   workspace  where state lives
+#   limits   field types for what the OS takes in an argument, a path, an env value
 #   project  which project is open;   habitat  the composition root (Habitat.open)
 #   verbs    every verb once: the MCP tools and CLI commands are derived from it
 #   reach/   the way to a workspace host from another process (find, start, call, bridge)
-#   mcp_tools, cli, host   the adapters: they take a built Habitat (docs/architecture.md)
+#   mcp_tools, cli   the adapters: they take a built Habitat (docs/architecture.md)
 #   host/    the workspace host's server side: HTTP API, SSE, dashboard, MCP endpoint
 #   verify/  the verification ladder and its runner (its service face in verify/runner/);
 #            files/  file_write, file_edit

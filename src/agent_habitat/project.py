@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import UsageError
 from .events import EventBus, Unsubscribe
-from .shell.limits import PathText
+from .limits import PathText
 from .workspace import scm_root
 
 __all__ = ["OnChange", "Project", "ProjectOpenArgs", "ProjectOpenResult", "ProjectSource"]

@@ -31,6 +31,7 @@ CORE = (
     "verbs",
     "workspace",
     "config",
+    "limits",
 )
 ADAPTERS = ("mcp_tools", "cli", "host")
 # reach/: the way to a host from another process, a floor below the adapters that use it

@@ -8,7 +8,6 @@
 #   views       run results, history, last, which, wait (over Tabs)
 #   scene       the scene of every tab (SceneBuilder), built once for callers who overlap
 #   leftovers   what ended runs left running;  error_lines  a failed run's error lines
-#   limits      what the OS takes in an argument, a path, an env value
 #   quiet_scene the scene read from state.db alone while nothing runs (`habitat scene`)
 #   run_store   RunStore — tabs and runs in state.db (the SQL, but quiet_scene's two reads)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from .limits import (
+from ..limits import (
     INDEX_MAX,
     MAX_PATTERN_CHARS,
     MAX_SECONDS,

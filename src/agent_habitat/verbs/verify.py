@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..shell.limits import check_path
+from ..limits import check_path
 from ..verify import LadderRequest, Policy, RungName
 from ..verify.runner.report import (
     VerifyCancelResult,
