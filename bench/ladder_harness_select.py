@@ -9,7 +9,7 @@ from pathlib import Path
 
 from agent_habitat.verify.config import load_ladder_config
 from agent_habitat.verify.layout import discover_layout
-from agent_habitat.verify.selection import analyse_impact
+from agent_habitat.verify.select.selection import analyse_impact
 from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.workspace import Workspace
 

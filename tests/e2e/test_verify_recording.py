@@ -20,7 +20,7 @@ from agent_habitat.proc import DEFAULT_POLICY
 from agent_habitat.testing import EventRecorder, eventually
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, LadderResult, run_ladder, stop_type_daemon
-from agent_habitat.verify.testdeps import deps_store_dir, load_testdeps
+from agent_habitat.verify.select.testdeps import deps_store_dir, load_testdeps
 from agent_habitat.workspace import Workspace
 from git_tree import git, write
 

@@ -8,7 +8,7 @@ import pytest
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import discover_layout
-from agent_habitat.verify.selection import Impact, analyse_impact
+from agent_habitat.verify.select.selection import Impact, analyse_impact
 from agent_habitat.verify.snapshot import take_snapshot
 
 

@@ -15,9 +15,9 @@ import pytest
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import discover_layout
-from agent_habitat.verify.selection import Impact, analyse_impact
+from agent_habitat.verify.select.selection import Impact, analyse_impact
+from agent_habitat.verify.select.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
 from agent_habitat.verify.snapshot import take_snapshot
-from agent_habitat.verify.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
 
 # Extra package code: a function that runs at import time (`TABLE = build()`), a session
 # fixture that runs package code once for the two tests that use it, and a test helper

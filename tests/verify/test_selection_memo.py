@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.verify.selection_memo import SelectionMemo
-from agent_habitat.verify.testdeps import RecordedDeps
+from agent_habitat.verify.select.memo import SelectionMemo
+from agent_habitat.verify.select.testdeps import RecordedDeps
 
 
 class _Builds:

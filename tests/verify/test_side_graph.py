@@ -7,7 +7,7 @@ import ast
 import os
 from pathlib import Path
 
-from agent_habitat.verify.side_graph import SideImports, imported_names
+from agent_habitat.verify.select.side_graph import SideImports, imported_names
 
 NESTED = """
 import a

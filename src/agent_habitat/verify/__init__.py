@@ -1,7 +1,8 @@
 # verify/: the verification ladder (DESIGN §5).
 #   models       requests and results;   config  [tool.habitat.ladder] and the policy
 #   snapshot     HEAD + dirty set → snapshot id;   layout  packages and tests of a project
-#   selection    import-graph impact and test selection;   parsers  tool output → diagnostics
+#   select/      which tests a change needs: impact, selection, recorded test dependencies
+#   parsers      tool output → diagnostics
 #   environments the project's interpreter and tools;  command  one rung process via proc/
 #   head         HEAD's files and export;   baseline  findings matched against HEAD's, cached
 #   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
@@ -9,9 +10,8 @@
 #   runner/      the background verify runner and its service face (queue, coalesce, cancel,
 #                epochs, staleness, watch, substrate, accounting, warm-up, the slot a host holds)
 #   hooks        how the runner takes part in a climb
-#   testdeps     per-test dependency data; deps_store its store; deps_selection selection
-#                narrowed by it; recorder its background recording; selection_memo what a
-#                long-lived process keeps between climbs; side_graph the test side's imports
+#   deps_store   the store of per-test dependency data (select/ reads it)
+#   recorder     the background recording of that data
 #   blocks, line_map   a file as blocks, a HEAD line's place now (findings through an edit)
 #   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
 #   timing       where the wall a person waited went, parts that add up to it

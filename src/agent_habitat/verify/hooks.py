@@ -15,7 +15,7 @@ from typing import Protocol
 
 from ..proc import ProcessRecord
 from .models import LadderRequest, LadderResult, RungResult
-from .selection_memo import SelectionMemo
+from .select.memo import SelectionMemo
 from .snapshot import Snapshot
 
 TYPE_CHECKING = False

@@ -43,7 +43,7 @@ from .models import (
 from .rungs import DmypyDaemon, RungContext
 from .rungs.context import spool_budget
 from .rungs.warm_pytest import WarmPytest
-from .selection import Impact, analyse_impact, explicit_selection
+from .select.selection import Impact, analyse_impact, explicit_selection
 from .toolchains import FALLBACK, Toolchain, detected, snapshot_of
 from .toolchains.climb import run_rung
 

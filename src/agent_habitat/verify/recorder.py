@@ -36,9 +36,9 @@ from .models import Selection
 from .rungs.context import RungContext
 from .rungs.suite import pytest_args
 from .runner.substrate import SubstrateFactory
-from .selection import unrecorded
-from .selection_memo import SelectionMemo
-from .testdeps import Recording, RunScope
+from .select.memo import SelectionMemo
+from .select.selection import unrecorded
+from .select.testdeps import Recording, RunScope
 from .toolchains import snapshot_of
 
 __all__ = ["QUIET_S", "BackgroundRecorder"]

@@ -21,7 +21,7 @@ from ..head import HeadTree
 from ..hooks import LadderHooks
 from ..layout import Layout
 from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
-from ..selection import Impact
+from ..select.selection import Impact
 from ..snapshot import Snapshot
 
 __all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped", "spool_budget"]

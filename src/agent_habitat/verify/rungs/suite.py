@@ -9,7 +9,7 @@ import anyio
 from ..environments import ProjectEnv
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
-from ..testdeps import Recording, RunScope
+from ..select.testdeps import Recording, RunScope
 from ..tracebacks import conftest_error
 from . import warm_pytest
 from .context import RungContext, from_outcome, skipped

@@ -19,7 +19,7 @@ from ...events import Event, EventBus, EventKind, Subscriber, Unsubscribe
 from ...proc import ProcessRecord, kill_tree
 from ..hooks import LadderHooks
 from ..models import LadderResult, RungName, RungResult
-from ..selection_memo import SelectionMemo
+from ..select.memo import SelectionMemo
 from ..snapshot import Snapshot
 from .epochs import Epoch, contradicts
 from .substrate import Substrate, SubstrateFactory

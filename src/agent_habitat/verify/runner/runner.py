@@ -40,7 +40,7 @@ from ..config import load_policy
 from ..hooks import LadderFn
 from ..ladder import new_ladder_id, run_ladder
 from ..models import LadderRequest, LadderResult, RungName
-from ..selection_memo import SelectionMemo
+from ..select.memo import SelectionMemo
 from ..snapshot import Snapshot
 from ..toolchains import snapshot_of
 from .accounting import TimeAccounting

@@ -56,9 +56,9 @@ from ..rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker, loc
 from ..rungs.warm_checker import ServerSpec
 from ..rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH, WarmPytest
 from ..rungs.warm_pytest import ensure as ensure_warm_pytest
-from ..selection import warm_graph
-from ..selection_memo import SelectionMemo
-from ..testdeps import deps_store_dir, load_testdeps
+from ..select.memo import SelectionMemo
+from ..select.selection import warm_graph
+from ..select.testdeps import deps_store_dir, load_testdeps
 from ..toolchains import snapshot_of
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]

@@ -24,11 +24,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..regular import open_regular, read_regular
-from .blocks import FileBlocks, file_blocks
-from .deps_store import RecordedDeps, RunScope, TestRun, load_testdeps, merge_run
-from .layout import Layout, is_test_file
-from .snapshot import Snapshot
+from ...regular import open_regular, read_regular
+from ..blocks import FileBlocks, file_blocks
+from ..deps_store import RecordedDeps, RunScope, TestRun, load_testdeps, merge_run
+from ..layout import Layout, is_test_file
+from ..snapshot import Snapshot
 
 __all__ = [
     "PLUGIN_DIR",

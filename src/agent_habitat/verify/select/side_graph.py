@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..regular import read_regular
-from ..workspace import write_private
-from .layout import Layout
+from ...regular import read_regular
+from ...workspace import write_private
+from ..layout import Layout
 
 __all__ = ["SideImports", "imported_names", "side_graph", "side_names"]
 

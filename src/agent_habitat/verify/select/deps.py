@@ -30,10 +30,10 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..regular import read_regular
-from .blocks import FileBlocks, changed_blocks, file_blocks
-from .deps_store import RecordedDeps, TestRun
-from .layout import Layout, is_test_file
+from ...regular import read_regular
+from ..blocks import FileBlocks, changed_blocks, file_blocks
+from ..deps_store import RecordedDeps, TestRun
+from ..layout import Layout, is_test_file
 from .testdeps import UNKNOWN, sha256_of
 
 __all__ = ["Narrowing", "existing", "narrow", "plain_node_id"]

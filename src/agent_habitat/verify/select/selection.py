@@ -28,12 +28,12 @@ import grimp
 from grimp.application.config import settings as grimp_settings
 from grimp.application.ports.packagefinder import AbstractPackageFinder
 
-from .config import LadderConfig
-from .deps_selection import Narrowing, existing, narrow
-from .deps_store import RecordedDeps
-from .layout import Layout, is_manifest, is_test_file
-from .models import Selection
-from .selection_memo import SelectionMemo
+from ..config import LadderConfig
+from ..deps_store import RecordedDeps
+from ..layout import Layout, is_manifest, is_test_file
+from ..models import Selection
+from .deps import Narrowing, existing, narrow
+from .memo import SelectionMemo
 from .side_graph import SideImports, side_graph
 from .testdeps import deps_store_dir, load_testdeps, sha256_of
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..regular import read_regular
+from ...regular import read_regular
 from .side_graph import SideImports
 
 if TYPE_CHECKING:
