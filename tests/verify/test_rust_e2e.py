@@ -11,7 +11,7 @@ import pytest
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.rungs.context import RungContext
-from agent_habitat.verify.selection import explicit_selection
+from agent_habitat.verify.select.selection import explicit_selection
 from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains import snapshot_of
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
