@@ -294,3 +294,30 @@ def test_a_build_failure_is_the_compiler_errors() -> None:
     (d,) = run.failures
     assert (d.file, d.line, d.message) == ("a/a.go", 7, "undefined: y")
     assert run.died is None
+
+
+def test_a_parent_failed_by_its_subtests_is_not_repeated() -> None:
+    pkg = "example.com/m/a"
+    text = _events(
+        {"Action": "run", "Package": pkg, "Test": "TestT"},
+        {"Action": "run", "Package": pkg, "Test": "TestT/case"},
+        {
+            "Action": "output",
+            "Package": pkg,
+            "Test": "TestT/case",
+            "Output": "    a_test.go:9: bad\n",
+        },
+        {"Action": "output", "Package": pkg, "Test": "TestT/case", "Output": "        more\n"},
+        {"Action": "fail", "Package": pkg, "Test": "TestT/case", "Elapsed": 0},
+        {
+            "Action": "output",
+            "Package": pkg,
+            "Test": "TestT",
+            "Output": "--- FAIL: TestT (0.00s)\n",
+        },
+        {"Action": "fail", "Package": pkg, "Test": "TestT", "Elapsed": 0},
+        {"Action": "fail", "Package": pkg, "Elapsed": 0.1},
+    )
+    (d,) = parse_test_events(text, ROOT, {pkg: ROOT / "a"}).failures
+    assert d.message == f"{pkg}.TestT/case: a_test.go:9: bad\n    more"
+    assert (d.file, d.line) == ("a/a_test.go", 9)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -240,7 +241,13 @@ def _test_failed(
 ) -> None:
     died = _died_of(lines)
     body = [ln.rstrip("\n") for ln in lines if not ln.startswith(("=== ", "--- FAIL", "--- PASS"))]
-    message = "\n".join(ln for ln in body if ln.strip())[:_MESSAGE_CAP]
+    message = textwrap.dedent("\n".join(ln for ln in body if ln.strip())).strip()[:_MESSAGE_CAP]
+    if (
+        not message
+        and died is None
+        and any(d.message.startswith(f"{package}.{test}/") for d in run.failures)
+    ):
+        return  # a parent that failed because its subtests did: they say why
     file = line = None
     for ln in body:
         m = _TEST_LINE.match(ln)
