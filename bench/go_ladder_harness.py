@@ -1,0 +1,328 @@
+"""The Go toolchain on real modules: seeded single-line mutations, `habitat verify`
+through a warm host against the full suite and against `go test` of the touched package
+alone (go's own affected-test mode) (issue 27).
+
+For each project (a public repository's mirror, cloned to a temporary folder; glob ships
+no go.mod, so one is made with `go mod init`, committed before any mutation): trust it,
+start its workspace host (`habitat host start`, as `habitat mcp` does), run the full suite
+once (`go test -count=1 -json ./...`) for the baseline failures. Then for each mutation, on
+a clean tree:
+
+1. `habitat verify --policy standard --json` (through the host); when it stops before
+   `test.scoped`, also `--rung test.scoped`, so every mutation measures the selection;
+2. the full suite, `go test -count=1 -json ./...` (-count=1: no cached results from step 1);
+3. `go test -count=1 -json` of the mutated file's package alone.
+
+Steps 2 and 3 use their own GOCACHE (warmed on HEAD, like go's default cache the ladder
+uses): otherwise whichever ran second would find the mutated package already compiled.
+
+A miss: the full suite fails a test or package the baseline did not, and the ladder was
+green. A false red: the ladder is red, the full suite found nothing new, and no red rung's
+new finding is in the mutated file. Mutations: comparison flips, `+`/`-`, `&&`/`||`,
+off-by-one integer constants, `true`/`false`, removed statements; on lines of non-test
+`.go` files with no string literal or comment.
+
+    .venv/bin/python bench/go_ladder_harness.py [--projects go-cmp,glob] [--mutations 10]
+        [--seed 27]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import print_table
+
+REPO = Path(__file__).resolve().parent.parent
+HABITAT = Path(sys.executable).parent / "habitat"
+DATA = REPO / "docs" / "bench-data" / "go_ladder_harness.json"
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    mirror: str
+    """A git repository to clone (the `fetch` tool's mirror of the public repository)."""
+    module: str | None = None
+    """`go mod init` this when the repository has no go.mod."""
+
+
+PROJECTS = {
+    "go-cmp": Project("go-cmp", "/work/.mirror/google+go-cmp/repo"),
+    "glob": Project("glob", "/work/.mirror/gobwas+glob/repo", module="github.com/gobwas/glob"),
+}
+
+_SWAPS = [
+    (" == ", " != "), (" != ", " == "), (" < ", " >= "), (" >= ", " < "),
+    (" > ", " <= "), (" <= ", " > "), (" + ", " - "), (" - ", " + "),
+    (" && ", " || "), (" || ", " && "), ("true", "false"), ("false", "true"),
+]  # fmt: skip
+_INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+_STATEMENT = re.compile(r"^\s+[\w.\[\]]+(\s*[-+*/]?=\s*|\+\+$|--$|\(.*\)$)")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    file: str
+    line: int
+    kind: str
+    before: str
+    after: str
+
+
+def _candidates(root: Path) -> list[Mutation]:
+    out: list[Mutation] = []
+    for path in sorted(root.rglob("*.go")):
+        rel = path.relative_to(root).as_posix()
+        if rel.endswith("_test.go") or "testdata/" in rel or rel.startswith(("vendor/", ".")):
+            continue
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = text.strip()
+            if (
+                not code
+                or any(c in text for c in ('"', "`", "'", "//", "/*"))
+                or code.startswith(("import", "package", "case", "func", "type"))
+            ):
+                continue
+            for old, new in _SWAPS:
+                if old in text and (
+                    old.strip().isalpha() is False or re.search(rf"\b{old}\b", text)
+                ):
+                    kind = "boolean" if old in ("true", "false") else "operator"
+                    out.append(Mutation(rel, number, kind, text, text.replace(old, new, 1)))
+            for m in _INT.finditer(text):
+                value = str(int(m[1]) + 1)
+                out.append(
+                    Mutation(
+                        rel, number, "constant", text, text[: m.start()] + value + text[m.end() :]
+                    )
+                )
+            if _STATEMENT.match(text) and not code.endswith(("{", ",")):
+                indent = text[: len(text) - len(text.lstrip())]
+                out.append(Mutation(rel, number, "removed", text, f"{indent}_ = 0 // removed"))
+    return out
+
+
+def _apply(root: Path, m: Mutation, text: str | None = None) -> None:
+    path = root / m.file
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[m.line - 1] = m.after if text is None else text
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+_REFERENCE_ENV: dict[str, str] = {}
+"""The reference runs' environment: their own GOCACHE (see the module docstring)."""
+
+
+def _run(
+    argv: list[str], cwd: Path, timeout: float = 900, *, reference: bool = False
+) -> tuple[float, str, int]:
+    started = time.monotonic()
+    env = {**os.environ, **_REFERENCE_ENV} if reference else None
+    proc = subprocess.run(
+        argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False, env=env
+    )
+    return time.monotonic() - started, proc.stdout + proc.stderr, proc.returncode
+
+
+def _failures(text: str) -> set[str]:
+    """Failed tests and packages of a `go test -json` stream."""
+    out: set[str] = set()
+    for line in text.splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("Action") == "fail":
+            out.add(f"{event.get('Package')}.{event.get('Test') or ''}")
+    return out
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=b", "-c", "user.email=b@b", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _prepare(project: Project, work: Path) -> Path:
+    root = work / project.name
+    subprocess.run(["git", "clone", "-q", project.mirror, str(root)], check=True)
+    if project.module and not (root / "go.mod").exists():
+        subprocess.run(
+            ["go", "mod", "init", project.module], cwd=root, check=True, capture_output=True
+        )
+        _git(root, "add", "go.mod")
+        _git(root, "commit", "-qm", "bench: go.mod")
+    _run([str(HABITAT), "trust", "--project", str(root)], root)
+    return root
+
+
+def _verify(root: Path, *extra: str) -> tuple[float, dict[str, Any]]:
+    wall, text, _ = _run([str(HABITAT), "verify", "--json", "--project", str(root), *extra], root)
+    start = text.find("{")
+    return wall, json.loads(text[start:]) if start >= 0 else {"state": "unparsed", "rungs": []}
+
+
+def _scoped_count(result: dict[str, Any]) -> int | None:
+    for rung in result.get("rungs", []):
+        if rung["rung"] == "test.scoped" and rung["state"] not in ("skipped",):
+            return sum(1 for a in rung["command"] if not a.startswith("-")) - 2
+        if rung["rung"] == "test.scoped" and "no Go package with tests" in (
+            rung.get("reason") or ""
+        ):
+            return 0
+    return None
+
+
+def _package_of(root: Path, rel: str) -> str:
+    parent = Path(rel).parent.as_posix()
+    return "." if parent == "." else f"./{parent}"
+
+
+def _one(root: Path, m: Mutation, baseline: set[str]) -> dict[str, Any]:
+    _apply(root, m)
+    try:
+        wall, result = _verify(root, "--policy", "standard")
+        scoped = result
+        if not any(r["rung"] == "test.scoped" and r["state"] != "skipped" for r in result["rungs"]):
+            _, scoped = _verify(root, "--rung", "test.scoped")
+        full_wall, full_text, _ = _run(
+            ["go", "test", "-count=1", "-json", "./..."], root, reference=True
+        )
+        own_wall, own_text, _ = _run(
+            ["go", "test", "-count=1", "-json", _package_of(root, m.file)], root, reference=True
+        )
+    finally:
+        _apply(root, m, m.before)
+    new = _failures(full_text) - baseline
+    own_new = _failures(own_text) - baseline
+    red = result["state"] in ("red", "died")
+    scoped_rung: dict[str, Any] = next(
+        (r for r in scoped["rungs"] if r["rung"] == "test.scoped"), {}
+    )
+    stopped = ("red", "died", "error")
+    in_file = any(
+        d.get("file") == m.file and not d.get("preexisting")
+        for r in result["rungs"]
+        if r["state"] in ("red", "died")
+        for d in r["diagnostics"]
+    )
+    return {
+        "file": m.file, "line": m.line, "kind": m.kind, "after": m.after.strip(),
+        "ladder": result["state"],
+        "red_rung": next((r["rung"] for r in result["rungs"] if r["state"] in stopped), None),
+        "scoped_state": scoped_rung.get("state"),
+        "scoped_packages": _scoped_count(scoped),
+        "verify_wall_s": round(wall, 2),
+        "full_wall_s": round(full_wall, 2),
+        "own_wall_s": round(own_wall, 2),
+        "full_new_failures": sorted(new)[:10],
+        "own_mode_caught": bool(own_new),
+        "miss": bool(new) and not red,
+        "own_mode_miss": bool(new) and not own_new,
+        "false_red": red and not new and not in_file,
+    }  # fmt: skip
+
+
+def _project(project: Project, count: int, seed: int, work: Path) -> dict[str, Any]:
+    root = _prepare(project, work)
+    head = subprocess.run(
+        ["git", "describe", "--tags", "--always"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
+    # Both build caches warm on HEAD: the reference runs' own, and go's default (the ladder's).
+    _, base_text, _ = _run(["go", "test", "-count=1", "-json", "./..."], root, reference=True)
+    baseline = _failures(base_text)
+    _run(["go", "test", "-count=1", "./..."], root)
+    _, listed, _ = _run(
+        ["go", "list", "-f", "{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}", "./..."],
+        root,
+    )
+    with_tests = [ln for ln in listed.splitlines() if ln.strip()]
+    _run([str(HABITAT), "host", "start", "--project", str(root)], root)
+    rows: list[dict[str, Any]] = []
+    try:
+        pool = _candidates(root)
+        for m in random.Random(seed).sample(pool, min(count, len(pool))):
+            row = _one(root, m, baseline)
+            said = (
+                f"[{project.name}] {m.file}:{m.line} {m.kind}: ladder {row['ladder']} "
+                f"({row['verify_wall_s']} s), full new {len(row['full_new_failures'])} "
+                f"({row['full_wall_s']} s)"
+            )
+            print(said, file=sys.stderr)
+            rows.append(row)
+    finally:
+        _run([str(HABITAT), "host", "stop", "--project", str(root)], root)
+    return {
+        "project": project.name,
+        "version": head,
+        "baseline_failures": sorted(baseline),
+        "packages_with_tests": len(with_tests),
+        "candidates": len(pool),
+        "mutations": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", default="go-cmp,glob")
+    parser.add_argument("--mutations", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=27)
+    args = parser.parse_args()
+    if shutil.which("go") is None:
+        sys.exit("go is not installed: the Go harness needs it")
+    work = Path(tempfile.mkdtemp(prefix="go-harness-"))
+    _REFERENCE_ENV["GOCACHE"] = str(work / "gocache-reference")
+    projects: list[dict[str, Any]] = []
+    try:
+        for name in args.projects.split(","):
+            projects.append(_project(PROJECTS[name], args.mutations, args.seed, work))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    rows = []
+    for p in projects:
+        ms = p["mutations"]
+        caught = sum(1 for m in ms if m["full_new_failures"])
+        scoped = [m["scoped_packages"] for m in ms if m["scoped_packages"] is not None]
+        rows.append([
+            f"{p['project']} {p['version']}", str(len(ms)), str(caught),
+            str(sum(m["miss"] for m in ms)), str(sum(m["false_red"] for m in ms)),
+            str(sum(m["own_mode_miss"] for m in ms)),
+            f"{statistics.mean(scoped):.1f}/{p['packages_with_tests']}" if scoped else "-",
+            f"{statistics.median(m['verify_wall_s'] for m in ms):.1f}",
+            f"{statistics.median(m['full_wall_s'] for m in ms):.1f}",
+        ])  # fmt: skip
+    print_table(
+        "Go toolchain: mutations, habitat verify (warm host) vs go test ./... (-count=1)",
+        ["project", "mutations", "caught by full", "misses", "false reds",
+         "touched-pkg-only misses",
+         "scoped pkgs (mean/with tests)", "verify wall p50 s", "full suite p50 s"],
+        rows,
+    )  # fmt: skip
+    DATA.parent.mkdir(parents=True, exist_ok=True)
+    DATA.write_text(
+        json.dumps({"seed": args.seed, "projects": projects}, indent=1) + "\n", encoding="utf-8"
+    )
+    print(f"wrote {DATA}")
+
+
+if __name__ == "__main__":
+    main()
