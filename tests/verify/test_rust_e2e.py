@@ -138,6 +138,19 @@ async def test_a_type_error_is_red_in_compile_and_reaches_the_dependent_crate(
     assert any(d.code == "E0308" and d.file == "basis/src/lib.rs" for d in result.diagnostics)
 
 
+async def test_build_affected_builds_the_affected_crates_and_reports_their_errors(
+    project: Path,
+) -> None:
+    write(project, "basis/src/lib.rs", _BASIS.replace("x * 2", "x * y"))
+    result = await RUNNERS["build.affected"](_ctx(project, "v3b"))
+    assert result.state == "red", result.reason
+    assert result.command[:2] == ["cargo", "build"]
+    assert result.command[-4:] == ["-p", "app", "-p", "basis"]
+    assert [(d.file, d.code) for d in result.diagnostics if d.severity == "error"] == [
+        ("basis/src/lib.rs", "E0425")
+    ]
+
+
 async def test_a_behaviour_change_fails_the_dependent_crates_test_in_test_scoped(
     project: Path,
 ) -> None:
