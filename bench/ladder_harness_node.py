@@ -1,0 +1,322 @@
+"""The Node toolchain on real projects (issue 27): seeded single-line mutations of a
+project's TypeScript sources, `habitat verify` against the project's own full suite.
+
+Projects (public repositories brought here with the search tool's fetch, never committed):
+`ms` (vercel/ms: jest + ts-jest, biome, tsc) and `defu` (unjs/defu: vitest, tsc). Each is
+prepared once under --workdir: cloned from --source, its devDependencies cut to what its
+tests and checks use, pnpm's files dropped for npm (no pnpm here), `npm install`. The
+mutations (bench/ladder_harness_node_mutate.cjs, the project's own typescript scanning
+and parsing each candidate): comparison and operator flips, off-by-one constants, boolean
+swaps, removed statements, swapped returns.
+
+For each mutation, on the clean tree: `habitat verify --policy standard --json` through a
+warm host (`--via oneshot`: `--no-host`), then `--rung test.scoped` when the climb stopped
+before it, then the full suite (`npm test`). A miss: the full suite failed and
+`test.scoped` was not red. A false red: a rung was red with no new finding, or
+`test.scoped` was red while the full suite passed.
+
+    .venv/bin/python bench/ladder_harness_node.py --source ms=/path/to/ms.git \
+        --source defu=/path/to/defu.git [--projects ms,defu] [--mutations 10] [--seed 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from _report import print_table
+
+HERE = Path(__file__).resolve().parent
+HABITAT = HERE.parent / ".venv" / "bin" / "habitat"
+MUTATE = HERE / "ladder_harness_node_mutate.cjs"
+DATA = HERE.parent / "docs" / "bench-data"
+
+
+@dataclass(frozen=True)
+class Project:
+    name: str
+    sources: tuple[str, ...]
+    keep: tuple[str, ...]
+    """devDependencies its tests and checks use (the rest is release tooling)."""
+    test_script: str
+    runner: str
+
+
+PROJECTS = {
+    "ms": Project(
+        "ms",
+        ("src/index.ts",),
+        (
+            "@biomejs/biome",
+            "@edge-runtime/jest-environment",
+            "@jest/globals",
+            "@types/node",
+            "jest",
+            "ts-jest",
+            "typescript",
+            "ts-node",
+        ),
+        "npm run test:nodejs && npm run test:edge",
+        "jest",
+    ),
+    "defu": Project(
+        "defu",
+        ("src/defu.ts", "src/_utils.ts"),
+        ("@types/node", "expect-type", "typescript", "vitest"),
+        "vitest run",
+        "vitest",
+    ),
+}
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, int, str]:
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=1200, check=False
+    )
+    return time.perf_counter() - t0, proc.returncode, proc.stdout + proc.stderr
+
+
+def _git(root: Path, *args: str) -> None:
+    argv = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", *args]
+    subprocess.run(argv, cwd=root, check=True, capture_output=True)
+
+
+def prepare(project: Project, work: Path, source: str | None) -> Path:
+    root = work / project.name
+    if (root / "node_modules").is_dir():
+        return root
+    if source is None:
+        sys.exit(f"{project.name}: not prepared under {work}; give --source {project.name}=REPO")
+    _git(work, "clone", "-q", source, project.name)
+    package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    package["devDependencies"] = {
+        k: v for k, v in package.get("devDependencies", {}).items() if k in project.keep
+    }
+    if "ts-node" in project.keep:
+        package["devDependencies"]["ts-node"] = "^10"  # jest reads jest.config.ts with it
+    package["scripts"]["test"] = project.test_script
+    for key in ("packageManager",):
+        package.pop(key, None)
+    package["scripts"].pop("prepare", None)
+    (root / "package.json").write_text(json.dumps(package, indent=2) + "\n", encoding="utf-8")
+    for name in ("pnpm-lock.yaml", "pnpm-workspace.yaml"):
+        if (root / name).exists():
+            _git(root, "rm", "-q", name)
+    _git(root, "commit", "-qam", "bench: the devDependencies the tests use, npm for pnpm")
+    wall, code, text = _run(
+        ["npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--no-package-lock"],
+        root,
+    )
+    if code != 0:
+        sys.exit(f"{project.name}: npm install failed: {text[-1000:]}")
+    print(f"[{project.name}] installed in {wall:.0f} s", file=sys.stderr)
+    return root
+
+
+def mutations(root: Path, project: Project, count: int, seed: int) -> list[dict[str, Any]]:
+    _, code, text = _run(["node", str(MUTATE), str(root), *project.sources], root)
+    if code != 0:
+        sys.exit(f"{project.name}: mutation scan failed: {text[-500:]}")
+    every: list[dict[str, Any]] = json.loads(text)
+    return random.Random(seed).sample(every, min(count, len(every)))
+
+
+def _apply(root: Path, mutation: dict[str, Any]) -> None:
+    path = root / mutation["file"]
+    lines = path.read_text(encoding="utf-8").split("\n")
+    assert lines[mutation["line"] - 1] == mutation["before"], mutation
+    lines[mutation["line"] - 1] = mutation["after"]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def _tests_run(note_text: str) -> int | None:
+    m = re.search(r"(\d+) test\(s\) ran", note_text)
+    return int(m.group(1)) if m else None
+
+
+class Bench:
+    def __init__(self, root: Path, home: Path, oneshot: bool) -> None:
+        self.root, self.oneshot = root, oneshot
+        self.env = {**os.environ, "HABITAT_HOME": str(home)}
+
+    def verify(self, *extra: str) -> tuple[float, dict[str, Any]]:
+        via = ["--no-host"] if self.oneshot else []
+        argv = [str(HABITAT), "verify", "--json", *via, *extra]
+        wall, _, text = _run(argv, self.root, self.env)
+        start = text.find("{")
+        try:
+            return wall, json.loads(text[start:])
+        except ValueError:
+            return wall, {"state": "error", "rungs": [], "error": text[-500:]}
+
+    def host(self, action: str) -> None:
+        _run([str(HABITAT), "host", action, "--project", str(self.root)], self.root, self.env)
+
+    def full(self) -> tuple[float, int, int]:
+        """(wall, exit code, tests run) of `npm test`."""
+        wall, code, text = _run(["npm", "test"], self.root, {**os.environ, "FORCE_COLOR": "0"})
+        text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+        runs = [
+            int(n)
+            for n in re.findall(r"Tests:?\s+(?:\d+ failed, )?(?:\d+ passed, )?(\d+) total", text)
+        ]
+        runs += [
+            int(n) for n in re.findall(r"Tests\s+(?:\d+ failed \| )?\d+ passed \((\d+)\)", text)
+        ]
+        return wall, code, sum(runs)
+
+
+def _rung(result: dict[str, Any], name: str) -> dict[str, Any] | None:
+    return next((r for r in result.get("rungs", []) if r["rung"] == name), None)
+
+
+def measure(bench: Bench, mutation: dict[str, Any]) -> dict[str, Any]:
+    _apply(bench.root, mutation)
+    try:
+        wall, result = bench.verify("--policy", "standard")
+        scoped = _rung(result, "test.scoped")
+        scoped_wall = 0.0
+        if scoped is None or (scoped.get("reason") or "").startswith("not reached"):
+            scoped_wall, again = bench.verify("--rung", "test.scoped")
+            scoped = _rung(again, "test.scoped")
+        full_wall, full_code, _ = bench.full()
+    finally:
+        _git(bench.root, "checkout", "-q", "--", mutation["file"])
+    scoped = scoped or {"state": "missing", "notes": [], "diagnostics": []}
+    full_red = full_code != 0
+    false_red = any(
+        r["state"] == "red" and r.get("new_findings", 0) == 0 and r["rung"] != "test.scoped"
+        for r in result.get("rungs", [])
+    ) or (scoped["state"] == "red" and not full_red)
+    return {
+        **mutation,
+        "ladder": result.get("state"),
+        "rungs": {r["rung"]: r["state"] for r in result.get("rungs", [])},
+        "rung_s": {r["rung"]: r.get("duration_s") for r in result.get("rungs", [])},
+        "tools": {r["rung"]: r.get("tool") for r in result.get("rungs", [])},
+        "scoped": scoped["state"],
+        "scoped_tests": _tests_run(" ".join(scoped.get("notes", []))),
+        "scoped_command": scoped.get("command_line", ""),
+        "full_red": full_red,
+        "miss": full_red and scoped["state"] != "red",
+        "false_red": false_red,
+        "verify_wall_s": round(wall, 2),
+        "scoped_wall_s": round(scoped_wall, 2),
+        "full_wall_s": round(full_wall, 2),
+    }
+
+
+def run_project(project: Project, root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    home = Path(args.workdir) / f"home-{project.name}-{args.via}"
+    bench = Bench(root, home, args.via == "oneshot")
+    base_wall, base_code, base_tests = bench.full()
+    if base_code != 0:
+        sys.exit(f"{project.name}: the full suite fails on the clean tree")
+    chosen = mutations(root, project, args.mutations, args.seed)
+    if args.via == "host":
+        bench.host("start")
+    rows = []
+    try:
+        for i, mutation in enumerate(chosen, 1):
+            row = measure(bench, mutation)
+            rows.append(row)
+            print(
+                f"[{project.name}] {i}/{len(chosen)} {row['file']}:{row['line']} {row['kind']}: "
+                f"ladder {row['ladder']} scoped {row['scoped']} full "
+                f"{'red' if row['full_red'] else 'green'} verify {row['verify_wall_s']} s "
+                f"full {row['full_wall_s']} s{' MISS' if row['miss'] else ''}"
+                f"{' FALSE-RED' if row['false_red'] else ''}",
+                file=sys.stderr,
+            )
+    finally:
+        if args.via == "host":
+            bench.host("stop")
+    version = json.loads((root / "package.json").read_text(encoding="utf-8"))["version"]
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD~1"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
+    verify = [r["verify_wall_s"] for r in rows[1:]] or [r["verify_wall_s"] for r in rows]
+    scoped_tests = [r["scoped_tests"] for r in rows if r["scoped_tests"] is not None]
+    return {
+        "project": project.name,
+        "version": version,
+        "commit": head,
+        "runner": project.runner,
+        "mutations": len(rows),
+        "caught_by_full": sum(r["full_red"] for r in rows),
+        "caught_by_ladder": sum(r["ladder"] == "red" for r in rows),
+        "misses": sum(r["miss"] for r in rows),
+        "false_reds": sum(r["false_red"] for r in rows),
+        "full_tests": base_tests,
+        "scoped_tests_median": statistics.median(scoped_tests) if scoped_tests else None,
+        "full_wall_s": round(base_wall, 2),
+        "verify_wall_median_s": round(statistics.median(verify), 2) if verify else None,
+        "rows": rows,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", default="defu,ms")
+    parser.add_argument("--mutations", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--workdir", default="/tmp/habitat-node-bench")
+    parser.add_argument("--source", action="append", default=[], help="NAME=git repository")
+    parser.add_argument("--via", choices=("host", "oneshot"), default="host")
+    parser.add_argument("--out", default=None, help="JSON file (default docs/bench-data/…)")
+    args = parser.parse_args()
+    sources = dict(s.split("=", 1) for s in args.source)
+    Path(args.workdir).mkdir(parents=True, exist_ok=True)
+    summaries = []
+    for name in args.projects.split(","):
+        project = PROJECTS[name]
+        root = prepare(project, Path(args.workdir), sources.get(name))
+        summaries.append(run_project(project, root, args))
+    print_table(
+        f"Node toolchain, {args.mutations} seeded mutations per project (via {args.via})",
+        [
+            "project",
+            "runner",
+            "caught full/ladder",
+            "misses",
+            "false reds",
+            "scoped tests (median)",
+            "full tests",
+            "verify wall (median)",
+            "full wall",
+        ],
+        [
+            [
+                f"{s['project']} {s['version']}",
+                s["runner"],
+                f"{s['caught_by_full']}/{s['caught_by_ladder']} of {s['mutations']}",
+                str(s["misses"]),
+                str(s["false_reds"]),
+                str(s["scoped_tests_median"]),
+                str(s["full_tests"]),
+                f"{s['verify_wall_median_s']} s",
+                f"{s['full_wall_s']} s",
+            ]
+            for s in summaries
+        ],
+    )
+    out = Path(args.out) if args.out else DATA / f"ladder_harness_node-{args.via}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"seed": args.seed, "via": args.via, "projects": summaries}
+    out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
