@@ -84,3 +84,25 @@ def test_the_mcp_command_loads_no_habitat_before_it_knows_it_serves_one() -> Non
     loaded = _modules_after("from agent_habitat.cli import build_parser; build_parser('mcp')")
     for name in ("pydantic", "agent_habitat.habitat", "agent_habitat.cli.common", "mcp"):
         assert name not in loaded, name
+
+
+def test_the_host_run_path_reads_argv_and_a_spool_without_the_heavy_stdlib() -> None:
+    # `habitat run` through a host: the command line read, the run's spool copied. argparse
+    # would import shutil for the terminal's width, the spool ctypes and dataclasses (with
+    # inspect, ast and dis) for inotify and its model: none of that is on this path.
+    loaded = _modules_after(
+        "import os\n"
+        "from pathlib import Path\n"
+        "import agent_habitat.cli.host_verbs\n"
+        "from agent_habitat.cli.verb_argv import read_argv\n"
+        "from agent_habitat.proc.spool import Spool\n"
+        "assert read_argv(['run', 'echo hi', '--tab', 'a']).body['command'] == 'echo hi'\n"
+        "name = f'/tmp/habitat-lazy-spool-{os.getpid()}'  # tempfile would import shutil\n"
+        "fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n"
+        "os.write(fd, b'hi\\n'); os.close(fd)\n"
+        "spool = Spool(Path(name))\n"
+        "assert [c for _, c in spool.chunks(0, spool.size())] == [b'hi\\n']\n"
+        "os.unlink(name)"
+    )
+    for name in ("ctypes", "dataclasses", "inspect", "shutil", "typing", "pydantic", "anyio"):
+        assert name not in loaded, name

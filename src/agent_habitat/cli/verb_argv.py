@@ -180,6 +180,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise _Refused(message)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # This parser never prints help (the full path does); a width of its own spares
+        # `shutil` (and its compression modules), which argparse imports to ask the terminal.
+        return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
+
 
 def _parser(command: str) -> argparse.ArgumentParser:
     parser = _Parser(prog=f"habitat {command}", add_help=False, exit_on_error=False)

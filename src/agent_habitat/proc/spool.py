@@ -8,18 +8,20 @@ the reader's business (the shell cleans ANSI and `\\r` overlays, verify parses r
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 # anyio is imported by the waits that need it: the CLI copies a spool to the terminal with
 # no event loop, and must not pay for importing one.
 from .spool_hole import Hole, read_hole
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
+if TYPE_CHECKING:
+    import ctypes
 
 __all__ = ["Growth", "Hole", "Spool", "split_lines"]
 
@@ -36,9 +38,28 @@ _STABLE_TRIES = 3
 _CHUNK_BYTES = 256 * 1024
 
 
-@dataclass(frozen=True)
+# A plain class, not a dataclass: the CLI copies a run's spool to the terminal through it,
+# and `dataclasses` imports `inspect` (with `ast` and `dis`), more than the copy costs.
 class Spool:
+    """A run's spool file at `path` (immutable; equal to another of the same path)."""
+
+    __slots__ = ("path",)
     path: Path
+
+    def __init__(self, path: Path) -> None:
+        object.__setattr__(self, "path", path)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Spool is immutable: cannot set {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Spool and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash((Spool, self.path))
+
+    def __repr__(self) -> str:
+        return f"Spool(path={self.path!r})"
 
     def size(self) -> int:
         """Bytes written so far (the logical size: a freed middle still counts)."""
@@ -280,6 +301,8 @@ class _Inotify:
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here: inotify is for the waits, not for a reader of the file
+
     try:
         lib = ctypes.CDLL(None, use_errno=True)
         lib.inotify_init1.argtypes = [ctypes.c_int]

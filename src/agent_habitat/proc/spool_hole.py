@@ -11,7 +11,6 @@ Standard library only, like the keeper that loads it by path.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import os
@@ -19,6 +18,7 @@ import sys
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
 if TYPE_CHECKING:
+    import ctypes
     from pathlib import Path
 
 __all__ = [
@@ -123,9 +123,28 @@ def prepare(output: str | Path) -> None:
         os.close(fd)
 
 
-_libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-if _libc is not None:
-    _libc.fallocate.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_longlong, ctypes.c_longlong]
+_LIBC: list[ctypes.CDLL | None] = []
+
+
+def _libc() -> ctypes.CDLL | None:
+    """libc, loaded on first use: a reader of holes (the CLI copying a spool) never punches
+    one, and must not pay for importing `ctypes`."""
+    if not _LIBC:
+        lib = None
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            lib = ctypes.CDLL(None, use_errno=True)
+            lib.fallocate.argtypes = [
+                ctypes.c_int,
+                ctypes.c_int,
+                ctypes.c_longlong,
+                ctypes.c_longlong,
+            ]
+        _LIBC.append(lib)
+    return _LIBC[0]
+
+
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -133,7 +152,7 @@ _RENAME_EXCHANGE = 2
 def _exchange(a: str, b: str) -> bool:
     """Swap two names atomically (`renameat2(RENAME_EXCHANGE)`); False when `b` does not
     exist or the system cannot (the caller renames instead)."""
-    rename2 = getattr(_libc, "renameat2", None)
+    rename2 = getattr(_libc(), "renameat2", None)
     if rename2 is None:
         return False
     done = rename2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
@@ -141,10 +160,13 @@ def _exchange(a: str, b: str) -> bool:
 
 
 def _fallocate_punch(fd: int, start: int, length: int) -> None:
-    if _libc is None:
+    lib = _libc()
+    if lib is None:
         raise OSError(errno.EOPNOTSUPP, "no fallocate on this platform")
     flags = _FALLOC_FL_PUNCH_HOLE | _FALLOC_FL_KEEP_SIZE
-    if _libc.fallocate(fd, flags, start, length) != 0:
+    if lib.fallocate(fd, flags, start, length) != 0:
+        import ctypes
+
         code = ctypes.get_errno()
         raise OSError(code, os.strerror(code))
 
