@@ -44,33 +44,33 @@ check: $(STAMP)
 # mcp_latency installs its peers into .bench-cache/ (PyPI and npm); ladder_timings downloads
 # a real project's sdist (~4 min): `make bench-all` runs those too.
 bench: $(STAMP_RUN)
-	$(BIN)/python bench/run_latency.py
-	$(BIN)/python bench/big_output.py
-	$(BIN)/python bench/substrate.py
-	$(BIN)/python bench/stale_latency.py
-	$(BIN)/python bench/tab_timings.py
+	$(BIN)/python bench/latency/run_latency.py
+	$(BIN)/python bench/latency/big_output.py
+	$(BIN)/python bench/latency/substrate.py
+	$(BIN)/python bench/latency/stale_latency.py
+	$(BIN)/python bench/latency/tab_timings.py
 
 bench-all: bench
-	$(BIN)/python bench/mcp_latency.py
-	$(BIN)/python bench/ladder_timings.py
+	$(BIN)/python bench/latency/mcp_latency.py
+	$(BIN)/python bench/ladder/ladder_timings.py
 
 # Real projects from PyPI sdists (prepared once into ~/.cache/agent-habitat/bench/ladder/), 20 seeded
 # mutations each: habitat verify vs the full suite vs pytest-testmon. See docs/benchmarks.md.
 bench-ladder: $(STAMP_RUN)
-	$(BIN)/python bench/ladder_harness.py $(ARGS)
+	$(BIN)/python bench/ladder/ladder_harness.py $(ARGS)
 
 # Issue 12's defects as seeded scenarios, long version (20 host kills, 20 server kills;
 # minutes). The short one runs in `make test`. See docs/reliability.md.
 gauntlet: $(STAMP)
-	$(BIN)/python bench/gauntlet.py --seed $(or $(SEED),12)
+	$(BIN)/python bench/gauntlet/gauntlet.py --seed $(or $(SEED),12)
 
 # The ladder in a warm server: diagnose.files on ~100k lines vs ruff, compile.project vs dmypy.
 bench-ladder-warm: $(STAMP_RUN)
-	$(BIN)/python bench/ladder_harness_warm.py $(ARGS)
+	$(BIN)/python bench/ladder/ladder_harness_warm.py $(ARGS)
 
 # test.scoped in a warm server, through the warm pytest and fresh, vs the full suite.
 bench-ladder-scoped: $(STAMP_RUN)
-	$(BIN)/python bench/ladder_harness_scoped.py $(ARGS)
+	$(BIN)/python bench/ladder/ladder_harness_scoped.py $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

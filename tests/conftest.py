@@ -1,12 +1,18 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 import wheel_venv
+
+# bench/'s helpers the tests share (the dashboard's browser, the gauntlet and its malformed
+# lines) are imported from there: tests may import bench, bench never imports tests.
+_BENCH = Path(__file__).resolve().parent.parent / "bench"
+sys.path[:0] = [str(_BENCH / "latency"), str(_BENCH / "gauntlet"), str(_BENCH)]
 
 
 @pytest.fixture

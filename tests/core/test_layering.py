@@ -7,6 +7,7 @@ graph must have its row, and each row's "may import" must be exactly what the ro
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
@@ -214,3 +215,33 @@ def test_the_mcp_servers_reach_a_host_without_importing_its_server(
         importer=f"{PACKAGE}.mcp_tools", imported=f"{PACKAGE}.host", as_packages=True
     )
     assert chain is None, " → ".join(chain or ())
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_bench_never_imports_tests() -> None:
+    repo = DOC.parents[1]
+    tests = repo / "tests"
+    names = {p.stem for p in tests.glob("*.py")} | {
+        d.name for d in tests.iterdir() if (d / "__init__.py").is_file()
+    }
+    bench = sorted((repo / "bench").rglob("*.py"))
+    assert bench, "no bench/ scripts found"
+    wrong = {
+        str(path.relative_to(repo)): sorted(_top_level_imports(path) & names) for path in bench
+    }
+    assert {path: found for path, found in wrong.items() if found} == {}
+    reaching = [
+        str(path.relative_to(repo))
+        for path in bench
+        if re.search(r"sys\.path.*tests|spec_from_file_location\(.*tests", path.read_text())
+    ]
+    assert reaching == []

@@ -1,18 +1,16 @@
-"""The gauntlet's short version (bench/gauntlet.py, seed 12): every figure that must be 0 is.
+"""The gauntlet's short version (bench/gauntlet/gauntlet.py, seed 12): every figure that
+must be 0 is.
 
 `make gauntlet` runs the long one; docs/reliability.md has its figures.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-
-import gauntlet
+import gauntlet  # bench/gauntlet/ (tests/conftest.py puts it on the path)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 

@@ -13,6 +13,7 @@ import anyio
 import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
+from gauntlet_lines import BAD_LINES  # bench/gauntlet/, shared with the gauntlet's fuzz
 
 from agent_habitat.mcp_tools.stdio import screen
 from agent_habitat.reach import stop_host
@@ -20,20 +21,6 @@ from agent_habitat.reach import stop_host
 pytestmark = pytest.mark.anyio
 
 HABITAT = str(Path(sys.executable).with_name("habitat"))
-
-# (raw line, the id the answer must carry, the JSON-RPC error code)
-BAD_LINES: list[tuple[str, Any, int]] = [
-    ('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\\ud800"}}', 1, -32600),
-    ('{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"\\udfff"}}', "s", -32600),
-    ('{"jsonrpc":"1.0","id":2,"method":"ping"}', 2, -32600),
-    ('{"jsonrpc":"2.0","id":3,"method":"ping","params":[1]}', 3, -32600),
-    ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', 1.5, -32600),
-    ('{"jsonrpc":"2.0","id":true,"method":"ping"}', True, -32600),
-    ('{"jsonrpc":"2.0","id":4}', 4, -32600),
-    ('{"jsonrpc":"2.0","id":5,"method":7}', 5, -32600),
-    ('[{"jsonrpc":"2.0","id":6,"method":"ping"}]', None, -32600),
-    ("{not json", None, -32700),
-]
 
 
 @pytest.mark.parametrize(("line", "request_id", "code"), BAD_LINES)

@@ -17,17 +17,16 @@ from urllib.parse import urlsplit
 
 import httpx2
 import pytest
-
-from agent_habitat.host.credentials import cookie_name
-from agent_habitat.reach import find_host
-
-from .dashboard_browser import (
+from dashboard_browser import (
     axe_or_skip,
     chromium_or_skip,
     dashboard_url,
     make_repo,
     serious_violations,
 )
+
+from agent_habitat.host.credentials import cookie_name
+from agent_habitat.reach import find_host
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, ViewportSize

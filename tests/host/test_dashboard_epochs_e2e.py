@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pytest
+from dashboard_browser import chromium_or_skip, dashboard_url, make_sample
 
 from agent_habitat.reach import find_host, stop_host
-
-from .dashboard_browser import chromium_or_skip, dashboard_url, make_sample
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser

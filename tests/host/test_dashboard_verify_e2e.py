@@ -19,10 +19,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import psutil
 import pytest
-
-from agent_habitat.reach import find_host, stop_host
-
-from .dashboard_browser import (
+from dashboard_browser import (
     TEXT_AT_HEAD,
     axe_or_skip,
     chromium_or_skip,
@@ -30,6 +27,8 @@ from .dashboard_browser import (
     make_sample,
     serious_violations,
 )
+
+from agent_habitat.reach import find_host, stop_host
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

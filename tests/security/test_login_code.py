@@ -13,12 +13,12 @@ from urllib.parse import urlsplit
 
 import httpx2
 import pytest
+from dashboard_browser import chromium_or_skip
 
 from agent_habitat.cli import dashboard_cmd
 from agent_habitat.host.credentials import cookie_name
 from agent_habitat.host.dashboard.login import LOGIN_TTL_SECONDS
 from agent_habitat.reach import find_host
-from host.dashboard_browser import chromium_or_skip
 
 from .browser_login import habitat_cli
 

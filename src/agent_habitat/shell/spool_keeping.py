@@ -76,7 +76,7 @@ class SpoolKeeping:
             self._tg.start_soon(self._keep_later, run, at_once)
 
     async def _keep_later(self, run: RunRow, at_once: bool) -> None:
-        """A keeper costs an interpreter's start (measured in bench/run_latency.py), so it
+        """A keeper costs an interpreter's start (measured in bench/latency/run_latency.py), so it
         starts only for a run still writing a moment after its start: a quick `echo` is
         over before then. A writer at 1 GB/s puts ~50 MB in the spool meanwhile, which a
         disk with the room to start keepers late has (else `pipe` started one)."""

@@ -9,7 +9,7 @@ server about every other file of the change (`workspace/didChangeWatchedFiles`; 
 nothing itself, so nothing races the check), and pulls each target's diagnostics. They are
 written in the shape of the tool's own CLI output and parsed by the same parser, so a warm
 finding and a cold one compare equal (tests/e2e/test_warm_checker.py checks it on a real
-project; bench/ladder_harness_checkers.py on packaging).
+project; bench/ladder/ladder_harness_checkers.py on packaging).
 
 A server answers for one configuration: a change of HEAD, of a configuration file, of the
 interpreter or of the tool starts a new one. A server that fails or dies mid-check is

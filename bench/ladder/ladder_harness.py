@@ -22,7 +22,7 @@ A false red: the ladder is red but the red rungs found nothing the mutation caus
 findings are all in the same rung's result on the clean tree for the same file, or
 `test.scoped` failed while the full suite found nothing new).
 
-    .venv/bin/python bench/ladder_harness.py [--projects attrs,packaging,click]
+    .venv/bin/python bench/ladder/ladder_harness.py [--projects attrs,packaging,click]
         [--mutations 20] [--seed 9] [--python python3.12] [--flow user|ritual]
         [--via host|oneshot]
 """
@@ -48,13 +48,15 @@ import anyio
 
 from agent_habitat.verify import stop_type_daemon
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import RESULTS, print_table, write_json
 from ladder_harness_mutations import Mutation, apply, choose
 from ladder_harness_projects import DEFAULT, PROJECTS, Project, prepare, reset
 from ladder_harness_select import selection_time_ms
 
-REPO = Path(__file__).resolve().parent.parent
+from _report import RESULTS, print_table, write_json
+
+REPO = Path(__file__).resolve().parents[2]
 HABITAT = Path(sys.executable).parent / "habitat"
 _COUNTS = re.compile(r"(\d+) (passed|failed|errors?|skipped|deselected|xfailed|xpassed)")
 

@@ -22,7 +22,7 @@ deliberate wait for more requests (1.5 s by default), not overhead; the table sa
   peer's; the target (≤ 50 ms) is on its median. At the end the rung's diagnostics are
   compared with a cold `mypy` run (fresh cache) of the same targets and flags.
 
-    .venv/bin/python bench/ladder_harness_warm.py [--rounds 15] [--cache DIR] [--compile-only]
+    .venv/bin/python bench/ladder/ladder_harness_warm.py [--rounds 15] [--cache DIR] [--compile-only]
 """
 
 from __future__ import annotations
@@ -40,7 +40,10 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_harness_projects import PROJECTS, git, prepare
+
 from _report import print_table, write_json
 from agent_habitat.habitat import Habitat
 from agent_habitat.trust import ProjectTrust
@@ -48,7 +51,6 @@ from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
 from agent_habitat.verify.models import RungResult
 from agent_habitat.verify.parsers import parse_mypy
 from agent_habitat.workspace import Workspace
-from ladder_harness_projects import PROJECTS, git, prepare
 
 _COMBINED = ("attrs", "packaging", "click", "more-itertools", "toolz", "cachetools")
 

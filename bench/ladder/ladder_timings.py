@@ -6,7 +6,7 @@ installed editable, plus pytest). Each measurement edits one module (a harmless 
 then runs one rung alone; "cold" is the first climb (dmypy starting, caches empty), "warm"
 the median of the next `--runs` climbs, each after a new edit.
 
-    .venv/bin/python bench/ladder_timings.py [--project more-itertools] [--runs 3]
+    .venv/bin/python bench/ladder/ladder_timings.py [--project more-itertools] [--runs 3]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import print_table, write_json
 from agent_habitat.cli.demo_sample import build_sample

@@ -5,7 +5,7 @@ and to a fresh file (the floor for keeping the output: the kernel has to copy ev
 into the page cache). The habitat sends output to a spool file and reads back only a
 capped head + tail, so its memory should not grow with the output.
 
-    .venv/bin/python bench/big_output.py [--megabytes 100] [--repeats 3]
+    .venv/bin/python bench/latency/big_output.py [--megabytes 100] [--repeats 3]
 
 Targets (issue 2): peak RSS growth ≤ 50 MB; wall ≤ 1.3× the raw command.
 """
@@ -27,6 +27,7 @@ from typing import TypedDict
 import anyio
 import psutil
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import print_table, write_json
 

@@ -7,8 +7,8 @@ before it is served, as a request read off a transport waits for its turn). Firs
 tabs idle (each holds a finished run), then loaded. Issue 12 measured p50 552 ms and
 p99 1,709 ms loaded (8 tabs, 20 clients) and set the target p99 ≤ 100 ms.
 
-    .venv/bin/python bench/scene_load.py [--tabs 8] [--clients 20] [--seconds 3]
-    .venv/bin/python bench/scene_load.py --baseline /path/to/main/src   # before/after
+    .venv/bin/python bench/latency/scene_load.py [--tabs 8] [--clients 20] [--seconds 3]
+    .venv/bin/python bench/latency/scene_load.py --baseline /path/to/main/src   # before/after
 
 With `--baseline`, each checkout is measured in a fresh process, alternately (`--rounds`),
 so the machine's load falls on both alike; the ratio is the figure to trust on a busy box.
@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import percentile, print_table, write_json
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import psutil
+from gauntlet_wire import poll_until
 
 from agent_habitat.config import ShellConfig
 from agent_habitat.habitat import Habitat
@@ -29,7 +30,6 @@ from agent_habitat.shell.models import (
     WaitArgs,
 )
 from agent_habitat.workspace import Workspace
-from gauntlet_wire import poll_until
 
 Figures = dict[str, Any]
 

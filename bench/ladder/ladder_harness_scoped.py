@@ -12,7 +12,7 @@ state, exit code and the failing tests' ids (a warm pytest that reports otherwis
 defect; messages are not compared, since one that prints an address or a random choice
 differs between any two runs).
 
-    .venv/bin/python bench/ladder_harness_scoped.py [--projects toolz,cachetools]
+    .venv/bin/python bench/ladder/ladder_harness_scoped.py [--projects toolz,cachetools]
         [--mutations 20] [--seed 9] [--python python3.12]
 """
 
@@ -31,15 +31,17 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_harness_mutations import apply, choose
+from ladder_harness_projects import PROJECTS, prepare, reset
+
 from _report import print_table, write_json
 from agent_habitat.habitat import Habitat
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
 from agent_habitat.verify.models import RungResult
 from agent_habitat.workspace import Workspace
-from ladder_harness_mutations import apply, choose
-from ladder_harness_projects import PROJECTS, prepare, reset
 
 
 async def _rung(habitat: Habitat, rung: RungName) -> RungResult:

@@ -1,6 +1,6 @@
 """The gauntlet: issue 12's and 23's defects as seeded scenarios, with the figures that hold.
 
-    .venv/bin/python bench/gauntlet.py [--seed N] [--short] [--json PATH]
+    .venv/bin/python bench/gauntlet/gauntlet.py [--seed N] [--short] [--json PATH]
 
 `make gauntlet` runs the long version (20 host kills, 20 server kills); `make test` runs
 the short one (tests/hardening/test_gauntlet.py). The same seed draws the same kill
@@ -24,12 +24,13 @@ from typing import Any
 import anyio
 
 _HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(_HERE), str(_HERE.parent / "tests")]
+sys.path[:0] = [str(_HERE), str(_HERE.parent)]
 
 import gauntlet_fuzz as fuzz  # noqa: E402
 import gauntlet_inproc as inproc  # noqa: E402
 import gauntlet_kills as kills  # noqa: E402
 import gauntlet_special as special  # noqa: E402
+
 from _report import print_table, write_json  # noqa: E402
 
 MUST_BE_ZERO = (

@@ -1,6 +1,6 @@
 """How long a fresh substrate takes: folder, temp dir, SQLite database, free ports, plugin.
 
-    .venv/bin/python bench/substrate.py [--iterations 300] [--ports 1]
+    .venv/bin/python bench/latency/substrate.py [--iterations 300] [--ports 1]
 
 Measures `SubstrateFactory.create` (what runs, in a worker thread, before each test task)
 and `remove`, with an empty database and with a copied 1 MiB template.
@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import percentile, print_table, write_json
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import anyio
 import psutil
+from gauntlet_fuzz import bad_lines
+from gauntlet_wire import Unanswered, Wire, poll_until
 
 from agent_habitat.reach.launcher import find_host, stop_host
 from agent_habitat.workspace import Workspace
-from gauntlet_fuzz import bad_lines
-from gauntlet_wire import Unanswered, Wire, poll_until
 
 BURST = 8
 

@@ -20,7 +20,7 @@ A miss: the full suite fails (a test or the build) and the ladder is green. A fa
 ladder is red or died while the full suite passes, unless a red rung's new finding is on the
 mutated line (a lint the project denies, caught by clippy, is the mutation's doing).
 
-    .venv/bin/python bench/ladder_harness_rust.py [--projects semver,itoa]
+    .venv/bin/python bench/ladder/ladder_harness_rust.py [--projects semver,itoa]
         [--mutations 10] [--seed 9]
 """
 
@@ -42,11 +42,13 @@ from typing import Any
 
 from agent_habitat.verify.toolchains.rust.messages import compiler_messages, libtest_report
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import print_table
 from ladder_harness_rust_mutations import Mutation, apply, choose
 
-REPO = Path(__file__).resolve().parent.parent
+from _report import print_table
+
+REPO = Path(__file__).resolve().parents[2]
 HABITAT = Path(sys.executable).parent / "habitat"
 DATA = REPO / "docs" / "bench-data"
 

@@ -10,7 +10,7 @@ shipped and with their start switched off, in alternating blocks (a keeper start
 run may still be starting during the next: that is part of its cost), the first run of
 each block not counted.
 
-    .venv/bin/python bench/run_latency.py [--iterations 300]
+    .venv/bin/python bench/latency/run_latency.py [--iterations 300]
 
 Target (issue 2): median overhead ≤ 3 ms over raw. Keeper (issue 12): no measurable cost
 to a short run (ratio with/without ≤ 1.05).
@@ -29,6 +29,7 @@ from pathlib import Path
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import percentile, print_table, write_json
 

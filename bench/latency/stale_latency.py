@@ -1,6 +1,6 @@
 """From a write to a verified file to the `verify.epoch.stale` event on the bus.
 
-    .venv/bin/python bench/stale_latency.py [--iterations 50]
+    .venv/bin/python bench/latency/stale_latency.py [--iterations 50]
 
 A real runner with its real watcher on the sample project: one green `minimal` verify,
 then each iteration writes one more committed source file (so every write is a new
@@ -21,6 +21,7 @@ from pathlib import Path
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import percentile, print_table, write_json
 

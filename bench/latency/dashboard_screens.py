@@ -1,32 +1,27 @@
-"""The dashboard's screenshots (docs/dashboard-*.png), taken by bench/dashboard_latency.py
+"""The dashboard's screenshots (docs/dashboard-*.png), taken by bench/latency/dashboard_latency.py
 `--screenshots DIR` on its live host: the Tabs view with eight tabs printing (wide and
 400 px), then a real verify from the page on the sample project (green, then stale after a
 write), the timeline, the events and the shortcuts."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WIDE = {"width": 1280, "height": 800}
 NARROW = {"width": 400, "height": 800}
 VERIFY_BOUND_MS = 240_000  # a cold dmypy and pytest on a loaded machine
 
 
 def load_helpers() -> Any:
-    """tests/host/dashboard_browser.py (chromium, the sample project), loaded by path."""
-    spec = importlib.util.spec_from_file_location(
-        "dashboard_browser", ROOT / "tests" / "host" / "dashboard_browser.py"
-    )
-    if spec is None or spec.loader is None:
-        raise ImportError("tests/host/dashboard_browser.py is missing")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """dashboard_browser.py beside this (chromium, the sample project), which the dashboard's
+    browser tests share."""
+    import dashboard_browser
+
+    return dashboard_browser
 
 
 def sample_project(root: Path) -> Path:

@@ -11,7 +11,7 @@ targets in the same tree — the peer — and compares the two sets of findings 
 column, code, severity, message): the parity check. pyrefly runs cold in both (its
 language server is not used; typecheck.py says why), so its row measures only our overhead.
 
-    .venv/bin/python bench/ladder_harness_checkers.py [--rounds 10] [--cache DIR]
+    .venv/bin/python bench/ladder/ladder_harness_checkers.py [--rounds 10] [--cache DIR]
         [--tools basedpyright,ty,pyrefly]
 """
 
@@ -30,14 +30,16 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_harness_projects import PROJECTS, git, prepare
+
 from _report import print_table, write_json
 from agent_habitat.habitat import Habitat
 from agent_habitat.verify import LadderRequest
 from agent_habitat.verify.models import Diagnostic, RungResult
 from agent_habitat.verify.parsers import parse_pyrefly, parse_pyright, parse_ty
 from agent_habitat.workspace import Workspace
-from ladder_harness_projects import PROJECTS, git, prepare
 
 BIN = Path(sys.executable).parent
 TOOLS = ("basedpyright", "ty", "pyrefly")

@@ -12,7 +12,7 @@ each sample). The bridge runs on a third project (its host is started by the war
 Python's bytecode cache is on for the measured processes, as in a user's install, even when
 the calling shell sets `PYTHONDONTWRITEBYTECODE`.
 
-    .venv/bin/python bench/cli_latency.py [--iterations 30] [--only run,last]
+    .venv/bin/python bench/latency/cli_latency.py [--iterations 30] [--only run,last]
 
 Targets (issue 25): through a host, `habitat run 'echo hi'` p50 ≤ 100 ms on a quiet machine
 and ≤ 4× `python -c pass`; no command adds more than 150 ms to the work it asks for (each
@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import percentile, print_table, write_json
 

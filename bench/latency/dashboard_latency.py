@@ -1,6 +1,6 @@
 """From an event published on the host to its row on the dashboard page, in Chromium.
 
-    .venv/bin/python bench/dashboard_latency.py [--probes 60] [--screenshots docs]
+    .venv/bin/python bench/latency/dashboard_latency.py [--probes 60] [--screenshots docs]
 
 A real host on the sample project, the real page in headless Debian chromium (Playwright).
 A MutationObserver in the page stamps each event row as it enters the DOM (the page adds
@@ -23,7 +23,7 @@ shared machine it decides most of it, with what the browser asks of it (the CPU 
 all its processes per second of the round): they run in one session, and the kernel's
 autogroup scheduling (on here) gives a session one share of the CPU, as it gives each tab
 one; a page that asks for more than that share sees its events queue. `--screenshots DIR`
-also saves docs/dashboard-*.png (bench/dashboard_screens.py), the verify views from a real
+also saves docs/dashboard-*.png (bench/latency/dashboard_screens.py), the verify views from a real
 run on the sample.
 """
 
@@ -44,8 +44,11 @@ from typing import Any
 import httpx2
 import psutil
 
-from _report import percentile, print_table, write_json
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dashboard_screens import load_helpers, sample_project, screenshots
+
+from _report import percentile, print_table, write_json
 
 TARGET_P95_MS = 250.0
 PRINTERS = 8

@@ -5,7 +5,7 @@ agent, for `habitat mcp --embedded`, the bridge `habitat mcp` and the host's Str
 PyPI `mcp-shell-server` and DesktopCommander, with raw `bash -c` as the floor. Peers are installed
 into a cache folder (default `.bench-cache/`, gitignored).
 
-    .venv/bin/python bench/mcp_latency.py [--iterations 30] [--warmup 5]
+    .venv/bin/python bench/latency/mcp_latency.py [--iterations 30] [--warmup 5]
 
 `--baseline SRC` adds `habitat-baseline`: the same server from another checkout's `src`
 folder (say `git archive main src | tar -x -C /tmp/base`), in the same rotation, so a
@@ -41,6 +41,8 @@ from mcp.client.streamable_http import streamable_http_client
 from rich.console import Console
 from rich.table import Table
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers import (
     BIG_COMMAND,
     ECHO_COMMAND,
@@ -53,7 +55,7 @@ from peers import (
 
 logger = logging.getLogger("bench.mcp_latency")
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_CACHE = REPO_ROOT / ".bench-cache"
 CONNECT_TIMEOUT_SECONDS = 60.0
 CALL_TIMEOUT_SECONDS = 30.0

@@ -1,7 +1,7 @@
 """Nothing waits that need not: a lone verify request's start, and `habitat verify`'s wall
 through a warm host vs one-shot vs plain `pytest`, on the demo sample project.
 
-    .venv/bin/python bench/verify_latency.py [--requests 20] [--rounds 5]
+    .venv/bin/python bench/latency/verify_latency.py [--requests 20] [--rounds 5]
 
 1. **Lone request → first rung start.** A real runner (its watcher, the default 1.5 s
    coalesce window) on the sample project, warmed by one verify. Each sample edits a
@@ -33,6 +33,7 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import percentile, print_table, write_json
 

@@ -4,7 +4,7 @@ lines over a real stdio server: every request with an id answered, none an inter
 The values are those of `tests/hardening/test_fuzz_tools.py` (overflowing integers, NUL
 bytes, huge strings, catastrophic regexes, wrong types), drawn from a seeded `random` so a
 run is repeatable; processes are a `FakeSpawner`'s (a fuzzed command never reaches a shell).
-The raw lines are `tests/hardening/test_stdio_answers.BAD_LINES`.
+The raw lines are `gauntlet_lines.BAD_LINES`, which the hardening suite shares.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from gauntlet_wire import Unanswered, Wire
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from agent_habitat.clock import SYSTEM_CLOCK
 from agent_habitat.mcp_tools import primary_server
 from agent_habitat.testing import FakeSpawner, Script, open_fake_habitat
-from gauntlet_wire import Unanswered, Wire
 
 SKIPPED = {"file_write", "file_edit"}
 ANSWER_WITHIN_SECONDS = 30
@@ -97,7 +97,7 @@ async def fuzz_tools(project: Path, rng: random.Random, calls: int) -> dict[str,
 
 async def bad_lines(wire: Wire) -> tuple[int, int]:
     """Send every malformed line of the hardening suite to a real server: (sent, unanswered)."""
-    from hardening.test_stdio_answers import BAD_LINES
+    from gauntlet_lines import BAD_LINES
 
     sent = unanswered = 0
     for line, request_id, _code in BAD_LINES:

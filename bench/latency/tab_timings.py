@@ -9,7 +9,7 @@ a loaded machine makes a slow number, not a red build.
 * progress: a foreground run of D seconds with a progress callback; reports per second
   (DESIGN §4: at most four a second) and the longest gap between two reports.
 
-    .venv/bin/python bench/tab_timings.py [--repeats 5] [--sleep 0.5] [--progress-seconds 2]
+    .venv/bin/python bench/latency/tab_timings.py [--repeats 5] [--sleep 0.5] [--progress-seconds 2]
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import itertools
 
