@@ -22,7 +22,8 @@ deliberate wait for more requests (1.5 s by default), not overhead; the table sa
   peer's; the target (≤ 50 ms) is on its median. At the end the rung's diagnostics are
   compared with a cold `mypy` run (fresh cache) of the same targets and flags.
 
-    .venv/bin/python bench/ladder/ladder_harness_warm.py [--rounds 15] [--cache DIR] [--compile-only]
+    .venv/bin/python bench/ladder/ladder_harness_warm.py [--rounds 15] [--cache DIR]
+        [--compile-only]
 """
 
 from __future__ import annotations

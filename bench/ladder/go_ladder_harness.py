@@ -22,7 +22,7 @@ new finding is in the mutated file. Mutations: comparison flips, `+`/`-`, `&&`/`
 off-by-one integer constants, `true`/`false`, removed statements; on lines of non-test
 `.go` files with no string literal or comment.
 
-    .venv/bin/python bench/go_ladder_harness.py [--projects go-cmp,glob] [--mutations 10]
+    .venv/bin/python bench/ladder/go_ladder_harness.py [--projects go-cmp,glob] [--mutations 10]
         [--seed 27]
 """
 
@@ -43,10 +43,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import print_table
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HABITAT = Path(sys.executable).parent / "habitat"
 DATA = REPO / "docs" / "bench-data" / "go_ladder_harness.json"
 
