@@ -5,7 +5,7 @@ Projects (public repositories brought here with the search tool's fetch, never c
 `ms` (vercel/ms: jest + ts-jest, biome, tsc) and `defu` (unjs/defu: vitest, tsc). Each is
 prepared once under --workdir: cloned from --source, its devDependencies cut to what its
 tests and checks use, pnpm's files dropped for npm (no pnpm here), `npm install`. The
-mutations (bench/ladder_harness_node_mutate.cjs, the project's own typescript scanning
+mutations (bench/ladder/ladder_harness_node_mutate.cjs, the project's own typescript scanning
 and parsing each candidate): comparison and operator flips, off-by-one constants, boolean
 swaps, removed statements, swapped returns.
 
@@ -15,7 +15,7 @@ before it, then the full suite (`npm test`). A miss: the full suite failed and
 `test.scoped` was not red. A false red: a rung was red with no new finding, or
 `test.scoped` was red while the full suite passed.
 
-    .venv/bin/python bench/ladder_harness_node.py --source ms=/path/to/ms.git \
+    .venv/bin/python bench/ladder/ladder_harness_node.py --source ms=/path/to/ms.git \
         --source defu=/path/to/defu.git [--projects ms,defu] [--mutations 10] [--seed 9]
 """
 
@@ -34,12 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
 from _report import print_table
 
 HERE = Path(__file__).resolve().parent
-HABITAT = HERE.parent / ".venv" / "bin" / "habitat"
+REPO = HERE.parents[1]
+HABITAT = REPO / ".venv" / "bin" / "habitat"
 MUTATE = HERE / "ladder_harness_node_mutate.cjs"
-DATA = HERE.parent / "docs" / "bench-data"
+DATA = REPO / "docs" / "bench-data"
 
 
 @dataclass(frozen=True)
