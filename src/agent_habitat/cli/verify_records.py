@@ -11,10 +11,10 @@ from typing import Any
 from ..reach.client import HostClient
 from ..reach.launcher import find_host
 from ..verbs import verb
-from ..verbs.verify import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.rungs.dmypy import describe_warm
 from ..verify.rungs.warm_checker import describe as describe_checker
 from ..verify.rungs.warm_pytest import WarmPytest
+from ..verify.runner.args import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.runner.report import VerifyCancelResult, VerifyStatusResult
 from ..verify.runner.text import render_verify_cancel, render_verify_status
 from ..workspace import Workspace

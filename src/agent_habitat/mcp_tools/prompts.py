@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from agent_habitat.errors import HabitatError
 from agent_habitat.habitat import Habitat
-from agent_habitat.verbs.verify import VerifyRunArgs, verify_run
+from agent_habitat.verify.runner.args import VerifyRunArgs
 from agent_habitat.verify.runner.text import render_time
 
 from .render import render
@@ -125,7 +125,7 @@ class Prompts:
         args = VerifyRunArgs.model_validate(
             {"policy": arguments.get("policy") or None, "files": files or None}
         )
-        started = await verify_run(self._habitat, args, None)
+        started = await self._habitat.verifier.run(args)
         runner = self._habitat.verifier.require()
         with anyio.move_on_after(PROMPT_WAIT_SECONDS):
             await runner.wait(started.task)

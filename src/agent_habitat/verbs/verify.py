@@ -1,4 +1,5 @@
-"""The verify verbs: `verify_run`, `verify_status`, `verify_cancel` (DESIGN §4–5).
+"""The verify verbs: `verify_run`, `verify_status`, `verify_cancel` (DESIGN §4–5); their
+arguments live in verify/runner/args.py and the slot (verify/runner/slot.py) answers them.
 
 They are listed only while a project is open. `verify_run` returns at once with the task,
 epoch and snapshot ids unless `wait=true`; then it reports progress per rung and returns
@@ -7,123 +8,16 @@ the finished epoch. `verify_status` answers "is the code as it is now green?" in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from ..limits import check_path
-from ..verify import LadderRequest, Policy, RungName
-from ..verify.runner.report import (
-    VerifyCancelResult,
-    VerifyRunResult,
-    VerifyStatusResult,
-    epoch_report,
-)
-from ..verify.runner.text import epoch_summary
-from .row import Progress, Verb
+from ..verify.runner.args import VerifyCancelArgs, VerifyRunArgs, VerifyStatusArgs
+from ..verify.runner.report import VerifyCancelResult, VerifyRunResult, VerifyStatusResult
+from .row import Verb
 
 if TYPE_CHECKING:
     from ..habitat import Habitat
 
-__all__ = [
-    "VERIFY_VERBS",
-    "VerifyCancelArgs",
-    "VerifyRunArgs",
-    "VerifyStatusArgs",
-    "verify_run",
-]
-
-
-def _listed(value: Any) -> Any:
-    # A model often passes one path as a bare string; it means a list of one.
-    return [value] if isinstance(value, str) else value
-
-
-class VerifyRunArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    policy: Policy | None = Field(
-        default=None,
-        description="minimal (diagnose.files), standard (the default: + compile.project, "
-        "test.scoped), strict (+ build.affected), ci_parity (all).",
-    )
-    rung: list[RungName] | None = Field(
-        default=None,
-        description="Run exactly these rungs instead of the policy's.",
-    )
-    files: list[str] | None = Field(
-        default=None, description="The change's files, instead of git's dirty set."
-    )
-    filter: list[str] | None = Field(
-        default=None,
-        description="pytest node ids, paths, or '-k EXPR'; replaces the affected-test selection.",
-    )
-    wait: bool = Field(
-        default=False,
-        description="Wait for the result instead of returning at once.",
-    )
-
-    _as_lists = field_validator("rung", "files", "filter", mode="before")(_listed)
-
-    @field_validator("files")
-    @classmethod
-    def _paths(cls, files: list[str] | None) -> list[str] | None:
-        for name in files or ():
-            check_path(name)
-        return files
-
-
-class VerifyStatusArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task: str | None = Field(
-        default=None, description="A task id from verify_run; default the newest epoch."
-    )
-
-
-class VerifyCancelArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    task: str | None = Field(default=None, description="A task id from verify_run.")
-
-
-async def verify_run(
-    habitat: Habitat, args: VerifyRunArgs, progress: Progress | None
-) -> VerifyRunResult:
-    """Queue a verify of the tree as it is now (and wait for it with `wait`)."""
-    runner = habitat.verifier.require()
-    # A verify asked for is the user asking for the project's code to run (trust.py).
-    await habitat.trust.grant(runner.root, "verify")
-    request = LadderRequest(
-        policy=args.policy, rungs=args.rung, files=args.files, filter=args.filter
-    )
-
-    async def per_rung(done: float, total: float | None, message: str) -> None:
-        if progress is not None:
-            # Half a step while a rung runs: the value increases on every rung start and end.
-            running = 0.5 if message.endswith(" running") else 0.0
-            await progress(done + running, f"{message} ({int(done)}/{int(total or 0)} rungs done)")
-
-    ticket = await runner.request(
-        request, wait=args.wait, progress=per_rung if progress is not None else None
-    )
-    report = epoch_report(ticket.result, runner.root) if ticket.result is not None else None
-    summary = (
-        epoch_summary(report)
-        if report is not None
-        else f"{ticket.state}: epoch {ticket.epoch} ({ticket.task}); verify_status to follow it"
-    )
-    return VerifyRunResult(
-        task=ticket.task,
-        epoch=ticket.epoch,
-        snapshot=ticket.snapshot,
-        state=report.state if report is not None else ticket.state,
-        green=bool(report and report.green),
-        summary=summary,
-        coalesced=ticket.coalesced,
-        superseded=ticket.superseded,
-        result=report,
-    )
+__all__ = ["VERIFY_VERBS"]
 
 
 async def _status(habitat: Habitat, args: VerifyStatusArgs) -> VerifyStatusResult:
@@ -138,7 +32,7 @@ VERIFY_VERBS = (
         group="verify",
         args=VerifyRunArgs,
         result=VerifyRunResult,
-        call=lambda h, a, p: verify_run(h, a, p),
+        call=lambda h, a, p: h.verifier.run(a, p),
         reports_progress=True,
         cli=False,  # `habitat verify` (cli/verify_cmds.py) has its own live display
         command="verify",

@@ -6,6 +6,8 @@
 #   substrate    a fresh temp dir, SQLite db and ports per test task
 #   accounting   where a verify's time went;   warmup  the warm-up when a server opens a project
 #   config       [tool.habitat.verify] (RunnerConfig);   models  tickets, status, progress
-#   slot         the runner a host holds per project (VerifySlot);   record  an epoch's record
+#   args         what the verify verbs take (VerifyRunArgs, VerifyStatusArgs, VerifyCancelArgs)
+#   slot         the runner a host holds per project (VerifySlot), which answers the verify
+#                verbs;   record  an epoch's record
 #   report       what a verify answers the agent;   text  the verify answers as text
 # Nothing is imported here: callers name the module they need.

@@ -35,12 +35,14 @@ from .. import (
 )
 from ..toolchains import snapshot_of
 from .accounting import TimeAccounting
+from .args import Progress, VerifyRunArgs
 from .epochs import changed_between
 from .record import EpochRecords
 from .report import (
     LISTED_PATHS,
     EpochReport,
     VerifyCancelResult,
+    VerifyRunResult,
     VerifyStatusResult,
     epoch_report,
 )
@@ -223,6 +225,43 @@ class VerifySlot:
         raise UsageError(
             "no verify runner in this process: verify runs where the workspace is served "
             "(habitat mcp); `habitat verify` runs the ladder in the foreground"
+        )
+
+    async def run(self, args: VerifyRunArgs, progress: Progress | None = None) -> VerifyRunResult:
+        """Queue a verify of the tree as it is now (and wait for it with `wait`)."""
+        runner = self.require()
+        # A verify asked for is the user asking for the project's code to run (trust.py).
+        await self.trust.grant(runner.root, "verify")
+        request = LadderRequest(
+            policy=args.policy, rungs=args.rung, files=args.files, filter=args.filter
+        )
+
+        async def per_rung(done: float, total: float | None, message: str) -> None:
+            if progress is not None:
+                # Half a step while a rung runs: the value grows on every rung start and end.
+                running = 0.5 if message.endswith(" running") else 0.0
+                rungs = f"({int(done)}/{int(total or 0)} rungs done)"
+                await progress(done + running, f"{message} {rungs}")
+
+        ticket = await runner.request(
+            request, wait=args.wait, progress=per_rung if progress is not None else None
+        )
+        report = epoch_report(ticket.result, runner.root) if ticket.result is not None else None
+        summary = (
+            epoch_summary(report)
+            if report is not None
+            else f"{ticket.state}: epoch {ticket.epoch} ({ticket.task}); verify_status to follow it"
+        )
+        return VerifyRunResult(
+            task=ticket.task,
+            epoch=ticket.epoch,
+            snapshot=ticket.snapshot,
+            state=report.state if report is not None else ticket.state,
+            green=bool(report and report.green),
+            summary=summary,
+            coalesced=ticket.coalesced,
+            superseded=ticket.superseded,
+            result=report,
         )
 
     async def status(
