@@ -242,13 +242,14 @@ def _reap_warm(workspace: Workspace) -> tuple[str, ...]:
 def probe_host(record: HostRecord, timeout: float = 2.0) -> dict[str, Any] | None:
     """The host's `/api/status`, or None when it does not answer within `timeout` (hung:
     stopped, deadlocked, or dying)."""
-    import httpx2  # only when a host is there to ask: `find_host` runs on every CLI call
+    from .plain_client import HostGone, PlainHost
 
-    transport = httpx2.HTTPTransport(uds=record.socket)
     try:
-        with httpx2.Client(transport=transport, base_url="http://localhost", timeout=timeout) as c:
-            status: dict[str, Any] = c.get("/api/status").raise_for_status().json()
-    except (httpx2.HTTPError, ValueError):
+        answer = PlainHost(record.pid, record.socket).ask("GET", "/api/status", timeout=timeout)
+    except HostGone:
+        return None
+    status = answer.data
+    if not 200 <= answer.status < 300 or not isinstance(status, dict):
         return None
     return status
 
