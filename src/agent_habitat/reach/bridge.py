@@ -179,7 +179,6 @@ class Bridge:
             tuple[bytes | None, _Conn | None]
         ](math.inf)
         self.restarts = 0
-        self.moves = 0
 
     async def run(self, lines: AsyncIterator[bytes]) -> None:
         """Relay until `lines` (the client's) ends; that end stops everything at once."""
@@ -353,7 +352,6 @@ class Bridge:
             return None
         old.leaving = True
         self._conn = new
-        self.moves += 1
         logger.info("session moved from %s to %s", old.root, root)
         if not old.pending:
             await old.link.aclose()  # its reader ends; `_settle` finds nothing owed

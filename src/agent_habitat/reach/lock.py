@@ -10,7 +10,6 @@ no host runs, whatever the file says.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -74,7 +73,3 @@ def read_record(path: Path) -> HostRecord | None:
         return HostRecord.model_validate_json(text) if text else None
     except (FileNotFoundError, ValidationError):
         return None
-
-
-def uptime(record: HostRecord) -> float:
-    return max(0.0, time.time() - record.started_at)
