@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import session_jobs
 import wheel_venv
 
 # bench/'s helpers the tests share (the dashboard's browser, the gauntlet and its malformed
@@ -33,22 +34,24 @@ def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
 
 
 @pytest.fixture(scope="session", autouse=True)
-def wheel_venv_early(
+def early_jobs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
-    """The wheel tests' venv is mostly a wait on PyPI: started with the session, in the
-    background, when the wheel tests are selected (`wheel_venv`)."""
-    if not wheel_venv.wanted(request.session.items):
-        yield
-        return
-    builder = wheel_venv.start(wheel_venv.folder_of(tmp_path_factory.getbasetemp()))
+    """What a selected test needs once a session and is mostly a wait on a registry (the
+    wheel's venv, the conformance suite) starts with the session, in the background."""
+    items, basetemp = request.session.items, tmp_path_factory.getbasetemp()
+    started = [job.start(job.folder(basetemp)) for job in session_jobs.JOBS if job.wanted(items)]
+    if wheel_venv.wanted(items):
+        started.append(wheel_venv.start(wheel_venv.folder_of(basetemp)))
     yield
-    if builder is not None:
-        session = request.session
-        if not (session.shouldstop or session.shouldfail):  # a wheel test may still need it
+    stopping = request.session.shouldstop or request.session.shouldfail
+    for process in started:
+        if process is None:
+            continue
+        if not stopping:  # a test on another worker may still need it
             try:
-                builder.wait(timeout=wheel_venv.INSTALL_TIMEOUT_SECONDS)
+                process.wait(timeout=wheel_venv.INSTALL_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
                 pass
-        builder.kill()
-        builder.wait()
+        process.kill()
+        process.wait()

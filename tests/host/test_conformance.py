@@ -1,39 +1,33 @@
 """The official MCP conformance suite (generic and 2026 fixture-free scenarios) against /mcp.
 
-Runs `bench/conformance.py` (which installs Node 22 and the suite into `.bench-cache/`);
-skipped, saying why, when they cannot be installed here.
+Runs `bench/conformance.py` (which installs Node 22 and the suite into `.bench-cache/`),
+begun in the background with the session (`tests/session_jobs.py`); skipped, saying why,
+when they cannot be installed here.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+import session_jobs
+
 pytestmark = pytest.mark.e2e
 
-REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "bench" / "conformance.py"
 UNAVAILABLE = 3
 
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    out = tmp_path_factory.mktemp("conformance") / "results.json"
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--with-2026", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1500,
-        check=False,
-    )
+    job = session_jobs.CONFORMANCE  # begun with the session (tests/session_jobs.py)
+    folder = job.folder(tmp_path_factory.getbasetemp())
+    done = job.wait(folder)
     if done.returncode == UNAVAILABLE:
-        pytest.skip(f"conformance suite not run: {done.stderr.strip().splitlines()[-1]}")
-    assert out.exists(), done.stdout + done.stderr
+        pytest.skip(f"conformance suite not run: {done.output.strip().splitlines()[-1]}")
+    out = folder / "results.json"
+    assert out.exists(), done.output
     data = json.loads(out.read_text(encoding="utf-8"))
     return {r["scenario"]: r for r in data["results"]}
 
