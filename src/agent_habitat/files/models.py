@@ -6,9 +6,11 @@ models dumped as structured content, so every field says what it means.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from ..limits import PathText
 
 __all__ = [
     "FILE_EDIT_DESCRIPTION",
@@ -34,25 +36,48 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def encodable(value: str) -> str:
+    """Refuse text that UTF-8 cannot encode (a lone surrogate such as `\\ud800`)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"holds a lone surrogate (U+{ord(value[exc.start]):04X}) at character {exc.start}, "
+            "which UTF-8 cannot encode: send valid Unicode text"
+        ) from None
+    return value
+
+
+def text_only(value: str) -> str:
+    """Refuse binary content (a NUL character) and text UTF-8 cannot encode."""
+    nul = value.find("\0")
+    if nul != -1:
+        raise ValueError(
+            f"holds a NUL character at character {nul}: the edit verbs write text only; "
+            "remove the NUL characters (binary files are not written through them)"
+        )
+    return encodable(value)
+
+
 class FileWriteArgs(_Args):
     """Write a whole text file (created with its missing parent folders, or replaced)."""
 
-    path: str = _PATH
-    content: str = Field(description=("The whole new text."))
+    path: PathText = _PATH
+    content: Annotated[str, AfterValidator(text_only)] = Field(description=("The whole new text."))
 
 
 class Edit(_Args):
     """One replacement of an exact piece of text."""
 
-    old: str = Field(
+    old: Annotated[str, AfterValidator(encodable)] = Field(
         min_length=1,
         description=(
             "Exact text, whitespace included (line endings normalized), occurring exactly "
             "once (or once after `anchor`)."
         ),
     )
-    new: str = Field(description="Replacement text.")
-    anchor: str | None = Field(
+    new: Annotated[str, AfterValidator(text_only)] = Field(description="Replacement text.")
+    anchor: Annotated[str, AfterValidator(encodable)] | None = Field(
         default=None,
         min_length=1,
         description=(
@@ -65,7 +90,7 @@ class Edit(_Args):
 class FileEditArgs(_Args):
     """Replace pieces of a text file; all edits apply, or none."""
 
-    path: str = _PATH
+    path: PathText = _PATH
     edits: list[Edit] = Field(
         min_length=1,
         description=("Applied in order; all apply or none."),
