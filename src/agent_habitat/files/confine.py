@@ -2,7 +2,8 @@
 
 A path is resolved against the root and followed through every symlink; what it finally
 names must lie inside the root. `..` escapes, absolute paths elsewhere and symlinks that
-point out are refused with a message naming the path.
+point out are refused with a message naming the path, and so is any `.git` on the way
+(a nested repository's hooks run as surely as the project's own).
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ def confine(root: Path, path: str) -> tuple[Path, str]:
     label = real.relative_to(root).as_posix()
     if real == root or real.is_dir():
         raise OutsideProjectError(f"path {path!r} is a folder, not a file")
-    if label.split("/", 1)[0] == ".git":
+    if ".git" in label.lower().split("/"):
+        # At any depth: a nested repository's hooks run as surely as the project's own.
         raise OutsideProjectError(
-            f"path {path!r} is inside .git; the edit verbs never change git's own files"
+            f"path {path!r} is inside a .git folder; the edit verbs never change git's own "
+            "files: edit the work tree's files instead"
         )
     return real, label
