@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["TEMP_SUFFIX", "write_atomic", "write_project_file"]
@@ -18,8 +19,11 @@ TEMP_SUFFIX = ".habitat-tmp"
 """Temporary files end with this; a crash between create and rename can leave one."""
 
 
-def write_atomic(target: Path, data: bytes, mode: int | None) -> None:
-    """Replace `target` with `data`; `mode` None means a new file (permissions from the umask)."""
+def write_atomic(
+    target: Path, data: bytes, mode: int | None, before_replace: Callable[[], None] | None = None
+) -> None:
+    """Replace `target` with `data`; `mode` None means a new file (permissions from the umask).
+    `before_replace` runs just before the rename; what it raises leaves the target untouched."""
     temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
     # 0o666 lets the umask decide a new file's permissions, as any editor would.
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
@@ -33,6 +37,8 @@ def write_atomic(target: Path, data: bytes, mode: int | None) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if before_replace is not None:
+            before_replace()
         os.replace(temp, target)
     except BaseException:
         temp.unlink(missing_ok=True)

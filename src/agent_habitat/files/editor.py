@@ -25,7 +25,7 @@ from ..regular import NotRegularFileError, open_regular
 from .atomic import write_atomic
 from .confine import confine
 from .models import FileEditArgs, FileEditResult, FileWriteArgs, FileWriteResult, LineEndings
-from .text import apply_edits, decode_text, in_style, line_endings
+from .text import EditConflictError, apply_edits, decode_text, in_style, line_endings
 
 __all__ = ["FileEditor", "OnChange"]
 
@@ -115,25 +115,62 @@ class FileEditor:
             logger.exception("on_change listener failed for %s", label)
 
 
-def _read_existing(target: Path, label: str) -> tuple[str, int] | None:
+@dataclass(frozen=True)
+class _Existing:
+    text: str
+    mode: int
+    data: bytes
+    stamp: tuple[int, int, int, int]
+    """Device, inode, size and mtime (ns) as read: a change by anyone else moves one."""
+
+
+def _stamp(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _read_existing(target: Path, label: str) -> _Existing | None:
     try:
         # Never a plain open: a FIFO in the project would block this thread for good.
         with open_regular(target, label) as f:
             data = f.read()
-            mode = stat.S_IMODE(os.fstat(f.fileno()).st_mode)
+            st = os.fstat(f.fileno())
     except FileNotFoundError:
         return None
     except NotRegularFileError:
         raise
     except OSError as exc:
         raise HabitatError(f"cannot read {label}: {exc.strerror}") from exc
-    return decode_text(data, label), mode
+    return _Existing(decode_text(data, label), stat.S_IMODE(st.st_mode), data, _stamp(st))
 
 
-def _store(target: Path, label: str, text: str, mode: int | None) -> int:
+def _unchanged_since(target: Path, label: str, read: _Existing) -> Callable[[], None]:
+    """A check, run just before the rename, that nobody wrote `target` since it was read."""
+
+    def check() -> None:
+        try:
+            with open_regular(target, label) as f:
+                now, st = f.read(), os.fstat(f.fileno())
+        except (OSError, NotRegularFileError):
+            now, st = None, None
+        if st is None or _stamp(st) != read.stamp or now != read.data:
+            raise EditConflictError(
+                f"{label} changed while the edit was being applied (another process wrote "
+                "it); nothing was written: read the file again and retry the edit"
+            )
+
+    return check
+
+
+def _store(
+    target: Path,
+    label: str,
+    text: str,
+    mode: int | None,
+    before_replace: Callable[[], None] | None = None,
+) -> int:
     data = text.encode("utf-8")
     try:
-        write_atomic(target, data, mode)
+        write_atomic(target, data, mode, before_replace)
     except OSError as exc:
         raise HabitatError(f"cannot write {label}: {exc.strerror}; the file is unchanged") from exc
     return len(data)
@@ -148,15 +185,19 @@ def _write_whole(target: Path, label: str, content: str) -> _Written:
             raise HabitatError(f"cannot create the folder of {label}: {exc.strerror}") from exc
         style = line_endings(content)
         return _Written(_store(target, label, content, None), style, created=True)
-    old_text, mode = existing
-    style = line_endings(old_text)
-    return _Written(_store(target, label, in_style(content, style), mode), style, created=False)
+    style = line_endings(existing.text)
+    return _Written(
+        _store(target, label, in_style(content, style), existing.mode), style, created=False
+    )
 
 
 def _edit_file(target: Path, label: str, args: FileEditArgs) -> _Written:
     existing = _read_existing(target, label)
     if existing is None:
         raise UsageError(f"{label} does not exist; create it with file_write")
-    old_text, mode = existing
-    new_text = apply_edits(old_text, args.edits, label)
-    return _Written(_store(target, label, new_text, mode), line_endings(old_text), created=False)
+    new_text = apply_edits(existing.text, args.edits, label)
+    # Another process may append meanwhile (the lock holds only this habitat's own calls):
+    # its lines must not be lost to the rename.
+    check = _unchanged_since(target, label, existing)
+    size = _store(target, label, new_text, existing.mode, check)
+    return _Written(size, line_endings(existing.text), created=False)
