@@ -9,6 +9,7 @@ publishes `project.opened` on the bus; listeners (the shell's default cwd, an MC
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
@@ -20,7 +21,42 @@ from .events import EventBus, Unsubscribe
 from .limits import PathText
 from .workspace import scm_root
 
-__all__ = ["OnChange", "Project", "ProjectOpenArgs", "ProjectOpenResult", "ProjectSource"]
+__all__ = [
+    "PROJECT_FILES",
+    "VCS_FOLDERS",
+    "OnChange",
+    "Project",
+    "ProjectOpenArgs",
+    "ProjectOpenResult",
+    "ProjectSource",
+    "a_project",
+]
+
+VCS_FOLDERS = (".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", ".fossil")
+"""A folder holding one of these, or under one that does, is a version-controlled tree."""
+
+PROJECT_FILES = (
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "package.json",
+    "Cargo.toml",
+    "go.mod",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "CMakeLists.txt",
+    "Makefile",
+    "meson.build",
+    "Gemfile",
+    "composer.json",
+    "deno.json",
+    "mix.exs",
+    "pubspec.yaml",
+    "stack.yaml",
+    "flake.nix",
+)
+"""A folder holding one of these is a project even without version control."""
 
 ProjectSource = Literal["flag", "roots", "cwd", "project_open"]
 """`flag`: `--project`; `roots`: the MCP client's roots; `cwd`: the git work tree the habitat
@@ -96,6 +132,32 @@ class Project:
         if self.root is None:
             return "No project is open (commands start in the server's cwd)."
         return f"Open project: {self.root} (from {self.source})."
+
+
+def a_project(path: str | Path) -> Path:
+    """`path` resolved, when it is a project: inside a version-controlled tree, or holding a
+    project file. `/`, a home folder or any other plain folder is refused (the edit verbs
+    would write anywhere under it). Only `path` and its parents are looked at, never a walk.
+    """
+    root = existing_dir(Path(path))
+    if root == Path(root.anchor):
+        raise UsageError(
+            f"path {str(path)!r} is the file system's root, not a project; open the "
+            "repository's own folder"
+        )
+    for candidate in [root, *root.parents]:
+        if candidate == Path(candidate.anchor):
+            break  # a VCS folder at `/` would make everything a project
+        if any(os.path.lexists(candidate / name) for name in VCS_FOLDERS):
+            return root
+    if any(os.path.lexists(root / name) for name in PROJECT_FILES):
+        return root
+    home = " (your home folder)" if root == Path.home().resolve() else ""
+    raise UsageError(
+        f"path {str(path)!r}{home} is not a project: no version control (.git, .hg, …) in "
+        "or above it and no project file (pyproject.toml, package.json, Cargo.toml, go.mod, "
+        "…) in it; open the repository's folder, or make this one a project (`git init`)"
+    )
 
 
 def existing_dir(path: Path) -> Path:

@@ -108,7 +108,7 @@ async def test_the_escape_server_has_terminal_verbs_on_its_own_state(
 async def test_a_2026_client_is_served_over_stdio_with_list_changed(tmp_path: Path) -> None:
     root = project(tmp_path)
     other = tmp_path / "other"
-    other.mkdir()
+    (other / ".git").mkdir(parents=True)  # a project: project_open refuses a plain folder
     async with stdio_client(root, "mcp", "--embedded", mode="auto") as client:
         assert client.protocol_version == "2026-07-28"
         echo = await client.call_tool("shell_run", {"command": "echo modern"})

@@ -119,6 +119,18 @@ def _existing_dir(path: str) -> Path | None:
     return resolved if resolved.is_dir() else None
 
 
+def _is_project(path: Path) -> bool:
+    # Imported here: the bridge's own start stays free of pydantic.
+    from agent_habitat.errors import UsageError
+    from agent_habitat.project import a_project
+
+    try:
+        a_project(path)
+    except UsageError:
+        return False
+    return True
+
+
 # How the host's SDK writes a message (pydantic, fields in this order): read the kind and id
 # from the head of the line, not by parsing a result that may be hundreds of kilobytes.
 _ANSWER_HEAD = re.compile(
@@ -341,8 +353,8 @@ class Bridge:
         )
         old = self._conn
         assert old is not None
-        if target == old.root or old.root in target.parents:
-            return line
+        if target == old.root or old.root in target.parents or not _is_project(target):
+            return line  # not a project: the host refuses it, naming the fix; no host starts
         root = scm_root(target) or target
         try:
             new = await self._attach(root, replay=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..project import ProjectOpenArgs, ProjectOpenResult
+from ..project import ProjectOpenArgs, ProjectOpenResult, a_project
 from ..project_scene import (
     PROJECT_SCENE_DESCRIPTION,
     ProjectSceneArgs,
@@ -28,6 +28,11 @@ async def _scene(habitat: Habitat) -> ProjectSceneResult:
     )
 
 
+async def open_project(habitat: Habitat, args: ProjectOpenArgs) -> ProjectOpenResult:
+    """Open `args.path` when it is a project (`a_project`), never `/` or a plain folder."""
+    return await habitat.project.open(a_project(args.path))
+
+
 async def trust_project(habitat: Habitat, args: TrustArgs) -> TrustResult:
     """Trust the open project: its code may run from now on."""
     root = habitat.project.root
@@ -42,7 +47,7 @@ PROJECT_VERBS = (
         group="project",
         args=ProjectOpenArgs,
         result=ProjectOpenResult,
-        call=lambda h, a, p: h.project.open(a.path),
+        call=lambda h, a, p: open_project(h, a),
         idempotent=True,
         cli=False,  # a CLI process lives for one command: it has no open project to switch
         summary="open a project folder",
