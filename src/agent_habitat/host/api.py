@@ -147,6 +147,12 @@ def _endpoint(habitat: Habitat, verb: AnyVerb) -> Callable[[Request], Awaitable[
                 values = json.loads(raw) if raw.strip() else {}
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 return _error(400, f"the body of {name} is not JSON: {exc}")
+            except RecursionError:
+                return _error(
+                    400,
+                    f"the body of {name} nests too deeply to parse; send a flat JSON object "
+                    "of its arguments",
+                )
             if not isinstance(values, dict):
                 return _error(400, f"the body of {name} must be a JSON object of its arguments")
         try:

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from ..errors import UsageError
 from ..limits import (
     INDEX_MAX,
     MAX_PATTERN_CHARS,
@@ -21,6 +22,7 @@ from ..limits import (
     OptPathText,
     StdinText,
 )
+from ..proc.signals import parse_signal
 
 __all__ = [
     "TAB_NAME_PATTERN",
@@ -287,9 +289,20 @@ class WhichResult(BaseModel):
     state: TabState
 
 
+def _known_signal(value: str | int) -> str | int:
+    """Refused by the model, so the error names `signal` (`shell_kill` parses it again)."""
+    try:
+        parse_signal(value)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
 class KillArgs(_Args):
     tab: TabRef = Field(description="Tab name.")
-    signal: str | int = Field(default="TERM", description="KILL, INT, HUP… or a number.")
+    signal: Annotated[str | int, AfterValidator(_known_signal)] = Field(
+        default="TERM", description="KILL, INT, HUP… or a number."
+    )
 
 
 class KillResult(BaseModel):

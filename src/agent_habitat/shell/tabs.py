@@ -78,7 +78,12 @@ class Tabs:
         base = tab.cwd if tab and Path(tab.cwd).is_dir() else self.default_cwd()
         if cwd is None:
             return base
-        path = Path(base, os.path.expanduser(cwd)).resolve()
+        try:
+            path = Path(base, os.path.expanduser(cwd)).resolve()
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+            raise UsageError(
+                f"cwd {cwd!r} cannot be resolved ({exc}); give an existing folder"
+            ) from None
         if not path.is_dir():
             raise UsageError(f"cwd {cwd!r} does not exist or is not a directory ({path})")
         return str(path)
