@@ -16,6 +16,7 @@ import pytest
 
 from agent_habitat.files import editor
 from agent_habitat.files.models import Edit
+from agent_habitat.files.text import apply_edits
 from mcp_tools.helpers import make_project, primary_client
 from tool_results import data, text
 
@@ -80,7 +81,7 @@ async def test_file_edit_never_loses_lines_another_process_appends_meanwhile(
 ) -> None:
     log = project / "log.txt"
     log.write_text("first\n", encoding="utf-8")
-    apply = editor.apply_edits
+    apply = apply_edits
 
     def apply_while_another_process_appends(text: str, edits: Sequence[Edit], label: str) -> str:
         # A real process appends between the edit's read and its rename.
