@@ -69,7 +69,7 @@ async def test_a_nested_git_folder_is_never_written(project: Path, path: str) ->
         )
     for result in (written, edited):
         assert result.is_error
-        assert "inside a .git folder" in text(result)
+        assert "is inside .git; the edit verbs never change git's own files" in text(result)
     assert not (project / "sub" / ".git" / "hooks" / "pre-commit").exists()
     assert (project / "sub" / ".git" / "config").read_text(encoding="utf-8") == "[core]\n"
     assert (project / "wt" / ".git").read_text(encoding="utf-8").startswith("gitdir:")

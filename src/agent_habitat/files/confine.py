@@ -42,7 +42,7 @@ def confine(root: Path, path: str) -> tuple[Path, str]:
     if ".git" in label.lower().split("/"):
         # At any depth: a nested repository's hooks run as surely as the project's own.
         raise OutsideProjectError(
-            f"path {path!r} is inside a .git folder; the edit verbs never change git's own "
-            "files: edit the work tree's files instead"
+            f"path {path!r} is inside .git; the edit verbs never change git's own files (a "
+            "nested repository's neither): edit the work tree's files instead"
         )
     return real, label
