@@ -24,7 +24,7 @@ from agent_habitat.verify.toolchains import (
     ignored_dirs,
     snapshot_of,
 )
-from agent_habitat.verify.toolchains.climb import run_rung
+from agent_habitat.verify.toolchains.climb import impact_files, run_rung
 from agent_habitat.verify.toolchains.python import PYTHON
 from agent_habitat.workspace import Workspace
 
@@ -200,3 +200,11 @@ def test_a_detected_toolchains_output_folders_are_never_the_change(
     assert snapshot_of(tmp_path).touched == [".js.marker", "app.js"]
     relevant: Callable[[list[str]], list[str]] = GitIgnore(tmp_path).relevant
     assert relevant(["app.js", "node_modules/dep/index.js"]) == ["app.js"]
+
+
+def test_pythons_impact_looks_at_its_share_of_the_change_when_several_climb() -> None:
+    py, go = Fake("python", ".py", "green"), Fake("go", ".go", "green")
+    assert impact_files(TOUCHED, [py.chain]) == TOUCHED
+    assert impact_files(TOUCHED, [go.chain]) == TOUCHED  # no Python: the graph says so itself
+    assert impact_files(TOUCHED, [py.chain, go.chain]) == ["src/app.py", "README.md"]
+    assert impact_files(["cmd/main.go"], [py.chain, go.chain]) == []

@@ -45,7 +45,7 @@ from .rungs.context import spool_budget
 from .rungs.warm_pytest import WarmPytest
 from .select.selection import Impact, analyse_impact, explicit_selection
 from .toolchains import FALLBACK, Toolchain, detected, snapshot_of
-from .toolchains.climb import run_rung
+from .toolchains.climb import impact_files, run_rung
 
 __all__ = ["new_ladder_id", "run_ladder", "stop_type_daemon"]
 
@@ -193,7 +193,7 @@ async def _context(
     ladder_id: str,
     rungs: list[RungName],
     hooks: LadderHooks | None = None,
-) -> RungContext:
+) -> tuple[RungContext, list[Toolchain]]:
     policy = request.policy or load_policy(root)
     # runner hook: an epoch verifies the snapshot it was bound to when it began.
     snapshot = hooks.snapshot if hooks and hooks.snapshot else None
@@ -205,6 +205,8 @@ async def _context(
     if layout.is_python:
         python = resolve_python(root, config.python)
         env = await probe_env(python, workspace.spool_dir / f"probe-{ladder_id}.out")
+    known = {"python": layout.is_python}  # the layout has said whether Python
+    chains = await anyio.to_thread.run_sync(detected, root, known)
     ctx = RungContext(
         root=root,
         workspace=workspace,
@@ -217,13 +219,15 @@ async def _context(
         env=env,
         hooks=hooks,
         spool_budget=spool_budget(root),
+        toolchain=chains[0].name if len(chains) == 1 else FALLBACK.name,
     )
-    if _NEEDS_IMPACT & set(rungs) and touched:
+    python_files = impact_files(touched, chains)
+    if _NEEDS_IMPACT & set(rungs) and python_files:
         ctx.impact = await anyio.to_thread.run_sync(
             partial(
                 analyse_impact,
                 layout,
-                touched,
+                python_files,
                 snapshot.deleted,
                 config,
                 workspace.state_dir / "grimp",
@@ -234,12 +238,12 @@ async def _context(
             )
         )
         ctx.selection = ctx.impact.selection
-    elif not touched:
+    elif not python_files:
         ctx.impact = Impact()
         ctx.selection = ctx.impact.selection
     if request.filter:
         ctx.selection = explicit_selection(request.filter)
-    return ctx
+    return ctx, chains
 
 
 async def _climb_one(
@@ -346,7 +350,7 @@ async def run_ladder(
     generators = load_generators(root)
     outdated_now = await anyio.to_thread.run_sync(outdated, root, generators)
     rungs = _with_regeneration(rungs, outdated_now)
-    ctx = await _context(
+    ctx, chains = await _context(
         root,
         request.model_copy(update={"policy": policy}),
         config,
@@ -356,10 +360,6 @@ async def run_ladder(
         hooks,
     )
     ctx.generators, ctx.outdated = generators, outdated_now
-    known = {"python": ctx.layout.is_python}  # the layout has said whether Python
-    chains = await anyio.to_thread.run_sync(detected, root, known)
-    if len(chains) == 1:
-        ctx.toolchain = chains[0].name
     results: list[RungResult] = []
     for index, rung in enumerate(rungs):
         result = await _climb_one(ctx, rung, bus, chains)

@@ -15,7 +15,7 @@ from ..models import RungName, RungResult, RungState
 from ..rungs.context import RungContext, skipped
 from .base import Toolchain
 
-__all__ = ["configured", "merge", "narrowed", "run_rung"]
+__all__ = ["configured", "impact_files", "merge", "narrowed", "run_rung"]
 
 # Worst first: the merged result takes the state of the first one present.
 _WORST: tuple[RungState, ...] = ("cancelled", "died", "red", "error", "green", "skipped")
@@ -31,6 +31,16 @@ def configured(ctx: RungContext, rung: RungName) -> bool:
 def narrowed(touched: Sequence[str], chain: Toolchain, chains: Sequence[Toolchain]) -> list[str]:
     """The touched files `chain` climbs for: its own, and those no detected toolchain owns."""
     return [p for p in touched if chain.owns(p) or not any(c.owns(p) for c in chains)]
+
+
+def impact_files(touched: Sequence[str], chains: Sequence[Toolchain]) -> list[str]:
+    """The files Python's import-graph impact (`ctx.impact`, `ctx.selection`) looks at: the
+    whole change, or with several toolchains detected, Python's share of it, so a `.ts` or
+    `.go` file does not widen the Python tests to the whole suite."""
+    python = next((c for c in chains if c.name == "python"), None)
+    if python is None or len(chains) == 1:
+        return list(touched)
+    return narrowed(touched, python, chains)
 
 
 async def run_rung(
