@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -243,7 +244,13 @@ def _one(root: Path, m: Mutation, baseline: set[str]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _project(project: Project, count: int, seed: int, work: Path) -> dict[str, Any]:
+def _project(
+    project: Project,
+    count: int,
+    seed: int,
+    work: Path,
+    save: Callable[[dict[str, Any] | None], None],
+) -> dict[str, Any]:
     root = _prepare(project, work)
     head = subprocess.run(
         ["git", "describe", "--tags", "--always"], cwd=root, capture_output=True, text=True
@@ -259,6 +266,13 @@ def _project(project: Project, count: int, seed: int, work: Path) -> dict[str, A
     with_tests = [ln for ln in listed.splitlines() if ln.strip()]
     _run([str(HABITAT), "host", "start", "--project", str(root)], root)
     rows: list[dict[str, Any]] = []
+    out: dict[str, Any] = {
+        "project": project.name,
+        "version": head,
+        "baseline_failures": sorted(baseline),
+        "packages_with_tests": len(with_tests),
+        "mutations": rows,
+    }
     try:
         pool = _candidates(root)
         for m in random.Random(seed).sample(pool, min(count, len(pool))):
@@ -269,17 +283,12 @@ def _project(project: Project, count: int, seed: int, work: Path) -> dict[str, A
                 f"({row['full_wall_s']} s)"
             )
             print(said, file=sys.stderr)
+            save(out)
             rows.append(row)
     finally:
         _run([str(HABITAT), "host", "stop", "--project", str(root)], root)
-    return {
-        "project": project.name,
-        "version": head,
-        "baseline_failures": sorted(baseline),
-        "packages_with_tests": len(with_tests),
-        "candidates": len(pool),
-        "mutations": rows,
-    }
+    out["candidates"] = len(pool)
+    return out
 
 
 def main() -> None:
@@ -287,15 +296,23 @@ def main() -> None:
     parser.add_argument("--projects", default="go-cmp,glob")
     parser.add_argument("--mutations", type=int, default=10)
     parser.add_argument("--seed", type=int, default=27)
+    parser.add_argument("--out", type=Path, default=DATA, help="the JSON written (after each row)")
+    parser.add_argument("--gocache", type=Path, help="the reference runs' GOCACHE (kept)")
     args = parser.parse_args()
     if shutil.which("go") is None:
         sys.exit("go is not installed: the Go harness needs it")
     work = Path(tempfile.mkdtemp(prefix="go-harness-"))
-    _REFERENCE_ENV["GOCACHE"] = str(work / "gocache-reference")
+    _REFERENCE_ENV["GOCACHE"] = str(args.gocache or work / "gocache-reference")
     projects: list[dict[str, Any]] = []
+
+    def save(partial: dict[str, Any] | None = None) -> None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"seed": args.seed, "projects": [*projects, *([partial] if partial else [])]}
+        args.out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+
     try:
         for name in args.projects.split(","):
-            projects.append(_project(PROJECTS[name], args.mutations, args.seed, work))
+            projects.append(_project(PROJECTS[name], args.mutations, args.seed, work, save))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     rows = []
@@ -318,11 +335,8 @@ def main() -> None:
          "scoped pkgs (mean/with tests)", "verify wall p50 s", "full suite p50 s"],
         rows,
     )  # fmt: skip
-    DATA.parent.mkdir(parents=True, exist_ok=True)
-    DATA.write_text(
-        json.dumps({"seed": args.seed, "projects": projects}, indent=1) + "\n", encoding="utf-8"
-    )
-    print(f"wrote {DATA}")
+    save()
+    print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":
