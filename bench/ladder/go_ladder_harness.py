@@ -16,8 +16,9 @@ a clean tree:
 Steps 2 and 3 use their own GOCACHE (warmed on HEAD, like go's default cache the ladder
 uses): otherwise whichever ran second would find the mutated package already compiled.
 
-A miss: the full suite fails a test or package the baseline did not, and the ladder was
-green. A false red: the ladder is red, the full suite found nothing new, and no red rung's
+A miss: the full suite fails a test or package the baseline did not, and the ladder said
+green (or nothing to verify); a climb that timed out on an endless loop is `error`, not a
+miss. A false red: the ladder is red, the full suite found nothing new, and no red rung's
 new finding is in the mutated file. Mutations: comparison flips, `+`/`-`, `&&`/`||`,
 off-by-one integer constants, `true`/`false`, removed statements; on lines of non-test
 `.go` files with no string literal or comment.
@@ -125,6 +126,10 @@ def _apply(root: Path, m: Mutation, text: str | None = None) -> None:
     path.write_text("\n".join(lines), encoding="utf-8")
 
 
+_TIMEOUT = "120s"
+"""A mutation can make a loop endless: the reference runs' go test -timeout, and the
+ladder's (HABITAT_LADDER_TIMEOUT_S, which the host started here inherits)."""
+os.environ.setdefault("HABITAT_LADDER_TIMEOUT_S", "120")
 _REFERENCE_ENV: dict[str, str] = {}
 """The reference runs' environment: their own GOCACHE (see the module docstring)."""
 
@@ -207,10 +212,12 @@ def _one(root: Path, m: Mutation, baseline: set[str]) -> dict[str, Any]:
         if not any(r["rung"] == "test.scoped" and r["state"] != "skipped" for r in result["rungs"]):
             _, scoped = _verify(root, "--rung", "test.scoped")
         full_wall, full_text, _ = _run(
-            ["go", "test", "-count=1", "-json", "./..."], root, reference=True
+            ["go", "test", "-count=1", "-timeout", _TIMEOUT, "-json", "./..."], root, reference=True
         )
         own_wall, own_text, _ = _run(
-            ["go", "test", "-count=1", "-json", _package_of(root, m.file)], root, reference=True
+            ["go", "test", "-count=1", "-timeout", _TIMEOUT, "-json", _package_of(root, m.file)],
+            root,
+            reference=True,
         )
     finally:
         _apply(root, m, m.before)
@@ -238,7 +245,7 @@ def _one(root: Path, m: Mutation, baseline: set[str]) -> dict[str, Any]:
         "own_wall_s": round(own_wall, 2),
         "full_new_failures": sorted(new)[:10],
         "own_mode_caught": bool(own_new),
-        "miss": bool(new) and not red,
+        "miss": bool(new) and result["state"] in ("green", "nothing_to_verify"),
         "own_mode_miss": bool(new) and not own_new,
         "false_red": red and not new and not in_file,
     }  # fmt: skip
