@@ -177,6 +177,10 @@ def test_the_verify_button_climbs_live_to_green_and_a_write_raises_the_stale_ban
     expect(page.locator("#timeline-list li", has_text="test.scoped")).to_have_count(1)
     expect(page.locator("#timeline-list")).to_contain_text("test.scoped · green")
     expect(page.locator("#accounting")).to_contain_text("environment")
+    # Widths through CSSOM: the page's CSP drops a `style` attribute (issue 23, "Low").
+    widths = page.locator("#accounting .seg").evaluate_all("s => s.map(n => n.style.width)")
+    assert widths, "no time-accounting segment drawn"
+    assert all(re.fullmatch(r"\d+(\.\d+)?%", w) for w in widths), widths
 
 
 def test_the_v_key_verifies_and_a_red_rung_lists_new_findings_before_the_folded_old_ones(

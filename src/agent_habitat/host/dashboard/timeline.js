@@ -118,6 +118,12 @@ function renderTimeline() {
   list.replaceChildren(...rows.reverse());
 }
 
+// Through CSSOM: the page's CSP (`style-src 'self'`) drops a `style` attribute, never this.
+function widthOf(node, pct) {
+  node.style.width = `${pct}%`;
+  return node;
+}
+
 function renderAccounting() {
   const box = $("accounting");
   const time = state.verify && state.verify.time;
@@ -134,10 +140,10 @@ function renderAccounting() {
   for (const [name, s] of parts) {
     const pct = Math.max(0, (s / wall) * 100);
     if (pct <= 0) continue;
-    bar.append(el("span", { class: `seg ${name}`, style: `width:${pct}%`, text: pct > 12 ? `${name} ${fmtDuration(s)}` : "" }));
+    bar.append(widthOf(el("span", { class: `seg ${name}`, text: pct > 12 ? `${name} ${fmtDuration(s)}` : "" }), pct));
   }
   const env = el("div", { class: "stack envbar", role: "img", "aria-label": `environment ran ${fmtDuration(acc.environment_s)} of ${fmtDuration(wall)}` },
-    el("span", { class: "seg environment", style: `width:${Math.min(100, (acc.environment_s / wall) * 100)}%`, text: "" }));
+    widthOf(el("span", { class: "seg environment", text: "" }), Math.min(100, (acc.environment_s / wall) * 100)));
   box.replaceChildren(
     el("h3", { text: `Time accounting (${time.session ? "this session" : "workspace"}, ${fmtDuration(wall)} wall)` }),
     bar,
