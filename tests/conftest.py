@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import node_tools
 import session_jobs
 import wheel_venv
 
@@ -38,11 +39,13 @@ def early_jobs(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[None]:
     """What a selected test needs once a session and is mostly a wait on a registry (the
-    wheel's venv, the conformance suite) starts with the session, in the background."""
+    wheel's venv, the conformance suite, the Node tools) starts with the session, in the
+    background."""
     items, basetemp = request.session.items, tmp_path_factory.getbasetemp()
     started = [job.start(job.folder(basetemp)) for job in session_jobs.JOBS if job.wanted(items)]
     if wheel_venv.wanted(items):
         started.append(wheel_venv.start(wheel_venv.folder_of(basetemp)))
+    started.append(node_tools.start_install(items))
     yield
     stopping = request.session.shouldstop or request.session.shouldfail
     for process in started:

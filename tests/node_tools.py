@@ -13,11 +13,12 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-__all__ = ["PACKAGES", "node_modules"]
+__all__ = ["PACKAGES", "install", "node_modules", "start_install"]
 
 PACKAGES = {
     "typescript": "5.8.3",
@@ -36,31 +37,66 @@ def _folder() -> Path:
 
 def node_modules() -> Path:
     """The cached `node_modules` with the tools, installed on first use (a few minutes on a
-    slow registry; later runs reuse it). Skips, saying why, where node or npm is absent."""
+    slow registry; later runs reuse it, and the root conftest begins it with the session).
+    Skips, saying why, where node or npm is absent."""
     npm, node = shutil.which("npm"), shutil.which("node")
     if npm is None or node is None:
         pytest.skip("node and npm are not installed here (the Node toolchain's tools need them)")
+    failed = install(npm)
+    if failed is not None:
+        pytest.fail(f"npm install of the test tools failed: {failed}")
+    return _folder() / "node_modules"
+
+
+def install(npm: str) -> str | None:
+    """Install the tools unless done (one installer across xdist workers and the session's
+    background start); what npm said when it failed, else None."""
     folder = _folder()
     done = folder / "node_modules" / ".installed"
     if done.is_file():
-        return folder / "node_modules"
+        return None
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one installer across xdist workers
-        if not done.is_file():
-            (folder / "package.json").write_text(
-                json.dumps({"name": "habitat-test-tools", "private": True}), encoding="utf-8"
-            )
-            specs = [f"{k}@{v}" for k, v in PACKAGES.items()]
-            proc = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", *specs],
-                cwd=folder,
-                capture_output=True,
-                text=True,
-                timeout=1200,
-                check=False,
-            )
-            if proc.returncode != 0:
-                pytest.fail(f"npm install of the test tools failed: {proc.stderr[-2000:]}")
-            done.write_text("ok", encoding="utf-8")
-    return folder / "node_modules"
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file():
+            return None
+        (folder / "package.json").write_text(
+            json.dumps({"name": "habitat-test-tools", "private": True}), encoding="utf-8"
+        )
+        specs = [f"{k}@{v}" for k, v in PACKAGES.items()]
+        proc = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", *specs],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=1200,
+            check=False,
+        )
+        if proc.returncode != 0:
+            return proc.stderr[-2000:]
+        done.write_text("ok", encoding="utf-8")
+    return None
+
+
+def start_install(items: list[pytest.Item]) -> subprocess.Popen[bytes] | None:
+    """Begin the install in the background when the session selected a Node toolchain test
+    and it is not done yet: the tests that need it wait on the lock, the others run meanwhile."""
+    npm = shutil.which("npm")
+    if (
+        npm is None
+        or shutil.which("node") is None
+        or (_folder() / "node_modules" / ".installed").is_file()
+    ):
+        return None
+    if not any(item.path.name == "test_node_rungs.py" for item in items):
+        return None
+    return subprocess.Popen(
+        [sys.executable, __file__, npm],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(0 if install(sys.argv[1]) is None else 1)
