@@ -171,12 +171,11 @@ async def test_a_run_whose_wrapper_was_sigkilled_runs_on_while_its_child_does(
     assert row.state == "killed"
 
 
-async def test_kill_with_an_unknown_signal_is_a_usage_error(habitat: Shell) -> None:
-    from agent_habitat.errors import UsageError
+async def test_kill_with_an_unknown_signal_is_refused_naming_the_field() -> None:
+    from pydantic import ValidationError
 
-    await habitat.run(RunArgs(command="true", tab="x"))
-    with pytest.raises(UsageError, match="unknown signal 'BOGUS'"):
-        await habitat.kill(KillArgs(tab="x", signal="BOGUS"))
+    with pytest.raises(ValidationError, match=r"signal\n.*unknown signal 'BOGUS'"):
+        KillArgs(tab="x", signal="BOGUS")
 
 
 async def test_kill_of_an_idle_tab_reports_nothing_killed(habitat: Shell) -> None:
