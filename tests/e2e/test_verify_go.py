@@ -67,6 +67,23 @@ async def test_a_broken_package_fails_its_importers_tests_too(tmp_path: Path) ->
     assert "example.com/m/c" not in rung.command  # imports nothing touched
     assert any("example.com/m/b imports example.com/m/a" in n for n in rung.notes)
     assert rung.notes[0].startswith("go: go test of 2 package(s)")
+    assert result.selection is not None
+    assert result.selection.full is False
+    assert result.selection.tests == ["a", "b"]  # the folders of the tested packages
+    assert result.selection.reasons == [
+        "example.com/m/a is touched",
+        "example.com/m/b imports example.com/m/a",
+    ]
+
+
+async def test_a_module_file_selects_every_package(tmp_path: Path) -> None:
+    root = _module(tmp_path)
+    write(root, "go.mod", "module example.com/m\n\ngo 1.22\n")
+    result = await _climb(root, "test.scoped")
+    assert result.rungs[0].state == "green"
+    assert result.selection is not None
+    assert result.selection.full is True
+    assert result.selection.reasons == ["go.mod changes every package's dependencies"]
 
 
 async def test_findings_at_head_are_preexisting_and_new_ones_red(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ detected toolchains' output folders never part of the change."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import Layout
-from agent_habitat.verify.models import Diagnostic, RungName, RungResult, RungState
+from agent_habitat.verify.models import Diagnostic, RungName, RungResult, RungState, Selection
 from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.runner.watch import GitIgnore
 from agent_habitat.verify.snapshot import Snapshot
@@ -208,3 +209,23 @@ def test_pythons_impact_looks_at_its_share_of_the_change_when_several_climb() ->
     assert impact_files(TOUCHED, [go.chain]) == TOUCHED  # no Python: the graph says so itself
     assert impact_files(TOUCHED, [py.chain, go.chain]) == ["src/app.py", "README.md"]
     assert impact_files(["cmd/main.go"], [py.chain, go.chain]) == []
+
+
+async def test_a_toolchain_that_chooses_its_tests_adds_them_to_the_climbs_selection(
+    tmp_path: Path,
+) -> None:
+    go = Fake("go", ".go", "green")
+    chosen = go.chain.runners["diagnose.files"]
+
+    async def choosing(ctx: RungContext) -> RungResult:
+        ctx.selection = Selection(full=False, tests=["cmd"], reasons=["cmd is touched"])
+        return await chosen(ctx)
+
+    go.chain = dataclasses.replace(go.chain, runners={"diagnose.files": choosing})
+    py = Fake("python", ".py", "green")
+    ctx = _ctx(tmp_path, TOUCHED)
+    ctx.selection = Selection(full=False, tests=["tests/test_app.py"], reasons=["py reason"])
+    await run_rung(ctx, "diagnose.files", [py.chain, go.chain], py.chain)
+    assert ctx.selection == Selection(
+        full=False, tests=["tests/test_app.py", "cmd"], reasons=["py reason", "cmd is touched"]
+    )

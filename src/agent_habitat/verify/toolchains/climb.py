@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from ..models import RungName, RungResult, RungState
+from ..models import RungName, RungResult, RungState, Selection
 from ..rungs.context import RungContext, skipped
 from .base import Toolchain
 
@@ -71,6 +71,17 @@ async def _one(ctx: RungContext, rung: RungName, chain: Toolchain, **narrow: obj
         return await runner(sub)
     finally:
         ctx.head = ctx.head or sub.head  # built once, kept for the rungs after
+        if sub.selection is not ctx.selection:  # this toolchain chose its own tests
+            ctx.selection = _union(ctx.selection, sub.selection)
+
+
+def _union(mine: Selection, theirs: Selection) -> Selection:
+    return Selection(
+        full=mine.full or theirs.full,
+        tests=[*mine.tests, *(t for t in theirs.tests if t not in mine.tests)],
+        reasons=[*mine.reasons, *theirs.reasons],
+        filtered=mine.filtered or theirs.filtered,
+    )
 
 
 def merge(

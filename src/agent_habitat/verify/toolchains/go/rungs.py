@@ -10,7 +10,7 @@ import shutil
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
-from ...models import Diagnostic, RungName, RungResult, RungState
+from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from ..base import Rung
@@ -236,6 +236,15 @@ async def _go_test(
     return result
 
 
+def _selection(graph: dict[str, Package], aff: Affected) -> Selection:
+    """The result's `Selection`: the folders of the packages whose tests run (`.` for the
+    module's root package), and why each was chosen."""
+    if aff.full:
+        return Selection(full=True, reasons=list(aff.reasons))
+    folders = [graph[name].dir for name in aff.tests if name in graph]
+    return Selection(full=False, tests=sorted(folders), reasons=list(aff.reasons))
+
+
 async def scoped_suite(ctx: RungContext) -> RungResult:
     rung: RungName = "test.scoped"
     if not _go_touched(ctx):
@@ -247,6 +256,8 @@ async def scoped_suite(ctx: RungContext) -> RungResult:
     if isinstance(found, str):
         return _error(ctx, rung, found, "go list")
     graph, aff = found
+    if not ctx.selection.filtered:
+        ctx.selection = _selection(graph, aff)
     if not aff.tests:
         return nothing_to_do(ctx, rung, "no Go package with tests is affected by the change")
     why = "; ".join(aff.reasons[:5]) + (
