@@ -1,6 +1,8 @@
 """Other shells: zsh carries cwd and env like bash; fish carries the cwd only (DESIGN §3).
 
-These run where the shell is installed (`apt-get install zsh fish`) and skip elsewhere.
+`make test-deps` installs both (`apt-get install zsh fish`); elsewhere these skip, and under
+CI (`HABITAT_TEST_REQUIRE=all`) fail. fish's exit code was lost (its `umask` reset `$status`)
+until these first ran.
 """
 
 from __future__ import annotations

@@ -44,9 +44,11 @@ _ZSH = _POSIX_TRAP.format(
     dump="unset __hd __c; for __n in ${(k)parameters[(R)*export*]};"
     ' do printf "%s=%s\\0" "$__n" "${(P)__n}"; done'
 )
+# `set -l __rc $status` first: any command, `umask` too, resets fish's $status.
 _FISH = (
     "set -g __hd $argv[1]; function __habitat_exit --on-event fish_exit;"
-    " umask 077; printf '%s\\0%s\\0' $status $PWD >$__hd/state; end; source $__hd/cmd"
+    " set -l __rc $status; umask 077; printf '%s\\0%s\\0' $__rc $PWD >$__hd/state; end;"
+    " source $__hd/cmd"
 )
 _PWSH = (
     "$__hd = $args[0]; try { . (Join-Path $__hd 'cmd.ps1') } finally {"
