@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import node_tools
+import required
 import session_jobs
 import wheel_venv
 
@@ -15,6 +16,17 @@ import wheel_venv
 # lines) are imported from there: tests may import bench, bench never imports tests.
 _BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path[:0] = [str(_BENCH / "latency"), str(_BENCH / "gauntlet"), str(_BENCH)]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    required.required()  # a wrong HABITAT_TEST_REQUIRE stops the run before any test
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    if required.required():
+        required.report_skip(outcome.get_result())  # type: ignore[attr-defined]
 
 
 @pytest.fixture
