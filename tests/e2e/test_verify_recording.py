@@ -4,7 +4,9 @@ that recording (issue 22). Real git, real pytest with the recorder plugin, a rea
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -193,3 +195,76 @@ async def test_a_verify_during_the_background_recording_cancels_it_and_does_not_
         assert deps is not None
         assert "tests/test_hold.py::test_holds_while_told" in deps.records
         assert "tests/test_core.py::test_double" in deps.records
+
+
+TABLE_MODULE = """\
+TABLE = {"a": 1, "b": 2}
+
+
+def first() -> int:
+    return TABLE["a"]
+
+
+def second() -> int:
+    return TABLE["b"]
+"""
+
+
+async def test_the_background_recording_records_heads_content_so_an_edit_after_a_revert_is_precise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "tab"
+    write(root, "tab/__init__.py", "")
+    write(root, "tab/core.py", TABLE_MODULE)
+    for name in ("first", "second"):
+        write(
+            root,
+            f"tests/test_{name}.py",
+            f"from tab.core import {name}\n\n\ndef test_{name}() -> None:\n"
+            f"    assert {name}() > 0\n",
+        )
+    write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n")
+    write(
+        root,
+        "pyproject.toml",
+        '[project]\nname = "tab"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\ndmypy = false\n",
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "tab")
+    ProjectTrust().grant_sync(root, "verb")
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")
+    # The tree is edited when the project opens: import-time code (the table) differs.
+    _edit(root, "tab/core.py", '"b": 2}', '"b": 3}')
+    workspace = Workspace.for_project(root)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    async with Habitat.open(workspace, project=root) as habitat:
+        events = EventRecorder(habitat.bus)
+        started = await events.wait_for("verify.recording.started", bound_seconds=120)
+        assert "HEAD's content" in " ".join(started.data["reasons"])
+        finished = await events.wait_for("verify.recording.finished", bound_seconds=120)
+        assert "recorded test dependencies of 2 tests" in str(finished.data["note"]), finished
+    deps = load_testdeps(deps_store_dir(workspace.state_dir))
+    assert deps is not None
+    (clean,) = [run for run in deps.runs.values() if run.head == head and not run.dirty]
+    assert sorted(clean.tests) == [
+        "tests/test_first.py::test_first",
+        "tests/test_second.py::test_second",
+    ]
+    at_head = TABLE_MODULE.encode()
+    assert clean.files["tab/core.py"] == hashlib.sha256(at_head).hexdigest()
+    # Edited runs after it (the table differs in each) never push the clean record out.
+    for value in ("4", "5", "6"):
+        _edit(root, "tab/core.py", '"b": ', f'"b": {value}, "x": ')
+        await _scoped(root)
+        (root / "tab/core.py").write_text(TABLE_MODULE, encoding="utf-8")
+    # Back at HEAD's table, an edit in `second` alone: the clean run vouches for test_first.
+    _edit(root, "tab/core.py", 'return TABLE["b"]', 'return TABLE["b"] + 0')
+    result = await _scoped(root)
+    assert result.selection is not None
+    selected = result.selection.tests
+    assert _runs(selected, "tests/test_second.py::test_second"), result.selection
+    assert not _runs(selected, "tests/test_first.py::test_first"), result.selection

@@ -3,7 +3,8 @@ folder): its model, and how a new run's record is merged into it.
 
 Records are merged per test: a test keeps the records of its last `RECORDS_PER_TEST`
 runs (`records`, newest first), each from a run at other content, so that after a revert
-or a branch switch one of them may still hold (selection needs just one that does). A run
+or a branch switch one of them may still hold (selection needs just one that does); the
+newest run of HEAD's content is always kept among them. A run
 no test keeps a record of is dropped, and past `MAX_RUNS` the oldest is (a test left with
 no record is one selection runs). `complete` says, per test file and content, which tests
 the file holds, from a run that ran it whole: a test selection names by node id exists at
@@ -32,6 +33,7 @@ __all__ = [
     "RecordedDeps",
     "RunScope",
     "TestRun",
+    "is_clean_at",
     "load_testdeps",
     "merge_run",
     "parse_testdeps",
@@ -185,7 +187,7 @@ def merge_run(
         deps.blocks.update(blocks)
         for test in run.tests:
             older = [r for r in deps.records.get(test, []) if r != run.id]
-            deps.records[test] = [run.id, *older[: RECORDS_PER_TEST - 1]]
+            deps.records[test] = _kept([run.id, *older], deps.runs)
         by_file: dict[str, list[str]] = {}
         for test in run.tests:
             by_file.setdefault(test.partition("::")[0], []).append(test)
@@ -202,6 +204,23 @@ def merge_run(
         _collect(deps)
         write_private(directory / STORE, json.dumps(deps.to_json()))
         return deps.tests
+
+
+def _kept(ids: list[str], runs: dict[str, TestRun]) -> list[str]:
+    """The newest `RECORDS_PER_TEST` of a test's records, the newest clean one (a run of
+    HEAD's content, `dirty` empty: the background recording's export) always among them:
+    what a revert, or any edit of other code, compares with, as testmon compares with its
+    recording run."""
+    kept = ids[:RECORDS_PER_TEST]
+    clean = next((r for r in ids if r in runs and not runs[r].dirty), None)
+    if clean is not None and clean not in kept:
+        kept = [*kept[: RECORDS_PER_TEST - 1], clean]
+    return kept
+
+
+def is_clean_at(run: TestRun, head: str | None) -> bool:
+    """The run saw HEAD's content (`head`) and nothing else."""
+    return head is not None and run.head == head and not run.dirty
 
 
 def _collect(deps: RecordedDeps) -> None:

@@ -15,6 +15,13 @@ synchronously from the request — and its process tree is killed in the backgro
 the verify does not wait for it (`verify.recording.cancelled` once the tree is gone).
 Once no verify is queued or running, and none has been asked for in `QUIET_S`, it plans
 again: what the verify's own test runs recorded meanwhile is not recorded twice.
+
+While the tree differs from HEAD and the store holds no run of HEAD's content, it first
+records the whole suite on an export of HEAD (head.py's `HeadTree`, in a folder of its
+own): every later edit is then compared with that clean run, as testmon compares with its
+recording run, not only with runs of earlier edits (whose import-time differences would
+stop them vouching). It runs only where every package imports from the export (checked
+first); otherwise it is skipped for that HEAD and the note says why.
 Events: `verify.recording.started|finished|cancelled`.
 """
 
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import time
 from functools import partial
 
@@ -31,14 +39,17 @@ import anyio.to_thread
 from ..events import Event, EventBus
 from ..proc import ProcessRecord
 from ..proc.priority import make_idle
+from .deps_store import is_clean_at
+from .head import HeadTree
 from .hooks import LadderHooks
+from .layout import Layout, discover_layout
 from .models import Selection
 from .rungs.context import RungContext
 from .rungs.suite import pytest_args
 from .runner.substrate import SubstrateFactory
 from .select.memo import SelectionMemo
 from .select.selection import unrecorded
-from .select.testdeps import Recording, RunScope
+from .select.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
 from .toolchains import snapshot_of
 
 __all__ = ["QUIET_S", "BackgroundRecorder"]
@@ -49,6 +60,16 @@ QUIET_S = 3.0
 """After a verify, how long no request may come before the recording plans again."""
 _RECORDED = (0, 1, 5)
 """pytest's exits whose run is a record: passed, tests failed, no tests in what it ran."""
+_PROBE = """
+import importlib.util, os, sys
+here = os.path.realpath(os.getcwd()) + os.sep
+for name in sys.argv[1:]:
+    origin = os.path.realpath(importlib.util.find_spec(name).origin)
+    if not origin.startswith(here):
+        print(origin)
+"""
+"""Prints where each named package imports from, when that is not the current folder."""
+_AT_HEAD = "no recording of HEAD's content (the whole suite, on an export of HEAD)"
 
 
 class BackgroundRecorder:
@@ -69,6 +90,8 @@ class BackgroundRecorder:
         self._last_request = 0.0
         self._scope: anyio.CancelScope | None = None
         self._wake = anyio.Event()
+        self._head_skipped: str | None = None
+        """A HEAD whose export could not be recorded (not tried again)."""
 
     def _on_event(self, event: Event) -> None:
         if event.kind == "environment.task.queued" and event.task:
@@ -119,6 +142,11 @@ class BackgroundRecorder:
 
     def _plan(self, ctx: RungContext) -> Selection | None:
         snapshot = snapshot_of(ctx.root)
+        if snapshot.hashes and snapshot.head and snapshot.head != self._head_skipped:
+            store = deps_store_dir(ctx.workspace.state_dir)
+            deps = self.memo.deps(store, load_testdeps)
+            if deps is None or not any(is_clean_at(r, snapshot.head) for r in deps.runs.values()):
+                return Selection(full=True, reasons=[_AT_HEAD])
         return unrecorded(
             ctx.layout,
             ctx.config,
@@ -132,6 +160,17 @@ class BackgroundRecorder:
         """Record `selection`; True when it ran to its end (False: a request cancelled it)."""
         assert base.env is not None
         snapshot = await anyio.to_thread.run_sync(snapshot_of, base.root)
+        root, layout, extra = base.root, base.layout, dict[str, str]()
+        if selection.reasons == [_AT_HEAD]:
+            assert snapshot.head is not None
+            at_head = await self._head_export(base, snapshot.head)
+            if isinstance(at_head, str):
+                self._head_skipped = snapshot.head
+                self.bus.publish("verify.recording.finished", data={"note": at_head})
+                return True
+            layout, extra = at_head
+            root = layout.root
+            snapshot = dataclasses.replace(snapshot, hashes={})
         ladder_id = f"record-{time.strftime('%H%M%S')}"
 
         def started(task: str, record: ProcessRecord) -> None:
@@ -151,7 +190,7 @@ class BackgroundRecorder:
             if selection.full
             else RunScope(whole_suite=False, paths=[t for t in tests if "::" not in t])
         )
-        rec = Recording(ctx.root, ctx.layout, ctx.workspace.state_dir, snapshot, scope)
+        rec = Recording(root, layout, ctx.workspace.state_dir, snapshot, scope)
         argv = [str(base.env.python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         argv += [*rec.args, *pytest_args(tests)]
         what = "the whole suite" if selection.full else f"{len(tests)} test(s)"
@@ -164,7 +203,10 @@ class BackgroundRecorder:
         with anyio.CancelScope() as scope_:
             self._scope = scope_
             try:
-                outcome = await ctx.run("test.full", argv, extra_env=rec.env())
+                env = rec.env()
+                if extra:
+                    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], extra["PYTHONPATH"]])
+                outcome = await ctx.run("test.full", argv, extra_env=env, cwd=root)
             finally:
                 self._scope = None
         if scope_.cancelled_caught:
@@ -173,6 +215,8 @@ class BackgroundRecorder:
             self.bus.publish("verify.recording.cancelled", data={"reason": "a verify request"})
             return False
         done = outcome.signal is None and not outcome.timed_out
+        if root != base.root and not (done and outcome.exit_code in _RECORDED):
+            self._head_skipped = snapshot.head  # HEAD's export does not run: not again
         note = await anyio.to_thread.run_sync(
             partial(rec.finish, done and outcome.exit_code in _RECORDED)
         )
@@ -188,3 +232,33 @@ class BackgroundRecorder:
             },
         )
         return True
+
+    async def _head_export(
+        self, ctx: RungContext, head: str
+    ) -> tuple[Layout, dict[str, str]] | str:
+        """The export of HEAD, its layout and the PYTHONPATH that imports its packages from
+        it; a string: why HEAD's content cannot be recorded there."""
+        assert ctx.env is not None
+        tree = HeadTree(ctx.root, head, ctx.workspace.state_dir / "recording")
+        try:
+            export = await anyio.to_thread.run_sync(tree.export)
+        except OSError as exc:
+            return f"HEAD's content not recorded: its export failed ({exc})"
+        layout = await anyio.to_thread.run_sync(discover_layout, export, ctx.config)
+        if sorted(layout.packages) != sorted(ctx.layout.packages):
+            return "HEAD's content not recorded: its packages differ from the working tree's"
+        path = os.pathsep.join(str(p) for p in layout.source_roots)
+        env = ctx.process_env({"PYTHONPATH": path})
+        done = await anyio.run_process(
+            [str(ctx.env.python), "-c", _PROBE, *sorted(layout.packages)],
+            cwd=layout.root,
+            env=env,
+            check=False,
+        )
+        elsewhere = done.stdout.decode("utf-8", "replace").split()
+        if done.returncode != 0 or elsewhere:
+            return (
+                "HEAD's content not recorded: the project's environment imports its packages "
+                f"from elsewhere than an export of HEAD ({', '.join(elsewhere) or 'not found'})"
+            )
+        return layout, {"PYTHONPATH": path}
