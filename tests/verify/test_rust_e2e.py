@@ -155,19 +155,24 @@ async def test_a_behaviour_change_fails_the_dependent_crates_test_in_test_scoped
     project: Path,
 ) -> None:
     write(project, "basis/src/lib.rs", _BASIS.replace("x * 2", "x * 3"))
-    result = await RUNNERS["test.scoped"](_ctx(project, "v4"))
+    ctx = _ctx(project, "v4")
+    result = await RUNNERS["test.scoped"](ctx)
     assert result.state == "red", result.reason
     failed = {d.message.split(": ")[0] for d in result.diagnostics}
     assert failed == {"doubles", "tests::quadruples"}
     assert "crates app, basis" in " ".join(result.notes)
+    assert (ctx.selection.full, ctx.selection.tests) == (False, ["app", "basis"])
+    assert ctx.selection.reasons
 
 
 async def test_an_integration_test_file_runs_that_target_alone(project: Path) -> None:
     write(project, "basis/src/lib.rs", _BASIS)
     write(project, "basis/tests/api.rs", _CORE_TESTS.replace("4)", "5)"))
-    result = await RUNNERS["test.scoped"](_ctx(project, "v5"))
+    ctx = _ctx(project, "v5")
+    result = await RUNNERS["test.scoped"](ctx)
     assert result.state == "red", result.reason
     assert result.command[-4:] == ["-p", "basis", "--test", "api"]
+    assert ctx.selection.tests == ["basis/tests/api.rs"]  # that target alone
     assert [d.file for d in result.diagnostics] == ["basis/tests/api.rs"]
 
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import shlex
 
 from ...command import Outcome
-from ...models import Diagnostic, RungName, RungResult, RungState
+from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from .cargo import TOOL_NOTE, cargo_rung, packages
 from .messages import LibtestReport, compiler_messages, libtest_report
-from .metadata import CrateGraph
+from .metadata import Affected, CrateGraph
 
 __all__ = ["full_suite", "scoped_suite"]
 
@@ -93,6 +93,28 @@ async def _cargo_test(
     return result
 
 
+def _target_file(graph: CrateGraph, crate: str, target: str) -> str:
+    """An integration test target's root file (cargo metadata's), else its crate's folder."""
+    for entry in graph.crates[crate].tests:
+        file, _, name = entry.rpartition("=")
+        if name == target:
+            return file
+    return graph.crates[crate].dir
+
+
+def _selection(graph: CrateGraph, affected: Affected, whole: list[str]) -> Selection:
+    """The result's `Selection`: the folders of the crates whose tests all run, the files
+    of the integration test targets that run alone, and why each crate was chosen."""
+    tests = [graph.crates[c].dir for c in whole if c in graph.crates]
+    tests += [
+        _target_file(graph, crate, target)
+        for crate, targets in sorted(affected.only_tests.items())
+        if crate in graph.crates
+        for target in targets
+    ]
+    return Selection(full=affected.every, tests=tests, reasons=list(affected.reasons))
+
+
 @cargo_rung("test.scoped", no_work=_no_work)
 async def scoped_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
     rung: RungName = "test.scoped"
@@ -110,6 +132,7 @@ async def scoped_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
         runs.append([*_BASE, *packages(whole)])
     for crate, targets in sorted(affected.only_tests.items()):
         runs.append([*_BASE, "-p", crate, *(a for t in targets for a in ("--test", t))])
+    ctx.selection = _selection(graph, affected, whole)
     if not runs:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
     shown = "; ".join(affected.reasons[:5])
