@@ -8,8 +8,9 @@ Each module in `_COMMAND_MODULES` has `register(subparsers)`; a subcommand sets
 A CLI call imports only what its command needs: `--version` imports nothing of ours,
 `habitat scene` reads `state.db` directly when nothing needs doing (`cli.scene_fast`), a
 shell verb that a running host answers is sent to it with the standard library alone
-(`cli.host_verbs`), and otherwise the shell verbs alone are registered (no verify ladder,
-no MCP SDK). Only the top-level help and an unknown command build every subcommand.
+(`cli.host_verbs`), so are `status` and `cancel` (`cli.verify_light`), and otherwise the
+shell verbs alone are registered (no verify ladder, no MCP SDK). Only the top-level help
+and an unknown command build every subcommand.
 
 The modules:
   parser         the top-level parser (JSON errors under `--json`);  common  opening the
@@ -23,6 +24,7 @@ The modules:
   verify_cmds    `habitat verify|status|cancel`;  verify_exit  their exit codes
   verify_hosted, verify_oneshot   a climb through the host, or in this process
   verify_records `status`/`cancel` from the record;  verdict_text, ladder_view  the verdict
+  verify_light   `status`/`cancel` answered by a running host (standard library only)
   host_cmd       `habitat host …`;  dashboard_cmd  `habitat dashboard`;  mcp_cmds  `habitat mcp`
   init_cmd       `habitat init`;  rules_cmd  `habitat rules`
   demo_cmd, demo_tour, demo_sample   `habitat demo`: the tour and its sample project
@@ -216,6 +218,12 @@ def _main(argv: list[str]) -> int:
         read = fast_events(argv)
         if read is not None:
             return read
+    if command in ("status", "cancel") and argv[0] == command:
+        from .verify_light import verify_light
+
+        light = verify_light(argv)
+        if light is not None:
+            return light
     if command in _HOST_VERBS and argv[0] == command:
         from .host_verbs import host_verb
 

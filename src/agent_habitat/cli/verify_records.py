@@ -4,21 +4,17 @@ serves the workspace, else from the workspace's record (which a one-shot verify 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from ..reach.client import HostClient
 from ..reach.launcher import find_host
 from ..verbs import verb
-from ..verify.rungs.dmypy import describe_warm
-from ..verify.rungs.warm_checker import describe as describe_checker
-from ..verify.rungs.warm_pytest import WarmPytest
 from ..verify.runner.args import VerifyCancelArgs, VerifyStatusArgs
+from ..verify.runner.cli_text import cancel_output, status_output
 from ..verify.runner.report import VerifyCancelResult, VerifyStatusResult
-from ..verify.runner.text import render_verify_cancel, render_verify_status
 from ..workspace import Workspace
-from .common import emit_json, open_habitat, project_root, run_command
+from .common import open_habitat, project_root, run_command
 from .verify_oneshot import on_project
 
 __all__ = ["cancel", "status"]
@@ -40,20 +36,10 @@ def status(args: argparse.Namespace) -> int:
             result = hosted
         else:
             result = await _recorded_status(args)
-        from ..verify.runner.warmup import warm_lines  # what the serving process warmed
-
-        warm = warm_lines(Workspace.for_project(project_root(args)))
-        if args.json and warm:
-            data = result.model_dump(mode="json") | {"warm": warm}
-            sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        elif args.json:
-            emit_json(result)
-        else:
-            sys.stdout.write(render_verify_status(result) + "".join(f"{w}\n" for w in warm))
-            workspace = Workspace.for_project(project_root(args))
-            pytest = WarmPytest(workspace).describe() or ""
-            sys.stdout.write(describe_warm(workspace) + pytest + describe_checker(workspace))
-        return 0 if result.green else 1
+        workspace = Workspace.for_project(project_root(args))
+        text, code = status_output(result, workspace, as_json=args.json)
+        sys.stdout.write(text)
+        return code
 
     return run_command(body, term_as_interrupt=True)
 
@@ -73,10 +59,8 @@ def cancel(args: argparse.Namespace) -> int:
             async with open_habitat(args) as habitat:
                 await on_project(habitat, project_root(args))
                 result = await habitat.verifier.cancel(args.task)
-        if args.json:
-            emit_json(result)
-        else:
-            sys.stdout.write(render_verify_cancel(result))
-        return 0
+        text, code = cancel_output(result, as_json=args.json)
+        sys.stdout.write(text)
+        return code
 
     return run_command(body, term_as_interrupt=True)

@@ -3,6 +3,7 @@
 #   server     the host process: lock, unix socket (+ TCP), uvicorn, signals, idle exit
 #   app        the HTTP app (/mcp, /events, /api/status) and `build_mcp`, what it serves
 #   api        the JSON API derived from the verb table;  verify_wait  a verdict's long wait
+#   verify_cli `habitat status|cancel` as the terminal prints them (the light CLI's)
 #   guard      Host/Origin checks on every request, the bearer token on TCP
 #   credentials  browser sessions and login codes;  token_route  the token's rotation
 #   tcp_limits the TCP listener's connection bounds

@@ -39,6 +39,7 @@ from agent_habitat.verbs import PREFIX, VERBS, AnyVerb
 from agent_habitat.verify import POLICIES
 
 from .dashboard.tails import tails_route
+from .verify_cli import verify_cli_route
 from .verify_wait import verify_wait_route
 
 __all__ = ["api_routes", "error_body", "meta", "verb_index"]
@@ -171,7 +172,8 @@ def _endpoint(habitat: Habitat, verb: AnyVerb) -> Callable[[Request], Awaitable[
 
 def api_routes(habitat: Habitat) -> list[Route]:
     """`/api/verbs`, `/api/meta`, one route per verb of the table, and the dashboard's
-    batched tails (`/api/dashboard/tails`, host/dashboard/tails.py)."""
+    batched tails (`/api/dashboard/tails`, host/dashboard/tails.py), a verdict's wait and
+    `habitat status|cancel` as text (`/api/verify/wait`, `/api/verify/cli`)."""
 
     async def verbs(request: Request) -> Response:
         return JSONResponse(verb_index())
@@ -193,4 +195,5 @@ def api_routes(habitat: Habitat) -> list[Route]:
         )
     routes.append(tails_route(habitat))
     routes.append(verify_wait_route(habitat))
+    routes.append(verify_cli_route(habitat))
     return routes

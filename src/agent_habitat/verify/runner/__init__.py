@@ -10,4 +10,5 @@
 #   slot         the runner a host holds per project (VerifySlot), which answers the verify
 #                verbs;   record  an epoch's record
 #   report       what a verify answers the agent;   text  the verify answers as text
+#   cli_text     what `habitat status` / `habitat cancel` print (the CLI's and the host's)
 # Nothing is imported here: callers name the module they need.

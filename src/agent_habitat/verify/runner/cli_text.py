@@ -1,0 +1,42 @@
+"""What `habitat status` and `habitat cancel` print, and their exit codes, from the verify
+verbs' results: one writer for the embedded path (`cli.verify_records`) and for the host,
+which answers the light CLI with this text (`host/verify_cli.py`), so both print the same
+bytes and the CLI through a host imports neither pydantic nor the ladder."""
+
+from __future__ import annotations
+
+import json
+
+from ...workspace import Workspace
+from ..rungs.dmypy import describe_warm
+from ..rungs.warm_checker import describe as describe_checker
+from ..rungs.warm_pytest import WarmPytest
+from .report import VerifyCancelResult, VerifyStatusResult
+from .text import render_verify_cancel, render_verify_status
+from .warmup import warm_lines
+
+__all__ = ["cancel_output", "status_output"]
+
+
+def status_output(
+    result: VerifyStatusResult, workspace: Workspace, *, as_json: bool
+) -> tuple[str, int]:
+    """`habitat status`'s stdout and exit code (0 green, 1 not green)."""
+    warm = warm_lines(workspace)  # what the serving process warmed
+    if as_json and warm:
+        data = result.model_dump(mode="json") | {"warm": warm}
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    elif as_json:
+        text = result.model_dump_json(indent=2) + "\n"
+    else:
+        text = render_verify_status(result) + "".join(f"{w}\n" for w in warm)
+        pytest = WarmPytest(workspace).describe() or ""
+        text += describe_warm(workspace) + pytest + describe_checker(workspace)
+    return text, 0 if result.green else 1
+
+
+def cancel_output(result: VerifyCancelResult, *, as_json: bool) -> tuple[str, int]:
+    """`habitat cancel`'s stdout and exit code (0: the answer says what was cancelled)."""
+    if as_json:
+        return result.model_dump_json(indent=2) + "\n", 0
+    return render_verify_cancel(result), 0
