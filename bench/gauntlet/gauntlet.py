@@ -5,7 +5,9 @@
 `make gauntlet` runs the long version (20 host kills, 20 server kills); `make test` runs
 the short one (tests/hardening/test_gauntlet.py). The same seed draws the same kill
 moments, fuzzed calls and daemon shapes. Figures named in `MUST_BE_ZERO` fail the run when
-they are not 0; the others (latencies, byte counts) are printed for docs/reliability.md.
+they are not 0, and a scenario's figures must be exactly its `FIGURES`; the others
+(latencies, byte counts) are printed for docs/reliability.md. The short version stops one
+verify chain mid-rung (`verify_cancel`); the long one also kills its host.
 """
 
 from __future__ import annotations
@@ -52,6 +54,60 @@ MUST_BE_ZERO = (
     "verify host-kill: reported green",
 )
 
+# Every figure each scenario reports: a figure missing, renamed or added fails the run, so a
+# must-be-zero figure cannot pass by no longer being there.
+FIGURES: dict[str, frozenset[str]] = {
+    name: frozenset(keys)
+    for name, keys in {
+        "left running": (
+            "left unsaid",
+            "processes left",
+            "runs that left daemons",
+            "said so (left_running)",
+            "tracking",
+            "untracked notes",
+        ),
+        "fuzzed tools": ("fuzzed calls", "internal errors", "unanswered"),
+        "catastrophic regex": ("answered", "regex calls", "slowest answer s"),
+        "secrets at rest": ("files holding the secret", "state paths open to others"),
+        "special files": (
+            "refused by type",
+            "regular calls answered",
+            "slowest call s",
+            "special files",
+            "special files written",
+            "unanswered calls",
+        ),
+        "spool accounting": ("bytes unaccounted", "bytes written", "spool bytes"),
+        "scene under load": ("scene calls", "scene p50 ms", "scene p99 ms", "writers"),
+        "host kills": (
+            "bridge recovered",
+            "host kills",
+            "hosts started as the bridge closed",
+            "in-flight calls answered",
+            "unanswered calls",
+        ),
+        "server kills": (
+            "malformed lines",
+            "processes left",
+            "run ids reused",
+            "runs lost",
+            "server kills",
+            "server kills survived",
+            "unanswered lines",
+        ),
+        **{
+            f"verify {how}": (
+                f"verify {how} mid-rung: processes left",
+                f"verify {how}: hosts started as the bridge closed",
+                f"verify {how}: reported green",
+                f"verify {how}: state",
+            )
+            for how in ("cancel", "host-kill")
+        },
+    }.items()
+}
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -70,7 +126,7 @@ class Settings:
 
     @classmethod
     def short(cls, seed: int = 12) -> Settings:
-        return cls(seed, 1, 1, 3, 60, 6, 2, 40, (), fifos=12)
+        return cls(seed, 1, 1, 3, 60, 6, 2, 40, ("cancel",), fifos=12)
 
     @classmethod
     def long(cls, seed: int = 12) -> Settings:
@@ -113,8 +169,16 @@ class Outcome:
     seconds: dict[str, float]
 
     def failures(self) -> list[str]:
+        """Each must-be-zero figure that is not, each error, and each figure missing from or
+        unknown to a scenario's `FIGURES`."""
         bad = []
         for name, figures in self.figures.items():
+            wanted = FIGURES.get(name)
+            if wanted is None:
+                bad.append(f"{name}: a scenario FIGURES does not list")
+            elif "error" not in figures:
+                bad += [f"{name}: {key} missing" for key in sorted(wanted - figures.keys())]
+                bad += [f"{name}: {key} not in FIGURES" for key in sorted(figures.keys() - wanted)]
             for key, value in figures.items():
                 if key == "error" or (key in MUST_BE_ZERO and value != 0):
                     bad.append(f"{name}: {key} = {value}")

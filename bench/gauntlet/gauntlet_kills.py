@@ -197,14 +197,31 @@ async def host_kills(
 _SLOW_TEST = "import time\n\n\ndef test_slow() -> None:\n    time.sleep(120)\n"
 
 
+_ZYGOTE = "habitat_pytest_zygote"
+
+
 def _pytest_of(root: Path) -> list[psutil.Process]:
+    """The test processes of `root`'s runs: a fresh pytest, or a warm run (its client; the
+    warm pytest's fork and its fork keep its argv). The warm pytest itself is not one: the
+    host keeps it for the next run, and it is gone when the host is."""
     found = []
-    for proc in psutil.process_iter(["cmdline", "cwd", "status"]):
-        cmd = " ".join(proc.info["cmdline"] or [])
+    for proc in psutil.process_iter(["cmdline", "cwd", "status", "ppid"]):
+        # Not the project's path: under pytest it is /tmp/pytest-of-…, in the host's argv too.
+        cmd = " ".join(proc.info["cmdline"] or []).replace(str(root), "")
         if "pytest" in cmd and proc.info["cwd"] == str(root):
-            if proc.info["status"] != psutil.STATUS_ZOMBIE:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and not _is_warm_pytest(proc, cmd):
                 found.append(proc)
     return found
+
+
+def _is_warm_pytest(proc: psutil.Process, cmd: str) -> bool:
+    if _ZYGOTE not in cmd:
+        return False
+    try:
+        parent = " ".join(psutil.Process(proc.info["ppid"]).cmdline())
+    except psutil.Error:
+        return False  # an orphaned fork of it is a run left behind
+    return _ZYGOTE not in parent
 
 
 async def verify_killed_mid_rung(project: Path, env: dict[str, str], how: str) -> dict[str, Any]:
