@@ -4,7 +4,8 @@
 #   events/  typed events and the in-process bus;  store/  SQLite state and the journal
 #   config   [tool.habitat] + HABITAT_* + flags;   workspace  where state lives
 #   limits   field types for what the OS takes in an argument, a path, an env value
-#   project  which project is open;   habitat  the composition root (Habitat.open)
+#   project  which project is open (project_folder: which folders may be one, every door)
+#   habitat  the composition root (Habitat.open)
 #   verbs    every verb once: the MCP tools and CLI commands are derived from it
 #   reach/   the way to a workspace host from another process (find, start, call, bridge)
 #   mcp_tools, cli   the adapters: they take a built Habitat (docs/architecture.md)

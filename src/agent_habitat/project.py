@@ -9,16 +9,15 @@ publishes `project.opened` on the bus; listeners (the shell's default cwd, an MC
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import UsageError
 from .events import EventBus, Unsubscribe
 from .limits import PathText
+from .project_folder import PROJECT_FILES, VCS_FOLDERS, a_project, existing_dir
 from .workspace import scm_root
 
 __all__ = [
@@ -30,33 +29,8 @@ __all__ = [
     "ProjectOpenResult",
     "ProjectSource",
     "a_project",
+    "existing_dir",
 ]
-
-VCS_FOLDERS = (".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", ".fossil")
-"""A folder holding one of these, or under one that does, is a version-controlled tree."""
-
-PROJECT_FILES = (
-    "pyproject.toml",
-    "setup.py",
-    "setup.cfg",
-    "package.json",
-    "Cargo.toml",
-    "go.mod",
-    "pom.xml",
-    "build.gradle",
-    "build.gradle.kts",
-    "CMakeLists.txt",
-    "Makefile",
-    "meson.build",
-    "Gemfile",
-    "composer.json",
-    "deno.json",
-    "mix.exs",
-    "pubspec.yaml",
-    "stack.yaml",
-    "flake.nix",
-)
-"""A folder holding one of these is a project even without version control."""
 
 ProjectSource = Literal["flag", "roots", "cwd", "project_open"]
 """`flag`: `--project`; `roots`: the MCP client's roots; `cwd`: the git work tree the habitat
@@ -95,7 +69,7 @@ class Project:
     def at_start(cls, bus: EventBus, flag: Path | None, workspace_root: Path | None) -> Project:
         """`flag` when given (it must be a folder); else the git work tree of the workspace."""
         if flag is not None:
-            return cls(bus, existing_dir(flag), "flag")
+            return cls(bus, a_project(flag, named="--project"), "flag")
         around = scm_root(workspace_root) if workspace_root is not None else None
         return cls(bus, around, "cwd" if around else None)
 
@@ -132,37 +106,3 @@ class Project:
         if self.root is None:
             return "No project is open (commands start in the server's cwd)."
         return f"Open project: {self.root} (from {self.source})."
-
-
-def a_project(path: str | Path) -> Path:
-    """`path` resolved, when it is a project: inside a version-controlled tree, or holding a
-    project file. `/`, a home folder or any other plain folder is refused (the edit verbs
-    would write anywhere under it). Only `path` and its parents are looked at, never a walk.
-    """
-    root = existing_dir(Path(path))
-    if root == Path(root.anchor):
-        raise UsageError(
-            f"path {str(path)!r} is the file system's root, not a project; open the "
-            "repository's own folder"
-        )
-    for candidate in [root, *root.parents]:
-        if candidate == Path(candidate.anchor):
-            break  # a VCS folder at `/` would make everything a project
-        if any(os.path.lexists(candidate / name) for name in VCS_FOLDERS):
-            return root
-    if any(os.path.lexists(root / name) for name in PROJECT_FILES):
-        return root
-    home = " (your home folder)" if root == Path.home().resolve() else ""
-    raise UsageError(
-        f"path {str(path)!r}{home} is not a project: no version control (.git, .hg, …) in "
-        "or above it and no project file (pyproject.toml, package.json, Cargo.toml, go.mod, "
-        "…) in it; open the repository's folder, or make this one a project (`git init`)"
-    )
-
-
-def existing_dir(path: Path) -> Path:
-    """`path` resolved (relative to the cwd), or a UsageError naming it."""
-    resolved = path.expanduser().resolve()
-    if not resolved.is_dir():
-        raise UsageError(f"path {str(path)!r} is not an existing folder; pass a project directory")
-    return resolved

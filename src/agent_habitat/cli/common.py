@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import ConfigError, HabitatError, UsageError
 from ..habitat import Habitat
+from ..project_folder import a_project
 from ..workspace import Workspace, find_project_root
 from .parser import JSON_ERRORS
 
@@ -62,7 +63,10 @@ def project_root(args: argparse.Namespace) -> Path:
     if project is not None:
         if not project.is_dir():
             raise FlagError(f"--project {project} is not a directory", "project")
-        return project.resolve()
+        try:
+            return a_project(project, named="--project")
+        except UsageError as exc:
+            raise FlagError(str(exc), "project") from None
     return find_project_root()
 
 

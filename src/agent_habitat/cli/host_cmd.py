@@ -73,7 +73,9 @@ def _root(args: argparse.Namespace) -> Path:
         return find_project_root()
     if not project.is_dir():
         raise UsageError(f"--project {project} is not a directory")
-    return project.resolve()
+    from ..project_folder import a_project
+
+    return a_project(project, named="--project")
 
 
 def cmd_host(args: argparse.Namespace) -> int:

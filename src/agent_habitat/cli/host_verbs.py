@@ -46,9 +46,13 @@ def _root(call: VerbCall) -> Path:
     from ..workspace import find_project_root
 
     if call.project is not None:
-        if not call.project.is_dir():
-            raise _Fallback  # the full path names the bad flag
-        return call.project.resolve()
+        from ..errors import UsageError
+        from ..project_folder import a_project
+
+        try:
+            return a_project(call.project, named="--project")
+        except UsageError:
+            raise _Fallback from None  # the full path names the bad flag
     return find_project_root()
 
 

@@ -13,7 +13,9 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import UsageError
 from ..mcp_tools.handshake import PRIMARY, TERMINAL, Handshake
+from ..project_folder import a_project
 from ..workspace import Workspace, find_project_root
 
 if TYPE_CHECKING:
@@ -95,7 +97,11 @@ def run_mcp(args: argparse.Namespace) -> int:
         print(f"habitat mcp: --project {project} is not a directory", file=sys.stderr)
         return 2
     # `--project`, else the git work tree around the cwd, else the cwd.
-    root = project.resolve() if project is not None else find_project_root()
+    try:
+        root = a_project(project, named="--project") if project is not None else find_project_root()
+    except UsageError as exc:
+        print(f"habitat mcp: {exc}", file=sys.stderr)
+        return 2
     if not args.embedded:
         _quiet_logging()
         from agent_habitat.reach import serve_bridge

@@ -113,9 +113,15 @@ def register(subparsers: Any) -> None:
 def _root(args: argparse.Namespace) -> Path | None:
     """The project folder, or None for a bad `--project` (the full path names the flag)."""
     project: Path | None = args.project
-    if project is not None:
-        return project.resolve() if project.is_dir() else None
+    from ..errors import UsageError
+    from ..project_folder import a_project
     from ..workspace import find_project_root
+
+    if project is not None:
+        try:
+            return a_project(project, named="--project")
+        except UsageError:
+            return None
 
     return find_project_root()
 

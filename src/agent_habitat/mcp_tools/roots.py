@@ -15,7 +15,8 @@ import mcp.types as types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError, NoBackChannelError
 
-from agent_habitat.project import Project
+from agent_habitat.errors import UsageError
+from agent_habitat.project import Project, a_project
 
 __all__ = ["ROOTS_TIMEOUT_SECONDS", "ClientRoots"]
 
@@ -48,8 +49,8 @@ class ClientRoots:
                 # in 2026-07-28, but 2025-era clients (all of today's) still offer them.
                 listed = await session.send_request(types.ListRootsRequest(), types.ListRootsResult)
                 for root in listed.roots:
-                    path = _file_uri_path(str(root.uri))
-                    if path is not None and path.is_dir() and project.source != "project_open":
+                    path = _project_of(str(root.uri))
+                    if path is not None and project.source != "project_open":
                         await project.open(path, "roots")
                         break
         except (MCPError, NoBackChannelError) as exc:
@@ -63,8 +64,14 @@ class ClientRoots:
             await self._settled.wait()
 
 
-def _file_uri_path(uri: str) -> Path | None:
+def _project_of(uri: str) -> Path | None:
+    """The folder of a `file://` root when it is a project (`a_project`, as `project_open`
+    checks it): a client listing `/` or a home folder opens nothing, and it is logged."""
     parsed = urlparse(uri)
     if parsed.scheme != "file":
         return None
-    return Path(unquote(parsed.path))
+    try:
+        return a_project(Path(unquote(parsed.path)))
+    except UsageError as exc:
+        logger.info("client root %s not opened: %s", uri, exc)
+        return None
