@@ -116,6 +116,9 @@ _VERBS: list[tuple[str, list[str]]] = [
     ("close", ["close", "gone"]),
     ("input", ["input", "repl", "x\n"]),
     ("events", ["events", "--since", "0"]),
+    ("status", ["status"]),
+    ("status --json", ["status", "--json"]),
+    ("cancel (nothing runs)", ["cancel"]),
 ]
 """Each verb's command line (`--project` is added). `input` needs a run that holds its stdin
 open, which only a host can keep: it is measured with a host only."""
@@ -269,6 +272,7 @@ def main() -> int:
         {
             "iterations": args.iterations,
             "python_ms": round(bare_ms, 1),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
             "results": {
                 name: {
                     "median_ms": round(medians[name], 1),
