@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -90,3 +92,35 @@ def test_a_non_loopback_bind_is_refused_without_allow_remote() -> None:
 def test_malformed_tcp_addresses_are_refused(value: str) -> None:
     with pytest.raises(UsageError):
         parse_tcp(value, allow_remote=True)
+
+
+# Runs the host's entry point in a child and says whether the server module was imported.
+_MAIN = (
+    "import sys\n"
+    "from agent_habitat.host.__main__ import main\n"
+    "code = main(['--project', sys.argv[1]])\n"
+    "print('server imported' if 'agent_habitat.host.server' in sys.modules else 'no server')\n"
+    "sys.exit(code)\n"
+)
+
+
+def test_a_host_started_while_the_lock_is_held_exits_3_before_importing_the_server(
+    tmp_path: Path,
+) -> None:
+    f = files(tmp_path)
+    f.prepare()
+    held = HostLock(f.lock)
+    assert held.acquire()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _MAIN, str(f.workspace.root)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        held.release()
+    assert done.returncode == 3, done.stderr
+    assert f"a host already runs for {f.workspace.root}" in done.stderr
+    assert done.stdout.strip() == "no server"

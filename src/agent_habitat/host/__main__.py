@@ -16,8 +16,9 @@ from pathlib import Path
 import anyio
 
 from agent_habitat.errors import HabitatError
-
-from .server import AlreadyRunning, parse_tcp, serve_host
+from agent_habitat.reach.files import HostFiles
+from agent_habitat.reach.lock import is_held
+from agent_habitat.workspace import Workspace
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -29,9 +30,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(asctime)s habitat host %(message)s"
     )
+    root = args.project.resolve()
+    lock = HostFiles(Workspace.for_project(root)).lock
+    if is_held(lock):
+        # Before the server's imports (the MCP SDK: seconds of CPU on a loaded machine) and
+        # the lock's patience: a live owner holds it, so this host could never serve.
+        print(f"habitat host: a host already runs for {root} (see {lock})", file=sys.stderr)
+        return 3
+    from .server import AlreadyRunning, parse_tcp, serve_host
+
     try:
         tcp = parse_tcp(args.tcp, allow_remote=args.allow_remote) if args.tcp else None
-        anyio.run(lambda: serve_host(args.project.resolve(), tcp=tcp))
+        anyio.run(lambda: serve_host(root, tcp=tcp))
     except AlreadyRunning as exc:
         print(f"habitat host: {exc}", file=sys.stderr)
         return 3
