@@ -99,6 +99,10 @@ async def test_exit_codes_and_json_are_the_same_through_the_host_as_embedded(
         cases, embedded, hosted, strict=True
     ):
         assert e_code == h_code, case
+        # Never skipped on an empty side: each case says something, and both paths say it
+        # on the same stream.
+        assert e_out or e_err, case
+        assert (bool(e_out), bool(e_err)) == (bool(h_out), bool(h_err)), case
         if e_out:
             assert _shape(e_out) == _shape(h_out), case
         if e_err:
