@@ -8,7 +8,9 @@ default): a fresh state folder, no run by hand before the first edit — every t
 ladder makes records dependency data, and a host records in the background once the first
 verify has trusted the project. `--via host` (default) starts the workspace host first, as
 `habitat mcp` does for an agent, so every verify goes through it; `--via oneshot` passes
-`--no-host`. `--flow ritual` is the old flow: `habitat verify --rung test.full` first.
+`--no-host`; `--via both` runs each mutation's verify through the host and then one-shot,
+interleaved (the host's result judges misses and false reds). `--flow ritual` is the old
+flow: `habitat verify --rung test.full` first.
 Then for each mutation, in turn, on a clean copy:
 
 1. `habitat verify --policy standard --json` (this worktree's CLI); when it stops
@@ -17,14 +19,21 @@ Then for each mutation, in turn, on a clean copy:
 3. `pytest --testmon` against a copy of the baseline database (so runs do not feed each
    other), counting what it selected and what failed.
 
+Through a host, after the mutations, a comment-only edit (a new comment line, each sample
+its own text) is verified `--comment-samples` times, as a user would: `habitat verify`.
+
+The seed defaults to today's date (YYYYMMDD, printed): held-out mutations, not the ones
+the code was tuned on. `--out` also writes the JSON (with this repository's commit and the
+load average before and after) where it can be committed (docs/bench-data/).
+
 A miss: the full suite has a failure the baseline did not, and `test.scoped` was green.
 A false red: the ladder is red but the red rungs found nothing the mutation caused (their
 findings are all in the same rung's result on the clean tree for the same file, or
 `test.scoped` failed while the full suite found nothing new).
 
     .venv/bin/python bench/ladder/ladder_harness.py [--projects attrs,packaging,click]
-        [--mutations 20] [--seed 9] [--python python3.12] [--flow user|ritual]
-        [--via host|oneshot]
+        [--mutations 30] [--seed YYYYMMDD] [--python python3.12] [--flow user|ritual]
+        [--via host|oneshot|both] [--comment-samples 10] [--out docs/bench-data/X.json]
 """
 
 from __future__ import annotations
@@ -50,9 +59,11 @@ from agent_habitat.verify import stop_type_daemon
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_harness_comment import comment_edits
 from ladder_harness_mutations import Mutation, apply, choose
 from ladder_harness_projects import DEFAULT, PROJECTS, Project, prepare, reset
 from ladder_harness_select import selection_time_ms
+from ladder_harness_stats import tail_row, tails
 
 from _report import RESULTS, print_table, write_json
 
@@ -127,8 +138,8 @@ class Runner:
                     failed.add(f"{case.get('classname')}::{case.get('name')}")
         return wall, failed, _ran(_counts(text))
 
-    def verify(self, *extra: str) -> tuple[float, dict[str, Any]]:
-        via = ["--no-host"] if self.oneshot else []
+    def verify(self, *extra: str, oneshot: bool | None = None) -> tuple[float, dict[str, Any]]:
+        via = ["--no-host"] if (self.oneshot if oneshot is None else oneshot) else []
         wall, text = self._timed([str(HABITAT), "verify", "--json", *via, *extra])
         if "TIMEOUT after" in text:
             return wall, {"state": "red", "rungs": [], "timeout": True}
@@ -166,13 +177,14 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     print(f"[{project.name}] preparing", file=sys.stderr, flush=True)
     root, python = prepare(project, cache, args.python)
     reset(root)
-    home = Path(tempfile.mkdtemp(prefix=f"ladder-{project.name}-", dir=cache))
+    # Short: the host's socket lives under it (a unix socket path has ~100 bytes).
+    home = Path(tempfile.mkdtemp(prefix=f"lh-{project.name[:6]}-", dir="/tmp"))
     run = Runner(project, root, python, home)
     base_wall, base_failed, total = run.full()
     run.limit_s = max(90.0, 8 * base_wall)
     run.oneshot = args.via == "oneshot"
     rec_wall, rec = run.verify("--rung", "test.full") if args.flow == "ritual" else (0.0, {})
-    if args.via == "host":
+    if args.via in ("host", "both"):
         run.host("start")
     tm_wall, tm_counts, _ = run.testmon(record=True)
     print(
@@ -198,9 +210,17 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         "testmon_recording_s": tm_wall,
         "mutations": rows,
     }
+    comments: list[float] = []
+    partial["comment_edit_s"] = comments
     try:
         for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
             rows.append(_one(run, m, base_failed, baseline_findings))
+            if args.via == "both":
+                reset(root)
+                apply(root, m)
+                one_wall, one = run.verify("--policy", "standard", oneshot=True)
+                rows[-1]["oneshot_wall_s"] = one_wall
+                rows[-1]["oneshot_state"] = one.get("state", "error")
             write_json(f"ladder_harness_partial_{project.name}", partial)  # survives a kill
             r = rows[-1]
             print(
@@ -211,9 +231,12 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
                 file=sys.stderr,
                 flush=True,
             )
+        if args.via in ("host", "both"):
+            comments.extend(comment_edits(run, files[0], args.comment_samples))
+            write_json(f"ladder_harness_partial_{project.name}", partial)
     finally:
         reset(root)  # never leave a mutation in the cached copy
-        if args.via == "host":
+        if args.via in ("host", "both"):
             run.host("stop")
         os.environ["HABITAT_HOME"] = str(home)
         anyio.run(stop_type_daemon, root)  # its idle timeout is an hour
@@ -230,6 +253,7 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         "testmon_recording_counts": tm_counts,
         "flow": args.flow,
         "via": args.via,
+        "comment_edit_s": comments,
         "mutations": rows,
     }
 
@@ -340,27 +364,7 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
             statistics.median(r.get("ladder_beyond_rungs_s", 0.0) for r in rows) if rows else 0
         ),
         "testmon_median_s": statistics.median(r["testmon_s"] for r in rows) if rows else 0.0,
-        **_tail(rows[1:]),
-    }
-
-
-def _tail(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """From the second edit on (the first may have no data yet): the selection ratio to
-    testmon per mutation — p90, max, how many over 2× — and the walls a person waits."""
-    if not rows:
-        return {}
-    ratios = sorted(r["ours_selected"] / max(r["testmon_selected"], 1) for r in rows)
-    walls = sorted(r["ladder_wall_s"] for r in rows)
-    return {
-        "from_second_edit": len(rows),
-        "ratio_p90": round(ratios[min(len(ratios) - 1, int(0.9 * len(ratios)))], 2),
-        "ratio_max": round(ratios[-1], 2),
-        "over_2x": sum(x > 2 for x in ratios),
-        "second_on_median_selected": statistics.median(r["ours_selected"] for r in rows),
-        "second_on_testmon_median_selected": statistics.median(r["testmon_selected"] for r in rows),
-        "second_on_wall_median_s": statistics.median(walls),
-        "second_on_full_median_s": statistics.median(r["full_s"] for r in rows),
-        "second_on_testmon_median_s": statistics.median(r["testmon_s"] for r in rows),
+        "tails": tails(rows[1:], p.get("comment_edit_s", [])),
     }
 
 
@@ -380,10 +384,13 @@ def _targets(s: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--projects", default=",".join(DEFAULT), help=f"of {', '.join(PROJECTS)}")
-    parser.add_argument("--mutations", type=int, default=20, help="per project")
-    parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--mutations", type=int, default=30, help="per project")
+    today = int(time.strftime("%Y%m%d", time.gmtime()))
+    parser.add_argument("--seed", type=int, default=today, help="default: today (UTC)")
+    parser.add_argument("--comment-samples", type=int, default=10, help="per project, via host")
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     parser.add_argument("--flow", choices=("user", "ritual"), default="user")
-    parser.add_argument("--via", choices=("host", "oneshot"), default="host")
+    parser.add_argument("--via", choices=("host", "oneshot", "both"), default="both")
     parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
     # Outside this repository: pytest would otherwise take our pyproject.toml as the
     # configuration of a project that has none of its own (more-itertools).
@@ -399,6 +406,8 @@ def main() -> None:
     # SIGTERM (a stopped run) unwinds like Ctrl-C, so the mutated copy is reset.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ.setdefault("COLUMNS", "200")
+    print(f"seed {args.seed}", file=sys.stderr, flush=True)
+    load_before = [round(x, 2) for x in os.getloadavg()]
     t0 = time.perf_counter()
     results = []
     for name in args.projects.split(","):
@@ -446,33 +455,25 @@ def main() -> None:
         ],
     )
     print_table(
-        f"from the second edit ({args.flow} flow, via {args.via}): selection per mutation and "
-        "the wall from request to verdict",
+        f"from the second edit ({args.flow} flow, via {args.via}), seed {args.seed}",
         [
             "project",
-            "edits",
-            "median selected: ours / testmon",
-            "ratio p90 / max / over 2×",
-            "wall s: ours / full / testmon (median)",
+            "edits (caught)",
+            "misses (≤ rate, 95 %) / false reds",
+            "selected ours / testmon: median, p90",
+            "ratio median / p90 / max / over 2×",
+            "wall s median (p90): host / one-shot / full / testmon",
+            "comment edit s median / max (n)",
+            "targets",
         ],
-        [
-            [
-                r["project"],
-                str(s.get("from_second_edit", 0)),
-                f"{s.get('second_on_median_selected', 0):g} / "
-                f"{s.get('second_on_testmon_median_selected', 0):g}",
-                f"{s.get('ratio_p90', 0):g} / {s.get('ratio_max', 0):g} / {s.get('over_2x', 0)}",
-                f"{s.get('second_on_wall_median_s', 0):.2f} / "
-                f"{s.get('second_on_full_median_s', 0):.2f} / "
-                f"{s.get('second_on_testmon_median_s', 0):.2f}",
-            ]
-            for r in results
-            for s in [r["summary"]]
-        ],
+        [tail_row(r["project"], r["summary"]["tails"]) for r in results],
     )
     path = write_json(
         "ladder_harness",
         {
+            "commit": _commit(),
+            "load_before": load_before,
+            "load_after": [round(x, 2) for x in os.getloadavg()],
             "seed": args.seed,
             "flow": args.flow,
             "via": args.via,
@@ -482,7 +483,16 @@ def main() -> None:
             "projects": results,
         },
     )
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, args.out)
+        path = args.out
     print(f"wrote {path} ({elapsed / 60:.1f} min)")
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return done.stdout.strip()
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 
 Kinds: comparison flips (`==`/`!=`, `<`/`>=`, …, `is`/`is not`, `in`/`not in`), operator
 flips (`+`/`-`, `*`/`//`, `and`/`or`), off-by-one integer constants, `True`/`False` swaps,
-removed statements (a one-line statement becomes `pass`) and swapped returns (`return X`
-→ `return None`, or the negated boolean). Each candidate changes exactly one line, still
+removed statements (a one-line statement becomes `pass`), swapped returns (`return X`
+→ `return None`, or the negated boolean) and import-time constants (a string or integer
+inside a module-level assignment — a table, a regex, a constant — changed: `"s"` → `"s~"`,
+`n` → `n + 1`; the code that breaks runs at import, where a per-test recorder that starts
+after collection sees nothing). Each candidate changes exactly one line, still
 parses, and changes the module's AST (so no mutation is a no-op). Code under
 `if TYPE_CHECKING:` and docstrings are left alone.
 """
@@ -115,11 +118,41 @@ def _edits(node: ast.AST, line: str) -> list[tuple[str, str]]:
     return out
 
 
+def _import_time(tree: ast.Module, lines: list[str], skip: set[int]) -> list[Mutation]:
+    """Constants inside the module's own assignments (not in functions or classes)."""
+    out: list[Mutation] = []
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.Assign | ast.AnnAssign) or stmt.value is None:
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        if any(isinstance(t, ast.Name) and t.id.startswith("__") for t in targets):
+            continue  # __all__, __version__: names, not data the code runs on
+        for node in ast.walk(stmt.value):
+            n = getattr(node, "lineno", 0)
+            if not isinstance(node, ast.Constant) or n in skip or node.end_lineno != n:
+                continue
+            if isinstance(node.value, bool) or not isinstance(node.value, str | int):
+                continue
+            line = lines[n - 1]
+            raw = line.encode()[node.col_offset : node.end_col_offset or 0].decode()
+            try:
+                if ast.literal_eval(raw) != node.value:
+                    continue  # a part of an f-string or an implicit concatenation
+            except (ValueError, SyntaxError):
+                continue
+            text = repr(node.value + "~") if isinstance(node.value, str) else str(node.value + 1)
+            new = _splice(line, node.col_offset, node.end_col_offset or 0, text)
+            out.append(Mutation("", n, "import-time constant", line, new))
+    return out
+
+
 def _candidates(rel: str, source: str) -> list[Mutation]:
     tree = ast.parse(source)
     lines = source.splitlines()
     skip = _type_checking_lines(tree) | _docstring_lines(tree)
-    out: list[Mutation] = []
+    out: list[Mutation] = [
+        Mutation(rel, m.line, m.kind, m.before, m.after) for m in _import_time(tree, lines, skip)
+    ]
     for node in ast.walk(tree):
         n = getattr(node, "lineno", None)
         if n is None or n in skip or getattr(node, "end_lineno", n) != n:

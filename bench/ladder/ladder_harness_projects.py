@@ -8,6 +8,7 @@ and its test dependencies plus pytest-testmon. Steps already done are skipped.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shutil
 import subprocess
@@ -34,6 +35,8 @@ class Project:
     sources: tuple[str, ...]
     """Folders (relative to the project root) whose .py files may be mutated."""
     pytest_env: dict[str, str] = field(default_factory=dict)
+    sha256: str = ""
+    """The sdist's sha256, checked after download (empty: not pinned by hash)."""
 
 
 PROJECTS: dict[str, Project] = {
@@ -101,6 +104,34 @@ PROJECTS: dict[str, Project] = {
             "click/__init__ imports every module: the case a plain import graph cannot narrow",
             ("src/click",),
         ),
+        Project(
+            "inflection",
+            "0.5.1",
+            ("pytest",),
+            "one module of regex tables built at import time (PLURALS, SINGULARS, "
+            "UNCOUNTABLES) and one test module of parametrised cases",
+            ("inflection",),
+            sha256="1a29730d366e996aaacffb2f1f1cb9593dc38e2ddd30c91250c6dde09ea9b417",
+        ),
+        Project(
+            "jmespath",
+            "1.0.1",
+            ("pytest",),
+            "a JSON query language: lexer, parser, tree interpreter and a function table; "
+            "the compliance tests read JSON case files",
+            ("jmespath",),
+            sha256="90261b206d6defd58fdd5e85f478bf633a2901798906be2ad389150c5c60edbe",
+        ),
+        Project(
+            "iso8601",
+            "2.1.0",
+            ("pytest", "hypothesis", "pytz"),
+            "an ISO 8601 date parser: one module-level compiled regex and a parse function; "
+            "the tests sit inside the package (hypothesis property tests among them)",
+            ("iso8601",),
+            {"PYTEST_ADDOPTS": "--hypothesis-seed=0"},
+            sha256="6b1d3829ee8921c4301998c909f7829fa9ed3cbdac0d3b16af2d743aed1ba8df",
+        ),
     )
 }
 
@@ -130,6 +161,13 @@ def _sdist(project: Project, cache: Path) -> Path:
         pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-binary", ":all:"]
         _run([*pip, "--no-deps", spec, "-d", str(folder)])
         found = [p for p in folder.glob("*.tar.gz") if p.name.lower().startswith(stem.lower())]
+    if project.sha256:
+        digest = hashlib.sha256(found[0].read_bytes()).hexdigest()
+        if digest != project.sha256:
+            raise RuntimeError(
+                f"{found[0]}: sha256 {digest}, the pin in Project({project.name!r}).sha256 is "
+                f"{project.sha256}; delete the file to download it again, or fix the pin"
+            )
     return found[0]
 
 
