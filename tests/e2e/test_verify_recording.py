@@ -223,6 +223,12 @@ async def test_the_background_recording_records_heads_content_so_an_edit_after_a
             f"from tab.core import {name}\n\n\ndef test_{name}() -> None:\n"
             f"    assert {name}() > 0\n",
         )
+    # Skipped at HEAD's export: it may run less there than here, so it is not kept from it.
+    write(
+        root,
+        "tests/test_skip.py",
+        "import pytest\n\n\ndef test_skip() -> None:\n    pytest.skip('here')\n",
+    )
     write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n")
     write(
         root,

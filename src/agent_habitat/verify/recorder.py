@@ -20,7 +20,8 @@ While the tree differs from HEAD and the store holds no run of HEAD's content, i
 records the whole suite on an export of HEAD (head.py's `HeadTree`, in a folder of its
 own): every later edit is then compared with that clean run, as testmon compares with its
 recording run, not only with runs of earlier edits (whose import-time differences would
-stop them vouching). It runs only where every package imports from the export (checked
+stop them vouching). Only the tests that passed there are kept from it. It runs only
+where every package imports from the export (checked
 first); otherwise it is skipped for that HEAD and the note says why.
 Events: `verify.recording.started|finished|cancelled`.
 """
@@ -190,7 +191,9 @@ class BackgroundRecorder:
             if selection.full
             else RunScope(whole_suite=False, paths=[t for t in tests if "::" not in t])
         )
-        rec = Recording(root, layout, ctx.workspace.state_dir, snapshot, scope)
+        rec = Recording(
+            root, layout, ctx.workspace.state_dir, snapshot, scope, passed_only=root != base.root
+        )
         argv = [str(base.env.python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         argv += [*rec.args, *pytest_args(tests)]
         what = "the whole suite" if selection.full else f"{len(tests)} test(s)"

@@ -116,7 +116,11 @@ class Recording:
     state_dir: Path
     snapshot: Snapshot
     scope: RunScope = field(default_factory=RunScope)
+    passed_only: bool = False
+    """Keep only the tests that passed (a run elsewhere than the working tree, HEAD's export:
+    a test that failed or skipped there may have run less than it does here)."""
     out_dir: Path = field(init=False)
+    _dropped: set[str] = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
         self.out_dir = deps_store_dir(self.state_dir) / f"run-{os.getpid()}-{id(self):x}"
@@ -178,7 +182,7 @@ class Recording:
                 else:
                     files |= {rel for rel in known if rel.startswith(given + "/")}
         out: dict[str, str] = {}
-        for rel in sorted(files):
+        for rel in sorted(files - self._dropped):
             digest = run.side.get(rel) or run.files.get(rel) or sha256_of(self.root / rel)
             if digest is not None and digest != UNKNOWN:
                 out[rel] = digest
@@ -221,7 +225,14 @@ class Recording:
                     out.setdefault(rel, set()).add(block)
             return out
 
-        tests = sorted(merged.tests)
+        dropped = {
+            t
+            for t, entry in merged.tests.items()
+            if self.passed_only and (entry.get("failed") or entry.get("skipped"))
+        }
+        # A file with a dropped test is not on record whole (its tests are not all known).
+        self._dropped = {t.partition("::")[0] for t in dropped}
+        tests = sorted(set(merged.tests) - dropped)
         index: dict[str, dict[str, list[int]]] = {}
         for i, nodeid in enumerate(tests):
             entry = merged.tests[nodeid]

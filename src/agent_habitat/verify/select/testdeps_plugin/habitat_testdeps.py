@@ -321,5 +321,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if _RECORDER is not None and report.failed:
-        _RECORDER.tests.setdefault(report.nodeid, {})["failed"] = True
+    if _RECORDER is not None and (report.failed or report.skipped):
+        _RECORDER.tests.setdefault(report.nodeid, {})["failed" if report.failed else "skipped"] = (
+            True
+        )
