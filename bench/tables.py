@@ -36,12 +36,13 @@ _HEAD = [
 
 
 def table(path: Path, run: dict[str, Any]) -> str:
-    loads = f"load {run['load_before'][0]:.1f} → {run['load_after'][0]:.1f}"
+    after = f"{run['load_after'][0]:.1f}" if run["load_after"] else "not taken"
+    loads = f"load {run['load_before'][0]:.1f} → {after}"
     lines = [
         f"`{path.relative_to(REPO)}`: {run['at']}, commit {run['commit'][:7]}, seed "
         f"{run['seed']}, {run['mutations_per_project']} mutations per project, flow "
         f"{run['flow']}, via {run['via']}, {loads} (1-min averages, before → after); "
-        "figures from the second edit on.",
+        "figures from the second edit on." + (f" {run['note']}." if run.get("note") else ""),
         "",
         "| " + " | ".join(_HEAD) + " |",
         "|" + "---|" * len(_HEAD),
