@@ -18,14 +18,19 @@ _BENCH = Path(__file__).resolve().parent.parent / "bench"
 sys.path[:0] = [str(_BENCH / "latency"), str(_BENCH / "gauntlet"), str(_BENCH)]
 
 
+_REQUIRED: list[bool] = []
+"""`HABITAT_TEST_REQUIRE`, read once at the start: a test that sets the variable itself
+(test_required.py) must not change what the run does with every other test's skips."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    required.required()  # a wrong HABITAT_TEST_REQUIRE stops the run before any test
+    _REQUIRED[:] = [required.required()]  # a wrong value stops the run before any test
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
-    if required.required():
+    if _REQUIRED and _REQUIRED[0]:
         required.report_skip(outcome.get_result())  # type: ignore[attr-defined]
 
 
