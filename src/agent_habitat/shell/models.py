@@ -108,9 +108,11 @@ class RunArgs(_Args):
         default=None,
         ge=0,
         le=MAX_SECONDS,
-        description="Return state=running after this long.",
+        description="Return state=running after this long; the run goes on.",
     )
-    interactive: bool = Field(default=False, description="Keep stdin open for `input`.")
+    interactive: bool = Field(
+        default=False, description="Keep stdin open for `input` (else /dev/null)."
+    )
 
 
 class LeftProcess(BaseModel):
@@ -230,7 +232,7 @@ class RerunArgs(_Args):
         default=None,
         ge=0,
         le=MAX_SECONDS,
-        description="Return state=running after this long.",
+        description="Return state=running after this long; the run goes on.",
     )
 
 
@@ -249,7 +251,7 @@ class LastArgs(_Args):
         default=None,
         ge=0,
         le=INDEX_MAX,
-        description="An earlier `cursor`: only newer output.",
+        description="An earlier result's `cursor`: only newer output.",
     )
     grep: str | None = Field(
         default=None, max_length=MAX_PATTERN_CHARS, description="Regex: only matching lines."
