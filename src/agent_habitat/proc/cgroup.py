@@ -23,7 +23,6 @@ import psutil
 __all__ = [
     "CGROUP_ENV",
     "Tracking",
-    "emptied",
     "group_kill",
     "group_pids",
     "place",
@@ -121,9 +120,6 @@ def tracking() -> Tracking:
 # the owner (`<marker>.owner-<pid>-<start>`), so the next habitat process can tell a dead
 # owner's from a live one's and kill what it left (`sweep`).
 _owned: dict[str, Path] = {}
-# Markers whose leader `place` moved into their group (a run adopted from another habitat
-# process is not here: whether all of it was born in the group is not known here).
-_placed: set[str] = set()
 _OWNER = re.compile(r"\.owner-(\d+)-(\d+)$")
 
 
@@ -181,23 +177,8 @@ def place(marker: str, pid: int) -> bool:
             (group / "cgroup.procs").write_text(f"{pid}\n", encoding="ascii")
         except OSError:
             continue
-        _placed.add(marker)
         return True
     return False
-
-
-def emptied(marker: str) -> bool:
-    """Whether the run's group, which `place` put its leader in (in this process), holds no
-    process now: then nothing of the run lives (every process it started was born in the
-    group). One read of `cgroup.events`, no scan; False when it cannot tell."""
-    group = _group(marker)
-    if group is None or marker not in _placed:
-        return False
-    try:
-        events = (group / "cgroup.events").read_text(encoding="ascii")
-    except OSError:
-        return False
-    return "populated 0" in events.splitlines()
 
 
 def group_pids(marker: str) -> list[int] | None:
@@ -234,7 +215,6 @@ def remove(marker: str) -> None:
         with contextlib.suppress(OSError):
             group.rmdir()
             _owned.pop(marker, None)
-            _placed.discard(marker)
 
 
 def sweep() -> None:

@@ -81,11 +81,6 @@ class Spawner(Protocol):
         """Clear what dead habitat processes left that must not outlive them (see
         `proc.cgroup.sweep`); called when a habitat opens over the workspace's state."""
 
-    def ended_alone(self, record: ProcessRecord) -> bool:
-        """Whether nothing of the run `record` names lives any more, known without a scan
-        (its cgroup is empty); False when only `members` can tell. Quick enough for the
-        event loop."""
-
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         """The live processes of the run `record` names (its cgroup, session, children,
         marker), with their command lines, even after its leader is gone; see
@@ -128,12 +123,6 @@ class ProcSpawner:
 
     def sweep(self) -> None:
         cgroup.sweep()
-
-    def ended_alone(self, record: ProcessRecord) -> bool:
-        if record.marker is None or not cgroup.emptied(record.marker):
-            return False
-        cgroup.remove(record.marker)  # as `members` does when it finds none
-        return True
 
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         found: list[ProcessRecord] = []

@@ -133,8 +133,6 @@ class RunSupervisor:
             # Ended by a signal sent here: the kill looks at the whole tree itself, and its
             # caller waits a bounded grace for this end, which a scan must not delay.
             return self.finish(run, returncode)
-        if run.record is not None and self.spawner.ended_alone(run.record):
-            return self.finish(run, returncode, left=[])  # its cgroup is empty: no scan
         left = await anyio.to_thread.run_sync(self._left_behind, run)
         return self.finish(run, returncode, left=left)
 

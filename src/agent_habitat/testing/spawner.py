@@ -249,10 +249,6 @@ class FakeSpawner:
             and (p.pid == record.pid or (record.marker and p.record.marker == record.marker))
         ]
 
-    def ended_alone(self, record: ProcessRecord) -> bool:
-        """Fake processes have no cgroup: `members` always tells."""
-        return False
-
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         return [p.identify() for p in self._tree(record)]
 
