@@ -48,10 +48,14 @@ browser-deps: test-deps
 test: $(STAMP) test-deps
 	$(TEST_ENV) $(BIN)/python -m pytest -n 2 --cov --cov-report=term:skip-covered
 
-# Issue 23's attacks as checks, one line each (PASS/FAIL and what it checks) and `N/M passed`;
-# `make test` runs the same tests with the rest of the suite.
+# Issue 23's findings, each with its checks (PASS/FAIL and what it checks), then `N/M passed`:
+# the tests marked `finding` (tests/security/findings.py), in tests/security and the files named
+# here. `make test` runs the same tests with the rest of the suite.
+SECURITY_ELSEWHERE := tests/shell/test_output.py tests/hardening/test_secrets_at_rest.py \
+	tests/host/test_dashboard_verify_e2e.py
 security: $(STAMP)
-	PYTHONPATH=tests $(BIN)/python -m pytest tests/security -q -p no:cacheprovider -p security.report --no-header -o console_output_style=classic
+	PYTHONPATH=tests $(BIN)/python -m pytest tests/security $(SECURITY_ELSEWHERE) -m finding -q \
+		-p no:cacheprovider -p security.report --no-header -o console_output_style=classic
 
 check: $(STAMP)
 	$(BIN)/ruff format --check src tests bench

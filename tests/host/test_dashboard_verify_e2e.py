@@ -132,6 +132,7 @@ def rung(page: Page, name: str) -> Any:
     return page.locator(f"li.rung[data-rung='{name}']")
 
 
+@pytest.mark.finding("csp")  # the time-accounting widths under the page's CSP
 def test_the_verify_button_climbs_live_to_green_and_a_write_raises_the_stale_banner(
     page: Page, calc: Path, flags: Path
 ) -> None:

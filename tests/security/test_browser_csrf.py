@@ -16,7 +16,7 @@ from agent_habitat.reach.launcher import host_files
 
 from .browser_login import login, session_cookie
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.finding("csrf")]
 
 CSRF = re.compile(r'<meta name="habitat-csrf" content="([^"]+)">')
 

@@ -14,7 +14,7 @@ from agent_habitat.reach.launcher import host_files
 
 from .browser_login import login, session_cookie
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.finding("cookie")]
 
 
 def test_the_browser_never_receives_the_bearer_token(project: Path) -> None:

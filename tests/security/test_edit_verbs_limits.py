@@ -28,6 +28,7 @@ def project(tmp_path: Path) -> Path:
     return make_project(tmp_path / "project")
 
 
+@pytest.mark.finding("nul-content")
 async def test_file_write_refuses_nul_bytes_naming_content(project: Path) -> None:
     async with primary_client(project) as (_, client):
         result = await client.call_tool("file_write", {"path": "a.txt", "content": "a\0b\n"})
@@ -44,6 +45,7 @@ async def test_file_write_refuses_nul_bytes_naming_content(project: Path) -> Non
     assert "argument `edits.0.new`" in text(edit)
 
 
+@pytest.mark.finding("nested-git")
 @pytest.mark.parametrize(
     "path",
     [
@@ -76,6 +78,7 @@ async def test_a_nested_git_folder_is_never_written(project: Path, path: str) ->
     assert data(ok)["created"] is True  # a name merely containing .git is an ordinary file
 
 
+@pytest.mark.finding("edit-race")
 async def test_file_edit_never_loses_lines_another_process_appends_meanwhile(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -27,7 +27,7 @@ from agent_habitat.reach.launcher import host_files
 from agent_habitat.verify.rungs.dmypy import DmypyDaemon
 from agent_habitat.workspace import Workspace
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.finding("special-files")]
 
 # What a misbehaving host does once it holds the lock and has published its record.
 _STAND_IN = textwrap.dedent(

@@ -20,7 +20,7 @@ from agent_habitat.host.app import build_app, build_mcp
 from mcp_tools.helpers import make_project, primary_client
 from tool_results import data, text
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.finding("hostile-input")]
 
 TOKEN = "test-token"
 SURROGATE = "\ud800"

@@ -19,7 +19,7 @@ from agent_habitat.host.tcp_limits import HEAD_TIMEOUT_SECONDS
 from agent_habitat.reach import HostHandle, ensure_host, stop_host
 from agent_habitat.reach.launcher import host_files
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.finding("local-dos")]
 
 ATTACKERS = 1100
 # A bound on each answer, not a speed claim.

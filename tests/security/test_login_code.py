@@ -25,7 +25,7 @@ from .browser_login import habitat_cli
 if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.finding("login-code")]
 
 WAIT_MS = 30_000
 

@@ -22,7 +22,7 @@ from agent_habitat.events import InMemoryEventBus
 from agent_habitat.project import Project
 from mcp_tools.helpers import make_project, primary_client
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.finding("not-a-project")]
 
 HABITAT = str(Path(sys.executable).with_name("habitat"))
 

@@ -13,7 +13,7 @@ import pytest
 from mcp_tools.helpers import make_project, primary_client
 from tool_results import data, text
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.finding("not-a-project")]
 
 
 async def test_project_open_refuses_the_file_system_root(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from agent_habitat.cli import main
 from agent_habitat.workspace import UnsafeStateError, Workspace, habitat_home
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.finding("shared-home")]
 
 
 def _nobody() -> int:

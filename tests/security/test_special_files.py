@@ -24,7 +24,7 @@ from agent_habitat.verify.snapshot import file_hash, take_snapshot
 from mcp_tools.helpers import make_project, primary_client
 from tool_results import data, text
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120), pytest.mark.finding("special-files")]
 
 # A bound on each call, not a speed claim: a refusal takes milliseconds; a hang is forever.
 BOUND_S = 30

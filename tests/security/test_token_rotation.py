@@ -15,7 +15,7 @@ from agent_habitat.reach.launcher import host_files
 
 from .browser_login import habitat_cli, login, session_cookie
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.finding("rotation")]
 
 
 def scene_status(base: str, **kwargs: object) -> int:

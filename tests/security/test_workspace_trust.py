@@ -32,7 +32,7 @@ from agent_habitat.trust import NOT_TRUSTED, ProjectTrust
 from .browser_login import habitat_cli
 from .hostile import clone_other, hostile_repo, ran, warm_env
 
-pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio, pytest.mark.finding("trust")]
 
 BOUND_S = 120.0  # a loaded machine starts hosts and interpreters slowly
 HABITAT = [sys.executable, "-m", "agent_habitat"]
