@@ -1,11 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from agent_habitat.proc.spool import Hole, Spool
+from agent_habitat.proc.spool import Hole, Spool, split_lines
 from agent_habitat.proc.spool_keeper import REASON_RUN
+from agent_habitat.shell import output
 from agent_habitat.shell.output import clean_text, compile_pattern, read_capped, read_lines_window
 
 
@@ -133,6 +137,36 @@ def test_head_lines_reads_the_head_only_and_tail_lines_the_end_only(
     asked.clear()
     grep = read_lines_window(spool, 10_000, tail_lines=1, grep=compile_pattern("^f", "grep"))
     assert grep.text == "first\n"  # found from the end, as far back as it had to go
+
+
+@given(st.binary(max_size=200).map(lambda b: b.replace(b"a", b"\n")), st.integers(1, 9))
+def test_lines_found_from_the_end_are_the_lines_split_from_the_start(
+    block: bytes, max_line_bytes: int
+) -> None:
+    backward = list(output._lines_backward(100, block, max_line_bytes))
+    assert backward == list(reversed(list(split_lines(100, block, max_line_bytes))))
+
+
+@pytest.mark.finding("under-load")
+def test_a_tail_of_a_loud_spool_looks_at_the_lines_it_shows_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 23 ("Under load"): a tail split the whole 256 KiB block (131,072 lines of `yes`)
+    # on every call, seconds a call with 8 loud tabs and 20 callers.
+    spool = tmp_path / "out"
+    spool.write_bytes(b"y\n" * 1_000_000)
+    seen: list[int] = []
+    original = output._lines_backward
+
+    def counting(offset: int, block: bytes, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
+        for line in original(offset, block, max_line_bytes):
+            seen.append(line[0])
+            yield line
+
+    monkeypatch.setattr(output, "_lines_backward", counting)
+    tail = read_lines_window(spool, 10_000, tail_lines=20)
+    assert tail.text == "y\n" * 20
+    assert len(seen) <= 21
 
 
 def test_line_windows_skip_the_freed_middle_and_count_it(tmp_path: Path) -> None:
