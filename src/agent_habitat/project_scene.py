@@ -37,7 +37,7 @@ DEFAULT_FILES_CAP = 50
 
 
 PROJECT_SCENE_DESCRIPTION = (
-    "Where the open project stands: branch, HEAD, ahead/behind, dirty and untracked files "
+    "Where the project stands: branch, HEAD, ahead/behind, dirty and untracked files "
     f"(at most {DEFAULT_FILES_CAP} of each listed, all counted), the verify epoch's state and "
     "`stale` (files changed since: distrust its verdict). Call it first."
 )

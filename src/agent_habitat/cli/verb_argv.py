@@ -90,7 +90,7 @@ VERIFY_ARGUMENTS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--policy",),
         {
             "dest": "policy",
-            "help": "minimal (diagnose.files), standard (the default: + compile.project, "
+            "help": "minimal (diagnose.files), standard (default: + compile.project, "
             "test.scoped), strict (+ build.affected), ci_parity (all)",
             "choices": ["minimal", "standard", "strict", "ci_parity"],
         },
@@ -127,7 +127,7 @@ VERIFY_ARGUMENTS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
         ("--filter",),
         {
             "dest": "filter",
-            "help": "pytest node ids, paths, or '-k EXPR'; replaces the affected-test selection "
+            "help": "pytest node ids, paths or '-k EXPR', instead of the affected tests "
             "(one or more; repeatable)",
             "action": "extend",
             "nargs": "+",

@@ -28,7 +28,7 @@ LineEndings = Literal["lf", "crlf"]
 
 _PATH = Field(
     min_length=1,
-    description=("Relative to the project root (or absolute inside it)."),
+    description=("Relative to the project root, or absolute in it."),
 )
 
 
@@ -71,18 +71,15 @@ class Edit(_Args):
 
     old: Annotated[str, AfterValidator(encodable)] = Field(
         min_length=1,
-        description=(
-            "Exact text, whitespace included (line endings normalized), occurring exactly "
-            "once (or once after `anchor`)."
-        ),
+        description=("Exact text, whitespace included, occurring exactly once (or after `anchor`)."),
     )
     new: Annotated[str, AfterValidator(text_only)] = Field(description="Replacement text.")
     anchor: Annotated[str, AfterValidator(encodable)] | None = Field(
         default=None,
         min_length=1,
         description=(
-            "Text occurring exactly once, at or before the `old` meant (its `def name(` "
-            "line): the first occurrence of `old` from there is replaced."
+            "Text occurring exactly once, at or before the `old` meant (its `def name(` line): "
+            "the first occurrence of `old` from there is replaced."
         ),
     )
 
@@ -112,14 +109,13 @@ class FileEditResult(_Result):
 
 
 FILE_WRITE_DESCRIPTION = (
-    "Write a whole UTF-8 text file in the project (created with its folders, or replaced), "
-    "atomically, keeping an existing file's mode and line endings. Paths outside the project, "
-    ".git and binary files are refused."
+    "Write a whole UTF-8 text file in the project (folders created), atomically, keeping an "
+    "existing file's mode and line endings. Paths outside the project, .git and binary "
+    "content are refused."
 )
 FILE_EDIT_DESCRIPTION = (
     "Replace exact pieces of a UTF-8 text file in the project, atomically, keeping mode and "
-    "line endings; a missing or repeated `old` refuses the call, naming the candidates' lines. "
-    "Marks the verify epoch stale."
+    "line endings; a missing or repeated `old` refuses the call, naming the candidates' lines."
 )
 
 

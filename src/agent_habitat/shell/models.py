@@ -108,11 +108,9 @@ class RunArgs(_Args):
         default=None,
         ge=0,
         le=MAX_SECONDS,
-        description="Return state=running after this long; the run goes on.",
+        description="Return state=running after this long.",
     )
-    interactive: bool = Field(
-        default=False, description="Keep stdin open for `input` (else /dev/null)."
-    )
+    interactive: bool = Field(default=False, description="Keep stdin open for `input`.")
 
 
 class LeftProcess(BaseModel):
@@ -232,7 +230,7 @@ class RerunArgs(_Args):
         default=None,
         ge=0,
         le=MAX_SECONDS,
-        description="Return state=running after this long; the run goes on.",
+        description="Return state=running after this long.",
     )
 
 
@@ -251,7 +249,7 @@ class LastArgs(_Args):
         default=None,
         ge=0,
         le=INDEX_MAX,
-        description="An earlier result's `cursor`: only newer output.",
+        description="An earlier `cursor`: only newer output.",
     )
     grep: str | None = Field(
         default=None, max_length=MAX_PATTERN_CHARS, description="Regex: only matching lines."

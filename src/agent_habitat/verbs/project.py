@@ -52,8 +52,8 @@ PROJECT_VERBS = (
         cli=False,  # a CLI process lives for one command: it has no open project to switch
         summary="open a project folder",
         description=(
-            "Open another project folder (the user pointed you at another repository): tabs at "
-            "the old root move to it; the tool list is refreshed. {project}"
+            "Open another project folder (a repository the user named); tabs at the old root "
+            "move to it. {project}"
         ),
     ),
     Verb(

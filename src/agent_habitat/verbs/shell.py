@@ -28,8 +28,8 @@ SHELL_VERBS = (
         summary="every tab at once",
         example="habitat scene --json",
         description=(
-            "Every tab at once: shell, cwd, state, running pid, last run and a {preview} output "
-            "preview, plus the caps. Call it first: runs outlive the server."
+            "Every tab at once: shell, cwd, state, running pid, last run, a {preview} output "
+            "preview, the caps. Call it first: runs outlive the server."
         ),
     ),
     Verb(
@@ -42,11 +42,10 @@ SHELL_VERBS = (
         summary="run a command in a tab",
         example="habitat run 'make -j2' --tab build --timeout-seconds 600",
         description=(
-            "Run a shell command line in a tab (at most {tabs} tabs), which keeps cwd and "
-            "exported variables. Returns state, exit code and output (ANSI stripped, capped at "
-            "{cap}, head and tail; {p}_last reads the rest), or state=running when "
-            "`yield_after_seconds` or `background` let it go on ({p}_wait, {p}_last follow it). A "
-            "busy tab refuses a second command: use another."
+            "Run a command line in a tab (at most {tabs} tabs; it keeps cwd and exported variables). "
+            "Returns state, exit code and output (ANSI stripped, head and tail capped at {cap}; "
+            "{p}_last reads the rest), or state=running on `yield_after_seconds`/`background` "
+            "({p}_wait follows it). A busy tab refuses a second command."
         ),
     ),
     Verb(
@@ -86,8 +85,8 @@ SHELL_VERBS = (
         summary="output of a run (live while it runs)",
         example="habitat last web --tail-lines 20 --grep 'error|warn'",
         description=(
-            "A run's output (default the tab's last): `head_lines`/`tail_lines`, `grep`, or "
-            "`since` an earlier `cursor`; live while it runs. Capped at {cap}."
+            "A run's output (default the tab's last), live while it runs, cut by the arguments. "
+            "Capped at {cap}."
         ),
     ),
     Verb(
@@ -114,8 +113,8 @@ SHELL_VERBS = (
         summary="kill the tab's running process tree",
         example="habitat kill web --signal INT",
         description=(
-            "Kill the process tree of a tab's running command (TERM, then KILL after a grace "
-            "period, unless `signal`); returns the pids signalled and any still alive."
+            "Kill a tab's running process tree (TERM, then KILL after a grace period, unless "
+            "`signal`); returns the pids signalled and any still alive."
         ),
     ),
     Verb(
@@ -140,8 +139,8 @@ SHELL_VERBS = (
         summary="wait for a regex in the output, the exit, or a timeout",
         example="habitat wait web --until 'ready on :\\d+' --timeout-seconds 60",
         description=(
-            "Wait for a tab's running command until new output matches `until`, it exits, or "
-            "`timeout_seconds`; returns the new output and a cursor. Cheaper than polling."
+            "Wait until a tab's new output matches `until`, the command exits, or "
+            "`timeout_seconds`; returns the new output and a cursor."
         ),
     ),
     Verb(

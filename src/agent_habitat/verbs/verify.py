@@ -39,10 +39,10 @@ VERIFY_VERBS = (
         summary="verify the code as it is now, in the background",
         description=(
             "Verify the code as it is now: diagnose.files (ruff), compile.project (mypy/pyright), "
-            "test.scoped (the tests the change affects), or what `policy`/`rung` pick; only "
-            "findings the change introduced are red. Returns the task (verify_status follows it) "
-            "unless `wait=true`: then the verdict, with findings (file:line) and failing tests' "
-            "assertion lines. A newer request cancels a running climb."
+            "test.scoped (tests the change affects), or what `policy`/`rung` pick; only findings "
+            "the change introduced are red. Returns the task (verify_status follows it), or with "
+            "`wait=true` the verdict: findings (file:line), failing tests' assertion lines. A "
+            "newer request cancels a running climb."
         ),
     ),
     Verb(
@@ -55,9 +55,9 @@ VERIFY_VERBS = (
         cli=False,  # `habitat status` (cli/verify_cmds.py) answers from the record
         summary="is the code as it is now green?",
         description=(
-            "Is the code as it is now green? The newest (or `task`'s) epoch with its rungs and "
-            "snapshot; `stale` with the changed paths when files changed since (never green "
-            "then); the time accounting."
+            "Is the code as it is now green? The newest (or `task`'s) epoch, its rungs and "
+            "snapshot; `stale` and the changed paths when files changed since (never green "
+            "then); time accounting."
         ),
     ),
     Verb(

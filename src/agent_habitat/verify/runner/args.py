@@ -27,7 +27,7 @@ class VerifyRunArgs(BaseModel):
 
     policy: Policy | None = Field(
         default=None,
-        description="minimal (diagnose.files), standard (the default: + compile.project, "
+        description="minimal (diagnose.files), standard (default: + compile.project, "
         "test.scoped), strict (+ build.affected), ci_parity (all).",
     )
     rung: list[RungName] | None = Field(
@@ -39,11 +39,11 @@ class VerifyRunArgs(BaseModel):
     )
     filter: list[str] | None = Field(
         default=None,
-        description="pytest node ids, paths, or '-k EXPR'; replaces the affected-test selection.",
+        description="pytest node ids, paths or '-k EXPR', instead of the affected tests.",
     )
     wait: bool = Field(
         default=False,
-        description="Wait for the result instead of returning at once.",
+        description="Wait for the verdict instead of returning the task.",
     )
 
     _as_lists = field_validator("rung", "files", "filter", mode="before")(_listed)
@@ -60,7 +60,7 @@ class VerifyStatusArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     task: str | None = Field(
-        default=None, description="A task id from verify_run; default the newest epoch."
+        default=None, description="A verify_run task id; default the newest epoch."
     )
 
 
