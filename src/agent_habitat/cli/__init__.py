@@ -25,6 +25,7 @@ The modules:
   verify_hosted, verify_oneshot   a climb through the host, or in this process
   verify_records `status`/`cancel` from the record;  verdict_text, ladder_view  the verdict
   verify_light   `status`/`cancel` answered by a running host (standard library only)
+  host_start     the host started behind a shell command a person typed (no host ran)
   host_cmd       `habitat host …`;  dashboard_cmd  `habitat dashboard`;  mcp_cmds  `habitat mcp`
   init_cmd       `habitat init`;  rules_cmd  `habitat rules`
   demo_cmd, demo_tour, demo_sample   `habitat demo`: the tour and its sample project
@@ -241,6 +242,10 @@ def _main(argv: list[str]) -> int:
         parser.print_help(sys.stderr)
         return 2
     code: int = handler(args)
+    if command in _HOST_VERBS:
+        from .host_start import start_behind
+
+        start_behind(args)  # no host answered it (else it was not here): the next one will
     return code
 
 

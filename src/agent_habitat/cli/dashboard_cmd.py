@@ -71,7 +71,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
     import httpx2
 
-    from ..host.server import parse_tcp
+    from ..host.tcp_address import parse_tcp
     from ..reach import launcher
 
     root = project_root(args)

@@ -116,7 +116,7 @@ def _stopped_json(stopped: launcher_types.StoppedHost | None) -> dict[str, Any]:
 
 
 def _start(root: Path, args: argparse.Namespace) -> int:
-    from ..host.server import parse_tcp
+    from ..host.tcp_address import parse_tcp
     from ..reach import launcher
 
     if args.tcp:

@@ -23,7 +23,14 @@ import json
 import sys
 from pathlib import Path
 
-from ..reach.plain_client import HostAnswer, HostGone, PlainHost, StateNotSafe, host_of
+from ..reach.plain_client import (
+    HostAnswer,
+    HostGone,
+    PlainHost,
+    StateNotSafe,
+    host_of,
+    starting_host,
+)
 from .shell_views import VIEWS, emit_json_data
 from .verb_argv import VerbCall, read_argv
 
@@ -58,9 +65,11 @@ def _root(call: VerbCall) -> Path:
 
 def _host(root: Path) -> PlainHost | None:
     try:
-        return host_of(root)
+        host = host_of(root)
     except StateNotSafe as exc:
         raise _Fallback from exc  # the full path refuses the folder and says why
+    # One started behind the command before (`cli.host_start`) may be on its way up.
+    return host if host is not None else starting_host(root)
 
 
 def _error(message: str, as_json: bool) -> int:

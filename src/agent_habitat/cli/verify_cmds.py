@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .host_start import in_a_terminal
 from .verb_argv import VERIFY_ARGUMENTS, add_arguments
 
 __all__ = ["register"]
@@ -158,11 +159,6 @@ def _files_for_host(root: Path, files: list[str] | None) -> list[str] | None:
     ]
 
 
-def _in_a_terminal() -> bool:
-    """A person at a terminal (not a script, a pipe, CI): worth starting a host for."""
-    return sys.stdin.isatty() and sys.stderr.isatty() and not os.environ.get("CI")
-
-
 def _verify(args: argparse.Namespace) -> int:
     requested = time.monotonic()
     root = _root(args)
@@ -179,7 +175,7 @@ def _verify(args: argparse.Namespace) -> int:
             root,
             args,
             {k: v for k, v in body.items() if v is not None},
-            start=args.background or _in_a_terminal(),
+            start=args.background or in_a_terminal(),
         )
         if code is not None:
             return code

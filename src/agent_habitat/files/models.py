@@ -71,7 +71,9 @@ class Edit(_Args):
 
     old: Annotated[str, AfterValidator(encodable)] = Field(
         min_length=1,
-        description=("Exact text, whitespace included, occurring exactly once (or after `anchor`)."),
+        description=(
+            "Exact text, whitespace included, occurring exactly once (or after `anchor`)."
+        ),
     )
     new: Annotated[str, AfterValidator(text_only)] = Field(description="Replacement text.")
     anchor: Annotated[str, AfterValidator(encodable)] | None = Field(

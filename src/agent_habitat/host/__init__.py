@@ -6,7 +6,7 @@
 #   verify_cli `habitat status|cancel` as the terminal prints them (the light CLI's)
 #   guard      Host/Origin checks on every request, the bearer token on TCP
 #   credentials  browser sessions and login codes;  token_route  the token's rotation
-#   tcp_limits the TCP listener's connection bounds
+#   tcp_limits the TCP listener's connection bounds;  tcp_address  `--tcp HOST:PORT` read
 #   events_stream  /events: the journal as resumable server-sent events
 #   mcp_stream /mcp as one long exchange of JSON lines (the bridge's, reach/link.py its client end)
 #   dashboard/ the browser dashboard

@@ -17,7 +17,7 @@ import anyio
 
 from agent_habitat.errors import HabitatError
 from agent_habitat.reach.files import HostFiles
-from agent_habitat.reach.lock import is_held
+from agent_habitat.reach.lock import HostLock, is_held
 from agent_habitat.workspace import Workspace
 
 
@@ -26,25 +26,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--project", type=Path, required=True, metavar="DIR")
     parser.add_argument("--tcp", metavar="HOST:PORT")
     parser.add_argument("--allow-remote", action="store_true")
+    # The workspace's lock, taken by the process that started this one (`habitat run` at a
+    # terminal: `reach.launcher.spawn_host`) and inherited as this descriptor.
+    parser.add_argument("--lock-fd", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.WARNING, stream=sys.stderr, format="%(asctime)s habitat host %(message)s"
     )
     root = args.project.resolve()
-    lock = HostFiles(Workspace.for_project(root)).lock
-    if is_held(lock):
-        # Before the server's imports (the MCP SDK: seconds of CPU on a loaded machine) and
-        # the lock's patience: a live owner holds it, so this host could never serve.
-        print(f"habitat host: a host already runs for {root} (see {lock})", file=sys.stderr)
+    files = HostFiles(Workspace.for_project(root))
+    try:
+        files.prepare()
+    except HabitatError as exc:
+        print(f"habitat host: {exc}", file=sys.stderr)
+        return 2
+    # The lock first, before the server's imports (the MCP SDK: a second of CPU, several on a
+    # loaded machine): a live owner holds it, so this host could never serve, and once this
+    # one holds it a client sees a host starting (it waits for it instead of starting another
+    # or opening the workspace itself: `reach.plain_client.starting_host`).
+    if args.lock_fd is not None:
+        try:
+            lock = HostLock.inherited(files.lock, args.lock_fd)
+        except OSError as exc:
+            print(f"habitat host: --lock-fd: {exc}", file=sys.stderr)
+            return 2
+    else:
+        lock = HostLock(files.lock)
+    if args.lock_fd is None and (is_held(files.lock) or not lock.acquire()):
+        print(f"habitat host: a host already runs for {root} (see {files.lock})", file=sys.stderr)
         return 3
-    from .server import AlreadyRunning, parse_tcp, serve_host
+    from .server import parse_tcp, serve_host
 
     try:
         tcp = parse_tcp(args.tcp, allow_remote=args.allow_remote) if args.tcp else None
-        anyio.run(lambda: serve_host(root, tcp=tcp))
-    except AlreadyRunning as exc:
-        print(f"habitat host: {exc}", file=sys.stderr)
-        return 3
+        anyio.run(lambda: serve_host(root, tcp=tcp, lock=lock))
     except HabitatError as exc:
         print(f"habitat host: {exc}", file=sys.stderr)
         return 2

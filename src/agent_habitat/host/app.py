@@ -184,7 +184,7 @@ def build_app(
     async def open_tcp(request: Request) -> Response:
         # Only the socket's owner may make the host reachable over the network, and only on
         # loopback; the listener then asks every request for the token, as one started so.
-        from .server import parse_tcp  # the server module builds this app
+        from .tcp_address import parse_tcp
 
         if over_tcp(request.scope):
             return JSONResponse({"error": "open TCP over the unix socket"}, status_code=403)

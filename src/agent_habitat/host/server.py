@@ -10,7 +10,6 @@ daemons (dmypy) and free the lock.
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import logging
 import os
 import signal
@@ -23,7 +22,7 @@ from typing import Any
 import anyio
 import uvicorn
 
-from agent_habitat.errors import HabitatError, UsageError
+from agent_habitat.errors import HabitatError
 from agent_habitat.reach.files import HostFiles
 from agent_habitat.reach.lock import HostLock, HostRecord
 from agent_habitat.verify import stop_type_daemon
@@ -31,6 +30,7 @@ from agent_habitat.workspace import Workspace
 
 from .app import HostApp, Hosted, build_app, build_mcp
 from .config import load_host_config
+from .tcp_address import parse_tcp
 from .tcp_limits import (
     HEAD_TIMEOUT_SECONDS,
     MAX_HEAD_BYTES,
@@ -52,26 +52,6 @@ WARM_STOP_SECONDS = 20
 
 class AlreadyRunning(Exception):
     """Another live host holds this workspace's lock."""
-
-
-def parse_tcp(value: str, *, allow_remote: bool, has_token: bool = True) -> tuple[str, int]:
-    """`HOST:PORT` (or `[v6]:PORT`); a non-loopback host only with `--allow-remote`."""
-    host, sep, port_text = value.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
-        raise UsageError(f"--tcp {value!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
-    loopback = host == "localhost"
-    if not loopback:
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError as exc:
-            raise UsageError(f"--tcp {value!r}: {host!r} is not an IP address") from exc
-    if not loopback and not (allow_remote and has_token):
-        raise UsageError(
-            f"--tcp {value}: refusing to listen beyond loopback; anyone who can reach {host} "
-            "could drive your shell. Pass --allow-remote to mean it (the token is still required)"
-        )
-    return host, int(port_text)
 
 
 class _Uvicorn(uvicorn.Server):
@@ -133,13 +113,17 @@ def _tcp_listener(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def serve_host(root: Path, *, tcp: tuple[str, int] | None = None) -> None:
-    """Run the workspace host for project `root` until stopped or idle."""
+async def serve_host(
+    root: Path, *, tcp: tuple[str, int] | None = None, lock: HostLock | None = None
+) -> None:
+    """Run the workspace host for project `root` until stopped or idle; `lock`: the
+    workspace's lock, taken already (`python -m agent_habitat.host` takes it first thing)."""
     files = HostFiles(Workspace.for_project(root))
     files.prepare()
-    lock = HostLock(files.lock)
-    if not lock.acquire():
-        raise AlreadyRunning(f"a host already runs for {root} (see {files.lock})")
+    if lock is None:
+        lock = HostLock(files.lock)
+        if not lock.acquire():
+            raise AlreadyRunning(f"a host already runs for {root} (see {files.lock})")
     try:
         config = load_host_config(root)
         # Always: a host started without TCP can open a loopback listener on demand

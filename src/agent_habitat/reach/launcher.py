@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 
 from agent_habitat.errors import HabitatError
+from agent_habitat.proc import flocks
 from agent_habitat.workspace import Workspace
 
 from .files import HostFiles
@@ -34,6 +35,7 @@ __all__ = [
     "find_host",
     "host_files",
     "probe_host",
+    "spawn_host",
     "stop_host",
     "wait_gone",
 ]
@@ -99,7 +101,28 @@ def ensure_host(root: Path, *, tcp: str | None = None, allow_remote: bool = Fals
     )
 
 
-def _spawn(argv: list[str], root: Path, files: HostFiles) -> subprocess.Popen[bytes]:
+def spawn_host(root: Path) -> int | None:
+    """Start the workspace's host detached and return at once with its pid, without waiting
+    for it to listen (the caller goes on, or exits); None when a host runs or is starting."""
+    files = host_files(root)
+    files.prepare()
+    # The lock is taken here and handed to the host, so the workspace is never without one
+    # between this return and the host's own start (a second or more of imports): a command
+    # right behind this one waits for it instead of opening the workspace itself.
+    fd = flocks.take(files.lock, patience=0)
+    if fd is None:
+        return None
+    try:
+        os.ftruncate(fd, 0)  # no record yet: the host is starting
+        argv = [sys.executable, "-m", "agent_habitat.host", "--project", str(root)]
+        return _spawn([*argv, "--lock-fd", str(fd)], root, files, pass_fds=(fd,)).pid
+    finally:
+        os.close(fd)
+
+
+def _spawn(
+    argv: list[str], root: Path, files: HostFiles, pass_fds: tuple[int, ...] = ()
+) -> subprocess.Popen[bytes]:
     fd = os.open(files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         proc = subprocess.Popen(
@@ -109,6 +132,7 @@ def _spawn(argv: list[str], root: Path, files: HostFiles) -> subprocess.Popen[by
             stdout=fd,
             stderr=fd,
             start_new_session=True,
+            pass_fds=pass_fds,
         )
     finally:
         os.close(fd)

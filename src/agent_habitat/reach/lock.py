@@ -38,6 +38,18 @@ class HostLock:
         self.path = path
         self._fd: int | None = None
 
+    @classmethod
+    def inherited(cls, path: Path, fd: int) -> HostLock:
+        """The lock its starter took and handed over as descriptor `fd` (`launcher.spawn_host`):
+        held from before this process began, so no client ever sees the workspace without a
+        host while it starts."""
+        if os.fstat(fd).st_ino != os.stat(path).st_ino:
+            raise OSError(f"descriptor {fd} is not {path}")
+        os.set_inheritable(fd, False)  # runs the host spawns outlive it; the lock must not
+        lock = cls(path)
+        lock._fd = fd
+        return lock
+
     def acquire(self) -> bool:
         """Take the lock; False when another live host holds it. A reader probing the lock
         at that moment only delays it (`proc.flocks`)."""

@@ -42,10 +42,11 @@ SHELL_VERBS = (
         summary="run a command in a tab",
         example="habitat run 'make -j2' --tab build --timeout-seconds 600",
         description=(
-            "Run a command line in a tab (at most {tabs} tabs; it keeps cwd and exported variables). "
-            "Returns state, exit code and output (ANSI stripped, head and tail capped at {cap}; "
-            "{p}_last reads the rest), or state=running on `yield_after_seconds`/`background` "
-            "({p}_wait follows it). A busy tab refuses a second command."
+            "Run a command line in a tab (at most {tabs} tabs; it keeps cwd and exported "
+            "variables). Returns state, exit code and output (ANSI stripped, head and tail "
+            "capped at {cap}; {p}_last reads the rest), or state=running on "
+            "`yield_after_seconds`/`background` ({p}_wait follows it). A busy tab refuses a "
+            "second command."
         ),
     ),
     Verb(
