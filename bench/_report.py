@@ -1,10 +1,15 @@
-"""Shared by the library benchmarks: percentiles, a rich table, JSON under bench/results/."""
+"""Shared by the library benchmarks: percentiles, a median's confidence interval and the
+verdict it allows, a rich table, JSON under bench/results/ (and, with `out`, a copy to commit
+under docs/bench-data/ with the commit and the load)."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import platform
+import shutil
+import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -13,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 RESULTS = Path(__file__).resolve().parent / "results"
+REPO = Path(__file__).resolve().parents[1]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -22,6 +28,46 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+def median_ci(values: list[float], confidence: float = 0.95) -> tuple[float, float]:
+    """A distribution-free interval for the median: the order statistics (k, n + 1 - k)
+    with k the largest rank whose binomial tail P(X < k) stays ≤ (1 - confidence) / 2.
+    Fewer than 6 samples give no interval narrower than their range."""
+    ordered = sorted(values)
+    n = len(ordered)
+    tail = (1 - confidence) / 2
+    k, below = 0, 0.0
+    while k < n // 2:
+        below += math.comb(n, k) / 2**n  # P(X = k) for X ~ Binomial(n, 1/2)
+        if below > tail:
+            break
+        k += 1
+    k = max(k, 1)
+    return ordered[k - 1], ordered[n - k]
+
+
+def verdict(values: list[float], target: float) -> str:
+    """'✓' when the median's 95 % interval is at or under `target`, '✗' when it is over,
+    and 'undecided' when the interval straddles it (the spread does not clear the target)."""
+    if not values:
+        return "no samples"
+    low, high = median_ci(values)
+    return "✓" if high <= target else "✗" if low > target else "undecided"
+
+
+def run_meta(load_before: list[float]) -> dict[str, Any]:
+    """This repository's commit and the load average before and now, for the JSON."""
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    return {
+        "commit": done.stdout.strip(),
+        "load_before": load_before,
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def load_now() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
     table = Table(*columns, title=title)
     for row in rows:
@@ -29,7 +75,8 @@ def print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
     Console().print(table)
 
 
-def write_json(name: str, payload: dict[str, Any]) -> Path:
+def write_json(name: str, payload: dict[str, Any], out: Path | None = None) -> Path:
+    """Write bench/results/NAME.json; with `out`, copy it there too and return that path."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     payload = {
@@ -39,4 +86,8 @@ def write_json(name: str, payload: dict[str, Any]) -> Path:
         **payload,
     }
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, out)
+        return out
     return path
