@@ -1,12 +1,14 @@
 """Timings of each ladder rung, cold and warm, on the sample project and on a real PyPI project.
 
-The real project comes from its sdist (`pip download --no-binary :all: --no-deps NAME`) into
-a cache folder, unpacked into a fresh git repository, with its own venv (the project
-installed editable, plus pytest). Each measurement edits one module (a harmless comment),
-then runs one rung alone; "cold" is the first climb (dmypy starting, caches empty), "warm"
-the median of the next `--runs` climbs, each after a new edit.
+The real project is one of the ladder harness's, at its pinned version
+(ladder_harness_projects.py: `pip download --no-binary :all: --no-deps NAME==VER`, the sdist's
+sha256 checked where pinned), unpacked into a git repository with its own venv. Each
+measurement adds one module-level assignment to one module (a real code change the block
+hashes see, on the clean tree), then runs one rung alone; "cold" is the first climb (dmypy
+starting, caches empty), "warm" the median of the next `--runs` climbs, each after a new edit.
 
     .venv/bin/python bench/ladder/ladder_timings.py [--project more-itertools] [--runs 3]
+        [--python python3.12] [--out docs/bench-data/X.json]
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -27,7 +28,9 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import print_table, write_json
+from ladder_harness_projects import PROJECTS, prepare
+
+from _report import load_now, print_table, run_meta, write_json
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import RUNGS, LadderRequest, run_ladder, stop_type_daemon
@@ -38,70 +41,17 @@ EDIT_TARGETS = {"sample": "src/calc/arith.py", "more-itertools": "more_itertools
 
 def _cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "agent-habitat" / "bench"
-
-
-def _run(argv: list[str], cwd: Path | None = None) -> None:
-    subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
-
-
-def _git_init(root: Path) -> None:
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
-    _run([*git, "init", "-q"], root)
-    (root / ".gitignore").write_text("__pycache__/\n.mypy_cache/\n.pytest_cache/\n")
-    _run([*git, "add", "-A"], root)
-    _run([*git, "commit", "-qm", "sdist"], root)
-
-
-def prepare_real(name: str, cache: Path) -> tuple[Path, Path, str]:
-    """(project root, its interpreter, sdist file name) — downloaded and installed once."""
-    sdists = cache / "sdist"
-    sdists.mkdir(parents=True, exist_ok=True)
-    found = sorted(sdists.glob(f"{name.replace('-', '_')}-*.tar.gz"))
-    if not found:
-        _run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-binary",
-                ":all:",
-                "--no-deps",
-                name,
-                "-d",
-                str(sdists),
-            ]
-        )
-        found = sorted(sdists.glob(f"{name.replace('-', '_')}-*.tar.gz"))
-    sdist = found[-1]
-    work = cache / "work" / name
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    with tarfile.open(sdist) as tar:
-        tar.extractall(work, filter="data")
-    (root,) = [p for p in work.iterdir() if p.is_dir()]
-    _git_init(root)
-    venv = cache / "venvs" / sdist.name.removesuffix(".tar.gz")
-    python = venv / "bin" / "python"
-    module = name.replace("-", "_")
-    probe = (
-        subprocess.run(
-            [str(python), "-c", f"import pytest, {module}"], check=False, capture_output=True
-        )
-        if python.exists()
-        else None
-    )
-    if probe is None or probe.returncode != 0:
-        _run([sys.executable, "-m", "venv", "--clear", str(venv)])
-        _run([str(python), "-m", "pip", "install", "--quiet", "-e", str(root), "pytest"])
-    return root, python, sdist.name
+    return Path(base) / "agent-habitat" / "bench" / "ladder"
 
 
 def _edit(root: Path, rel: str, n: int) -> None:
+    """A code edit the block hashes see (issue 24: a comment-only edit is skipped by them,
+    so it timed a climb with nothing to do): a new module-level assignment, on the clean
+    tree each time, so every climb finds exactly this one changed line."""
+    subprocess.run(["git", "checkout", "-q", "--", "."], cwd=root, check=True)
     path = root / rel
-    path.write_text(path.read_text(encoding="utf-8") + f"\n# bench edit {n}\n", encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(f"{text}\n_habitat_bench_edit_{n} = {n}\n", encoding="utf-8")
 
 
 async def measure(
@@ -151,12 +101,16 @@ async def main_async(args: argparse.Namespace) -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="bench-ladder-") as tmp:
         sample = build_sample(Path(tmp) / "calc")
         rows = await measure("sample", sample, EDIT_TARGETS["sample"], args.runs, {})
-    root, python, sdist = await anyio.to_thread.run_sync(prepare_real, args.project, args.cache)
+    project = PROJECTS.get(args.project)
     edit = EDIT_TARGETS.get(args.project)
-    if edit is None:
-        raise SystemExit(f"no edit target known for {args.project}; add it to EDIT_TARGETS")
+    if project is None or edit is None:
+        raise SystemExit(f"no pinned project and edit target for {args.project}: {EDIT_TARGETS}")
+    root, python = await anyio.to_thread.run_sync(prepare, project, args.cache, args.python)
     environ = {"HABITAT_LADDER_PYTHON": str(python)}
-    rows += await measure(sdist.removesuffix(".tar.gz"), root, edit, args.runs, environ)
+    try:
+        rows += await measure(f"{project.name} {project.version}", root, edit, args.runs, environ)
+    finally:
+        subprocess.run(["git", "checkout", "-q", "--", "."], cwd=root, check=True)
     return rows
 
 
@@ -165,7 +119,11 @@ def main() -> None:
     parser.add_argument("--project", default="more-itertools")
     parser.add_argument("--runs", type=int, default=3, help="warm runs per rung (median)")
     parser.add_argument("--cache", type=Path, default=_cache_dir())
+    parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
+    args.cache = args.cache.resolve()
+    load_before = load_now()
     os.environ.setdefault("COLUMNS", "150")  # a wide table even when piped
     rows = anyio.run(main_async, args)
     print_table(
@@ -185,7 +143,9 @@ def main() -> None:
             for r in rows
         ],
     )
-    path = write_json("ladder_timings", {"runs": args.runs, "rows": rows})
+    path = write_json(
+        "ladder_timings", {**run_meta(load_before), "runs": args.runs, "rows": rows}, args.out
+    )
     print(f"wrote {path}")
 
 
