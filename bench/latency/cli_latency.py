@@ -13,6 +13,7 @@ Python's bytecode cache is on for the measured processes, as in a user's install
 the calling shell sets `PYTHONDONTWRITEBYTECODE`.
 
     .venv/bin/python bench/latency/cli_latency.py [--iterations 30] [--only run,terminal,mcp]
+        [--out docs/bench-data/cli_latency-DATE-first-usable.json]
 
 A person at a terminal with no host running (stdin and stderr a terminal, stdout a pipe:
 `_at_a_terminal`): the first `habitat run 'echo hi'` answers in its own process and then
@@ -22,12 +23,18 @@ next round's first finds none. "host start" spawns `python -m agent_habitat.host
 to its record in `host.lock` (listening), with the host's own CPU time until then, to tell
 CPU from waiting on a loaded machine.
 
+The first usable moment (issue 24), the first `tools/list` answer after start: embedded, the
+bridge with a host, the cold bridge (it starts the host; stopped before each sample) and the
+peer mcp-shell-server (bench/peers.py, pinned, in `--peer-cache`), timed alike.
+
 Targets (issue 25): through a host, `habitat run 'echo hi'` p50 ≤ 100 ms on a quiet machine
 and ≤ 4× `python -c pass`; no command adds more than 150 ms to the work it asks for (each
-host row's median minus `python -c pass`'s, shown as "added"); the bridge's first
-`tools/list` answer ≤ 500 ms after start with a host running. Issue 11's: `--version` ≤ 3×
-bare Python, `scene` ≤ 250 ms, `initialize` ≤ 500 ms. The first command at a terminal: no
-slower than the one-shot path (≤ 1.1× `run 'echo hi' (no host)` in the same run).
+host row's median minus `python -c pass`'s, shown as "added"). Issue 24: the first
+`tools/list` answer ≤ 500 ms after start, embedded and through the bridge with a host
+running; `initialize` ≤ 500 ms (issue 11's) is kept as the old measure. A fixed-bound target
+gets its verdict from the 95 % interval of the median ('undecided' when it straddles the
+bound). Issue 11's: `--version` ≤ 3× bare Python, `scene` ≤ 250 ms. The first command at a
+terminal: no slower than the one-shot path (≤ 1.1× `run 'echo hi' (no host)` in the same run).
 """
 
 from __future__ import annotations
@@ -46,7 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import percentile, print_table, write_json
+from _report import load_now, median_ci, percentile, print_table, run_meta, verdict, write_json
 
 _BIN = Path(sys.executable).parent
 _HABITAT = str(_BIN / "habitat")
@@ -73,14 +80,20 @@ _TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
 def _mcp_initialize(
-    env: dict[str, str], cwd: Path, *, embedded: bool, until_tools: bool = False
+    env: dict[str, str],
+    cwd: Path,
+    *,
+    embedded: bool,
+    until_tools: bool = False,
+    argv: list[str] | None = None,
 ) -> float:
     """From the server's start to its `initialize` response line on stdout; with
     `until_tools`, the client pipelines `initialized` and `tools/list` right behind it (as
-    Claude Code does) and the time runs to the `tools/list` answer."""
+    Claude Code does) and the time runs to the `tools/list` answer: the first moment the
+    agent can use the server (issue 24). `argv` starts another server (the peer)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [_HABITAT, "mcp", *(["--embedded"] if embedded else []), "--project", str(cwd)],
+        argv or [_HABITAT, "mcp", *(["--embedded"] if embedded else []), "--project", str(cwd)],
         env=env,
         cwd=cwd,
         stdin=subprocess.PIPE,
@@ -224,6 +237,23 @@ def _host_start(env: dict[str, str], root: Path) -> float:
     return elapsed
 
 
+def _cold_bridge(env: dict[str, str], cold: Path) -> float:
+    """The first `habitat mcp` of a workspace no host serves: the bridge starts the host."""
+    _stop(env, cold)
+    return _mcp_initialize(env, cold, embedded=False, until_tools=True)
+
+
+def _peer(cache: Path) -> list[str] | None:
+    """mcp-shell-server (PyPI, pinned in bench/peers.py, its own venv), or None with why."""
+    from peers import PeerUnavailableError, ensure_mcp_shell_server
+
+    try:
+        return [str(ensure_mcp_shell_server(cache))]
+    except PeerUnavailableError as exc:
+        print(f"mcp-shell-server unavailable: {exc}", file=sys.stderr)
+        return None
+
+
 def _paths(
     env: dict[str, str],
     bare: Path,
@@ -231,6 +261,8 @@ def _paths(
     bridged: Path,
     typed: Path,
     only: set[str] | None,
+    cold: Path | None = None,
+    peer: list[str] | None = None,
 ) -> dict[str, Callable[[], float]]:
     paths: dict[str, Callable[[], float]] = {
         "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env, bare),
@@ -285,6 +317,15 @@ def _paths(
         paths["mcp (bridge) tools/list"] = lambda: _mcp_initialize(
             env, bridged, embedded=False, until_tools=True
         )
+        if cold is not None:
+            paths["mcp (bridge, cold: starts the host) tools/list"] = lambda: _cold_bridge(
+                env, cold
+            )
+        if peer is not None:
+            peer_env = dict(env, ALLOW_COMMANDS="echo,seq")
+            paths["peer mcp-shell-server tools/list"] = lambda: _mcp_initialize(
+                peer_env, bare, embedded=False, until_tools=True, argv=peer
+            )
     return paths
 
 
@@ -309,10 +350,23 @@ def _targets(medians: dict[str, float], bare: float) -> dict[str, tuple[str, boo
         bool(one_shot) and first <= 1.1 * one_shot,
     )
     put("scene (no host)", "≤ 250 ms", medians.get("scene (no host)", 0) <= 250)
-    put("mcp --embedded initialize", "≤ 500 ms", medians.get("mcp --embedded initialize", 0) <= 500)
-    put("mcp (bridge) initialize", "≤ 500 ms", medians.get("mcp (bridge) initialize", 0) <= 500)
+    # Issue 24: the target is on the first `tools/list` answer (the first usable moment);
+    # the `initialize` rows keep issue 11's old target for comparison.
+    put(
+        "mcp --embedded initialize",
+        "old: ≤ 500 ms",
+        medians.get("mcp --embedded initialize", 0) <= 500,
+    )
+    put(
+        "mcp (bridge) initialize", "old: ≤ 500 ms", medians.get("mcp (bridge) initialize", 0) <= 500
+    )
+    put("mcp --embedded tools/list", "≤ 500 ms", medians.get("mcp --embedded tools/list", 0) <= 500)
     put("mcp (bridge) tools/list", "≤ 500 ms", medians.get("mcp (bridge) tools/list", 0) <= 500)
     return targets
+
+
+_TARGET_MS = {"≤ 500 ms": 500.0, "old: ≤ 500 ms": 500.0, "≤ 250 ms": 250.0}
+"""The targets that are a fixed bound: their verdict comes from the median's interval."""
 
 
 def main() -> int:
@@ -322,15 +376,24 @@ def main() -> int:
     parser.add_argument(
         "--only", help="comma-separated verbs to measure (e.g. run,last,mcp); default all"
     )
+    parser.add_argument(
+        "--peer-cache",
+        type=Path,
+        default=Path(__file__).resolve().parents[2] / ".bench-cache",
+        help="where bench/peers.py installs mcp-shell-server (the mcp rows' peer)",
+    )
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
+    load_before = load_now()
     only = set(args.only.split(",")) if args.only else None
     env = _env()
-    load_before = [round(x, 2) for x in os.getloadavg()]
-    bare, hosted, bridged, typed = (
+    bare, hosted, bridged, typed, cold = (
         Path(tempfile.mkdtemp(prefix=f"bench-cli-{name}-"))
-        for name in ("bare", "hosted", "bridged", "typed")
+        for name in ("bare", "hosted", "bridged", "typed", "cold")
     )
-    for folder in (bare, hosted, bridged, typed):
+    mcp = only is None or "mcp" in only
+    peer = _peer(args.peer_cache) if mcp else None
+    for folder in (bare, hosted, bridged, typed, cold):
         _quiet([_HABITAT, "run", "echo ready", "--project", str(folder)], env, folder)
     _quiet([_HABITAT, "host", "start", "--project", str(hosted)], env, hosted)
     _quiet(
@@ -348,7 +411,7 @@ def main() -> int:
         env,
         hosted,
     )
-    paths = _paths(env, bare, hosted, bridged, typed, only)
+    paths = _paths(env, bare, hosted, bridged, typed, only, cold if mcp else None, peer)
     samples: dict[str, list[float]] = {name: [] for name in paths}
     try:
         for n in range(args.warmup + args.iterations):
@@ -357,17 +420,22 @@ def main() -> int:
                 if n >= args.warmup:
                     samples[name].append(value)
     finally:
-        for folder in (hosted, bridged):
+        for folder in (hosted, bridged, cold):
             _quiet([_HABITAT, "kill", "repl", "--project", str(folder)], env, folder)
-        for folder in (hosted, bridged, typed):
+        for folder in (hosted, bridged, typed, cold):
             _stop(env, folder)
     load_after = [round(x, 2) for x in os.getloadavg()]
     bare_ms = statistics.median(samples["python -c pass"])
     medians = {name: statistics.median(values) for name, values in samples.items()}
     targets = _targets(medians, bare_ms)
     rows = []
+    verdicts: dict[str, str] = {}
     for name, values in samples.items():
         target, met = targets.get(name, ("", True))
+        if target in _TARGET_MS:
+            low, high = median_ci(values)
+            verdicts[name] = verdict(values, _TARGET_MS[target])
+            target = f"{target} (median 95 % CI {low:.0f}–{high:.0f}): {verdicts[name]}"
         rows.append(
             [
                 name,
@@ -376,7 +444,11 @@ def main() -> int:
                 f"{min(values):.0f}",
                 f"{medians[name] / bare_ms:.1f}×",
                 f"{medians[name] - bare_ms:+.0f}",
-                f"{target} {'met' if met else 'MISSED'}" if target else "",
+                target
+                if name in verdicts
+                else f"{target} {'met' if met else 'MISSED'}"
+                if target
+                else "",
             ]
         )
     print_table(
@@ -387,6 +459,8 @@ def main() -> int:
     path = write_json(
         "cli_latency",
         {
+            **run_meta(load_before),
+            "command": " ".join(sys.argv[1:]),
             "iterations": args.iterations,
             "python_ms": round(bare_ms, 1),
             "load_average": load_after,
@@ -398,11 +472,17 @@ def main() -> int:
                     "p90_ms": round(percentile(values, 0.9), 1),
                     "min_ms": round(min(values), 1),
                     "vs_python": round(medians[name] / bare_ms, 2),
+                    "ci_ms": [round(x, 1) for x in median_ci(values)],
+                    "samples_ms": [round(x, 1) for x in values],
                 }
                 for name, values in samples.items()
             },
-            "targets": {name: {"target": t, "met": met} for name, (t, met) in targets.items()},
+            "targets": {
+                name: {"target": t, "met": met, "verdict": verdicts.get(name)}
+                for name, (t, met) in targets.items()
+            },
         },
+        args.out,
     )
     if HOST_CPU_MS:
         cpu = statistics.median(HOST_CPU_MS[-args.iterations :])
