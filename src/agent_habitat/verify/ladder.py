@@ -220,6 +220,7 @@ async def _context(
         hooks=hooks,
         spool_budget=spool_budget(root),
         toolchain=chains[0].name if len(chains) == 1 else FALLBACK.name,
+        rungs=tuple(rungs),
     )
     python_files = impact_files(touched, chains)
     if _NEEDS_IMPACT & set(rungs) and python_files:

@@ -72,6 +72,9 @@ class RungContext:
     and those no detected toolchain owns."""
     spool_tag: str = ""
     """Set when several toolchains climb, so their spools of one rung stay apart."""
+    rungs: tuple[RungName, ...] = ()
+    """The rungs this climb runs, in order (empty when a caller did not say): a rung may do
+    work a later one reuses (the Rust toolchain's clippy build for `test.scoped`)."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"

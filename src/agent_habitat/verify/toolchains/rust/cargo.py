@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 
 import anyio.to_thread
@@ -138,10 +138,11 @@ async def run_compiler(
     tool: str,
     keep: Callable[[Diagnostic], bool] = lambda d: True,
     notes: list[str],
+    extra_env: Mapping[str, str] | None = None,
 ) -> RungResult:
-    """`argv` (a cargo compiler command with `--message-format=json`), its findings that
-    `keep` keeps, settled against the same command on HEAD."""
-    outcome = await ctx.run(rung, argv, reap_leftovers=False)
+    """`argv` (a cargo compiler command with `--message-format=json`) with `extra_env`, its
+    findings that `keep` keeps, settled against the same command on HEAD."""
+    outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
     found = compiler_messages(outcome.text, ctx.root, tool=tool)
     diagnostics = [d for d in found if keep(d)]
     state = _settled_state(found, outcome.exit_code)
@@ -161,17 +162,20 @@ async def run_compiler(
         if errors:
             first = errors[0]
             result.reason = f"{len(errors)} {tool} error(s), first {first.file}:{first.line}"
+    env = dict(extra_env or {})
     return await settle(
-        ctx, result, lambda head: _on_head(ctx, rung, head, argv, tool=tool, keep=keep)
+        ctx, result, lambda head: _on_head(ctx, rung, head, argv, tool=tool, keep=keep, env=env)
     )
 
 
-def _prepare_head(ctx: RungContext, head: HeadTree, argv: list[str]) -> tuple[str, Path | None]:
-    # Blocking: the cache key (HEAD, argv, the lock file now) and, on a miss, HEAD's export
-    # with the working tree's lock file where HEAD has none (a library that ignores it),
-    # so both runs build the same dependency versions.
+def _prepare_head(
+    ctx: RungContext, head: HeadTree, argv: list[str], env: Mapping[str, str]
+) -> tuple[str, Path | None]:
+    # Blocking: the cache key (HEAD, argv, its environment, the lock file now) and, on a
+    # miss, HEAD's export with the working tree's lock file where HEAD has none (a library
+    # that ignores it), so both runs build the same dependency versions.
     lock = ctx.root / "Cargo.lock"
-    key = fingerprint("cargo", head.head, *argv, lock)
+    key = fingerprint("cargo", head.head, *argv, *sorted(f"{k}={v}" for k, v in env.items()), lock)
     if cache_of(ctx).get(key) is not None:
         return key, None
     export = head.export()
@@ -188,14 +192,15 @@ async def _on_head(
     *,
     tool: str,
     keep: Callable[[Diagnostic], bool],
+    env: Mapping[str, str],
 ) -> tuple[BaseResult, bool] | str:
-    key, export = await anyio.to_thread.run_sync(_prepare_head, ctx, head, argv)
+    key, export = await anyio.to_thread.run_sync(_prepare_head, ctx, head, argv, env)
     if export is None:
         hit = cache_of(ctx).get(key)
         if hit is not None:
             return hit, True
         export = await anyio.to_thread.run_sync(head.export)
-    target = {"CARGO_TARGET_DIR": str(head_target_dir(ctx))}
+    target = {**env, "CARGO_TARGET_DIR": str(head_target_dir(ctx))}
     outcome = await ctx.run(
         rung, argv, suffix=".base.out", cwd=export, extra_env=target, reap_leftovers=False
     )

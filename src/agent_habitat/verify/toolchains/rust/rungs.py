@@ -2,9 +2,13 @@
 
 - `diagnose.files`: `cargo clippy --all-targets` of the touched files' crates (the project's
   lint settings); its warnings kept for the touched files, compile errors wherever they are.
+  When `test.scoped` follows in the same climb, clippy runs inside `cargo test --no-run
+  --all-targets` of those crates instead (fused.py): the same lints, and the test binaries
+  built in the same pass, so the tests do not compile the crates a second time.
 - `compile.project`: `cargo check --all-targets` of the affected crates — unless this climb's
   clippy run already checked them all (green): clippy is cargo check plus lints.
-- `build.affected`: `cargo build` of the affected crates.
+- `build.affected`: `cargo build` of the affected crates (with fused.py's wrapper when the
+  climb uses it, so its units are the ones the tests link).
 - `test.scoped` / `test.full`: tests.py.
 Findings of the three compiler rungs are settled against the same command on HEAD."""
 
@@ -23,6 +27,7 @@ from .cargo import (
     run_compiler,
 )
 from .detect import owns
+from .fused import clippy_errors, fused_env, without_clippy
 from .metadata import CrateGraph
 
 __all__ = ["build_affected", "compile_project", "diagnose_files"]
@@ -66,7 +71,18 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
         verb, tool = "check", "cargo check"
         notes.append("clippy is not installed (rustup component add clippy); compiler lints only")
     argv = ["cargo", verb, _JSON, "--all-targets", *packages(crates)]
-    result = await run_compiler(ctx, rung, argv, tool=tool, keep=keep, notes=notes)
+    fused = await fused_env(ctx) if has_clippy and "test.scoped" in ctx.rungs else None
+    if isinstance(fused, dict):
+        argv = ["cargo", "test", "--no-run", _JSON, "--all-targets", *packages(crates)]
+        notes.append(
+            "clippy ran inside the test build (clippy-driver as rustc's workspace wrapper, "
+            "cargo test --no-run --all-targets): the lints of cargo clippy --all-targets, and "
+            "test.scoped's binaries compiled in the same pass"
+        )
+    elif isinstance(fused, str):
+        notes.append(f"clippy and the tests compile apart: {fused}")
+    extra = fused if isinstance(fused, dict) else None
+    result = await run_compiler(ctx, rung, argv, tool=tool, keep=keep, notes=notes, extra_env=extra)
     if has_clippy:
         remember_clippy(ctx, crates, result)
     return result
@@ -93,6 +109,11 @@ async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
                     *notes,
                     "checked by diagnose.files' clippy run of this climb (all targets of "
                     "these crates; clippy is cargo check plus lints): not checked twice",
+                    *(
+                        ["that run was clippy-driver's test build: it compiled what it checked"]
+                        if clipped.command[1:3] == ["test", "--no-run"]
+                        else []
+                    ),
                 ],
             }
         )
@@ -108,4 +129,16 @@ async def build_affected(ctx: RungContext, graph: CrateGraph) -> RungResult:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
     argv = ["cargo", "build", _JSON, *packages(crates)]
     notes = [f"affected crates: {', '.join(crates)}"]
-    return await run_compiler(ctx, rung, argv, tool="cargo build", notes=notes)
+    fused = await fused_env(ctx)
+    if isinstance(fused, dict):
+        notes.append(
+            "built with clippy-driver as rustc's workspace wrapper, as diagnose.files and the "
+            "tests build (the same code; its units are the ones the tests link)"
+        )
+    extra = fused if isinstance(fused, dict) else None
+    result = await run_compiler(ctx, rung, argv, tool="cargo build", notes=notes, extra_env=extra)
+    if extra is not None and (denied := clippy_errors(result.diagnostics)):
+        # A lint the project denies stopped clippy-driver's build: build as rustc builds.
+        notes = [*notes[:1], without_clippy(denied)]
+        result = await run_compiler(ctx, rung, argv, tool="cargo build", notes=notes)
+    return result

@@ -6,7 +6,11 @@ only its integration tests: the touched test target alone, or all of them for sh
 there (`tests/util/mod.rs`). Within a crate nothing narrower is safe: any unit test may
 call the touched module, and cargo keeps no record of which does. An explicit filter
 (`--filter`) goes to libtest as its name filters. A test binary killed by a signal makes
-the rung `died`; the substrate's variables reach every test process (`ctx.run`)."""
+the rung `died`; the substrate's variables reach every test process (`ctx.run`).
+
+Where the climb fuses clippy with the build (fused.py), cargo test runs with the same
+clippy-driver wrapper, so it finds diagnose.files' units fresh; a lint the project denies
+that stops that build makes the run go again without the wrapper."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from ...command import Outcome
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from .cargo import TOOL_NOTE, cargo_rung, packages
+from .fused import clippy_errors, fused_env, without_clippy
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
 
@@ -46,13 +51,30 @@ async def _cargo_test(
 ) -> RungResult:
     """Each argv of `runs` in turn (one cargo test per set of targets), as one result."""
     results: list[tuple[Outcome, list[Diagnostic], LibtestReport]] = []
+    fused = await fused_env(ctx)
+    wrapper = fused if isinstance(fused, dict) else None
+    why = [*why]
+    if wrapper is not None:
+        why.append(
+            "built with clippy-driver as rustc's workspace wrapper (the same code; the units "
+            "diagnose.files' clippy build compiled are reused, not compiled again)"
+        )
     for argv in runs:
-        outcome = await ctx.run(rung, argv, suffix=f".{len(results)}.out" if results else ".out")
+        suffix = f".{len(results)}.out" if results else ".out"
+        outcome = await ctx.run(rung, argv, suffix=suffix, extra_env=wrapper)
         errors = [
             d
             for d in compiler_messages(outcome.text, ctx.root, tool="rustc")
             if d.severity == "error"
         ]
+        if wrapper is not None and (denied := clippy_errors(errors)):
+            why.append(without_clippy(denied))
+            outcome = await ctx.run(rung, argv, suffix=".plain" + suffix)
+            errors = [
+                d
+                for d in compiler_messages(outcome.text, ctx.root, tool="rustc")
+                if d.severity == "error"
+            ]
         results.append((outcome, errors, libtest_report(outcome.text, ctx.root, graph.dir_of)))
     worst = next(
         (r for r in results if _state(*r) == "died" or r[0].timed_out),

@@ -1,0 +1,150 @@
+"""clippy inside the test build (toolchains/rust/fused.py) on real crates made here: real
+cargo, clippy-driver and libtest. Skipped only where cargo or clippy is not installed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.layout import Layout
+from agent_habitat.verify.models import RungName
+from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.snapshot import take_snapshot
+from agent_habitat.verify.toolchains.rust.runners import RUNNERS
+from agent_habitat.workspace import Workspace
+from git_tree import commit_tree, write
+
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.skipif(
+        shutil.which("cargo") is None or shutil.which("clippy-driver") is None,
+        reason="cargo and clippy are not installed here",
+    ),
+]
+
+_LIB = """pub fn double(x: u64) -> u64 {
+    x * 2
+}
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn doubles() {
+        assert_eq!(super::double(2), 4);
+    }
+}
+"""
+_STANDARD: tuple[RungName, ...] = ("diagnose.files", "compile.project", "test.scoped")
+
+
+def _crate(root: Path, lib: str = _LIB) -> Path:
+    manifest = '[package]\nname = "fz"\nversion = "0.1.0"\nedition = "2021"\n'
+    return commit_tree(
+        root, {"Cargo.toml": manifest, "src/lib.rs": lib, ".gitignore": "target/\nCargo.lock\n"}
+    )
+
+
+def _ctx(root: Path, ladder_id: str, rungs: tuple[RungName, ...] = _STANDARD) -> RungContext:
+    snapshot = take_snapshot(root)
+    return RungContext(
+        root=root,
+        workspace=Workspace.for_project(root),
+        config=LadderConfig(),
+        policy="standard",
+        ladder_id=ladder_id,
+        snapshot=snapshot,
+        touched=snapshot.touched,
+        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
+        env=None,
+        rungs=rungs,
+    )
+
+
+async def _climb(ctx: RungContext) -> dict[RungName, object]:
+    out: dict[RungName, object] = {}
+    for rung in ctx.rungs:
+        out[rung] = result = await RUNNERS[rung](ctx)
+        if result.state != "green":
+            break
+    return out
+
+
+async def test_clippy_runs_inside_the_test_build_and_the_tests_reuse_it(tmp_path: Path) -> None:
+    root = _crate(tmp_path / "fz")
+    write(root, "src/lib.rs", _LIB.replace("x * 2", "x * 3") + "pub fn n(v: &Vec<u8>) {}\n")
+    ctx = _ctx(root, "f1")
+    lint = await RUNNERS["diagnose.files"](ctx)
+    assert lint.state == "green", lint.reason
+    assert lint.command[:3] == ["cargo", "test", "--no-run"]
+    assert "--all-targets" in lint.command
+    # clippy's own lint (ptr_arg), a warning on the touched file, as cargo clippy gives it.
+    assert "clippy::ptr_arg" in {d.code for d in lint.diagnostics}
+    assert any("clippy ran inside the test build" in n for n in lint.notes)
+    check = await RUNNERS["compile.project"](ctx)
+    assert (check.state, check.duration_s) == ("green", 0.0)
+    assert any("compiled what it checked" in n for n in check.notes)
+    tests = await RUNNERS["test.scoped"](ctx)
+    assert tests.state == "red", tests.reason  # x * 3 fails `doubles`
+    assert [d.message.split(": ")[0] for d in tests.diagnostics] == ["tests::doubles"]
+    assert any("clippy-driver as rustc's workspace wrapper" in n for n in tests.notes)
+    # cargo found the binaries diagnose.files built: it compiled nothing.
+    test_units = [
+        message
+        for line in tests.output.splitlines()
+        if line.startswith("{")
+        and (message := json.loads(line)).get("reason") == "compiler-artifact"
+        and message["profile"]["test"]
+    ]
+    assert test_units, tests.output[-2000:]
+    assert all(unit["fresh"] for unit in test_units)  # built by diagnose.files, not again
+
+
+async def test_without_test_scoped_in_the_climb_clippy_is_cargo_clippy(tmp_path: Path) -> None:
+    root = _crate(tmp_path / "fz")
+    write(root, "src/lib.rs", _LIB + "// touched\n")
+    lint = await RUNNERS["diagnose.files"](_ctx(root, "f2", ("diagnose.files",)))
+    assert lint.state == "green", lint.reason
+    assert lint.command[:2] == ["cargo", "clippy"]
+
+
+async def test_a_denied_clippy_lint_is_red_in_diagnose_files_at_its_line(tmp_path: Path) -> None:
+    root = _crate(tmp_path / "fz", "#![deny(clippy::ptr_arg)]\n" + _LIB)
+    write(root, "src/lib.rs", "#![deny(clippy::ptr_arg)]\n" + _LIB + "pub fn n(v: &Vec<u8>) {}\n")
+    lint = await RUNNERS["diagnose.files"](_ctx(root, "f3"))
+    assert lint.state == "red", lint.reason
+    assert [(d.file, d.line, d.code) for d in lint.diagnostics if d.severity == "error"] == [
+        ("src/lib.rs", len(_LIB.splitlines()) + 2, "clippy::ptr_arg")
+    ]
+
+
+async def test_a_denied_lint_already_at_head_never_stops_the_tests(tmp_path: Path) -> None:
+    # HEAD has a clippy error the project denies: clippy-driver's build stops there, so the
+    # tests run again as rustc builds them, and fail only for what the change did.
+    lib = "#![deny(clippy::ptr_arg)]\npub fn n(v: &Vec<u8>) -> usize {\n    v.len()\n}\n" + _LIB
+    root = _crate(tmp_path / "fz", lib)
+    write(root, "src/lib.rs", lib.replace("x * 2", "x * 3"))
+    ctx = _ctx(root, "f4")
+    lint = await RUNNERS["diagnose.files"](ctx)
+    assert lint.state == "green", lint.reason  # the lint error is HEAD's
+    assert lint.preexisting_findings >= 1
+    tests = await RUNNERS["test.scoped"](ctx)
+    assert tests.state == "red", tests.reason
+    assert [d.message.split(": ")[0] for d in tests.diagnostics] == ["tests::doubles"]
+    assert any("built again without it" in n for n in tests.notes)
+
+
+async def test_a_crate_that_names_clippy_in_a_cfg_is_never_fused(tmp_path: Path) -> None:
+    lib = _LIB + '#[cfg(not(clippy))]\npub fn only_rustc() -> &\'static str {\n    "r"\n}\n'
+    root = _crate(tmp_path / "fz", lib)
+    write(root, "src/lib.rs", lib + "// touched\n")
+    ctx = _ctx(root, "f5")
+    lint = await RUNNERS["diagnose.files"](ctx)
+    assert lint.state == "green", lint.reason
+    assert lint.command[:2] == ["cargo", "clippy"]
+    assert any("src/lib.rs names clippy in a cfg" in n for n in lint.notes)
+    tests = await RUNNERS["test.scoped"](ctx)
+    assert tests.state == "green", tests.reason
+    assert not any("workspace wrapper" in n for n in tests.notes)
