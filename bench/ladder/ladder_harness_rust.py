@@ -2,18 +2,22 @@
 warm host against `cargo test` of the whole crate (issue 27).
 
 Per project (PROJECTS): its repository as the `fetch` tool mirrors it (`--mirrors`, one
-`owner+name/repo` git folder each), exported at its commit into `--cache`, committed as a
-fresh git repository; the dev-dependencies only benchmarks use (criterion) and the
-`[[bench]]` targets are dropped so nothing but the crate itself builds (`-j 1`:
-CARGO_BUILD_JOBS=1). The baseline is `cargo test --no-fail-fast` on the clean tree (run
-twice: the second, warm, is the full suite's wall with nothing to compile). The full suite
+`owner+name/repo` git folder each), exported at its commit into `--cache`, or a pinned
+crate from crates.io (`cargo fetch` of a throwaway crate that depends on it, copied from
+cargo's registry folder), committed as a fresh git repository; the dev-dependencies only
+benchmarks use (criterion) and the `[[bench]]` targets are dropped so nothing but the
+crate itself builds (`-j 1`: CARGO_BUILD_JOBS=1). The baseline is `cargo test
+--no-fail-fast` on the clean tree (run twice: the second, warm, is the full suite's wall
+with nothing to compile). The full suite
 builds in a target folder of its own, so after each edit it compiles the change itself, as
 the ladder does in the project's `target/`. Then the workspace host starts (a fresh
 HABITAT_HOME) and for each mutation, on a clean copy:
 
 1. `habitat verify --json` (policy standard: diagnose.files, compile.project, test.scoped)
    through the host, its wall;
-2. the full suite, `cargo test --no-fail-fast --message-format=json`, its wall and what
+2. the same one-shot (`--no-host`: the climb in the CLI's own process) in a target folder
+   of its own (warmed on HEAD like the project's), so it compiles the edit itself;
+3. the full suite, `cargo test --no-fail-fast --message-format=json`, its wall and what
    failed (libtest's report and compile errors, parsed by the toolchain's own parsers).
 
 A miss: the full suite fails (a test or the build) and the ladder is green. A false red: the
@@ -57,7 +61,7 @@ DATA = REPO / "docs" / "bench-data"
 class Project:
     name: str
     repo: str
-    """owner/name on GitHub, mirrored as `owner+name`."""
+    """owner/name on GitHub, mirrored as `owner+name`; or `crates.io:NAME@VERSION`."""
     sources: tuple[str, ...]
     """Files to mutate, relative to the crate."""
     why: str
@@ -75,6 +79,13 @@ PROJECTS = {
         "dtolnay/itoa",
         ("src/lib.rs",),
         "integer formatting: one module, one integration test target, doc tests",
+    ),
+    # Held out (issue 27): never used while the toolchain was built or tuned.
+    "heck": Project(
+        "heck",
+        "crates.io:heck@0.5.0",
+        ("src/lib.rs", "src/kebab.rs", "src/snake.rs", "src/title.rs", "src/upper_camel.rs"),
+        "case conversion: 9 modules, unit tests in each, doc tests; the crates.io package",
     ),
 }
 
@@ -100,17 +111,39 @@ def _strip_bench_only(manifest: Path) -> None:
     manifest.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
+def _from_crates_io(spec: str, root: Path, cache: Path) -> str:
+    """The crate's package as cargo's registry folder holds it, copied to `root`."""
+    name, version = spec.split("@")
+    probe = cache / f"probe-{name}"
+    shutil.rmtree(probe, ignore_errors=True)
+    (probe / "src").mkdir(parents=True)
+    (probe / "src" / "lib.rs").write_text("", encoding="utf-8")
+    manifest = '[package]\nname = "probe"\nversion = "0.0.0"\nedition = "2021"\n'
+    manifest += f'[dependencies]\n{name} = "={version}"\n'
+    (probe / "Cargo.toml").write_text(manifest, encoding="utf-8")
+    subprocess.run(["cargo", "fetch", "-q"], cwd=probe, check=True)
+    home = Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo")
+    source = next((home / "registry" / "src").glob(f"*/{name}-{version}"))
+    shutil.rmtree(root)
+    shutil.copytree(source, root)
+    shutil.rmtree(probe)
+    return f"crates.io {name} {version}"
+
+
 def prepare(project: Project, mirrors: Path, cache: Path) -> tuple[Path, str, str]:
     """The crate at its mirrored commit as a fresh repository: (root, version, commit)."""
-    mirror = mirrors / project.repo.replace("/", "+") / "repo"
-    commit = _git(mirror, "rev-parse", "HEAD").strip()
     root = cache / project.name
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "archive", "HEAD"], cwd=mirror, check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
+    if project.repo.startswith("crates.io:"):
+        commit = _from_crates_io(project.repo.removeprefix("crates.io:"), root, cache)
+    else:
+        mirror = mirrors / project.repo.replace("/", "+") / "repo"
+        commit = _git(mirror, "rev-parse", "HEAD").strip()
+        archive = subprocess.run(
+            ["git", "archive", "HEAD"], cwd=mirror, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(root)], input=archive, check=True)
     _strip_bench_only(root / "Cargo.toml")
     shutil.rmtree(root / "benches", ignore_errors=True)
     version = next(
@@ -167,7 +200,10 @@ class Runner:
         return wall, failed, report.passed + report.failed
 
     def verify(self, *extra: str) -> tuple[float, dict[str, Any]]:
-        wall, text = self.timed([str(HABITAT), "verify", "--json", *extra])
+        env = None
+        if "--no-host" in extra:  # its own target folder: it compiles the edit itself
+            env = {**self.env, "CARGO_TARGET_DIR": str(self.home / "oneshot-target")}
+        wall, text = self.timed([str(HABITAT), "verify", "--json", *extra], env)
         start = text.find("{")
         try:
             return wall, json.loads(text[start:]) if start >= 0 else {"error": text[-500:]}
@@ -205,6 +241,7 @@ def _one(run: Runner, m: Mutation, total: int) -> dict[str, Any]:
     apply(run.root, m)
     try:
         wall, result = run.verify()
+        one_wall, one = run.verify("--no-host")
         full_wall, failed, _ = run.full()
     finally:
         _git(run.root, "checkout", "--", m.file)
@@ -212,6 +249,8 @@ def _one(run: Runner, m: Mutation, total: int) -> dict[str, Any]:
     scoped = _rung(result, "test.scoped")
     caught = bool(failed)
     red = state in ("red", "died")
+    one_state = one.get("state", "error")
+    one_red = one_state in ("red", "died")
     return {
         "mutation": m.label,
         "before": m.before.strip(),
@@ -226,9 +265,13 @@ def _one(run: Runner, m: Mutation, total: int) -> dict[str, Any]:
         "full_tests": total,
         "full_caught": caught,
         "full_failed": failed[:5],
-        "miss": caught and state == "green",
-        "false_red": red and not caught and not _on_line(result, m),
+        "oneshot_state": one_state,
+        "miss": caught and "green" in (state, one_state),
+        "false_red": not caught
+        and ((red and not _on_line(result, m)) or (one_red and not _on_line(one, m))),
         "verify_s": round(wall, 2),
+        "oneshot_s": round(one_wall, 2),
+        "load": os.getloadavg()[0],
         "rung_s": {r["rung"]: r.get("duration_s") for r in result.get("rungs", [])},
         "full_s": round(full_wall, 2),
         "error": result.get("error"),
@@ -243,6 +286,8 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     cold_wall, _, _ = run.full()
     warm_wall, base_failed, total = run.full()
     run.timed(["cargo", "test", "--no-run"])  # the ladder's target/ built once, as a user's is
+    one = {**run.env, "CARGO_TARGET_DIR": str(home / "oneshot-target")}
+    run.timed(["cargo", "test", "--no-run"], one)
     if base_failed:
         raise SystemExit(f"{project.name}: the clean tree fails its own suite: {base_failed}")
     print(
@@ -269,7 +314,9 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
     shutil.rmtree(home, ignore_errors=True)
     return {
         "project": f"{project.name} {version}",
-        "repository": f"github.com/{project.repo} @ {commit[:12]}",
+        "repository": commit
+        if commit.startswith("crates.io")
+        else f"github.com/{project.repo} @ {commit[:12]}",
         "why": project.why,
         "tests": total,
         "full_cold_s": round(cold_wall, 2),
@@ -293,6 +340,8 @@ def summarise(p: dict[str, Any]) -> dict[str, Any]:
         "scoped_tests_median": statistics.median(scoped) if scoped else None,
         "full_tests": p["tests"],
         "verify_median_s": round(statistics.median(verify), 2) if verify else None,
+        "oneshot_median_s": round(statistics.median(r["oneshot_s"] for r in rows), 2),
+        "load_median": round(statistics.median(r["load"] for r in rows), 1),
         "verify_max_s": max(verify) if verify else None,
         "full_median_s": round(statistics.median(full), 2) if full else None,
         "full_warm_s": p["full_warm_s"],
@@ -319,8 +368,10 @@ def main() -> None:
         "false_reds": "false reds",
         "scoped_tests_median": "scoped tests",
         "full_tests": "tests",
-        "verify_median_s": "verdict s",
+        "verify_median_s": "verdict s (host)",
+        "oneshot_median_s": "one-shot s",
         "full_median_s": "full s",
+        "load_median": "load",
     }
     rows = [[str(s[key]) for key in shown] for s in summaries]
     print_table("Rust ladder harness (medians)", list(shown.values()), rows)

@@ -172,3 +172,35 @@ async def test_without_go_the_ladder_is_incomplete(
     result = await _climb(root, "diagnose.files", "test.scoped")
     assert result.state == "incomplete"
     assert all(r.missing == "go" for r in result.rungs)
+
+
+async def test_the_package_graph_is_listed_again_only_when_an_import_changes(
+    tmp_path: Path,
+) -> None:
+    root = _module(tmp_path)
+    write(root, "a/a.go", A.replace("x + y", "y + x"))
+    first = await _climb(root, "compile.project")
+    assert not any(n.startswith("package graph:") for n in first.rungs[0].notes)
+    # Another body edit: nothing go list reads changed, so the first climb's graph stands.
+    write(root, "a/a.go", A.replace("x + y", "x + y + 0"))
+    second = await _climb(root, "compile.project")
+    (rung,) = second.rungs
+    assert rung.state == "green", rung.reason
+    assert f"package graph: go list of climb {first.id}" in " ".join(rung.notes)
+    assert rung.command[-2:] == ["./a", "./b"]
+    # c now imports a: an import changed, so go list runs again.
+    c_imports_a = (
+        'package c\n\nimport "example.com/m/a"\n\nfunc Leaf() int { return a.Add(1, 0) }\n'
+    )
+    write(root, "c/c.go", c_imports_a)
+    third = await _climb(root, "compile.project")
+    (rung,) = third.rungs
+    assert rung.state == "green", rung.reason
+    assert not any(n.startswith("package graph:") for n in rung.notes)
+    assert rung.command[-3:] == ["./a", "./b", "./c"]
+    # c back as HEAD has it: the first climb's graph holds again (c imports nothing).
+    write(root, "c/c.go", C)
+    fourth = await _climb(root, "compile.project")
+    (rung,) = fourth.rungs
+    assert f"package graph: go list of climb {first.id}" in " ".join(rung.notes)
+    assert rung.command[-2:] == ["./a", "./b"]

@@ -10,12 +10,15 @@ import shutil
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
+import anyio.to_thread
+
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from ..base import Rung
 from .detect import owns
 from .head import Step, on_head
+from .listkey import list_key
 from .parse import parse_build, parse_gofmt_list, parse_test_events, parse_vet
 from .project import LIST_FIELDS, Affected, Package, affected, dirs_of, parse_list
 
@@ -23,6 +26,12 @@ __all__ = ["RUNNERS"]
 
 _MISSING = "go is not on PATH; install Go (https://go.dev/dl/) to verify this Go project"
 _GRAPHS: OrderedDict[tuple[str, str], dict[str, Package]] = OrderedDict()
+"""(root, listkey.list_key) → the package graph go list gave for it."""
+_LISTED_BY: dict[tuple[str, str], str] = {}
+"""(root, listkey) → the climb that ran that go list: a later climb says it reused it."""
+_USED: dict[str, str] = {}
+"""Climb → the earlier climb whose go list it reused."""
+_GRAPH_NOTE = "package graph: go list of climb {climb} (nothing go list reads changed since)"
 
 
 def _go(ctx: RungContext) -> str | None:
@@ -48,9 +57,15 @@ def _own_code(rel: str) -> bool:
 
 
 async def _graph(ctx: RungContext, rung: RungName, go: str) -> dict[str, Package] | str:
-    """The project's packages (`go list -e -test`), once per climb."""
-    key = (ctx.ladder_id, ctx.snapshot.id)
+    """The project's packages (`go list -e -test`): listed again only when what go list
+    reads changed since a climb that listed (listkey.py), else once per climb."""
+    found = await anyio.to_thread.run_sync(list_key, ctx.root, ctx.snapshot, go, ctx.process_env())
+    key = (str(ctx.root), found or f"{ctx.ladder_id} {ctx.snapshot.id}")
     if key in _GRAPHS:
+        _GRAPHS.move_to_end(key)
+        _USED[ctx.ladder_id] = _LISTED_BY.get(key, "")
+        while len(_USED) > 16:
+            del _USED[next(iter(_USED))]
         return _GRAPHS[key]
     argv = [go, "list", "-e", "-test", f"-json={LIST_FIELDS}", "./..."]
     outcome = await ctx.run(rung, argv, suffix=".list.json", reap_leftovers=False)
@@ -58,9 +73,17 @@ async def _graph(ctx: RungContext, rung: RungName, go: str) -> dict[str, Package
         return f"go list failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
     graph = parse_list(outcome.text, ctx.root)
     _GRAPHS[key] = graph
+    _LISTED_BY[key] = ctx.ladder_id
     while len(_GRAPHS) > 8:
-        _GRAPHS.popitem(last=False)
+        gone, _ = _GRAPHS.popitem(last=False)
+        _LISTED_BY.pop(gone, None)
     return graph
+
+
+def _graph_notes(ctx: RungContext) -> list[str]:
+    """Says so when this climb's graph came from an earlier climb's go list."""
+    by = _USED.get(ctx.ladder_id)
+    return [_GRAPH_NOTE.format(climb=by)] if by and by != ctx.ladder_id else []
 
 
 def _error(ctx: RungContext, rung: RungName, why: str, tool: str) -> RungResult:
@@ -163,6 +186,7 @@ async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult
     notes = [
         f"go: go build of {what}; test files are compiled by test.scoped",
         *([also] if also else []),
+        *_graph_notes(ctx),
     ]
     result = from_outcome(
         ctx,
@@ -267,6 +291,7 @@ async def scoped_suite(ctx: RungContext) -> RungResult:
         f"go: go test of {len(aff.tests)} package(s) — {'whole module' if aff.full else why}",
         "go test's own vet step is off here (-vet=off): go vet runs in diagnose.files, "
         "against HEAD",
+        *_graph_notes(ctx),
     ]
     argv = [go, "test", "-json", "-vet=off", *(["./..."] if aff.full else aff.tests)]
     return await _go_test(ctx, rung, argv, graph, notes)
