@@ -2,7 +2,8 @@
 #   files are Rust's; metadata.py the crate graph (`cargo metadata`) and the crates a change
 #   affects; messages.py cargo's JSON messages and libtest's report as findings; cargo.py
 #   the rungs' shared preamble and the comparison with HEAD; rungs.py the compiler rungs
-#   (clippy, check, build); tests.py the test rungs; runners.py their table.
+#   (clippy, check, build); fused.py clippy inside the test build (one compile for both);
+#   tests.py the test rungs; runners.py their table.
 from __future__ import annotations
 
 from ..base import LazyRunners, Toolchain
