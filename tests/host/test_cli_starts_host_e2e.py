@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agent_habitat.cli import main
 from agent_habitat.reach import find_host
 from agent_habitat.reach.launcher import host_files, spawn_host
 from agent_habitat.reach.lock import is_held
@@ -96,3 +97,11 @@ def test_a_spawned_host_holds_the_lock_from_its_first_moment(project: Path) -> N
     host = starting_host(project, within=_CALL_TIMEOUT)
     assert host is not None
     assert host.pid == pid
+
+
+def test_host_status_waits_for_a_starting_host_instead_of_saying_none_runs(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pid = spawn_host(project)
+    assert main(["host", "status", "--project", str(project)]) == 0
+    assert f"host pid {pid}" in capsys.readouterr().out

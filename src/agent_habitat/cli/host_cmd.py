@@ -181,10 +181,12 @@ def _token(root: Path, args: argparse.Namespace) -> int:
 
 def _status(root: Path, args: argparse.Namespace) -> int:
     from ..reach.files import HostFiles
-    from ..reach.plain_client import HostGone, live_host
+    from ..reach.plain_client import HostGone, live_host, starting_host
     from ..workspace import Workspace
 
-    host = live_host(HostFiles(Workspace.for_project(root)).lock)
+    # A host that is starting (it holds the lock, no record yet) is waited for: "no host
+    # runs" would be untrue a second before it answers.
+    host = live_host(HostFiles(Workspace.for_project(root)).lock) or starting_host(root)
     if host is None:
         print("no host runs for this workspace", file=sys.stderr)
         return 1

@@ -38,9 +38,10 @@ __all__ = [
     "starting_host",
 ]
 
-STARTING_SECONDS = 10.0
+STARTING_SECONDS = 60.0
 """How long a call waits for a host that holds its lock but has not published its record yet
-(starting: a second on a quiet machine, several on a loaded one) before it goes on without."""
+(starting: a second on a quiet machine, tens of seconds on one loaded 15-fold) before it goes
+on without; `reach.launcher`'s bound for a start, which the bridge and verify wait as long."""
 CONNECT_SECONDS = 10.0
 """A bound for connecting to a host that holds its lock but does not accept (hung)."""
 
