@@ -132,6 +132,33 @@ PROJECTS: dict[str, Project] = {
             {"PYTEST_ADDOPTS": "--hypothesis-seed=0"},
             sha256="6b1d3829ee8921c4301998c909f7829fa9ed3cbdac0d3b16af2d743aed1ba8df",
         ),
+        Project(
+            "itsdangerous",
+            "2.2.0",
+            ("pytest", "freezegun"),
+            "signed tokens: signer, serializer, timed and URL-safe variants in a class "
+            "hierarchy over one encoding module; pytest with warnings as errors",
+            ("src/itsdangerous",),
+            sha256="e0050c0b7da1eea53ffaf149c0cfbb5c6e2e2b69c4bef22c81fa6eb73e5f6173",
+        ),
+        Project(
+            "pathspec",
+            "0.12.1",
+            ("pytest",),
+            "gitignore-style matching: a pattern registry filled at import time "
+            "(util.register_pattern), the gitwildmatch compiler, unittest-style tests",
+            ("pathspec",),
+            sha256="a482d51503a1ab33b1c67a6c3813a26953dbdc71c31dacaef9a838c4e29f5712",
+        ),
+        Project(
+            "webcolors",
+            "24.11.1",
+            ("pytest",),
+            "colour names and formats: definition tables built at import time (name maps "
+            "reversed by a function at import) and conversion functions over them",
+            ("src/webcolors",),
+            sha256="ecb3d768f32202af770477b8b65f318fa4f566c22948673a977b00d589dd80f6",
+        ),
     )
 }
 

@@ -274,3 +274,39 @@ async def test_the_background_recording_records_heads_content_so_an_edit_after_a
     selected = result.selection.tests
     assert _runs(selected, "tests/test_second.py::test_second"), result.selection
     assert not _runs(selected, "tests/test_first.py::test_first"), result.selection
+
+
+async def test_a_verify_pauses_the_recording_of_heads_export_and_it_resumes_once_quiet(
+    held: tuple[Path, Path, Path],
+) -> None:
+    root, hold, started = held
+    _edit(root, "shop/core.py", "x * 2", "x + x")  # dirty at open: HEAD's export is recorded
+    workspace = Workspace.for_project(root)
+    async with Habitat.open(workspace, project=root) as habitat:
+        events = EventRecorder(habitat.bus)
+        runner, recorder = habitat.verify, habitat.verifier.recorder
+        assert runner is not None
+        assert recorder is not None
+        began = await events.wait_for("verify.recording.started", bound_seconds=120)
+        assert "HEAD's content" in " ".join(began.data["reasons"])
+        await eventually(started.exists, within=120)
+        recording = psutil.Process(int(started.read_text(encoding="utf-8")))
+        with anyio.fail_after(120):
+            ticket = await runner.request(LadderRequest(policy="minimal"))
+            # Stopped from the request itself, before the verify's first rung starts.
+            assert recorder.state == "paused"
+            # The kernel acts on SIGSTOP when the idle-priority process next runs.
+            await eventually(lambda: recording.status() == psutil.STATUS_STOPPED, within=60)
+            done = await runner.wait(ticket.task)
+        assert done.state == "green", done
+        assert recording.is_running()  # paused, not killed
+        await eventually(lambda: recording.status() != psutil.STATUS_STOPPED, within=60)
+        hold.unlink()
+        finished = await events.wait_for("verify.recording.finished", bound_seconds=120)
+        assert finished.data["pauses"] == 1, finished
+        assert "recorded test dependencies of 2 tests" in str(finished.data["note"]), finished
+        assert recorder.cancels == 0
+        assert "verify.recording.cancelled" not in events.kinds()
+    deps = load_testdeps(deps_store_dir(workspace.state_dir))
+    assert deps is not None
+    assert any(not run.dirty for run in deps.runs.values())

@@ -16,6 +16,13 @@ the verify does not wait for it (`verify.recording.cancelled` once the tree is g
 Once no verify is queued or running, and none has been asked for in `QUIET_S`, it plans
 again: what the verify's own test runs recorded meanwhile is not recorded twice.
 
+The recording of HEAD's export is paused instead (SIGSTOP to its process group, from the
+same synchronous handler) and resumed (SIGCONT) once verify is quiet again: nothing the
+user edits can change an export, so its run stays true across any number of verifies,
+and it finishes in the gaps between them. Cancelled, a whole-suite run that takes longer
+than the gaps never finished (the ladder harness's edits came every ~7 s: the HEAD run
+started over each time, and selection stayed on the import graph edit after edit).
+
 While the tree differs from HEAD and the store holds no run of HEAD's content, it first
 records the whole suite on an export of HEAD (head.py's `HeadTree`, in a folder of its
 own): every later edit is then compared with that clean run, as testmon compares with its
@@ -28,9 +35,11 @@ Events: `verify.recording.started|finished|cancelled`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import time
 from functools import partial
 
@@ -80,11 +89,19 @@ class BackgroundRecorder:
         self.bus, self.memo, self.substrates = bus, memo, substrates
         self.state = "idle"
         """`idle`, `planning`, `recording`, `cancelling` (a request came; its processes are
-        being killed), `waiting` (for verify to finish), `done` (nothing to record)."""
+        being killed), `paused` (a request came during the recording of HEAD's export; it
+        resumes once verify is quiet), `waiting` (for verify to finish), `done` (nothing to
+        record)."""
         self.runs = 0
         """Recordings that completed."""
         self.cancels = 0
         """Recordings a verify request cancelled."""
+        self.pauses = 0
+        """Times a verify request paused the recording of HEAD's export."""
+        self._group: int | None = None
+        """The process group of a running recording of HEAD's export (paused, not cancelled)."""
+        self._stopped = anyio.Event()
+        """Set while that group is stopped."""
         self.applied: list[str] = []
         """The priority the last recording ran at."""
         self._busy: set[str] = set()
@@ -98,12 +115,43 @@ class BackgroundRecorder:
         if event.kind == "environment.task.queued" and event.task:
             self._busy.add(event.task.split(".", 1)[0])
             self._last_request = time.monotonic()
-            if self._scope is not None and not self._scope.cancel_called:
+            if self._group is not None:
+                self._pause(self._group)
+            elif self._scope is not None and not self._scope.cancel_called:
                 self._scope.cancel()  # the verify goes first; the kill runs in our task
                 self.state = "cancelling"
         elif event.kind == "verify.epoch.finished" and event.task:
             self._busy.discard(event.task.split(".", 1)[0])
             self._wake.set()
+
+    def _pause(self, group: int) -> None:
+        if self._stopped.is_set():
+            return
+        try:
+            os.killpg(group, signal.SIGSTOP)
+        except ProcessLookupError:
+            return  # it has just ended
+        self._stopped.set()
+        self.pauses += 1
+        self.state = "paused"
+
+    def _resume(self, group: int) -> None:
+        if self._stopped.is_set():  # only what this stopped: the group id may be reused
+            self._stopped = anyio.Event()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGCONT)
+
+    async def _resumer(self, group: int) -> None:
+        """Resumes the paused group once verify is quiet; resumes it when cancelled too (a
+        stopped process would not act on the SIGTERM that ends it until then)."""
+        try:
+            while True:
+                await self._stopped.wait()
+                await self._quiet()
+                self._resume(group)
+                self.state = "recording"
+        finally:
+            self._resume(group)
 
     async def _quiet(self) -> None:
         """Until no verify is queued or running, and none was asked for in QUIET_S."""
@@ -174,8 +222,13 @@ class BackgroundRecorder:
             snapshot = dataclasses.replace(snapshot, hashes={})
         ladder_id = f"record-{time.strftime('%H%M%S')}"
 
+        exported = root != base.root
+
         def started(task: str, record: ProcessRecord) -> None:
             self.applied = make_idle(record.pid)
+            if exported:
+                self._group = record.pid  # a session (and group) leader: the rung's spawn
+                tg.start_soon(self._resumer, record.pid)
 
         ctx = dataclasses.replace(
             base,
@@ -202,23 +255,26 @@ class BackgroundRecorder:
             "verify.recording.started",
             data={"tests": what, "reasons": selection.reasons[:5], "task": ctx.task("test.full")},
         )
-        started_at = time.monotonic()
+        started_at, pauses_before = time.monotonic(), self.pauses
         with anyio.CancelScope() as scope_:
             self._scope = scope_
             try:
                 env = rec.env()
                 if extra:
                     env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], extra["PYTHONPATH"]])
-                outcome = await ctx.run("test.full", argv, extra_env=env, cwd=root)
+                async with anyio.create_task_group() as tg:
+                    outcome = await ctx.run("test.full", argv, extra_env=env, cwd=root)
+                    tg.cancel_scope.cancel()
             finally:
-                self._scope = None
+                self._scope = self._group = None
         if scope_.cancelled_caught:
             rec.discard()
             self.cancels += 1
             self.bus.publish("verify.recording.cancelled", data={"reason": "a verify request"})
             return False
         done = outcome.signal is None and not outcome.timed_out
-        if root != base.root and not (done and outcome.exit_code in _RECORDED):
+        paused_out = outcome.timed_out and self.pauses > pauses_before
+        if exported and not (done and outcome.exit_code in _RECORDED) and not paused_out:
             self._head_skipped = snapshot.head  # HEAD's export does not run: not again
         note = await anyio.to_thread.run_sync(
             partial(rec.finish, done and outcome.exit_code in _RECORDED)
@@ -231,6 +287,7 @@ class BackgroundRecorder:
                 "note": note,
                 "exit_code": outcome.exit_code,
                 "duration_s": round(time.monotonic() - started_at, 3),
+                "pauses": self.pauses - pauses_before,
                 "priority": self.applied,
             },
         )
