@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
 import sys
 from pathlib import Path
 
@@ -71,3 +72,24 @@ def test_the_habitats_mypy_is_told_the_projects_python_version_unless_pinned(
     assert version_flags(tmp_path / "elsewhere", own_mypy) == []
     habitat = ProjectEnv(python=Path(sys.executable), version="3.13.1", prefix=sys.prefix)
     assert version_flags(tmp_path / "elsewhere", habitat) == []
+
+
+def test_the_habitats_mypy_runs_beside_a_project_named_like_one_of_its_dependencies(
+    tmp_path: Path,
+) -> None:
+    # pathspec's own source tree: mypy imports pathspec, and the project's (an older or a
+    # stripped one) must not stand in for the one mypy was installed with.
+    (tmp_path / "pathspec").mkdir()
+    (tmp_path / "pathspec" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "mod.py").write_text("x: int = 'no'\n", encoding="utf-8")
+    env = ProjectEnv(python=Path(sys.executable), version="3.12.0", prefix=sys.prefix, modules={})
+    prefix, extra = env.mypy()
+    done = subprocess.run(
+        [*prefix, *extra, "--no-incremental", "mod.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "mod.py:1: error: Incompatible types in assignment" in done.stdout

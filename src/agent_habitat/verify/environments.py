@@ -73,7 +73,10 @@ class ProjectEnv:
         """(argv prefix, extra flags) for `mypy` or `mypy.dmypy`."""
         if self.has("mypy"):
             return [str(self.python), "-m", module], []
-        return [sys.executable, "-m", module], ["--python-executable", str(self.python)]
+        # -P: `-m` would put the working folder (the project root) first on sys.path, and a
+        # project named like one of mypy's own dependencies shadowed it (pathspec 0.12.1:
+        # every compile.project was `error`, "No module named 'pathspec.patterns.gitignore'").
+        return [sys.executable, "-P", "-m", module], ["--python-executable", str(self.python)]
 
 
 def resolve_python(root: Path, configured: str | None) -> Path:
