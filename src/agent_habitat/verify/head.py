@@ -1,7 +1,7 @@
 """Read-only access to the snapshot's base commit: which touched files exist there, their
 content, and an exported copy of the project as it is at HEAD.
 
-The export is `git archive` unpacked into the workspace state folder, not a `git worktree`:
+The export is `git archive` unpacked by `tar` into the workspace state folder, not a `git worktree`:
 it leaves the user's repository untouched (no entry under `.git/worktrees`, nothing to
 prune when the habitat dies) and needs no lock on it. It lives at one fixed path, re-filled
 when HEAD moves, so a type checker's incremental cache there stays warm across commits.
@@ -10,11 +10,9 @@ Every call blocks (git subprocesses): call it from a worker thread.
 
 from __future__ import annotations
 
-import io
 import os
 import shutil
 import subprocess
-import tarfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,6 +28,31 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     if proc.returncode != 0:
         raise OSError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout
+
+
+def _unpack(top: Path, tree: str, into: Path) -> None:
+    archive = subprocess.Popen(
+        ["git", "archive", "--format=tar", tree],
+        cwd=top,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert archive.stdout is not None
+    try:
+        tar = subprocess.run(
+            ["tar", "-x", "--no-same-owner", "-f", "-", "-C", str(into)],
+            stdin=archive.stdout,
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+    finally:
+        archive.stdout.close()
+        _, err = archive.communicate(timeout=120)
+    if archive.returncode != 0:
+        raise OSError(f"git archive failed: {err.decode(errors='replace').strip()}")
+    if tar.returncode != 0:
+        raise OSError(f"tar failed unpacking HEAD: {tar.stderr.decode(errors='replace').strip()}")
 
 
 class HeadTree:
@@ -83,13 +106,14 @@ class HeadTree:
         prefix = _git(self.root, "rev-parse", "--show-prefix").decode().strip()
         top = Path(_git(self.root, "rev-parse", "--show-toplevel").decode().strip())
         tree = f"{self.head}:{prefix}" if prefix else self.head
-        # From the top: inside a sub-folder, git archive would look for it within `tree`.
-        archive = _git(top, "archive", "--format=tar", tree)
         fresh = self.export_dir.with_name(f"head.{os.getpid()}.tmp")
         shutil.rmtree(fresh, ignore_errors=True)
         fresh.mkdir(parents=True)
-        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-            tar.extractall(fresh, filter="data")
+        # From the top: inside a sub-folder, git archive would look for it within `tree`.
+        # Piped into tar, not unpacked here: tarfile held the GIL for the whole export
+        # (0.8 s on packaging at load 30) and a verify arriving meanwhile waited for it
+        # (its event loop resumed 0.5 s late: bench/ladder/ladder_climb_phases.py).
+        _unpack(top, tree, fresh)
         (fresh / _MARKER).write_text(self.head, encoding="utf-8")
         shutil.rmtree(self.export_dir, ignore_errors=True)
         fresh.replace(self.export_dir)
