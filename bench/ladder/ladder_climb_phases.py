@@ -179,7 +179,7 @@ def main() -> None:
     ]
     table += [
         [
-            "(the climb's hops: own work / waiting for a worker or the loop)",
+            "(the climb's hops but the daemon request: own / waiting)",
             "",
             _ms(own),
             _ms(waits),
