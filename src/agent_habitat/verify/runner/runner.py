@@ -307,9 +307,12 @@ class VerifyRunner:
         epoch.plan(rungs)
         early = sorted(chain.early_changes)
         chain.early_changes.clear()
-        if early:
-            # Written around the snapshot: a clean path counts only if it is dirty now.
-            dirty = await anyio.to_thread.run_sync(dirty_now, self.root, early)
+        # Written around the snapshot: a clean path counts only if it is dirty now. Asked
+        # of git only for those (usually none: the write the watcher reports late is the
+        # edit this snapshot already holds), which saves a `git status` per verify.
+        clean = [p for p in early if p not in snapshot.hashes]
+        if clean:
+            dirty = await anyio.to_thread.run_sync(dirty_now, self.root, clean)
             early = [p for p in early if p in snapshot.hashes or p in dirty]
         announce(self.bus, chain, snapshot, request, rungs)
         if early:
