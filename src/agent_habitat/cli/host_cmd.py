@@ -225,7 +225,9 @@ def warm_lines(warm: dict[str, Any]) -> list[str]:
         lines.append(f"warm: dmypy daemon (pid {dmypy['pid']})")
     elif not checkers and pytest.get("state") != "warm":
         lines.append(f"warm: nothing (dmypy daemon {dmypy.get('state', 'unknown')})")
-    lines += [f"warm: {c['tool']} language server (pid {c['pid']})" for c in checkers]
+    lines += [
+        f"warm: {c['tool']} {c.get('kind', 'language server')} (pid {c['pid']})" for c in checkers
+    ]
     if pytest.get("state") == "warm":
         lines.append(f"warm: pytest (pid {pytest['pid']}), forked per test run")
     elif pytest.get("state") == "fresh":

@@ -29,6 +29,7 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,13 +42,24 @@ from ...workspace import Workspace, write_private
 from .head_check import CONFIG_FILES
 from .lsp import LspClient, LspError
 
-__all__ = ["ServerSpec", "WarmChecker", "describe", "failed", "get", "live", "release", "start"]
+__all__ = [
+    "Make",
+    "ServerSpec",
+    "WarmChecker",
+    "describe",
+    "failed",
+    "get",
+    "live",
+    "release",
+    "start",
+]
 
 START_TIMEOUT_S = 60.0
 _DIR = "checker-warm"
 _EXTRA_CONFIG = ("ty.toml", "pyrefly.toml")
-# One server per workspace in this process; the lock makes one start or check at a time.
-_servers: dict[Path, WarmChecker] = {}
+# One server per workspace and slot in this process (the Python checker, each Node
+# workspace's tsc); the lock makes one start or check at a time.
+_servers: dict[tuple[Path, str], WarmChecker] = {}
 _locks: dict[Path, anyio.Lock] = {}
 
 
@@ -59,6 +71,12 @@ class ServerSpec:
     env: dict[str, str]
     settings: dict[str, Any] = field(default_factory=dict)
     """`workspace/configuration` answers by section; others get null."""
+    slot: str = "python"
+    """Which of the workspace's warm checkers this is: one server per slot."""
+    config_files: tuple[str, ...] = ()
+    """More files (relative to the root) whose content the server's answers depend on."""
+    kind: str = "language server"
+    """What `habitat status` calls it."""
 
 
 def _digest(path: Path) -> str | None:
@@ -72,7 +90,8 @@ def config_key(root: Path, head: str, spec: ServerSpec) -> str:
     """What a server's answers depend on besides the files it is told about."""
     parts = [str(root), head, spec.tool, *spec.argv, json.dumps(spec.settings, sort_keys=True)]
     parts += [f"{k}={v}" for k, v in sorted(spec.env.items()) if k in ("VIRTUAL_ENV", "PATH")]
-    parts += [f"{n}:{_digest(root / n)}" for n in (*CONFIG_FILES, *_EXTRA_CONFIG)]
+    names = (*CONFIG_FILES, *_EXTRA_CONFIG, *spec.config_files)
+    parts += [f"{n}:{_digest(root / n)}" for n in names]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
@@ -82,7 +101,12 @@ class WarmChecker:
     def __init__(self, workspace: Workspace, root: Path, spec: ServerSpec, key: str) -> None:
         self.root, self.spec, self.key = root, spec, key
         self.dir = workspace.state_dir / _DIR
-        self.status_file = self.dir / f"{os.getpid()}.json"
+        slot = (
+            ""
+            if spec.slot == "python"
+            else "-" + hashlib.sha256(spec.slot.encode()).hexdigest()[:8]
+        )
+        self.status_file = self.dir / f"{os.getpid()}{slot}.json"
         self.client: LspClient | None = None
         self.record: ProcessRecord | None = None
         self._opened: dict[str, tuple[int, str]] = {}  # rel → (version, digest) sent
@@ -136,6 +160,10 @@ class WarmChecker:
             START_TIMEOUT_S,
         )
         client.notify("initialized", {})
+        self.write_status()
+
+    def write_status(self) -> None:
+        assert self.record is not None
         write_private(
             self.status_file,
             json.dumps(
@@ -143,6 +171,7 @@ class WarmChecker:
                     "pid": self.record.pid,
                     "create_time": self.record.create_time,
                     "tool": self.spec.tool,
+                    "kind": self.spec.kind,
                     "argv": self.spec.argv,
                     "owner": os.getpid(),
                     "owner_create_time": process_create_time(os.getpid()) or 0.0,
@@ -238,66 +267,81 @@ class WarmChecker:
         self.status_file.unlink(missing_ok=True)
 
 
+Make = Callable[[Workspace, Path, ServerSpec, str], WarmChecker]
+"""Builds a warm checker (`WarmChecker`, or a subclass that speaks another protocol)."""
+
+
 async def get(
-    workspace: Workspace, root: Path, spec: ServerSpec, head: str, *, may_start: bool
+    workspace: Workspace,
+    root: Path,
+    spec: ServerSpec,
+    head: str,
+    *,
+    may_start: bool,
+    make: Make | None = None,
 ) -> tuple[WarmChecker | None, str | None]:
-    """This process's warm server for `spec`, started when `may_start` and there is none
-    (or the one there answers for another configuration); and what to say about it."""
+    """This process's warm server for `spec`'s slot, started when `may_start` and there is
+    none (or the one there answers for another configuration, or died); and what to say
+    about it. `make` builds a checker of another kind than a language server."""
     key = await anyio.to_thread.run_sync(config_key, root, head, spec)
+    slot = (workspace.state_dir, spec.slot)
     async with _locks.setdefault(workspace.state_dir, anyio.Lock()):
-        warm = _servers.get(workspace.state_dir)
+        warm = _servers.get(slot)
         said = None
         if warm is not None and (warm.key != key or not warm.alive()):
             said = (
-                f"the warm {warm.spec.tool} server had exited; started again"
+                f"the warm {warm.spec.tool} {warm.spec.kind} had exited; started again"
                 if not warm.alive()
                 else f"HEAD, the configuration or the checker changed; {spec.tool}'s "
-                "language server started again"
+                f"{spec.kind} started again"
             )
-            await _drop(workspace)
+            await _drop(slot)
             warm = None
         if warm is not None:
             return warm, None
         if not may_start:
             return None, None
-        return await start(workspace, root, spec, key, said)
+        return await start(workspace, root, spec, key, said, make=make)
 
 
 async def start(
-    workspace: Workspace, root: Path, spec: ServerSpec, key: str, said: str | None = None
+    workspace: Workspace,
+    root: Path,
+    spec: ServerSpec,
+    key: str,
+    said: str | None = None,
+    *,
+    make: Make | None = None,
 ) -> tuple[WarmChecker | None, str | None]:
-    warm = WarmChecker(workspace, root, spec, key)
+    warm = (make or WarmChecker)(workspace, root, spec, key)
     try:
         await anyio.to_thread.run_sync(warm.start, abandon_on_cancel=False)
     except (LspError, OSError) as exc:
         await warm.stop()
-        return None, f"{spec.tool}'s language server did not start ({exc}); ran the CLI cold"
-    _servers[workspace.state_dir] = warm
-    return (
-        warm,
-        said
-        or f"{spec.tool}'s language server started (pid {warm.record.pid if warm.record else '?'})",
-    )
+        return None, f"{spec.tool}'s {spec.kind} did not start ({exc}); ran the CLI cold"
+    _servers[(workspace.state_dir, spec.slot)] = warm
+    pid = warm.record.pid if warm.record else "?"
+    return warm, said or f"{spec.tool}'s {spec.kind} started (pid {pid})"
 
 
-async def _drop(workspace: Workspace) -> None:
-    warm = _servers.pop(workspace.state_dir, None)
+async def _drop(slot: tuple[Path, str]) -> None:
+    warm = _servers.pop(slot, None)
     if warm is not None:
         await warm.stop()
 
 
-async def failed(workspace: Workspace) -> None:
+async def failed(workspace: Workspace, slot: str = "python") -> None:
     """A check on the server failed: stop it, so the next verify starts a fresh one."""
     async with _locks.setdefault(workspace.state_dir, anyio.Lock()):
-        await _drop(workspace)
+        await _drop((workspace.state_dir, slot))
 
 
 async def release(workspace: Workspace) -> bool:
     """At the close of a habitat process: stop the server it owns, and any left by an owner
     that died. True when one was stopped."""
     stopped = False
-    if workspace.state_dir in _servers:
-        await _drop(workspace)
+    for slot in [k for k in _servers if k[0] == workspace.state_dir]:
+        await _drop(slot)
         stopped = True
     for data, path in _statuses(workspace):
         owner = ProcessRecord(int(data.get("owner", 0)), float(data.get("owner_create_time", 0)))
@@ -329,14 +373,21 @@ def live(workspace: Workspace) -> list[dict[str, Any]]:
     for data, _ in _statuses(workspace):
         record = ProcessRecord(int(data["pid"]), float(data["create_time"]))
         if is_alive(record):
-            out.append({"tool": data.get("tool"), "pid": record.pid, "owner": data.get("owner")})
+            out.append(
+                {
+                    "tool": data.get("tool"),
+                    "kind": data.get("kind", "language server"),
+                    "pid": record.pid,
+                    "owner": data.get("owner"),
+                }
+            )
     return out
 
 
 def describe(workspace: Workspace) -> str:
     """One line per live warm checker of the workspace, with its owner (`habitat status`)."""
     return "".join(
-        f"warm: {c['tool']} language server pid {c['pid']} (owned by pid {c['owner']}, "
+        f"warm: {c['tool']} {c['kind']} pid {c['pid']} (owned by pid {c['owner']}, "
         "stops when that process ends)\n"
         for c in live(workspace)
     )

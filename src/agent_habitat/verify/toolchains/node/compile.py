@@ -1,8 +1,11 @@
 """`compile.project` for Node: `tsc --noEmit` of each affected workspace that has a
-`tsconfig.json`, incremental (its `.tsbuildinfo` in the habitat's state folder, so a
-recheck costs what the checker's changed files cost); `file(line,col): error TSxxxx` lines
-parsed into findings. HEAD is checked by the same tsc in HEAD's export with the project's
-`node_modules` linked in (its own `.tsbuildinfo`), and only errors not at HEAD make it red.
+`tsconfig.json`; `file(line,col): error TSxxxx` lines parsed into findings. In a habitat
+server (the host, an MCP server) a warm checker answers (tsc_warm.py: the project's own
+typescript kept loaded, a recheck costs what the change reaches); a one-shot verify, or a
+check the warm one could not answer, runs tsc cold and incremental (its `.tsbuildinfo` in
+the habitat's state folder). HEAD's errors come from the warm checker with HEAD's text of the
+changed source files, else from the same tsc in HEAD's export with the project's
+`node_modules` linked in (its own `.tsbuildinfo`); only errors not at HEAD make it red.
 `build.affected`: the affected workspaces' `build` scripts, through the project's package
 manager."""
 
@@ -17,12 +20,13 @@ import anyio.to_thread
 
 from ...baseline import BaseResult, fingerprint
 from ...head import HeadTree
-from ...models import RungName, RungResult, RungState
+from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from .common import Tool, head_with_modules, merge, mine, node_rung
 from .detect import NodeProject, Workspace
 from .parsers import parse_tsc
+from .tsc_warm import head_overlay, warm_tsc
 
 __all__ = ["build_affected", "compile_project", "tsc_argv"]
 
@@ -56,10 +60,22 @@ def tsc_argv(tsc: Path, state_dir: Path, workspace: Path, tag: str) -> list[str]
     ]
 
 
+def _findings(text: str, ws: Workspace, where: Path) -> list[Diagnostic]:
+    return [
+        d.model_copy(update={"file": f"{ws.rel}/{d.file}" if ws.rel and d.file else d.file})
+        for d in parse_tsc(text, where)
+    ]
+
+
 async def _head_errors(
-    ctx: RungContext, head: HeadTree, project: NodeProject, ws: Workspace, tsc: Path
+    ctx: RungContext,
+    head: HeadTree,
+    project: NodeProject,
+    ws: Workspace,
+    tsc: Path,
+    warm: bool,
 ) -> tuple[BaseResult, bool] | str:
-    def prepare() -> tuple[str, BaseResult | None, Path | None]:
+    def prepare(export: bool) -> tuple[str, BaseResult | None, Path | None]:
         # HEAD's own files decide HEAD's errors; the installed dependencies are the
         # lockfile's (HEAD's tsconfig is in the export, whatever the change did to it).
         locks = [project.root / n for n in ("package-lock.json", "pnpm-lock.yaml", "yarn.lock")]
@@ -67,11 +83,23 @@ async def _head_errors(
         hit = cache_of(ctx).get(key)
         if hit is not None:
             return key, hit, None
-        return key, None, head_with_modules(head, project)
+        return key, None, head_with_modules(head, project) if export else None
 
-    key, hit, export = await anyio.to_thread.run_sync(prepare)
+    key, hit, export = await anyio.to_thread.run_sync(prepare, not warm)
     if hit is not None:
         return hit, True
+    if warm:
+        overlay = await anyio.to_thread.run_sync(head_overlay, ctx, head.read, ws)
+        notes: list[str] = []
+        outcome = None
+        if overlay is not None:
+            outcome = await warm_tsc(ctx, project, ws, tsc, notes, overlay)
+        if outcome is not None:
+            findings = _findings(outcome.text, ws, ws.path)
+            result = BaseResult(findings=findings, exit_code=outcome.exit_code)
+            await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
+            return result, False
+        export = await anyio.to_thread.run_sync(head_with_modules, head, project)
     assert export is not None
     where = export / ws.rel if ws.rel else export
     if not (where / "tsconfig.json").is_file():
@@ -80,11 +108,7 @@ async def _head_errors(
     outcome = await ctx.run(RUNG, argv, suffix=".base.out", cwd=where, reap_leftovers=False)
     if outcome.exit_code not in (0, 1, 2):
         return f"tsc failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
-    findings = [
-        d.model_copy(update={"file": f"{ws.rel}/{d.file}" if ws.rel and d.file else d.file})
-        for d in parse_tsc(outcome.text, where)
-    ]
-    result = BaseResult(findings=findings, exit_code=outcome.exit_code)
+    result = BaseResult(findings=_findings(outcome.text, ws, where), exit_code=outcome.exit_code)
     await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
     return result, False
 
@@ -94,23 +118,24 @@ async def _tsc(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungRes
     if tool.path is None:
         return tool.missing(ctx, RUNG, f"{ws.rel or 'the project'} has a tsconfig.json")
     tsc = tool.path
-    argv = tsc_argv(tsc, ctx.workspace.state_dir, ws.path, "work")
-    outcome = await ctx.run(RUNG, argv, cwd=ws.path, reap_leftovers=False)
-    diagnostics = [
-        d.model_copy(update={"file": f"{ws.rel}/{d.file}" if ws.rel and d.file else d.file})
-        for d in parse_tsc(outcome.text, ws.path)
-    ]
+    notes = [tool.note()]
+    outcome = await warm_tsc(ctx, project, ws, tsc, notes)
+    warm = outcome is not None
+    if outcome is None:
+        argv = tsc_argv(tsc, ctx.workspace.state_dir, ws.path, "work")
+        outcome = await ctx.run(RUNG, argv, cwd=ws.path, reap_leftovers=False)
+    diagnostics = _findings(outcome.text, ws, ws.path)
     state: RungState | None = None
     if outcome.exit_code in (1, 2) and diagnostics:
         state = "red"
     elif outcome.exit_code != 0:
         state = "error"
     result = from_outcome(
-        ctx, RUNG, outcome, tool="tsc", state=state, diagnostics=diagnostics, notes=[tool.note()]
+        ctx, RUNG, outcome, tool="tsc", state=state, diagnostics=diagnostics, notes=notes
     )
     if result.state == "error" and result.reason is None:
         result.reason = f"tsc failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
-    return await settle(ctx, result, lambda head: _head_errors(ctx, head, project, ws, tsc))
+    return await settle(ctx, result, lambda head: _head_errors(ctx, head, project, ws, tsc, warm))
 
 
 @node_rung(RUNG, no_work=_no_change)

@@ -1,0 +1,258 @@
+// A warm `tsc --noEmit` for one tsconfig, on the project's own TypeScript compiler API
+// (verify/toolchains/node/tsc_warm.py starts it, one per checked workspace, owned by the
+// habitat process that started it).
+//
+// A cold tsc reads, parses and checks the whole program on every verify (8-15 s on a small
+// project here); this process keeps the parsed files and a semantic-diagnostics builder, so
+// a recheck costs what the changed files reach. Each `check` re-reads the tsconfig, re-stats
+// every file the program read (a changed size or mtime, or a path in `touched`, is read
+// again; a file whose text is the same keeps its parsed tree), and answers tsc's own output:
+// the diagnostics tsc would report, in its order, formatted by `ts.formatDiagnostic` as
+// `tsc --pretty false` prints them. A file that appeared or went away, or a changed list of
+// root files, starts a fresh builder (parsed files kept): module resolutions are then redone.
+// `overlay` maps absolute paths to the text to use instead of the disk's (null: absent),
+// for checking HEAD's content of the changed files in the same process.
+//
+// Protocol: JSON-RPC in the Language Server Protocol's framing (Content-Length headers), so
+// the warm checkers' LSP client drives it: `initialize` {processId, typescript, project,
+// cwd} (checks once), `habitat/check` {touched, overlay}, `shutdown`, `exit`. It exits when
+// stdin closes or its owner's pid (`processId`) is gone.
+"use strict";
+
+const fs = require("fs");
+const path = require("path");
+const crypto = require("crypto");
+
+let ts = null;
+let configPath = null;
+let parsed = null;
+let builder = null;
+let rootKey = "";
+const files = new Map(); // path → {text, sf, mtime, size, version}
+let overlay = new Map();
+let lastOverlay = [];
+const probes = new Map(); // "f:path" / "d:path" → what the host answered
+
+function send(obj) {
+  const body = Buffer.from(JSON.stringify(obj), "utf8");
+  process.stdout.write(`Content-Length: ${body.length}\r\n\r\n`);
+  process.stdout.write(body);
+}
+
+function stamp(fileName) {
+  try {
+    const st = fs.statSync(fileName);
+    return { mtime: st.mtimeMs, size: st.size };
+  } catch {
+    return null;
+  }
+}
+
+function readText(fileName) {
+  if (overlay.has(fileName)) return overlay.get(fileName);
+  try {
+    return fs.readFileSync(fileName, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+function makeHost(options) {
+  const host = ts.createCompilerHost(options, true);
+  const canonical = (f) => path.resolve(f);
+  host.fileExists = (f) => {
+    const key = canonical(f);
+    const answer = exists(key, false);
+    probes.set(`f:${key}`, answer);
+    return answer;
+  };
+  host.directoryExists = (d) => {
+    const key = canonical(d);
+    const answer = exists(key, true);
+    probes.set(`d:${key}`, answer);
+    return answer;
+  };
+  host.readFile = (f) => {
+    const text = readText(canonical(f));
+    return text === null ? undefined : text;
+  };
+  host.getSourceFile = (fileName, languageVersionOrOptions, onError) => {
+    const key = canonical(fileName);
+    const known = files.get(key);
+    const lang = JSON.stringify(languageVersionOrOptions);
+    if (known && known.valid && known.lang === lang) return known.sf;
+    const text = readText(key);
+    probes.set(`f:${key}`, typeof text === "string");
+    if (text === undefined || text === null) {
+      if (text === undefined && onError) onError(`File '${fileName}' not found.`);
+      files.delete(key);
+      return undefined;
+    }
+    const st = overlay.has(key) ? { mtime: -1, size: -1 } : stamp(key) || {};
+    if (known && known.text === text && known.lang === lang) {
+      Object.assign(known, { valid: !overlay.has(key), mtime: st.mtime, size: st.size });
+      return known.sf;
+    }
+    const sf = ts.createSourceFile(fileName, text, languageVersionOrOptions, false);
+    sf.version = crypto.createHash("sha1").update(text).digest("hex");
+    files.set(key, { text, sf, lang, mtime: st.mtime, size: st.size, valid: !overlay.has(key) });
+    return sf;
+  };
+  return host;
+}
+
+function parseConfig() {
+  let fatal = null;
+  const host = {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      fatal = d;
+    },
+  };
+  const result = ts.getParsedCommandLineOfConfigFile(
+    configPath,
+    { noEmit: true, pretty: false },
+    host,
+  );
+  return { result, fatal };
+}
+
+function formatHost() {
+  return {
+    getCurrentDirectory: () => ts.sys.getCurrentDirectory(),
+    getNewLine: () => ts.sys.newLine,
+    getCanonicalFileName: ts.sys.useCaseSensitiveFileNames ? (f) => f : (f) => f.toLowerCase(),
+  };
+}
+
+function exists(key, dir) {
+  if (!dir && overlay.has(key)) return overlay.get(key) !== null;
+  return dir ? ts.sys.directoryExists(key) : ts.sys.fileExists(key);
+}
+
+function stale(touched) {
+  // Marks what must be read again; true when any answer the program's module resolution
+  // got about a file or folder's existence would now differ (a fresh builder then resolves
+  // again, as tsc --watch does on a failed-lookup location).
+  let structural = false;
+  for (const [key, entry] of files) {
+    const st = overlay.has(key) ? null : stamp(key);
+    if (st === null || st.mtime !== entry.mtime || st.size !== entry.size) entry.valid = false;
+  }
+  for (const key of touched) {
+    const entry = files.get(key);
+    if (entry) entry.valid = false;
+  }
+  for (const [probe, answer] of probes) {
+    if (exists(probe.slice(2), probe[0] === "d") !== answer) {
+      structural = true;
+      break;
+    }
+  }
+  if (structural) probes.clear();
+  return structural;
+}
+
+function check(params) {
+  const started = Date.now();
+  overlay = new Map(Object.entries(params.overlay || {}).map(([k, v]) => [path.resolve(k), v]));
+  const touched = (params.touched || []).map((f) => path.resolve(f));
+  const structural = stale([...new Set([...touched, ...overlay.keys(), ...lastOverlay])]);
+  lastOverlay = [...overlay.keys()];
+  const { result, fatal } = parseConfig();
+  const fmt = formatHost();
+  if (!result) {
+    builder = null;
+    const text = fatal ? ts.formatDiagnostics([fatal], fmt) : "";
+    return { text, errors: fatal ? 1 : 0, files: 0, affected: 0, ms: Date.now() - started };
+  }
+  parsed = result;
+  const roots = parsed.fileNames.filter((f) => overlay.get(path.resolve(f)) !== null);
+  const key = JSON.stringify([roots, parsed.options]);
+  const fresh = structural || key !== rootKey || builder === null;
+  rootKey = key;
+  const host = makeHost(parsed.options);
+  builder = ts.createSemanticDiagnosticsBuilderProgram(
+    roots,
+    parsed.options,
+    host,
+    fresh ? undefined : builder,
+    ts.getConfigFileParsingDiagnostics(parsed),
+    parsed.projectReferences,
+  );
+  let affected = 0;
+  while (builder.getSemanticDiagnosticsOfNextAffectedFile()) affected += 1;
+  // The order and the early stops of tsc's emitFilesAndReportErrors.
+  const all = builder.getConfigFileParsingDiagnostics().slice();
+  const configCount = all.length;
+  all.push(...builder.getSyntacticDiagnostics());
+  if (all.length === configCount) {
+    all.push(...builder.getOptionsDiagnostics());
+    all.push(...builder.getGlobalDiagnostics());
+    if (all.length === configCount) all.push(...builder.getSemanticDiagnostics());
+    const declarations = parsed.options.declaration || parsed.options.composite;
+    if (parsed.options.noEmit && declarations && all.length === configCount) {
+      all.push(...builder.getDeclarationDiagnostics());
+    }
+  }
+  const diagnostics = ts.sortAndDeduplicateDiagnostics(all);
+  const errors = diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error).length;
+  return {
+    version: ts.version,
+    text: ts.formatDiagnostics(diagnostics, fmt),
+    errors,
+    files: builder.getSourceFiles().length,
+    affected,
+    fresh,
+    probes: probes.size,
+    ms: Date.now() - started,
+  };
+}
+
+function init(params) {
+  const owner = Number(params.processId || 0);
+  if (owner > 0) {
+    setInterval(() => {
+      try {
+        process.kill(owner, 0);
+      } catch {
+        process.exit(0);
+      }
+    }, 2000).unref();
+  }
+  process.chdir(params.cwd);
+  ts = require(params.typescript);
+  configPath = path.resolve(params.project);
+  return { version: ts.version, ...check({ touched: [] }) };
+}
+
+function handle(msg) {
+  if (msg.method === "exit") process.exit(0);
+  if (msg.id === undefined || msg.id === null) return; // other notifications: none expected
+  try {
+    let result = null;
+    if (msg.method === "initialize") result = init(msg.params);
+    else if (msg.method === "habitat/check") result = check(msg.params || {});
+    else if (msg.method !== "shutdown") throw new Error(`unknown method ${msg.method}`);
+    send({ jsonrpc: "2.0", id: msg.id, result });
+  } catch (err) {
+    const message = String((err && err.stack) || err);
+    send({ jsonrpc: "2.0", id: msg.id, error: { code: -32603, message } });
+  }
+}
+
+let buffer = Buffer.alloc(0);
+process.stdin.on("data", (chunk) => {
+  buffer = Buffer.concat([buffer, chunk]);
+  for (;;) {
+    const end = buffer.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    const match = /content-length:\s*(\d+)/i.exec(buffer.subarray(0, end).toString("ascii"));
+    const length = match ? Number(match[1]) : 0;
+    if (buffer.length < end + 4 + length) return;
+    const body = buffer.subarray(end + 4, end + 4 + length).toString("utf8");
+    buffer = buffer.subarray(end + 4 + length);
+    handle(JSON.parse(body));
+  }
+});
+process.stdin.on("end", () => process.exit(0));

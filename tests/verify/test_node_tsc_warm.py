@@ -1,0 +1,196 @@
+"""The warm tsc (verify/toolchains/node/tsc_warm.py + tsc_warm.cjs) against a real tsc: the
+same output byte for byte through a sequence of edits (type errors across files, a syntax
+error, a module that appears and goes away, a tsconfig change, back to HEAD); HEAD's errors
+from the same process with HEAD's text laid over; its lifecycle (listed, started again after
+it died, saying so; stopped with its owner); a one-shot climb runs tsc cold."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.verify.config import LadderConfig
+from agent_habitat.verify.hooks import LadderHooks
+from agent_habitat.verify.layout import Layout
+from agent_habitat.verify.models import RungResult
+from agent_habitat.verify.rungs import warm_checker
+from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.snapshot import take_snapshot
+from agent_habitat.verify.toolchains.node.detect import load_project
+from agent_habitat.verify.toolchains.node.rungs import RUNNERS
+from agent_habitat.verify.toolchains.node.tsc_warm import warm_tsc
+from agent_habitat.workspace import Workspace
+from git_tree import commit_tree, git, write
+from node_tools import node_modules
+
+pytestmark = pytest.mark.anyio
+_IDS = itertools.count(1)
+
+_TSCONFIG = {
+    "compilerOptions": {
+        "strict": True,
+        "module": "esnext",
+        "target": "es2022",
+        "moduleResolution": "bundler",
+        "skipLibCheck": True,
+    },
+    "include": ["src"],
+}
+_SHAPE = "export interface Shape {\n  kind: 'circle' | 'square';\n  size: number;\n}\n"
+_USE = (
+    "import type { Shape } from './shape';\n"
+    "export function area(s: Shape): number {\n"
+    "  return s.kind === 'circle' ? Math.PI * s.size ** 2 : s.size * s.size;\n"
+    "}\n"
+)
+
+
+def _project(root: Path) -> Path:
+    files = {
+        "package.json": json.dumps({"name": "tiny", "private": True, "type": "module"}),
+        ".gitignore": "node_modules/\n",
+        "tsconfig.json": json.dumps(_TSCONFIG),
+        "src/shape.ts": _SHAPE,
+        "src/area.ts": _USE,
+        "src/old.ts": "export const n: number = 'x';\n",
+    }
+    commit_tree(root, files)
+    (root / "node_modules").symlink_to(node_modules(), target_is_directory=True)
+    return root
+
+
+def _ctx(root: Path, *, server: bool) -> RungContext:
+    snapshot = take_snapshot(root)
+    return RungContext(
+        root=root,
+        workspace=Workspace.for_project(root),
+        config=LadderConfig(),
+        policy="standard",
+        ladder_id=f"w{next(_IDS)}",
+        snapshot=snapshot,
+        touched=snapshot.touched,
+        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
+        env=None,
+        hooks=LadderHooks() if server else None,  # a server's climb (host, MCP) has hooks
+    )
+
+
+def _cold(root: Path) -> str:
+    tsc = root / "node_modules" / ".bin" / "tsc"
+    argv = [str(tsc), "--noEmit", "--pretty", "false", "-p", "tsconfig.json"]
+    proc = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False)
+    return proc.stdout
+
+
+async def _warm(root: Path) -> str:
+    ctx = _ctx(root, server=True)
+    project = load_project(root)
+    ws = project.workspaces[0]
+    tsc = project.bin(ws, "tsc")
+    assert tsc is not None
+    notes: list[str] = []
+    outcome = await warm_tsc(ctx, project, ws, tsc, notes)
+    assert outcome is not None, notes
+    return outcome.text
+
+
+@pytest.mark.timeout(600)  # a cold tsc per edit, on a loaded 2-core machine
+async def test_the_warm_checker_says_what_tsc_says_byte_for_byte_through_edits(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    edits: list[tuple[str, str | None]] = [
+        # A change to an exported type: the error lands in the file that imports it.
+        ("src/shape.ts", _SHAPE.replace("size: number", "size: string")),
+        # A message chain over several lines, and an error in the touched file itself.
+        ("src/area.ts", _USE + "export const bad: { a: { b: number } } = { a: { b: 'x' } };\n"),
+        ("src/area.ts", _USE + "export function broken( {\n"),  # a syntax error
+        ("src/area.ts", _USE.replace("./shape", "./missing")),  # TS2307
+        ("src/missing.ts", _SHAPE),  # the module appears: resolved again
+        ("src/missing.ts", None),  # and goes away
+        ("tsconfig.json", json.dumps({**_TSCONFIG, "compilerOptions": {"strict": False}})),
+    ]
+    seen = set()
+    try:
+        assert await _warm(root) == _cold(root)
+        for rel, text in edits:
+            if text is None:
+                (root / rel).unlink()
+            else:
+                write(root, rel, text)
+            cold = _cold(root)
+            assert await _warm(root) == cold, (rel, text)
+            seen.add(cold)
+        git(root, "checkout", "-q", "--", ".")  # back to HEAD: only old.ts's error is left
+        assert (
+            await _warm(root)
+            == _cold(root)
+            == "src/old.ts(1,14): error TS2322: "
+            + ("Type 'string' is not assignable to type 'number'.\n")
+        )
+        assert len(seen) >= 5  # the edits gave tsc different things to say
+        assert "error TS2307" in "".join(seen)
+        assert "error TS1005" in "".join(seen)
+    finally:
+        await warm_checker.release(Workspace.for_project(root))
+
+
+async def _compile(root: Path, *, server: bool) -> RungResult:
+    return await RUNNERS["compile.project"](_ctx(root, server=server))
+
+
+@pytest.mark.timeout(600)
+async def test_compile_project_warm_in_a_server_cold_one_shot_head_from_the_overlay(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path)
+    workspace = Workspace.for_project(root)
+    write(root, "src/area.ts", _USE.replace("s.size * s.size", "s.size * s.kind"))
+    try:
+        cold = await _compile(root, server=False)
+        assert cold.state == "red"
+        assert "--incremental" in cold.command
+        assert any("one-shot verify keeps no warm checker" in n for n in cold.notes)
+        assert warm_checker.live(workspace) == []
+
+        warm = await _compile(root, server=True)
+        assert warm.state == "red", warm
+        assert any("the warm checker" in n for n in warm.notes), warm.notes
+        assert [(d.file, d.line, d.code, d.preexisting) for d in warm.diagnostics] == [
+            (d.file, d.line, d.code, d.preexisting) for d in cold.diagnostics
+        ]
+        assert [(d.file, d.preexisting) for d in warm.diagnostics] == [
+            ("src/area.ts", False),
+            ("src/old.ts", True),
+        ]
+        [listed] = warm_checker.live(workspace)
+        assert (listed["tool"], listed["kind"], listed["owner"]) == ("tsc", "checker", os.getpid())
+        assert "warm: tsc checker pid" in warm_checker.describe(workspace)
+
+        # A new HEAD whose old.ts is fixed: HEAD's errors come from the warm checker with
+        # HEAD's text of the changed files laid over the disk's.
+        write(root, "src/old.ts", "export const n: number = 1;\n")
+        git(root, "commit", "-qm", "fix old", "--", "src/old.ts")
+        write(root, "src/old.ts", "export const n: number = 'y';\n")
+        again = await _compile(root, server=True)
+        assert [(d.file, d.preexisting) for d in again.diagnostics] == [
+            ("src/area.ts", False),
+            ("src/old.ts", False),
+        ]
+
+        # The checker dies: the next verify starts another and says so.
+        os.kill(listed["pid"], signal.SIGKILL)
+        back = await _compile(root, server=True)
+        assert back.state == "red"
+        assert any("had exited; started again" in n for n in back.notes), back.notes
+        [relisted] = warm_checker.live(workspace)
+        assert relisted["pid"] != listed["pid"]
+    finally:
+        assert await warm_checker.release(workspace)
+    assert warm_checker.live(workspace) == []
