@@ -78,6 +78,30 @@ PROJECTS = {
         "vitest run",
         "vitest",
     ),
+    # Held out (not used before 2026-12-06): eslint (eslint-config-unjs) and prettier in its
+    # own test script (prettier left out: with the lock dropped, a newer prettier fails the
+    # clean tree), vitest with --typecheck, seven source modules and eleven test files.
+    "ufo": Project(
+        "ufo",
+        (
+            "src/encoding.ts",
+            "src/parse.ts",
+            "src/query.ts",
+            "src/url.ts",
+            "src/utils.ts",
+        ),
+        (
+            "@types/node",
+            "eslint",
+            "eslint-config-unjs",
+            "jiti",
+            "prettier",
+            "typescript",
+            "vitest",
+        ),
+        "eslint . && vitest run --typecheck",
+        "vitest",
+    ),
 }
 
 

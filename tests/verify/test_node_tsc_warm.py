@@ -1,8 +1,9 @@
 """The warm tsc (verify/toolchains/node/tsc_warm.py + tsc_warm.cjs) against a real tsc: the
 same output byte for byte through a sequence of edits (type errors across files, a syntax
 error, a module that appears and goes away, a tsconfig change, back to HEAD); HEAD's errors
-from the same process with HEAD's text laid over; its lifecycle (listed, started again after
-it died, saying so; stopped with its owner); a one-shot climb runs tsc cold."""
+from the same process with HEAD's text laid over; its lifecycle (started by the warm-up, listed,
+started again after it died, saying so; stopped with its owner); a one-shot climb runs tsc
+cold."""
 
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import signal
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agent_habitat.habitat import Habitat
+from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.hooks import LadderHooks
 from agent_habitat.verify.layout import Layout
@@ -193,4 +197,26 @@ async def test_compile_project_warm_in_a_server_cold_one_shot_head_from_the_over
         assert relisted["pid"] != listed["pid"]
     finally:
         assert await warm_checker.release(workspace)
+    assert warm_checker.live(workspace) == []
+
+
+@pytest.mark.timeout(600)
+async def test_the_warm_up_starts_the_checker_and_it_stops_with_its_owner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")
+    root = _project(tmp_path)
+    ProjectTrust().grant_sync(root, "verb")  # the warm-up runs only a trusted project's code
+    workspace = Workspace.for_project(root)
+    async with Habitat.open(workspace, project=root) as habitat:
+        warm = habitat.verifier.warmup
+        assert warm is not None
+        with anyio.fail_after(300):
+            await warm.wait()
+        item = warm.items["type_daemon"]
+        assert item.state == "warm", warm.items
+        assert "tsc checker pid" in item.detail
+        [listed] = warm_checker.live(workspace)
+        assert listed["tool"] == "tsc"
+        assert str(listed["pid"]) in item.detail
     assert warm_checker.live(workspace) == []

@@ -39,7 +39,7 @@ import anyio.to_thread
 from ...errors import HabitatError
 from ...events import EventBus
 from ...workspace import Workspace, write_private
-from ..config import load_ladder_config, load_policy
+from ..config import LadderConfig, load_ladder_config, load_policy
 from ..environments import ProjectEnv, probe_env, resolve_python
 from ..layout import Layout, discover_layout
 from ..parsers import parse_pyrefly, parse_ty
@@ -59,7 +59,9 @@ from ..rungs.warm_pytest import ensure as ensure_warm_pytest
 from ..select.memo import SelectionMemo
 from ..select.selection import warm_graph
 from ..select.testdeps import deps_store_dir, load_testdeps
+from ..snapshot import Snapshot
 from ..toolchains import snapshot_of
+from ..toolchains.node.detect import is_node_project
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
 
@@ -150,6 +152,8 @@ class WarmUp:
         snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
         layout = await anyio.to_thread.run_sync(discover_layout, self.root, config)
         if not layout.is_python:
+            if await anyio.to_thread.run_sync(is_node_project, self.root):
+                await self._step("type_daemon", self._node, config, snapshot, layout)
             self._skip_all("not a Python project")
             return
         env = await probe_env(
@@ -185,6 +189,27 @@ class WarmUp:
             item = WarmItem("failed", str(exc)[:300])
         item.duration_s = round(time.monotonic() - started, 3)
         self.items[name] = item
+
+    async def _node(self, config: LadderConfig, snapshot: Snapshot, layout: Layout) -> WarmItem:
+        # A Node project: the warm tsc of each checked workspace (toolchains/node/tsc_warm.py).
+        if not config.warm_checker:
+            return WarmItem("skipped", "warm_checker = false: tsc runs cold")
+        from ..toolchains.node.tsc_warm import warm_up
+
+        ctx = RungContext(
+            root=self.root,
+            workspace=self.workspace,
+            config=config,
+            policy=load_policy(self.root),
+            ladder_id=f"warm-{int(time.time())}",
+            snapshot=snapshot,
+            touched=snapshot.touched,
+            layout=layout,
+            env=None,
+            toolchain="node",
+        )
+        state, detail = await warm_up(ctx)
+        return WarmItem(state, detail)
 
     async def _graph(self, layout: Layout, cache_dir: Path) -> WarmItem:
         modules = await anyio.to_thread.run_sync(warm_graph, layout, cache_dir, self.memo)

@@ -30,9 +30,9 @@ from ...rungs import warm_checker
 from ...rungs.context import RungContext
 from ...rungs.lsp import LspClient, LspError
 from ...rungs.warm_checker import ServerSpec, WarmChecker
-from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
+from .detect import SOURCE_SUFFIXES, NodeProject, Workspace, load_project
 
-__all__ = ["TscWarm", "head_overlay", "spec_for", "warm_tsc"]
+__all__ = ["TscWarm", "head_overlay", "spec_for", "warm_tsc", "warm_up"]
 
 SCRIPT = Path(__file__).with_name("tsc_warm.cjs")
 _LOCKS = ("package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb")
@@ -173,3 +173,26 @@ async def warm_tsc(
         truncated=len(data) > cap,
         spool=spool,
     )
+
+
+async def warm_up(ctx: RungContext) -> tuple[str, str]:
+    """Start the warm tsc of every workspace with a `tsconfig.json` and the project's tsc,
+    so the first verify is warm (the warm-up's `type_daemon` step for a Node project):
+    (`warm`, `skipped` or `failed`, what it did)."""
+    project = await anyio.to_thread.run_sync(load_project, ctx.root)
+    done: list[str] = []
+    for ws in project.workspaces:
+        tsc = project.bin(ws, "tsc")
+        if tsc is None or not (ws.path / "tsconfig.json").is_file():
+            continue
+        spec = spec_for(ctx, project, ws, tsc)
+        warm, said = await warm_checker.get(
+            ctx.workspace, ws.path, spec, "", may_start=True, make=_make
+        )
+        if warm is None:
+            return "failed", said or "the warm tsc did not start"
+        pid = warm.record.pid if warm.record else "?"
+        done.append(f"tsc checker pid {pid} ({ws.rel or 'the project'})")
+    if not done:
+        return "skipped", "node: no workspace with a tsconfig.json and typescript installed"
+    return "warm", ", ".join(done)
