@@ -6,7 +6,10 @@ parsers.py: eslint/biome JSON, tsc lines, jest-shaped JSON (vitest, jest), node'
 common.py: the rungs' preamble (configured command, no `node_modules`), tool notes, HEAD's
   export with `node_modules` linked in, merging per-workspace results.
 lint.py: `diagnose.files` (eslint or biome; HEAD's content linted where the deps are).
-compile.py: `compile.project` (incremental `tsc --noEmit`) and `build.affected`.
+compile.py: `compile.project` (`tsc --noEmit`: warm in a habitat server, incremental
+  cold) and `build.affected`.
+tsc_warm.py + tsc_warm.cjs: the warm tsc a habitat server keeps per checked workspace (the
+  project's own typescript's compiler API), with the warm checkers' lifecycle.
 graph.py: relative-import graph, for the node test runner's related tests.
 suite.py: `test.scoped` (vitest related, jest --findRelatedTests, node --test) and
   `test.full` (the `test` script).
