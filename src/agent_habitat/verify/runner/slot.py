@@ -103,7 +103,13 @@ class VerifySlot:
         """Why no runner serves the open project (e.g. its configuration is bad)."""
         self._next: Path | None = None
         self._switch = anyio.Event()
-        self._ready = anyio.Event()
+        # Each switch waits on an event of its own: one shared event, replaced by a second
+        # switch that came while the first was under way, left the first caller waiting for
+        # ever (issue 23: project_open calls that got no answer under concurrent callers).
+        self._asked: list[anyio.Event] = []
+        """The switches asked for since the loop last took `_next`."""
+        self._taken: list[anyio.Event] = []
+        """The switches the root being opened now answers."""
 
     async def serve(
         self,
@@ -117,8 +123,9 @@ class VerifySlot:
         try:
             while True:
                 self._switch = anyio.Event()
+                self._taken, self._asked = self._taken + self._asked, []
                 if root is None:
-                    self._ready.set()
+                    self._ready()
                     if not started:
                         task_status.started()
                         started = True
@@ -132,7 +139,7 @@ class VerifySlot:
                         # A later switch to a project with bad configuration: the habitat
                         # goes on; verify says why it cannot run.
                         self.error = f"no verify runner on {root}: {exc}"
-                        self._ready.set()
+                        self._ready()
                         await self._switch.wait()
                     started = True
                 root = self._next
@@ -178,7 +185,7 @@ class VerifySlot:
                 try:
                     async with anyio.create_task_group() as tg:
                         tg.start_soon(_warm_then_record, warm, recorder)
-                        self._ready.set()
+                        self._ready()
                         if not started:
                             task_status.started()
                         await switch.wait()
@@ -193,10 +200,18 @@ class VerifySlot:
 
     async def switch(self, root: Path) -> None:
         """Serve `root` from now on; returns once its runner serves (or failed to open)."""
+        ready = anyio.Event()
         self._next = root
-        self._ready = anyio.Event()
+        self._asked.append(ready)
         self._switch.set()
-        await self._ready.wait()
+        await ready.wait()
+
+    def _ready(self) -> None:
+        """The root the loop took serves: answer every switch that asked for it (or for a
+        root an even later switch replaced)."""
+        for waiter in self._taken:
+            waiter.set()
+        self._taken = []
 
     def _on_event(self, event: Event) -> None:
         runner = self._recording
