@@ -4,6 +4,13 @@ A variable whose name looks secret (`*TOKEN*`, `*SECRET*`, `*KEY`, `*PASSWORD*`)
 to hold a secret. Its value, as the habitat's own environment holds it, is shown as `***`
 in command output given to a client and in events (and so in the journal); a command line
 that assigns one (`GITHUB_TOKEN=… git push`) is shown with the value redacted too.
+
+A value typed inline (`GITHUB_TOKEN=… cmd`, `export API_KEY=…`) or given as a run's `env`
+is a secret of this process from then on (`remember_typed`): its output, every later
+output, events and results show it as `***`. Wherever a command line is shown (a run's
+result, `last`, the history, the scene, the dashboard, errors) it goes through
+`shown_command`. `state.db` keeps the command as typed, since a rerun needs it: it is the
+user's alone (0600), as every file of the state folder is.
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ __all__ = [
     "is_secret_name",
     "redact_data",
     "redact_text",
+    "remember_typed",
     "secret_values",
+    "shown_command",
 ]
 
 REDACTED = "***"
@@ -38,8 +47,42 @@ def secret_values(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
     """The secret values of `env` (default this process's environment), longest first, so a
     secret that contains another is redacted whole."""
     if env is None:
-        return _snapshot()[2]
+        found = _snapshot()[2]
+        if not _typed:
+            return found
+        global _merged
+        typed = _typed
+        if _merged[0] is not found or _merged[1] is not typed:
+            _merged = (found, typed, tuple(sorted(set(found) | typed, key=len, reverse=True)))
+        return _merged[2]
     return _secrets_of(env)
+
+
+# Replaced whole, never changed in place: worker threads read it while a run adds to it.
+_typed: frozenset[str] = frozenset()
+_merged: tuple[tuple[str, ...], frozenset[str], tuple[str, ...]] = ((), frozenset(), ())
+
+
+def remember_typed(command: str, env: Mapping[str, str] | None = None) -> None:
+    """Take the values `command` assigns to secret-looking names, and those of `env`'s, as
+    secrets of this process from now on (see the module's docstring)."""
+    found = [value for name, value in (env or {}).items() if is_secret_name(name)]
+    if "=" in command:
+        for match in _ASSIGNMENT.finditer(command):
+            if is_secret_name(match.group(1)):
+                value = match.group(2)
+                if len(value) >= 2 and value[0] in "'\"" and value[-1] == value[0]:
+                    value = value[1:-1]
+                found.append(value)
+    global _typed
+    new = {value for value in found if len(value) >= _MIN_SECRET_CHARS} - _typed
+    if new:
+        _typed = _typed | new
+
+
+def shown_command(command: str) -> str:
+    """`command` as shown to anyone: secret values and secret-looking assignments as `***`."""
+    return redact_text(command, secret_values(), assignments=True)
 
 
 def environ() -> dict[str, str]:

@@ -23,6 +23,7 @@ from ..limits import (
     StdinText,
 )
 from ..proc.signals import parse_signal
+from ..secrets import shown_command
 
 __all__ = [
     "TAB_NAME_PATTERN",
@@ -59,6 +60,10 @@ RunState = Literal["running", "exited", "killed", "timed_out", "cancelled", "los
 `timed_out`: killed at `timeout_seconds`; `cancelled`: its request was cancelled;
 `lost`: vanished while no habitat watched it, with the output captured so far."""
 TabState = Literal["idle", "running", "closed"]
+
+
+ShownCommand = Annotated[str, AfterValidator(shown_command)]
+"""A command line in a result: its secrets (typed inline too) as `***`, whoever built it."""
 
 
 class _Args(BaseModel):
@@ -117,7 +122,7 @@ class LeftProcess(BaseModel):
     """A process a run started that was still alive when the run ended."""
 
     pid: int
-    command: str = Field(description="Its command line.")
+    command: ShownCommand = Field(description="Its command line.")
     index: int = Field(description="The tab's run that started it.")
 
 
@@ -133,7 +138,7 @@ class RunResult(BaseModel):
 
     tab: str
     index: int = Field(description="The run's index in the tab's history.")
-    command: str
+    command: ShownCommand
     pid: int | None
     state: RunState
     exit_code: int | None = Field(description="Exit status; None while running or when killed.")
@@ -164,7 +169,7 @@ class Caps(BaseModel):
 
 class LastRunSummary(BaseModel):
     index: int
-    command: str
+    command: ShownCommand
     state: RunState
     exit_code: int | None
     duration_s: float
@@ -199,7 +204,7 @@ class HistoryArgs(_Args):
 
 class HistoryRow(BaseModel):
     index: int
-    command: str
+    command: ShownCommand
     cwd: str
     state: RunState
     exit_code: int | None
@@ -259,7 +264,7 @@ class LastArgs(_Args):
 class LastResult(BaseModel):
     tab: str
     index: int
-    command: str
+    command: ShownCommand
     state: RunState
     running: bool
     exit_code: int | None

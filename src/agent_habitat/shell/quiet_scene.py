@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..secrets import shown_command
 from ..store.db import SCHEMA_VERSION
 from .shells import resolve_shell
 
@@ -74,7 +75,7 @@ def read_quiet_scene(db: Path, caps: QuietCaps) -> QuietScene | None:
                     return None  # an end not recorded in full: the full path knows why
                 last = QuietRun(
                     index=run["idx"],
-                    command=run["command"],
+                    command=shown_command(run["command"]),
                     state=run["state"],
                     exit_code=run["exit_code"],
                     duration_s=round(max(0.0, run["ended_at"] - run["started_at"]), 3),

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BusyTabError, HabitatError, UsageError
 from ..proc import ProcessRecord
+from ..secrets import remember_typed, shown_command
 from ..store import Database
 from .environment import EnvDelta, apply_delta, base_env, env_delta
 from .models import HistoryRow, RunState
@@ -107,6 +108,8 @@ def _env(stored: str | None) -> dict[str, str] | None:
 
 
 def _run(row: sqlite3.Row) -> RunRow:
+    # A secret typed in an earlier host's run stays a secret in this one's answers.
+    remember_typed(row["command"])
     return RunRow(
         id=row["id"],
         tab=row["tab"],
@@ -153,7 +156,8 @@ class OpenedRun:
 
 def busy_error(tab: str, idx: int, command: str) -> BusyTabError:
     return BusyTabError(
-        f"tab {tab!r} is busy running #{idx} `{command}`; wait for it, kill it, or use another tab"
+        f"tab {tab!r} is busy running #{idx} `{shown_command(command)}`; wait for it, kill it, "
+        "or use another tab"
     )
 
 

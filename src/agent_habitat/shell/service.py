@@ -30,6 +30,7 @@ from ..proc import parse_signal
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
 from ..proc.spool import Spool
 from ..proc.spool_hole import prepare
+from ..secrets import remember_typed, shown_command
 from ..store import Database
 from ..workspace import Workspace
 from . import views
@@ -173,6 +174,7 @@ class Shell:
         """Run a command in a tab: foreground (default), background, or yield after a while."""
         if not args.command.strip():
             raise UsageError("command is empty; pass the shell command line to run")
+        remember_typed(args.command, args.env)
         tab = self.store.tab(args.tab)
         shell = resolve_shell(args.shell or (tab.shell if tab else None))
         cwd = self.tabs.resolve_cwd(tab, args.cwd)
@@ -369,8 +371,8 @@ class Shell:
             raise UsageError(f"tab {args.tab!r} has no running command to send input to")
         if not run.interactive:
             raise UsageError(
-                f"#{run.idx} `{run.command}` was not started interactive (stdin is /dev/null); "
-                "start it with interactive=true to send input"
+                f"#{run.idx} `{shown_command(run.command)}` was not started interactive "
+                "(stdin is /dev/null); start it with interactive=true to send input"
             )
         process = await self.runs.live_once_started(run.id, _STARTING_BOUND)
         stdin = process.stdin if process else None
