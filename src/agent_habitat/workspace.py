@@ -15,6 +15,7 @@ __all__ = [
     "Workspace",
     "find_project_root",
     "habitat_home",
+    "private_dirs",
     "refuse_unsafe",
     "scm_root",
     "write_private",
@@ -161,10 +162,23 @@ def _private_dir(folder: Path) -> None:
         os.chmod(folder, 0o700)
 
 
+def private_dirs(folder: Path) -> Path:
+    """`folder`, created with every missing folder above it 0700: `mkdir(parents=True)`
+    gives the parents the umask's mode (0755), as `mkdir -p` does."""
+    missing: list[Path] = []
+    above = folder
+    while not above.exists() and above != above.parent:
+        missing.append(above)
+        above = above.parent
+    for created in reversed(missing):
+        created.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
 def write_private(path: Path, data: str | bytes) -> None:
     """Write a state file whole: a temp file beside it (0600, the user's alone, as every
     state file is), then a rename, so a concurrent reader never sees half of it."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dirs(path.parent)
     import threading
 
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import pwd
+import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from agent_habitat.cli import main
-from agent_habitat.workspace import UnsafeStateError, Workspace, habitat_home
+from agent_habitat.workspace import UnsafeStateError, Workspace, habitat_home, write_private
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.finding("shared-home")]
 
@@ -118,3 +120,29 @@ def test_habitat_verify_never_follows_a_host_lock_in_another_user_s_state_folder
     assert conn is None, "the CLI connected to the socket the planted lock names"
     assert code != 0
     assert f"the state folder {workspace.state_dir} is owned by uid {_nobody()}" in err
+
+
+def test_the_folders_a_verify_makes_in_the_state_folder_are_private(tmp_path: Path) -> None:
+    """The README says the state's inner folders are 0700; `baseline/` (HEAD's export and
+    the base findings) was made by `mkdir(parents=True)`, which gives parents the umask's
+    0755, so another user could list what HEAD holds and read the cache's layout."""
+    from agent_habitat.verify.head import HeadTree
+    from git_tree import commit_tree
+
+    root = commit_tree(tmp_path / "repo", {"calc.py": "X = 1\n"})
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    old = os.umask(0o022)  # the usual umask, whatever this process had
+    try:
+        exported = HeadTree(root, head, state).export()
+        write_private(state / "baseline" / "findings" / "ab" / "abcd.json", "{}")
+    finally:
+        os.umask(old)
+    assert (exported / "calc.py").read_text(encoding="utf-8") == "X = 1\n"
+    folders = [p for p in state.rglob("*") if p.is_dir() and exported not in p.parents]
+    assert state / "baseline" in folders
+    modes = {str(p.relative_to(state)): oct(stat.S_IMODE(p.stat().st_mode)) for p in folders}
+    assert set(modes.values()) == {"0o700"}, modes

@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..workspace import private_dirs
+
 __all__ = ["HeadTree"]
 
 _MARKER = ".habitat-head"
@@ -108,7 +110,7 @@ class HeadTree:
         tree = f"{self.head}:{prefix}" if prefix else self.head
         fresh = self.export_dir.with_name(f"head.{os.getpid()}.tmp")
         shutil.rmtree(fresh, ignore_errors=True)
-        fresh.mkdir(parents=True)
+        private_dirs(fresh)
         # From the top: inside a sub-folder, git archive would look for it within `tree`.
         # Piped into tar, not unpacked here: tarfile held the GIL for the whole export
         # (0.8 s on packaging at load 30) and a verify arriving meanwhile waited for it

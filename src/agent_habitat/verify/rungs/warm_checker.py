@@ -38,7 +38,7 @@ import anyio
 import anyio.to_thread
 
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time
-from ...workspace import Workspace, write_private
+from ...workspace import Workspace, private_dirs, write_private
 from .head_check import CONFIG_FILES
 from .lsp import LspClient, LspError
 
@@ -119,7 +119,7 @@ class WarmChecker:
 
     def start(self) -> None:
         """Spawn and initialize (blocking); raises LspError or OSError."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.dir)
         settings = self.spec.settings
 
         def answer(section: str | None) -> Any:
