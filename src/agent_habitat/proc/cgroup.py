@@ -23,6 +23,8 @@ import psutil
 __all__ = [
     "CGROUP_ENV",
     "Tracking",
+    "born_inside",
+    "emptied",
     "group_kill",
     "group_pids",
     "place",
@@ -120,6 +122,9 @@ def tracking() -> Tracking:
 # the owner (`<marker>.owner-<pid>-<start>`), so the next habitat process can tell a dead
 # owner's from a live one's and kill what it left (`sweep`).
 _owned: dict[str, Path] = {}
+# Groups whose leader was in them before it ran anything (`place(first=True)`, in this
+# process): every process of such a run was born in its group.
+_born_inside: set[str] = set()
 _OWNER = re.compile(r"\.owner-(\d+)-(\d+)$")
 
 
@@ -165,20 +170,63 @@ def prepare(marker: str, *, owned: bool = False) -> Path | None:
     return group
 
 
-def place(marker: str, pid: int) -> bool:
-    """Move `pid` (just spawned) into the run's cgroup."""
+def place(marker: str, pid: int, *, first: bool = False, joins_itself: bool = False) -> bool:
+    """Move `pid` (just spawned) into the run's cgroup.
+
+    Whether the whole run is then known to be born in the group (`born_inside`): with
+    `first`, the caller knows `pid` has run nothing yet and starts nothing before this
+    returns (a prestarted wrapper waits for its command). With `joins_itself`, `pid` moves
+    itself in before it can fork (the POSIX wrapper shells' first builtin): that move, or
+    this one if it lands first, put it there in time, unless the group was gone meanwhile
+    (another habitat process's `sweep` removes empty groups), which this sees as a group it
+    had to make again."""
     group = _group(marker)
     if group is None:
         return False
     # Twice: another process's `sweep` may remove the empty group between mkdir and write.
+    kept = True
     for _ in range(2):
         try:
-            group.mkdir(exist_ok=True)
-            (group / "cgroup.procs").write_text(f"{pid}\n", encoding="ascii")
+            group.mkdir()
+            kept = False
+        except FileExistsError:
+            pass
         except OSError:
             continue
+        try:
+            (group / "cgroup.procs").write_text(f"{pid}\n", encoding="ascii")
+        except OSError:
+            kept = False
+            continue
+        if first or (joins_itself and kept):
+            _born_inside.add(marker)
         return True
     return False
+
+
+def born_inside(marker: str) -> bool:
+    """Whether every process of the run was born in its group (see `place`), as far as this
+    process knows: then its members are exactly its group's processes."""
+    return marker in _born_inside
+
+
+def emptied(marker: str) -> bool:
+    """Whether nothing of the run lives any more, known from one read of its group's
+    `cgroup.events` (`populated 0`) instead of a scan. Only for a group its leader was
+    placed in before it ran anything (`place(first=True)`, in this process): a leader
+    placed after its start may have forked a child outside first, which only the scan
+    (by session and marker) finds. False when it cannot tell.
+
+    What it cannot see, like `cgroup.kill`: a process that moved itself into a cgroup
+    outside the run's (it needs write access to that group, as `systemd-run --scope` has)."""
+    group = _group(marker)
+    if group is None or not born_inside(marker):
+        return False
+    try:
+        events = (group / "cgroup.events").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return "populated 0" in events.splitlines()
 
 
 def group_pids(marker: str) -> list[int] | None:
@@ -215,6 +263,7 @@ def remove(marker: str) -> None:
         with contextlib.suppress(OSError):
             group.rmdir()
             _owned.pop(marker, None)
+            _born_inside.discard(marker)
 
 
 def sweep() -> None:

@@ -118,13 +118,19 @@ def _scan(record: ProcessRecord) -> _Scan:
     leader, session_is_ours = _leader(record)
     found: dict[int, psutil.Process] = {}
     sessions: dict[int, int] = {}
-    # A run with a cgroup has every process in it (the leader was placed before it could
-    # fork), so its members are read there instead of from every process's environment.
-    grouped = cgroup.group_pids(record.marker) if record.marker is not None else None
+    marker = record.marker
+    grouped = cgroup.group_pids(marker) if marker is not None else None
+    in_group = set(grouped or ())
+    # A run whose leader was in its cgroup before it could fork has every process there, so
+    # its members are read there instead of from every process's environment. One placed
+    # after its start (this process cannot tell it was in time: an adopted run, a rung) may
+    # have forked a child outside first: its group's processes are members, and so is what
+    # the scan finds.
+    trusted = marker is not None and grouped is not None and cgroup.born_inside(marker)
     # Not psutil.process_iter: it keeps Process objects between calls and, for a pid that
     # was reused since, hands back the old one; psutil then refuses to signal it (or read
     # its status) as "reused", and a member of this run went unsignalled and unreported.
-    for pid in psutil.pids() if grouped is None else grouped:
+    for pid in in_group if trusted else psutil.pids():
         if pid in exclude:
             continue
         try:
@@ -134,7 +140,7 @@ def _scan(record: ProcessRecord) -> _Scan:
             continue
         in_session = session_is_ours and sid == record.pid
         if (
-            grouped is not None
+            pid in in_group
             or in_session
             or (
                 record.marker is not None

@@ -14,12 +14,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Protocol
 
+import anyio.to_thread
 import psutil
 
 from . import cgroup
 from .kill import KillReport, kill_tree, members
 from .record import ProcessRecord
-from .supervised import Supervised, spawn
+from .supervised import Prestarted, Supervised, prepare_child_signals, prestart, spawn
 
 __all__ = ["ProcSpawner", "ProcessHandle", "Spawner"]
 
@@ -66,10 +67,24 @@ class Spawner(Protocol):
         marker: str | None = None,
         identify: bool = True,
         stdout: int | None = None,
+        joins_group: bool = False,
     ) -> ProcessHandle:
         """Start `argv` in a new session, stdout and stderr appended to `output` (or written
-        to the descriptor `stdout`, a spool keeper's pipe). Raises OSError when it cannot be
-        started."""
+        to the descriptor `stdout`, a spool keeper's pipe). `joins_group`: `argv` moves
+        itself into its cgroup first thing (see `proc.supervised.spawn`). Raises OSError
+        when it cannot be started."""
+
+    async def prestart(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str
+    ) -> Prestarted | None:
+        """Start `argv` ahead of its run, waiting for a line on its stdin (see
+        `proc.supervised.prestart`); None where this spawner cannot (a fake's scripts). Raises
+        OSError when it cannot be started."""
+
+    def ended_alone(self, record: ProcessRecord) -> bool:
+        """Whether nothing of the run `record` names lives any more, known without a scan (a
+        prestarted run's cgroup is empty, `proc.cgroup.emptied`); its group goes then. False
+        when only `members` can tell. Quick enough for the event loop."""
 
     def adopt(self, record: ProcessRecord) -> ProcessHandle:
         """A handle on a process started earlier, perhaps by another habitat process."""
@@ -103,6 +118,7 @@ class ProcSpawner:
         marker: str | None = None,
         identify: bool = True,
         stdout: int | None = None,
+        joins_group: bool = False,
     ) -> Supervised:
         return spawn(
             argv,
@@ -113,7 +129,22 @@ class ProcSpawner:
             marker=marker,
             identify=identify,
             stdout=stdout,
+            joins_group=joins_group,
         )
+
+    async def prestart(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str
+    ) -> Prestarted:
+        prepare_child_signals()  # on the loop's (main) thread, before the worker's fork
+        return await anyio.to_thread.run_sync(
+            lambda: prestart(argv, cwd=cwd, env=env, marker=marker)
+        )
+
+    def ended_alone(self, record: ProcessRecord) -> bool:
+        if record.marker is None or not cgroup.emptied(record.marker):
+            return False
+        cgroup.remove(record.marker)  # as `members` does when it finds none
+        return True
 
     def adopt(self, record: ProcessRecord) -> Supervised:
         return Supervised.adopt(record)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -20,7 +21,7 @@ import anyio
 from . import cgroup
 from .record import ProcessRecord, is_alive, process_create_time
 
-__all__ = ["MARKER_ENV", "Supervised", "spawn"]
+__all__ = ["MARKER_ENV", "Prestarted", "Supervised", "prestart", "spawn"]
 
 MARKER_ENV = "HABITAT_RUN_ID"
 
@@ -150,6 +151,7 @@ def spawn(
     identify: bool = True,
     outlive: bool = True,
     stdout: int | None = None,
+    joins_group: bool = False,
 ) -> Supervised:
     """Start `argv` in a new session; stdout and stderr interleaved into `output` (appended).
 
@@ -162,6 +164,9 @@ def spawn(
 
     `stdout`: a descriptor the output goes to instead (a keeper's pipe, see
     `keepers.keeper_before`); the caller keeps and closes its own.
+
+    `joins_group`: `argv` moves itself into its cgroup (`cgroup.CGROUP_ENV`) before it can
+    fork, as the POSIX wrapper shells do (see `cgroup.place`).
     """
     global _swept
     prepare_child_signals()
@@ -198,8 +203,57 @@ def spawn(
     _UNREAPED.add(popen)
     if marker is not None:
         # At once (a wrapper shell also moves itself in first thing, see `cgroup.prepare`).
-        cgroup.place(marker, popen.pid)
+        cgroup.place(marker, popen.pid, joins_itself=joins_group)
     sup = Supervised(ProcessRecord(popen.pid, 0.0, marker), popen)
     if identify:
         sup.identify()
     return sup
+
+
+@dataclass
+class Prestarted:
+    """A process started ahead of its run (`prestart`), waiting for one line on its stdin."""
+
+    process: Supervised
+    go: int
+    """The write end of its stdin: the line it waits for, or its close (then it exits)."""
+    born_inside: bool
+    """Its cgroup held it before it ran anything (`cgroup.emptied` may vouch for its run)."""
+
+
+def prestart(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str) -> Prestarted:
+    """Start `argv` (a wrapper that reads one line from its stdin before anything else) in a
+    new session, placed in the run's cgroup and identified before this returns, so that a
+    run's start is one write to `go` instead of a fork, an exec and a cgroup move. Its
+    stdout and stderr are /dev/null until it redirects them itself; it exits when `go` is
+    closed unwritten (the habitat chose another, or died). Blocks for milliseconds: call it
+    off the event loop, after `prepare_child_signals` on the main thread."""
+    _reap_exited()
+    full_env = dict(env)
+    full_env[MARKER_ENV] = marker
+    group = cgroup.prepare(marker)
+    if group is not None:
+        full_env[cgroup.CGROUP_ENV] = str(group)
+    read_end, go = os.pipe()
+    try:
+        popen = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=full_env,
+            stdin=read_end,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except BaseException:
+        os.close(go)
+        raise
+    finally:
+        os.close(read_end)
+    _UNREAPED.add(popen)
+    # It waits on its stdin until `go` is written: placed now, it forks nothing before.
+    born_inside = group is not None and cgroup.place(marker, popen.pid, first=True)
+    sup = Supervised(ProcessRecord(popen.pid, 0.0, marker), popen)
+    sup.identify()
+    return Prestarted(sup, go, born_inside)

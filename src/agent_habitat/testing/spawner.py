@@ -195,6 +195,7 @@ class FakeSpawner:
         marker: str | None = None,
         identify: bool = True,
         stdout: int | None = None,  # a keeper's pipe: real spawners only get one
+        joins_group: bool = False,
     ) -> FakeProcess:
         if self.before_spawn is not None:
             self.before_spawn(output)
@@ -254,6 +255,15 @@ class FakeSpawner:
 
     def sweep(self) -> None:
         """Fake processes belong to no cgroup: nothing a dead habitat left to clear."""
+
+    async def prestart(
+        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str
+    ) -> None:
+        """A script plays once its command is known: every run starts at its call."""
+
+    def ended_alone(self, record: ProcessRecord) -> bool:
+        """Fake processes have no cgroup: `members` always tells."""
+        return False
 
     def adopt(self, record: ProcessRecord) -> _Adopted:
         found = next((p for p in self.processes if p.pid == record.pid), None)
