@@ -120,7 +120,7 @@ def _run(row: sqlite3.Row) -> RunRow:
         state=row["state"],
         pid=row["pid"],
         create_time=row["create_time"],
-        marker=f"run-{row['id']}-{row['started_at']:.6f}",
+        marker=row["marker"] or f"run-{row['id']}-{row['started_at']:.6f}",
         exit_code=row["exit_code"],
         signal=row["signal"],
         timed_out=bool(row["timed_out"]),
@@ -143,6 +143,11 @@ class NewRun:
     shell: str
     background: bool
     interactive: bool
+    marker: str | None = None
+    """Its marker when its process was started ahead of it (a prestarted wrapper); None:
+    made from its id and start time."""
+    process: ProcessRecord | None = None
+    """Its process when started ahead of it; None: recorded by `set_process` once started."""
 
 
 @dataclass(frozen=True)
@@ -263,9 +268,11 @@ class RunStore:
         tab = new.tab
         idx = conn.execute("SELECT next_index FROM tabs WHERE name = ?", (tab,)).fetchone()[0]
         conn.execute("UPDATE tabs SET next_index = next_index + 1 WHERE name = ?", (tab,))
+        process = new.process
         cur = conn.execute(
             "INSERT INTO runs (tab, idx, command, cwd, shell, state, background, interactive,"
-            " started_at, run_dir) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, '') RETURNING *",
+            " started_at, run_dir, marker, pid, create_time)"
+            " VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, '', ?, ?, ?) RETURNING *",
             (
                 tab,
                 idx,
@@ -275,6 +282,9 @@ class RunStore:
                 int(new.background),
                 int(new.interactive),
                 self.clock.time(),
+                new.marker,
+                process.pid if process else None,
+                (process.create_time or None) if process else None,
             ),
         )
         row = cur.fetchone()

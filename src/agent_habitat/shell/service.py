@@ -56,6 +56,7 @@ from .models import (
     WhichResult,
 )
 from .output import compile_pattern
+from .prestarts import Prestarts, Ready
 from .run_store import NewRun, RunRow, RunStore, busy_error
 from .scene import SceneBuilder, SharedBuild
 from .shells import ShellInfo, resolve_shell
@@ -63,7 +64,7 @@ from .spool_keeping import SpoolKeeping
 from .supervisor import RunSupervisor
 from .tabs import Tabs
 from .waiting import Progress, wait_with_progress
-from .wrapper import wrapper_argv
+from .wrapper import joins_group, wrapper_argv
 
 __all__ = ["Shell"]
 
@@ -103,6 +104,8 @@ class Shell:
         )
         self.tabs = Tabs(self.store, self.runs, config, self.spawner, self.clock, project_root)
         self._keeping = keeping(self.store, config, self.spawner, task_group)
+        self.prestarts = Prestarts(self.spawner, task_group, workspace.spool_dir)
+        """Each tab's next wrapper, started as its last run ended."""
         self._tg = task_group
         self._scene = SharedBuild(task_group, SceneBuilder(self.tabs).build)
 
@@ -149,6 +152,7 @@ class Shell:
                     yield shell
                 finally:
                     # Background runs go on without us: only our watchers stop.
+                    shell.prestarts.close()
                     tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             # The caller's own error, not a group of ours: let `except HabitatError` see it.
@@ -181,7 +185,39 @@ class Shell:
         env = command_env(tab.env if tab else None, args.env)
         if tab is not None and (busy := self.runs.running(args.tab)) is not None:
             raise busy_error(busy.tab, busy.idx, busy.command)
+        ready: Ready | None = None
+        if not args.interactive and not self._keeping.pumps(self.workspace.spool_dir):
+            ready = await self.prestarts.take(args.tab, shell, cwd, env)
+        try:
+            result = await self._run(args, shell, cwd, env, ready, progress)
+        finally:
+            if ready is not None:
+                self.prestarts.release(ready)  # unless the run took it
+        if result.state != "running":
+            self._prepare_next(args.tab)
+        return result
 
+    def _prepare_next(self, tab_name: str) -> None:
+        """Prestart the wrapper of the tab's next run, as the tab stands now."""
+        tab = self.store.tab(tab_name)
+        if tab is None:
+            return
+        self.prestarts.prepare(
+            tab_name,
+            resolve_shell(tab.shell),
+            self.tabs.resolve_cwd(tab, None),
+            command_env(tab.env, None),
+        )
+
+    async def _run(
+        self,
+        args: RunArgs,
+        shell: ShellInfo,
+        cwd: str,
+        env: dict[str, str],
+        ready: Ready | None,
+        progress: Progress | None,
+    ) -> RunResult:
         opened = self.store.open_run(
             NewRun(
                 tab=args.tab,
@@ -190,6 +226,8 @@ class Shell:
                 shell=shell.executable,
                 background=args.background,
                 interactive=args.interactive,
+                marker=ready.marker if ready else None,
+                process=ready.started.process.record if ready else None,
             ),
             spool_dir=self.workspace.spool_dir,
             max_tabs=self.config.max_tabs,
@@ -204,7 +242,9 @@ class Shell:
             shutil.rmtree(run.run_dir, ignore_errors=True)
         self.runs.starting(run.id)
         try:
-            process = await self._start(run, shell, args, cwd, env)
+            process = self._go(run, ready, args.command) if ready else None
+            if process is None:
+                process = await self._start(run, shell, args, cwd, env)
         except Exception:  # re-raised: nothing started, so the row and folder go again
             self.runs.not_started(run.id)
             self.store.abandon_run(opened)
@@ -213,7 +253,8 @@ class Shell:
         except BaseException:  # cancelled, or dying: the row stays for the next shell
             self.runs.not_started(run.id)
             raise
-        self.store.set_process(run.id, process.record)
+        if ready is None or process is not ready.started.process:
+            self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
         if opened.opened_tab:
@@ -235,6 +276,28 @@ class Shell:
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
 
+    def _go(self, run: RunRow, ready: Ready, command: str) -> ProcessHandle | None:
+        """Start the run in its tab's prestarted wrapper: its files, then its folder's name
+        on the wrapper's stdin. None when the wrapper is gone (the caller starts cold)."""
+        try:
+            run.run_dir.mkdir(mode=0o700, parents=True)
+            prepare(run.files.output)  # what lets its keeper cut it on a full disk
+            run.files.prepare_prestarted(command)
+            os.write(ready.started.go, os.fsencode(f"{run.run_dir}\n"))
+        except BrokenPipeError:
+            return None  # it died waiting (killed by someone): the run starts cold
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                raise HabitatError(
+                    f"could not start the run: no space left on the disk holding its spool "
+                    f"({run.run_dir.parent}); free space there and run it again"
+                ) from exc
+            raise HabitatError(f"could not start the run in {run.run_dir}: {exc}") from exc
+        os.close(ready.started.go)
+        ready.started.go = -1  # the run's now: `release` leaves it be
+        self._keeping.keep(run)
+        return ready.started.process
+
     async def _start(
         self, run: RunRow, shell: ShellInfo, args: RunArgs, cwd: str, env: dict[str, str]
     ) -> ProcessHandle:
@@ -254,6 +317,7 @@ class Shell:
                 marker=run.marker,
                 identify=False,
                 stdout=holder,
+                joins_group=joins_group(shell),
             )
         except OSError as exc:
             if exc.errno == errno.ENOSPC:
@@ -284,8 +348,9 @@ class Shell:
             await self.runs.identify(run, process)
             self.runs.watch(run, process)
             return views.run_result(self.tabs, run)
-        # A quick command ends before it needs an identity; a long one gets it soon after start.
-        self._tg.start_soon(self.runs.identify_later, run, process)
+        if not process.record.create_time:
+            # A quick command ends before it needs an identity; a long one gets it soon after.
+            self._tg.start_soon(self.runs.identify_later, run, process)
         limit = yield_after if yield_after is not None else time_limit
         if yield_after is not None and time_limit is not None:
             limit = min(yield_after, time_limit)
@@ -355,6 +420,7 @@ class Shell:
         if run is not None:
             await self.runs.kill(run, "killed")
         _, left = await self.runs.kill_leftovers(args.tab, signal_module.SIGTERM)
+        self.prestarts.discard(args.tab)
         for folder in self.store.delete_tab(args.tab):
             shutil.rmtree(folder, ignore_errors=True)
         killed = run is not None or bool(left.pids)

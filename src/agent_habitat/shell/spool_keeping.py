@@ -64,6 +64,10 @@ class SpoolKeeping:
             logger.warning("no spool keeper before %s: %s", run.files.output, exc)
             return None
 
+    def pumps(self, spool_dir: Path) -> bool:
+        """Whether a run in `spool_dir` would start behind a pump now (`pipe`)."""
+        return self._enabled and pump_needed(spool_dir / "run-0" / "output", self._budget())
+
     def adopted(self, run: RunRow) -> None:
         """A running run found at open: its shell may have died between the spawn and the
         keeper's start, so one starts now if none is alive."""

@@ -25,6 +25,7 @@ from .environment import carried_env
 from .leftovers import Leftover
 from .models import RunState
 from .run_store import RunRow, RunStore
+from .wrapper import RunFiles
 
 __all__ = ["RunSupervisor"]
 
@@ -133,6 +134,8 @@ class RunSupervisor:
             # Ended by a signal sent here: the kill looks at the whole tree itself, and its
             # caller waits a bounded grace for this end, which a scan must not delay.
             return self.finish(run, returncode)
+        if run.record is not None and self.spawner.ended_alone(run.record):
+            return self.finish(run, returncode, left=[])  # its cgroup is empty: no scan
         left = await anyio.to_thread.run_sync(self._left_behind, run)
         return self.finish(run, returncode, left=left)
 
@@ -295,7 +298,10 @@ class RunSupervisor:
         """
         self._live.pop(run.id, None)
         files = run.files
-        recorded = files.read_state()
+        # The environment dump's rewrite as a delta waits until the answer has gone.
+        recorded = files.read_state(rewrite=False)
+        if recorded is not None and recorded.whole_dump:
+            self._tg.start_soon(self._forget_dump, files)
         if recorded is None and run.id not in self._killing and self._orphans_live(run, returncode):
             return self.store.get(run.id) or run
         exit_code = recorded.exit_code if recorded else None
@@ -362,6 +368,10 @@ class RunSupervisor:
             end.row = final
             end.event.set()
         return final
+
+    async def _forget_dump(self, files: RunFiles) -> None:
+        with anyio.CancelScope(shield=True):  # a closing habitat leaves no dump behind
+            await anyio.to_thread.run_sync(files.forget_dump)
 
     def _carry_leftovers(self, run: RunRow, left: list[Leftover]) -> list[Leftover]:
         """Record what the run left running, with what earlier runs of its tab left that still

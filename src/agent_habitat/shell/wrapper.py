@@ -17,13 +17,21 @@ import json
 import os
 import re
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from .environment import apply_delta, base_env, env_delta
 from .shells import ShellInfo
 
-__all__ = ["FinalState", "RunFiles", "parse_env_dump", "wrapper_argv"]
+__all__ = [
+    "FinalState",
+    "RunFiles",
+    "joins_group",
+    "parse_env_dump",
+    "prestart_argv",
+    "wrapper_argv",
+]
 
 # Shell-private names that differ from run to run; never carried between commands.
 _VOLATILE = frozenset({"_", "SHLVL", "PWD", "OLDPWD", "HABITAT_RUN_ID", "HABITAT_CGROUP"})
@@ -39,6 +47,19 @@ _POSIX_TRAP = (
     ' EXIT; unset __rc; eval "$__c"'
 )
 _BASH = _POSIX_TRAP.format(dump="unset __hd __c; declare -px")
+# Started ahead of its run (`proc.supervised.prestart`, which places it in the run's cgroup
+# before it can fork): it waits for its run folder on stdin (EOF: no run, it exits), then
+# takes its output, its command (from `cmd`: bash reads a file in blocks, a pipe byte by
+# byte) and stdin /dev/null, and goes on as `_BASH` does.
+_BASH_PRESTARTED = (
+    'IFS= read -r __hd || exit 0; exec </dev/null >>"$__hd/output" 2>&1;'
+    " IFS= read -r -d '' __c <\"$__hd/cmd\"; trap '__rc=$?; trap - EXIT; umask 077;"
+    ' { printf "%s\\0%s\\0" "$__rc" "$PWD"; unset __hd __c; declare -px; }'
+    ' >"$__hd/state" 2>/dev/null\' EXIT; unset __rc; eval "$__c"'
+)
+# What bash runs at its start, before any script: a prestarted wrapper would run it before
+# its command was asked for, and trace its own lines elsewhere than the run's output.
+_STARTUP_ENV = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS")
 _SH = _POSIX_TRAP.format(dump="unset __hd __c; export -p")
 _ZSH = _POSIX_TRAP.format(
     dump="unset __hd __c; for __n in ${(k)parameters[(R)*export*]};"
@@ -65,6 +86,8 @@ class FinalState:
     exit_code: int
     cwd: str | None
     env: dict[str, str] | None
+    whole_dump: bool = False
+    """`state` still holds the whole environment (see `RunFiles.forget_dump`)."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +104,13 @@ class RunFiles:
     def state(self) -> Path:
         return self.root / "state"
 
+    def prepare_prestarted(self, command: str) -> None:
+        """The files a prestarted wrapper (`prestart_argv`) reads and writes, private: its
+        `cmd`, its `state` and its `output` (which it opens itself, under the user's umask)."""
+        _write_private(self.root / "cmd", command)
+        self.prepare_state()
+        os.close(os.open(self.output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+
     def prepare_state(self) -> None:
         """Create `state` private (0600) before the wrapper writes it: the shell's redirection
         keeps an existing file's mode whatever the command's umask."""
@@ -93,11 +123,12 @@ class RunFiles:
         except OSError:
             return None
 
-    def read_state(self) -> FinalState | None:
+    def read_state(self, *, rewrite: bool = True) -> FinalState | None:
         """What the wrapper recorded at exit; None when it never got to (killed, lost).
 
         A whole environment dump is rewritten as its delta on first read (every later read,
-        by this or another habitat process, sees the same environment)."""
+        by this or another habitat process, sees the same environment); with `rewrite`
+        false, later, by the caller (`forget_dump`)."""
         try:
             raw = self.state.read_bytes()
         except OSError:
@@ -111,10 +142,18 @@ class RunFiles:
             return None
         cwd = parts[1].decode("utf-8", "surrogateescape") or None
         env = parse_env_dump(parts[2]) if parts[2] else None
-        if env is not None and not parts[2].startswith(b"{"):
+        whole = env is not None and not parts[2].startswith(b"{")
+        if rewrite and env is not None and whole:
             delta = json.dumps(env_delta(env, base_env())).encode("utf-8", "surrogateescape")
             self._replace_state(b"\0".join([parts[0], parts[1], delta]))
-        return FinalState(code, cwd, env)
+            whole = False
+        return FinalState(code, cwd, env, whole)
+
+    def forget_dump(self) -> None:
+        """Rewrite a whole environment dump in `state` as its delta (`read_state`), if it
+        still holds one. A file create and a rename: a caller on the event loop hands it
+        to a worker thread."""
+        self.read_state()
 
     def _replace_state(self, data: bytes) -> None:
         temporary = self.root / "state.tmp"
@@ -145,6 +184,21 @@ def wrapper_argv(shell: ShellInfo, run_dir: Path, command: str) -> list[str]:
     flags = ["-f"] if shell.kind == "zsh" else []
     # $0 is the shell's name, as a person's `bash -c` shows it.
     return [shell.executable, *flags, "-c", script, shell.kind, str(run_dir), command]
+
+
+def joins_group(shell: ShellInfo) -> bool:
+    """Whether `wrapper_argv` moves itself into its run's cgroup before it can fork."""
+    return shell.kind in ("bash", "zsh", "sh")
+
+
+def prestart_argv(shell: ShellInfo, env: Mapping[str, str]) -> list[str] | None:
+    """The argv of a wrapper that can start ahead of its run (`proc.supervised.prestart`),
+    told its run folder by a line on its stdin (whose `cmd` holds the command, see
+    `RunFiles.prepare_prestarted`); None where the shell cannot (bash only, and only when
+    `env` makes bash run nothing at its start)."""
+    if shell.kind != "bash" or any(name in env for name in _STARTUP_ENV):
+        return None
+    return [shell.executable, "-c", _BASH_PRESTARTED, shell.kind]
 
 
 def _write_private(path: Path, text: str) -> None:

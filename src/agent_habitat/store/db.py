@@ -81,6 +81,11 @@ _MIGRATIONS: list[str] = [
     );
     CREATE INDEX verify_epochs_root ON verify_epochs (root, updated_at);
     """,
+    # A run whose process started ahead of it (a prestarted wrapper) keeps the marker that
+    # process was given; NULL: made from the run's id and start time, as before.
+    """
+    ALTER TABLE runs ADD COLUMN marker TEXT;
+    """,
 ]
 
 SCHEMA_VERSION = len(_MIGRATIONS)

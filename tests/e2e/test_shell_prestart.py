@@ -1,0 +1,130 @@
+"""A tab's next run starts in a wrapper started as its last run ended (`shell.prestarts`),
+and records everything a run started cold records."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.config import ShellConfig
+from agent_habitat.events import Event
+from agent_habitat.habitat import Habitat
+from agent_habitat.proc import cgroup
+from agent_habitat.shell import Shell
+from agent_habitat.shell.models import HistoryArgs, KillArgs, RunArgs, WaitArgs
+from agent_habitat.testing import eventually
+from agent_habitat.workspace import Workspace
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def _open(project: Path) -> AsyncIterator[Shell]:
+    config = ShellConfig(kill_grace_seconds=0.5)
+    async with Habitat.open(Workspace.for_project(project), project=project, config=config) as h:
+        yield h.shell
+
+
+async def _prestarted(shell: Shell, tab: str = "main") -> int:
+    """Run a first command in `tab`, then wait for its next wrapper; its pid."""
+    await shell.run(RunArgs(command="true", tab=tab))
+    await eventually(lambda: shell.prestarts.pid(tab) is not None, within=30)
+    pid = shell.prestarts.pid(tab)
+    assert pid is not None
+    return pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_a_prestarted_run_records_what_a_cold_one_does(habitat: Shell, project: Path) -> None:
+    (project / "sub").mkdir()
+    events: list[Event] = []
+    habitat.bus.subscribe(events.append)
+    pid = await _prestarted(habitat)
+    result = await habitat.run(RunArgs(command="cd sub && export CARRIED='a b'; echo out; exit 3"))
+    assert (result.pid, result.state, result.exit_code) == (pid, "exited", 3)
+    assert result.output == "out\n"
+    assert Path(result.spool).read_bytes() == b"out\n"
+    row = habitat.store.by_index("main", result.index)
+    assert row is not None
+    assert row.create_time is not None
+    assert row.create_time < row.started_at  # started before its run: prestarted
+    following = await habitat.run(RunArgs(command='pwd; echo "$CARRIED"; echo "$0"'))
+    assert following.output == f"{project / 'sub'}\na b\nbash\n"
+    rows = (await habitat.history(HistoryArgs())).rows
+    assert [(r.state, r.exit_code) for r in rows] == [("exited", 0), ("exited", 3), ("exited", 0)]
+    ended = [e for e in events if e.kind == "shell.run.exited"]
+    assert [e.data["exit_code"] for e in ended] == [0, 3, 0]
+
+
+async def test_a_run_that_does_not_fit_it_starts_cold_and_closes_it(habitat: Shell) -> None:
+    pid = await _prestarted(habitat)
+    result = await habitat.run(RunArgs(command='echo "$ONCE"', env={"ONCE": "yes"}))
+    assert (result.output, result.exit_code) == ("yes\n", 0)
+    assert result.pid != pid
+    await eventually(lambda: not _alive(pid))
+
+
+async def test_what_a_prestarted_run_left_running_is_reported_and_killed(
+    habitat: Shell,
+) -> None:
+    await _prestarted(habitat)
+    result = await habitat.run(RunArgs(command="sleep 3053 >/dev/null 2>&1 & echo $!"))
+    left = int(result.output)
+    assert [p.pid for p in result.left_running] == [left]
+    killed = await habitat.kill(KillArgs(tab="main"))
+    assert left in killed.pids
+    await eventually(lambda: not _alive(left))
+
+
+async def test_a_prestarted_run_that_times_out_loses_its_whole_tree(habitat: Shell) -> None:
+    pid = await _prestarted(habitat)
+    result = await habitat.run(
+        RunArgs(command="sleep 3053 & echo $!; sleep 3054", timeout_seconds=0.5)
+    )
+    assert (result.pid, result.state) == (pid, "timed_out")
+    child = int(result.output.split()[0])
+    await eventually(lambda: not _alive(child) and not _alive(pid))
+
+
+async def test_a_closing_habitat_ends_its_prestarted_wrappers(project: Path) -> None:
+    async with _open(project) as shell:
+        pid = await _prestarted(shell)
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        marker = next(
+            v for k, _, v in (e.partition(b"=") for e in environ) if k == b"HABITAT_RUN_ID"
+        )
+    await eventually(lambda: not _alive(pid))
+    if cgroup.tracking() == "cgroup":
+        await eventually(lambda: cgroup.group_pids(marker.decode()) is None)
+
+
+async def test_a_prestarted_background_run_is_adopted_by_the_next_habitat(
+    project: Path, tmp_path: Path
+) -> None:
+    go = tmp_path / "go"
+    async with _open(project) as first:
+        pid = await _prestarted(first, "bg")
+        started = await first.run(
+            RunArgs(
+                command=f"while [ ! -e {go} ]; do sleep 0.02; done; exit 4",
+                tab="bg",
+                background=True,
+            )
+        )
+        assert started.pid == pid
+    async with _open(project) as second:
+        assert (await second.scene()).tabs[0].state == "running"
+        go.touch()
+        waited = await second.wait(WaitArgs(tab="bg", timeout_seconds=20))
+        assert (waited.reason, waited.exit_code) == ("exited", 4)
+    assert not _alive(pid)
