@@ -419,6 +419,7 @@ def main() -> int:
                 value = measure()
                 if n >= args.warmup:
                     samples[name].append(value)
+            print(f"round {n + 1}/{args.warmup + args.iterations} done", file=sys.stderr)
     finally:
         for folder in (hosted, bridged, cold):
             _quiet([_HABITAT, "kill", "repl", "--project", str(folder)], env, folder)

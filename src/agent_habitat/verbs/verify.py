@@ -40,9 +40,9 @@ VERIFY_VERBS = (
         description=(
             "Verify the code as it is now: diagnose.files (ruff), compile.project (mypy/pyright), "
             "test.scoped (tests the change affects), or what `policy`/`rung` pick; only findings "
-            "the change introduced are red. Returns the task (verify_status follows it), or with "
-            "`wait=true` the verdict: findings (file:line), failing tests' assertion lines. A "
-            "newer request cancels a running climb."
+            "the change introduced are red. Returns the task, or with `wait=true` the verdict "
+            "(findings at file:line, failing tests' assertion lines). A newer request cancels a "
+            "running climb."
         ),
     ),
     Verb(
