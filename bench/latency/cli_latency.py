@@ -413,13 +413,23 @@ def main() -> int:
     )
     paths = _paths(env, bare, hosted, bridged, typed, only, cold if mcp else None, peer)
     samples: dict[str, list[float]] = {name: [] for name in paths}
+    rounds = 0
     try:
-        for n in range(args.warmup + args.iterations):
-            for name, measure in paths.items():
-                value = measure()
-                if n >= args.warmup:
-                    samples[name].append(value)
-            print(f"round {n + 1}/{args.warmup + args.iterations} done", file=sys.stderr)
+        try:
+            for n in range(args.warmup + args.iterations):
+                for name, measure in paths.items():
+                    value = measure()
+                    if n >= args.warmup:
+                        samples[name].append(value)
+                rounds = max(0, n + 1 - args.warmup)
+                print(f"round {n + 1}/{args.warmup + args.iterations} done", file=sys.stderr)
+        except KeyboardInterrupt:
+            # On a machine too loaded to finish: the whole rounds done so far, said as such.
+            print(f"interrupted: reporting the {rounds} whole rounds done", file=sys.stderr)
+            for values in samples.values():
+                del values[rounds:]
+            if not rounds:
+                raise
     finally:
         for folder in (hosted, bridged, cold):
             _quiet([_HABITAT, "kill", "repl", "--project", str(folder)], env, folder)
@@ -453,7 +463,7 @@ def main() -> int:
             ]
         )
     print_table(
-        f"CLI latency, {args.iterations} interleaved fresh processes each (ms)",
+        f"CLI latency, {rounds} interleaved fresh processes each (ms)",
         ["path", "median", "p90", "min", "vs python", "added", "target"],
         rows,
     )
@@ -462,11 +472,13 @@ def main() -> int:
         {
             **run_meta(load_before),
             "command": " ".join(sys.argv[1:]),
-            "iterations": args.iterations,
+            "iterations": rounds,
             "python_ms": round(bare_ms, 1),
             "load_average": load_after,
             "load_average_before": load_before,
-            "host_start_cpu_ms": [round(x, 1) for x in HOST_CPU_MS[-args.iterations :]],
+            "host_start_cpu_ms": [
+                round(x, 1) for x in HOST_CPU_MS[args.warmup : args.warmup + rounds]
+            ],
             "results": {
                 name: {
                     "median_ms": round(medians[name], 1),
@@ -486,7 +498,7 @@ def main() -> int:
         args.out,
     )
     if HOST_CPU_MS:
-        cpu = statistics.median(HOST_CPU_MS[-args.iterations :])
+        cpu = statistics.median(HOST_CPU_MS[args.warmup : args.warmup + rounds])
         wall = medians["host start (to listening)"]
         print(
             f"host start: {wall:.0f} ms wall, {cpu:.0f} ms of the host's CPU (median), "
