@@ -308,3 +308,46 @@ def test_a_test_gone_since_the_recording_is_never_named(calc: Path, tmp_path: Pa
     assert "tests/test_arith.py::test_mul" not in selected
     assert "tests/test_arith.py" not in selected
     assert _runs(selected, "tests/test_report.py::test_total")
+
+
+ORDERED = """\
+from calc.arith import mul
+
+
+class TestOrdered:
+    ready = False
+
+    def test_a_prepares(self) -> None:
+        type(self).ready = True
+
+    def test_b_multiplies(self) -> None:
+        assert type(self).ready, "run without test_a_prepares"
+        assert mul(2, 3) == 6
+"""
+
+
+def test_a_record_of_a_test_that_failed_cannot_vouch_for_it(calc: Path, tmp_path: Path) -> None:
+    # pathspec's shape: run alone, a test fails on state another test sets up, before the
+    # code it tests. That record says it never ran the edited code; it must not vouch.
+    (calc / "tests/test_ordered.py").write_text(ORDERED, encoding="utf-8")
+    _git(calc, "add", "-A")
+    _git(calc, "commit", "-qm", "ordered")
+    _record(calc, tmp_path / "state")  # the whole suite: test_b ran mul
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b + 1")
+    test_b = "tests/test_ordered.py::TestOrdered::test_b_multiplies"
+    layout = discover_layout(calc, LadderConfig())
+    rec = Recording(
+        calc, layout, tmp_path / "state", take_snapshot(calc), RunScope(whole_suite=False)
+    )
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args, test_b]
+    env = {**os.environ, **rec.env()}
+    done = subprocess.run(argv, cwd=calc, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "run without test_a_prepares" in done.stdout
+    rec.finish(complete=True)
+    deps = load_testdeps(deps_store_dir(tmp_path / "state"))
+    assert deps is not None
+    newest = deps.runs[deps.records[test_b][0]]
+    assert newest.ended_early == [newest.tests.index(test_b)]
+    selection = _impact(calc, tmp_path).selection
+    assert _runs(selection.tests, test_b), selection

@@ -77,6 +77,10 @@ class TestRun:
     """Test-side file → package file → blocks its module body ran."""
     recorded_at: str = ""
     backend: str = ""
+    ended_early: list[int] = field(default_factory=list)
+    """Indices into `tests` of the tests that failed or were skipped in this run: a test may
+    stop before code it runs when it passes (or fail on another test's missing side effect,
+    run alone), so this record cannot vouch for them."""
 
     @staticmethod
     def from_json(rid: str, data: dict[str, Any]) -> TestRun:
@@ -92,6 +96,7 @@ class TestRun:
             modules=data["modules"],
             recorded_at=data.get("recorded_at", ""),
             backend=data.get("backend", ""),
+            ended_early=data.get("ended_early", []),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -106,6 +111,7 @@ class TestRun:
             "modules": self.modules,
             "recorded_at": self.recorded_at,
             "backend": self.backend,
+            "ended_early": self.ended_early,
         }
 
 

@@ -13,7 +13,11 @@ files whose content differs now:
 * otherwise it cannot vouch for its tests that executed a changed block, nor for those a
   test-side file reaches whose module body executed one (`run_side`);
 * test-side files that differ from the run's content count as changed for its tests
-  (conftest → its folder, helper → its importers, test file → itself).
+  (conftest → its folder, helper → its importers, test file → itself);
+* a test that failed or was skipped in the run: its record may say less than it runs
+  (pathspec: run alone, a test failed on a class attribute another test sets, before the
+  changed code; that record vouched for it and a later verify said green over a real
+  failure), so it cannot vouch.
 
 A test keeps records from a few runs (deps_store.py); it is selected when none of them can
 vouch for it (`doubts`), so after a revert the record from before the edit serves again.
@@ -218,6 +222,11 @@ def _narrow_run(
         out.unusable.append(f"data recorded at {str(run.head)[:12]}, which git does not know")
         return
     out.extra += _moved_since(layout, tree, run, since, touched)
+    for i in run.ended_early:
+        if i in owned:
+            out.doubts.setdefault(run.id, {}).setdefault(
+                run.tests[i], "failed or was skipped in the run on record (it may have run less)"
+            )
     fallback = out.run_fallback.setdefault(run.id, {})
     side = out.run_side.setdefault(run.id, {})
     for rel in sorted(run.files):

@@ -258,5 +258,10 @@ class Recording:
             },
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
             backend=merged.backend,
+            ended_early=[
+                i
+                for i, nodeid in enumerate(tests)
+                if merged.tests[nodeid].get("failed") or merged.tests[nodeid].get("skipped")
+            ],
         )
         return run, blocks
