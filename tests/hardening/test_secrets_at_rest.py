@@ -80,6 +80,7 @@ async def test_state_is_private_and_holds_no_secret_of_the_environment(
     assert TOKEN not in json.dumps([e.model_dump(mode="json") for e in events])
 
 
+@pytest.mark.finding("inline-secrets")
 async def test_a_secret_printed_by_a_command_shows_as_stars(tmp_path: Path) -> None:
     async with primary_client(make_project(tmp_path / "p")) as (primary, client):
         run = await client.call_tool(
