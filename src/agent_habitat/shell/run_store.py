@@ -364,13 +364,12 @@ class RunStore:
             )
             if cur.rowcount != 1:
                 return False
-            tab = conn.execute("SELECT tab FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
-            if tab_cwd is not None:
-                conn.execute("UPDATE tabs SET cwd = ? WHERE name = ?", (tab_cwd, tab))
-            if tab_env is not None:
-                delta = env_delta(tab_env, base_env())
+            if tab_cwd is not None or tab_env is not None:
+                delta = None if tab_env is None else json.dumps(env_delta(tab_env, base_env()))
                 conn.execute(
-                    "UPDATE tabs SET env_json = ? WHERE name = ?", (json.dumps(delta), tab)
+                    "UPDATE tabs SET cwd = coalesce(?, cwd), env_json = coalesce(?, env_json)"
+                    " WHERE name = (SELECT tab FROM runs WHERE id = ?)",
+                    (tab_cwd, delta, run_id),
                 )
         return True
 

@@ -76,6 +76,8 @@ async def wait_with_progress(
 ) -> tuple[bool, int | None]:
     """Wait for exit, at most `limit` seconds, reporting progress meanwhile.
     Returns (exited, returncode)."""
+    if limit is None and progress is None:
+        return True, await process.wait()  # nothing to race the exit: no task group
     result: list[int | None] = []
     async with anyio.create_task_group() as tg:
 

@@ -46,7 +46,7 @@ _POSIX_TRAP = (
     ' {{ printf "%s\\0%s\\0" "$__rc" "$PWD"; {dump}; }} >"$__hd/state" 2>/dev/null\''
     ' EXIT; unset __rc; eval "$__c"'
 )
-_BASH = _POSIX_TRAP.format(dump="unset __hd __c; declare -px")
+_BASH = _POSIX_TRAP.format(dump="unset __hd __c HABITAT_RUN_ID HABITAT_CGROUP; declare -px")
 # Started ahead of its run (`proc.supervised.prestart`, which places it in the run's cgroup
 # before it can fork): it waits for its run folder on stdin (EOF: no run, it exits), then
 # takes its output, its command (from `cmd`: bash reads a file in blocks, a pipe byte by
@@ -54,13 +54,13 @@ _BASH = _POSIX_TRAP.format(dump="unset __hd __c; declare -px")
 _BASH_PRESTARTED = (
     'IFS= read -r __hd || exit 0; exec </dev/null >>"$__hd/output" 2>&1;'
     " IFS= read -r -d '' __c <\"$__hd/cmd\"; trap '__rc=$?; trap - EXIT; umask 077;"
-    ' { printf "%s\\0%s\\0" "$__rc" "$PWD"; unset __hd __c; declare -px; }'
-    ' >"$__hd/state" 2>/dev/null\' EXIT; unset __rc; eval "$__c"'
+    ' { printf "%s\\0%s\\0" "$__rc" "$PWD"; unset __hd __c HABITAT_RUN_ID HABITAT_CGROUP;'
+    ' declare -px; } >"$__hd/state" 2>/dev/null\' EXIT; unset __rc; eval "$__c"'
 )
 # What bash runs at its start, before any script: a prestarted wrapper would run it before
 # its command was asked for, and trace its own lines elsewhere than the run's output.
 _STARTUP_ENV = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS")
-_SH = _POSIX_TRAP.format(dump="unset __hd __c; export -p")
+_SH = _POSIX_TRAP.format(dump="unset __hd __c HABITAT_RUN_ID HABITAT_CGROUP; export -p")
 _ZSH = _POSIX_TRAP.format(
     dump="unset __hd __c; for __n in ${(k)parameters[(R)*export*]};"
     ' do printf "%s=%s\\0" "$__n" "${(P)__n}"; done'
@@ -106,9 +106,9 @@ class RunFiles:
 
     def prepare_prestarted(self, command: str) -> None:
         """The files a prestarted wrapper (`prestart_argv`) reads and writes, private: its
-        `cmd`, its `state` and its `output` (which it opens itself, under the user's umask)."""
+        `cmd` and its `output` (which it opens itself, under the user's umask). Its `state`
+        it makes itself, under `umask 077`."""
         _write_private(self.root / "cmd", command)
-        self.prepare_state()
         os.close(os.open(self.output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
 
     def prepare_state(self) -> None:

@@ -78,6 +78,19 @@ def _union(intervals: list[Interval]) -> list[Interval]:
     return out
 
 
+def _joined(intervals: list[Interval], latest: Interval) -> list[Interval]:
+    """`_union` of `intervals` (already a union) and `latest`, which ends no earlier than any
+    of them (it ended now): only the tail it overlaps is merged, not the whole list sorted."""
+    start, end = latest
+    keep = len(intervals)
+    while keep and intervals[keep - 1][1] >= start:
+        keep -= 1
+    if keep < len(intervals):
+        start = min(start, intervals[keep][0])
+        end = max(end, intervals[-1][1])
+    return [*intervals[:keep], (start, end)]
+
+
 def _length(intervals: list[Interval]) -> float:
     return sum(end - start for start, end in intervals)
 
@@ -127,9 +140,9 @@ class TimeAccounting:
             if entry is None or call not in entry.calls:
                 continue
             interval = (entry.calls.pop(call), now)
-            entry.done = _union([*entry.done, interval])
+            entry.done = _joined(entry.done, interval)
             if blocked:
-                entry.blocked = _union([*entry.blocked, interval])
+                entry.blocked = _joined(entry.blocked, interval)
 
     @contextmanager
     def call(self, session: str, *, blocked: bool) -> Iterator[None]:
