@@ -109,7 +109,8 @@ class Habitat:
         project's `[tool.habitat]` with `HABITAT_*` overrides; a bad key fails here, naming
         it. Runs an earlier habitat left are adopted; background runs outlive this one.
         `runner=False` serves no verify runner (a one-shot CLI command: no file watcher for
-        one command); verify status then comes from the workspace's record. `spawner` and
+        one command, nor a prestarted wrapper for a next run it will not make); verify status
+        then comes from the workspace's record. `spawner` and
         `clock` are the shell's (real processes and the system's clock by default;
         `agent_habitat.testing.open_fake_habitat` passes fakes).
         """
@@ -132,6 +133,7 @@ class Habitat:
                     project_root=opened.root,
                     spawner=spawner,
                     clock=clock,
+                    prestart=runner,
                 )
             )
 

@@ -66,13 +66,16 @@ def _folder(cwd: str) -> tuple[int, int] | None:
 class Prestarts:
     """The prestarted wrappers of one shell's tabs (one at most per tab)."""
 
-    def __init__(self, spawner: Spawner, task_group: TaskGroup, spool_dir: Path) -> None:
+    def __init__(
+        self, spawner: Spawner, task_group: TaskGroup, spool_dir: Path, enabled: bool = True
+    ) -> None:
         self._spawner = spawner
         self._tg = task_group
         # The wrapper reads its run folder as one line.
-        self._enabled = "\n" not in str(spool_dir)
+        self._enabled = enabled and "\n" not in str(spool_dir)
         self._ready: dict[str, Ready] = {}
         self._pending: dict[str, tuple[_Key, anyio.Event]] = {}
+        self._closed = False
 
     def pid(self, tab: str) -> int | None:
         """The pid of the tab's prestarted wrapper, when one waits."""
@@ -127,7 +130,7 @@ class Prestarts:
             done.set()
         if started is not None:
             ready = Ready(started, key, env, marker)
-            if tab in self._ready:  # a second prepare raced this one: keep one
+            if self._closed or tab in self._ready:  # closed meanwhile, or a second prepare
                 self._close(ready)
             else:
                 self._ready[tab] = ready
@@ -144,7 +147,9 @@ class Prestarts:
             self._close(ready)
 
     def close(self) -> None:
-        """Close every prestarted wrapper (they exit at EOF on their stdin)."""
+        """Close every prestarted wrapper (they exit at EOF on their stdin), and those still
+        being started once they are."""
+        self._closed = True
         for tab in list(self._ready):
             self.discard(tab)
 

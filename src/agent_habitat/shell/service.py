@@ -91,6 +91,7 @@ class Shell:
         spawner: Spawner | None = None,
         clock: Clock | None = None,
         keeping: Keeping = SpoolKeeping,
+        prestart: bool = True,
     ) -> None:
         self.workspace = workspace
         self.config = config
@@ -104,7 +105,7 @@ class Shell:
         )
         self.tabs = Tabs(self.store, self.runs, config, self.spawner, self.clock, project_root)
         self._keeping = keeping(self.store, config, self.spawner, task_group)
-        self.prestarts = Prestarts(self.spawner, task_group, workspace.spool_dir)
+        self.prestarts = Prestarts(self.spawner, task_group, workspace.spool_dir, prestart)
         """Each tab's next wrapper, started as its last run ended."""
         self._tg = task_group
         self._scene = SharedBuild(task_group, SceneBuilder(self.tabs).build)
@@ -127,12 +128,15 @@ class Shell:
         spawner: Spawner | None = None,
         clock: Clock | None = None,
         keeping: Keeping = SpoolKeeping,
+        prestart: bool = True,
     ) -> AsyncIterator[Shell]:
         """Open the tabs over the workspace's state; adopts runs an earlier shell left.
 
         The database and bus belong to the composition root (`agent_habitat.Habitat.open`),
         which builds them once for every service of the workspace. `spawner` and `clock`
         default to real processes and the system's clock (`agent_habitat.testing` has fakes).
+        `prestart=False`: no tab's next wrapper starts ahead (a one-shot command makes no
+        next run).
         """
         try:
             async with anyio.create_task_group() as tg:
@@ -146,6 +150,7 @@ class Shell:
                     spawner=spawner,
                     clock=clock,
                     keeping=keeping,
+                    prestart=prestart,
                 )
                 shell._adopt_all()
                 try:
