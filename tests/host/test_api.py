@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -143,3 +145,49 @@ async def test_a_post_that_is_not_json_is_refused_415_before_it_runs(
     assert "application/json" in response.text
     scene = (await api.get("/api/shell_scene")).json()
     assert "plain" not in [t["name"] for t in scene["tabs"]]
+
+
+_SDK_ON_DEMAND = """
+import pathlib
+import sys
+
+import anyio
+import httpx2
+
+from agent_habitat.host.app import build_app, build_mcp
+
+
+def sdk() -> bool:
+    return "mcp" in sys.modules
+
+
+async def main(root: str) -> None:
+    async with build_mcp(pathlib.Path(root)) as hosted:
+        app = build_app(hosted, token=None, idle_seconds=0)
+        transport = httpx2.ASGITransport(app=app.asgi)
+        async with hosted.mcp.serving(), httpx2.AsyncClient(
+            transport=transport, base_url="http://localhost"
+        ) as client:
+            status = await client.get("/api/status")
+            print(status.status_code, sdk())
+            # No session id: the SDK's own answer, once it is built.
+            answer = await client.delete("/mcp")
+            print(answer.status_code, sdk())
+
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+def test_the_host_imports_the_mcp_sdk_when_mcp_is_first_asked(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _SDK_ON_DEMAND, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["200 False", "400 True"], done.stdout + done.stderr

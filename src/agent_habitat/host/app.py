@@ -1,7 +1,10 @@
 """The host's HTTP application: `/mcp`, `/events`, `/api/…`, behind the `Guard`.
 
 `build_mcp` is the one place that decides what the host serves: the workspace's services
-from the composition root (`Habitat.open`) and the primary MCP server over them.
+from the composition root (`Habitat.open`) and the primary MCP server over them. That server
+(`McpSide`) is built when the first request for `/mcp` comes: importing the MCP SDK is most
+of a host's start-up CPU (1.0 of 1.5 s), and a host started for the CLI or the dashboard
+may never be asked MCP.
 
 The JSON API (`host.api`: `/api/verbs`, `/api/shell_run`, … — the same service functions as
 the MCP tools, derived from the verb table) joins `/api/status` here, behind the same
@@ -18,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -30,7 +33,6 @@ from agent_habitat import __version__
 from agent_habitat.errors import UsageError
 from agent_habitat.events import EventBus
 from agent_habitat.habitat import Habitat
-from agent_habitat.mcp_tools import HabitatServer, primary_server
 from agent_habitat.reach.files import HostFiles
 from agent_habitat.shell import Shell
 from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
@@ -42,18 +44,71 @@ from .credentials import Credentials
 from .dashboard import Logins, dashboard_routes
 from .events_stream import EventStream
 from .guard import Guard, over_tcp
-from .mcp_stream import LineStream
 from .token_route import token_route
 
-__all__ = ["Activity", "HostApp", "Hosted", "build_app", "build_mcp", "warm"]
+__all__ = ["Activity", "HostApp", "Hosted", "McpSide", "build_app", "build_mcp", "warm"]
+
+
+class McpSide:
+    """`/mcp`: the primary MCP server over the habitat behind the SDK's Streamable HTTP
+    sessions, with the bridge's line exchange in front (`mcp_stream`). Built, SDK import
+    included, by the first request for `/mcp`; it lives, as the SDK's session manager did,
+    while `serving()` is open: the host's serving time."""
+
+    def __init__(self, habitat: Habitat) -> None:
+        self._habitat = habitat
+        self._building = anyio.Lock()
+        self._app: ASGIApp | None = None
+        self._tasks: TaskGroup | None = None
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            try:
+                yield
+            finally:
+                self._tasks = None
+                tasks.cancel_scope.cancel()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async with self._building:
+            if self._app is None:
+                if self._tasks is None:
+                    raise RuntimeError("the host's MCP side is not serving")
+                self._app = await self._tasks.start(self._serve)
+        await self._app(scope, receive, send)
+
+    async def _serve(self, *, task_status: TaskStatus[ASGIApp]) -> None:
+        from mcp.server.streamable_http_manager import (
+            StreamableHTTPASGIApp,
+            StreamableHTTPSessionManager,
+        )
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from agent_habitat.mcp_tools import primary_server
+
+        from .mcp_stream import LineStream
+
+        async with primary_server(self._habitat) as primary:
+            sessions = StreamableHTTPSessionManager(
+                app=primary.server,
+                # The Guard checks Host/Origin for every route; the SDK's own check would
+                # only repeat it for /mcp, and would reject a unix socket's port-less
+                # `Host: localhost`.
+                security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            )
+            async with sessions.run():
+                task_status.started(LineStream(primary.server, StreamableHTTPASGIApp(sessions)))
+                await anyio.sleep_forever()
 
 
 @dataclass
 class Hosted:
-    """What the host serves: the MCP server and the state behind it."""
+    """What the host serves: the state of the workspace and the MCP side over it."""
 
-    server: HabitatServer
     habitat: Habitat
+    mcp: McpSide
 
     @property
     def shell(self) -> Shell:
@@ -67,11 +122,8 @@ class Hosted:
 @asynccontextmanager
 async def build_mcp(project: Path) -> AsyncIterator[Hosted]:
     """Open the workspace's habitat and its MCP server for the host (switch point)."""
-    async with (
-        Habitat.open(Workspace.for_project(project), project=project) as habitat,
-        primary_server(habitat) as primary,
-    ):
-        yield Hosted(server=primary.server, habitat=habitat)
+    async with Habitat.open(Workspace.for_project(project), project=project) as habitat:
+        yield Hosted(habitat=habitat, mcp=McpSide(habitat))
 
 
 class Activity:
@@ -119,7 +171,6 @@ class HostApp:
     """The assembled application and the parts the host process drives."""
 
     asgi: ASGIApp
-    sessions: StreamableHTTPSessionManager
     activity: Activity
     events: EventStream
     credentials: Credentials
@@ -143,12 +194,6 @@ def build_app(
     """Routes, session manager and middleware; `info` is filled in once the host listens.
     `files`: where a rotated token is written (without them it lives in memory only)."""
     credentials = Credentials(token, rotate_file=files.rotate_token if files else None)
-    sessions = StreamableHTTPSessionManager(
-        app=hosted.server,
-        # The Guard checks Host/Origin for every route; the SDK's own check would only
-        # repeat it for /mcp, and would reject a unix socket's port-less `Host: localhost`.
-        security_settings=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
     events = EventStream(hosted.habitat.journal, hosted.bus)
     started = time.time()
     host_app: HostApp
@@ -203,7 +248,7 @@ def build_app(
 
     routes = [
         # The bridge's line exchange (host/mcp_stream.py), else Streamable HTTP.
-        Route("/mcp", LineStream(hosted.server, StreamableHTTPASGIApp(sessions))),
+        Route("/mcp", hosted.mcp),
         Route("/events", events.endpoint, methods=["GET"]),
         Route("/api/status", status, methods=["GET"]),
         Route("/api/host/tcp", open_tcp, methods=["POST"]),
@@ -215,7 +260,6 @@ def build_app(
     guarded = Guard(activity, credentials=credentials, extra_hosts=extra_hosts, login=logins.redeem)
     host_app = HostApp(
         asgi=guarded,
-        sessions=sessions,
         activity=activity,
         events=events,
         credentials=credentials,

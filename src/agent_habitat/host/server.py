@@ -172,7 +172,7 @@ async def _serve(
         cap = tcp_connection_cap(raise_fd_limit())
         servers.append(_Uvicorn(_config(app, cap), [listener]))
     reason = "stopped"
-    async with app.sessions.run(), anyio.create_task_group() as tg:
+    async with hosted.mcp.serving(), anyio.create_task_group() as tg:
 
         def stop(why: str) -> None:
             nonlocal reason
