@@ -89,7 +89,8 @@ def _loads(run: dict[str, Any]) -> str:
 
 def _caption(path: Path, run: dict[str, Any], what: str) -> str:
     commit = run.get("commit", "")[:7] or "not recorded"
-    return f"`{path.relative_to(REPO)}`: {run['at']}, commit {commit}, {what}, {_loads(run)}."
+    note = f" {run['note']}" if run.get("note") else ""
+    return f"`{path.relative_to(REPO)}`: {run['at']}, commit {commit}, {what}, {_loads(run)}.{note}"
 
 
 def scoped_tables() -> str:
