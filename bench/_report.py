@@ -54,14 +54,16 @@ def verdict(values: list[float], target: float) -> str:
     return "✓" if high <= target else "✗" if low > target else "undecided"
 
 
-def run_meta(load_before: list[float]) -> dict[str, Any]:
-    """This repository's commit and the load average before and now, for the JSON."""
+def started() -> dict[str, Any]:
+    """This repository's commit and the load average when the run starts (the code measured
+    is the code at the start: a branch moved on during a long run must not be credited)."""
     done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    return {
-        "commit": done.stdout.strip(),
-        "load_before": load_before,
-        "load_after": [round(x, 2) for x in os.getloadavg()],
-    }
+    return {"commit": done.stdout.strip(), "load_before": load_now()}
+
+
+def run_meta(start: dict[str, Any]) -> dict[str, Any]:
+    """`started()`'s commit and load, and the load average now, for the JSON."""
+    return {**start, "load_after": load_now()}
 
 
 def load_now() -> list[float]:

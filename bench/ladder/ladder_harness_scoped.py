@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_harness_mutations import apply, choose
 from ladder_harness_projects import PROJECTS, prepare, reset
 
-from _report import load_now, median_ci, print_table, run_meta, verdict, write_json
+from _report import median_ci, print_table, run_meta, started, verdict, write_json
 from agent_habitat.habitat import Habitat
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
@@ -246,11 +246,11 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
     args.cache = args.cache.resolve()
-    load_before = load_now()
+    start = started()
     results = [anyio.run(bench_project, name, args) for name in args.projects.split(",")]
     print_table("test.scoped against the full suite, warm and fresh", HEAD, rows_of(results))
     payload = {
-        **run_meta(load_before),
+        **run_meta(start),
         "seed": args.seed,
         "mutations_per_project": args.mutations,
         "python": args.python,

@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report,
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_harness_projects import PROJECTS, git, prepare
 
-from _report import load_now, median_ci, print_table, run_meta, verdict, write_json
+from _report import median_ci, print_table, run_meta, started, verdict, write_json
 from agent_habitat.habitat import Habitat
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, RungName, stop_type_daemon
@@ -285,7 +285,7 @@ def main() -> None:
     parser.add_argument("--compile-only", action="store_true", help="leave diagnose.files out")
     parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
-    load_before = load_now()
+    start = started()
     os.environ["HABITAT_COALESCE_SECONDS"] = "0"
     os.environ["HABITAT_HOME"] = tempfile.mkdtemp(prefix="ladder-warm-")
     packaging, _ = prepare(PROJECTS["packaging"], args.cache.resolve(), args.python)
@@ -340,7 +340,7 @@ def main() -> None:
     )
     path = write_json(
         "ladder_harness_warm",
-        {**run_meta(load_before), "diagnose": diagnose, "compile": compiled},
+        {**run_meta(start), "diagnose": diagnose, "compile": compiled},
         args.out,
     )
     print(f"wrote {path}")

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report,
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_harness_projects import PROJECTS, prepare
 
-from _report import load_now, print_table, run_meta, write_json
+from _report import print_table, run_meta, started, write_json
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import RUNGS, LadderRequest, run_ladder, stop_type_daemon
@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
     args.cache = args.cache.resolve()
-    load_before = load_now()
+    start = started()
     os.environ.setdefault("COLUMNS", "150")  # a wide table even when piped
     rows = anyio.run(main_async, args)
     print_table(
@@ -144,7 +144,7 @@ def main() -> None:
         ],
     )
     path = write_json(
-        "ladder_timings", {**run_meta(load_before), "runs": args.runs, "rows": rows}, args.out
+        "ladder_timings", {**run_meta(start), "runs": args.runs, "rows": rows}, args.out
     )
     print(f"wrote {path}")
 

@@ -53,7 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import load_now, median_ci, percentile, print_table, run_meta, verdict, write_json
+from _report import median_ci, percentile, print_table, run_meta, started, verdict, write_json
 
 _BIN = Path(sys.executable).parent
 _HABITAT = str(_BIN / "habitat")
@@ -384,7 +384,7 @@ def main() -> int:
     )
     parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
-    load_before = load_now()
+    start = started()
     only = set(args.only.split(",")) if args.only else None
     env = _env()
     bare, hosted, bridged, typed, cold = (
@@ -470,12 +470,11 @@ def main() -> int:
     path = write_json(
         "cli_latency",
         {
-            **run_meta(load_before),
+            **run_meta(start),
             "command": " ".join(sys.argv[1:]),
             "iterations": rounds,
             "python_ms": round(bare_ms, 1),
             "load_average": load_after,
-            "load_average_before": load_before,
             "host_start_cpu_ms": [
                 round(x, 1) for x in HOST_CPU_MS[args.warmup : args.warmup + rounds]
             ],
@@ -502,7 +501,7 @@ def main() -> int:
         wall = medians["host start (to listening)"]
         print(
             f"host start: {wall:.0f} ms wall, {cpu:.0f} ms of the host's CPU (median), "
-            f"wall/CPU {wall / cpu:.1f}; load {load_before} before, {load_after} after, "
+            f"wall/CPU {wall / cpu:.1f}; load {start['load_before']} before, {load_after} after, "
             f"{os.cpu_count()} CPUs"
         )
     print(f"wrote {path}")
