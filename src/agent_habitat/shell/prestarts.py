@@ -104,8 +104,13 @@ class Prestarts:
             return None
         return ready
 
-    def prepare(self, tab: str, shell: ShellInfo, cwd: str, env: dict[str, str]) -> None:
-        """Prestart the tab's next wrapper for a run in `cwd` with `env` (in the background)."""
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    async def prepare(self, tab: str, shell: ShellInfo, cwd: str, env: dict[str, str]) -> None:
+        """Prestart the tab's next wrapper for a run in `cwd` with `env` (a background task
+        calls it: it takes a fork, an exec and a cgroup move, in a worker thread)."""
         argv = prestart_argv(shell, env)
         folder = _folder(cwd)
         if not self._enabled or argv is None or folder is None or tab in self._pending:
@@ -114,7 +119,7 @@ class Prestarts:
         key = _Key(shell.executable, cwd, folder)
         done = anyio.Event()
         self._pending[tab] = (key, done)
-        self._tg.start_soon(self._prestart, tab, key, argv, env, done)
+        await self._prestart(tab, key, argv, env, done)
 
     async def _prestart(
         self, tab: str, key: _Key, argv: list[str], env: dict[str, str], done: anyio.Event
@@ -122,7 +127,8 @@ class Prestarts:
         marker = f"run-p{secrets.token_hex(8)}"
         try:
             started = await self._spawner.prestart(argv, cwd=Path(key.cwd), env=env, marker=marker)
-        except OSError as exc:  # the next run starts cold, and says why if it cannot either
+        except (OSError, ValueError) as exc:  # the next run starts cold, and says why if it
+            # cannot either (ValueError: a NUL in the environment, which exec cannot take)
             logger.info("no prestarted wrapper for tab %s: %s", tab, exc)
             started = None
         finally:

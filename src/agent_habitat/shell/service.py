@@ -198,21 +198,21 @@ class Shell:
         finally:
             if ready is not None:
                 self.prestarts.release(ready)  # unless the run took it
-        if result.state != "running":
-            self._prepare_next(args.tab)
+        if result.state != "running" and self.prestarts.enabled:
+            self._tg.start_soon(self._prepare_next, args.tab)  # once the answer is on its way
         return result
 
-    def _prepare_next(self, tab_name: str) -> None:
+    async def _prepare_next(self, tab_name: str) -> None:
         """Prestart the wrapper of the tab's next run, as the tab stands now."""
         tab = self.store.tab(tab_name)
         if tab is None:
             return
-        self.prestarts.prepare(
-            tab_name,
-            resolve_shell(tab.shell),
-            self.tabs.resolve_cwd(tab, None),
-            command_env(tab.env, None),
-        )
+        try:
+            shell = resolve_shell(tab.shell)
+            cwd = self.tabs.resolve_cwd(tab, None)
+        except HabitatError:  # the next run says so itself, started cold
+            return
+        await self.prestarts.prepare(tab_name, shell, cwd, command_env(tab.env, None))
 
     async def _run(
         self,
