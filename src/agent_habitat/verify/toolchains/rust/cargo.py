@@ -10,6 +10,7 @@ so a later base check recompiles only the workspace's crates."""
 from __future__ import annotations
 
 import functools
+import shlex
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -139,11 +140,25 @@ async def run_compiler(
     keep: Callable[[Diagnostic], bool] = lambda d: True,
     notes: list[str],
     extra_env: Mapping[str, str] | None = None,
+    on_errors: list[str] | None = None,
 ) -> RungResult:
     """`argv` (a cargo compiler command with `--message-format=json`) with `extra_env`, its
-    findings that `keep` keeps, settled against the same command on HEAD."""
+    findings that `keep` keeps, settled against the same command on HEAD. `on_errors`: a
+    check that says the same errors without building; when `argv` stops at errors and it
+    gives errors too, it is the rung's command here and on HEAD (HEAD's check is cheaper
+    than HEAD's build, and the climb stops at those errors anyway)."""
     outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
     found = compiler_messages(outcome.text, ctx.root, tool=tool)
+    if on_errors is not None and any(d.severity == "error" for d in found):
+        checked = await ctx.run(rung, on_errors, suffix=".check.out", reap_leftovers=False)
+        said = compiler_messages(checked.text, ctx.root, tool=tool)
+        if any(d.severity == "error" for d in said):
+            notes = [
+                *notes,
+                f"{shlex.join(argv)} stopped at errors: judged by {shlex.join(on_errors)} "
+                "here and on HEAD",
+            ]
+            argv, extra_env, outcome, found = on_errors, None, checked, said
     diagnostics = [d for d in found if keep(d)]
     state = _settled_state(found, outcome.exit_code)
     result = from_outcome(

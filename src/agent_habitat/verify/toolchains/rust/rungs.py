@@ -4,7 +4,9 @@
   lint settings); its warnings kept for the touched files, compile errors wherever they are.
   When `test.scoped` follows in the same climb, clippy runs inside `cargo test --no-run
   --all-targets` of those crates instead (fused.py): the same lints, and the test binaries
-  built in the same pass, so the tests do not compile the crates a second time.
+  built in the same pass, so the tests do not compile the crates a second time. When that
+  build stops at errors, `cargo clippy --all-targets` judges them, here and on HEAD (HEAD's
+  check costs less than HEAD's test build, and the climb stops there anyway).
 - `compile.project`: `cargo check --all-targets` of the affected crates — unless this climb's
   clippy run already checked them all (green): clippy is cargo check plus lints.
 - `build.affected`: `cargo build` of the affected crates (with fused.py's wrapper when the
@@ -82,7 +84,17 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
     elif isinstance(fused, str):
         notes.append(f"clippy and the tests compile apart: {fused}")
     extra = fused if isinstance(fused, dict) else None
-    result = await run_compiler(ctx, rung, argv, tool=tool, keep=keep, notes=notes, extra_env=extra)
+    check = ["cargo", "clippy", _JSON, "--all-targets", *packages(crates)]
+    result = await run_compiler(
+        ctx,
+        rung,
+        argv,
+        tool=tool,
+        keep=keep,
+        notes=notes,
+        extra_env=extra,
+        on_errors=check if extra is not None else None,
+    )
     if has_clippy:
         remember_clippy(ctx, crates, result)
     return result
