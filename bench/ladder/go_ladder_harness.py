@@ -333,8 +333,8 @@ def _project(
                 f"({row['full_wall_s']} s)"
             )
             print(said, file=sys.stderr)
-            save(out)
             rows.append(row)
+            save(out)
     finally:
         _run([str(HABITAT), "host", "stop", "--project", str(root)], root)
     out["candidates"] = len(pool)
