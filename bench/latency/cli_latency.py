@@ -197,7 +197,9 @@ def _stop(env: dict[str, str], root: Path) -> None:
 
 
 HOST_CPU_MS: list[float] = []
-"""The host's own CPU time (user + system) when it published its record, per start."""
+"""The host's own CPU time when it published its record, per start."""
+HOST_RUNQUEUE_MS: list[float] = []
+"""The time the host was runnable but waited for a CPU (others' load) until then, per start."""
 
 
 def _host_start(env: dict[str, str], root: Path) -> float:
@@ -223,9 +225,11 @@ def _host_start(env: dict[str, str], root: Path) -> float:
                 raise RuntimeError(f"the host exited with {proc.returncode}")
             time.sleep(0.005)
         elapsed = (time.perf_counter() - t0) * 1000
-        fields = Path(f"/proc/{proc.pid}/stat").read_text().rpartition(")")[2].split()
-        ticks = int(fields[11]) + int(fields[12])  # utime, stime
-        HOST_CPU_MS.append(ticks * 1000 / os.sysconf("SC_CLK_TCK"))
+        # schedstat: time on a CPU and time runnable but waiting for one (ns); what is left of
+        # the wall was spent blocked (sleeping, waiting on a file or a lock).
+        on_cpu, runnable, _ = Path(f"/proc/{proc.pid}/schedstat").read_text().split()
+        HOST_CPU_MS.append(int(on_cpu) / 1e6)
+        HOST_RUNQUEUE_MS.append(int(runnable) / 1e6)
     finally:
         for key, value in old.items():
             if value is None:
@@ -478,6 +482,9 @@ def main() -> int:
             "host_start_cpu_ms": [
                 round(x, 1) for x in HOST_CPU_MS[args.warmup : args.warmup + rounds]
             ],
+            "host_start_runqueue_ms": [
+                round(x, 1) for x in HOST_RUNQUEUE_MS[args.warmup : args.warmup + rounds]
+            ],
             "results": {
                 name: {
                     "median_ms": round(medians[name], 1),
@@ -498,10 +505,12 @@ def main() -> int:
     )
     if HOST_CPU_MS:
         cpu = statistics.median(HOST_CPU_MS[args.warmup : args.warmup + rounds])
+        queued = statistics.median(HOST_RUNQUEUE_MS[args.warmup : args.warmup + rounds])
         wall = medians["host start (to listening)"]
         print(
-            f"host start: {wall:.0f} ms wall, {cpu:.0f} ms of the host's CPU (median), "
-            f"wall/CPU {wall / cpu:.1f}; load {start['load_before']} before, {load_after} after, "
+            f"host start: {wall:.0f} ms wall = {cpu:.0f} ms on a CPU + {queued:.0f} ms runnable "
+            f"but waiting for one + {wall - cpu - queued:.0f} ms blocked (medians); wall/CPU "
+            f"{wall / cpu:.1f}; load {start['load_before']} before, {load_after} after, "
             f"{os.cpu_count()} CPUs"
         )
     print(f"wrote {path}")
