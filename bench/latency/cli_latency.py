@@ -209,6 +209,7 @@ def _host_start(env: dict[str, str], root: Path) -> float:
 
     old = {k: os.environ.get(k) for k in ("HABITAT_HOME",)}
     os.environ["HABITAT_HOME"] = env["HABITAT_HOME"]  # find_host reads it
+    log = tempfile.TemporaryFile()
     try:
         t0 = time.perf_counter()
         proc = subprocess.Popen(
@@ -217,12 +218,14 @@ def _host_start(env: dict[str, str], root: Path) -> float:
             cwd=root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=log,
             start_new_session=True,
         )
         while find_host(root) is None:
             if proc.poll() is not None:
-                raise RuntimeError(f"the host exited with {proc.returncode}")
+                log.seek(0)
+                said = log.read().decode(errors="replace").strip().splitlines()[-5:]
+                raise RuntimeError(f"the host exited with {proc.returncode}: {said}")
             time.sleep(0.005)
         elapsed = (time.perf_counter() - t0) * 1000
         # schedstat: time on a CPU and time runnable but waiting for one (ns); what is left of
@@ -231,6 +234,7 @@ def _host_start(env: dict[str, str], root: Path) -> float:
         HOST_CPU_MS.append(int(on_cpu) / 1e6)
         HOST_RUNQUEUE_MS.append(int(runnable) / 1e6)
     finally:
+        log.close()
         for key, value in old.items():
             if value is None:
                 os.environ.pop(key, None)
