@@ -204,3 +204,9 @@ async def test_the_package_graph_is_listed_again_only_when_an_import_changes(
     (rung,) = fourth.rungs
     assert f"package graph: go list of climb {first.id}" in " ".join(rung.notes)
     assert rung.command[-2:] == ["./a", "./b"]
+    # A body edit in another file: go list would read what HEAD has, so the graph stands.
+    write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, x) + 0"))
+    fifth = await _climb(root, "compile.project")
+    (rung,) = fifth.rungs
+    assert rung.state == "green", rung.reason
+    assert f"package graph: go list of climb {first.id}" in " ".join(rung.notes)

@@ -5,10 +5,13 @@ and the findings each tool's output becomes."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains import TOOLCHAINS, detected
 from agent_habitat.verify.toolchains.go.detect import detect, owns
+from agent_habitat.verify.toolchains.go.listkey import list_key
 from agent_habitat.verify.toolchains.go.parse import (
     parse_build,
     parse_gofmt_list,
@@ -16,6 +19,7 @@ from agent_habitat.verify.toolchains.go.parse import (
     parse_vet,
 )
 from agent_habitat.verify.toolchains.go.project import affected, dirs_of, parse_list
+from git_tree import commit_tree, write
 
 ROOT = Path("/tmp/gos")
 
@@ -321,3 +325,25 @@ def test_a_parent_failed_by_its_subtests_is_not_repeated() -> None:
     (d,) = parse_test_events(text, ROOT, {pkg: ROOT / "a"}).failures
     assert d.message == f"{pkg}.TestT/case: a_test.go:9: bad\n    more"
     assert (d.file, d.line) == ("a/a_test.go", 9)
+
+
+def test_the_list_key_changes_with_what_go_list_reads_only(tmp_path: Path) -> None:
+    body = 'package a\n\nimport "fmt"\n\nfunc F() { fmt.Println(1) }\n'
+    root = commit_tree(tmp_path / "m", {"go.mod": "module m\n\ngo 1.21\n", "a/a.go": body})
+    go = shutil.which("go") or "/bin/sh"  # any file: the key stats it
+
+    def key() -> str | None:
+        return list_key(root, take_snapshot(root), go, {})
+
+    base = key()
+    assert base is not None
+    write(root, "a/a.go", body.replace("1)", "2)"))  # a body edit: HEAD's graph holds
+    assert key() == base
+    write(root, "a/a.go", body.replace('"fmt"', '"os"'))  # an import
+    assert key() != base
+    write(root, "a/a.go", body)
+    write(root, "a/notes.txt", "new\n")  # a new file (an embed pattern may match it)
+    assert key() != base
+    (root / "a" / "notes.txt").unlink()
+    (root / "go.mod").unlink()  # a deleted file
+    assert key() != base

@@ -7,14 +7,17 @@ first declaration —, its `//go:embed` lines, the module files, go itself and i
 environment. A climb's snapshot is HEAD plus the touched paths, so the graph of an earlier
 climb still holds when HEAD is the same and every touched path's answer is the same: the
 same paths exist, each Go file has the same header and embed lines, each module file the
-same content. Anything else — a new file, an import, a build tag, another HEAD — lists
-again. Without git (no HEAD to stand on) every climb lists."""
+same content. A touched Go file whose header and embed lines are HEAD's (a body edit) and a
+touched file of another kind that HEAD has too add nothing to the key, so body edits in any
+file keep HEAD's graph. Anything else — a new or deleted file, an import, a build tag,
+another HEAD — lists again. Without git (no HEAD to stand on) every climb lists."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import re
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
@@ -42,13 +45,46 @@ def _go_file_answer(path: Path) -> bytes:
     """A Go file's header (everything before its first top-level declaration) and its
     `//go:embed` lines: what go list reads of it."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        return _answer(path.read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return b"<unreadable>"
+
+
+def _answer(text: str) -> bytes:
     lines = text.splitlines()
     end = next((i for i, line in enumerate(lines) if _DECL.match(line)), len(lines))
     embeds = [line.strip() for line in lines[end:] if line.lstrip().startswith("//go:embed")]
     return "\n".join([*lines[:end], "\0", *embeds]).encode()
+
+
+def _at_head(root: Path, head: str, paths: list[str]) -> dict[str, bytes] | None:
+    """HEAD's content of `paths` that HEAD has (one `git cat-file --batch`), or None when
+    git cannot say."""
+    if not paths:
+        return {}
+    query = "".join(f"{head}:{p}\n" for p in paths).encode()
+    try:
+        done = subprocess.run(
+            ["git", "cat-file", "--batch"], cwd=root, input=query, capture_output=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    out: dict[str, bytes] = {}
+    data, pos = done.stdout, 0
+    for path in paths:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            return None
+        header = data[pos:end].split()
+        pos = end + 1
+        if header[-1:] == [b"missing"]:
+            continue
+        size = int(header[2])
+        out[path] = data[pos : pos + size]
+        pos += size + 1
+    return out
 
 
 def list_key(root: Path, snapshot: Snapshot, go: str, env: Mapping[str, str]) -> str | None:
@@ -67,15 +103,23 @@ def list_key(root: Path, snapshot: Snapshot, go: str, env: Mapping[str, str]) ->
     # go.work in a folder above the module changes what ./... is.
     above = [str(p / "go.work") for p in root.parents if (p / "go.work").is_file()]
     digest.update(("\0".join(above) + f"\0{snapshot.head}\0").encode())
+    present = [rel for rel, content in sorted(snapshot.hashes.items()) if content != "-"]
+    head = _at_head(root, snapshot.head, present)
+    if head is None:
+        return None
     for rel, content in sorted(snapshot.hashes.items()):
-        digest.update(f"{rel}\0".encode())
         path = PurePosixPath(rel)
         if content == "-":
-            digest.update(b"<deleted>\0")
+            part = b"<deleted>"
         elif path.name in MODULE_FILES:
-            digest.update(f"{content}\0".encode())
+            part = content.encode()
         elif path.suffix == ".go":
-            digest.update(_go_file_answer(root / rel) + b"\0")
+            part = _go_file_answer(root / rel)
+            if rel in head and _answer(head[rel].decode("utf-8", "replace")) == part:
+                continue  # a body edit: go list reads what HEAD has
+        elif rel in head:
+            continue  # still there, as at HEAD
         else:
-            digest.update(b"<exists>\0")
+            part = b"<new>"
+        digest.update(f"{rel}\0".encode() + part + b"\0")
     return digest.hexdigest()
