@@ -42,6 +42,8 @@ def spec_for(ctx: RungContext, project: NodeProject, ws: Workspace, tsc: Path) -
     typescript = tsc.resolve().parent.parent  # node_modules/typescript/bin/tsc
     rel = os.path.relpath
     watched = [rel(project.root / n, ws.path) for n in _LOCKS if (project.root / n).is_file()]
+    # A package.json decides module formats and resolutions that a reused program keeps.
+    watched += sorted({"package.json", rel(project.root / "package.json", ws.path)})
     watched.append(rel(typescript / "package.json", ws.path))
     return ServerSpec(
         tool="tsc",
