@@ -46,6 +46,11 @@ _TSCONFIG = {
     },
     "include": ["src"],
 }
+_DECLARATIONS = {
+    **_TSCONFIG["compilerOptions"],  # type: ignore[dict-item]
+    "declaration": True,
+    "isolatedDeclarations": True,
+}
 _SHAPE = "export interface Shape {\n  kind: 'circle' | 'square';\n  size: number;\n}\n"
 _USE = (
     "import type { Shape } from './shape';\n"
@@ -119,6 +124,11 @@ async def test_the_warm_checker_says_what_tsc_says_byte_for_byte_through_edits(
         ("src/missing.ts", _SHAPE),  # the module appears: resolved again
         ("src/missing.ts", None),  # and goes away
         ("tsconfig.json", json.dumps({**_TSCONFIG, "compilerOptions": {"strict": False}})),
+        # Declaration diagnostics (tsc reports them under --noEmit with declaration on),
+        # kept per file between checks: one file's change, then another's.
+        ("tsconfig.json", json.dumps({**_TSCONFIG, "compilerOptions": _DECLARATIONS})),
+        ("src/area.ts", _USE.replace("): number {", ") {")),  # TS9007
+        ("src/shape.ts", _SHAPE + "export const made = () => 1;\n"),
     ]
     seen = set()
     try:
@@ -140,6 +150,7 @@ async def test_the_warm_checker_says_what_tsc_says_byte_for_byte_through_edits(
         )
         assert len(seen) >= 5  # the edits gave tsc different things to say
         assert "error TS2307" in "".join(seen)
+        assert "error TS9007" in "".join(seen)
         assert "error TS1005" in "".join(seen)
     finally:
         await warm_checker.release(Workspace.for_project(root))

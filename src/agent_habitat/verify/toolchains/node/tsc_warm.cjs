@@ -31,6 +31,7 @@ let rootKey = "";
 const files = new Map(); // path → {text, sf, mtime, size, version}
 let overlay = new Map();
 let lastOverlay = [];
+const declarationCache = new Map(); // file name → its declaration diagnostics
 const probes = new Map(); // "f:path" / "d:path" → what the host answered
 
 function send(obj) {
@@ -153,13 +154,38 @@ function stale(touched) {
   return structural;
 }
 
+function declarationDiagnostics(everything, reached) {
+  // tsc emits every file's declarations to find these; a new program's checker would type
+  // every file again for it. Kept per file: a file's declaration diagnostics change only
+  // when the builder finds it affected (its semantic diagnostics are asked again), as for
+  // the builder's own per-file emit diagnostics.
+  const program = builder.getProgram();
+  const out = [];
+  const live = new Set();
+  for (const sf of program.getSourceFiles()) {
+    live.add(sf.fileName);
+    let found = declarationCache.get(sf.fileName);
+    if (everything || found === undefined || reached.has(sf.fileName)) {
+      found = program.getDeclarationDiagnostics(sf);
+      declarationCache.set(sf.fileName, found);
+    }
+    out.push(...found);
+  }
+  for (const name of [...declarationCache.keys()]) {
+    if (!live.has(name)) declarationCache.delete(name);
+  }
+  return out;
+}
+
 function check(params) {
   const started = Date.now();
   overlay = new Map(Object.entries(params.overlay || {}).map(([k, v]) => [path.resolve(k), v]));
   const touched = (params.touched || []).map((f) => path.resolve(f));
   const structural = stale([...new Set([...touched, ...overlay.keys(), ...lastOverlay])]);
   lastOverlay = [...overlay.keys()];
+  const phases = [Date.now()];
   const { result, fatal } = parseConfig();
+  phases.push(Date.now());
   const fmt = formatHost();
   if (!result) {
     builder = null;
@@ -180,8 +206,17 @@ function check(params) {
     ts.getConfigFileParsingDiagnostics(parsed),
     parsed.projectReferences,
   );
+  phases.push(Date.now());
   let affected = 0;
-  while (builder.getSemanticDiagnosticsOfNextAffectedFile()) affected += 1;
+  let everything = fresh;
+  const reached = new Set();
+  for (;;) {
+    const next = builder.getSemanticDiagnosticsOfNextAffectedFile();
+    if (!next) break;
+    affected += 1;
+    if (next.affected.kind === ts.SyntaxKind.SourceFile) reached.add(next.affected.fileName);
+    else everything = true; // the whole program (an options change)
+  }
   // The order and the early stops of tsc's emitFilesAndReportErrors.
   const all = builder.getConfigFileParsingDiagnostics().slice();
   const configCount = all.length;
@@ -192,10 +227,14 @@ function check(params) {
     if (all.length === configCount) all.push(...builder.getSemanticDiagnostics());
     const declarations = parsed.options.declaration || parsed.options.composite;
     if (parsed.options.noEmit && declarations && all.length === configCount) {
-      all.push(...builder.getDeclarationDiagnostics());
+      all.push(...declarationDiagnostics(everything, reached));
     }
   }
+  phases.push(Date.now());
   const diagnostics = ts.sortAndDeduplicateDiagnostics(all);
+  const spans = phases.map((t, i) => (i ? t - phases[i - 1] : t - started));
+  // What each check cost (re-stat, tsconfig, program, affected files, the rest): the log.
+  process.stderr.write(`check: ${spans.join(" ")} ${Date.now() - phases[3]} ms\n`);
   const errors = diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error).length;
   return {
     version: ts.version,
