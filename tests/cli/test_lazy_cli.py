@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -24,11 +25,15 @@ def test_each_subcommand_is_found_in_the_module_that_registers_it() -> None:
 
 
 def _modules_after(code: str) -> set[str]:
+    # What the product imports, not what a measuring suite adds: coverage, started in every
+    # Python child under `patch = subprocess`, imports dataclasses, inspect and the like.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
     out = subprocess.run(
         [sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     ).stdout
     return set(out.split())
 

@@ -58,7 +58,9 @@ def test_sigterm_cancels_the_verify_and_kills_its_rung(calc: Path) -> None:
     try:
         rung = _rung_process(cli, within=120)
         cli.send_signal(signal.SIGTERM)
-        assert cli.wait(timeout=60) == 130
+        # 130 once the cancellation ran; on a loaded machine the grace (TERM_GRACE_SECONDS)
+        # can end first, and then the CLI kills what it started and exits 128 + SIGTERM.
+        assert cli.wait(timeout=60) in (130, 128 + signal.SIGTERM)
         _, alive = psutil.wait_procs([rung], timeout=30)
         assert not alive, f"the rung outlived the CLI: {alive}"
     finally:

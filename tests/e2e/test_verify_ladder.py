@@ -179,7 +179,7 @@ async def test_a_project_env_without_tools_uses_the_habitat_tools_and_reports_mi
         diagnose, compile_, scoped = result.rungs
         assert diagnose.state == "green"
         assert compile_.state == "green"
-        assert compile_.command[:3] == [sys.executable, "-m", "mypy.dmypy"]
+        assert compile_.command[:4] == [sys.executable, "-P", "-m", "mypy.dmypy"]
         assert "--python-executable" in compile_.command
         assert scoped.state == "skipped"
         assert scoped.missing == "pytest"

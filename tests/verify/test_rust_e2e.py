@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 
 from agent_habitat.verify.config import LadderConfig
@@ -89,8 +90,15 @@ def _ctx(root: Path, ladder_id: str) -> RungContext:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _workspace(tmp_path_factory.mktemp("cargo") / "ws")
+
+
+@pytest.fixture
+def project(_built: Path, tmp_path: Path) -> Path:
+    # Each test starts from HEAD, whichever worker runs it and whatever ran before: a copy
+    # of the module's workspace, its cargo build folder with it so nothing compiles twice.
+    return Path(shutil.copytree(_built, tmp_path / "ws", symlinks=True))
 
 
 async def test_a_finding_already_at_head_is_listed_but_not_red(project: Path) -> None:
@@ -106,8 +114,12 @@ async def test_a_finding_already_at_head_is_listed_but_not_red(project: Path) ->
 async def test_compile_after_a_green_clippy_of_the_same_crates_is_not_checked_twice(
     project: Path,
 ) -> None:
-    # The same climb (ladder id v1) as the diagnose.files above: clippy checked legacy.
-    result = await RUNNERS["compile.project"](_ctx(project, "v1"))
+    # The same climb (ladder id v1c) as a green diagnose.files: clippy checked legacy. The
+    # test makes that climb itself: under xdist it may run on a worker of its own.
+    write(project, "legacy/src/lib.rs", _LIB.replace("x * 2", "x * 2 // doubled"))
+    linted = await RUNNERS["diagnose.files"](_ctx(project, "v1c"))
+    assert linted.state == "green", linted.reason
+    result = await RUNNERS["compile.project"](_ctx(project, "v1c"))
     assert result.state == "green", result.reason
     assert result.rung == "compile.project"
     assert "cargo check" not in result.command_line
@@ -228,6 +240,7 @@ async def test_the_ladder_climbs_a_cargo_workspace_with_the_rust_toolchain(proje
 
 
 async def test_cargo_output_is_never_part_of_the_change(project: Path) -> None:
+    await anyio.run_process(["cargo", "build", "--quiet", "--offline", "-p", "app"], cwd=project)
     assert (project / "target").is_dir()
     # Without git (no .gitignore to lean on), the snapshot walks the folder.
     plain = project.parent / "plain"
