@@ -292,12 +292,7 @@ class Shell:
         except BrokenPipeError:
             return None  # it died waiting (killed by someone): the run starts cold
         except OSError as exc:
-            if exc.errno == errno.ENOSPC:
-                raise HabitatError(
-                    f"could not start the run: no space left on the disk holding its spool "
-                    f"({run.run_dir.parent}); free space there and run it again"
-                ) from exc
-            raise HabitatError(f"could not start the run in {run.run_dir}: {exc}") from exc
+            raise _start_error(exc, run, f"the run in {run.run_dir}") from exc
         os.close(ready.started.go)
         ready.started.go = -1  # the run's now: `release` leaves it be
         self._keeping.keep(run)
@@ -325,12 +320,7 @@ class Shell:
                 joins_group=joins_group(shell),
             )
         except OSError as exc:
-            if exc.errno == errno.ENOSPC:
-                raise HabitatError(
-                    f"could not start the run: no space left on the disk holding its spool "
-                    f"({run.run_dir.parent}); free space there and run it again"
-                ) from exc
-            raise HabitatError(f"could not start {shell.executable}: {exc}") from exc
+            raise _start_error(exc, run, shell.executable) from exc
         finally:
             if holder is not None:
                 os.close(holder)  # the command holds its own descriptor now
@@ -489,3 +479,13 @@ class Shell:
 def _remove_folders(folders: list[Path]) -> None:
     for folder in folders:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _start_error(exc: OSError, run: RunRow, what: str) -> HabitatError:
+    """What a run that could not start tells its caller: a full disk says where to free space."""
+    if exc.errno == errno.ENOSPC:
+        return HabitatError(
+            f"could not start the run: no space left on the disk holding its spool "
+            f"({run.run_dir.parent}); free space there and run it again"
+        )
+    return HabitatError(f"could not start {what}: {exc}")

@@ -159,17 +159,7 @@ class WarmUp:
         env = await probe_env(
             resolve_python(self.root, config.python), self.workspace.spool_dir / "probe-warm.out"
         )
-        ctx = RungContext(
-            root=self.root,
-            workspace=self.workspace,
-            config=config,
-            policy=load_policy(self.root),
-            ladder_id=f"warm-{int(time.time())}",
-            snapshot=snapshot,
-            touched=snapshot.touched,
-            layout=layout,
-            env=env,
-        )
+        ctx = self._context(config, snapshot, layout, env)
         cache_dir = self.workspace.state_dir / "grimp"
         await self._step("import_graph", self._graph, layout, cache_dir)
         await self._step("test_deps", self._deps)
@@ -180,6 +170,28 @@ class WarmUp:
         await self._step("type_daemon", self._daemon, ctx)
         await self._step("pytest", self._pytest, ctx)
         self.reached = ctx
+
+    def _context(
+        self,
+        config: LadderConfig,
+        snapshot: Snapshot,
+        layout: Layout,
+        env: ProjectEnv | None = None,
+        toolchain: str = "python",
+    ) -> RungContext:
+        """A climb's context for the warm-up's own rung work, on the snapshot it opened with."""
+        return RungContext(
+            root=self.root,
+            workspace=self.workspace,
+            config=config,
+            policy=load_policy(self.root),
+            ladder_id=f"warm-{int(time.time())}",
+            snapshot=snapshot,
+            touched=snapshot.touched,
+            layout=layout,
+            env=env,
+            toolchain=toolchain,
+        )
 
     async def _step(self, name: str, fn: Callable[..., Awaitable[WarmItem]], *args: object) -> None:
         started = time.monotonic()
@@ -196,19 +208,7 @@ class WarmUp:
             return WarmItem("skipped", "warm_checker = false: tsc runs cold")
         from ..toolchains.node.tsc_warm import warm_up
 
-        ctx = RungContext(
-            root=self.root,
-            workspace=self.workspace,
-            config=config,
-            policy=load_policy(self.root),
-            ladder_id=f"warm-{int(time.time())}",
-            snapshot=snapshot,
-            touched=snapshot.touched,
-            layout=layout,
-            env=None,
-            toolchain="node",
-        )
-        state, detail = await warm_up(ctx)
+        state, detail = await warm_up(self._context(config, snapshot, layout, toolchain="node"))
         return WarmItem(state, detail)
 
     async def _graph(self, layout: Layout, cache_dir: Path) -> WarmItem:
