@@ -105,3 +105,16 @@ def test_host_status_waits_for_a_starting_host_instead_of_saying_none_runs(
     pid = spawn_host(project)
     assert main(["host", "status", "--project", str(project)]) == 0
     assert f"host pid {pid}" in capsys.readouterr().out
+
+
+def test_a_command_refused_at_the_terminal_starts_no_host(project: Path) -> None:
+    done, shown = _at_a_terminal(project, "run", "")
+    assert done.returncode == 2  # bad input: nothing ran
+    assert "started the workspace host" not in shown
+    assert not is_held(host_files(project).lock)
+
+
+def test_a_run_that_exits_2_is_not_a_refusal_and_starts_the_host(project: Path) -> None:
+    done, shown = _at_a_terminal(project, "run", "exit 2")
+    assert done.returncode == 2  # the command's own code: it ran
+    assert "started the workspace host" in shown

@@ -231,7 +231,7 @@ def _main(argv: list[str]) -> int:
         answered = host_verb(argv)
         if answered is not None:
             return answered
-    from .parser import JSON_ERRORS
+    from .parser import JSON_ERRORS, input_refused
 
     JSON_ERRORS.set("--json" in argv)
     parser = build_parser(command)
@@ -242,7 +242,9 @@ def _main(argv: list[str]) -> int:
         parser.print_help(sys.stderr)
         return 2
     code: int = handler(args)
-    if command in _HOST_VERBS:
+    if command in _HOST_VERBS and not input_refused():
+        # A command refused as bad input (exit 2, as a run's own exit code may be) ran
+        # nothing of the project: no host is started behind it.
         from .host_start import start_behind
 
         start_behind(args)  # no host answered it (else it was not here): the next one will

@@ -21,7 +21,7 @@ from ..errors import ConfigError, HabitatError, UsageError
 from ..habitat import Habitat
 from ..project_folder import a_project
 from ..workspace import Workspace, find_project_root
-from .parser import JSON_ERRORS
+from .parser import JSON_ERRORS, note_input_refused
 
 __all__ = [
     "JSON_ERRORS",
@@ -117,7 +117,10 @@ def report_error(exc: HabitatError, *, as_json: bool) -> int:
         sys.stderr.write(json.dumps({"error": str(exc), "field": field}) + "\n")
     else:
         print(f"habitat: {exc}", file=sys.stderr)
-    return exit_code_of(exc)
+    code = exit_code_of(exc)
+    if code == 2:
+        note_input_refused()
+    return code
 
 
 def emit_project_write(

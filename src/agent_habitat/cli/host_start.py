@@ -7,7 +7,8 @@ workspace, the command is answered here as before, and only once it is done (its
 printed, its state closed) is the host started, detached: the first command costs what it
 did, and the next ones ask the host (`cli.host_verbs` waits for one still starting). Scripts,
 pipes and CI (no terminal, or `CI` set) keep the one-shot path and start nothing, as
-`habitat verify` does (`in_a_terminal`).
+`habitat verify` does (`in_a_terminal`); so does a command refused as bad input (exit 2:
+nothing of the project ran, and a typo is not a reason to start a process that stays).
 """
 
 from __future__ import annotations
