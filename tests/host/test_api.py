@@ -191,3 +191,48 @@ def test_the_host_imports_the_mcp_sdk_when_mcp_is_first_asked(tmp_path: Path) ->
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[:2] == ["200 False", "400 True"], done.stdout + done.stderr
+
+
+_SDK_WHEN_QUIET = """
+import pathlib
+import sys
+
+import anyio
+
+from agent_habitat.host import server
+from agent_habitat.host.app import build_app, build_mcp
+
+
+async def main(root: str) -> None:
+    async with build_mcp(pathlib.Path(root)) as hosted:
+        app = build_app(hosted, token=None, idle_seconds=0)
+        async with hosted.mcp.serving():
+            app.activity.open = 1  # a request in flight: the host is not quiet
+            with anyio.move_on_after(3 * server.PREPARE_MCP_QUIET_SECONDS):
+                await server._prepare_mcp_when_quiet(app, hosted)
+            print("busy", "mcp" in sys.modules)
+            app.activity.open = 0
+            app.activity.touch()
+            with anyio.fail_after(120):
+                await server._prepare_mcp_when_quiet(app, hosted)
+            print("quiet", "mcp" in sys.modules, hosted.mcp._app is not None)
+
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+def test_a_quiet_host_builds_its_mcp_side_before_the_first_request(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / ".git").mkdir(parents=True)
+    done = subprocess.run(
+        [sys.executable, "-c", _SDK_WHEN_QUIET, str(root)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["busy False", "quiet True True"], (
+        done.stdout + done.stderr
+    )

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..mcp_tools.handshake import PRIMARY, TERMINAL, Handshake
 from ..project_folder import a_project
 from ..workspace import Workspace, find_project_root
 
@@ -108,6 +107,9 @@ def run_mcp(args: argparse.Namespace) -> int:
 
         return _run(lambda: serve_bridge(root))
     # Before the SDK is imported (a second of CPU): `initialize` is answered meanwhile.
+    # Imported here: the bridge above has no use for it (threads, dataclasses, logging).
+    from ..mcp_tools.handshake import PRIMARY, Handshake
+
     handshake = Handshake(PRIMARY).start()
     _quiet_logging()
     from agent_habitat.mcp_tools import serve_stdio
@@ -117,6 +119,8 @@ def run_mcp(args: argparse.Namespace) -> int:
 
 def run_terminal_mcp(args: argparse.Namespace) -> int:
     """Serve the escape terminal until the client closes stdin (or SIGTERM)."""
+    from ..mcp_tools.handshake import TERMINAL, Handshake
+
     handshake = Handshake(TERMINAL).start()
     _quiet_logging()
     from agent_habitat.mcp_tools import serve_stdio

@@ -2,9 +2,10 @@
 
 `build_mcp` is the one place that decides what the host serves: the workspace's services
 from the composition root (`Habitat.open`) and the primary MCP server over them. That server
-(`McpSide`) is built when the first request for `/mcp` comes: importing the MCP SDK is most
-of a host's start-up CPU (1.0 of 1.5 s), and a host started for the CLI or the dashboard
-may never be asked MCP.
+(`McpSide`) is built after the host starts, once it has been quiet a moment (or by the first
+request for `/mcp`, if that comes sooner): importing the MCP SDK is most of a host's start-up
+CPU (1.0 of 1.5 s), so it is not on the way to listening, nor in the way of the commands a
+person types right after the start; and an agent's first `tools/list` does not pay it.
 
 The JSON API (`host.api`: `/api/verbs`, `/api/shell_run`, … — the same service functions as
 the MCP tools, derived from the verb table) joins `/api/status` here, behind the same
@@ -52,8 +53,9 @@ __all__ = ["Activity", "HostApp", "Hosted", "McpSide", "build_app", "build_mcp",
 class McpSide:
     """`/mcp`: the primary MCP server over the habitat behind the SDK's Streamable HTTP
     sessions, with the bridge's line exchange in front (`mcp_stream`). Built, SDK import
-    included, by the first request for `/mcp`; it lives, as the SDK's session manager did,
-    while `serving()` is open: the host's serving time."""
+    included, by `prepare` (the host calls it once it has been quiet a moment after its
+    start) or by the first request for `/mcp`, whichever comes first; it lives, as the SDK's
+    session manager did, while `serving()` is open: the host's serving time."""
 
     def __init__(self, habitat: Habitat) -> None:
         self._habitat = habitat
@@ -72,12 +74,26 @@ class McpSide:
                 tasks.cancel_scope.cancel()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self._app or await self._built()
+        await app(scope, receive, send)
+
+    async def _built(self) -> ASGIApp:
         async with self._building:
             if self._app is None:
                 if self._tasks is None:
                     raise RuntimeError("the host's MCP side is not serving")
                 self._app = await self._tasks.start(self._serve)
-        await self._app(scope, receive, send)
+            return self._app
+
+    async def prepare(self) -> None:
+        """Build it ahead of the first `/mcp`: the SDK imported in a worker thread (the
+        event loop keeps answering the CLI meanwhile), then the server built, so an agent's
+        first `tools/list` pays neither."""
+        import anyio.to_thread
+
+        # Abandoned on cancel: a host told to stop does not wait for an import to finish.
+        await anyio.to_thread.run_sync(_import_sdk, abandon_on_cancel=True)
+        await self._built()
 
     async def _serve(self, *, task_status: TaskStatus[ASGIApp]) -> None:
         from mcp.server.streamable_http_manager import (
@@ -101,6 +117,22 @@ class McpSide:
             async with sessions.run():
                 task_status.started(LineStream(primary.server, StreamableHTTPASGIApp(sessions)))
                 await anyio.sleep_forever()
+
+
+_SDK_MODULES = (
+    "mcp.server.streamable_http_manager",
+    "mcp.server.transport_security",
+    "agent_habitat.mcp_tools",
+    "agent_habitat.host.mcp_stream",
+)
+"""What `McpSide._serve` imports: most of the MCP side's cost, paid off the event loop."""
+
+
+def _import_sdk() -> None:
+    import importlib
+
+    for name in _SDK_MODULES:
+        importlib.import_module(name)
 
 
 @dataclass

@@ -231,9 +231,26 @@ async def _serve(
         app.open_tcp = open_tcp
         hosted.bus.publish("host.started", data={"pid": record.pid, "tcp": tcp_url})
         tg.start_soon(_stop_on_signal, stop)
+        tg.start_soon(_prepare_mcp_when_quiet, app, hosted)
         if idle_seconds > 0:
             tg.start_soon(_stop_when_idle, app, hosted, idle_seconds, stop)
     hosted.bus.publish("host.stopped", data={"pid": os.getpid(), "reason": reason})
+
+
+PREPARE_MCP_QUIET_SECONDS = 1.0
+"""How long the host waits, after its start, for a moment with no request before it builds
+its MCP side (`McpSide.prepare`): the commands a person types right after it started are
+not slowed by the SDK's import, and an agent's first `tools/list` is not either."""
+
+
+async def _prepare_mcp_when_quiet(app: HostApp, hosted: Hosted) -> None:
+    while app.activity.quiet_for() < PREPARE_MCP_QUIET_SECONDS:
+        await anyio.sleep(PREPARE_MCP_QUIET_SECONDS / 4)
+    try:
+        await hosted.mcp.prepare()
+    except Exception:
+        # Best effort: the first request for /mcp builds it again and answers what failed.
+        logger.exception("building the MCP side ahead of its first request failed")
 
 
 async def _stop_on_signal(stop: Callable[[str], None]) -> None:
