@@ -244,8 +244,12 @@ not slowed by the SDK's import, and an agent's first `tools/list` is not either.
 
 
 async def _prepare_mcp_when_quiet(app: HostApp, hosted: Hosted) -> None:
-    while app.activity.quiet_for() < PREPARE_MCP_QUIET_SECONDS:
-        await anyio.sleep(PREPARE_MCP_QUIET_SECONDS / 4)
+    while True:
+        # Polled, as the idle exit is: a request's end is not an event anyone publishes.
+        quiet = app.activity.quiet_for()
+        if quiet >= PREPARE_MCP_QUIET_SECONDS:
+            break
+        await anyio.sleep(max(PREPARE_MCP_QUIET_SECONDS - quiet, PREPARE_MCP_QUIET_SECONDS / 4))
     try:
         await hosted.mcp.prepare()
     except Exception:
