@@ -248,3 +248,27 @@ async def test_cargo_output_is_never_part_of_the_change(project: Path) -> None:
     touched = snapshot_of(plain).touched
     assert "app/src/lib.rs" in touched
     assert not [p for p in touched if p.startswith("target/")]
+
+
+async def test_the_crate_graph_is_cargo_metadata_again_only_when_a_manifest_changed(
+    project: Path,
+) -> None:
+    write(project, "app/src/lib.rs", _APP + "// touched\n")
+    first = await RUNNERS["test.scoped"](_ctx(project, "g1"))
+    assert first.state == "green", first.reason
+    assert not any("crate graph:" in n for n in first.notes)
+    again = await RUNNERS["test.scoped"](_ctx(project, "g2"))
+    assert any("cargo metadata of climb g1" in n for n in again.notes)
+    # A new member (the workspace manifest and the crate's own are touched): asked again.
+    # The manifest names no resolver: cargo warns on stderr beside the JSON it prints.
+    write(project, "Cargo.toml", '[workspace]\nmembers = ["basis", "app", "legacy", "extra"]\n')
+    write(project, "legacy/src/lib.rs", _LIB.replace("let kept", "let _kept"))
+    write(project, "extra/Cargo.toml", _MANIFEST_EXTRA)
+    write(project, "extra/src/lib.rs", "#[test]\nfn extra_runs() {}\n")
+    grown = await RUNNERS["test.scoped"](_ctx(project, "g3"))
+    assert grown.state == "green", grown.reason
+    assert not any("crate graph:" in n for n in grown.notes)
+    assert "extra" in grown.command
+
+
+_MANIFEST_EXTRA = _manifest("extra")

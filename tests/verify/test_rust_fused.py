@@ -151,3 +151,47 @@ async def test_a_crate_that_names_clippy_in_a_cfg_is_never_fused(tmp_path: Path)
     tests = await RUNNERS["test.scoped"](ctx)
     assert tests.state == "green", tests.reason
     assert not any("workspace wrapper" in n for n in tests.notes)
+
+
+async def test_a_workspace_climb_builds_the_reached_crates_once_for_clippy_check_and_tests(
+    tmp_path: Path,
+) -> None:
+    # basis is touched, app depends on it: clippy's test build takes both in one cargo run,
+    # so compile.project checks nothing again and test.scoped compiles nothing.
+    app = "pub fn quad(x: u64) -> u64 {\n    fz::double(fz::double(x))\n}\n"
+    app += "#[test]\nfn quads() {\n    assert_eq!(quad(1), 4);\n}\n"
+    member = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
+    root = commit_tree(
+        tmp_path / "ws",
+        {
+            "Cargo.toml": '[workspace]\nmembers = ["fz", "app"]\nresolver = "2"\n',
+            "fz/Cargo.toml": member.format("fz"),
+            "fz/src/lib.rs": _LIB,
+            "app/Cargo.toml": member.format("app") + '[dependencies]\nfz = { path = "../fz" }\n',
+            "app/src/lib.rs": app,
+            ".gitignore": "target/\nCargo.lock\n",
+        },
+    )
+    write(root, "fz/src/lib.rs", _LIB.replace("x * 2", "x * 3"))
+    ctx = _ctx(root, "f6")
+    lint = await RUNNERS["diagnose.files"](ctx)
+    assert lint.state == "green", lint.reason
+    assert lint.command[:3] == ["cargo", "test", "--no-run"]
+    assert lint.command[-4:] == ["-p", "app", "-p", "fz"]
+    check = await RUNNERS["compile.project"](ctx)
+    assert (check.state, check.duration_s) == ("green", 0.0)
+    tests = await RUNNERS["test.scoped"](ctx)
+    assert tests.state == "red", tests.reason
+    assert {d.message.split(": ")[0] for d in tests.diagnostics} == {"tests::doubles", "quads"}
+    units = [
+        message
+        for line in tests.output.splitlines()
+        if line.startswith("{")
+        and (message := json.loads(line)).get("reason") == "compiler-artifact"
+        and message["profile"]["test"]
+    ]
+    # Every test binary, the reverse dependency's too, is diagnose.files' (app's own rlib,
+    # which only its doc tests link, is cargo test's to build, as for any crate).
+    stale = [u["target"]["name"] for u in units if not u["fresh"]]
+    assert len(units) == 2
+    assert not stale, stale

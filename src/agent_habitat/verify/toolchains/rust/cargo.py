@@ -13,7 +13,7 @@ import functools
 import shlex
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
 
@@ -31,6 +31,7 @@ __all__ = [
     "cargo_rung",
     "clippy_covered",
     "crate_graph",
+    "graph_note",
     "head_target_dir",
     "packages",
     "remember_clippy",
@@ -39,8 +40,8 @@ __all__ = [
 
 TOOL_NOTE = "rust toolchain: {tool}"
 NO_CARGO = "cargo is not on PATH; install Rust with rustup (https://rustup.rs)"
-_GRAPHS: dict[tuple[str, str], CrateGraph] = {}
-"""(ladder id, root) → the crate graph: one `cargo metadata` per climb."""
+_GRAPHS: dict[tuple[str, str], tuple[str, CrateGraph]] = {}
+"""(root, `_graph_key`) → (the climb that ran `cargo metadata`, the crate graph)."""
 
 _CLIPPED: dict[tuple[str, str], tuple[frozenset[str], RungResult]] = {}
 """(ladder id, root) → the crates `diagnose.files` ran clippy on (`--all-targets`) and its
@@ -54,11 +55,36 @@ def head_target_dir(ctx: RungContext) -> Path:
     return ctx.workspace.state_dir / "rust" / "head-target"
 
 
+def _graph_key(ctx: RungContext) -> str:
+    """What `cargo metadata --no-deps` reads, as a key: HEAD and the content of every touched
+    manifest or cargo config (a manifest nobody touched is HEAD's; a new crate's manifest is
+    a touched file). Outside git, or with no commit yet: this climb alone."""
+    snapshot = ctx.snapshot
+    if not snapshot.in_git or snapshot.head is None:
+        return f"climb {ctx.ladder_id} {snapshot.id}"
+    read = sorted(
+        f"{rel}={digest}"
+        for rel, digest in snapshot.hashes.items()
+        if PurePosixPath(rel).name == "Cargo.toml" or ".cargo" in PurePosixPath(rel).parts
+    )
+    return " ".join([snapshot.head, *read])
+
+
+def graph_note(ctx: RungContext) -> list[str]:
+    """Says so when the climb's crate graph is an earlier climb's `cargo metadata`."""
+    seen = _GRAPHS.get((str(ctx.root), _graph_key(ctx)))
+    if seen is None or seen[0] == ctx.ladder_id:
+        return []
+    return [f"crate graph: cargo metadata of climb {seen[0]} (no manifest changed since)"]
+
+
 async def crate_graph(ctx: RungContext, rung: RungName) -> CrateGraph | RungResult:
-    """The project's crates, or the rung's error result when cargo cannot describe them."""
-    key = (ctx.ladder_id, str(ctx.root))
+    """The project's crates, or the rung's error result when cargo cannot describe them:
+    `cargo metadata` again only when HEAD or a touched manifest changed (`_graph_key`)."""
+    key = (str(ctx.root), _graph_key(ctx))
     if key in _GRAPHS:
-        return _GRAPHS[key]
+        _GRAPHS[key] = _GRAPHS.pop(key)  # the newest at the end
+        return _GRAPHS[key][1]
     outcome = await ctx.run(rung, METADATA_ARGV, suffix=".metadata.out", reap_leftovers=False)
     failed = f"cargo metadata failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
     if outcome.exit_code == 0:
@@ -69,7 +95,7 @@ async def crate_graph(ctx: RungContext, rung: RungName) -> CrateGraph | RungResu
         else:
             while len(_GRAPHS) >= 16:
                 del _GRAPHS[next(iter(_GRAPHS))]
-            _GRAPHS[key] = graph
+            _GRAPHS[key] = (ctx.ladder_id, graph)
             return graph
     return from_outcome(ctx, rung, outcome, tool="cargo metadata", state="error", reason=failed)
 

@@ -157,8 +157,11 @@ def _rel(root: Path, path: str) -> str:
 
 def parse_metadata(text: str, root: Path) -> CrateGraph:
     """The workspace members of `cargo metadata` output; path dependencies only between them."""
+    # cargo's warnings (an unused manifest key, a resolver it defaults) share the output:
+    # the description is its one JSON line.
+    line = next((ln for ln in text.splitlines() if ln.startswith("{")), text)
     try:
-        data: dict[str, Any] = json.loads(text)
+        data: dict[str, Any] = json.loads(line)
         members = set(data["workspace_members"])
         packages = [p for p in data["packages"] if p["id"] in members]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:

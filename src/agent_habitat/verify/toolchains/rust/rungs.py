@@ -3,8 +3,9 @@
 - `diagnose.files`: `cargo clippy --all-targets` of the touched files' crates (the project's
   lint settings); its warnings kept for the touched files, compile errors wherever they are.
   When `test.scoped` follows in the same climb, clippy runs inside `cargo test --no-run
-  --all-targets` of those crates instead (fused.py): the same lints, and the test binaries
-  built in the same pass, so the tests do not compile the crates a second time. When that
+  --all-targets` instead (fused.py), of those crates and every crate the change reaches
+  (test.scoped's): the same lints, and the test binaries built in the same pass, so the
+  tests compile nothing a second time and `compile.project` checks nothing again. When that
   build stops at errors, `cargo clippy --all-targets` judges them, here and on HEAD (HEAD's
   check costs less than HEAD's test build, and the climb stops there anyway).
 - `compile.project`: `cargo check --all-targets` of the affected crates — unless this climb's
@@ -24,6 +25,7 @@ from .cargo import (
     TOOL_NOTE,
     cargo_rung,
     clippy_covered,
+    graph_note,
     packages,
     remember_clippy,
     run_compiler,
@@ -72,9 +74,20 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
     else:
         verb, tool = "check", "cargo check"
         notes.append("clippy is not installed (rustup component add clippy); compiler lints only")
+    notes += graph_note(ctx)
     argv = ["cargo", verb, _JSON, "--all-targets", *packages(crates)]
     fused = await fused_env(ctx) if has_clippy and "test.scoped" in ctx.rungs else None
     if isinstance(fused, dict):
+        # The build test.scoped needs: the touched crates and every crate they reach, in one
+        # cargo run (one feature resolution: the units test.scoped's `cargo test -p` of the
+        # same crates finds fresh), which is compile.project's check of them too.
+        reached = _affected(ctx, graph)
+        if set(reached) - set(crates):
+            crates = sorted({*crates, *reached})
+            notes.append(
+                f"built with the crates the change reaches, {', '.join(crates)} "
+                "(their warnings dropped, their errors kept)"
+            )
         argv = ["cargo", "test", "--no-run", _JSON, "--all-targets", *packages(crates)]
         notes.append(
             "clippy ran inside the test build (clippy-driver as rustc's workspace wrapper, "

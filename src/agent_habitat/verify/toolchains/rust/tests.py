@@ -19,7 +19,7 @@ import shlex
 from ...command import Outcome
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
-from .cargo import TOOL_NOTE, cargo_rung, packages
+from .cargo import TOOL_NOTE, cargo_rung, graph_note, packages
 from .fused import clippy_errors, fused_env, without_clippy
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
@@ -86,6 +86,7 @@ async def _cargo_test(
     failed = sum(rep.failed for _, _, rep in results)
     state = _state(*worst)
     notes = [TOOL_NOTE.format(tool=TOOL), *why, f"{passed} passed, {failed} failed"]
+    notes += graph_note(ctx)
     if (ctx.root / ".config" / "nextest.toml").is_file():
         notes.append(
             "the project configures cargo-nextest (.config/nextest.toml); this rung runs "
