@@ -11,7 +11,7 @@ import pytest
 
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.layout import Layout
-from agent_habitat.verify.models import RungName
+from agent_habitat.verify.models import RungName, RungResult
 from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
@@ -195,3 +195,36 @@ async def test_a_workspace_climb_builds_the_reached_crates_once_for_clippy_check
     stale = [u["target"]["name"] for u in units if not u["fresh"]]
     assert len(units) == 2
     assert not stale, stale
+
+
+async def test_a_change_inside_the_test_module_runs_the_unit_tests_alone(tmp_path: Path) -> None:
+    # No doc test or integration test links #[cfg(test)] code: they are not run for it.
+    lib = "/// ```\n/// assert_eq!(fz::double(2), 4);\n/// ```\n" + _LIB
+    root = commit_tree(
+        tmp_path / "fz",
+        {
+            "Cargo.toml": '[package]\nname = "fz"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": lib,
+            "tests/api.rs": "#[test]\nfn api() {\n    assert_eq!(fz::double(1), 2);\n}\n",
+            ".gitignore": "target/\nCargo.lock\n",
+        },
+    )
+    write(root, "src/lib.rs", lib.replace("double(2), 4);\n    }", "double(2), 5);\n    }"))
+    ctx = _ctx(root, "f7")
+    climbed = await _climb(ctx)
+    tests = climbed["test.scoped"]
+    assert isinstance(tests, RungResult)
+    assert tests.state == "red", tests.reason
+    assert tests.command[-3:] == ["-p", "fz", "--lib"]
+    assert "0 passed, 1 failed" in tests.notes  # the doc test and tests/api.rs did not run
+    assert ctx.selection.tests == ["src/lib.rs"]
+    assert any("only in #[cfg(test)] modules" in r for r in ctx.selection.reasons)
+    # The same edit plus one in the code: every test of the crate.
+    write(
+        root,
+        "src/lib.rs",
+        lib.replace("2), 4);\n    }", "2), 5);\n    }").replace("x * 2", "x + x"),
+    )
+    again = await RUNNERS["test.scoped"](_ctx(root, "f8"))
+    assert again.command[-2:] == ["-p", "fz"]
+    assert "2 passed, 1 failed" in again.notes

@@ -24,10 +24,12 @@ from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from ...rungs.preamble import run_configured
 from .messages import compiler_messages
-from .metadata import METADATA_ARGV, CrateGraph, MetadataError, parse_metadata
+from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
+from .test_code import only_test_code
 
 __all__ = [
     "TOOL_NOTE",
+    "affected_of",
     "cargo_rung",
     "clippy_covered",
     "crate_graph",
@@ -48,7 +50,39 @@ _CLIPPED: dict[tuple[str, str], tuple[frozenset[str], RungResult]] = {}
 result: clippy is rustc's check plus lints, so `compile.project` of those crates in the
 same climb would check again what was just checked."""
 
+_TEST_CODE: dict[tuple[str, str], frozenset[str]] = {}
+"""(ladder id, root) → the touched files changed only inside `#[cfg(test)]` modules."""
+
 RustRung = Callable[[RungContext, CrateGraph], Awaitable[RungResult]]
+
+
+def _test_code(ctx: RungContext) -> frozenset[str]:
+    # Blocking: reads the touched .rs files and HEAD's text of them through git.
+    snapshot = ctx.snapshot
+    if not snapshot.in_git or snapshot.head is None:
+        return frozenset()
+    head = ctx.head or HeadTree(ctx.root, snapshot.head, ctx.workspace.state_dir)
+    found: set[str] = set()
+    for rel in ctx.existing([p for p in ctx.touched if p.endswith(".rs")]):
+        try:
+            now = (ctx.root / rel).read_text(encoding="utf-8").splitlines()
+            if only_test_code(now, head.lines(rel)):
+                found.add(rel)
+        except (OSError, UnicodeDecodeError):
+            continue
+    return frozenset(found)
+
+
+async def affected_of(ctx: RungContext, graph: CrateGraph) -> Affected:
+    """The crates the climb's change reaches (`CrateGraph.affected`), with the touched files
+    that changed only inside `#[cfg(test)]` modules (test_code.py) read once per climb."""
+    key = (ctx.ladder_id, str(ctx.root))
+    if key not in _TEST_CODE:
+        found = await anyio.to_thread.run_sync(_test_code, ctx)
+        while len(_TEST_CODE) >= 16:
+            del _TEST_CODE[next(iter(_TEST_CODE))]
+        _TEST_CODE[key] = found
+    return graph.affected(ctx.touched, _TEST_CODE[key])
 
 
 def head_target_dir(ctx: RungContext) -> Path:

@@ -5,7 +5,7 @@ dependencies (its reverse dependencies, transitively), and which test targets it
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -32,6 +32,9 @@ class Crate:
     """Its integration test targets as `file=name` (the file relative to the project root)."""
     binaries: frozenset[str] = frozenset()
     """Its targets' names as the names of their binaries (`-` as `_`)."""
+    unit_tests: tuple[str, ...] = ("--lib", "--bins")
+    """cargo test's selection of its unit-test harnesses: `--lib` when it has a library,
+    `--bins` when it has binaries."""
 
     def test_target_of(self, rel: str) -> str | None:
         """The integration test target whose root file is `rel`, if any."""
@@ -56,6 +59,9 @@ class Affected:
     only_tests: dict[str, list[str]] = field(default_factory=dict)
     """Crates the change touches only through integration test files: crate → targets.
     Their other tests cannot see the change."""
+    only_units: dict[str, list[str]] = field(default_factory=dict)
+    """Crates the change touches only inside `#[cfg(test)]` modules of their sources
+    (test_code.py): crate → those files. Their unit tests alone can see it, no other crate."""
     reasons: list[str] = field(default_factory=list)
 
 
@@ -97,13 +103,16 @@ class CrateGraph:
                     grew = True
         return out
 
-    def affected(self, touched: Iterable[str]) -> Affected:
+    def affected(self, touched: Iterable[str], test_code: Collection[str] = ()) -> Affected:
         """The crates `touched` reaches. A file under a crate's `tests/` reaches that crate's
-        integration tests only (a test target's own file: that target alone); any other
-        file of a crate reaches the crate and its reverse dependencies; the lock file,
-        cargo's config, a workspace manifest or a file outside every crate reaches all."""
+        integration tests only (a test target's own file: that target alone); a file under
+        its `src/` in `test_code` (changed only inside `#[cfg(test)]` modules) its unit
+        tests only; any other file of a crate reaches the crate and its reverse
+        dependencies; the lock file, cargo's config, a workspace manifest or a file outside
+        every crate reaches all."""
         result = Affected()
         code: set[str] = set()
+        units: dict[str, list[str]] = {}
         test_only: dict[str, set[str]] = {}
         for rel in sorted(touched):
             crate = self.crate_of(rel)
@@ -130,6 +139,9 @@ class CrateGraph:
                 test_only.setdefault(crate.name, set()).update(targets)
                 shown = f"test target {target}" if target else "integration tests' shared code"
                 result.reasons.append(f"{rel} is {crate.name}'s {shown}")
+            elif inner[:1] == ("src",) and rel in test_code:
+                units.setdefault(crate.name, []).append(rel)
+                result.reasons.append(f"{rel} changed only in #[cfg(test)] modules")
             else:
                 code.add(crate.name)
                 result.reasons.append(f"{rel} is in crate {crate.name}")
@@ -140,10 +152,11 @@ class CrateGraph:
         for name in sorted(reached - code):
             via = ", ".join(sorted(self.crates[name].path_deps & reached))
             result.reasons.append(f"{name} depends on {via}")
-        result.crates = sorted(reached | set(test_only))
+        result.crates = sorted(reached | set(test_only) | set(units))
         result.only_tests = {
             name: sorted(targets) for name, targets in test_only.items() if name not in reached
         }
+        result.only_units = {name: files for name, files in units.items() if name not in reached}
         return result
 
 
@@ -153,6 +166,14 @@ def _rel(root: Path, path: str) -> str:
     except ValueError as exc:
         raise MetadataError(f"{path} is outside the project {root}") from exc
     return rel or "."
+
+
+_LIBRARIES = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
+
+
+def _unit_tests(targets: list[dict[str, Any]]) -> tuple[str, ...]:
+    kinds = {k for t in targets for k in t.get("kind", [])}
+    return (*(["--lib"] if kinds & _LIBRARIES else []), *(["--bins"] if "bin" in kinds else []))
 
 
 def parse_metadata(text: str, root: Path) -> CrateGraph:
@@ -189,5 +210,6 @@ def parse_metadata(text: str, root: Path) -> CrateGraph:
             binaries=frozenset(
                 str(t["name"]).replace("-", "_") for t in package.get("targets", [])
             ),
+            unit_tests=_unit_tests(package.get("targets", [])),
         )
     return CrateGraph(root=root, crates=crates)

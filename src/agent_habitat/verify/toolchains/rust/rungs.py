@@ -23,6 +23,7 @@ from ...models import Diagnostic, RungName, RungResult
 from ...rungs.context import RungContext, nothing_to_do
 from .cargo import (
     TOOL_NOTE,
+    affected_of,
     cargo_rung,
     clippy_covered,
     graph_note,
@@ -51,8 +52,8 @@ def _nothing_touched(ctx: RungContext) -> str | None:
     return None if ctx.touched else "no touched files"
 
 
-def _affected(ctx: RungContext, graph: CrateGraph) -> list[str]:
-    return graph.affected(ctx.touched).crates
+async def _affected(ctx: RungContext, graph: CrateGraph) -> list[str]:
+    return (await affected_of(ctx, graph)).crates
 
 
 @cargo_rung("diagnose.files", no_work=_no_rust_files)
@@ -81,7 +82,7 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
         # The build test.scoped needs: the touched crates and every crate they reach, in one
         # cargo run (one feature resolution: the units test.scoped's `cargo test -p` of the
         # same crates finds fresh), which is compile.project's check of them too.
-        reached = _affected(ctx, graph)
+        reached = await _affected(ctx, graph)
         if set(reached) - set(crates):
             crates = sorted({*crates, *reached})
             notes.append(
@@ -116,7 +117,7 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
 @cargo_rung("compile.project", no_work=_nothing_touched)
 async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
     rung: RungName = "compile.project"
-    crates = _affected(ctx, graph)
+    crates = await _affected(ctx, graph)
     if not crates:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
     notes = [f"affected crates: {', '.join(crates)}"]
@@ -149,7 +150,7 @@ async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
 @cargo_rung("build.affected", no_work=_nothing_touched)
 async def build_affected(ctx: RungContext, graph: CrateGraph) -> RungResult:
     rung: RungName = "build.affected"
-    crates = _affected(ctx, graph)
+    crates = await _affected(ctx, graph)
     if not crates:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
     argv = ["cargo", "build", _JSON, *packages(crates)]

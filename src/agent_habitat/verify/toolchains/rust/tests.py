@@ -3,10 +3,13 @@
 `test.scoped` runs the tests of every affected crate (the touched crates and, through path
 dependencies, every crate that depends on them). A change under a crate's `tests/` reaches
 only its integration tests: the touched test target alone, or all of them for shared code
-there (`tests/util/mod.rs`). Within a crate nothing narrower is safe: any unit test may
-call the touched module, and cargo keeps no record of which does. An explicit filter
-(`--filter`) goes to libtest as its name filters. A test binary killed by a signal makes
-the rung `died`; the substrate's variables reach every test process (`ctx.run`).
+there (`tests/util/mod.rs`). A change only inside `#[cfg(test)] mod` blocks of its sources
+(test_code.py) reaches only its unit-test harnesses (`--lib`, `--bins`): no doc test,
+integration test or other crate links that code. Within a crate nothing narrower is safe:
+any unit test may call the touched module, and cargo keeps no record of which does. An
+explicit filter (`--filter`) goes to libtest as its name filters. A test binary killed by a
+signal makes the rung `died`; the substrate's variables reach every test process
+(`ctx.run`).
 
 Where the climb fuses clippy with the build (fused.py), cargo test runs with the same
 clippy-driver wrapper, so it finds diagnose.files' units fresh; a lint the project denies
@@ -19,7 +22,7 @@ import shlex
 from ...command import Outcome
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
-from .cargo import TOOL_NOTE, cargo_rung, graph_note, packages
+from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, packages
 from .fused import clippy_errors, fused_env, without_clippy
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
@@ -135,6 +138,7 @@ def _selection(graph: CrateGraph, affected: Affected, whole: list[str]) -> Selec
         if crate in graph.crates
         for target in targets
     ]
+    tests += [rel for _, files in sorted(affected.only_units.items()) for rel in files]
     return Selection(full=affected.every, tests=tests, reasons=list(affected.reasons))
 
 
@@ -142,19 +146,23 @@ def _selection(graph: CrateGraph, affected: Affected, whole: list[str]) -> Selec
 async def scoped_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
     rung: RungName = "test.scoped"
     if ctx.selection.filtered:
-        crates = graph.affected(ctx.touched).crates if ctx.touched else []
+        crates = (await affected_of(ctx, graph)).crates if ctx.touched else []
         scope = packages(crates) if crates else ["--workspace"]
         why = f"filtered: {' '.join(ctx.selection.tests)}"
         return await _cargo_test(
             ctx, rung, graph, [[*_BASE, *scope, "--", *ctx.selection.tests]], [why]
         )
-    affected = graph.affected(ctx.touched)
-    whole = [c for c in affected.crates if c not in affected.only_tests]
+    affected = await affected_of(ctx, graph)
+    alone = {*affected.only_tests, *affected.only_units}
+    whole = [c for c in affected.crates if c not in alone]
     runs: list[list[str]] = []
     if whole:
         runs.append([*_BASE, *packages(whole)])
-    for crate, targets in sorted(affected.only_tests.items()):
-        runs.append([*_BASE, "-p", crate, *(a for t in targets for a in ("--test", t))])
+    for crate in sorted(alone):
+        units = graph.crates[crate].unit_tests if crate in affected.only_units else ()
+        targets = affected.only_tests.get(crate, [])
+        if units or targets:
+            runs.append([*_BASE, "-p", crate, *units, *(a for t in targets for a in ("--test", t))])
     ctx.selection = _selection(graph, affected, whole)
     if not runs:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
