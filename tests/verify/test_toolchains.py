@@ -203,6 +203,16 @@ def test_a_detected_toolchains_output_folders_are_never_the_change(
     assert relevant(["app.js", "node_modules/dep/index.js"]) == ["app.js"]
 
 
+def test_a_build_caches_marker_is_never_the_change(tmp_path: Path) -> None:
+    # cargo's first build writes target/CACHEDIR.TAG into a temp folder, then renames it.
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "target7lgugf").mkdir()
+    (tmp_path / "target7lgugf/CACHEDIR.TAG").write_text("Signature: x", encoding="utf-8")
+    assert GitIgnore(tmp_path).relevant(["target7lgugf/CACHEDIR.TAG", "src/lib.rs"]) == [
+        "src/lib.rs"
+    ]
+
+
 def test_pythons_impact_looks_at_its_share_of_the_change_when_several_climb() -> None:
     py, go = Fake("python", ".py", "green"), Fake("go", ".go", "green")
     assert impact_files(TOUCHED, [py.chain]) == TOUCHED

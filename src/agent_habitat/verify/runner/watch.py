@@ -51,10 +51,16 @@ class GitIgnore:
         self.root = root
         self._cache: dict[str, bool] = {}
         self.ignores = frozenset(ignored_dirs(root) if ignores is None else ignores)
-        # `.habitat-tmp`: the edit verbs' atomic-write temp files (files/atomic.py), never a change.
+        # `.habitat-tmp`: the edit verbs' atomic-write temp files (files/atomic.py), never a
+        # change. `CACHEDIR.TAG`: a build cache's marker, written first into a temp folder
+        # the tool then renames (cargo's first build: `target1a2b3c/` → `target/`).
         self._filter = DefaultFilter(
             ignore_dirs=(*_IGNORED_DIRS, *sorted(self.ignores)),
-            ignore_entity_patterns=(*DefaultFilter.ignore_entity_patterns, r"\.habitat-tmp$"),
+            ignore_entity_patterns=(
+                *DefaultFilter.ignore_entity_patterns,
+                r"\.habitat-tmp$",
+                r"^CACHEDIR\.TAG$",
+            ),
         )
         self._in_git: bool | None = None
         self._outside = NotTheChange(root, self.ignores)
