@@ -6,8 +6,6 @@ that needs one light name (a model, `find_host`) skip importing the rest.
 
 from __future__ import annotations
 
-from importlib import import_module
-
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -23,6 +21,8 @@ def lazy_attributes(package: str, home: Mapping[str, str]) -> Callable[[str], An
         module = home.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        from importlib import import_module  # here: `agent_habitat.reach` is on every CLI call
+
         value = getattr(import_module(f".{module}", package), name)
         import sys
 

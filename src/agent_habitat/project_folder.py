@@ -6,11 +6,14 @@ check a flag before anything heavy is imported.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from .errors import UsageError
 
-__all__ = ["PROJECT_FILES", "VCS_FOLDERS", "a_project", "existing_dir"]
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["PROJECT_FILES", "VCS_FOLDERS", "a_project", "existing_dir", "named_project"]
 
 VCS_FOLDERS = (".git", ".hg", ".svn", ".jj", ".bzr", "_darcs", ".fossil")
 """A folder holding one of these, or under one that does, is a version-controlled tree."""
@@ -48,19 +51,13 @@ def a_project(path: str | Path, *, named: str | None = None) -> Path:
     flag's name) a folder the user named, `--project DIR`: a plain folder is then taken as
     asked, but `/` and the home folder never are.
     """
-    root = existing_dir(Path(path))
-    what = f"{named} {path}" if named else f"path {str(path)!r}"
-    if root == Path(root.anchor):
-        raise UsageError(
-            f"{what} is the file system's root, not a project; open the repository's own folder"
-        )
+    from pathlib import Path
+
     if named is not None:
-        if root == Path.home().resolve():
-            raise UsageError(
-                f"{what} is your home folder, not a project (the edit verbs would reach all "
-                "of it); name the repository's own folder"
-            )
-        return root
+        return Path(named_project(str(path), named))
+    root = existing_dir(Path(path))
+    if root == Path(root.anchor):
+        raise UsageError(_at_the_root(f"path {str(path)!r}"))
     for candidate in [root, *root.parents]:
         if candidate == Path(candidate.anchor):
             break  # a VCS folder at `/` would make everything a project
@@ -74,6 +71,28 @@ def a_project(path: str | Path, *, named: str | None = None) -> Path:
         "or above it and no project file (pyproject.toml, package.json, Cargo.toml, go.mod, "
         "…) in it; open the repository's folder, or make this one a project (`git init`)"
     )
+
+
+def named_project(path: str, named: str) -> str:
+    """A folder the user named with the flag `named` (`--project DIR`), resolved: taken as
+    asked, but never `/` nor the home folder (UsageError naming the flag). Paths as text:
+    the CLI's light path checks `--project` with this, without `pathlib`."""
+    root = os.path.realpath(os.path.expanduser(path))
+    if not os.path.isdir(root):
+        raise UsageError(f"path {path!r} is not an existing folder; pass a project directory")
+    what = f"{named} {path}"
+    if os.path.dirname(root) == root:
+        raise UsageError(_at_the_root(what))
+    if root == os.path.realpath(os.path.expanduser("~")):
+        raise UsageError(
+            f"{what} is your home folder, not a project (the edit verbs would reach all "
+            "of it); name the repository's own folder"
+        )
+    return root
+
+
+def _at_the_root(what: str) -> str:
+    return f"{what} is the file system's root, not a project; open the repository's own folder"
 
 
 def existing_dir(path: Path) -> Path:

@@ -3,11 +3,11 @@ the project tree."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from pathlib import Path
 
+from . import state_place
 from .errors import HabitatError
 
 __all__ = [
@@ -24,11 +24,7 @@ __all__ = [
 
 def habitat_home() -> Path:
     """`$HABITAT_HOME`, else `$XDG_STATE_HOME/agent-habitat`, else `~/.local/state/…`."""
-    if home := os.environ.get("HABITAT_HOME"):
-        return Path(home).expanduser()
-    if xdg := os.environ.get("XDG_STATE_HOME"):
-        return Path(xdg).expanduser() / "agent-habitat"
-    return Path.home() / ".local" / "state" / "agent-habitat"
+    return Path(state_place.habitat_home())
 
 
 def scm_root(path: Path) -> Path | None:
@@ -41,8 +37,7 @@ def scm_root(path: Path) -> Path | None:
 
 def find_project_root(start: Path | None = None) -> Path:
     """The git root above `start` (default: cwd), else `start` itself."""
-    start = (start or Path.cwd()).resolve()
-    return scm_root(start) or start
+    return Path(state_place.project_root(None if start is None else str(start)))
 
 
 class Workspace:
@@ -76,9 +71,7 @@ class Workspace:
     @classmethod
     def for_project(cls, root: Path, namespace: str = "workspaces") -> Workspace:
         root = root.resolve()
-        digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
-        name = "".join(c if c.isalnum() or c in "-_." else "_" for c in root.name) or "root"
-        return cls(root=root, state_dir=habitat_home() / namespace / f"{name}-{digest}")
+        return cls(root=root, state_dir=Path(state_place.state_dir(str(root), namespace)))
 
     @classmethod
     def named(cls, namespace: str, root: Path | None = None) -> Workspace:
@@ -130,6 +123,8 @@ def refuse_unsafe(path: Path) -> None:
     """Raise UnsafeStateError naming `path` when someone else owns it or may write to it."""
     info = path.lstat()
     kind = "folder" if stat.S_ISDIR(info.st_mode) else "file"
+    if not state_place.open_to_others(info):
+        return
     if info.st_uid != os.getuid():
         raise UnsafeStateError(
             f"the state {kind} {path} is owned by uid {info.st_uid}, not by you "

@@ -111,3 +111,32 @@ def test_the_host_run_path_reads_argv_and_a_spool_without_the_heavy_stdlib() -> 
     )
     for name in ("ctypes", "dataclasses", "inspect", "shutil", "typing", "pydantic", "anyio"):
         assert name not in loaded, name
+
+
+def test_a_run_through_a_host_finds_it_and_reads_its_answer_with_c_modules_alone() -> None:
+    # What a `habitat run` through a host does before and after its request: the command
+    # line read, the host found (its state folder named, the lock checked), a JSON answer
+    # read, the spool copied. `re`, `pathlib`, `json`, `socket`, `argparse`, `hashlib` and
+    # `threading` each cost several milliseconds of a ~60 ms call (issue 25).
+    loaded = _modules_after(
+        "import os\n"
+        "import agent_habitat.cli.host_verbs\n"
+        "from agent_habitat import state_place\n"
+        "from agent_habitat.cli.verb_argv import read_argv\n"
+        "from agent_habitat.proc.spool import Spool\n"
+        "from agent_habitat.reach.plain_client import host_of\n"
+        "from agent_habitat.reach.quick_json import dumps, loads\n"
+        "call = read_argv(['run', 'echo hi', '--tab', 'a', '--project', '/tmp', '--json'])\n"
+        "body = call.body\n"
+        "assert (body['command'], body['tab'], call.project) == ('echo hi', 'a', '/tmp')\n"
+        "assert host_of(state_place.project_root()) is None\n"
+        "assert loads(dumps({'a': [1, 2.5, None, 'é']})) == {'a': [1, 2.5, None, 'é']}\n"
+        "name = f'/tmp/habitat-lazy-spool-{os.getpid()}'\n"
+        "fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n"
+        "os.write(fd, b'hi\\n'); os.close(fd)\n"
+        "spool = Spool(name)\n"
+        "assert [c for _, c in spool.chunks(0, spool.size())] == [b'hi\\n']\n"
+        "os.unlink(name)"
+    )
+    heavy = ("re", "enum", "pathlib", "json", "socket", "argparse", "hashlib", "threading")
+    assert [name for name in heavy if name in loaded] == []

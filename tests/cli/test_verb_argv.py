@@ -100,3 +100,46 @@ def test_reading_a_command_line_imports_no_model_and_no_rich() -> None:
     )
     for name in ("pydantic", "rich", "anyio", "httpx2", "psutil", "agent_habitat.verbs"):
         assert name not in loaded, name
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["run", "echo hi"],
+        ["run", "echo hi", "build", "--json", "--project", "/tmp"],
+        ["run", "x", "--tab=b", "--timeout-seconds=1.5", "--env", "A=1", "--env=B=2"],
+        ["run", "x", "--background", "--background", "--tab", "a", "--tab", "b"],
+        ["run", "x", "--grep", "y"],  # not a flag of run
+        ["run", "--json", "echo hi"],  # a positional after a flag
+        ["run", "echo hi", "--tab"],  # a flag without its value
+        ["run", "echo hi", "--tab", "-x"],
+        ["run", "x", "--json=1"],
+        ["run", "-"],
+        ["run", "--", "ls"],
+        ["run", "x", "--tim", "3"],  # abbreviated
+        ["run", "x", "--timeout-seconds", "-1"],
+        ["run", "a", "b", "c"],
+        ["last", "web", "--tail-lines", "20", "--grep", "error|warn"],
+        ["last", "--json", "web"],
+        ["last", "--index", "x"],
+        ["history", "--limit", "5"],
+        ["input", "x"],
+        ["input", "repl", "x", "--eof"],
+        ["input"],
+        ["wait", "web", "--until=ready", "--timeout-seconds", "inf"],
+        ["scene"],
+        ["scene", "extra"],
+    ],
+)
+def test_the_plain_reading_agrees_with_argparse_or_leaves_the_line_to_it(argv: list[str]) -> None:
+    from agent_habitat.cli import verb_argv
+
+    try:
+        plain: dict[str, Any] | None = verb_argv._plainly(argv[0], argv[1:])
+    except verb_argv._Unsure:
+        return  # argparse reads it (the tests above hold that reading to the full parser's)
+    try:
+        parsed: dict[str, Any] | None = verb_argv._with_argparse(argv[0], argv[1:])
+    except verb_argv._Refused:
+        parsed = None
+    assert plain == parsed

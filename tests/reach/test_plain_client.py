@@ -152,3 +152,56 @@ def test_no_socket_is_gone_before_the_send(tmp_path: Path) -> None:
     with pytest.raises(HostGone) as gone:
         PlainHost(0, str(tmp_path / "none")).ask("GET", "/api/status", timeout=BOUND)
     assert not gone.value.sent
+
+
+def test_a_sent_request_is_waited_on_with_a_bound_then_read(serve: Serve) -> None:
+    go = threading.Event()
+
+    def answer(conn: socket.socket) -> None:
+        assert go.wait(BOUND)
+        conn.sendall(b'HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n{"a": 1}')
+
+    host, _ = serve(answer)
+    pending = host.send("POST", "/api/shell_run", {"command": "sleep 1"})
+    assert not pending.wait(0.01)  # no answer yet: the caller copies output meanwhile
+    go.set()
+    assert pending.wait(BOUND)
+    got = pending.answer()
+    assert (got.status, got.data) == (200, {"a": 1})
+
+
+def test_the_lock_the_light_path_reads_is_the_hosts() -> None:
+    from agent_habitat.reach import plain_client
+    from agent_habitat.reach.files import HostFiles
+    from agent_habitat.workspace import Workspace
+
+    files = HostFiles(Workspace.for_project(Path("/tmp")))
+    assert files.lock.name == plain_client._LOCK
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, -2.5e3, null, true, false, "\\u00e9\\n"], "b": {}}',
+        "  [] \n",
+        '"x"',
+        "NaN",
+        '{"big": 123456789012345678901234567890}',
+    ],
+)
+def test_quick_json_reads_as_json_does(text: str) -> None:
+    from agent_habitat.reach.quick_json import dumps, loads
+
+    got, want = loads(text), json.loads(text)
+    assert repr(got) == repr(want)
+    assert json.loads(dumps(want)) == want or repr(json.loads(dumps(want))) == repr(want)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "{", '{"a": 1} x', "[1,]", "nul"])
+def test_quick_json_refuses_what_json_refuses(text: str) -> None:
+    from agent_habitat.reach.quick_json import loads
+
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+    with pytest.raises(ValueError, match=r"JSON value|Expecting|extra data|Unterminated"):
+        loads(text)

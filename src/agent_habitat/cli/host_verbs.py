@@ -7,8 +7,10 @@ embedded path uses too. No pydantic, rich, anyio or httpx is imported, so the ca
 the interpreter's start and the host's own work.
 
 A foreground run's output is copied to the terminal while it goes on, as on the embedded
-path (`cli.attach`): the run's request waits in a thread while this one finds the run the
-request started (the tab's newest, newer than the one before) and copies its spool file.
+path (`cli.attach`): while the run's request waits for its answer, this finds the run it
+started (the tab's newest, newer than any run on disk when the request was sent: a run's
+spool folder is named by its id, which only grows) and copies its spool file. A quick
+command is answered before the first look: it costs one request.
 
 Whatever this path does not answer goes to the full path, which answers it with its own
 words: help, a command line the reader refuses, an interactive run (its stdin and terminal
@@ -19,9 +21,8 @@ names the flag). The host's refusals (404, 409) are printed as the full path pri
 
 from __future__ import annotations
 
-import json
+import os
 import sys
-from pathlib import Path
 
 from ..reach.plain_client import (
     HostAnswer,
@@ -31,6 +32,7 @@ from ..reach.plain_client import (
     host_of,
     starting_host,
 )
+from ..reach.quick_json import dumps
 from .shell_views import VIEWS, emit_json_data
 from .verb_argv import VerbCall, read_argv
 
@@ -49,33 +51,43 @@ class _Fallback(Exception):
     """The full path answers this call."""
 
 
-def _root(call: VerbCall) -> Path:
-    from ..workspace import find_project_root
+def _root(call: VerbCall) -> str:
+    from .. import state_place
 
     if call.project is not None:
         from ..errors import UsageError
-        from ..project_folder import a_project
+        from ..project_folder import named_project
 
         try:
-            return a_project(call.project, named="--project")
+            return named_project(call.project, "--project")
         except UsageError:
             raise _Fallback from None  # the full path names the bad flag
-    return find_project_root()
+    return state_place.project_root()
 
 
-def _host(root: Path) -> PlainHost | None:
+def _spool_dir(root: str) -> str:
+    from .. import state_place
+
+    return os.path.join(state_place.state_dir(root), "spool")
+
+
+def _host(root: str) -> PlainHost | None:
     try:
         host = host_of(root)
     except StateNotSafe as exc:
         raise _Fallback from exc  # the full path refuses the folder and says why
+    if host is not None:
+        return host
     # One started behind the command before (`cli.host_start`) may be on its way up.
-    return host if host is not None else starting_host(root)
+    from pathlib import Path
+
+    return starting_host(Path(root))
 
 
 def _error(message: str, as_json: bool) -> int:
     """A refusal, as `cli.common.report_error` prints one (exit 1)."""
     if as_json:
-        sys.stderr.write(json.dumps({"error": message, "field": None}) + "\n")
+        sys.stderr.write(dumps({"error": message, "field": None}) + "\n")
     else:
         print(f"habitat: {message}", file=sys.stderr)
     return 1
@@ -93,56 +105,58 @@ class _Spool:
             return
         from ..proc.spool import Spool
 
-        spool = Spool(Path(self.path))
+        spool = Spool(self.path)
         for offset, chunk in spool.chunks(self.offset, spool.size()):
             sys.stdout.buffer.write(chunk)
             self.offset = offset + len(chunk)
         sys.stdout.buffer.flush()
 
 
-def _newest(host: PlainHost, tab: str) -> int | None:
-    """The index of the tab's newest run; None when it has none."""
-    answer = host.ask("POST", f"/api/{_PREFIX}_last", {"tab": tab, "tail_lines": 0})
-    if answer.status == 404:
-        return None
-    if answer.status != 200 or not isinstance(answer.data, dict):
-        raise _Fallback
-    return int(answer.data["index"])
+_RUN_DIR = "run-"
+"""A run's spool folder is `run-<id>` (`shell.run_store`), its id an AUTOINCREMENT."""
 
 
-def _followed(host: PlainHost, command: str, body: dict[str, Any]) -> tuple[HostAnswer, bool]:
+def _run_id(spool: str) -> int | None:
+    """The id of the run whose spool file is `spool` (`…/run-<id>/output`)."""
+    name = os.path.basename(os.path.dirname(spool))
+    digits = name[len(_RUN_DIR) :]
+    return int(digits) if name.startswith(_RUN_DIR) and digits.isdigit() else None
+
+
+def _newest_on_disk(spool_dir: str) -> int:
+    """The highest run id with a spool folder in `spool_dir` (0 when none)."""
+    try:
+        names = os.listdir(spool_dir)
+    except OSError:
+        return 0
+    ids = [_run_id(os.path.join(spool_dir, name, "output")) for name in names]
+    return max((i for i in ids if i is not None), default=0)
+
+
+def _followed(
+    host: PlainHost, command: str, body: dict[str, Any], spool_dir: str
+) -> tuple[HostAnswer, bool]:
     """The call's answer, with the output of the run it started copied as it comes; and
     whether it was (the view then does not print the output again)."""
-    import threading  # only a foreground run needs a second thread
-
     tab = str(body.get("tab", "main"))
-    before = _newest(host, tab)
-    outcome: list[HostAnswer | BaseException] = []
-
-    def request() -> None:
-        try:
-            outcome.append(host.ask("POST", f"/api/{_PREFIX}_{command}", body))
-        except BaseException as exc:  # handed to the main thread, which raises it
-            outcome.append(exc)
-
-    worker = threading.Thread(target=request, name="habitat-run", daemon=True)
-    worker.start()
+    before = _newest_on_disk(spool_dir)
+    pending = host.send("POST", f"/api/{_PREFIX}_{command}", body)
     spool = _Spool()
-    # A quick command is over before the first look: its output is copied from the spool
-    # once, at the end, and the host is asked nothing more meanwhile.
-    worker.join(FOLLOW_SECONDS)
-    while worker.is_alive():
-        if spool.path is None:
-            last = host.ask("POST", f"/api/{_PREFIX}_last", {"tab": tab, "tail_lines": 0})
-            data = last.data
-            if last.status == 200 and isinstance(data, dict):
-                if before is None or int(data["index"]) > before:
-                    spool.path = str(data["spool"])
-        spool.pump()
-        worker.join(FOLLOW_SECONDS)
-    (answer,) = outcome
-    if isinstance(answer, BaseException):
-        raise answer
+    try:
+        # A quick command is over before the first look: its output is copied from the
+        # spool once, at the end, and the host is asked nothing more meanwhile.
+        while not pending.wait(FOLLOW_SECONDS):
+            if spool.path is None:
+                last = host.ask("POST", f"/api/{_PREFIX}_last", {"tab": tab, "tail_lines": 0})
+                data = last.data
+                if last.status == 200 and isinstance(data, dict):
+                    started = _run_id(str(data.get("spool", "")))
+                    if started is not None and started > before:
+                        spool.path = str(data["spool"])
+            spool.pump()
+        answer = pending.answer()
+    finally:
+        pending.close()
     if answer.status == 200 and isinstance(answer.data, dict):
         spool.path = str(answer.data.get("spool", spool.path))
         spool.pump()
@@ -159,7 +173,7 @@ def _serve(call: VerbCall) -> int | None:
     name = f"{_PREFIX}_{call.command}"
     try:
         if stream:
-            answer, streamed = _followed(host, call.command, call.body)
+            answer, streamed = _followed(host, call.command, call.body, _spool_dir(root))
         else:
             answer, streamed = host.ask("POST", f"/api/{name}", call.body), False
     except HostGone as exc:

@@ -11,8 +11,6 @@ the command's output.
 
 from __future__ import annotations
 
-import json
-import signal
 import sys
 
 from .styles import dim
@@ -42,7 +40,7 @@ class ShellView:
 
     def __init__(
         self,
-        show: Callable[[Data, bool, Path | None], None],
+        show: Callable[[Data, bool, Path | str | None], None],
         exit_code: Callable[[Data], int] = _zero,
         *,
         streams: bool = False,
@@ -52,8 +50,16 @@ class ShellView:
         self.streams = streams
 
 
+def _as_path(root: Path | str | None) -> Path | None:
+    from pathlib import Path
+
+    return None if root is None else Path(root)
+
+
 def emit_json_data(data: Any) -> None:
     """`--json`: the result as indented JSON (the same text on both paths)."""
+    import json  # here: a plain answer does without it (`re` and `enum` come with it)
+
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -87,6 +93,8 @@ def _end_words(state: str | None, exit_code: int | None, sig: int | None) -> str
         return f"exit {exit_code}"
     if sig:
         try:
+            import signal  # here: its enums cost `enum` on every call otherwise
+
             name = signal.Signals(sig).name
         except ValueError:
             name = f"signal {sig}"
@@ -94,7 +102,7 @@ def _end_words(state: str | None, exit_code: int | None, sig: int | None) -> str
     return f"{state or 'no run'} (no exit code)"
 
 
-def _show_run(r: Data, streamed: bool, root: Path | None) -> None:
+def _show_run(r: Data, streamed: bool, root: Path | str | None) -> None:
     if not streamed and r["state"] != "running":
         sys.stdout.write(r["output"])
         sys.stdout.flush()
@@ -109,11 +117,11 @@ def _show_run(r: Data, streamed: bool, root: Path | None) -> None:
         sys.stderr.write(f"[{r['omitted_bytes']} bytes omitted; full output: {r['spool']}]\n")
 
 
-def _show_scene(scene: Data, streamed: bool, root: Path | None) -> None:
+def _show_scene(scene: Data, streamed: bool, root: Path | str | None) -> None:
     from .host_scene import scene_of
     from .scene_view import print_scene
 
-    print_scene(scene_of(scene), root)
+    print_scene(scene_of(scene), _as_path(root))
 
 
 _HISTORY = (
@@ -127,7 +135,7 @@ _HISTORY = (
 )
 
 
-def _show_history(result: Data, streamed: bool, root: Path | None) -> None:
+def _show_history(result: Data, streamed: bool, root: Path | str | None) -> None:
     from .scene_view import shown_cwd
     from .styles import styled
 
@@ -139,7 +147,7 @@ def _show_history(result: Data, streamed: bool, root: Path | None) -> None:
             row["state"] if row.get("exit_code") is None else str(row["exit_code"]),
             f"{row['duration_s']:.2f}s",
             str(row["output_bytes"]),
-            shown_cwd(row["cwd"], root),
+            shown_cwd(row["cwd"], _as_path(root)),
         )
         for row in result["rows"]
     ]
@@ -147,7 +155,7 @@ def _show_history(result: Data, streamed: bool, root: Path | None) -> None:
     sys.stdout.write(render_table(_HISTORY, rows, width=width, styled=styled(sys.stdout)))
 
 
-def _show_last(result: Data, streamed: bool, root: Path | None) -> None:
+def _show_last(result: Data, streamed: bool, root: Path | str | None) -> None:
     sys.stdout.write(result["output"])
     sys.stdout.flush()
     if result.get("running"):
@@ -163,7 +171,7 @@ def _show_last(result: Data, streamed: bool, root: Path | None) -> None:
     )
 
 
-def _show_which(r: Data, streamed: bool, root: Path | None) -> None:
+def _show_which(r: Data, streamed: bool, root: Path | str | None) -> None:
     pid = f" · pid {r['pid']}" if r.get("pid") else ""
     sys.stdout.write(
         f"{r['tab']}: {r['shell']} ({r['executable']}, {r['version']})\n"
@@ -171,7 +179,7 @@ def _show_which(r: Data, streamed: bool, root: Path | None) -> None:
     )
 
 
-def _show_kill(r: Data, streamed: bool, root: Path | None) -> None:
+def _show_kill(r: Data, streamed: bool, root: Path | str | None) -> None:
     if not r.get("killed"):
         sys.stdout.write(f"tab {r['tab']}: nothing running\n")
         return
@@ -182,12 +190,12 @@ def _show_kill(r: Data, streamed: bool, root: Path | None) -> None:
     )
 
 
-def _show_close(r: Data, streamed: bool, root: Path | None) -> None:
+def _show_close(r: Data, streamed: bool, root: Path | str | None) -> None:
     sys.stdout.write(f"closed {r['tab']}" + (" (killed its command)" if r.get("killed") else ""))
     sys.stdout.write("\n")
 
 
-def _show_wait(r: Data, streamed: bool, root: Path | None) -> None:
+def _show_wait(r: Data, streamed: bool, root: Path | str | None) -> None:
     if r.get("index") is None:
         sys.stdout.write(f"{r['reason']} · tab {r['tab']} has no runs yet\n")
         return
@@ -200,7 +208,7 @@ def _show_wait(r: Data, streamed: bool, root: Path | None) -> None:
     sys.stdout.write(f"{r['reason']}{detail} · tab {r['tab']} #{r['index']} · {end}\n")
 
 
-def _show_input(r: Data, streamed: bool, root: Path | None) -> None:
+def _show_input(r: Data, streamed: bool, root: Path | str | None) -> None:
     sys.stdout.write(f"wrote {r['bytes_written']} B to #{r['index']}\n")
 
 

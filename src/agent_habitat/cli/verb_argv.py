@@ -8,6 +8,12 @@ parses with the same argparse calls, so both accept the same command lines with 
 results. Anything that is not a plain, valid call — help, a parse error, a flag given twice,
 an interactive run — returns None, and the full parser answers it, with its own messages.
 
+A plain command line (the positional words first, then whole `--flag value` or `--flag=value`
+of this verb) is read without argparse, which with `gettext` and `re` would be a quarter of
+what a call through the host spends on imports; any other (an abbreviated flag, `--`, a
+value that starts with a dash) goes to the argparse reading, which decides as the full
+parser does.
+
 `VERIFY_ARGUMENTS` is the same copy for `habitat verify` (`verify_run`'s row, help texts
 kept, `wait` left out: the command always waits), which `cli.verify_cmds` builds its flags
 from without importing the models.
@@ -15,12 +21,10 @@ from without importing the models.
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
-    from typing import Any, NoReturn
+    import argparse
+    from typing import Any
 
 __all__ = [
     "ARGUMENTS",
@@ -164,34 +168,122 @@ class VerbCall:
     __slots__ = ("body", "command", "json", "project")
 
     def __init__(
-        self, command: str, body: dict[str, Any], *, json: bool, project: Path | None
+        self, command: str, body: dict[str, Any], *, json: bool, project: str | None
     ) -> None:
         self.command = command
         self.body = body
         self.json = json
         self.project = project
+        """`--project` as given (the caller checks it)."""
 
 
 class _Refused(Exception):
     """The command line is not one this reader answers: the full parser will."""
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise _Refused(message)
-
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        # This parser never prints help (the full path does); a width of its own spares
-        # `shutil` (and its compression modules), which argparse imports to ask the terminal.
-        return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
+_COMMON: list[tuple[tuple[str, ...], dict[str, Any]]] = [
+    (("--json",), {"dest": "json", "action": "store_true"}),
+    (("--project",), {"dest": "project", **_S}),
+]
+"""The flags every shell verb has besides its own (`cli.flags`)."""
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
-    parser = _Parser(prog=f"habitat {command}", add_help=False, exit_on_error=False)
+    import argparse
+    from typing import NoReturn
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise _Refused(message)
+
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            # This parser never prints help (the full path does); a width of its own spares
+            # `shutil` (and its compression modules), which argparse imports for the terminal.
+            return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
+
+    parser = Parser(prog=f"habitat {command}", add_help=False, exit_on_error=False)
     add_arguments(parser, ARGUMENTS[command])
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--project", type=Path)
+    add_arguments(parser, _COMMON)
     return parser
+
+
+def _with_argparse(command: str, rest: list[str]) -> dict[str, Any]:
+    import argparse
+
+    try:
+        return vars(_parser(command).parse_args(rest))
+    except argparse.ArgumentError as exc:
+        raise _Refused(str(exc)) from None
+
+
+class _Unsure(Exception):
+    """Not a plain command line: argparse reads it."""
+
+
+def _plainly(command: str, rest: list[str]) -> dict[str, Any]:
+    """`rest` read as argparse reads a plain command line: its positional words all first,
+    then whole flags of this verb; `_Unsure` for anything else."""
+    specs = [*ARGUMENTS[command], *_COMMON]
+    flags = {names[0]: spec for names, spec in specs if names[0].startswith("--")}
+    values: dict[str, Any] = {
+        spec["dest"]: False if spec.get("action") == "store_true" else None
+        for spec in flags.values()
+    }
+    words: list[str] = []
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        i += 1
+        if not word.startswith("-") or word == "-":
+            if len(words) < i - 1:
+                raise _Unsure  # a positional word after a flag: argparse's own rules
+            words.append(word)
+            continue
+        name, eq, value = word.partition("=")
+        flag = flags.get(name)
+        if flag is None:
+            raise _Unsure  # `--`, a short or abbreviated flag, a negative number
+        if flag.get("action") == "store_true":
+            if eq:
+                raise _Unsure
+            values[flag["dest"]] = True
+            continue
+        if not eq:
+            if i >= len(rest) or rest[i].startswith("-"):
+                raise _Unsure
+            value = rest[i]
+            i += 1
+        _put(values, flag, value)
+    values.update(_positionals([(n[0], s) for n, s in specs if not n[0].startswith("-")], words))
+    return values
+
+
+def _put(values: dict[str, Any], flag: dict[str, Any], value: str) -> None:
+    try:
+        typed = _TYPES[flag.get("type", "str")](value)
+    except ValueError:
+        raise _Unsure from None
+    if flag.get("action") == "append":
+        values[flag["dest"]] = [*(values[flag["dest"]] or []), typed]
+    else:
+        values[flag["dest"]] = typed
+
+
+def _positionals(specs: list[tuple[str, dict[str, Any]]], words: list[str]) -> dict[str, Any]:
+    """The positional words given to `specs`, as argparse fills them in one go: the required
+    ones first served, the optional (`?`) ones left to right with what is spare."""
+    required = [name for name, spec in specs if spec.get("nargs") != "?"]
+    spare = len(words) - len(required)
+    if spare < 0 or spare > len(specs) - len(required):
+        raise _Unsure
+    values: dict[str, Any] = {}
+    for name, spec in specs:
+        if spec.get("nargs") != "?" or spare:
+            spare -= spec.get("nargs") == "?"
+            values[name] = words.pop(0)
+        else:
+            values[name] = None
+    return values
 
 
 def _key_values(pairs: list[str]) -> dict[str, str] | None:
@@ -212,15 +304,18 @@ def read_argv(argv: list[str]) -> VerbCall | None:
     if any(word in ("-h", "--help") for word in rest):
         return None
     try:
-        ns = _parser(command).parse_args(rest)
+        try:
+            ns = _plainly(command, rest)
+        except _Unsure:
+            ns = _with_argparse(command, rest)
         body: dict[str, Any] = {}
         for names, spec in ARGUMENTS[command]:
             dest = spec.get("dest", names[0])
             if dest == "tab_positional":
                 continue
-            value = getattr(ns, dest)
+            value = ns[dest]
             if dest == _BOTH_WAYS:
-                given = getattr(ns, "tab_positional", None)
+                given = ns.get("tab_positional")
                 if given is not None and value is not None and given != value:
                     return None  # given twice: the full path says so
                 value = given if given is not None else value
@@ -228,6 +323,6 @@ def read_argv(argv: list[str]) -> VerbCall | None:
                 value = _key_values(value)
             if value is not None:
                 body[dest] = value
-    except (_Refused, argparse.ArgumentError):
+    except _Refused:
         return None
-    return VerbCall(command, body, json=bool(ns.json), project=ns.project)
+    return VerbCall(command, body, json=bool(ns["json"]), project=ns["project"])

@@ -8,12 +8,8 @@ the reader's business (the shell cleans ANSI and `\\r` overlays, verify parses r
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from pathlib import Path
 
 # anyio is imported by the waits that need it: the CLI copies a spool to the terminal with
 # no event loop, and must not pay for importing one.
@@ -22,6 +18,8 @@ from .spool_hole import Hole, read_hole
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
 if TYPE_CHECKING:
     import ctypes
+    from collections.abc import Iterator
+    from pathlib import Path
 
 __all__ = ["Growth", "Hole", "Spool", "split_lines"]
 
@@ -44,9 +42,10 @@ class Spool:
     """A run's spool file at `path` (immutable; equal to another of the same path)."""
 
     __slots__ = ("path",)
-    path: Path
+    path: Path | str
+    """A Path, or the path's text (the CLI's light path has no `pathlib`)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         object.__setattr__(self, "path", path)
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -211,15 +210,10 @@ class Spool:
         if carry:
             yield carry_at, carry
 
-    @asynccontextmanager
-    async def growth(self) -> AsyncIterator[Growth]:
-        """Notice writes to the spool from here on (`await growth.wait()`)."""
-        watch = _Inotify.open(self.path.parent)
-        try:
-            yield Growth(self, watch)
-        finally:
-            if watch is not None:
-                watch.close()
+    def growth(self) -> _Watching:
+        """Notice writes to the spool from here on: `async with spool.growth() as growth:
+        await growth.wait()`."""
+        return _Watching(self)
 
 
 def split_lines(offset: int, block: bytes, max_line_bytes: int) -> Iterator[tuple[int, bytes]]:
@@ -230,6 +224,28 @@ def split_lines(offset: int, block: bytes, max_line_bytes: int) -> Iterator[tupl
         end = cut + 1 if cut >= 0 else min(len(block), i + max_line_bytes)
         yield offset + i, block[i:end]
         i = end
+
+
+class _Watching:
+    """`Spool.growth()`: a `Growth` while the block lasts (a class, not `contextlib`'s
+    decorator: the CLI reads spools through this module and does without `contextlib`)."""
+
+    def __init__(self, spool: Spool) -> None:
+        self._spool = spool
+        self._watch: _Inotify | None = None
+
+    async def __aenter__(self) -> Growth:
+        self._watch = _Inotify.open(os.path.dirname(self._spool.path))
+        try:
+            return Growth(self._spool, self._watch)
+        except BaseException:
+            await self.__aexit__()
+            raise
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
 
 
 class Growth:
@@ -265,7 +281,7 @@ class _Inotify:
         self.fd = fd
 
     @classmethod
-    def open(cls, folder: Path) -> _Inotify | None:
+    def open(cls, folder: str) -> _Inotify | None:
         libc = _libc()
         if libc is None:
             return None
@@ -297,8 +313,17 @@ class _Inotify:
         os.close(self.fd)
 
 
-@functools.cache
+_LIBC: list[ctypes.CDLL | None] = []
+"""`_libc()`'s answer, once asked."""
+
+
 def _libc() -> ctypes.CDLL | None:
+    if not _LIBC:
+        _LIBC.append(_load_libc())
+    return _LIBC[0]
+
+
+def _load_libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
     import ctypes  # here: inotify is for the waits, not for a reader of the file

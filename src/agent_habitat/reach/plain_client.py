@@ -15,15 +15,15 @@ that lock (the kernel drops the lock when the host dies, so a stale record reads
 
 from __future__ import annotations
 
+import _socket
 import fcntl
-import json
 import os
-import socket
+
+from .quick_json import dumps, loads
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from io import BufferedReader
     from pathlib import Path
     from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "HostAnswer",
     "HostGone",
     "HostRefused",
+    "Pending",
     "PlainHost",
     "StateNotSafe",
     "host_of",
@@ -101,15 +102,14 @@ class PlainHost:
         """One request; `timeout` bounds each wait for the answer (None: as long as the
         host takes, for a foreground run). HostGone when the host cannot be reached or
         hangs up."""
-        conn = self._send(method, target, body, timeout)
-        try:
-            with conn.makefile("rb") as f:
-                status, fields = _head(f)
-                return _answer(status, b"".join(_body(f, fields)))
-        except OSError as exc:
-            raise HostGone(str(exc) or type(exc).__name__, sent=True) from exc
-        finally:
-            conn.close()
+        return self.send(method, target, body, timeout=timeout).answer()
+
+    def send(
+        self, method: str, target: str, body: Any = None, *, timeout: float | None = None
+    ) -> Pending:
+        """One request sent, its answer read later (`Pending.answer`), so the caller can do
+        something else meanwhile (`Pending.wait`) without a thread."""
+        return Pending(self._send(method, target, body, timeout))
 
     def lines(self, method: str, target: str, body: Any = None) -> Iterator[Any]:
         """The JSON lines of a 200 answer as they come (no read timeout: it lasts as long
@@ -117,32 +117,34 @@ class PlainHost:
         host cannot be reached, hangs up, or sends a line that is not JSON."""
         conn = self._send(method, target, body, None)
         try:
-            with conn.makefile("rb") as f:
-                status, fields = _head(f)
-                if status != 200:
-                    raise HostRefused(status, _answer(status, b"".join(_body(f, fields))).refusal())
-                pending = b""
-                for piece in _body(f, fields):
-                    pending += piece
-                    *complete, pending = pending.split(b"\n")
-                    for line in complete:
-                        if line.strip():
-                            yield json.loads(line)
-                if pending.strip():  # a last line without its newline
-                    yield json.loads(pending)
+            f = _Reader(conn)
+            status, fields = _head(f)
+            if status != 200:
+                raise HostRefused(status, _answer(status, b"".join(_body(f, fields))).refusal())
+            pending = b""
+            for piece in _body(f, fields):
+                pending += piece
+                *complete, pending = pending.split(b"\n")
+                for line in complete:
+                    if line.strip():
+                        yield loads(line.decode())
+            if pending.strip():  # a last line without its newline
+                yield loads(pending.decode())
         except (OSError, ValueError) as exc:
             raise HostGone(str(exc) or type(exc).__name__, sent=True) from exc
         finally:
             conn.close()
 
-    def _send(self, method: str, target: str, body: Any, timeout: float | None) -> socket.socket:
-        payload = b"" if body is None else json.dumps(body).encode()
+    def _send(self, method: str, target: str, body: Any, timeout: float | None) -> _socket.socket:
+        payload = b"" if body is None else dumps(body).encode()
         head = (
             f"{method} {target} HTTP/1.1\r\nHost: localhost\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
             "Connection: close\r\n\r\n"
         ).encode()
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # `_socket`, not `socket`: the wrapper module costs `enum` and `selectors`, and a
+        # request needs none of what it adds.
+        conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         try:
             conn.settimeout(CONNECT_SECONDS if timeout is None else timeout)
             try:
@@ -160,7 +162,76 @@ class PlainHost:
         return conn
 
 
-def _head(f: BufferedReader) -> tuple[int, dict[str, str]]:
+class Pending:
+    """A request sent (`PlainHost.send`): wait for its answer with a bound, then read it."""
+
+    __slots__ = ("_conn",)
+
+    def __init__(self, conn: _socket.socket) -> None:
+        self._conn = conn
+
+    def wait(self, seconds: float) -> bool:
+        """True once the answer (or the host's hang-up) can be read; False after `seconds`."""
+        import select  # a C module: no import cost to speak of
+
+        poll = select.poll()
+        poll.register(self._conn.fileno(), select.POLLIN)
+        return bool(poll.poll(max(0, round(seconds * 1000))))
+
+    def answer(self) -> HostAnswer:
+        """The answer, read whole (as long as the host takes); the connection closed.
+        HostGone when the host hangs up."""
+        try:
+            f = _Reader(self._conn)
+            status, fields = _head(f)
+            return _answer(status, b"".join(_body(f, fields)))
+        except OSError as exc:
+            raise HostGone(str(exc) or type(exc).__name__, sent=True) from exc
+        finally:
+            self._conn.close()
+
+    def close(self) -> None:
+        """Hang up without the answer (the host cancels the call)."""
+        self._conn.close()
+
+
+class _Reader:
+    """The buffered reads an HTTP answer needs, over a socket (`socket.makefile` without
+    the `socket` module)."""
+
+    __slots__ = ("_buf", "_conn")
+
+    def __init__(self, conn: _socket.socket) -> None:
+        self._conn = conn
+        self._buf = b""
+
+    def _fill(self) -> bool:
+        chunk = self._conn.recv(1 << 16)
+        self._buf += chunk
+        return bool(chunk)
+
+    def readline(self) -> bytes:
+        while (end := self._buf.find(b"\n")) < 0:
+            if not self._fill():
+                line, self._buf = self._buf, b""
+                return line
+        line, self._buf = self._buf[: end + 1], self._buf[end + 1 :]
+        return line
+
+    def read(self, size: int) -> bytes:
+        while len(self._buf) < size and self._fill():
+            pass
+        data, self._buf = self._buf[:size], self._buf[size:]
+        return data
+
+    def read1(self, size: int) -> bytes:
+        if not self._buf:
+            self._fill()
+        data, self._buf = self._buf[:size], self._buf[size:]
+        return data
+
+
+def _head(f: _Reader) -> tuple[int, dict[str, str]]:
     """The status and the header fields (names lower-cased) of an answer."""
     status_line = f.readline()
     if not status_line:
@@ -176,7 +247,7 @@ def _head(f: BufferedReader) -> tuple[int, dict[str, str]]:
         raise ConnectionResetError(f"not an HTTP answer: {status_line!r}") from None
 
 
-def _body(f: BufferedReader, fields: dict[str, str]) -> Iterator[bytes]:
+def _body(f: _Reader, fields: dict[str, str]) -> Iterator[bytes]:
     """The body's bytes as they arrive: chunked, of a stated length, or up to the close."""
     if "chunked" in fields.get("transfer-encoding", "").lower():
         while size := int(f.readline().split(b";")[0].strip() or b"0", 16):
@@ -193,13 +264,13 @@ def _body(f: BufferedReader, fields: dict[str, str]) -> Iterator[bytes]:
 def _answer(status: int, body: bytes) -> HostAnswer:
     text = body.decode("utf-8", "replace")
     try:
-        decoded = json.loads(text) if text.strip() else None
+        decoded = loads(text) if text.strip() else None
     except ValueError:
         decoded = None
     return HostAnswer(status, decoded, text)
 
 
-def live_host(lock: Path) -> PlainHost | None:
+def live_host(lock: Path | str) -> PlainHost | None:
     """The host that holds `lock` and has published its record, or None (no host runs, or
     it is still starting)."""
     try:
@@ -213,7 +284,7 @@ def live_host(lock: Path) -> PlainHost | None:
             pass  # held: a host runs
         else:
             return None  # nobody holds it: whatever the file says, no host runs
-        record = json.loads(os.pread(fd, 1 << 16, 0) or b"null")
+        record = loads(os.pread(fd, 1 << 16, 0).decode() or "null")
     except ValueError:
         return None  # still being written: a starting host
     finally:
@@ -231,21 +302,28 @@ class StateNotSafe(Exception):
     there could name their socket. The full path refuses such a folder and says why."""
 
 
-def host_of(root: Path) -> PlainHost | None:
+def host_of(root: Path | str) -> PlainHost | None:
     """The live host of the workspace at `root`, or None; StateNotSafe when the state
     folder may not be trusted to name it (every client of the host asks through this)."""
-    from ..errors import HabitatError
-    from ..workspace import Workspace, habitat_home, refuse_unsafe
-    from .files import HostFiles
+    from .. import state_place
 
-    files = HostFiles(Workspace.for_project(root))
-    try:
-        for path in (habitat_home(), files.state_dir, files.lock):
-            if path.exists():
-                refuse_unsafe(path)
-    except (OSError, HabitatError) as exc:
-        raise StateNotSafe(str(exc)) from exc
-    return live_host(files.lock)
+    home = state_place.habitat_home()
+    state = state_place.state_dir(str(root))
+    lock = os.path.join(state, _LOCK)
+    for path in (home, state, lock):
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise StateNotSafe(str(exc)) from exc
+        if state_place.open_to_others(info):
+            raise StateNotSafe(f"{path} may be changed by another user")
+    return live_host(lock)
+
+
+_LOCK = "host.lock"
+"""The host's lock in its state folder (`reach.files.HostFiles.lock`; a test keeps them one)."""
 
 
 def starting_host(root: Path, within: float = STARTING_SECONDS) -> PlainHost | None:

@@ -326,7 +326,7 @@ def compile_pattern(pattern: str | None, argument: str) -> ClientPattern | None:
     return ClientPattern(pattern, argument)
 
 
-def last_line(path: Path, window: int = 4096) -> str:
+def last_line(path: Path | str, window: int = 4096) -> str:
     """The last non-empty line of the spool, cleaned (what a progress report shows)."""
     text = clean_text(Spool(path).tail(window))
     for line in reversed(text.splitlines()):
