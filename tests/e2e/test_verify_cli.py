@@ -139,3 +139,31 @@ def test_a_git_that_refuses_to_work_is_reported_with_its_words_and_the_fix(
     err = capsys.readouterr().err
     assert "dubious ownership" in err
     assert f"git config --global --add safe.directory {calc}" in err
+
+
+def test_a_verify_in_its_own_process_counts_its_start_apart_from_the_snapshot(
+    calc: Path,
+) -> None:
+    # What a person waits for `habitat verify --no-host` starts with the interpreter and its
+    # imports: in the wall, as `start_s`, never as the snapshot and selection (`prepare_s`).
+    import subprocess
+    import sys
+    import time
+
+    break_sample(calc, "lint")
+    argv = [sys.executable, "-m", "agent_habitat", "verify", "--no-host", "--json"]
+    began = time.monotonic()
+    done = subprocess.run(
+        [*argv, "--project", str(calc), "--rung", "diagnose.files"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    waited = time.monotonic() - began
+    assert done.returncode == 1, done.stderr
+    timing = json.loads(done.stdout)["timing"]
+    assert timing["start_s"] > 0
+    assert timing["wall_s"] <= waited  # never more than the person waited
+    parts = ("rungs_s", "prepare_s", "start_s", "baseline_s", "queue_s", "coalesce_s")
+    assert round(sum(timing.get(p) or 0 for p in parts), 3) == timing["wall_s"]

@@ -28,3 +28,8 @@ def test_parts_rounded_apart_never_make_a_negative_remainder() -> None:
     timing = timing_of(1.0004, [0.5004, 0.5004])
     assert timing.prepare_s is None
     assert timing.wall_s == 1.0
+
+
+def test_a_process_start_is_a_part_of_its_own_not_the_snapshot() -> None:
+    timing = timing_of(3.0, [0.5], start_s=2.0)
+    assert (timing.start_s, timing.prepare_s) == (2.0, 0.5)

@@ -32,6 +32,7 @@ _PARTS = (
     ("baseline_s", "warm-up"),
     ("queue_s", "queued"),
     ("coalesce_s", "coalesced"),
+    ("start_s", "startup"),
 )
 
 

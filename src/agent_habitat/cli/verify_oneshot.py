@@ -30,7 +30,8 @@ async def on_project(habitat: Habitat, root: Path) -> None:
 
 
 def verify_here(args: argparse.Namespace, requested: float) -> int:
-    """Climb here; `requested` is the monotonic time the person asked (the wall starts)."""
+    """Climb here; `requested` is the monotonic time the person asked (the wall starts):
+    this process's start, so the interpreter and the imports are in the wall, as `start`."""
 
     async def body() -> int:
         root = project_root(args)
@@ -47,6 +48,7 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
             await habitat.trust.grant(root, "verify")
             bus = habitat.bus
             queued_at = time.time()
+            climbing = time.monotonic()
             if args.json:
                 result = await run_ladder(root, request, bus=bus)
             else:
@@ -54,7 +56,7 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
                 rungs = [r for r in RUNGS if r in policy_rungs]
                 with LadderView(Console(file=sys.stderr), rungs, bus):
                     result = await run_ladder(root, request, bus=bus)
-            result = _timed(result, requested)
+            result = _timed(result, requested, climbing)
             await habitat.verifier.record_foreground(request, result, queued_at)
         if args.json:
             sys.stdout.write(result.model_dump_json(indent=2) + "\n")
@@ -65,8 +67,12 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
     return run_command(body, term_as_interrupt=True)
 
 
-def _timed(result: LadderResult, requested: float) -> LadderResult:
-    # Everything outside the rungs here is this process's own: opening the state, the
-    # snapshot, the environment probe, the selection.
-    timing = timing_of(time.monotonic() - requested, (r.duration_s for r in result.rungs))
+def _timed(result: LadderResult, requested: float, climbing: float) -> LadderResult:
+    # Before the climb: this process's start (interpreter, imports, the state opened); in
+    # the climb, outside the rungs: the snapshot, the environment probe, the selection.
+    timing = timing_of(
+        time.monotonic() - requested,
+        (r.duration_s for r in result.rungs),
+        start_s=climbing - requested,
+    )
     return result.model_copy(update={"timing": timing})

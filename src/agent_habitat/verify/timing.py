@@ -34,6 +34,9 @@ class Timing(BaseModel):
     prepare_s: float | None = None
     """Snapshot, environment probe and test selection, and the runner's own work between the
     rungs and after the last (the check that the tree did not move meanwhile)."""
+    start_s: float | None = None
+    """A `habitat verify` climbing in its own process: its start before the climb (the
+    interpreter, its imports, opening the workspace's state)."""
 
 
 def _ms(seconds: float | None) -> int:
@@ -47,13 +50,14 @@ def timing_of(
     queue_s: float = 0.0,
     coalesce_s: float = 0.0,
     baseline_s: float = 0.0,
+    start_s: float = 0.0,
 ) -> Timing:
     """The parts in whole milliseconds, so that they add up exactly; `prepare_s` is the wall
     less everything measured on its own (every moment of it is the runner's own work)."""
     wall, rungs = _ms(wall_s), sum(_ms(d) for d in rung_durations)
-    queue, coalesce, baseline = _ms(queue_s), _ms(coalesce_s), _ms(baseline_s)
+    queue, coalesce, baseline, start = _ms(queue_s), _ms(coalesce_s), _ms(baseline_s), _ms(start_s)
     # Never negative: each part is measured inside the wall, up to its own rounding.
-    prepare = max(0, wall - rungs - queue - coalesce - baseline)
+    prepare = max(0, wall - rungs - queue - coalesce - baseline - start)
 
     def part(ms: int) -> float | None:
         return ms / 1000 if ms else None
@@ -65,4 +69,5 @@ def timing_of(
         coalesce_s=part(coalesce),
         baseline_s=part(baseline),
         prepare_s=part(prepare),
+        start_s=part(start),
     )
