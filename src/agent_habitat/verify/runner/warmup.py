@@ -203,13 +203,21 @@ class WarmUp:
         self.items[name] = item
 
     async def _node(self, config: LadderConfig, snapshot: Snapshot, layout: Layout) -> WarmItem:
-        # A Node project: the warm tsc of each checked workspace (toolchains/node/tsc_warm.py).
+        # A Node project: the warm tsc of each checked workspace (toolchains/node/tsc_warm.py)
+        # and the warm eslint of each linted folder (eslint_warm.py).
         if not config.warm_checker:
-            return WarmItem("skipped", "warm_checker = false: tsc runs cold")
+            return WarmItem("skipped", "warm_checker = false: tsc and eslint run cold")
+        from ..toolchains.node.detect import load_project
+        from ..toolchains.node.eslint_warm import warm_up as eslint_up
         from ..toolchains.node.tsc_warm import warm_up
 
-        state, detail = await warm_up(self._context(config, snapshot, layout, toolchain="node"))
-        return WarmItem(state, detail)
+        ctx = self._context(config, snapshot, layout, toolchain="node")
+        state, detail = await warm_up(ctx)
+        project = await anyio.to_thread.run_sync(load_project, ctx.root)
+        linters = await eslint_up(ctx, project)
+        if linters and state == "skipped":
+            state, detail = "warm", ""
+        return WarmItem(state, ", ".join(d for d in (detail, *linters) if d))
 
     async def _graph(self, layout: Layout, cache_dir: Path) -> WarmItem:
         modules = await anyio.to_thread.run_sync(warm_graph, layout, cache_dir, self.memo)

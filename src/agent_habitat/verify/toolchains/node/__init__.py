@@ -6,6 +6,8 @@ parsers.py: eslint/biome JSON, tsc lines, jest-shaped JSON (vitest, jest), node'
 common.py: the rungs' preamble (configured command, no `node_modules`), tool notes, HEAD's
   export with `node_modules` linked in, merging per-workspace results.
 lint.py: `diagnose.files` (eslint or biome; HEAD's content linted where the deps are).
+eslint_warm.py + eslint_warm.cjs: the warm eslint a habitat server keeps per linted
+  configuration folder (the project's own eslint's Node API), with the same lifecycle.
 compile.py: `compile.project` (`tsc --noEmit`: warm in a habitat server, incremental
   cold) and `build.affected`.
 tsc_warm.py + tsc_warm.cjs: the warm tsc a habitat server keeps per checked workspace (the

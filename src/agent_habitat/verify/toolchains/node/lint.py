@@ -1,8 +1,11 @@
 """`diagnose.files` for Node: the linter the project configures (eslint or biome) on the
 touched sources, its JSON report parsed into findings; only findings that are not at HEAD
-too make it red. HEAD's content is linted where the dependencies are: eslint through its
-own API (`lintText` with the file's path, as `--stdin --stdin-filename` does, one process
-for every file), biome in HEAD's export with `node_modules` linked in."""
+too make it red. In a habitat server (the host, an MCP server) a warm eslint answers
+(eslint_warm.py: the project's own eslint, configuration and plugins kept loaded); a
+one-shot verify, or a lint the warm one could not answer, runs the CLI cold. HEAD's content
+is linted where the dependencies are: eslint through its own API (`lintText` with the
+file's path, as `--stdin --stdin-filename` does: the warm process, else one cold process for
+every file), biome in HEAD's export with `node_modules` linked in."""
 
 from __future__ import annotations
 
@@ -14,12 +17,14 @@ import anyio
 import anyio.to_thread
 
 from ...baseline import BaseResult, fingerprint
+from ...command import Outcome
 from ...head import HeadTree
 from ...models import RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from .common import Tool, head_with_modules, merge, mine, node_rung
 from .detect import SOURCE_SUFFIXES, Linter, NodeProject
+from .eslint_warm import SCRIPT, lint_warm
 from .parsers import parse_biome, parse_eslint
 
 __all__ = ["ESLINT_HEAD_SCRIPT", "diagnose_files"]
@@ -78,7 +83,13 @@ def _config_files(folder: Path) -> list[Path]:
 
 
 async def _eslint_head(
-    ctx: RungContext, head: HeadTree, folder: Path, argv: list[str], files: list[str]
+    ctx: RungContext,
+    head: HeadTree,
+    project: NodeProject,
+    folder: Path,
+    argv: list[str],
+    files: list[str],
+    warm: bool,
 ) -> tuple[BaseResult, bool] | str:
     def prepare() -> tuple[str, list[dict[str, str]], BaseResult | None]:
         blobs = head.blobs(files)
@@ -100,6 +111,13 @@ async def _eslint_head(
         return hit, True
     if not items:
         return BaseResult(findings=[]), False
+    if warm:
+        notes: list[str] = []
+        answer = await lint_warm(ctx, project, folder, Path(argv[0]), {"texts": items}, notes)
+        if answer is not None:
+            result = BaseResult(findings=parse_eslint(str(answer["report"]), ctx.root))
+            await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
+            return result, False
     request, report = ctx.spool(RUNG, ".head-in.json"), ctx.spool(RUNG, ".head-out.json")
     await anyio.Path(request).write_text(json.dumps(items), encoding="utf-8")
     argv_head = ["node", "-e", ESLINT_HEAD_SCRIPT, str(folder), str(request), str(report)]
@@ -154,6 +172,37 @@ async def _biome_head(
     return result, False
 
 
+async def _eslint_warm(
+    ctx: RungContext,
+    project: NodeProject,
+    folder: Path,
+    eslint: Path,
+    paths: list[str],
+    notes: list[str],
+) -> Outcome | None:
+    """The warm eslint's report on `paths` as the CLI's outcome (exit 1 with an error
+    finding, as the CLI's), or None when the CLI must run cold."""
+    started = time.monotonic()
+    answer = await lint_warm(ctx, project, folder, eslint, {"files": paths}, notes)
+    if answer is None:
+        return None
+    text = str(answer["report"])
+    spool = ctx.spool(RUNG, ".warm.json")
+    data = text.encode("utf-8")
+    await anyio.Path(spool).write_bytes(data)
+    cap = ctx.config.output_cap_bytes
+    return Outcome(
+        argv=["node", str(SCRIPT), *paths],
+        exit_code=1 if int(answer.get("errors", 0)) else 0,
+        signal=None,
+        duration_s=time.monotonic() - started,
+        text=text,
+        tail=data[-cap:].decode("utf-8", "replace"),
+        truncated=len(data) > cap,
+        spool=spool,
+    )
+
+
 async def _lint(
     ctx: RungContext, project: NodeProject, linter: Linter, folder: Path, files: list[str]
 ) -> RungResult:
@@ -167,27 +216,30 @@ async def _lint(
         where = folder.relative_to(ctx.root).as_posix() or "the project root"
         return tool.missing(ctx, RUNG, f"{where} configures {linter}")
     report = ctx.spool(RUNG, ".json")
+    notes = [tool.note()]
     if linter == "eslint":
         argv = [str(tool.path), "--format", "json"]
         out = ["--output-file", str(report)]
     else:
         argv, out = [str(tool.path), "lint", "--reporter=json", "--colors=off"], []
-    outcome = await ctx.run(
-        RUNG,
-        [*argv, *out, *(str(ctx.root / f) for f in files)],
-        cwd=folder,
-        reap_leftovers=False,
-    )
-    diagnostics = (
-        parse_eslint(await _take(report), ctx.root)
-        if linter == "eslint"
-        else parse_biome(outcome.text, folder, ctx.root)
-    )
+    paths = [str(ctx.root / f) for f in files]
+    outcome = None
+    if linter == "eslint":
+        outcome = await _eslint_warm(ctx, project, folder, tool.path, paths, notes)
+    warm = outcome is not None
+    if outcome is None:
+        outcome = await ctx.run(RUNG, [*argv, *out, *paths], cwd=folder, reap_leftovers=False)
+    if warm:
+        diagnostics = parse_eslint(outcome.text, ctx.root)
+    elif linter == "eslint":
+        diagnostics = parse_eslint(await _take(report), ctx.root)
+    else:
+        diagnostics = parse_biome(outcome.text, folder, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
     if outcome.exit_code == 1 and not any(d.severity == "error" for d in diagnostics):
         state = "error"  # a failure the report does not explain (a bad configuration)
     result = from_outcome(
-        ctx, RUNG, outcome, tool=linter, state=state, diagnostics=diagnostics, notes=[tool.note()]
+        ctx, RUNG, outcome, tool=linter, state=state, diagnostics=diagnostics, notes=notes
     )
     if result.state == "error" and result.reason is None:
         result.reason = f"{linter} failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
@@ -195,7 +247,7 @@ async def _lint(
 
     def base(head: HeadTree) -> object:
         if linter == "eslint":
-            return _eslint_head(ctx, head, folder, argv, with_findings)
+            return _eslint_head(ctx, head, project, folder, argv, with_findings, warm)
         return _biome_head(ctx, head, project, folder, argv, with_findings)
 
     return await settle(ctx, result, base)  # type: ignore[arg-type]
