@@ -16,7 +16,7 @@ import psutil
 import pytest
 
 from agent_habitat.cli import main
-from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.cli.demo_sample import break_sample, build_sample
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import process_create_time
 from agent_habitat.verify import stop_type_daemon
@@ -110,8 +110,31 @@ def test_a_foreground_cli_verify_leaves_no_dmypy_daemon_behind(
         code = main(["verify", "--project", str(calc), "--rung", "compile.project", "--json"])
         out = json.loads(capsys.readouterr().out)
         assert code == 0, out
-        assert out["rungs"][0]["tool"] == "dmypy"
+        # It starts no daemon it would stop at exit: plain mypy over the workspace's cache.
+        assert out["rungs"][0]["tool"] == "mypy"
+        assert "--cache-dir" in out["rungs"][0]["command"]
         assert daemon.state() == "absent"
         assert _dmypy_daemons(daemon.status_file) == []
     finally:
         anyio.run(stop_type_daemon, calc)
+
+
+@pytest.mark.e2e
+def test_a_type_error_after_a_cached_one_shot_verify_is_red(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The second one-shot reads the mypy cache the first one wrote: a stale cache must not
+    # vouch for the broken module.
+    calc = build_sample(tmp_path / "calc")
+    text = calc / "src/calc/text.py"
+    text.write_text(text.read_text(encoding="utf-8") + "\nX: int = 1\n", encoding="utf-8")
+    argv = ["verify", "--project", str(calc), "--rung", "compile.project", "--json"]
+    assert main(argv) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    break_sample(calc, "type")
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1, out
+    rung = out["rungs"][0]
+    assert (rung["state"], rung["tool"]) == ("red", "mypy"), rung
+    assert rung["new_findings"] >= 1

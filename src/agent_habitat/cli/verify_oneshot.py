@@ -50,12 +50,12 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
             queued_at = time.time()
             climbing = time.monotonic()
             if args.json:
-                result = await run_ladder(root, request, bus=bus)
+                result = await run_ladder(root, request, bus=bus, keeps_warm=False)
             else:
                 policy_rungs = request.rungs or list(POLICIES[request.policy or load_policy(root)])
                 rungs = [r for r in RUNGS if r in policy_rungs]
                 with LadderView(Console(file=sys.stderr), rungs, bus):
-                    result = await run_ladder(root, request, bus=bus)
+                    result = await run_ladder(root, request, bus=bus, keeps_warm=False)
             result = _timed(result, requested, climbing)
             await habitat.verifier.record_foreground(request, result, queued_at)
         if args.json:

@@ -193,6 +193,7 @@ async def _context(
     ladder_id: str,
     rungs: list[RungName],
     hooks: LadderHooks | None = None,
+    keeps_warm: bool = True,
 ) -> tuple[RungContext, list[Toolchain]]:
     policy = request.policy or load_policy(root)
     # runner hook: an epoch verifies the snapshot it was bound to when it began.
@@ -221,6 +222,7 @@ async def _context(
         spool_budget=spool_budget(root),
         toolchain=chains[0].name if len(chains) == 1 else FALLBACK.name,
         rungs=tuple(rungs),
+        keeps_warm=keeps_warm,
     )
     python_files = impact_files(touched, chains)
     if _NEEDS_IMPACT & set(rungs) and python_files:
@@ -333,10 +335,13 @@ async def run_ladder(
     workspace: Workspace | None = None,
     environ: Mapping[str, str] | None = None,
     hooks: LadderHooks | None = None,
+    keeps_warm: bool = True,
 ) -> LadderResult:
     """Verify the project at `root` as it is now; see `LadderRequest` for the knobs.
 
     `hooks` is how the verify runner takes part (see `verify.hooks`); others pass none.
+    `keeps_warm=False`: this process ends after the verdict (a one-shot CLI verify), so a
+    cold daemon would be started only to be stopped (`RungContext.keeps_warm`).
     """
     request = request or LadderRequest()
     root = Path(await anyio.Path(root).resolve())
@@ -359,6 +364,7 @@ async def run_ladder(
         ladder_id,
         rungs,
         hooks,
+        keeps_warm,
     )
     ctx.generators, ctx.outdated = generators, outdated_now
     results: list[RungResult] = []

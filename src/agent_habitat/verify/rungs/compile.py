@@ -84,8 +84,17 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
             "— add [tool.mypy] to pyproject.toml for your own settings"
         )
     outside: set[str] = set()
-    if ctx.config.dmypy:
-        daemon = DmypyDaemon(ctx.workspace)
+    tool, note = "mypy", None
+    daemon = DmypyDaemon(ctx.workspace)
+    if ctx.config.dmypy and not ctx.keeps_warm and daemon.state() != "alive":
+        # This process stops at exit what it starts: a cold daemon (about 4 s on toolz at
+        # load 15) would cost more than plain mypy over its incremental cache (under 1 s
+        # there once the cache is warm), and would be gone before the next verify.
+        notes.append(
+            "plain mypy over the workspace's incremental cache: a one-shot verify keeps no "
+            "dmypy daemon (a host does)"
+        )
+    elif ctx.config.dmypy:
         note = daemon.prepare()
         every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
         # The daemon checks the whole package (its list then never changes); only the
@@ -106,16 +115,24 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
         tool = "dmypy"
         if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
             note = "dmypy daemon crashed during the check; the next run restarts it"
-    else:
-        prefix, extra = env.mypy()
-        outcome = await ctx.run(RUNG, [*prefix, *MYPY_FLAGS, *extra, *flags, *targets])
-        note, tool = None, "mypy"
+    if tool != "dmypy":
+        outcome = await ctx.run(RUNG, _plain_mypy(ctx, env, flags, targets))
     result = await _settled(
         ctx, env, flags, targets, outcome, tool, [*([note] if note else []), *notes], outside
     )
     if tool == "dmypy" and result.state == "red" and result.new_findings:
         return await _confirmed(ctx, env, flags, targets, result, daemon)
     return result
+
+
+def _plain_mypy(
+    ctx: RungContext, env: ProjectEnv, flags: list[str], targets: list[str]
+) -> list[str]:
+    # Its incremental cache lives in the workspace state, never in the project's tree; the
+    # plain run of a one-shot verify and the run that confirms a daemon's red share it.
+    prefix, extra = env.mypy()
+    cache = ["--cache-dir", str(ctx.workspace.state_dir / "mypy-cache")]
+    return [*prefix, *MYPY_FLAGS, *extra, *flags, *cache, *targets]
 
 
 async def _ask_daemon(
@@ -197,10 +214,7 @@ async def _confirmed(
     it is reported: dmypy's fine-grained state can drift from what mypy says (seen on
     packaging: a `no-redef` the daemon reported and mypy did not). On a difference the
     daemon is restarted and mypy's result stands, saying so."""
-    prefix, extra = env.mypy()
-    cache = ["--cache-dir", str(ctx.workspace.state_dir / "mypy-cache")]
-    argv = [*prefix, *MYPY_FLAGS, *extra, *flags, *cache, *targets]
-    outcome = await ctx.run(RUNG, argv, suffix=".confirm.out")
+    outcome = await ctx.run(RUNG, _plain_mypy(ctx, env, flags, targets), suffix=".confirm.out")
     plain = await _settled(ctx, env, flags, targets, outcome, "mypy", [])
     if plain.state == "error":
         daemon_result.notes.append(f"not confirmed by plain mypy: {plain.reason}")

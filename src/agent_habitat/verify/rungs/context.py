@@ -75,6 +75,10 @@ class RungContext:
     rungs: tuple[RungName, ...] = ()
     """The rungs this climb runs, in order (empty when a caller did not say): a rung may do
     work a later one reuses (the Rust toolchain's clippy build for `test.scoped`)."""
+    keeps_warm: bool = True
+    """Whether the climbing process stays up after the verdict, so a daemon it starts (dmypy)
+    serves the next climb. False for a one-shot `habitat verify`, which stops what it starts
+    at exit: it uses a daemon some other process keeps alive, and starts none."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"
