@@ -159,6 +159,16 @@ PROJECTS: dict[str, Project] = {
             ("src/webcolors",),
             sha256="ecb3d768f32202af770477b8b65f318fa4f566c22948673a977b00d589dd80f6",
         ),
+        Project(
+            "semver",
+            "3.0.4",
+            ("pytest", "pytest-cov"),
+            "semantic versions: one Version class (parse, compare, bump) behind a package root "
+            "that re-exports it, a CLI and deprecated module functions; pytest runs with "
+            "coverage, importlib import mode and doctests of the modules and the docs",
+            ("src/semver",),
+            sha256="afc7d8c584a5ed0a11033af086e8af226a9c0b206f313e0301f8dd7b6b589602",
+        ),
     )
 }
 

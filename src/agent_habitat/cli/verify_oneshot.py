@@ -10,13 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from rich.console import Console
-
 from ..habitat import Habitat
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
 from ..verify.timing import timing_of
 from .common import build_args, open_habitat, project_root, run_command
-from .ladder_view import LadderView
 from .verdict_text import render_verdict
 from .verify_exit import EXIT_CODES
 
@@ -52,6 +49,12 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
             if args.json:
                 result = await run_ladder(root, request, bus=bus, keeps_warm=False)
             else:
+                # Only the live view draws with rich: a `--json` verify (a script's) skips
+                # importing it.
+                from rich.console import Console
+
+                from .ladder_view import LadderView
+
                 policy_rungs = request.rungs or list(POLICIES[request.policy or load_policy(root)])
                 rungs = [r for r in RUNGS if r in policy_rungs]
                 with LadderView(Console(file=sys.stderr), rungs, bus):

@@ -1,0 +1,203 @@
+"""One-shot `habitat verify` before and after a change, interleaved, next to the full suite
+(issue 22: one-shot ≤ the full suite's wall + 1 s).
+
+The flow of a script, a hook or an agent's shell with no terminal: no host, a fresh state
+folder per side, every edit verified with `habitat verify --json --no-host` (policy
+standard), no run by hand first. Per project (ladder_harness_projects.py) and seeded
+mutation (ladder_harness_mutations.py), on a clean copy: the baseline CLI and this
+worktree's CLI (their order swapped every mutation), then the plain full suite. Both sides'
+own Python sources are byte-compiled first, as installing a wheel does (this machine's
+environment sets PYTHONDONTWRITEBYTECODE, which would make every CLI start recompile them);
+the project's sources are left as they are for all three.
+
+Truth: a side misses when the full suite has a failure the baseline did not and its verify
+is not red; the table also counts the mutations whose two verdicts differ.
+
+    .venv/bin/python bench/ladder/ladder_oneshot.py --baseline /path/to/base-venv/bin/habitat
+        [--projects webcolors,toolz] [--mutations 8] [--seed YYYYMMDD] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_harness import Runner
+from ladder_harness_mutations import apply, choose
+from ladder_harness_projects import PROJECTS, prepare, reset
+
+from _report import print_table, write_json
+
+REPO = Path(__file__).resolve().parents[2]
+AFTER = Path(sys.executable).parent / "habitat"
+
+
+def compile_habitat(habitat: Path) -> str:
+    """Byte-compile the agent_habitat package the CLI at `habitat` imports; its folder."""
+    python = habitat.parent / "python"
+    where = subprocess.run(
+        [str(python), "-c", "import agent_habitat; print(agent_habitat.__path__[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd="/",
+    ).stdout.strip()
+    subprocess.run([str(python), "-m", "compileall", "-q", where], check=True)
+    return where
+
+
+def verify(run: Runner, habitat: Path, home: Path) -> tuple[float, dict[str, Any]]:
+    env = {**run.env, "HABITAT_HOME": str(home)}
+    argv = [str(habitat), "verify", "--json", "--no-host", "--policy", "standard"]
+    wall, text = run._timed(argv, env)
+    start = text.find("{")
+    try:
+        return wall, json.loads(text[start:]) if start >= 0 else {"error": text[-500:]}
+    except ValueError:
+        return wall, {"error": text[-500:]}
+
+
+def _side(wall: float, result: dict[str, Any], caught: bool) -> dict[str, Any]:
+    state = result.get("state", "error")
+    return {
+        "wall_s": round(wall, 3),
+        "state": state,
+        "rungs": {
+            r["rung"]: [r["state"], r["duration_s"], r.get("tool")] for r in result.get("rungs", [])
+        },
+        "timing": result.get("timing"),
+        "miss": caught and state != "red",
+    }
+
+
+def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    project = PROJECTS[name]
+    root, python = prepare(project, args.cache.resolve(), args.python)
+    reset(root)
+    homes = {
+        side: Path(tempfile.mkdtemp(prefix=f"lo-{side[0]}-{name[:6]}-", dir="/tmp"))
+        for side in ("before", "after")
+    }
+    run = Runner(project, root, python, homes["after"])
+    base_wall, base_failed, total = run.full()
+    run.limit_s = max(90.0, 8 * base_wall)
+    files = [
+        p.relative_to(root).as_posix()
+        for folder in project.sources
+        for p in sorted((root / folder).rglob("*.py"))
+        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
+    ]
+    clis = {"before": args.baseline, "after": AFTER}
+    rows: list[dict[str, Any]] = []
+    try:
+        for i, m in enumerate(choose(root, files, args.mutations, args.seed)):
+            order = ("before", "after") if i % 2 == 0 else ("after", "before")
+            reset(root)
+            apply(root, m)
+            got = {side: verify(run, clis[side], homes[side]) for side in order}
+            full_wall, full_failed, _ = run.full()
+            caught = bool(full_failed - base_failed)
+            row: dict[str, Any] = {
+                "mutation": m.label,
+                "order": list(order),
+                "full_s": round(full_wall, 3),
+                "full_caught": caught,
+                **{side: _side(*got[side], caught) for side in order},
+            }
+            rows.append(row)
+            said = ", ".join(f"{s} {row[s]['wall_s']:.2f}s {row[s]['state']}" for s in order)
+            print(
+                f"[{name}] {i + 1}/{args.mutations} {m.label}: {said}, "
+                f"full {full_wall:.2f}s {'caught' if caught else 'green'}",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        reset(root)
+        for home in homes.values():
+            shutil.rmtree(home, ignore_errors=True)
+    return {"project": f"{project.name} {project.version}", "tests": total, "mutations": rows}
+
+
+def summary(p: dict[str, Any]) -> list[str]:
+    rows = p["mutations"][1:]  # from the second edit, as the ladder harness reports
+    if not rows:
+        return [p["project"], "0", *["-"] * 6]
+    med = statistics.median
+
+    def walls(side: str) -> list[float]:
+        return [r[side]["wall_s"] for r in rows]
+
+    ratios = [r["after"]["wall_s"] / r["before"]["wall_s"] for r in rows]
+    over = [r["after"]["wall_s"] - r["full_s"] for r in rows]
+    over_before = [r["before"]["wall_s"] - r["full_s"] for r in rows]
+    return [
+        p["project"],
+        str(len(rows)),
+        f"{med(walls('before')):.2f} / {med(walls('after')):.2f} / "
+        f"{med(r['full_s'] for r in rows):.2f}",
+        f"{med(ratios):.2f} (p10 {sorted(ratios)[len(ratios) // 10]:.2f}, max {max(ratios):.2f})",
+        f"{med(over_before):+.2f} / {med(over):+.2f}",
+        f"{sum(r['before']['miss'] for r in rows)} / {sum(r['after']['miss'] for r in rows)}",
+        str(sum(r["before"]["state"] != r["after"]["state"] for r in rows)),
+        f"{sum(o <= 1.0 for o in over)}/{len(rows)}",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, required=True, help="the baseline's habitat")
+    parser.add_argument("--projects", default="webcolors,toolz")
+    parser.add_argument("--mutations", type=int, default=8)
+    today = int(time.strftime("%Y%m%d", time.gmtime()))
+    parser.add_argument("--seed", type=int, default=today)
+    parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    compiled = [compile_habitat(h) for h in (args.baseline, AFTER)]
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    results = [run_project(name, args) for name in args.projects.split(",")]
+    load_after = [round(x, 2) for x in os.getloadavg()]
+    print_table(
+        f"one-shot verify, no host, interleaved; seed {args.seed}; load {load_before} -> "
+        f"{load_after}",
+        [
+            "project",
+            "edits",
+            "median wall s: before / after / full",
+            "after/before per edit: median",
+            "one-shot - full s: before / after",
+            "misses before / after",
+            "verdicts differ",
+            "after <= full + 1 s",
+        ],
+        [summary(p) for p in results],
+    )
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    payload = {
+        "commit": head.stdout.strip(),
+        "baseline": str(args.baseline),
+        "compiled": compiled,
+        "seed": args.seed,
+        "load_before": load_before,
+        "load_after": load_after,
+        "projects": results,
+    }
+    print(f"wrote {write_json('ladder_oneshot', payload, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
