@@ -1,0 +1,175 @@
+"""A comment-only edit verified through a warm host, and where its wall goes (issue 22:
+≤ 300 ms through a host).
+
+For each project (ladder_harness_projects.py): a fresh state folder, the workspace host
+started as `habitat mcp` starts it, one real edit verified first (the flow's first verify:
+trust, warm-up), then `--samples` comment-only edits (a new comment line at the top of a
+package module, each its own text, on the clean tree), each verified with
+`habitat verify --json` by the CLI twice, interleaved: with the habitat's bytecode (as an
+installed wheel has it: `compileall` first) and without (`PYTHONPYCACHEPREFIX` pointing at an
+empty folder while PYTHONDONTWRITEBYTECODE is set, as in this machine's environment: every
+CLI start then compiles its modules). Per sample: the CLI's wall, the host's own wall for
+the request (the result's `timing.wall_s`) and what the CLI adds.
+
+    .venv/bin/python bench/ladder/ladder_comment_host.py [--projects webcolors,semver]
+        [--samples 12] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_harness import Runner
+from ladder_harness_mutations import apply, choose
+from ladder_harness_projects import PROJECTS, prepare, reset
+from ladder_oneshot import AFTER, compile_habitat
+
+from _report import print_table, write_json
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _verify(run: Runner, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    wall, text = run._timed([str(AFTER), "verify", "--json", "--policy", "standard"], env)
+    start = text.find("{")
+    try:
+        return wall, json.loads(text[start:]) if start >= 0 else {"error": text[-300:]}
+    except ValueError:
+        return wall, {"error": text[-300:]}
+
+
+def run_project(name: str, args: argparse.Namespace, empty: Path) -> dict[str, Any]:
+    project = PROJECTS[name]
+    root, python = prepare(project, args.cache.resolve(), args.python)
+    reset(root)
+    home = Path(tempfile.mkdtemp(prefix=f"lc-{name[:6]}-", dir="/tmp"))
+    run = Runner(project, root, python, home)
+    variants = {
+        "bytecode": {**run.env, "PYTHONDONTWRITEBYTECODE": "1"},
+        "no bytecode": {
+            **run.env,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONPYCACHEPREFIX": str(empty),
+        },
+    }
+    files = [
+        p.relative_to(root).as_posix()
+        for p in sorted((root / project.sources[0]).rglob("*.py"))
+        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
+    ]
+    samples: list[dict[str, Any]] = []
+    run.host("start")
+    try:
+        first = next(iter(choose(root, files, 1, args.seed)))
+        apply(root, first)
+        first_wall, first_result = _verify(run, variants["bytecode"])
+        print(
+            f"[{name}] first verify {first_wall:.2f}s {first_result.get('state')}", file=sys.stderr
+        )
+        for i in range(args.samples):
+            order = list(variants) if i % 2 == 0 else list(reversed(variants))
+            for variant in order:
+                reset(root)
+                path = root / files[0]
+                text = path.read_text(encoding="utf-8")
+                path.write_text(f"# bench: comment {i} {variant}\n{text}", encoding="utf-8")
+                wall, result = _verify(run, variants[variant])
+                host_wall = (result.get("timing") or {}).get("wall_s")
+                samples.append(
+                    {
+                        "variant": variant,
+                        "wall_s": round(wall, 3),
+                        "host_wall_s": host_wall,
+                        "state": result.get("state", "error"),
+                        "rungs": {r["rung"]: r["state"] for r in result.get("rungs", [])},
+                    }
+                )
+                print(
+                    f"[{name}] {i + 1}/{args.samples} {variant}: {wall:.3f}s (host "
+                    f"{host_wall}) {result.get('state')}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    finally:
+        reset(root)
+        run.host("stop")
+        shutil.rmtree(home, ignore_errors=True)
+    return {"project": f"{project.name} {project.version}", "samples": samples}
+
+
+def rows(p: dict[str, Any]) -> list[list[str]]:
+    out = []
+    for variant in ("bytecode", "no bytecode"):
+        got = [s for s in p["samples"] if s["variant"] == variant]
+        walls = [s["wall_s"] for s in got]
+        hosts = [s["host_wall_s"] or 0.0 for s in got]
+        med = statistics.median
+        out.append(
+            [
+                p["project"],
+                variant,
+                str(len(got)),
+                f"{med(walls):.3f} / {max(walls):.3f}",
+                f"{med(hosts):.3f}",
+                f"{med(w - h for w, h in zip(walls, hosts, strict=True)):.3f}",
+                f"{sum(w <= 0.3 for w in walls)}/{len(walls)}",
+                ", ".join(sorted({s["state"] for s in got})),
+            ]
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", default="webcolors,semver")
+    parser.add_argument("--samples", type=int, default=12)
+    parser.add_argument("--seed", type=int, default=20261206)
+    parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    compiled = compile_habitat(AFTER)
+    empty = Path(tempfile.mkdtemp(prefix="lc-nopyc-"))
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    results = [run_project(name, args, empty) for name in args.projects.split(",")]
+    load_after = [round(x, 2) for x in os.getloadavg()]
+    shutil.rmtree(empty, ignore_errors=True)
+    print_table(
+        f"comment-only edit through a warm host; load {load_before} -> {load_after}",
+        [
+            "project",
+            "CLI",
+            "n",
+            "wall s median / max",
+            "host's own wall s",
+            "CLI adds s",
+            "<= 300 ms",
+            "states",
+        ],
+        [row for p in results for row in rows(p)],
+    )
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    payload = {
+        "commit": head.stdout.strip(),
+        "compiled": compiled,
+        "load_before": load_before,
+        "load_after": load_after,
+        "projects": results,
+    }
+    print(f"wrote {write_json('ladder_comment_host', payload, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
