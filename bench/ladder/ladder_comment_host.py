@@ -6,9 +6,10 @@ started as `habitat mcp` starts it, one real edit verified first (the flow's fir
 trust, warm-up), then `--samples` comment-only edits (a new comment line at the top of a
 package module, each its own text, on the clean tree), each verified with
 `habitat verify --json` by the CLI twice, interleaved: with the habitat's bytecode (as an
-installed wheel has it: `compileall` first) and without (`PYTHONPYCACHEPREFIX` pointing at an
-empty folder while PYTHONDONTWRITEBYTECODE is set, as in this machine's environment: every
-CLI start then compiles its modules). Per sample: the CLI's wall, the host's own wall for
+installed wheel has it: `compileall` first) and without (a copy of the package with no
+`__pycache__`, first on PYTHONPATH, while PYTHONDONTWRITEBYTECODE is set, as in this
+machine's environment: every CLI start then compiles the habitat's modules, and only those).
+Per sample: the CLI's wall, the host's own wall for
 the request (the result's `timing.wall_s`) and what the CLI adds.
 
     .venv/bin/python bench/ladder/ladder_comment_host.py [--projects webcolors,semver]
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -49,7 +51,7 @@ def _verify(run: Runner, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
         return wall, {"error": text[-300:]}
 
 
-def run_project(name: str, args: argparse.Namespace, empty: Path) -> dict[str, Any]:
+def run_project(name: str, args: argparse.Namespace, bare: Path) -> dict[str, Any]:
     project = PROJECTS[name]
     root, python = prepare(project, args.cache.resolve(), args.python)
     reset(root)
@@ -60,7 +62,7 @@ def run_project(name: str, args: argparse.Namespace, empty: Path) -> dict[str, A
         "no bytecode": {
             **run.env,
             "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONPYCACHEPREFIX": str(empty),
+            "PYTHONPATH": str(bare),
         },
     }
     files = [
@@ -140,12 +142,18 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    # SIGTERM (a stopped run) unwinds like Ctrl-C: the host is stopped, the copy reset.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     compiled = compile_habitat(AFTER)
-    empty = Path(tempfile.mkdtemp(prefix="lc-nopyc-"))
+    bare = Path(tempfile.mkdtemp(prefix="lc-nopyc-"))
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(compiled, bare / "agent_habitat", ignore=ignore)
     load_before = [round(x, 2) for x in os.getloadavg()]
-    results = [run_project(name, args, empty) for name in args.projects.split(",")]
+    try:
+        results = [run_project(name, args, bare) for name in args.projects.split(",")]
+    finally:
+        shutil.rmtree(bare, ignore_errors=True)
     load_after = [round(x, 2) for x in os.getloadavg()]
-    shutil.rmtree(empty, ignore_errors=True)
     print_table(
         f"comment-only edit through a warm host; load {load_before} -> {load_after}",
         [

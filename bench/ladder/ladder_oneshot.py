@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -167,6 +168,8 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    # SIGTERM (a stopped run) unwinds like Ctrl-C, so the mutated copy is reset.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     compiled = [compile_habitat(h) for h in (args.baseline, AFTER)]
     load_before = [round(x, 2) for x in os.getloadavg()]
     results = [run_project(name, args) for name in args.projects.split(",")]

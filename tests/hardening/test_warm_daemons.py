@@ -21,6 +21,7 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.proc import process_create_time
 from agent_habitat.verify import stop_type_daemon
 from agent_habitat.verify.rungs.dmypy import DmypyDaemon, describe_warm, release
+from agent_habitat.verify.rungs.warm_pytest import WarmPytest
 from agent_habitat.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -138,3 +139,28 @@ def test_a_type_error_after_a_cached_one_shot_verify_is_red(
     rung = out["rungs"][0]
     assert (rung["state"], rung["tool"]) == ("red", "mypy"), rung
     assert rung["new_findings"] >= 1
+
+
+@pytest.mark.e2e
+def test_a_one_shot_verify_forks_its_tests_from_a_prestarted_pytest_and_leaves_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    calc = build_sample(tmp_path / "calc")
+    break_sample(calc, "test")
+    warm = WarmPytest(Workspace.for_project(calc))
+    argv = ["verify", "--project", str(calc), "--no-host", "--json"]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    scoped = next(r for r in out["rungs"] if r["rung"] == "test.scoped")
+    # Still the truth: the broken add() is red, from the forked run.
+    assert (code, scoped["state"]) == (1, "red"), out
+    assert any("forked from the warm pytest" in note for note in scoped["notes"]), scoped
+    assert warm.record() is None
+    assert not warm.status_file.exists()
+    left = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if str(calc) in (p.info["cmdline"] or [])
+        and "habitat_pytest_zygote" in str(p.info["cmdline"])
+    ]
+    assert left == []

@@ -42,7 +42,7 @@ from .models import (
 )
 from .rungs import DmypyDaemon, RungContext
 from .rungs.context import spool_budget
-from .rungs.warm_pytest import WarmPytest
+from .rungs.warm_pytest import WarmPytest, ensure, worth_prestarting
 from .select.selection import Impact, analyse_impact, explicit_selection
 from .toolchains import FALLBACK, Toolchain, detected, snapshot_of
 from .toolchains.climb import impact_files, run_rung
@@ -368,20 +368,29 @@ async def run_ladder(
     )
     ctx.generators, ctx.outdated = generators, outdated_now
     results: list[RungResult] = []
-    for index, rung in enumerate(rungs):
-        result = await _climb_one(ctx, rung, bus, chains)
-        results.append(result)
-        if result.state in _STOPPING:
-            results.extend(
-                RungResult(
-                    rung=later,
-                    task=ctx.task(later),
-                    state="skipped",
-                    reason=f"not reached: {rung} is {result.state}",
+    async with anyio.create_task_group() as beside:
+        if ctx.env is not None and worth_prestarting(ctx):
+            # The test process's interpreter and pytest's imports, done while the lint and
+            # the type check run; the test rung forks it (or waits for its start). A climb
+            # that ends first cancels the start; the zygote ends with its owner, this process.
+            ctx.pytest_prestarted = True
+            warm = WarmPytest(workspace)
+            beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
+        for index, rung in enumerate(rungs):
+            result = await _climb_one(ctx, rung, bus, chains)
+            results.append(result)
+            if result.state in _STOPPING:
+                results.extend(
+                    RungResult(
+                        rung=later,
+                        task=ctx.task(later),
+                        state="skipped",
+                        reason=f"not reached: {rung} is {result.state}",
+                    )
+                    for later in rungs[index + 1 :]
                 )
-                for later in rungs[index + 1 :]
-            )
-            break
+                break
+        beside.cancel_scope.cancel()
     state, reason = _overall(results, ctx, chains)
     return LadderResult(
         id=ladder_id,

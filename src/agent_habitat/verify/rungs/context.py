@@ -79,6 +79,10 @@ class RungContext:
     """Whether the climbing process stays up after the verdict, so a daemon it starts (dmypy)
     serves the next climb. False for a one-shot `habitat verify`, which stops what it starts
     at exit: it uses a daemon some other process keeps alive, and starts none."""
+    pytest_prestarted: bool = False
+    """A one-shot climb started a warm pytest beside its first rungs (ladder.py), so the
+    interpreter and pytest's imports are done before a test rung needs them: the test rung
+    waits for that start rather than running fresh."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"

@@ -45,6 +45,7 @@ __all__ = [
     "for_rung",
     "release",
     "run_note",
+    "worth_prestarting",
 ]
 
 _HERE = Path(__file__).resolve().parent.parent / "pytest_zygote"
@@ -207,10 +208,26 @@ async def for_rung(ctx: RungContext) -> tuple[WarmPytest | None, str | None]:
     warm = WarmPytest(ctx.workspace)
     if await anyio.to_thread.run_sync(warm.usable, env, ctx.root):
         return warm, None
-    if ctx.hooks is None:
+    if ctx.hooks is None and not ctx.pytest_prestarted:
         return None, None
     why = await ensure(warm, env, ctx.root, ctx.process_env())
     return (warm, None) if why is None else (None, why)
+
+
+def worth_prestarting(ctx: RungContext) -> bool:
+    """Whether a one-shot climb should start a warm pytest beside its first rungs: a test
+    rung is to come and none serves (a live one of another interpreter, a host's, is left
+    alone: `start` would stop it)."""
+    env = ctx.env
+    return (
+        not ctx.keeps_warm
+        and env is not None
+        and env.has("pytest")
+        and ctx.config.warm_pytest
+        and ctx.policy != "ci_parity"
+        and any(rung in ctx.rungs for rung in ("test.scoped", "test.full"))
+        and WarmPytest(ctx.workspace).record() is None
+    )
 
 
 async def ensure(
