@@ -21,7 +21,7 @@ from ..proc.spool_keeper import Budget
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["Outcome", "child_env", "run_command", "spool_path"]
+__all__ = ["Outcome", "answered", "child_env", "run_command", "spool_path"]
 
 # Parsers read at most this much of a spool; the result keeps only `cap` bytes of its tail.
 _PARSE_LIMIT = 8 * 1024 * 1024
@@ -43,6 +43,33 @@ class Outcome:
     truncated: bool
     spool: Path
     timed_out: bool = False
+
+
+async def answered(
+    argv: Sequence[str],
+    exit_code: int,
+    text: str,
+    spool: Path,
+    started: float,
+    cap: int,
+    *,
+    encoding_errors: str = "strict",
+) -> Outcome:
+    """A warm server's answer (the warm tsc, a language server, the dmypy daemon) as the
+    outcome of the command it stood in for: `text` written to `spool`, the last `cap` bytes as
+    the tail, the time since `started` (a `time.monotonic()`) as its duration."""
+    data = text.encode("utf-8", encoding_errors)
+    await anyio.Path(spool).write_bytes(data)
+    return Outcome(
+        argv=list(argv),
+        exit_code=exit_code,
+        signal=None,
+        duration_s=time.monotonic() - started,
+        text=text,
+        tail=data[-cap:].decode("utf-8", "replace"),
+        truncated=len(data) > cap,
+        spool=spool,
+    )
 
 
 def child_env(

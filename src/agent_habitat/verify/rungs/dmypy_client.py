@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from ..command import Outcome
+from ..command import Outcome, answered
 
 __all__ = ["run_in_process"]
 
@@ -56,15 +56,6 @@ async def run_in_process(
     if "restart" in response or "error" in response or "status" not in response:
         return None
     text = str(response.get("out", "")) + str(response.get("err", ""))
-    data = text.encode("utf-8", "replace")
-    await anyio.Path(spool).write_bytes(data)
-    return Outcome(
-        argv=argv,
-        exit_code=int(response["status"]),
-        signal=None,
-        duration_s=time.monotonic() - started,
-        text=text,
-        tail=data[-cap:].decode("utf-8", "replace"),
-        truncated=len(data) > cap,
-        spool=spool,
+    return await answered(
+        argv, int(response["status"]), text, spool, started, cap, encoding_errors="replace"
     )

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from ..command import Outcome
+from ..command import Outcome, answered
 from ..environments import ProjectEnv
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_pyrefly, parse_pyright, parse_ty
@@ -124,21 +124,15 @@ async def _warm(
         notes.append(f"{spec.tool}'s language server failed ({exc}); stopped, ran the CLI cold")
         return None
     text, errors = render(ctx.root, found)
-    spool = ctx.spool(RUNG)
-    data = text.encode("utf-8")
-    await anyio.Path(spool).write_bytes(data)
     pid = warm.record.pid if warm.record else "?"
     notes.append(f"{spec.tool}: the warm language server (pid {pid}) checked the change")
-    cap = ctx.config.output_cap_bytes
-    return Outcome(
-        argv=[*spec.argv, *targets],  # what the server was asked about
-        exit_code=1 if errors else 0,
-        signal=None,
-        duration_s=time.monotonic() - started,
-        text=text,
-        tail=data[-cap:].decode("utf-8", "replace"),
-        truncated=len(data) > cap,
-        spool=spool,
+    return await answered(
+        [*spec.argv, *targets],  # what the server was asked about
+        1 if errors else 0,
+        text,
+        ctx.spool(RUNG),
+        started,
+        ctx.config.output_cap_bytes,
     )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import anyio.to_thread
 
 from ....proc import ProcessRecord, process_create_time
-from ...command import Outcome
+from ...command import Outcome, answered
 from ...rungs import warm_checker
 from ...rungs.context import RungContext
 from ...rungs.lsp import LspClient, LspError
@@ -160,20 +160,13 @@ async def warm_tsc(
         f"{what}: {answer.get('affected', '?')} of {answer.get('files', '?')} files re-checked"
     )
     suffix = ".base.warm.out" if overlay else ".warm.out"
-    spool = ctx.spool("compile.project", suffix)
-    data = text.encode("utf-8")
-    await anyio.Path(spool).write_bytes(data)
-    cap = ctx.config.output_cap_bytes
-    errors = int(answer.get("errors", 0))
-    return Outcome(
-        argv=[*spec.argv, str(ws.path / "tsconfig.json")],
-        exit_code=2 if errors else 0,
-        signal=None,
-        duration_s=time.monotonic() - started,
-        text=text,
-        tail=data[-cap:].decode("utf-8", "replace"),
-        truncated=len(data) > cap,
-        spool=spool,
+    return await answered(
+        [*spec.argv, str(ws.path / "tsconfig.json")],
+        2 if int(answer.get("errors", 0)) else 0,
+        text,
+        ctx.spool("compile.project", suffix),
+        started,
+        ctx.config.output_cap_bytes,
     )
 
 
