@@ -34,7 +34,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import print_table, write_json
+from _report import print_table, run_meta, started, write_json
 from peers import (
     DESKTOP_COMMANDER_VERSION,
     MCP_SHELL_SERVER_VERSION,
@@ -256,7 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--only", nargs="*", choices=SERVERS, default=list(SERVERS))
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args(argv)
+    start = started()
     results = anyio.run(run_all, args.only, args.cache.resolve())
     render(results)
     judged = ratios(results)
@@ -265,6 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     path = write_json(
         "answer_bytes",
         {
+            **run_meta(start),
             "peers": {
                 "mcp-shell-server": MCP_SHELL_SERVER_VERSION,
                 "DesktopCommander": DESKTOP_COMMANDER_VERSION,
@@ -282,6 +285,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ],
             "ratios": judged,
         },
+        args.out,
     )
     print(f"wrote {path}")
     return 0

@@ -34,6 +34,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "ladder"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_harness_stats import tail_row  # noqa: E402
 
+from tables_runs import (  # noqa: E402
+    answer_bytes_tables,
+    caption,
+    checker_tables,
+    cli_tables,
+    go_tables,
+    mcp_hot_path_tables,
+    mcp_peer_tables,
+    mcp_prestart_table,
+    md,
+    node_tables,
+    over_2x_table,
+    rust_tables,
+    stale_tables,
+    substrate_tables,
+    user_flow_tables,
+)
+
 _HEAD = [
     "project",
     "edits (caught)",
@@ -72,27 +90,6 @@ def ladder_tables() -> str:
     return "\n\n".join(out)
 
 
-def _md(head: list[str], rows: list[list[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(head) + " |",
-        "|" + "---|" * len(head),
-        *("| " + " | ".join(row) + " |" for row in rows),
-    ]
-
-
-def _loads(run: dict[str, Any]) -> str:
-    before, after = run.get("load_before"), run.get("load_after")
-    if not before or not after:
-        return "load not recorded"
-    return f"load {before[0]:.1f} → {after[0]:.1f} (1-min averages, before → after)"
-
-
-def _caption(path: Path, run: dict[str, Any], what: str) -> str:
-    commit = run.get("commit", "")[:7] or "not recorded"
-    note = f" {run['note']}" if run.get("note") else ""
-    return f"`{path.relative_to(REPO)}`: {run['at']}, commit {commit}, {what}, {_loads(run)}.{note}"
-
-
 def scoped_tables() -> str:
     from ladder_harness_scoped import HEAD, rows_of
 
@@ -103,7 +100,7 @@ def scoped_tables() -> str:
             f"seed {run['seed']}, {run['mutations_per_project']} mutations per project, "
             f"project venvs `{Path(run['python']).name}`"
         )
-        lines = [_caption(path, run, what), "", *_md(HEAD, rows_of(run["projects"]))]
+        lines = [caption(path, run, what), "", *md(HEAD, rows_of(run["projects"]))]
         out.append("\n".join(lines))
     return "\n\n".join(out)
 
@@ -140,7 +137,7 @@ def warm_tables() -> str:
         ]
         what = f"{len(c)} rounds"
         head = ["measure", "ms: p50 (95 % CI) / p90", "target", "verdict"]
-        out.append("\n".join([_caption(path, run, what), "", *_md(head, rows)]))
+        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
     return "\n\n".join(out)
 
 
@@ -164,7 +161,7 @@ def first_usable_tables() -> str:
             )
         what = f"{run['iterations']} interleaved rounds, `{run['command']}`"
         head = ["path", "median ms (95 % CI)", "p90", "vs python", "target", "verdict"]
-        out.append("\n".join([_caption(path, run, what), "", *_md(head, rows)]))
+        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
     return "\n\n".join(out)
 
 
@@ -173,30 +170,83 @@ SECTIONS = {
     "scoped": scoped_tables,
     "warm": warm_tables,
     "first-usable": first_usable_tables,
+    "user-flow": user_flow_tables,
+    "checkers": checker_tables,
+    "rust": rust_tables,
+    "node": node_tables,
+    "go": go_tables,
+    "cli-light": lambda: cli_tables("cli_latency-*-light.json"),
+    "cli-terminal": lambda: cli_tables("cli_latency-*-terminal.json"),
+    "mcp-peers": mcp_peer_tables,
+    "mcp-hot-path": mcp_hot_path_tables,
+    "mcp-prestart": mcp_prestart_table,
+    "over-2x": over_2x_table,
+    "answer-bytes": answer_bytes_tables,
+    "substrate": substrate_tables,
+    "stale": stale_tables,
 }
+# Where the tables go: a section's markers may be in either file, or in both.
+DOCS = (DOC, REPO / "bench" / "README.md")
+NO_FIGURES = "<!-- table: no figures -->"
 
 
 def tables() -> dict[str, str]:
     return {name: make() for name, make in SECTIONS.items()}
 
 
+def _markers(name: str) -> tuple[str, str]:
+    return f"<!-- {name}-tables:begin -->", f"<!-- {name}-tables:end -->"
+
+
+def put(doc: str, name: str, text: str) -> str:
+    """`doc` with the block of section `name` (if it holds its markers) set to `text`."""
+    begin, end = _markers(name)
+    if begin not in doc or end not in doc:
+        return doc
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{begin}\n{text}\n{end}{tail}"
+
+
+def written(made: dict[str, str]) -> dict[Path, str]:
+    """Every doc with its sections' blocks set; a section no doc places is an error."""
+    docs = {path: path.read_text(encoding="utf-8") for path in DOCS}
+    for name, text in made.items():
+        begin, end = _markers(name)
+        if not any(begin in doc and end in doc for doc in docs.values()):
+            raise SystemExit(f"add the markers {begin} and {end} where the tables go")
+        docs = {path: put(doc, name, text) for path, doc in docs.items()}
+    return docs
+
+
+def loose_tables(doc: str) -> list[int]:
+    """The line numbers of Markdown tables outside every generated block, except those
+    right under a `<!-- table: no figures -->` line (a table of names, not measurements)."""
+    loose, inside, previous, in_table = [], False, "", False
+    for number, line in enumerate(doc.splitlines(), 1):
+        if line.startswith("<!-- ") and line.endswith("-tables:begin -->"):
+            inside = True
+        elif line.startswith("<!-- ") and line.endswith("-tables:end -->"):
+            inside = False
+        row = line.lstrip().startswith("|")
+        if row and not in_table and not inside and previous.strip() != NO_FIGURES:
+            loose.append(number)
+        in_table, previous = row, line
+    return loose
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help=f"into {DOC.relative_to(REPO)}")
+    parser.add_argument(
+        "--write", action="store_true", help="into docs/benchmarks.md and bench/README.md"
+    )
     args = parser.parse_args()
     made = tables()
     if not args.write:
         print("\n\n".join(f"## {name}\n\n{text}" for name, text in made.items()))
         return
-    doc = DOC.read_text(encoding="utf-8")
-    for name, text in made.items():
-        begin, end = f"<!-- {name}-tables:begin -->", f"<!-- {name}-tables:end -->"
-        if begin not in doc or end not in doc:
-            raise SystemExit(f"{DOC}: add the markers {begin} and {end} where the tables go")
-        head, rest = doc.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        doc = f"{head}{begin}\n{text}\n{end}{tail}"
-    DOC.write_text(doc, encoding="utf-8")
+    for path, doc in written(made).items():
+        path.write_text(doc, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,7 @@ from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import started
 from peers import (
     BIG_COMMAND,
     ECHO_COMMAND,
@@ -500,6 +501,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="bench: %(levelname)s %(message)s")
     args = parse_args(argv)
+    start = started()  # the commit and the load when the run starts, for the JSON
     wanted = set(args.servers.split(","))
     output: Path = args.output
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -533,6 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     render(floor, results, rat, raw_big)
     report = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **start,
         "command": " ".join([Path(sys.executable).name, *sys.argv]),
         "iterations": args.iterations,
         "warmup": args.warmup,

@@ -23,7 +23,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import percentile, print_table, write_json
+from _report import percentile, print_table, run_meta, started, write_json
 
 TARGET_P50_MS = 100.0
 
@@ -77,7 +77,9 @@ async def measure(iterations: int) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
+    start = started()
     os.environ.setdefault("HABITAT_HOME", tempfile.mkdtemp(prefix="bench-habitat-home-"))
     samples = anyio.run(measure, args.iterations)
     p50 = statistics.median(samples)
@@ -92,6 +94,7 @@ def main() -> int:
     path = write_json(
         "stale_latency",
         {
+            **run_meta(start),
             "iterations": args.iterations,
             "p50_ms": round(p50, 2),
             "p95_ms": round(p95, 2),
@@ -100,6 +103,7 @@ def main() -> int:
             "target_p50_ms": TARGET_P50_MS,
             "target_met": met,
         },
+        args.out,
     )
     print(f"wrote {path}")
     return 0

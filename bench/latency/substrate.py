@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import percentile, print_table, write_json
+from _report import percentile, print_table, run_meta, started, write_json
 
 TARGET_P95_MS = 50.0
 
@@ -64,7 +64,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=300)
     parser.add_argument("--ports", type=int, default=1)
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
+    start = started()
     samples = measure(args.iterations, args.ports)
     rows: list[list[str]] = []
     results: dict[str, dict[str, float]] = {}
@@ -89,12 +91,14 @@ def main() -> int:
     path = write_json(
         "substrate",
         {
+            **run_meta(start),
             "iterations": args.iterations,
             "ports": args.ports,
             "results": results,
             "target_p95_ms": TARGET_P95_MS,
             "target_met": met,
         },
+        args.out,
     )
     print(f"wrote {path}")
     return 0
