@@ -18,6 +18,7 @@ import anyio
 import pytest
 
 from agent_habitat.habitat import Habitat
+from agent_habitat.proc import ProcessRecord, is_alive
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.hooks import LadderHooks
@@ -203,6 +204,12 @@ async def test_compile_project_warm_in_a_server_cold_one_shot_head_from_the_over
 
         # The checker dies: the next verify starts another and says so.
         os.kill(listed["pid"], signal.SIGKILL)
+        # The kill lands when the kernel next runs the checker, which on a loaded machine can
+        # be after the verify below looked: wait (bounded) until it is gone, so that verify
+        # meets a checker that had exited, not one dying in the middle of its check.
+        with anyio.fail_after(30):
+            while is_alive(ProcessRecord(listed["pid"], 0.0)):
+                await anyio.sleep(0.02)
         back = await _compile(root, server=True)
         assert back.state == "red"
         assert any("had exited; started again" in n for n in back.notes), back.notes
