@@ -35,7 +35,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import print_table, write_json
+from _report import print_table, run_meta, started, write_json
 from peers import (
     DESKTOP_COMMANDER_VERSION,
     MCP_SHELL_SERVER_VERSION,
@@ -398,6 +398,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--only", nargs="*", choices=sorted(JOBS), default=sorted(JOBS))
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     return parser.parse_args(argv)
 
 
@@ -418,12 +419,14 @@ async def run_all(servers: Sequence[str], cache: Path) -> list[JobRun]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    start = started()
     runs = anyio.run(run_all, args.only, args.cache.resolve())
     judged = verdicts(runs)
     render(runs, judged)
     path = write_json(
         "agent_jobs",
         {
+            **run_meta(start),
             "peers": {
                 "mcp-shell-server": MCP_SHELL_SERVER_VERSION,
                 "DesktopCommander": DESKTOP_COMMANDER_VERSION,
@@ -431,6 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "runs": [{**asdict(r), "totals": r.totals()} for r in runs],
             "verdicts": judged,
         },
+        args.out,
     )
     print(f"wrote {path}")
     return 0

@@ -34,21 +34,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "ladder"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_harness_stats import tail_row  # noqa: E402
 
-from tables_runs import (  # noqa: E402
+from tables_latency import (  # noqa: E402
+    agent_jobs_tables,
     answer_bytes_tables,
-    caption,
-    checker_tables,
     cli_tables,
-    go_tables,
     mcp_hot_path_tables,
     mcp_peer_tables,
     mcp_prestart_table,
+    scene_tables,
+    stale_tables,
+    substrate_tables,
+    verify_latency_tables,
+)
+from tables_runs import (  # noqa: E402
+    caption,
+    checker_tables,
+    go_tables,
     md,
     node_tables,
     over_2x_table,
     rust_tables,
-    stale_tables,
-    substrate_tables,
     user_flow_tables,
 )
 
@@ -184,6 +189,10 @@ SECTIONS = {
     "answer-bytes": answer_bytes_tables,
     "substrate": substrate_tables,
     "stale": stale_tables,
+    "agent-jobs": agent_jobs_tables,
+    "scene": lambda: scene_tables("scene_load-*.json"),
+    "scene-host": lambda: scene_tables("scene_host_load-*.json"),
+    "verify-latency": verify_latency_tables,
 }
 # Where the tables go: a section's markers may be in either file, or in both.
 DOCS = (DOC, REPO / "bench" / "README.md")

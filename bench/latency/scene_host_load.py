@@ -32,7 +32,7 @@ import psutil
 from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
-from _report import percentile, print_table, write_json
+from _report import percentile, print_table, run_meta, started, write_json
 
 TARGET_P99_MS = 100.0
 VERBS = ("scene", "last", "last tail")
@@ -163,7 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         "--spy", metavar="OUT", help="py-spy record the host's loaded phase into OUT (raw stacks)"
     )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args(argv)
+    start = started()
     if args.child:
         return _child_main(args)
     checkouts: dict[str, str | None] = {"this checkout": None}
@@ -211,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     path = write_json(
         "scene_host_load",
         {
+            **run_meta(start),
             "tabs": args.tabs,
             "clients": args.clients,
             "seconds": args.seconds,
@@ -219,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_averages": loads,
             "checkouts": summary,
         },
+        args.out,
     )
     print(f"JSON: {path}", file=sys.stderr)
     return 0

@@ -31,7 +31,7 @@ import anyio.lowlevel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import percentile, print_table, write_json
+from _report import percentile, print_table, run_meta, started, write_json
 
 TARGET_P99_MS = 100.0
 
@@ -115,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=2, help="alternations with --baseline")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args(argv)
+    start = started()
     os.environ.setdefault("HABITAT_HOME", tempfile.mkdtemp(prefix="bench-scene-home-"))
     if args.child:
         print(json.dumps(anyio.run(measure, args.tabs, args.clients, args.seconds)))
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     path = write_json(
         "scene_load",
         {
+            **run_meta(start),
             "tabs": args.tabs,
             "clients": args.clients,
             "seconds": args.seconds,
@@ -161,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
             "load_average": load[0],
             "checkouts": summary,
         },
+        args.out,
     )
     print(f"JSON: {path}", file=sys.stderr)
     return 0

@@ -35,7 +35,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import percentile, print_table, write_json
+from _report import percentile, print_table, run_meta, started, write_json
 
 TARGET_FIRST_RUNG_MS = 50.0
 POLICY: Any = "standard"  # --policy
@@ -135,7 +135,9 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--policy", default="standard", help="the lone requests' policy")
+    parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
+    start = started()
     global POLICY
     POLICY = args.policy
     os.environ.setdefault("HABITAT_HOME", tempfile.mkdtemp(prefix="bench-habitat-home-"))
@@ -183,6 +185,7 @@ def main() -> int:
     path = write_json(
         "verify_latency",
         {
+            **run_meta(start),
             "requests": args.requests,
             "policy": POLICY,
             "rounds": args.rounds,
@@ -201,6 +204,7 @@ def main() -> int:
                 k: round(statistics.median(v) / pytest_p50, 3) for k, v in walls.items()
             },
         },
+        args.out,
     )
     print(f"wrote {path}")
     return 0
