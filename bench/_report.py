@@ -70,6 +70,24 @@ def load_now() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def machine() -> dict[str, Any]:
+    """What ran the bench: Python, the platform, the CPUs and their model."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next(
+                (ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), ""
+            )
+    except OSError:
+        pass
+    return {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "cpu_model": model or platform.processor() or "not known",
+    }
+
+
 def print_table(title: str, columns: list[str], rows: list[list[str]]) -> None:
     table = Table(*columns, title=title)
     for row in rows:
@@ -84,7 +102,7 @@ def write_json(name: str, payload: dict[str, Any], out: Path | None = None) -> P
     payload = {
         "benchmark": name,
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform()},
+        "machine": machine(),
         **payload,
     }
     path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")

@@ -40,7 +40,9 @@ def caption(path: Path, run: dict[str, Any], what: str) -> str:
     at = run.get("at") or run.get("generated_at") or "time not recorded"
     commit = run.get("commit", "")[:7] or "not recorded"
     note = f" {run['note'].rstrip('.')}." if run.get("note") else ""
-    return f"`{path.relative_to(REPO)}`: {at}, commit {commit}, {what}, {loads(run)}.{note}"
+    cpus = (run.get("machine") or run.get("host") or {}).get("cpus")
+    on = f" on {cpus} CPUs" if cpus else ""
+    return f"`{path.relative_to(REPO)}`: {at}, commit {commit}, {what}, {loads(run)}{on}.{note}"
 
 
 def runs(pattern: str) -> list[tuple[Path, dict[str, Any]]]:
