@@ -64,3 +64,19 @@ def test_a_binary_that_exits_without_a_test_report_is_a_failure() -> None:
     report = libtest_report(text, ROOT)
     assert [(d.file, d.code) for d in report.failures] == [("tests/api.rs", "exit 3")]
     assert report.signal is None
+
+
+def test_a_harness_that_prints_no_stdout_sections_has_its_failed_lines_as_findings() -> None:
+    # servo/rust-url's data-url wpt target (harness = false, the `tester` crate), cargo 1.95:
+    # its failures are only `test NAME ... FAILED` lines, a panic on stderr for some.
+    report = libtest_report(_read("test_tester_harness.txt"), Path("/tmp/rustgo/url"))
+    found = [(d.file, d.line, d.message) for d in report.failures]
+    assert found == [
+        ("tests/wpt.rs", None, 'base64 "AA/" failed'),
+        (
+            "data-url/tests/wpt.rs",
+            68,
+            'base64 "//A": assertion `left == right` failed; left: [255, 248]; right: [255, 240]',
+        ),
+    ]
+    assert (report.passed, report.failed) == (5, 2)

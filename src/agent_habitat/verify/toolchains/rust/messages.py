@@ -21,6 +21,10 @@ _LEVELS: dict[str, Severity] = {"error": "error", "warning": "warning"}
 # Summaries the compiler adds after the findings themselves.
 _SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|could not compile)")
 _FAILED_TEST = re.compile(r"^---- (?P<name>.+?) stdout ----$")
+# A failed test's own line: harnesses that print no `---- NAME stdout ----` section (the
+# `tester` crate, libtest's panics written straight to stderr) name it only there.
+_FAILED_LINE = re.compile(r"^test (?P<name>.+) \.\.\. FAILED$")
+_THREAD_PANIC = re.compile(r"^thread '(?P<name>.+)' (?:\(\d+\) )?panicked at (?P<where>.+)$")
 _DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - .*\(line (?P<line>\d+)\)$")
 _PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+):$")
 _BINARY = re.compile(
@@ -138,9 +142,15 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
     target: str | None = None
     folder = "."
     first_of_binary = 0  # the index of the current binary's first failure
+    unexplained: list[tuple[str, str | None, str]] = []  # FAILED lines: name, target, folder
+    panics: dict[str, list[str]] = {}  # a test thread's panic: its lines
     i = 0
     while i < len(lines):
         line = lines[i]
+        if (failed_line := _FAILED_LINE.match(line)) is not None:
+            unexplained.append((failed_line["name"], target, folder))
+        elif (panic := _THREAD_PANIC.match(line)) is not None:
+            panics[panic["name"]] = [f"panicked at {panic['where']}", *lines[i + 1 : i + 5]]
         if (running := _RUNNING.match(line)) is not None:
             if running["doc"]:
                 name = running["doc"]
@@ -189,4 +199,21 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
                     )
                 )
         i += 1
+    _add_unexplained(report, unexplained, panics, root)
     return report
+
+
+def _add_unexplained(
+    report: LibtestReport,
+    failed: list[tuple[str, str | None, str]],
+    panics: dict[str, list[str]],
+    root: Path,
+) -> None:
+    """A failure for each `test NAME ... FAILED` no `---- NAME stdout ----` section
+    explained, at its thread's panic when the output has it."""
+    explained = {d.message.split(": ")[0] for d in report.failures}
+    explained |= {d.message[: -len(" failed")] for d in report.failures}
+    for name, target, folder in failed:
+        if name not in explained:
+            explained.add(name)
+            report.failures.append(_failure(name, panics.get(name, []), root, target, folder))
