@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import statistics
@@ -234,6 +235,13 @@ class Runner:
             d for d in compiler_messages(text, self.root, tool="rustc") if d.severity == "error"
         ]
         failed = [d.message.split(": ")[0] for d in report.failures]
+        # Every `test NAME ... FAILED` line too, whichever parser the run imports (a
+        # harness = false target's only word on a failure; "before" runs parse with theirs).
+        failed += [
+            name
+            for name in re.findall(r"(?m)^test (.+) \.\.\. FAILED$", text)
+            if name not in failed
+        ]
         failed += [f"compile: {d.file}:{d.line} {d.code}" for d in errors]
         if "TIMEOUT after" in text:
             failed.append("TIMEOUT")
