@@ -89,6 +89,8 @@ def test_the_mcp_command_loads_no_habitat_before_it_knows_it_serves_one() -> Non
     loaded = _modules_after("from agent_habitat.cli import build_parser; build_parser('mcp')")
     for name in ("pydantic", "agent_habitat.habitat", "agent_habitat.cli.common", "mcp"):
         assert name not in loaded, name
+    # argparse asks `shutil` (with zlib, bz2, lzma) for the width; the parser asks the OS.
+    assert "shutil" not in loaded
 
 
 def test_the_host_run_path_reads_argv_and_a_spool_without_the_heavy_stdlib() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextvars
 import json
+import os
 import sys
 from typing import NoReturn
 
@@ -38,3 +39,23 @@ class HabitatParser(argparse.ArgumentParser):
             sys.stderr.write(json.dumps({"error": message, "field": None}) + "\n")
             self.exit(2)
         super().error(message)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse builds a formatter for every `add_argument` (to check its metavar), and
+        # its width comes from `shutil`, whose import brings zlib, bz2 and lzma to every
+        # command: the same width is asked of the terminal here.
+        return self.formatter_class(prog=self.prog, width=_columns() - 2)  # type: ignore[call-arg]
+
+
+def _columns() -> int:
+    """`shutil.get_terminal_size().columns`: `$COLUMNS`, else the terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
