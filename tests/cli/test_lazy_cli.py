@@ -142,3 +142,23 @@ def test_a_run_through_a_host_finds_it_and_reads_its_answer_with_c_modules_alone
     )
     heavy = ("re", "enum", "pathlib", "json", "socket", "argparse", "hashlib", "threading")
     assert [name for name in heavy if name in loaded] == []
+
+
+def test_the_scene_and_status_a_host_answers_need_only_c_modules() -> None:
+    # `habitat scene` and `habitat status` with a host: its lock found, the answer shown.
+    loaded = _modules_after(
+        "import agent_habitat.cli.scene_fast, agent_habitat.cli.scene_view\n"
+        "import agent_habitat.cli.host_scene, agent_habitat.cli.verify_light\n"
+        "from agent_habitat.cli.scene_fast import _host_lock\n"
+        "from agent_habitat.cli.host_scene import scene_of\n"
+        "from agent_habitat.cli.scene_view import plain_scene, shown_cwd\n"
+        "from agent_habitat.state_place import project_root\n"
+        "assert _host_lock(project_root()) is None or True\n"
+        "tab = {'name': 'main', 'shell': 'bash', 'state': 'idle', 'cwd': '/p/src', 'pid': None,\n"
+        "       'last_run': None}\n"
+        "caps = {'max_tabs': 8, 'history_rows': 50, 'output_cap_bytes': 1}\n"
+        "assert 'src' in plain_scene(scene_of({'tabs': [tab], 'caps': caps}), 80, '/p')\n"
+        "assert (shown_cwd('/p', '/p'), shown_cwd('/pq', '/p')) == ('.', '/pq')"
+    )
+    heavy = ("re", "enum", "pathlib", "json", "socket", "sqlite3", "dataclasses", "hashlib")
+    assert [name for name in heavy if name in loaded] == []

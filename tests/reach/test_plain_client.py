@@ -176,7 +176,7 @@ def test_the_lock_the_light_path_reads_is_the_hosts() -> None:
     from agent_habitat.workspace import Workspace
 
     files = HostFiles(Workspace.for_project(Path("/tmp")))
-    assert files.lock.name == plain_client._LOCK
+    assert files.lock.name == plain_client.LOCK_NAME
 
 
 @pytest.mark.parametrize(

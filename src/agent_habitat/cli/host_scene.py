@@ -12,12 +12,65 @@ None, and the full path asks again and reports whatever went wrong.
 
 from __future__ import annotations
 
-from ..shell.quiet_scene import QuietCaps, QuietRun, QuietScene, QuietTab
-
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
+
+
+# Plain records (what `cli.scene_view.SceneLike` reads), not `shell.quiet_scene`'s: that
+# module brings sqlite3, dataclasses and pathlib, which a scene the host answers has no use
+# for (they were most of the time `habitat scene` took through a host).
+class QuietRun:
+    __slots__ = ("command", "duration_s", "exit_code", "index", "state")
+
+    def __init__(
+        self, *, index: int, command: str, state: str, exit_code: int | None, duration_s: float
+    ) -> None:
+        self.index = index
+        self.command = command
+        self.state = state
+        self.exit_code = exit_code
+        self.duration_s = duration_s
+
+
+class QuietTab:
+    __slots__ = ("cwd", "last_run", "name", "pid", "shell", "state")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        shell: str,
+        state: str,
+        cwd: str,
+        pid: int | None,
+        last_run: QuietRun | None,
+    ) -> None:
+        self.name = name
+        self.shell = shell
+        self.state = state
+        self.cwd = cwd
+        self.pid = pid
+        self.last_run = last_run
+
+
+class QuietCaps:
+    __slots__ = ("history_rows", "max_tabs", "output_cap_bytes")
+
+    def __init__(self, *, max_tabs: int, history_rows: int, output_cap_bytes: int) -> None:
+        self.max_tabs = max_tabs
+        self.history_rows = history_rows
+        self.output_cap_bytes = output_cap_bytes
+
+
+class QuietScene:
+    __slots__ = ("caps", "tabs")
+
+    def __init__(self, *, tabs: list[QuietTab], caps: QuietCaps) -> None:
+        self.tabs = tabs
+        self.caps = caps
+
 
 __all__ = ["ANSWER_SECONDS", "host_scene", "scene_of"]
 
@@ -62,7 +115,7 @@ def scene_of(data: Any) -> QuietScene:
     )
 
 
-def host_scene(lock: Path) -> QuietScene | None:
+def host_scene(lock: Path | str) -> QuietScene | None:
     """The scene the live host of `lock` reports, or None (see the module docstring)."""
     from ..reach.plain_client import HostGone, live_host
 

@@ -14,10 +14,11 @@ scene takes the full path, which does whatever the state needs and reports any e
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .scene_view import SceneLike
 
 __all__ = ["SHELL_CONFIG_DEFAULTS", "fast_scene"]
@@ -36,16 +37,16 @@ SHELL_CONFIG_DEFAULTS = {
 variable sends the scene the full way, which validates it."""
 
 
-def _project(argv: list[str]) -> tuple[bool, Path | None]:
+def _project(argv: list[str]) -> tuple[bool, str | None]:
     """`scene`, `scene --project DIR` or `scene --project=DIR`; (False, None) for any other
     command line (flags, help, mistakes: the full parser answers those)."""
     rest = argv[1:]
     if not rest:
         return True, None
     if len(rest) == 2 and rest[0] == "--project":
-        return True, Path(rest[1])
+        return True, rest[1]
     if len(rest) == 1 and rest[0].startswith("--project="):
-        return True, Path(rest[0].removeprefix("--project="))
+        return True, rest[0].removeprefix("--project=")
     return False, None
 
 
@@ -67,38 +68,52 @@ def _configured(root: Path) -> bool:
     return not isinstance(tool, dict) or "habitat" in tool
 
 
-def _host_lock(root: Path) -> Path | None:
+def _host_lock(root: str) -> str | None:
     """The host's lock file when a host may serve the workspace: a running host keeps its
     record there and empties it on the way out (a dead one's record: `host_scene` checks)."""
-    from ..reach.files import HostFiles
-    from ..workspace import Workspace
+    from .. import state_place
+    from ..reach.plain_client import LOCK_NAME
 
-    lock = HostFiles(Workspace.for_project(root)).lock
+    lock = os.path.join(state_place.state_dir(root), LOCK_NAME)
     try:
-        return lock if lock.stat().st_size > 0 else None
+        return lock if os.stat(lock).st_size > 0 else None
     except FileNotFoundError:
         return None
 
 
 def fast_scene(argv: list[str]) -> int | None:
     """Print the scene and return 0, or None when the full path must answer."""
+    from .. import state_place
     from ..errors import HabitatError
-    from ..shell.quiet_scene import QuietCaps, read_quiet_scene
-    from ..workspace import Workspace, find_project_root, habitat_home, refuse_unsafe
 
     plain, project = _project(argv)
     if not plain:
         return None
     try:
-        if project is not None and not project.is_dir():
+        if project is not None and not os.path.isdir(project):
             return None  # the full path names the bad flag
-        root = project.resolve() if project is not None else find_project_root()
+        root = os.path.realpath(project) if project is not None else state_place.project_root()
         lock = _host_lock(root)
         if lock is not None:
             # What the host knows (its configuration, its runs): asked of the host itself.
             from .host_scene import host_scene
 
             return _print(host_scene(lock), root)
+        return _quiet_scene(root)
+    except (OSError, HabitatError):
+        return None
+
+
+def _quiet_scene(root_text: str) -> int | None:
+    """No host: the scene read from `state.db`, when nothing needs doing."""
+    from pathlib import Path
+
+    from ..errors import HabitatError
+    from ..shell.quiet_scene import QuietCaps, read_quiet_scene
+    from ..workspace import Workspace, habitat_home, refuse_unsafe
+
+    root = Path(root_text)
+    try:
         if _configured(root):
             return None
         workspace = Workspace.for_project(root)
@@ -118,10 +133,10 @@ def fast_scene(argv: list[str]) -> int | None:
     return _print(scene, root)
 
 
-def _print(scene: SceneLike | None, root: Path) -> int | None:
+def _print(scene: SceneLike | None, root: Path | str) -> int | None:
     if scene is None:
         return None
     from .scene_view import print_scene
 
-    print_scene(scene, root)
+    print_scene(scene, str(root))
     return 0

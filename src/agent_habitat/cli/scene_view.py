@@ -11,7 +11,6 @@ table too wide for the terminal cuts paths from the left and commands from the r
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .table import Column, render_table, terminal_width
 
@@ -31,6 +30,7 @@ _COLUMNS = (
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
     from typing import Protocol, TextIO
 
     class _LastRun(Protocol):
@@ -76,18 +76,20 @@ if TYPE_CHECKING:
         def caps(self) -> _Caps: ...
 
 
-def shown_cwd(cwd: str, root: Path | None) -> str:
-    """`cwd` relative to the project `root` when it lies inside it (`.` for the root)."""
+def shown_cwd(cwd: str, root: Path | str | None) -> str:
+    """`cwd` relative to the project `root` when it lies inside it (`.` for the root).
+    Compared as text, component by component (the scene has no use for `pathlib`)."""
     if root is None:
         return cwd
-    try:
-        relative = Path(cwd).relative_to(root)
-    except ValueError:
-        return cwd
-    return str(relative)
+    top = str(root).rstrip("/") or "/"
+    here = cwd.rstrip("/") or "/"
+    if here == top:
+        return "."
+    inside = top if top == "/" else f"{top}/"
+    return here[len(inside) :] if here.startswith(inside) else cwd
 
 
-def _rows(scene: SceneLike, root: Path | None) -> list[tuple[str, str, str, str, str]]:
+def _rows(scene: SceneLike, root: Path | str | None) -> list[tuple[str, str, str, str, str]]:
     rows = []
     for tab in scene.tabs:
         last = tab.last_run
@@ -109,7 +111,7 @@ def _caps_line(scene: SceneLike) -> str:
 
 
 def plain_scene(
-    scene: SceneLike, width: int, root: Path | None = None, *, styled: bool = False
+    scene: SceneLike, width: int, root: Path | str | None = None, *, styled: bool = False
 ) -> str:
     """The scene's text for a `width`-column terminal (or file)."""
     table = render_table(_COLUMNS, _rows(scene, root), width=width, title=_TITLE, styled=styled)
@@ -117,7 +119,9 @@ def plain_scene(
     return table + (f"\x1b[2m{caps}\x1b[0m\n" if styled else f"{caps}\n")
 
 
-def print_scene(scene: SceneLike, root: Path | None = None, out: TextIO | None = None) -> None:
+def print_scene(
+    scene: SceneLike, root: Path | str | None = None, out: TextIO | None = None
+) -> None:
     from .styles import styled
 
     stream = out or sys.stdout

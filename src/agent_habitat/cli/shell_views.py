@@ -50,12 +50,6 @@ class ShellView:
         self.streams = streams
 
 
-def _as_path(root: Path | str | None) -> Path | None:
-    from pathlib import Path
-
-    return None if root is None else Path(root)
-
-
 def emit_json_data(data: Any) -> None:
     """`--json`: the result as indented JSON (the same text on both paths)."""
     import json  # here: a plain answer does without it (`re` and `enum` come with it)
@@ -121,7 +115,7 @@ def _show_scene(scene: Data, streamed: bool, root: Path | str | None) -> None:
     from .host_scene import scene_of
     from .scene_view import print_scene
 
-    print_scene(scene_of(scene), _as_path(root))
+    print_scene(scene_of(scene), root)
 
 
 _HISTORY = (
@@ -147,7 +141,7 @@ def _show_history(result: Data, streamed: bool, root: Path | str | None) -> None
             row["state"] if row.get("exit_code") is None else str(row["exit_code"]),
             f"{row['duration_s']:.2f}s",
             str(row["output_bytes"]),
-            shown_cwd(row["cwd"], _as_path(root)),
+            shown_cwd(row["cwd"], root),
         )
         for row in result["rows"]
     ]

@@ -12,8 +12,8 @@ says why in its own words; a refusal did nothing, so asking again is safe).
 
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
 
 from ..reach.plain_client import HostGone, StateNotSafe, host_of
 
@@ -49,13 +49,14 @@ def _read(argv: list[str]) -> dict[str, object] | None:
     return seen
 
 
-def _root(project: object) -> Path | None:
+def _root(project: object) -> str | None:
     if project is not None:
-        folder = Path(str(project))
-        return folder.resolve() if folder.is_dir() else None  # the full path names the flag
-    from ..workspace import find_project_root
+        folder = str(project)
+        # Not a folder: the full path names the flag.
+        return os.path.realpath(folder) if os.path.isdir(folder) else None
+    from ..state_place import project_root  # as text: this path has no use for `pathlib`
 
-    return find_project_root()
+    return project_root()
 
 
 def verify_light(argv: list[str]) -> int | None:

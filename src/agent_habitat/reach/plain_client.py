@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "LOCK_NAME",
     "HostAnswer",
     "HostGone",
     "HostRefused",
@@ -309,7 +310,7 @@ def host_of(root: Path | str) -> PlainHost | None:
 
     home = state_place.habitat_home()
     state = state_place.state_dir(str(root))
-    lock = os.path.join(state, _LOCK)
+    lock = os.path.join(state, LOCK_NAME)
     for path in (home, state, lock):
         try:
             info = os.lstat(path)
@@ -322,7 +323,7 @@ def host_of(root: Path | str) -> PlainHost | None:
     return live_host(lock)
 
 
-_LOCK = "host.lock"
+LOCK_NAME = "host.lock"
 """The host's lock in its state folder (`reach.files.HostFiles.lock`; a test keeps them one)."""
 
 
