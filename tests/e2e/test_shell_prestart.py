@@ -3,6 +3,7 @@ and records everything a run started cold records."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -29,8 +30,11 @@ async def _open(project: Path) -> AsyncIterator[Shell]:
 
 
 async def _prestarted(shell: Shell, tab: str = "main") -> int:
-    """Run a first command in `tab`, then wait for its next wrapper; its pid."""
-    await shell.run(RunArgs(command="true", tab=tab))
+    """Run two commands in `tab`, then wait for its next wrapper; its pid. (The first run's
+    own wrapper starts before the tab carries an environment of its own, so it does not fit
+    the next run, which starts cold or waits for the one started after it.)"""
+    for _ in range(2):
+        await shell.run(RunArgs(command="true", tab=tab))
     await eventually(lambda: shell.prestarts.pid(tab) is not None, within=30)
     pid = shell.prestarts.pid(tab)
     assert pid is not None
@@ -61,9 +65,13 @@ async def test_a_prestarted_run_records_what_a_cold_one_does(habitat: Shell, pro
     following = await habitat.run(RunArgs(command='pwd; echo "$CARRIED"; echo "$0"'))
     assert following.output == f"{project / 'sub'}\na b\nbash\n"
     rows = (await habitat.history(HistoryArgs())).rows
-    assert [(r.state, r.exit_code) for r in rows] == [("exited", 0), ("exited", 3), ("exited", 0)]
+    assert [(r.state, r.exit_code) for r in rows][-3:] == [
+        ("exited", 0),
+        ("exited", 3),
+        ("exited", 0),
+    ]
     ended = [e for e in events if e.kind == "shell.run.exited"]
-    assert [e.data["exit_code"] for e in ended] == [0, 3, 0]
+    assert [e.data["exit_code"] for e in ended][-3:] == [0, 3, 0]
 
 
 async def test_a_run_that_does_not_fit_it_starts_cold_and_closes_it(habitat: Shell) -> None:
@@ -72,6 +80,39 @@ async def test_a_run_that_does_not_fit_it_starts_cold_and_closes_it(habitat: She
     assert (result.output, result.exit_code) == ("yes\n", 0)
     assert result.pid != pid
     await eventually(lambda: not _alive(pid))
+
+
+async def test_the_next_wrapper_starts_while_a_run_runs(habitat: Shell) -> None:
+    first = await _prestarted(habitat)
+    running = await habitat.run(RunArgs(command="sleep 3055", background=True))
+    assert (running.pid, running.state) == (first, "running")
+    await eventually(lambda: habitat.prestarts.pid("main") is not None, within=30)
+    assert habitat.prestarts.pid("main") != first
+    await habitat.kill(KillArgs(tab="main"))
+
+
+async def test_a_run_that_moves_its_tab_leaves_a_next_wrapper_where_it_moved(
+    habitat: Shell, project: Path
+) -> None:
+    (project / "sub").mkdir()
+    await _prestarted(habitat)
+    moved = await habitat.run(RunArgs(command="cd sub"))
+
+    def waits_in_sub() -> bool:
+        pid = habitat.prestarts.pid("main")
+        return pid is not None and pid != moved.pid and _cwd(pid) == project / "sub"
+
+    await eventually(waits_in_sub, within=30)
+    pid = habitat.prestarts.pid("main")
+    following = await habitat.run(RunArgs(command="pwd"))
+    assert (following.pid, following.output) == (pid, f"{project / 'sub'}\n")
+
+
+def _cwd(pid: int) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None
 
 
 async def test_what_a_prestarted_run_left_running_is_reported_and_killed(

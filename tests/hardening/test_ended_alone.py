@@ -37,7 +37,7 @@ def _go(started: Prestarted, line: str) -> None:
     os.close(started.go)
 
 
-async def test_a_prestarted_run_whose_group_emptied_is_alone_and_its_group_goes(
+async def test_a_prestarted_run_whose_group_emptied_is_alone_and_its_group_goes_when_released(
     tmp_path: Path,
 ) -> None:
     spawner = ProcSpawner()
@@ -48,8 +48,10 @@ async def test_a_prestarted_run_whose_group_emptied_is_alone_and_its_group_goes(
     record = started.process.record
     assert spawner.ended_alone(record)
     assert record.marker is not None
-    assert cgroup.group_pids(record.marker) is None  # its empty group went with the answer
-    # Removed with its answer: asking again cannot vouch for a group this process no longer has.
+    assert cgroup.group_pids(record.marker) == []  # it stays until released, after the answer
+    spawner.release_group(record)
+    assert cgroup.group_pids(record.marker) is None
+    # Released: asking again cannot vouch for a group this process no longer has.
     assert not spawner.ended_alone(record)
 
 

@@ -61,3 +61,23 @@ def test_a_cgroup_removed_before_the_shell_joins_it_is_not_an_error_in_the_outpu
     env = {**os.environ, "HABITAT_CGROUP": str(tmp_path / "gone")}
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, "ran\n", "")
+
+
+def test_a_rewritten_dump_keeps_the_record_and_drops_the_whole_environment(
+    tmp_path: Path,
+) -> None:
+    dump = b'declare -x FOO="bar"\ndeclare -x PATH="/nowhere"\n'
+    (tmp_path / "state").write_bytes(b"0\0/some/where\0" + dump)
+    os.utime(tmp_path / "state", (1_000_000, 1_000_000))
+    files = RunFiles(tmp_path)
+    first = files.read_state(rewrite=False)
+    assert first is not None
+    assert first.whole_dump
+    files.forget_dump()
+    assert not (tmp_path / "state").exists()
+    assert b"/nowhere" in (tmp_path / "state.lean").read_bytes()  # PATH differs from base
+    again = files.read_state()
+    assert again is not None
+    assert not again.whole_dump
+    assert (again.exit_code, again.cwd, again.env) == (0, "/some/where", first.env)
+    assert files.state_written_at() == 1_000_000

@@ -83,8 +83,14 @@ class Spawner(Protocol):
 
     def ended_alone(self, record: ProcessRecord) -> bool:
         """Whether nothing of the run `record` names lives any more, known without a scan (a
-        prestarted run's cgroup is empty, `proc.cgroup.emptied`); its group goes then. False
-        when only `members` can tell. Quick enough for the event loop."""
+        prestarted run's cgroup is empty, `proc.cgroup.emptied`). False when only `members`
+        can tell. Quick enough for the event loop; the empty group stays until
+        `release_group`."""
+
+    def release_group(self, record: ProcessRecord) -> None:
+        """Remove the run's cgroup once `ended_alone` found it empty. Blocks while another
+        process moves processes between cgroups (milliseconds): off the event loop, after
+        the run's answer."""
 
     def adopt(self, record: ProcessRecord) -> ProcessHandle:
         """A handle on a process started earlier, perhaps by another habitat process."""
@@ -141,10 +147,11 @@ class ProcSpawner:
         )
 
     def ended_alone(self, record: ProcessRecord) -> bool:
-        if record.marker is None or not cgroup.emptied(record.marker):
-            return False
-        cgroup.remove(record.marker)  # as `members` does when it finds none
-        return True
+        return record.marker is not None and cgroup.emptied(record.marker)
+
+    def release_group(self, record: ProcessRecord) -> None:
+        if record.marker is not None:
+            cgroup.remove(record.marker)  # as `members` does when it finds none
 
     def adopt(self, record: ProcessRecord) -> Supervised:
         return Supervised.adopt(record)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from ..proc.spawner import Spawner
@@ -74,7 +75,7 @@ class Prestarts:
         # The wrapper reads its run folder as one line.
         self._enabled = enabled and "\n" not in str(spool_dir)
         self._ready: dict[str, Ready] = {}
-        self._pending: dict[str, tuple[_Key, anyio.Event]] = {}
+        self._pending: dict[str, tuple[_Key, dict[str, str], anyio.Event]] = {}
         self._closed = False
 
     def pid(self, tab: str) -> int | None:
@@ -95,7 +96,7 @@ class Prestarts:
         pending = self._pending.get(tab)
         if pending is not None and pending[0] == key:
             with anyio.move_on_after(_PENDING_BOUND):
-                await pending[1].wait()
+                await pending[2].wait()
         ready = self._ready.pop(tab, None)
         if ready is None:
             return None
@@ -109,16 +110,31 @@ class Prestarts:
         return self._enabled
 
     async def prepare(self, tab: str, shell: ShellInfo, cwd: str, env: dict[str, str]) -> None:
-        """Prestart the tab's next wrapper for a run in `cwd` with `env` (a background task
-        calls it: it takes a fork, an exec and a cgroup move, in a worker thread)."""
+        """Prestart the tab's next wrapper for a run in `cwd` with `env`, unless the one it
+        has (or is starting) fits already (a background task calls it: it takes a fork, an
+        exec and a cgroup move, in a worker thread)."""
         argv = prestart_argv(shell, env)
         folder = _folder(cwd)
-        if not self._enabled or argv is None or folder is None or tab in self._pending:
+        if not self._enabled or argv is None or folder is None:
             return
-        self.discard(tab)
         key = _Key(shell.executable, cwd, folder)
+        pending = self._pending.get(tab)
+        if pending is not None:
+            if pending[:2] == (key, env):
+                return
+            # Started for the tab as it stood before its last run moved it: once it is
+            # there, it is replaced below.
+            with anyio.move_on_after(_PENDING_BOUND):
+                await pending[2].wait()
+            if tab in self._pending:
+                return  # still starting, or another prepare took over
+        ready = self._ready.get(tab)
+        if ready is not None and ready.key == key and ready.env == env:
+            if ready.started.process.alive():
+                return
+        self.discard(tab)
         done = anyio.Event()
-        self._pending[tab] = (key, done)
+        self._pending[tab] = (key, env, done)
         await self._prestart(tab, key, argv, env, done)
 
     async def _prestart(
@@ -169,4 +185,6 @@ class Prestarts:
         # Reaped, and its empty group removed, once it has read its EOF.
         with anyio.CancelScope(shield=True), anyio.move_on_after(_PENDING_BOUND):
             await ready.started.process.wait()
-            self._spawner.ended_alone(ready.started.process.record)
+            record = ready.started.process.record
+            if self._spawner.ended_alone(record):
+                await anyio.to_thread.run_sync(self._spawner.release_group, record)

@@ -199,11 +199,14 @@ class Shell:
             if ready is not None:
                 self.prestarts.release(ready)  # unless the run took it
         if result.state != "running" and self.prestarts.enabled:
-            self._tg.start_soon(self._prepare_next, args.tab)  # once the answer is on its way
+            # The one prestarted as the run began fits, unless the run moved its tab (cd,
+            # export): then one for the tab as it stands now.
+            self._tg.start_soon(self._prepare_next, args.tab)
         return result
 
     async def _prepare_next(self, tab_name: str) -> None:
-        """Prestart the wrapper of the tab's next run, as the tab stands now."""
+        """Prestart the wrapper of the tab's next run, as the tab stands now (unless the one
+        it has fits)."""
         tab = self.store.tab(tab_name)
         if tab is None:
             return
@@ -277,6 +280,11 @@ class Shell:
                 "background": args.background,
             },
         )
+        if self.prestarts.enabled:
+            # The next run's wrapper starts while this one runs (the loop mostly waits on
+            # it), for the tab as it stands: a next call right behind this answer then finds
+            # it ready instead of waiting for its fork, exec and cgroup move.
+            self._tg.start_soon(self._prepare_next, args.tab)
         return await self._follow(
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )

@@ -38,6 +38,10 @@ _SPAWN_GRACE_SECONDS = 5.0
 _PID_LOOK_SECONDS = 0.02
 # How many running runs' predecessors `_previous` keeps (it forgets them all past this).
 _BEFORE_KEPT = 256
+# What a run's end leaves to do that nothing reads before its answer (its empty cgroup's
+# removal, its environment dump's rewrite) starts this long after the end: the answer goes
+# out in a few turns of the event loop, which a worker thread woken meanwhile would slow.
+_AFTER_ANSWER_SECONDS = 0.002
 # The event a run's end publishes, by its state (any other: killed).
 _RUN_END: dict[str, RunEnd] = {"exited": "shell.run.exited", "lost": "shell.run.lost"}
 
@@ -135,7 +139,9 @@ class RunSupervisor:
             # caller waits a bounded grace for this end, which a scan must not delay.
             return self.finish(run, returncode)
         if run.record is not None and self.spawner.ended_alone(run.record):
-            return self.finish(run, returncode, left=[])  # its cgroup is empty: no scan
+            ended = self.finish(run, returncode, left=[])  # its cgroup is empty: no scan
+            self._tg.start_soon(self._release_group, run.record)
+            return ended
         left = await anyio.to_thread.run_sync(self._left_behind, run)
         return self.finish(run, returncode, left=left)
 
@@ -371,7 +377,13 @@ class RunSupervisor:
 
     async def _forget_dump(self, files: RunFiles) -> None:
         with anyio.CancelScope(shield=True):  # a closing habitat leaves no dump behind
-            await anyio.to_thread.run_sync(files.forget_dump)
+            await anyio.sleep(_AFTER_ANSWER_SECONDS)
+            files.forget_dump()  # a file made, renamed and one removed: on the loop
+
+    async def _release_group(self, record: ProcessRecord) -> None:
+        with anyio.CancelScope(shield=True):  # else it waits for the next habitat's sweep
+            await anyio.sleep(_AFTER_ANSWER_SECONDS)
+            await anyio.to_thread.run_sync(self.spawner.release_group, record)
 
     def _carry_leftovers(self, run: RunRow, left: list[Leftover]) -> list[Leftover]:
         """Record what the run left running, with what earlier runs of its tab left that still

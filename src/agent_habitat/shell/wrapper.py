@@ -7,7 +7,8 @@ The wrapper uses only builtins (no fork): a command substitution would cost a mi
 `export -p` (sh), NUL-separated NAME=value pairs (zsh), or absent (fish, pwsh: cwd only).
 The file is created 0600 before the command starts (and written under `umask 077`), and
 the habitat that reads it rewrites the dump as the delta against its base environment
-(JSON), so the whole environment, secrets included, does not stay at rest in the spool.
+(JSON, in `state.lean`, then `state` goes), so the whole environment, secrets included,
+does not stay at rest in the spool.
 """
 
 from __future__ import annotations
@@ -104,6 +105,11 @@ class RunFiles:
     def state(self) -> Path:
         return self.root / "state"
 
+    @property
+    def lean_state(self) -> Path:
+        """`state` with its environment dump rewritten as the delta (`forget_dump`)."""
+        return self.root / "state.lean"
+
     def prepare_prestarted(self, command: str) -> None:
         """The files a prestarted wrapper (`prestart_argv`) reads and writes, private: its
         `cmd` and its `output` (which it opens itself, under the user's umask). Its `state`
@@ -118,10 +124,23 @@ class RunFiles:
 
     def state_written_at(self) -> float | None:
         """When the wrapper wrote `state` (as its shell exited); None when it never did."""
-        try:
-            return self.state.stat().st_mtime
-        except OSError:
-            return None
+        for path in (self.lean_state, self.state, self.lean_state):  # as `_recorded` reads
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                continue
+        return None
+
+    def _recorded(self) -> bytes | None:
+        """What the wrapper recorded: the lean rewrite if there is one, else `state`. The
+        rewrite makes `state.lean` before it removes `state`, so when `state` is found gone,
+        a second look finds the rewrite."""
+        for path in (self.lean_state, self.state, self.lean_state):
+            try:
+                return path.read_bytes()
+            except OSError:
+                continue
+        return None
 
     def read_state(self, *, rewrite: bool = True) -> FinalState | None:
         """What the wrapper recorded at exit; None when it never got to (killed, lost).
@@ -129,9 +148,8 @@ class RunFiles:
         A whole environment dump is rewritten as its delta on first read (every later read,
         by this or another habitat process, sees the same environment); with `rewrite`
         false, later, by the caller (`forget_dump`)."""
-        try:
-            raw = self.state.read_bytes()
-        except OSError:
+        raw = self._recorded()
+        if raw is None:
             return None
         parts = raw.split(b"\0", 2)
         if len(parts) < 3:
@@ -151,11 +169,14 @@ class RunFiles:
 
     def forget_dump(self) -> None:
         """Rewrite a whole environment dump in `state` as its delta (`read_state`), if it
-        still holds one. A file create and a rename: a caller on the event loop hands it
-        to a worker thread."""
+        still holds one: a file made, renamed and `state` removed (see `_replace_state`)."""
         self.read_state()
 
     def _replace_state(self, data: bytes) -> None:
+        # Renamed to a new name, then `state` removed, rather than renamed over `state`: on
+        # ext4 a rename over an existing file first writes the new file's data to the disk
+        # (auto_da_alloc), 4-5 ms a run where a rename to a free name takes microseconds.
+        # A reader prefers `state.lean`, so every step leaves a whole record to read.
         temporary = self.root / "state.tmp"
         try:
             # Its mtime says when the wrapper's shell exited (the end time of a run that
@@ -165,7 +186,11 @@ class RunFiles:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             os.utime(temporary, ns=(written.st_atime_ns, written.st_mtime_ns))
-            os.replace(temporary, self.state)
+            if self.lean_state.exists():  # another habitat process rewrote it meanwhile
+                os.unlink(temporary)
+            else:
+                os.rename(temporary, self.lean_state)
+            os.unlink(self.state)
         except OSError:
             return  # the dump stays as the wrapper wrote it, private to the user
 

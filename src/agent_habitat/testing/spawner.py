@@ -265,6 +265,9 @@ class FakeSpawner:
         """Fake processes have no cgroup: `members` always tells."""
         return False
 
+    def release_group(self, record: ProcessRecord) -> None:
+        """No cgroup to remove."""
+
     def adopt(self, record: ProcessRecord) -> _Adopted:
         found = next((p for p in self.processes if p.pid == record.pid), None)
         return _Adopted(record, found)
