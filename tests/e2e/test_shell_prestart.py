@@ -149,6 +149,17 @@ async def test_a_closing_habitat_ends_its_prestarted_wrappers(project: Path) -> 
         await eventually(lambda: cgroup.group_pids(marker.decode()) is None)
 
 
+@pytest.mark.skipif(cgroup.tracking() != "cgroup", reason="this machine gives no cgroup")
+async def test_the_empty_groups_of_runs_that_ended_alone_go_by_the_close(project: Path) -> None:
+    async with _open(project) as shell:
+        await _prestarted(shell)
+        ran = [await shell.run(RunArgs(command="true")) for _ in range(3)]
+        rows = [shell.store.by_index("main", r.index) for r in ran]
+        markers = [row.marker for row in rows if row is not None and row.marker]
+        assert len(markers) == 3
+    assert [cgroup.group_pids(m) for m in markers] == [None, None, None]
+
+
 async def test_a_prestarted_background_run_is_adopted_by_the_next_habitat(
     project: Path, tmp_path: Path
 ) -> None:

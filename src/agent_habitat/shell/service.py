@@ -158,6 +158,7 @@ class Shell:
                 finally:
                     # Background runs go on without us: only our watchers stop.
                     shell.prestarts.close()
+                    shell.runs.release_groups()
                     tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             # The caller's own error, not a group of ours: let `except HabitatError` see it.
@@ -199,8 +200,7 @@ class Shell:
             if ready is not None:
                 self.prestarts.release(ready)  # unless the run took it
         if result.state != "running" and self.prestarts.enabled:
-            # The one prestarted as the run began fits, unless the run moved its tab (cd,
-            # export): then one for the tab as it stands now.
+            # The one prestarted as it began fits, unless the run moved its tab (cd, export)
             self._tg.start_soon(self._prepare_next, args.tab)
         return result
 
@@ -281,9 +281,8 @@ class Shell:
             },
         )
         if self.prestarts.enabled:
-            # The next run's wrapper starts while this one runs (the loop mostly waits on
-            # it), for the tab as it stands: a next call right behind this answer then finds
-            # it ready instead of waiting for its fork, exec and cgroup move.
+            # The next run's wrapper starts while this one runs, for the tab as it stands:
+            # a call right behind this answer finds it ready instead of waiting for it.
             self._tg.start_soon(self._prepare_next, args.tab)
         return await self._follow(
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress

@@ -42,6 +42,9 @@ _BEFORE_KEPT = 256
 # removal, its environment dump's rewrite) starts this long after the end: the answer goes
 # out in a few turns of the event loop, which a worker thread woken meanwhile would slow.
 _AFTER_ANSWER_SECONDS = 0.002
+# Empty cgroups of ended runs are removed this many at a time, in one worker thread (a
+# removal waits while any process on the machine moves between cgroups), and at close.
+_GROUPS_PER_RELEASE = 16
 # The event a run's end publishes, by its state (any other: killed).
 _RUN_END: dict[str, RunEnd] = {"exited": "shell.run.exited", "lost": "shell.run.lost"}
 
@@ -86,6 +89,8 @@ class RunSupervisor:
         """Runs whose wrapper shell died while processes of theirs went on: its signal."""
         self._extra_env: dict[int, dict[str, str] | None] = {}
         self._ended: dict[int, _End] = {}
+        self._emptied: list[ProcessRecord] = []
+        """Runs that ended alone whose empty cgroups are still to remove."""
         self._before: dict[int, RunRow | None] = {}
         """Running run id → the run before it in its tab (`_previous`)."""
 
@@ -140,7 +145,10 @@ class RunSupervisor:
             return self.finish(run, returncode)
         if run.record is not None and self.spawner.ended_alone(run.record):
             ended = self.finish(run, returncode, left=[])  # its cgroup is empty: no scan
-            self._tg.start_soon(self._release_group, run.record)
+            self._emptied.append(run.record)
+            if len(self._emptied) >= _GROUPS_PER_RELEASE:
+                self._tg.start_soon(self._release_groups, self._emptied)
+                self._emptied = []
             return ended
         left = await anyio.to_thread.run_sync(self._left_behind, run)
         return self.finish(run, returncode, left=left)
@@ -380,10 +388,15 @@ class RunSupervisor:
             await anyio.sleep(_AFTER_ANSWER_SECONDS)
             files.forget_dump()  # a file made, renamed and one removed: on the loop
 
-    async def _release_group(self, record: ProcessRecord) -> None:
-        with anyio.CancelScope(shield=True):  # else it waits for the next habitat's sweep
+    async def _release_groups(self, records: list[ProcessRecord]) -> None:
+        with anyio.CancelScope(shield=True):  # else they wait for the next habitat's sweep
             await anyio.sleep(_AFTER_ANSWER_SECONDS)
-            await anyio.to_thread.run_sync(self.spawner.release_group, record)
+            await anyio.to_thread.run_sync(_release, self.spawner, records)
+
+    def release_groups(self) -> None:
+        """Remove the empty cgroups of the runs that ended alone (the shell is closing)."""
+        _release(self.spawner, self._emptied)
+        self._emptied = []
 
     def _carry_leftovers(self, run: RunRow, left: list[Leftover]) -> list[Leftover]:
         """Record what the run left running, with what earlier runs of its tab left that still
@@ -446,6 +459,11 @@ class RunSupervisor:
         finally:
             self._signalled.pop(run.id, None)
         return report
+
+
+def _release(spawner: Spawner, records: list[ProcessRecord]) -> None:
+    for record in records:
+        spawner.release_group(record)
 
 
 class _Orphans:
