@@ -57,8 +57,14 @@ def test_the_fast_scene_prints_the_full_paths_table_without_building_the_habitat
     assert "`exit 3` → 3" in fast.stdout
 
 
+# Runs until the test kills it: the calls between its start and its kill are fresh
+# interpreters, which took over 30 s together at load 28 with 4 workers, and a `sleep 30`
+# that ended alone was `→ 0`, not `→ killed`.
+_LONG = "sleep 600"
+
+
 def test_a_run_marked_running_takes_the_full_path_which_follows_it(project: Path) -> None:
-    _habitat(project, "run", "sleep 30", "--tab", "srv", "--background")
+    _habitat(project, "run", _LONG, "--tab", "srv", "--background")
     try:
         seen = _scene(project)
         assert "agent_habitat.habitat" in seen.stderr
@@ -67,7 +73,7 @@ def test_a_run_marked_running_takes_the_full_path_which_follows_it(project: Path
         _habitat(project, "kill", "srv")
     after = _scene(project)
     assert after.stderr.strip() == "loaded:"  # the kill recorded its end: nothing to do
-    assert "#1 `sleep 30` → killed" in after.stdout
+    assert f"#1 `{_LONG}` → killed" in after.stdout
 
 
 def test_json_and_configured_projects_take_the_full_path(project: Path) -> None:
@@ -110,7 +116,7 @@ def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(project: Path)
     _habitat(project, "host", "start")
     try:
         # Through the host (it serves the workspace): a run only the host watches.
-        _habitat(project, "run", "sleep 30", "--tab", "srv", "--background")
+        _habitat(project, "run", _LONG, "--tab", "srv", "--background")
         fast = _scene(project)
         assert fast.stderr.strip() == "loaded:", "asked without the models, httpx or rich"
         assert "running (pid" in fast.stdout
@@ -126,9 +132,9 @@ def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(project: Path)
         # The same table; a running run's duration grows between the two calls (and with
         # it, maybe, the column's width).
         assert _cells(fast.stdout) == _cells(full.stdout)
-        _habitat(project, "kill", "srv")
     finally:
+        _habitat(project, "kill", "srv")
         _habitat(project, "host", "stop")
     after = _scene(project)  # the host is gone: the state is read directly again
     assert after.stderr.strip() == "loaded:"
-    assert "#1 `sleep 30` → killed" in after.stdout
+    assert f"#1 `{_LONG}` → killed" in after.stdout

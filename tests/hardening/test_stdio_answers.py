@@ -87,7 +87,10 @@ async def test_a_real_stdio_server_answers_every_request_with_an_id(
     ) as process:
         wire = _Wire(process)
         try:
-            with anyio.fail_after(30):
+            # A hang guard, not a speed claim: the answers wait for a fresh interpreter to
+            # import the server, and the first tool call for the habitat to be built (bridged:
+            # for a host to start), which took over 30 s at load 28 with 4 workers.
+            with anyio.fail_after(150):
                 await wire.send(json.dumps(init))
                 assert (await wire.receive())["id"] == 0
                 await wire.send('{"jsonrpc":"2.0","method":"notifications/initialized"}')
