@@ -174,6 +174,9 @@ PROJECTS: dict[str, Project] = {
 
 _GITIGNORE = "__pycache__/\n.mypy_cache/\n.pytest_cache/\n.ruff_cache/\n.hypothesis/\n"
 _GITIGNORE += ".testmondata*\n*.egg-info/\n"
+# pytest-cov's data file (semver's addopts take --cov): the project's own repository ignores
+# it; a tree that did not would make every test run's own output "the change" of the next.
+_GITIGNORE += ".coverage\n.coverage.*\n"
 
 
 def _run(argv: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
