@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import itertools
+import random
+
 import pytest
 
 from agent_habitat.events import Event
-from agent_habitat.verify.runner.accounting import TimeAccount, TimeAccounting
+from agent_habitat.verify.runner.accounting import TimeAccount, TimeAccounting, _length, _union
 
 
 class Clock:
@@ -92,3 +95,45 @@ def test_an_open_call_counts_up_to_now_and_an_unknown_session_reports_none() -> 
     assert report.session.active_s == 5.0
     assert acc.report("nobody").session is None
     assert acc.report().workspace.calls == 1
+
+
+def test_a_long_session_keeps_short_lists_and_adds_up_as_every_call_kept() -> None:
+    clock = Clock()
+    acc = TimeAccounting(idle_threshold_s=30, clock=clock)
+    rng = random.Random(25)
+    kept: list[tuple[float, float]] = []
+    kept_blocked: list[tuple[float, float]] = []
+    start = clock.now
+    for _ in range(500):
+        clock.now += rng.choice([0.5, 2.0, 45.0])  # some gaps are idle
+        outer = acc.call_started("s1")
+        began = clock.now
+        inner = None
+        if rng.random() < 0.3:  # a second call overlaps the first
+            clock.now += 1.0
+            inner = acc.call_started("s1")
+            inner_began = clock.now
+        clock.now += rng.choice([0.1, 3.0])
+        blocked = rng.random() < 0.5
+        acc.call_ended("s1", outer, blocked=blocked)
+        kept.append((began, clock.now))
+        if blocked:
+            kept_blocked.append((began, clock.now))
+        if inner is not None:
+            clock.now += 2.0
+            acc.call_ended("s1", inner, blocked=True)
+            kept.append((inner_began, clock.now))
+            kept_blocked.append((inner_began, clock.now))
+    session = acc.report("s1").session
+    assert session is not None
+    busy = _union(kept)
+    gaps = [b[0] - a[1] for a, b in itertools.pairwise([(start, start), *busy])]
+    idle = sum(g for g in gaps if g > 30)
+    assert session.idle_s == pytest.approx(idle, abs=2e-3)
+    assert session.blocked_s == pytest.approx(_length(_union(kept_blocked)), abs=2e-3)
+    assert session.calls == len(kept)
+    _adds_up(session)
+    entry = acc._sessions["s1"]
+    # One stretch per idle gap, not one interval per call.
+    assert len(entry.done) == 1 + sum(g > 30 for g in gaps[1:]) < len(kept) // 2
+    assert len(entry.blocked) <= 1

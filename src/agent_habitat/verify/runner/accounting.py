@@ -91,6 +91,15 @@ def _joined(intervals: list[Interval], latest: Interval) -> list[Interval]:
     return [*intervals[:keep], (start, end)]
 
 
+def _compact(intervals: list[Interval], threshold: float) -> list[Interval]:
+    """`intervals` (a union, sorted) with its newest joined to the one before while they are
+    at most `threshold` apart: only gaps longer than it are idle, and a gap no longer
+    cannot hold one, so the idle time is the same, from a list that stays short."""
+    while len(intervals) > 1 and intervals[-1][0] - intervals[-2][1] <= threshold:
+        intervals = [*intervals[:-2], (intervals[-2][0], max(intervals[-2][1], intervals[-1][1]))]
+    return intervals
+
+
 def _length(intervals: list[Interval]) -> float:
     return sum(end - start for start, end in intervals)
 
@@ -105,7 +114,10 @@ class _Session:
     calls: dict[int, float] = field(default_factory=dict)
     """Open calls: id → start."""
     done: list[Interval] = field(default_factory=list)
+    """Ended calls, joined where less than the idle threshold apart (`_compact`)."""
     blocked: list[Interval] = field(default_factory=list)
+    """Blocked calls that an open call may still overlap; the others are in `blocked_s`."""
+    blocked_s: float = 0.0
     count: int = 0
 
 
@@ -140,9 +152,17 @@ class TimeAccounting:
             if entry is None or call not in entry.calls:
                 continue
             interval = (entry.calls.pop(call), now)
-            entry.done = _joined(entry.done, interval)
+            entry.done = _compact(_joined(entry.done, interval), self.idle_threshold_s)
             if blocked:
                 entry.blocked = _joined(entry.blocked, interval)
+            # A call ends now and starts no earlier than the oldest open one: what ended
+            # before that is never joined again, so it is only a length (each call's
+            # accounting stays as short as the session's first one).
+            settled_before = min(entry.calls.values(), default=now)
+            settled = [iv for iv in entry.blocked if iv[1] < settled_before]
+            if settled:
+                entry.blocked_s += _length(settled)
+                entry.blocked = entry.blocked[len(settled) :]
 
     @contextmanager
     def call(self, session: str, *, blocked: bool) -> Iterator[None]:
@@ -182,7 +202,8 @@ class TimeAccounting:
         # Whole milliseconds, so the parts add up exactly: active = reasoning + blocked.
         wall_ms = round(wall * 1000)
         active_ms = wall_ms - round(idle * 1000)
-        blocked_ms = min(round(_length(_union(_clip(entry.blocked, lo, now))) * 1000), active_ms)
+        blocked = entry.blocked_s + _length(_union(_clip(entry.blocked, lo, now)))
+        blocked_ms = min(round(blocked * 1000), active_ms)
         return TimeAccount(
             wall_s=wall_ms / 1000,
             active_s=active_ms / 1000,
