@@ -79,9 +79,19 @@ async def test_history_keeps_the_newest_rows_and_removes_older_run_folders(
         results = [await habitat.run(RunArgs(command=f"echo {n}")) for n in range(5)]
         rows = (await habitat.history(HistoryArgs(limit=100))).rows
         assert [(r.index, r.command) for r in rows] == [(3, "echo 2"), (4, "echo 3"), (5, "echo 4")]
+    # Removed a few at a time after the answers, the rest as the habitat closes.
+    folders = [Path(r.spool).parent for r in results]
+    assert [folder.exists() for folder in folders] == [False, False, True, True, True]
+
+
+async def test_trimmed_run_folders_go_while_the_habitat_runs_a_batch_at_a_time(
+    open_habitat: OpenHabitat,
+) -> None:
+    async with open_habitat(ShellConfig(history_rows=1)) as habitat:
+        results = [await habitat.run(RunArgs(command=f"echo {n}")) for n in range(17)]
         folders = [Path(r.spool).parent for r in results]
-        await eventually(lambda: not folders[0].exists() and not folders[1].exists())
-        assert all(folder.exists() for folder in folders[2:])
+        await eventually(lambda: not any(folder.exists() for folder in folders[:16]))
+        assert folders[16].exists()
 
 
 async def test_history_limit_returns_the_newest_rows_oldest_first(habitat: Shell) -> None:

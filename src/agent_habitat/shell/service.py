@@ -159,6 +159,7 @@ class Shell:
                     # Background runs go on without us: only our watchers stop.
                     shell.prestarts.close()
                     shell.runs.release_groups()
+                    shell._keeping.close()
                     tg.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             # The caller's own error, not a group of ours: let `except HabitatError` see it.
@@ -242,8 +243,7 @@ class Shell:
             keep=self.config.history_rows,
         )
         run = opened.run
-        if opened.stale:
-            self._tg.start_soon(anyio.to_thread.run_sync, _remove_folders, opened.stale)
+        self._keeping.discard(opened.stale)  # the folders of runs trimmed from history
         # The id is new, so is its folder: whatever is there (a state.db deleted under a
         # spool kept) belongs to no run of this database.
         if run.run_dir.exists():
@@ -481,11 +481,6 @@ class Shell:
             return await views.wait(self.tabs, args, compile_pattern(args.until, "until"), progress)
         except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
             raise group.exceptions[0] from None
-
-
-def _remove_folders(folders: list[Path]) -> None:
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _start_error(exc: OSError, run: RunRow, what: str) -> HabitatError:

@@ -10,6 +10,7 @@ write no real spool (`Spawner.keeps_spools` false, a test's fake) gets no keeper
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import anyio
@@ -34,6 +35,12 @@ __all__ = ["SpoolKeeping"]
 
 logger = logging.getLogger(__name__)
 
+# The folders of runs trimmed from history are removed this many at a time, in one worker
+# thread once the run that trimmed the last of them has answered, and the rest at close: a
+# worker's wakeup for each run, before it started, cost it milliseconds on a loaded machine.
+_DISCARDED_PER_REMOVAL = 16
+_AFTER_ANSWER_SECONDS = 0.002
+
 
 class SpoolKeeping:
     """Starts the keepers of one shell's runs, in its task group."""
@@ -45,6 +52,24 @@ class SpoolKeeping:
         self._config = config
         self._enabled = spawner.keeps_spools
         self._tg = task_group
+        self._discarded: list[Path] = []
+
+    def discard(self, folders: list[Path]) -> None:
+        """Remove these run folders (runs trimmed from history, no longer in the database)."""
+        self._discarded += folders
+        if len(self._discarded) >= _DISCARDED_PER_REMOVAL:
+            self._tg.start_soon(self._remove_later, self._discarded)
+            self._discarded = []
+
+    async def _remove_later(self, folders: list[Path]) -> None:
+        with anyio.CancelScope(shield=True):  # a closing shell still removes them
+            await anyio.sleep(_AFTER_ANSWER_SECONDS)
+            await anyio.to_thread.run_sync(_remove, folders)
+
+    def close(self) -> None:
+        """Remove the discarded folders not removed yet (the shell is closing)."""
+        _remove(self._discarded)
+        self._discarded = []
 
     def _budget(self) -> Budget:
         return Budget(
@@ -113,3 +138,8 @@ def _start_keeper(output: Path, budget: Budget) -> None:
         start_keeper(output, budget)
     except OSError as exc:  # the run goes on; its output is not held to the budget
         logger.warning("no spool keeper for %s: %s", output, exc)
+
+
+def _remove(folders: list[Path]) -> None:
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
