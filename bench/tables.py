@@ -182,6 +182,7 @@ SECTIONS = {
     "go": go_tables,
     "cli-light": lambda: cli_tables("cli_latency-*-light.json"),
     "cli-terminal": lambda: cli_tables("cli_latency-*-terminal.json"),
+    "cli-c-modules": lambda: cli_tables("cli_latency-*-c-modules.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-hot-path": mcp_hot_path_tables,
     "mcp-prestart": mcp_prestart_table,
