@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, Field
 
+from .project_scene_text import project_scene_text
 from .trust import TrustState
 
 __all__ = [
@@ -219,35 +220,6 @@ def _measure(git_root: Path, files: list[GitFile]) -> None:
 
 
 def render_project_scene(scene: ProjectSceneResult) -> str:
-    """The scene as a few lines of text for a person or a model."""
-    if not scene.git:
-        lines = [f"project={scene.root}", scene.note or ""]
-    else:
-        where = scene.branch or "(detached HEAD)"
-        if scene.upstream is not None:
-            track = f" ahead {scene.ahead} behind {scene.behind}" if scene.ahead is not None else ""
-            where += f" → {scene.upstream}{track}"
-        head = f"{scene.head.sha} {scene.head.subject}" if scene.head else "(no commits yet)"
-        lines = [f"project={scene.root} branch={where}", f"HEAD {head}"]
-        for title, files, count in (
-            ("dirty", scene.dirty, scene.dirty_count),
-            ("untracked", scene.untracked, scene.untracked_count),
-        ):
-            lines.append(f"{title}: {count}" + (" (none)" if not count else ""))
-            lines.extend(f"  {f.status} {f.path} ({_size(f.size)})" for f in files)
-            if count > len(files):
-                lines.append(f"  … {count - len(files)} more")
-    verify = scene.verify
-    if verify is None:
-        lines.append("verify: no epoch yet")
-    else:
-        stale = " — STALE: files changed since; run verify again" if verify.stale else ""
-        on = f" on {verify.snapshot}" if verify.snapshot else ""
-        lines.append(f"verify: {verify.state}{on}{stale}")
-    if scene.trust is not None:
-        lines.append(scene.trust)
-    return "\n".join(line for line in lines if line) + "\n"
-
-
-def _size(size: int | None) -> str:
-    return "deleted" if size is None else f"{size} B"
+    """The scene as a few lines of text for a person or a model (`project_scene_text`, which
+    the CLI's light path calls on the host's JSON)."""
+    return project_scene_text(scene.model_dump(mode="json"))

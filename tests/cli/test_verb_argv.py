@@ -12,7 +12,7 @@ import pytest
 
 from agent_habitat.cli import _HOST_VERBS, build_parser
 from agent_habitat.cli.flags import argument_specs, request_from
-from agent_habitat.cli.verb_argv import ARGUMENTS, read_argv
+from agent_habitat.cli.verb_argv import ARGUMENTS, PROJECT_ARGUMENTS, read_argv
 from agent_habitat.verbs import VERBS
 
 
@@ -37,6 +37,12 @@ def test_the_copy_of_each_verbs_arguments_is_what_the_table_derives() -> None:
     }
     assert derived == ARGUMENTS, "update cli/verb_argv.ARGUMENTS to what the table derives"
     assert set(ARGUMENTS) == _HOST_VERBS
+    projects = {
+        verb.cli_name: [(names, _named(spec)) for names, spec in argument_specs(verb)]
+        for verb in VERBS
+        if verb.cli and verb.group == "project"
+    }
+    assert projects == PROJECT_ARGUMENTS
 
 
 @pytest.mark.parametrize(

@@ -50,8 +50,12 @@ _CASES: list[tuple[str, ...]] = [
     ("run", "true", "--tab", "w"),
     ("run", "true", "--tab", "z"),
     ("run", "true", "--tab", "z", "--background"),
+    # The project verbs the CLI has go the same way.
+    ("project",),
+    ("project", "--json"),
+    ("trust",),
 ]
-_FAST = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
+_FAST = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 21, 22, 23}
 """The cases the host path answers alone; the others are refused input, which the full path
 names (a flag, the tab cap) after the host refused it."""
 
@@ -114,7 +118,7 @@ def _in_process(
     return code, captured.out, captured.err, ""
 
 
-@pytest.mark.timeout(600)  # 21 fresh interpreters on a loaded 2-core machine
+@pytest.mark.timeout(600)  # 24 fresh interpreters on a loaded 2-core machine
 def test_every_shell_verb_prints_the_same_through_the_host_and_embedded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -146,7 +150,9 @@ def test_every_shell_verb_prints_the_same_through_the_host_and_embedded(
             assert h_loaded == "", f"{case} loaded {h_loaded} through the host"
     codes = [code for code, *_ in hosted]
     # `wait` and `rerun` follow x's last run, `echo json` (exit 0); `kill`: nothing runs (1).
-    assert codes == [0, 3, 124, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 2, 2, 0, 2, 2], hosted
+    assert codes == [0, 3, 124, 0, 0, 0, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 2, 2, 0, 2, 2, 0, 0, 0], (
+        hosted
+    )
     assert hosted[0][1] == "hi\n"
     assert "exit 0 · N.NNs · tab x #1" in _same_text(hosted[0][2], hosted_root)
 

@@ -163,6 +163,8 @@ _HOST_VERBS = frozenset(
     ("scene", "run", "history", "rerun", "last", "which", "kill", "close", "wait", "input")
 )
 """The shell verbs a running host answers through `cli.host_verbs` (standard library only)."""
+_LIGHT_VERBS = _HOST_VERBS | {"project", "trust"}
+"""Those and the project verbs the CLI has: asked of a running host the same way."""
 
 _SIGPIPE_EXIT = 141
 """128 + SIGPIPE: what a shell reports for a tool that stopped because its reader left."""
@@ -225,7 +227,7 @@ def _main(argv: list[str]) -> int:
         light = verify_light(argv)
         if light is not None:
             return light
-    if command in _HOST_VERBS and argv[0] == command:
+    if command in _LIGHT_VERBS and argv[0] == command:
         from .host_verbs import host_verb
 
         answered = host_verb(argv)

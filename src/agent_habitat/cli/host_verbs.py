@@ -45,6 +45,8 @@ __all__ = ["FOLLOW_SECONDS", "host_verb"]
 FOLLOW_SECONDS = 0.05
 """How often a foreground run is looked for, then its spool file read for new output."""
 _PREFIX = "shell"
+_ROUTES = {"project": "project_scene", "trust": "project_trust"}
+"""The project verbs the CLI has, by command: their routes (the shell verbs' are `shell_…`)."""
 
 
 class _Fallback(Exception):
@@ -168,9 +170,10 @@ def _serve(call: VerbCall) -> int | None:
     host = _host(root)
     if host is None:
         return None
-    view = VIEWS[call.command]
-    stream = view.streams and not call.json and not call.body.get("background")
-    name = f"{_PREFIX}_{call.command}"
+    view = VIEWS.get(call.command)
+    stream = view is not None and view.streams and not call.json
+    stream = stream and not call.body.get("background")
+    name = _ROUTES.get(call.command, f"{_PREFIX}_{call.command}")
     try:
         if stream:
             answer, streamed = _followed(host, call.command, call.body, _spool_dir(root))
@@ -185,11 +188,11 @@ def _serve(call: VerbCall) -> int | None:
             call.json,
         )
     if answer.status == 200 and isinstance(answer.data, dict):
-        if call.json:
-            emit_json_data(answer.data)
+        if call.json or view is None:
+            emit_json_data(answer.data)  # a verb without a view of its own: its JSON
         else:
             view.show(answer.data, streamed, root)
-        return view.exit_code(answer.data)
+        return 0 if view is None else view.exit_code(answer.data)
     if answer.status == 400:
         return None  # refused input, nothing ran: the full path names the flag
     data = answer.data

@@ -211,6 +211,12 @@ def _kill_exit_code(r: Data) -> int:
     return 0 if r.get("killed") and not r.get("remaining") else 1
 
 
+def _show_project(scene: Data, streamed: bool, root: Path | str | None) -> None:
+    from ..project_scene_text import project_scene_text
+
+    sys.stdout.write(project_scene_text(scene))
+
+
 VIEWS: dict[str, ShellView] = {
     "run": ShellView(_show_run, run_exit_code, streams=True),
     "rerun": ShellView(_show_run, run_exit_code, streams=True),
@@ -222,5 +228,7 @@ VIEWS: dict[str, ShellView] = {
     "close": ShellView(_show_close),
     "wait": ShellView(_show_wait, _wait_exit_code),
     "input": ShellView(_show_input),
+    "project": ShellView(_show_project),
 }
-"""The shell verbs' views, by CLI command name."""
+"""The shell verbs' views (and `habitat project`'s), by CLI command name; a verb without one
+(`habitat trust`) prints its result's JSON."""

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ARGUMENTS",
+    "PROJECT_ARGUMENTS",
     "VERIFY_ARGUMENTS",
     "VERIFY_LEFT_OUT",
     "VerbCall",
@@ -88,6 +89,14 @@ ARGUMENTS: dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]] = {
 }
 """Each CLI shell verb's arguments as `cli.flags.argument_specs` gives them, less the help;
 types by name (`"int"`), and `--json` / `--project` (`cli.common.add_common`) left out."""
+
+PROJECT_ARGUMENTS: dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]] = {
+    "project": [],
+    "trust": [],
+}
+"""The same copy for the project verbs the CLI has (`project_scene`, `project_trust`): no
+arguments of their own (a test keeps them so)."""
+_READ = {**ARGUMENTS, **PROJECT_ARGUMENTS}
 
 VERIFY_ARGUMENTS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
     (
@@ -202,7 +211,7 @@ def _parser(command: str) -> argparse.ArgumentParser:
             return self.formatter_class(prog=self.prog, width=80)  # type: ignore[call-arg]
 
     parser = Parser(prog=f"habitat {command}", add_help=False, exit_on_error=False)
-    add_arguments(parser, ARGUMENTS[command])
+    add_arguments(parser, _READ[command])
     add_arguments(parser, _COMMON)
     return parser
 
@@ -223,7 +232,7 @@ class _Unsure(Exception):
 def _plainly(command: str, rest: list[str]) -> dict[str, Any]:
     """`rest` read as argparse reads a plain command line: its positional words all first,
     then whole flags of this verb; `_Unsure` for anything else."""
-    specs = [*ARGUMENTS[command], *_COMMON]
+    specs = [*_READ[command], *_COMMON]
     flags = {names[0]: spec for names, spec in specs if names[0].startswith("--")}
     values: dict[str, Any] = {
         spec["dest"]: False if spec.get("action") == "store_true" else None
@@ -298,7 +307,7 @@ def _key_values(pairs: list[str]) -> dict[str, str] | None:
 
 def read_argv(argv: list[str]) -> VerbCall | None:
     """`argv` (`run 'make' --tab build`) read as the full parser would, or None."""
-    if not argv or argv[0] not in ARGUMENTS:
+    if not argv or argv[0] not in _READ:
         return None
     command, rest = argv[0], argv[1:]
     if any(word in ("-h", "--help") for word in rest):
@@ -309,7 +318,7 @@ def read_argv(argv: list[str]) -> VerbCall | None:
         except _Unsure:
             ns = _with_argparse(command, rest)
         body: dict[str, Any] = {}
-        for names, spec in ARGUMENTS[command]:
+        for names, spec in _READ[command]:
             dest = spec.get("dest", names[0])
             if dest == "tab_positional":
                 continue
