@@ -32,10 +32,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_bytecode import compile_habitat
 from ladder_harness import Runner
 from ladder_harness_mutations import apply, choose
 from ladder_harness_projects import PROJECTS, prepare, reset
-from ladder_oneshot import AFTER, compile_habitat
+from ladder_oneshot import AFTER
 
 from _report import print_table, write_json
 

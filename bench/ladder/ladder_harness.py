@@ -59,6 +59,7 @@ from agent_habitat.verify import stop_type_daemon
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_bytecode import compile_habitat
 from ladder_harness_comment import comment_edits
 from ladder_harness_mutations import Mutation, apply, choose
 from ladder_harness_projects import DEFAULT, PROJECTS, Project, prepare, reset
@@ -406,7 +407,7 @@ def main() -> None:
     # SIGTERM (a stopped run) unwinds like Ctrl-C, so the mutated copy is reset.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.environ.setdefault("COLUMNS", "200")
-    print(f"seed {args.seed}", file=sys.stderr, flush=True)
+    print(f"seed {args.seed}; compiled {compile_habitat(HABITAT)}", file=sys.stderr, flush=True)
     load_before = [round(x, 2) for x in os.getloadavg()]
     t0 = time.perf_counter()
     results = []

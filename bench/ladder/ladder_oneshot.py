@@ -6,9 +6,8 @@ folder per side, every edit verified with `habitat verify --json --no-host` (pol
 standard), no run by hand first. Per project (ladder_harness_projects.py) and seeded
 mutation (ladder_harness_mutations.py), on a clean copy: the baseline CLI and this
 worktree's CLI (their order swapped every mutation), then the plain full suite. Both sides'
-own Python sources are byte-compiled first, as installing a wheel does (this machine's
-environment sets PYTHONDONTWRITEBYTECODE, which would make every CLI start recompile them);
-the project's sources are left as they are for all three.
+own Python sources are byte-compiled first, as installing a wheel does
+(ladder_bytecode.py); the project's sources are left as they are for all three.
 
 Truth: a side misses when the full suite has a failure the baseline did not and its verify
 is not red; the table also counts the mutations whose two verdicts differ.
@@ -34,6 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_bytecode import compile_habitat
 from ladder_harness import Runner
 from ladder_harness_mutations import apply, choose
 from ladder_harness_projects import PROJECTS, prepare, reset
@@ -42,20 +42,6 @@ from _report import print_table, write_json
 
 REPO = Path(__file__).resolve().parents[2]
 AFTER = Path(sys.executable).parent / "habitat"
-
-
-def compile_habitat(habitat: Path) -> str:
-    """Byte-compile the agent_habitat package the CLI at `habitat` imports; its folder."""
-    python = habitat.parent / "python"
-    where = subprocess.run(
-        [str(python), "-c", "import agent_habitat; print(agent_habitat.__path__[0])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd="/",
-    ).stdout.strip()
-    subprocess.run([str(python), "-m", "compileall", "-q", where], check=True)
-    return where
 
 
 def verify(run: Runner, habitat: Path, home: Path) -> tuple[float, dict[str, Any]]:
