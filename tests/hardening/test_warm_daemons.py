@@ -157,6 +157,8 @@ def test_a_one_shot_verify_forks_its_tests_from_a_prestarted_pytest_and_leaves_n
     assert any("forked from the warm pytest" in note for note in scoped["notes"]), scoped
     assert warm.record() is None
     assert not warm.status_file.exists()
+    # The climb's own zygote, in a folder of its own, is gone with its folder.
+    assert list(warm.dir.parent.glob("pytest-warm-*")) == []
     left = [
         p.pid
         for p in psutil.process_iter(["cmdline"])

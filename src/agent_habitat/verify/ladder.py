@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping
@@ -327,6 +328,37 @@ def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
     )
 
 
+async def _climb(
+    ctx: RungContext, rungs: list[RungName], bus: EventBus, chains: list[Toolchain]
+) -> list[RungResult]:
+    """The rungs in order, up to the first that stops the climb."""
+    results: list[RungResult] = []
+    async with anyio.create_task_group() as beside:
+        ctx.prestarted_pytest = worth_prestarting(ctx)
+        if ctx.prestarted_pytest is not None and ctx.env is not None:
+            # The test process's interpreter and pytest's imports, done while the lint and
+            # the type check run; the test rung forks it (or waits for its start). A climb
+            # that ends first cancels the start, and `run_ladder` stops it.
+            warm = ctx.prestarted_pytest
+            beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
+        for index, rung in enumerate(rungs):
+            result = await _climb_one(ctx, rung, bus, chains)
+            results.append(result)
+            if result.state in _STOPPING:
+                results.extend(
+                    RungResult(
+                        rung=later,
+                        task=ctx.task(later),
+                        state="skipped",
+                        reason=f"not reached: {rung} is {result.state}",
+                    )
+                    for later in rungs[index + 1 :]
+                )
+                break
+        beside.cancel_scope.cancel()
+    return results
+
+
 async def run_ladder(
     root: Path,
     request: LadderRequest | None = None,
@@ -368,30 +400,17 @@ async def run_ladder(
     )
     ctx.generators, ctx.outdated = generators, outdated_now
     results: list[RungResult] = []
-    async with anyio.create_task_group() as beside:
-        if ctx.env is not None and worth_prestarting(ctx):
-            # The test process's interpreter and pytest's imports, done while the lint and
-            # the type check run; the test rung forks it (or waits for its start). A climb
-            # that ends first cancels the start; the zygote ends with its owner, this process.
-            ctx.pytest_prestarted = True
-            warm = WarmPytest(workspace)
-            beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
-        for index, rung in enumerate(rungs):
-            result = await _climb_one(ctx, rung, bus, chains)
-            results.append(result)
-            if result.state in _STOPPING:
-                results.extend(
-                    RungResult(
-                        rung=later,
-                        task=ctx.task(later),
-                        state="skipped",
-                        reason=f"not reached: {rung} is {result.state}",
-                    )
-                    for later in rungs[index + 1 :]
+    try:
+        results = await _climb(ctx, rungs, bus, chains)
+    finally:
+        if ctx.prestarted_pytest is not None:
+            with anyio.CancelScope(shield=True):
+                await ctx.prestarted_pytest.stop_now()
+                await anyio.to_thread.run_sync(
+                    partial(shutil.rmtree, ctx.prestarted_pytest.dir, ignore_errors=True)
                 )
-                break
-        beside.cancel_scope.cancel()
     state, reason = _overall(results, ctx, chains)
+
     return LadderResult(
         id=ladder_id,
         snapshot=ctx.snapshot.id,

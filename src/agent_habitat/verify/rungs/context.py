@@ -7,6 +7,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ...config import ShellConfig, load_shell_config
 from ...errors import ConfigError
@@ -23,6 +24,9 @@ from ..layout import Layout
 from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
 from ..select.selection import Impact
 from ..snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from .warm_pytest import WarmPytest
 
 __all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped", "spool_budget"]
 
@@ -79,10 +83,11 @@ class RungContext:
     """Whether the climbing process stays up after the verdict, so a daemon it starts (dmypy)
     serves the next climb. False for a one-shot `habitat verify`, which stops what it starts
     at exit: it uses a daemon some other process keeps alive, and starts none."""
-    pytest_prestarted: bool = False
-    """A one-shot climb started a warm pytest beside its first rungs (ladder.py), so the
-    interpreter and pytest's imports are done before a test rung needs them: the test rung
-    waits for that start rather than running fresh."""
+    prestarted_pytest: WarmPytest | None = None
+    """The warm pytest a one-shot climb started beside its first rungs (ladder.py), its own
+    (a folder of this process's, never the workspace's shared one), so the interpreter and
+    pytest's imports are done before a test rung needs them: the test rung waits for that
+    start rather than running fresh. Stopped when the climb ends."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"

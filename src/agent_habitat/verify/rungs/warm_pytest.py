@@ -80,8 +80,9 @@ the contract (tests/verify check both sides)."""
 
 
 class WarmPytest:
-    def __init__(self, workspace: Workspace) -> None:
-        self.dir = workspace.state_dir / "pytest-warm"
+    def __init__(self, workspace: Workspace, folder: str = "pytest-warm") -> None:
+        # `folder`: the workspace's shared one, or a one-shot climb's own (ladder.py).
+        self.dir = workspace.state_dir / folder
         self.status_file = self.dir / "status.json"
         self.log_file = self.dir / "zygote.log"
 
@@ -139,6 +140,17 @@ class WarmPytest:
             )
         except OSError as exc:
             return f"could not start {env.python}: {exc}"
+        try:
+            return await self._wait_ready(sup.record, address, env, root)
+        except BaseException:
+            # Cancelled mid-start (a one-shot climb ended first): not left running.
+            with anyio.CancelScope(shield=True):
+                await kill_tree(sup.record, grace=1.0)
+            raise
+
+    async def _wait_ready(
+        self, record: ProcessRecord, address: str, env: ProjectEnv, root: Path
+    ) -> str | None:
         with anyio.move_on_after(START_TIMEOUT_S):
             while True:  # its log says when it serves; bounded by START_TIMEOUT_S
                 text = await anyio.Path(self.log_file).read_text(encoding="utf-8", errors="replace")
@@ -147,8 +159,8 @@ class WarmPytest:
                         self.status_file,
                         json.dumps(
                             {
-                                "pid": sup.record.pid,
-                                "create_time": sup.record.create_time,
+                                "pid": record.pid,
+                                "create_time": record.create_time,
                                 "address": address,
                                 "python": str(env.python),
                                 "root": str(root),
@@ -160,11 +172,11 @@ class WarmPytest:
                         ),
                     )
                     return None
-                if not is_alive(sup.record):
+                if not is_alive(record):
                     last = text.strip().splitlines()[-1:] or ["no output"]
                     return f"{EXITED_AT_START}{last[0][:300]}"
                 await anyio.sleep(_POLL_S)
-        await kill_tree(sup.record, grace=1.0)
+        await kill_tree(record, grace=1.0)
         return f"the warm pytest did not start within {START_TIMEOUT_S:.0f} s"
 
     async def stop_now(self) -> None:
@@ -208,26 +220,31 @@ async def for_rung(ctx: RungContext) -> tuple[WarmPytest | None, str | None]:
     warm = WarmPytest(ctx.workspace)
     if await anyio.to_thread.run_sync(warm.usable, env, ctx.root):
         return warm, None
-    if ctx.hooks is None and not ctx.pytest_prestarted:
+    if ctx.prestarted_pytest is not None:
+        warm = ctx.prestarted_pytest
+    elif ctx.hooks is None:
         return None, None
     why = await ensure(warm, env, ctx.root, ctx.process_env())
     return (warm, None) if why is None else (None, why)
 
 
-def worth_prestarting(ctx: RungContext) -> bool:
-    """Whether a one-shot climb should start a warm pytest beside its first rungs: a test
-    rung is to come and none serves (a live one of another interpreter, a host's, is left
-    alone: `start` would stop it)."""
+def worth_prestarting(ctx: RungContext) -> WarmPytest | None:
+    """The warm pytest a one-shot climb should start beside its first rungs, or None: a test
+    rung is to come and the workspace's shared one (a host's) cannot serve it. It is the
+    climb's own, in a folder of this process's: a second one-shot of the workspace, or a
+    host, never stops it, nor it theirs."""
     env = ctx.env
-    return (
-        not ctx.keeps_warm
-        and env is not None
-        and env.has("pytest")
-        and ctx.config.warm_pytest
-        and ctx.policy != "ci_parity"
-        and any(rung in ctx.rungs for rung in ("test.scoped", "test.full"))
-        and WarmPytest(ctx.workspace).record() is None
-    )
+    if (
+        ctx.keeps_warm
+        or env is None
+        or not env.has("pytest")
+        or not ctx.config.warm_pytest
+        or ctx.policy == "ci_parity"
+        or not any(rung in ctx.rungs for rung in ("test.scoped", "test.full"))
+        or WarmPytest(ctx.workspace).usable(env, ctx.root)
+    ):
+        return None
+    return WarmPytest(ctx.workspace, f"pytest-warm-{os.getpid()}")
 
 
 async def ensure(
