@@ -170,9 +170,22 @@ _SIGPIPE_EXIT = 141
 """128 + SIGPIPE: what a shell reports for a tool that stopped because its reader left."""
 
 
+_PROGRAM: list[bool] = []
+"""Non-empty when `main` serves this process's own command line (`main()`, not `main(argv)`
+from another program or a test)."""
+
+
+def as_program() -> bool:
+    """Whether this process was started for the command: its start is then the command's
+    (`habitat verify` counts it in what the person waited)."""
+    return bool(_PROGRAM)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """`habitat ARGV`; the exit code. A reader that goes away (`habitat … | head -1`) ends
     the command quietly, as it ends any Unix tool, with no traceback."""
+    if argv is None:  # the process's own command line: it was started for this command
+        _PROGRAM.append(True)
     try:
         code = _main(list(sys.argv[1:] if argv is None else argv))
         sys.stdout.flush()
