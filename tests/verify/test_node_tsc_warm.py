@@ -110,7 +110,7 @@ async def _warm(root: Path) -> str:
     return outcome.text
 
 
-@pytest.mark.timeout(600)  # a cold tsc per edit, on a loaded 2-core machine
+@pytest.mark.timeout(1500)  # 13 cold tscs: 40-60 s each at load 30 on the 2 cores
 async def test_the_warm_checker_says_what_tsc_says_byte_for_byte_through_edits(
     tmp_path: Path,
 ) -> None:
@@ -240,3 +240,80 @@ async def test_the_warm_up_starts_the_checker_and_it_stops_with_its_owner(
         assert listed["tool"] == "tsc"
         assert str(listed["pid"]) in item.detail
     assert warm_checker.live(workspace) == []
+
+
+_COMPOSITE = {**_TSCONFIG["compilerOptions"], "composite": True, "outDir": "dist"}  # type: ignore[dict-item]
+_CORE = "export function area(size: number): number {\n  return size * size;\n}\n"
+_APP = 'import { area } from "../../core/src/index";\nexport const a: number = area(2);\n'
+
+
+def _monorepo(root: Path) -> Path:
+    files = {
+        "package.json": json.dumps({"name": "mono", "private": True, "type": "module"}),
+        ".gitignore": "node_modules/\ndist/\n*.tsbuildinfo\n",
+        "tsconfig.json": json.dumps(
+            {"files": [], "references": [{"path": "./packages/core"}, {"path": "./packages/app"}]}
+        ),
+        "packages/core/tsconfig.json": json.dumps(
+            {"compilerOptions": _COMPOSITE, "include": ["src"]}
+        ),
+        "packages/app/tsconfig.json": json.dumps(
+            {"compilerOptions": _COMPOSITE, "include": ["src"], "references": [{"path": "../core"}]}
+        ),
+        "packages/core/src/index.ts": _CORE,
+        "packages/core/src/old.ts": "export const n: number = 'x';\n",
+        "packages/app/src/main.ts": _APP,
+    }
+    commit_tree(root, files)
+    (root / "node_modules").symlink_to(node_modules(), target_is_directory=True)
+    return root
+
+
+def _build(root: Path, copy: Path) -> str:
+    """`tsc -b` in a copy of the tree (it writes each project's outputs)."""
+    subprocess.run(["cp", "-r", f"{root}/.", str(copy)], check=True)
+    tsc = copy / "node_modules" / ".bin" / "tsc"
+    argv = [str(tsc), "-b", "--pretty", "false"]
+    proc = subprocess.run(argv, cwd=copy, capture_output=True, text=True, check=False)
+    return proc.stdout
+
+
+@pytest.mark.timeout(900)
+async def test_project_references_checked_per_project_as_tsc_b_red_only_for_the_change(
+    tmp_path: Path,
+) -> None:
+    root = _monorepo(tmp_path / "mono")
+    workspace = Workspace.for_project(root)
+    # core's return type changes: the error is in app, which imports it through a reference.
+    write(
+        root,
+        "packages/core/src/index.ts",
+        "export function area(size: number): string {\n  return String(size);\n}\n",
+    )
+    try:
+        cold = await _compile(root, server=False)
+        assert "--once" in cold.command, cold.command
+        warm = await _compile(root, server=True)
+        assert any("over 2 projects (references)" in n for n in warm.notes), warm.notes
+        for result in (cold, warm):
+            assert result.state == "red", result
+            assert [(d.file, d.line, d.code, d.preexisting) for d in result.diagnostics] == [
+                ("packages/app/src/main.ts", 2, "TS2322", False),
+                ("packages/core/src/old.ts", 1, "TS2322", True),
+            ]
+        assert cold.diagnostics == warm.diagnostics
+        # What tsc -b says of the same tree, in its order.
+        built = _build(root, tmp_path / "built")
+        assert built.splitlines() == [
+            "packages/core/src/old.ts(1,14): error TS2322: "
+            "Type 'string' is not assignable to type 'number'.",
+            "packages/app/src/main.ts(2,14): error TS2322: "
+            "Type 'string' is not assignable to type 'number'.",
+        ]
+        # Fixed in app: only HEAD's error is left, so the rung is green.
+        write(root, "packages/app/src/main.ts", _APP.replace("a: number", "a: string"))
+        fixed = await _compile(root, server=True)
+        assert fixed.state == "green", fixed
+        assert (fixed.new_findings, fixed.preexisting_findings) == (0, 1)
+    finally:
+        await warm_checker.release(workspace)

@@ -12,6 +12,7 @@ manager."""
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from .common import Tool, head_with_modules, merge, mine, node_rung
 from .detect import NodeProject, Workspace
 from .parsers import parse_tsc
-from .tsc_warm import head_overlay, warm_tsc
+from .tsc_warm import SCRIPT, head_overlay, warm_tsc
 
 __all__ = ["build_affected", "compile_project", "tsc_argv"]
 
@@ -42,8 +43,22 @@ def _checked(project: NodeProject, touched: list[str]) -> list[Workspace]:
     return [ws for ws in project.affected(touched) if (ws.path / "tsconfig.json").is_file()]
 
 
+def _has_references(workspace: Path) -> bool:
+    try:
+        text = (workspace / "tsconfig.json").read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return re.search(r'"references"\s*:', text) is not None
+
+
 def tsc_argv(tsc: Path, state_dir: Path, workspace: Path, tag: str) -> list[str]:
-    """tsc on the workspace's tsconfig, nothing written but its incremental state."""
+    """tsc on the workspace's tsconfig, nothing written but its incremental state. A
+    tsconfig with project references is checked project by project as `tsc -b` would, each
+    reading its references' sources (tsc_warm.cjs once: `tsc -b` would write their
+    outputs, and a plain `tsc -p` checks against outputs that may not be built)."""
+    if _has_references(workspace):
+        typescript = tsc.resolve().parent.parent  # node_modules/typescript/bin/tsc
+        return ["node", str(SCRIPT), "--once", str(typescript), "tsconfig.json"]
     key = hashlib.sha256(f"{tag}\0{workspace}".encode()).hexdigest()[:16]
     info = state_dir / "node" / "tsc" / f"{key}.tsbuildinfo"
     info.parent.mkdir(parents=True, exist_ok=True)

@@ -25,13 +25,12 @@ const crypto = require("crypto");
 
 let ts = null;
 let configPath = null;
-let parsed = null;
-let builder = null;
-let rootKey = "";
+// Per checked tsconfig (the one asked for, and with project references each project it
+// references, transitively): {builder, rootKey, declarationCache}.
+const projects = new Map();
 const files = new Map(); // path → {text, sf, mtime, size, version}
 let overlay = new Map();
 let lastOverlay = [];
-const declarationCache = new Map(); // file name → its declaration diagnostics
 const probes = new Map(); // "f:path" / "d:path" → what the host answered
 
 function send(obj) {
@@ -58,8 +57,12 @@ function readText(fileName) {
   }
 }
 
-function makeHost(options) {
+function makeHost(options, references) {
   const host = ts.createCompilerHost(options, true);
+  // With project references, a project reads its references' sources, not their built
+  // .d.ts (what tsserver does): nothing has to be built first, and an edit in a referenced
+  // project reaches the projects that import it.
+  if (references) host.useSourceOfProjectReferenceRedirect = () => true;
   const canonical = (f) => path.resolve(f);
   host.fileExists = (f) => {
     const key = canonical(f);
@@ -102,7 +105,7 @@ function makeHost(options) {
   return host;
 }
 
-function parseConfig() {
+function parseConfig(configPath) {
   let fatal = null;
   const host = {
     ...ts.sys,
@@ -154,15 +157,17 @@ function stale(touched) {
   return structural;
 }
 
-function declarationDiagnostics(everything, reached) {
+function declarationDiagnostics(state, own, everything, reached) {
   // tsc emits every file's declarations to find these; a new program's checker would type
   // every file again for it. Kept per file: a file's declaration diagnostics change only
   // when the builder finds it affected (its semantic diagnostics are asked again), as for
   // the builder's own per-file emit diagnostics.
-  const program = builder.getProgram();
+  const program = state.builder.getProgram();
+  const declarationCache = state.declarationCache;
   const out = [];
   const live = new Set();
   for (const sf of program.getSourceFiles()) {
+    if (!own(sf)) continue;
     live.add(sf.fileName);
     let found = declarationCache.get(sf.fileName);
     if (everything || found === undefined || reached.has(sf.fileName)) {
@@ -177,6 +182,88 @@ function declarationDiagnostics(everything, reached) {
   return out;
 }
 
+function projectOrder(root) {
+  // The tsconfig asked for and, when it has references, each project it references,
+  // references first (tsc -b's order); each parsed once.
+  const order = [];
+  const seen = new Set();
+  const visit = (config) => {
+    if (seen.has(config)) return;
+    seen.add(config);
+    const { result, fatal } = parseConfig(config);
+    for (const ref of (result && result.projectReferences) || []) {
+      visit(path.resolve(ts.resolveProjectReferencePath(ref)));
+    }
+    order.push({ config, result, fatal });
+  };
+  visit(root);
+  return order;
+}
+
+function checkProject(item, structural, others) {
+  // One project's diagnostics, in tsc's order and with its early stops. With references
+  // (`multi`), a project answers only for its own files (its references' sources are in
+  // its program, checked in their own project with their own options).
+  const { config, result, fatal } = item;
+  if (!result) {
+    projects.delete(config);
+    return { diagnostics: fatal ? [fatal] : [], files: 0, affected: 0, fresh: true };
+  }
+  const parsed = result;
+  const state = projects.get(config) || { builder: null, rootKey: "", declarationCache: new Map() };
+  projects.set(config, state);
+  const roots = parsed.fileNames.filter((f) => overlay.get(path.resolve(f)) !== null);
+  const key = JSON.stringify([roots, parsed.options]);
+  const fresh = structural || key !== state.rootKey || state.builder === null;
+  state.rootKey = key;
+  const references = parsed.projectReferences || [];
+  const host = makeHost(parsed.options, references.length > 0);
+  state.builder = ts.createSemanticDiagnosticsBuilderProgram(
+    roots,
+    parsed.options,
+    host,
+    fresh ? undefined : state.builder,
+    ts.getConfigFileParsingDiagnostics(parsed),
+    references,
+  );
+  const builder = state.builder;
+  const mine = new Set(parsed.fileNames.map((f) => path.resolve(f)));
+  const own = (sf) => {
+    const name = path.resolve(sf.fileName);
+    return mine.has(name) || !others.has(name);
+  };
+  let affected = 0;
+  let everything = fresh;
+  const reached = new Set();
+  for (;;) {
+    const next = builder.getSemanticDiagnosticsOfNextAffectedFile(undefined, (sf) => !own(sf));
+    if (!next) break;
+    affected += 1;
+    if (next.affected.kind === ts.SyntaxKind.SourceFile) reached.add(next.affected.fileName);
+    else everything = true; // the whole program (an options change)
+  }
+  const program = builder.getProgram();
+  const ownFiles = program.getSourceFiles().filter(own);
+  const perFile = (get) =>
+    ownFiles.length === program.getSourceFiles().length
+      ? get(undefined)
+      : ownFiles.flatMap((sf) => get(sf));
+  // The order and the early stops of tsc's emitFilesAndReportErrors.
+  const all = builder.getConfigFileParsingDiagnostics().slice();
+  const configCount = all.length;
+  all.push(...perFile((sf) => builder.getSyntacticDiagnostics(sf)));
+  if (all.length === configCount) {
+    all.push(...builder.getOptionsDiagnostics());
+    all.push(...builder.getGlobalDiagnostics());
+    if (all.length === configCount) all.push(...perFile((sf) => builder.getSemanticDiagnostics(sf)));
+    const declarations = parsed.options.declaration || parsed.options.composite;
+    if (declarations && all.length === configCount) {
+      all.push(...declarationDiagnostics(state, own, everything, reached));
+    }
+  }
+  return { diagnostics: all, files: program.getSourceFiles().length, affected, fresh };
+}
+
 function check(params) {
   const started = Date.now();
   overlay = new Map(Object.entries(params.overlay || {}).map(([k, v]) => [path.resolve(k), v]));
@@ -184,65 +271,35 @@ function check(params) {
   const structural = stale([...new Set([...touched, ...overlay.keys(), ...lastOverlay])]);
   lastOverlay = [...overlay.keys()];
   const phases = [Date.now()];
-  const { result, fatal } = parseConfig();
+  const order = projectOrder(configPath);
+  phases.push(Date.now());
+  for (const config of [...projects.keys()]) {
+    if (!order.some((item) => item.config === config)) projects.delete(config);
+  }
+  const sources = order.map((item) =>
+    (item.result ? item.result.fileNames : []).map((f) => path.resolve(f)),
+  );
+  const answers = order.map((item, i) => {
+    const others = new Set(sources.filter((_, j) => j !== i).flat());
+    for (const name of sources[i]) others.delete(name);
+    return checkProject(item, structural, others);
+  });
   phases.push(Date.now());
   const fmt = formatHost();
-  if (!result) {
-    builder = null;
-    const text = fatal ? ts.formatDiagnostics([fatal], fmt) : "";
-    return { text, errors: fatal ? 1 : 0, files: 0, affected: 0, ms: Date.now() - started };
-  }
-  parsed = result;
-  const roots = parsed.fileNames.filter((f) => overlay.get(path.resolve(f)) !== null);
-  const key = JSON.stringify([roots, parsed.options]);
-  const fresh = structural || key !== rootKey || builder === null;
-  rootKey = key;
-  const host = makeHost(parsed.options);
-  builder = ts.createSemanticDiagnosticsBuilderProgram(
-    roots,
-    parsed.options,
-    host,
-    fresh ? undefined : builder,
-    ts.getConfigFileParsingDiagnostics(parsed),
-    parsed.projectReferences,
-  );
+  const diagnostics = answers.flatMap((a) => ts.sortAndDeduplicateDiagnostics(a.diagnostics));
   phases.push(Date.now());
-  let affected = 0;
-  let everything = fresh;
-  const reached = new Set();
-  for (;;) {
-    const next = builder.getSemanticDiagnosticsOfNextAffectedFile();
-    if (!next) break;
-    affected += 1;
-    if (next.affected.kind === ts.SyntaxKind.SourceFile) reached.add(next.affected.fileName);
-    else everything = true; // the whole program (an options change)
-  }
-  // The order and the early stops of tsc's emitFilesAndReportErrors.
-  const all = builder.getConfigFileParsingDiagnostics().slice();
-  const configCount = all.length;
-  all.push(...builder.getSyntacticDiagnostics());
-  if (all.length === configCount) {
-    all.push(...builder.getOptionsDiagnostics());
-    all.push(...builder.getGlobalDiagnostics());
-    if (all.length === configCount) all.push(...builder.getSemanticDiagnostics());
-    const declarations = parsed.options.declaration || parsed.options.composite;
-    if (parsed.options.noEmit && declarations && all.length === configCount) {
-      all.push(...declarationDiagnostics(everything, reached));
-    }
-  }
-  phases.push(Date.now());
-  const diagnostics = ts.sortAndDeduplicateDiagnostics(all);
   const spans = phases.map((t, i) => (i ? t - phases[i - 1] : t - started));
-  // What each check cost (re-stat, tsconfig, program, affected files, the rest): the log.
+  // What each check cost (re-stat, tsconfigs, programs and affected files, the rest): the log.
   process.stderr.write(`check: ${spans.join(" ")} ${Date.now() - phases[3]} ms\n`);
   const errors = diagnostics.filter((d) => d.category === ts.DiagnosticCategory.Error).length;
   return {
     version: ts.version,
     text: ts.formatDiagnostics(diagnostics, fmt),
     errors,
-    files: builder.getSourceFiles().length,
-    affected,
-    fresh,
+    projects: order.filter((item) => item.result && item.result.fileNames.length).length,
+    files: answers.reduce((n, a) => n + a.files, 0),
+    affected: answers.reduce((n, a) => n + a.affected, 0),
+    fresh: answers.some((a) => a.fresh),
     probes: probes.size,
     ms: Date.now() - started,
   };
@@ -280,8 +337,24 @@ function handle(msg) {
   }
 }
 
+function once(typescript, project) {
+  // `node tsc_warm.cjs --once TYPESCRIPT TSCONFIG`: one check, tsc's output on stdout, exit
+  // 2 on an error as tsc does (the cold path of a tsconfig with project references).
+  ts = require(typescript);
+  configPath = path.resolve(project);
+  const answer = check({ touched: [] });
+  process.stdout.write(answer.text, () => process.exit(answer.errors ? 2 : 0));
+}
+
+if (process.argv[2] === "--once") {
+  once(process.argv[3], process.argv[4]);
+} else {
+  process.stdin.on("data", read);
+  process.stdin.on("end", () => process.exit(0));
+}
+
 let buffer = Buffer.alloc(0);
-process.stdin.on("data", (chunk) => {
+function read(chunk) {
   buffer = Buffer.concat([buffer, chunk]);
   for (;;) {
     const end = buffer.indexOf("\r\n\r\n");
@@ -293,5 +366,4 @@ process.stdin.on("data", (chunk) => {
     buffer = buffer.subarray(end + 4 + length);
     handle(JSON.parse(body));
   }
-});
-process.stdin.on("end", () => process.exit(0));
+}

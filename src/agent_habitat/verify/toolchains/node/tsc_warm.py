@@ -13,6 +13,12 @@ order), parsed by the same `parse_tsc`, so a warm finding and a cold one compare
 same process with HEAD's text of the changed source files laid over the disk's, when the
 change touches only source files; else from a cold tsc in HEAD's export (compile.py).
 A one-shot `habitat verify` keeps no server and runs tsc cold.
+
+A tsconfig with project references (`references`, a monorepo's solution file) is checked as
+`tsc -b` checks it: each project it reaches, references first, with its own options,
+answering for its own files; unlike `tsc -b`, a project reads its references' sources
+rather than their built `.d.ts` (as tsserver does), so nothing has to be built and nothing
+is written. The cold path runs the same script once (`--once`).
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from ...rungs.lsp import LspClient, LspError
 from ...rungs.warm_checker import ServerSpec, WarmChecker
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace, load_project
 
-__all__ = ["TscWarm", "head_overlay", "spec_for", "warm_tsc", "warm_up"]
+__all__ = ["SCRIPT", "TscWarm", "head_overlay", "spec_for", "warm_tsc", "warm_up"]
 
 SCRIPT = Path(__file__).with_name("tsc_warm.cjs")
 _LOCKS = ("package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb")
@@ -155,9 +161,12 @@ async def warm_tsc(
     text = str(answer["text"])
     pid = warm.record.pid if warm.record else "?"
     what = "HEAD's text of the changed files" if overlay else "the change"
+    projects = int(answer.get("projects", 1))
+    each = f" over {projects} projects (references)" if projects > 1 else ""
     notes.append(
         f"tsc: the warm checker (pid {pid}, typescript {answer.get('version', '?')}) checked "
-        f"{what}: {answer.get('affected', '?')} of {answer.get('files', '?')} files re-checked"
+        f"{what}: {answer.get('affected', '?')} of {answer.get('files', '?')} files "
+        f"re-checked{each}"
     )
     suffix = ".base.warm.out" if overlay else ".warm.out"
     return await answered(
