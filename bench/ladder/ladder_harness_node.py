@@ -102,6 +102,23 @@ PROJECTS = {
         "eslint . && vitest run --typecheck",
         "vitest",
     ),
+    # Held out (not used before 2026-12-06, v2.0.3 pinned): eslint 9 (eslint-config-unjs,
+    # flat config), vitest, tsc; four source modules and two test files.
+    "pathe": Project(
+        "pathe",
+        ("src/_path.ts", "src/utils.ts", "src/_internal.ts"),
+        (
+            "@types/node",
+            "eslint",
+            "eslint-config-unjs",
+            "jiti",
+            "typescript",
+            "vitest",
+            "zeptomatch",
+        ),
+        "eslint . && vitest run",
+        "vitest",
+    ),
 }
 
 
