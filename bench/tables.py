@@ -1,4 +1,4 @@
-"""The tables of docs/benchmarks.md, made from the committed JSON (docs/bench-data/).
+"""The tables of docs/benchmarks.md and bench/README.md, made from committed JSON.
 
     .venv/bin/python bench/tables.py [--write]
 
@@ -11,11 +11,17 @@ One section per kind of run, each with its files and its place in the doc:
 * `warm`: `ladder_harness_warm-*.json`, compile.project against the dmypy peer in-process
   (bench/ladder/ladder_harness_warm.py);
 * `first-usable`: `cli_latency-*-first-usable.json`, the first `tools/list` answer
-  (bench/latency/cli_latency.py --only mcp).
+  (bench/latency/cli_latency.py --only mcp);
+* the rest (`SECTIONS` below): the toolchains, the user's flow, the warm checkers and the
+  edits over 2× (tables_runs.py), the MCP servers, the CLI, answer sizes, agent jobs, scene
+  under load, verify's waits, the substrate and the stale event (tables_latency.py), each
+  from the files its bench writes with `--out docs/bench-data/NAME-DATE.json`.
 
-It prints one Markdown table per file; `--write` puts each section into docs/benchmarks.md
-between `<!-- NAME-tables:begin -->` and `<!-- NAME-tables:end -->` (both markers of every
-section must be there)."""
+It prints every section; `--write` puts each into docs/benchmarks.md or bench/README.md (or
+both) between `<!-- NAME-tables:begin -->` and `<!-- NAME-tables:end -->`; a section no file
+places is an error. No table of figures may stand outside those blocks (a table of names
+goes under a `<!-- table: no figures -->` line): tests/core/test_bench_tables.py checks both
+that and that every block is what its data makes."""
 
 from __future__ import annotations
 
