@@ -55,9 +55,11 @@ from tables_latency import (  # noqa: E402
 from tables_runs import (  # noqa: E402
     caption,
     checker_tables,
+    comment_host_tables,
     go_tables,
     md,
     node_tables,
+    oneshot_tables,
     over_2x_table,
     rust_tables,
     user_flow_tables,
@@ -189,6 +191,7 @@ SECTIONS = {
     "cli-light": lambda: cli_tables("cli_latency-*-light.json"),
     "cli-terminal": lambda: cli_tables("cli_latency-*-terminal.json"),
     "cli-c-modules": lambda: cli_tables("cli_latency-*-c-modules.json"),
+    "cli-verbs": lambda: cli_tables("cli_latency-*-verbs.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-hot-path": mcp_hot_path_tables,
     "mcp-prestart": mcp_prestart_table,
@@ -200,6 +203,8 @@ SECTIONS = {
     "scene": lambda: scene_tables("scene_load-*.json"),
     "scene-host": lambda: scene_tables("scene_host_load-*.json"),
     "verify-latency": verify_latency_tables,
+    "oneshot": oneshot_tables,
+    "comment-host": comment_host_tables,
 }
 # Where the tables go: a section's markers may be in either file, or in both.
 DOCS = (DOC, REPO / "bench" / "README.md")

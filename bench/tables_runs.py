@@ -289,3 +289,47 @@ def over_2x_table() -> str:
             )
     head = ["project", "over 2× (of edits)", "where (ours / testmon selected)", "testmon missed"]
     return "\n".join(md(head, rows))
+
+
+def oneshot_tables() -> str:
+    """One-shot verify before / after, interleaved per edit (bench/ladder/ladder_oneshot.py)."""
+    from ladder_oneshot import summary
+
+    head = [
+        "project",
+        "edits",
+        "median wall s: before / after / full",
+        "after / before per edit: median (p10, max)",
+        "one-shot − full s: before / after",
+        "misses before / after",
+        "verdicts differ",
+        "after ≤ full + 1 s",
+    ]
+    out = []
+    for path, run in runs("ladder_oneshot-*.json"):
+        what = f"seed {run['seed']}, baseline `{run['baseline']}`, from the second edit"
+        rows = [summary(p) for p in run["projects"]]
+        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
+    return "\n\n".join(out)
+
+
+def comment_host_tables() -> str:
+    """The comment-only edit through a warm host, with and without the CLI's bytecode
+    (bench/ladder/ladder_comment_host.py)."""
+    from ladder_comment_host import rows
+
+    head = [
+        "project",
+        "CLI",
+        "n",
+        "wall s median / max",
+        "the host's own wall s (`timing.wall_s`)",
+        "the CLI adds s",
+        "≤ 300 ms",
+        "states",
+    ]
+    out = []
+    for path, run in runs("ladder_comment_host-*.json"):
+        table = [row for p in run["projects"] for row in rows(p)]
+        out.append("\n".join([caption(path, run, "interleaved per sample"), "", *md(head, table)]))
+    return "\n\n".join(out)
