@@ -80,3 +80,14 @@ def test_a_harness_that_prints_no_stdout_sections_has_its_failed_lines_as_findin
         ),
     ]
     assert (report.passed, report.failed) == (5, 2)
+
+
+def test_a_harness_false_target_that_panics_in_main_is_a_failure_at_its_panic() -> None:
+    # The shape of servo/rust-url's url wpt target (harness = false) when a mutation of
+    # host.rs made its main panic (exit 101): cargo says only "test failed, to rerun pass",
+    # no "Caused by" (the panic's own text here is written for the test).
+    report = libtest_report(_read("test_harness_false_panic.txt"), Path("/tmp/rustgo/url"))
+    found = [(d.file, d.line, d.code) for d in report.failures]
+    assert found == [("url/src/host.rs", 481, "test failed")]
+    assert "tests/wpt.rs exited 101" in report.failures[0].message
+    assert "index out of bounds" in report.failures[0].message

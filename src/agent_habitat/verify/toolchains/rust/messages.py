@@ -24,6 +24,9 @@ _FAILED_TEST = re.compile(r"^---- (?P<name>.+?) stdout ----$")
 # A failed test's own line: harnesses that print no `---- NAME stdout ----` section (the
 # `tester` crate, libtest's panics written straight to stderr) name it only there.
 _FAILED_LINE = re.compile(r"^test (?P<name>.+) \.\.\. FAILED$")
+# cargo's word on a test binary that exited 101 (libtest's failure code): a harness = false
+# target that panicked says nothing else (no "process didn't exit successfully").
+_RERUN = re.compile(r"error: test failed, to rerun pass `(?P<args>[^`]*)`")
 _THREAD_PANIC = re.compile(r"^thread '(?P<name>.+)' (?:\(\d+\) )?panicked at (?P<where>.+)$")
 _DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - .*\(line (?P<line>\d+)\)$")
 _PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+):$")
@@ -142,6 +145,8 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
     target: str | None = None
     folder = "."
     first_of_binary = 0  # the index of the current binary's first failure
+    said_failed = 0  # the current binary's `test NAME ... FAILED` lines
+    pending: tuple[str | None, str, list[str]] | None = None  # a failed binary, unexplained
     unexplained: list[tuple[str, str | None, str]] = []  # FAILED lines: name, target, folder
     panics: dict[str, list[str]] = {}  # a test thread's panic: its lines
     i = 0
@@ -149,9 +154,12 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
         line = lines[i]
         if (failed_line := _FAILED_LINE.match(line)) is not None:
             unexplained.append((failed_line["name"], target, folder))
+            said_failed += 1
         elif (panic := _THREAD_PANIC.match(line)) is not None:
             panics[panic["name"]] = [f"panicked at {panic['where']}", *lines[i + 1 : i + 5]]
         if (running := _RUNNING.match(line)) is not None:
+            _exited_101(report, pending, root)
+            pending = None
             if running["doc"]:
                 name = running["doc"]
                 folder = (crate_dir(name) if crate_dir else None) or "."
@@ -161,7 +169,7 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
                 folder = (crate_dir(stem) if crate_dir else None) or "."
                 target = _in_crate(crate_dir, stem, running["src"])
             report.ran_binaries += 1
-            first_of_binary = len(report.failures)
+            first_of_binary, said_failed = len(report.failures), 0
         elif (failed := _FAILED_TEST.match(line)) is not None:
             body: list[str] = []
             i += 1
@@ -171,13 +179,13 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
             report.failures.append(_failure(failed["name"], body, root, target, folder))
             continue
         elif line.startswith("test result: "):
-            numbers = re.findall(r"(\d+) (passed|failed)", line)
-            for count, what in numbers:
-                if what == "passed":
-                    report.passed += int(count)
-                else:
-                    report.failed += int(count)
+            _count(report, line)
+        elif _RERUN.search(line) and len(report.failures) == first_of_binary and not said_failed:
+            # Failed with nothing said yet: unless cargo's "Caused by" follows, the binary
+            # exited 101 (a panic in a harness = false target's main), said when it ends.
+            pending = (target, folder, panics.get("main", []))
         elif (binary := _BINARY.search(line)) is not None:
+            pending = None
             program = binary["argv"].split(" ")[0].rsplit("/", 1)[-1]
             if binary["signal"]:
                 report.signal, report.died = binary["signal"], target or program
@@ -189,7 +197,7 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
                         source="cargo test",
                     )
                 )
-            elif len(report.failures) == first_of_binary:  # no test said why
+            elif len(report.failures) == first_of_binary and not said_failed:  # nor a test
                 report.failures.append(
                     Diagnostic(
                         file=target,
@@ -199,8 +207,26 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
                     )
                 )
         i += 1
+    _exited_101(report, pending, root)
     _add_unexplained(report, unexplained, panics, root)
     return report
+
+
+def _count(report: LibtestReport, line: str) -> None:
+    for count, what in re.findall(r"(\d+) (passed|failed)", line):
+        if what == "passed":
+            report.passed += int(count)
+        else:
+            report.failed += int(count)
+
+
+def _exited_101(
+    report: LibtestReport, pending: tuple[str | None, str, list[str]] | None, root: Path
+) -> None:
+    if pending is not None:
+        target, folder, panic = pending
+        name = f"test binary of {target} exited 101"
+        report.failures.append(_failure(name, panic, root, target, folder))
 
 
 def _add_unexplained(
