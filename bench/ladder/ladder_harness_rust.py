@@ -242,6 +242,12 @@ class Runner:
             for name in re.findall(r"(?m)^test (.+) \.\.\. FAILED$", text)
             if name not in failed
         ]
+        # And every target cargo says failed (a harness = false target whose main panicked
+        # says nothing else: exit 101, no test lines); the clean tree's are left out later.
+        failed += [
+            f"target: {args}"
+            for args in re.findall(r"error: test failed, to rerun pass `([^`]*)`", text)
+        ]
         failed += [f"compile: {d.file}:{d.line} {d.code}" for d in errors]
         if "TIMEOUT after" in text:
             failed.append("TIMEOUT")
