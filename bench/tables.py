@@ -59,6 +59,7 @@ from tables_runs import (  # noqa: E402
     go_tables,
     md,
     node_tables,
+    node_tools_table,
     oneshot_tables,
     over_2x_table,
     rust_tables,
@@ -148,10 +149,46 @@ def warm_tables() -> str:
                 "✓" if parity.get("identical") else "✗",
             ],
         ]
+        rows += _diagnose_rows(run["diagnose"]["rounds"])
         what = f"{len(c)} rounds"
         head = ["measure", "ms: p50 (95 % CI) / p90", "target", "verdict"]
         out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
     return "\n\n".join(out)
+
+
+def _diagnose_rows(d: list[dict[str, Any]]) -> list[list[str]]:
+    """diagnose.files on the combined project next to plain `ruff check FILE` in the same
+    rounds, and what a verify costs beyond its rungs (ladder_harness_warm.py without
+    `--compile-only`)."""
+    if not d:
+        return []
+    from _report import median_ci, verdict
+
+    def cell(key: str) -> str:
+        values = [r[key] * 1000 for r in d]
+        low, high = median_ci(values)
+        ordered = sorted(values)
+        p90 = ordered[max(0, -(-9 * len(ordered) // 10) - 1)]
+        return f"{statistics.median(values):.0f} ({low:.0f}–{high:.0f}) / {p90:.0f}"
+
+    def ms(key: str) -> list[float]:
+        return [r[key] * 1000 for r in d]
+
+    return [
+        [
+            "diagnose.files end to end (one touched file)",
+            cell("wall_s"),
+            "≤ 150",
+            verdict(ms("wall_s"), 150.0),
+        ],
+        ["`ruff check --select F,E9 FILE`, same file and rounds (peer)", cell("ruff_s"), "", ""],
+        [
+            "verify overhead beyond rungs, diagnose rounds",
+            cell("overhead_s"),
+            "≤ 150",
+            verdict(ms("overhead_s"), 150.0),
+        ],
+    ]
 
 
 def first_usable_tables() -> str:
@@ -205,6 +242,7 @@ SECTIONS = {
     "verify-latency": verify_latency_tables,
     "oneshot": oneshot_tables,
     "comment-host": comment_host_tables,
+    "node-tools": node_tools_table,
 }
 # Where the tables go: a section's markers may be in either file, or in both.
 DOCS = (DOC, REPO / "bench" / "README.md")

@@ -333,3 +333,39 @@ def comment_host_tables() -> str:
         table = [row for p in run["projects"] for row in rows(p)]
         out.append("\n".join([caption(path, run, "interleaved per sample"), "", *md(head, table)]))
     return "\n\n".join(out)
+
+
+def node_tools_table() -> str:
+    """Each Node rung through a warm host against the tool by hand, interleaved per round
+    (bench/ladder/node_warm_tools.py): round 1 apart, medians over the rounds after it."""
+    head = [
+        "project",
+        "rung",
+        "peer (by hand)",
+        "round 1, habitat / peer s",
+        "habitat, median s",
+        "peer, median s",
+        "ratio (median of per-round ratios)",
+        "warm",
+        "commit, load before → after",
+    ]
+    rows = []
+    for _, run in runs("node_warm_tools-*.json"):
+        later = len(run["rows"]) - 1
+        for s in run["summary"]:
+            first = s["first_round_s"]
+            rows.append(
+                [
+                    f"{run['project']} {run['version']}",
+                    s["rung"],
+                    f"`{s['peer']}`",
+                    f"{first[0]:.1f} / {first[1]:.1f}",
+                    f"{s['habitat_median_s']:.2f}",
+                    f"{s['peer_median_s']:.2f}",
+                    f"{s['ratio_median']:.2f}×",
+                    f"{s['warm_rounds']}/{later}" if s["warm_rounds"] else "—",
+                    f"{run['commit'][:7]}, {run['load_before'][0]:.1f} → "
+                    f"{run['load_after'][0]:.1f}",
+                ]
+            )
+    return "\n".join(md(head, rows))
