@@ -369,3 +369,49 @@ def node_tools_table() -> str:
                 ]
             )
     return "\n".join(md(head, rows))
+
+
+def rust_workspace_table() -> str:
+    """The Rust ladder on a workspace (ladder_harness_rust.py --projects url): per run, and
+    per mutated crate the median of host / full per mutation, each crate's first climb left
+    out (it builds clippy-driver's units of that crate from nothing)."""
+    files = runs("ladder_harness_rust-url-*.json")
+    crates = sorted(
+        {m["mutation"].split("/", 1)[0] for _, r in files for m in r["projects"][0]["mutations"]}
+    )
+    head = [
+        "run",
+        "caught by full",
+        "ladder red (summary)",
+        "climbs ending `error`",
+        "misses",
+        "false reds",
+        "host / full, of medians",
+        *(f"{c} mutations: host / full per mutation, median" for c in crates),
+        "load (median)",
+    ]
+    rows = []
+    for path, run in files:
+        s = run["summaries"][0]
+        ms = run["projects"][0]["mutations"]
+        errors = sum(1 for m in ms if m["ladder_state"] == "error")
+        per_crate = []
+        for crate in crates:
+            mine = [m for m in ms if m["mutation"].startswith(f"{crate}/")][1:]
+            ratios = [m["verify_s"] / m["full_s"] for m in mine if m.get("full_s")]
+            per_crate.append(f"{statistics.median(ratios):.2f}" if ratios else "")
+        rows.append(
+            [
+                f"`{path.stem.removeprefix('ladder_harness_rust-')}`",
+                str(s["caught_by_full"]),
+                str(s["ladder_red"]),
+                str(errors),
+                str(s["misses"]),
+                str(s["false_reds"]),
+                f"{s['verify_median_s']:.2f} / {s['full_median_s']:.2f} s = "
+                f"**{s['verify_median_s'] / s['full_median_s']:.2f}**",
+                *per_crate,
+                _s(s.get("load_median"), 0),
+            ]
+        )
+    return "\n".join(md(head, rows))
