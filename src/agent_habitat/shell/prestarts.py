@@ -34,8 +34,11 @@ __all__ = ["Prestarts", "Ready"]
 logger = logging.getLogger(__name__)
 
 # How long a run waits for its tab's prestart still under way (it began as the last run
-# ended, so it is mostly done) before it starts cold instead.
+# began, so it is mostly done) before it starts cold instead.
 _PENDING_BOUND = 1.0
+# Ready wrappers kept per tab: a call right behind the last answer takes the second while
+# the next one is still being started (a cgroup move waits milliseconds on a busy machine).
+_KEPT = 2
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ def _folder(cwd: str) -> tuple[int, int] | None:
 
 
 class Prestarts:
-    """The prestarted wrappers of one shell's tabs (one at most per tab)."""
+    """The prestarted wrappers of one shell's tabs (`_KEPT` at most per tab, oldest first)."""
 
     def __init__(
         self, spawner: Spawner, task_group: TaskGroup, spool_dir: Path, enabled: bool = True
@@ -74,14 +77,16 @@ class Prestarts:
         self._tg = task_group
         # The wrapper reads its run folder as one line.
         self._enabled = enabled and "\n" not in str(spool_dir)
-        self._ready: dict[str, Ready] = {}
+        self._ready: dict[str, list[Ready]] = {}
         self._pending: dict[str, tuple[_Key, dict[str, str], anyio.Event]] = {}
+        self._generation: dict[str, int] = {}
+        """Per tab, the latest `prepare`: an earlier one stops."""
         self._closed = False
 
     def pid(self, tab: str) -> int | None:
-        """The pid of the tab's prestarted wrapper, when one waits."""
+        """The pid of the tab's prestarted wrapper its next run takes, when one waits."""
         ready = self._ready.get(tab)
-        return ready.started.process.pid if ready is not None else None
+        return ready[0].started.process.pid if ready else None
 
     async def take(
         self, tab: str, shell: ShellInfo, cwd: str, env: Mapping[str, str]
@@ -94,13 +99,17 @@ class Prestarts:
             return None
         key = _Key(shell.executable, cwd, folder)
         pending = self._pending.get(tab)
-        if pending is not None and pending[0] == key:
+        if pending is not None and pending[0] == key and not self._ready.get(tab):
             with anyio.move_on_after(_PENDING_BOUND):
                 await pending[2].wait()
-        ready = self._ready.pop(tab, None)
-        if ready is None:
+        kept = self._ready.get(tab)
+        if not kept:
             return None
-        if ready.key != key or ready.env != env or not ready.started.process.alive():
+        if kept[0].key != key or kept[0].env != env:
+            self.discard(tab)  # they were all started for the tab as it stood then
+            return None
+        ready = kept.pop(0)
+        if not ready.started.process.alive():
             self._close(ready)
             return None
         return ready
@@ -110,36 +119,42 @@ class Prestarts:
         return self._enabled
 
     async def prepare(self, tab: str, shell: ShellInfo, cwd: str, env: dict[str, str]) -> None:
-        """Prestart the tab's next wrapper for a run in `cwd` with `env`, unless the one it
-        has (or is starting) fits already (a background task calls it: it takes a fork, an
-        exec and a cgroup move, in a worker thread)."""
+        """Prestart wrappers for the tab's next runs in `cwd` with `env` until `_KEPT` that
+        fit wait there (a background task calls it: each takes a fork, an exec and a cgroup
+        move, in a worker thread). The latest call for a tab wins: an earlier one still
+        starting stops, and what it started is closed."""
         argv = prestart_argv(shell, env)
         folder = _folder(cwd)
         if not self._enabled or argv is None or folder is None:
             return
         key = _Key(shell.executable, cwd, folder)
         pending = self._pending.get(tab)
-        if pending is not None:
-            if pending[:2] == (key, env):
+        if pending is not None and pending[:2] == (key, env):
+            return  # the call that started it tops the tab up
+        generation = self._generation[tab] = self._generation.get(tab, 0) + 1
+        kept = self._ready.get(tab)
+        if kept and (kept[0].key != key or kept[0].env != env):
+            self._close_kept(tab)
+        while (
+            not self._closed
+            and self._generation[tab] == generation
+            and len(self._ready.get(tab, [])) < _KEPT
+        ):
+            done = anyio.Event()
+            self._pending[tab] = (key, env, done)
+            if not await self._prestart(tab, key, argv, env, done, generation):
                 return
-            # Started for the tab as it stood before its last run moved it: once it is
-            # there, it is replaced below.
-            with anyio.move_on_after(_PENDING_BOUND):
-                await pending[2].wait()
-            if tab in self._pending:
-                return  # still starting, or another prepare took over
-        ready = self._ready.get(tab)
-        if ready is not None and ready.key == key and ready.env == env:
-            if ready.started.process.alive():
-                return
-        self.discard(tab)
-        done = anyio.Event()
-        self._pending[tab] = (key, env, done)
-        await self._prestart(tab, key, argv, env, done)
 
     async def _prestart(
-        self, tab: str, key: _Key, argv: list[str], env: dict[str, str], done: anyio.Event
-    ) -> None:
+        self,
+        tab: str,
+        key: _Key,
+        argv: list[str],
+        env: dict[str, str],
+        done: anyio.Event,
+        generation: int,
+    ) -> bool:
+        """Start one more wrapper for `tab`; whether it now waits there."""
         marker = f"run-p{secrets.token_hex(8)}"
         try:
             started = await self._spawner.prestart(argv, cwd=Path(key.cwd), env=env, marker=marker)
@@ -148,14 +163,18 @@ class Prestarts:
             logger.info("no prestarted wrapper for tab %s: %s", tab, exc)
             started = None
         finally:
-            self._pending.pop(tab, None)
+            if (pending := self._pending.get(tab)) is not None and pending[2] is done:
+                del self._pending[tab]
             done.set()
-        if started is not None:
-            ready = Ready(started, key, env, marker)
-            if self._closed or tab in self._ready:  # closed meanwhile, or a second prepare
-                self._close(ready)
-            else:
-                self._ready[tab] = ready
+        if started is None:
+            return False
+        ready = Ready(started, key, env, marker)
+        kept = self._ready.setdefault(tab, [])
+        if self._closed or self._generation.get(tab) != generation or len(kept) >= _KEPT:
+            self._close(ready)  # closed meanwhile, or the tab moved on
+            return False
+        kept.append(ready)
+        return True
 
     def release(self, ready: Ready) -> None:
         """After `take`: close the wrapper unless a run took it (its `go` is closed then)."""
@@ -163,9 +182,13 @@ class Prestarts:
             self._close(ready)
 
     def discard(self, tab: str) -> None:
-        """Close the tab's prestarted wrapper, if it has one (its tab closed, or moved)."""
-        ready = self._ready.pop(tab, None)
-        if ready is not None:
+        """Close the tab's prestarted wrappers, if it has any (its tab closed, or moved), and
+        those still being started for it once they are."""
+        self._generation[tab] = self._generation.get(tab, 0) + 1
+        self._close_kept(tab)
+
+    def _close_kept(self, tab: str) -> None:
+        for ready in self._ready.pop(tab, []):
             self._close(ready)
 
     def close(self) -> None:
