@@ -12,7 +12,7 @@ each sample). The bridge runs on a third project (its host is started by the war
 Python's bytecode cache is on for the measured processes, as in a user's install, even when
 the calling shell sets `PYTHONDONTWRITEBYTECODE`.
 
-    .venv/bin/python bench/latency/cli_latency.py [--iterations 30] [--only run,terminal,mcp]
+    .venv/bin/python bench/latency/cli_latency.py [--iterations 30] [--only run,terminal,mcp,bridge]
         [--out docs/bench-data/cli_latency-DATE-first-usable.json]
 
 A person at a terminal with no host running (stdin and stderr a terminal, stdout a pipe:
@@ -321,6 +321,7 @@ def _paths(
         paths["mcp --embedded tools/list"] = lambda: _mcp_initialize(
             env, bare, embedded=True, until_tools=True
         )
+    if only is None or "mcp" in only or "bridge" in only:
         paths["mcp (bridge) initialize"] = lambda: _mcp_initialize(env, bridged, embedded=False)
         paths["mcp (bridge) tools/list"] = lambda: _mcp_initialize(
             env, bridged, embedded=False, until_tools=True
@@ -382,7 +383,9 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument(
-        "--only", help="comma-separated verbs to measure (e.g. run,last,mcp); default all"
+        "--only",
+        help="comma-separated verbs to measure (e.g. run,last,mcp; bridge: only the bridge "
+        "to a running host); default all",
     )
     parser.add_argument(
         "--peer-cache",

@@ -93,6 +93,16 @@ def test_the_mcp_command_loads_no_habitat_before_it_knows_it_serves_one() -> Non
     assert "shutil" not in loaded
 
 
+def test_the_bridge_relays_without_asyncio_or_logging() -> None:
+    # `habitat mcp` with a host up: its first `tools/list` waits on these imports (issue 25).
+    loaded = _modules_after(
+        "from agent_habitat.cli import build_parser; build_parser('mcp')\n"
+        "import agent_habitat.cli.mcp_cmds, agent_habitat.reach.stdio"
+    )
+    for name in ("asyncio", "anyio", "h11", "logging", "dataclasses", "pydantic"):
+        assert name not in loaded, name
+
+
 def test_the_host_run_path_reads_argv_and_a_spool_without_the_heavy_stdlib() -> None:
     # `habitat run` through a host: the command line read, the run's spool copied. argparse
     # would import shutil for the terminal's width, the spool ctypes and dataclasses (with

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import AsyncIterator
+import queue
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from agent_habitat.reach.bridge import HOST_RESTARTED, Bridge, LineLink
 from agent_habitat.reach.link import LinkClosed
@@ -40,12 +38,10 @@ class FakeHost:
         self.received: list[dict[str, Any]] = []
         self.refused: list[dict[str, Any]] = []
         self.gone = False
-        self._out: MemoryObjectSendStream[bytes]
-        self._in: MemoryObjectReceiveStream[bytes]
-        self._out, self._in = anyio.create_memory_object_stream[bytes](math.inf)
+        self._out: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
 
-    async def send_line(self, data: bytes) -> None:
-        msg = json.loads(data)
+    def send_line(self, line: bytes) -> None:
+        msg = json.loads(line)
         if self.gone:
             self.refused.append(msg)
             raise LinkClosed("gone")
@@ -54,20 +50,19 @@ class FakeHost:
             self.answer(msg["id"])
 
     def answer(self, request_id: Any) -> None:
-        self._out.send_nowait(line({"jsonrpc": "2.0", "id": request_id, "result": {}}))
+        self._out.put(line({"jsonrpc": "2.0", "id": request_id, "result": {}}))
 
-    async def lines(self) -> AsyncIterator[bytes]:
-        async with self._in:
-            async for data in self._in:
-                yield data
+    def lines(self) -> Iterator[bytes]:
+        while (data := self._out.get()) is not None:
+            yield data
 
     def die(self) -> None:
         """Killed: it takes no more lines, and its side of the exchange ends."""
         self.gone = True
-        self._out.close()
+        self._out.put(None)
 
-    async def aclose(self) -> None:
-        self._out.close()
+    def close(self) -> None:
+        self._out.put(None)
 
     def methods(self) -> list[tuple[Any, str | None]]:
         return [(m.get("id"), m.get("method")) for m in self.received]
@@ -76,27 +71,23 @@ class FakeHost:
 class Session:
     """A bridge between a fake client (lines in, lines out) and fake hosts."""
 
-    def __init__(self, hosts: list[FakeHost]) -> None:
+    def __init__(self, hosts: list[FakeHost], root: Path) -> None:
         self.hosts = hosts
         self.connects = 0
         self.to_client: list[dict[str, Any]] = []
-        self.client_out, self.client_in = anyio.create_memory_object_stream[bytes](math.inf)
+        self.bridge = Bridge(self.connect, root, self.write)
+        self.bridge.start()
 
-    async def connect(self, root: Path) -> LineLink:
+    def connect(self, root: Path) -> LineLink:
         host = self.hosts[self.connects]
         self.connects += 1
         return host
 
-    async def write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:
         self.to_client.append(json.loads(data))
 
-    async def client_lines(self) -> AsyncIterator[bytes]:
-        async with self.client_in:
-            async for data in self.client_in:
-                yield data
-
     def send(self, msg: dict[str, Any]) -> None:
-        self.client_out.send_nowait(line(msg))
+        self.bridge.put(line(msg))
 
     def answer(self, request_id: Any) -> dict[str, Any]:
         [found] = [m for m in self.to_client if m.get("id") == request_id]
@@ -107,24 +98,21 @@ async def test_only_the_call_in_flight_gets_host_restarted_and_a_later_one_goes_
     tmp_path: Path,
 ) -> None:
     old, new = FakeHost(), FakeHost()
-    session = Session([old, new])
-    bridge = Bridge(session.connect, tmp_path, session.write)
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(bridge.run, session.client_lines())
-            session.send(INITIALIZE)
-            session.send(INITIALIZED)
-            session.send(call(1))
-            await eventually(lambda: (1, "tools/call") in old.methods())
-            old.gone = True  # dead, but its end of the exchange not yet seen closing
-            session.send(call(2))  # sent after the death: the write fails, so it goes on
-            await eventually(lambda: any(m.get("id") == 2 for m in old.refused))
-            old.die()
-            await eventually(lambda: (2, "tools/call") in new.methods())
-            await eventually(lambda: any(m.get("id") == 1 for m in session.to_client))
-            new.answer(2)
-            await eventually(lambda: any(m.get("id") == 2 for m in session.to_client))
-            session.client_out.close()
+    session = Session([old, new], tmp_path)
+    bridge = session.bridge
+    session.send(INITIALIZE)
+    session.send(INITIALIZED)
+    session.send(call(1))
+    await eventually(lambda: (1, "tools/call") in old.methods())
+    old.gone = True  # dead, but its end of the exchange not yet seen closing
+    session.send(call(2))  # sent after the death: the write fails, so it goes on
+    await eventually(lambda: any(m.get("id") == 2 for m in old.refused))
+    old.die()
+    await eventually(lambda: (2, "tools/call") in new.methods())
+    await eventually(lambda: any(m.get("id") == 1 for m in session.to_client))
+    new.answer(2)
+    await eventually(lambda: any(m.get("id") == 2 for m in session.to_client))
+    bridge.close()
     in_flight = session.answer(1)
     assert in_flight["result"]["isError"] is True
     assert in_flight["result"]["content"][0]["text"] == HOST_RESTARTED
@@ -141,19 +129,16 @@ async def test_only_the_call_in_flight_gets_host_restarted_and_a_later_one_goes_
 
 async def test_a_cancelled_call_gets_no_answer_when_its_host_dies(tmp_path: Path) -> None:
     old, new = FakeHost(), FakeHost()
-    session = Session([old, new])
-    bridge = Bridge(session.connect, tmp_path, session.write)
-    with anyio.fail_after(10):
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(bridge.run, session.client_lines())
-            session.send(INITIALIZE)
-            session.send(INITIALIZED)
-            session.send(call(1))
-            cancel = {"requestId": 1, "reason": "user"}
-            session.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
-            await eventually(lambda: (None, "notifications/cancelled") in old.methods())
-            old.die()
-            session.send(call(3))
-            await eventually(lambda: (3, "tools/call") in new.methods())
-            session.client_out.close()
+    session = Session([old, new], tmp_path)
+    bridge = session.bridge
+    session.send(INITIALIZE)
+    session.send(INITIALIZED)
+    session.send(call(1))
+    cancel = {"requestId": 1, "reason": "user"}
+    session.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+    await eventually(lambda: (None, "notifications/cancelled") in old.methods())
+    old.die()
+    session.send(call(3))
+    await eventually(lambda: (3, "tools/call") in new.methods())
+    bridge.close()
     assert not any(m.get("id") == 1 for m in session.to_client)

@@ -6,7 +6,6 @@ stdout carries the protocol, so everything said to a person goes to stderr.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -55,6 +54,8 @@ def register(subparsers: Any) -> None:
 
 
 def _quiet_logging() -> None:
+    import logging
+
     logging.basicConfig(
         level=logging.WARNING,
         stream=sys.stderr,
@@ -102,10 +103,11 @@ def run_mcp(args: argparse.Namespace) -> int:
         print(f"habitat mcp: {exc}", file=sys.stderr)
         return 2
     if not args.embedded:
-        _quiet_logging()
+        # Threads and plain sockets: no asyncio, no logging (half of its start, issue 25).
         from agent_habitat.reach import serve_bridge
 
-        return _run(lambda: serve_bridge(root))
+        serve_bridge(root)  # leaves the process
+        return 0
     # Before the SDK is imported (a second of CPU): `initialize` is answered meanwhile.
     # Imported here: the bridge above has no use for it (threads, dataclasses, logging).
     from ..mcp_tools.handshake import PRIMARY, Handshake

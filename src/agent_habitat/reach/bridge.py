@@ -25,17 +25,14 @@ owes and is then let go; it never sees the `project_open`.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
-import math
+import queue
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
-
-import anyio
 
 from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import scm_root
@@ -51,24 +48,23 @@ __all__ = [
     "restarted_reply",
 ]
 
-logger = logging.getLogger(__name__)
-
 Message = dict[str, Any]
 
 
 class LineLink(Protocol):
     """A line exchange with a host (`reach.link.Link`; tests pass a fake)."""
 
-    async def send_line(self, line: bytes) -> None:
+    def send_line(self, line: bytes) -> None:
         """Write one line; `LinkClosed` when the host is gone (it never took the line)."""
 
-    def lines(self) -> AsyncIterator[bytes]:
-        """The host's lines until it goes away."""
+    def lines(self) -> Iterator[bytes]:
+        """The host's lines until it goes away (or `close`)."""
 
-    async def aclose(self) -> None: ...
+    def close(self) -> None:
+        """End the exchange at once, from any thread."""
 
 
-Connect = Callable[[Path], Awaitable[LineLink]]
+Connect = Callable[[Path], LineLink]
 """A line exchange with the host of the workspace at that root (started when none runs)."""
 
 HOST_RESTARTED = (
@@ -156,71 +152,98 @@ def _is_request(msg: Message) -> bool:
     return "method" in msg and "id" in msg
 
 
-@dataclass(eq=False)
 class _Conn:
-    """One host the session talks (or talked) to, and what it owes the client."""
+    """One host the session talks (or talked) to, and what it owes the client.
 
-    link: LineLink
-    root: Path
-    pending: dict[str, Message] = field(default_factory=dict)
-    swallow: set[str] = field(default_factory=set)
-    """Answers meant for the bridge (the replayed `initialize`)."""
-    replayed: anyio.Event = field(default_factory=anyio.Event)
-    done: anyio.Event = field(default_factory=anyio.Event)
-    """Its reader ended: every answer it sent has been passed on."""
-    leaving: bool = False
-    """The session moved to another workspace: let go once it owes nothing."""
-    settled: bool = False
+    A plain class: `dataclasses` imports `inspect`, a tenth of the bridge's start."""
+
+    def __init__(self, link: LineLink, root: Path) -> None:
+        self.link = link
+        self.root = root
+        self.pending: dict[str, Message] = {}
+        self.swallow: set[str] = set()
+        """Answers meant for the bridge (the replayed `initialize`)."""
+        self.replayed = threading.Event()
+        self.done = threading.Event()
+        """Its reader ended: every answer it sent has been passed on."""
+        self.leaving = False
+        """The session moved to another workspace: let go once it owes nothing."""
+        self.settled = False
+
+
+def _warn(text: str) -> None:
+    # As `logging` would say it (not imported: a fifth of the bridge's start).
+    print(f"habitat WARNING {__name__}: {text}", file=sys.stderr, flush=True)
 
 
 class Bridge:
-    """Relays one client's session to a host, restarting or moving it as needed."""
+    """Relays one client's session to a host, restarting or moving it as needed.
+
+    Threads, not an event loop: the relay (one thread: the client's lines and the hosts'
+    ends, in order, as events on one queue) and a reader per host; `write` is called from
+    both, one whole line at a time.
+    """
 
     def __init__(
-        self, connect: Connect, root: Path, write: Callable[[bytes], Awaitable[None]]
+        self,
+        connect: Connect,
+        root: Path,
+        write: Callable[[bytes], None],
+        on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self._connect = connect
         self._root = root
         self._write = write
+        self._on_error = on_error
         self._initialize: Message | None = None
         self._initialized = False
         self._replays = 0
         self._conn: _Conn | None = None
-        self._tg: anyio.abc.TaskGroup | None = None
-        self._events_in, self._events = anyio.create_memory_object_stream[
-            tuple[bytes | None, _Conn | None]
-        ](math.inf)
+        self._events: queue.SimpleQueue[tuple[bytes | None, _Conn | None]] = queue.SimpleQueue()
+        self._closed = False
+        self.error: BaseException | None = None
         self.restarts = 0
 
-    async def run(self, lines: AsyncIterator[bytes]) -> None:
+    def start(self) -> None:
+        """Connect (in the relay thread) and relay what `put` gives it."""
+        threading.Thread(target=self._relay, name="bridge-relay", daemon=True).start()
+
+    def put(self, line: bytes) -> None:
+        """One line from the client."""
+        self._events.put((line, None))
+
+    def close(self) -> None:
+        """The client left: hang up on the current host at once (what it owes is moot)."""
+        self._closed = True
+        self._events.put((None, None))  # the relay thread ends, unless busy starting a host
+        if self._conn is not None:
+            self._conn.link.close()
+
+    def run(self, lines: Iterable[bytes]) -> None:
         """Relay until `lines` (the client's) ends; that end stops everything at once."""
+        self.start()
+        for line in lines:
+            self.put(line)
+        self.close()
+
+    def _relay(self) -> None:
         try:
-            async with anyio.create_task_group() as tg:
-                self._tg = tg
-                tg.start_soon(self._relay)
-                async for line in lines:
-                    self._events_in.send_nowait((line, None))
-                tg.cancel_scope.cancel()
-        finally:
-            self._events_in.close()
-            self._events.close()
-            if self._conn is not None:
-                with anyio.CancelScope(shield=True):
-                    await self._conn.link.aclose()
-
-    async def _relay(self) -> None:
-        self._conn = await self._attach(self._root, replay=False)
-        async with self._events:
-            async for line, died in self._events:
+            self._conn = self._attach(self._root, replay=False)
+            while not self._closed:
+                line, died = self._events.get()
                 if died is not None:
-                    await self._settle(died)
+                    self._settle(died)
                 elif line is not None:
-                    await self._from_client(line)
+                    self._from_client(line)
+        except BaseException as exc:  # the thread's end, said to its owner
+            self.error = exc
+            if self._on_error is not None and not self._closed:
+                self._on_error(exc)
 
-    async def _from_client(self, line: bytes) -> None:
+    def _from_client(self, line: bytes) -> None:
         msg = _parse(line)
         if msg is not None:
-            moved = await self._maybe_move(msg, line)
+            moved = self._maybe_move(msg, line)
             if moved is None:
                 return
             line = moved
@@ -232,18 +255,18 @@ class Bridge:
             if request is not None and key is not None:
                 conn.pending[key] = request  # before the write: its answer may come at once
             try:
-                await conn.link.send_line(line)
+                conn.link.send_line(line)
             except LinkClosed:
                 # Never taken: the host was gone already. The new one gets it.
                 if key is not None:
                     conn.pending.pop(key, None)
-                await self._settle(conn)
+                self._settle(conn)
                 continue
             if msg is not None:
                 self._noted(msg, conn)
             return
         if msg is not None and _is_request(msg):
-            await self._write(_encode(restarted_reply(msg, "the habitat host keeps failing")))
+            self._write(_encode(restarted_reply(msg, "the habitat host keeps failing")))
 
     def _noted(self, msg: Message, conn: _Conn) -> None:
         method = msg.get("method")
@@ -257,35 +280,35 @@ class Bridge:
             if isinstance(params, dict) and "requestId" in params:
                 conn.pending.pop(_key(params["requestId"]), None)
 
-    async def _attach(self, root: Path, *, replay: bool) -> _Conn:
+    def _attach(self, root: Path, *, replay: bool) -> _Conn:
         """A line exchange with the host of `root`, its reader running, the handshake
         replayed when the client has made one."""
-        link = await self._connect(root)
+        link = self._connect(root)
         conn = _Conn(link, root)
-        assert self._tg is not None
-        self._tg.start_soon(self._read, conn)
+        threading.Thread(target=self._read, args=(conn,), name="bridge-read", daemon=True).start()
         if not replay or self._initialize is None:
             return conn
         self._replays += 1
         replay_key = _key(replay_id := f"habitat-bridge-replay-{self._replays}")
         conn.swallow.add(replay_key)
         try:
-            await link.send_line(_encode({**self._initialize, "id": replay_id}))
-            with anyio.fail_after(60):  # a host that takes the line but never answers
-                await conn.replayed.wait()
+            link.send_line(_encode({**self._initialize, "id": replay_id}))
+            # A host that takes the line but never answers.
+            if not conn.replayed.wait(60):
+                raise LinkClosed("the host did not answer the replayed handshake in 60 s")
             if replay_key in conn.swallow:
                 raise LinkClosed("the host went away before it answered")
             if self._initialized:
-                await link.send_line(_encode(_INITIALIZED))
-        except (LinkClosed, TimeoutError) as exc:
+                link.send_line(_encode(_INITIALIZED))
+        except LinkClosed as exc:
             conn.settled = True  # never the session's: nothing to answer, nothing to restart
-            await link.aclose()
+            link.close()
             raise LinkClosed(f"the new host failed during the handshake replay: {exc}") from exc
         return conn
 
-    async def _read(self, conn: _Conn) -> None:
+    def _read(self, conn: _Conn) -> None:
         try:
-            async for line in conn.link.lines():
+            for line in conn.link.lines():
                 key = _answer_key(line)
                 if key is not None:
                     if key in conn.swallow:
@@ -293,46 +316,44 @@ class Bridge:
                         conn.replayed.set()
                         continue
                     conn.pending.pop(key, None)
-                await self._write(line)
+                self._write(line)
                 if conn.leaving and not conn.pending:
                     break  # a host the session left has answered all it owed
         finally:
             conn.done.set()
             conn.replayed.set()  # a handshake waiting on a dead host wakes (and fails)
-            # The relay has ended (the client left): nobody needs to hear of it.
-            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                self._events_in.send_nowait((None, conn))
+            self._events.put((None, conn))
 
-    async def _settle(self, conn: _Conn) -> None:
+    def _settle(self, conn: _Conn) -> None:
         """`conn`'s host is gone (or let go): answer what it owed; restart it if current."""
         if conn.settled:
             return
         conn.settled = True
         # Only for a host that is gone (its reader sees the end) or owes nothing (closed
         # below): answers it did send are passed on before any request is given up.
-        await conn.done.wait()
-        await conn.link.aclose()
+        conn.done.wait()
+        conn.link.close()
         why = HOST_STOPPED if conn.leaving else HOST_RESTARTED
         owed = list(conn.pending.values())
         conn.pending.clear()
         if conn is self._conn:
-            await self._restart(conn)
+            self._restart(conn)
         for request in owed:
-            await self._write(_encode(restarted_reply(request, why)))
+            self._write(_encode(restarted_reply(request, why)))
 
-    async def _restart(self, dead: _Conn) -> None:
+    def _restart(self, dead: _Conn) -> None:
         for attempt in range(1, _MAX_ATTEMPTS + 1):
             try:
-                self._conn = await self._attach(dead.root, replay=True)
+                self._conn = self._attach(dead.root, replay=True)
             except LinkClosed as exc:
-                logger.warning("restarting the host failed (attempt %d): %s", attempt, exc)
+                _warn(f"restarting the host failed (attempt {attempt}): {exc}")
                 continue
             self.restarts += 1
-            logger.warning("the habitat host was restarted (restart %d)", self.restarts)
+            _warn(f"the habitat host was restarted (restart {self.restarts})")
             return
         raise LinkClosed(f"the habitat host of {dead.root} keeps failing to start")
 
-    async def _maybe_move(self, msg: Message, line: bytes) -> bytes | None:
+    def _maybe_move(self, msg: Message, line: bytes) -> bytes | None:
         """`project_open` outside the workspace: move there first. Returns the line to send
         (a relative path made absolute: the host's cwd is not the client's), None when it
         was answered here (the move failed)."""
@@ -357,16 +378,15 @@ class Bridge:
             return line  # not a project: the host refuses it, naming the fix; no host starts
         root = scm_root(target) or target
         try:
-            new = await self._attach(root, replay=True)
-        except (HabitatError, LinkClosed) as exc:
+            new = self._attach(root, replay=True)
+        except HabitatError as exc:
             why = f"project_open: could not move the session to the host of {root}: {exc}"
-            await self._write(_encode(restarted_reply(msg, why)))
+            self._write(_encode(restarted_reply(msg, why)))
             return None
         old.leaving = True
         self._conn = new
-        logger.info("session moved from %s to %s", old.root, root)
         if not old.pending:
-            await old.link.aclose()  # its reader ends; `_settle` finds nothing owed
+            old.link.close()  # its reader ends; `_settle` finds nothing owed
         if self._initialize is not None:
-            await self._write(_LIST_CHANGED)  # the new host's tools may differ
+            self._write(_LIST_CHANGED)  # the new host's tools may differ
         return line
