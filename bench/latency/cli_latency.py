@@ -262,6 +262,37 @@ def _peer(cache: Path) -> list[str] | None:
         return None
 
 
+def _mcp_paths(
+    env: dict[str, str],
+    bare: Path,
+    bridged: Path,
+    only: set[str] | None,
+    cold: Path | None,
+    peer: list[str] | None,
+) -> dict[str, Callable[[], float]]:
+    paths: dict[str, Callable[[], float]] = {}
+    if only is None or "mcp" in only:
+        paths["mcp --embedded initialize"] = lambda: _mcp_initialize(env, bare, embedded=True)
+        paths["mcp --embedded tools/list"] = lambda: _mcp_initialize(
+            env, bare, embedded=True, until_tools=True
+        )
+    if only is None or "mcp" in only or "bridge" in only:
+        paths["mcp (bridge) initialize"] = lambda: _mcp_initialize(env, bridged, embedded=False)
+        paths["mcp (bridge) tools/list"] = lambda: _mcp_initialize(
+            env, bridged, embedded=False, until_tools=True
+        )
+        if cold is not None:
+            paths["mcp (bridge, cold: starts the host) tools/list"] = lambda: _cold_bridge(
+                env, cold
+            )
+        if peer is not None:
+            peer_env = dict(env, ALLOW_COMMANDS="echo,seq")
+            paths["peer mcp-shell-server tools/list"] = lambda: _mcp_initialize(
+                peer_env, bare, embedded=False, until_tools=True, argv=peer
+            )
+    return paths
+
+
 def _paths(
     env: dict[str, str],
     bare: Path,
@@ -316,25 +347,7 @@ def _paths(
         paths["run 'echo hi' (terminal, right after)"] = right_after
         paths["run 'echo hi' (terminal, host up)"] = once_up
         paths["host start (to listening)"] = lambda: _host_start(env, typed)
-    if only is None or "mcp" in only:
-        paths["mcp --embedded initialize"] = lambda: _mcp_initialize(env, bare, embedded=True)
-        paths["mcp --embedded tools/list"] = lambda: _mcp_initialize(
-            env, bare, embedded=True, until_tools=True
-        )
-    if only is None or "mcp" in only or "bridge" in only:
-        paths["mcp (bridge) initialize"] = lambda: _mcp_initialize(env, bridged, embedded=False)
-        paths["mcp (bridge) tools/list"] = lambda: _mcp_initialize(
-            env, bridged, embedded=False, until_tools=True
-        )
-        if cold is not None:
-            paths["mcp (bridge, cold: starts the host) tools/list"] = lambda: _cold_bridge(
-                env, cold
-            )
-        if peer is not None:
-            peer_env = dict(env, ALLOW_COMMANDS="echo,seq")
-            paths["peer mcp-shell-server tools/list"] = lambda: _mcp_initialize(
-                peer_env, bare, embedded=False, until_tools=True, argv=peer
-            )
+    paths.update(_mcp_paths(env, bare, bridged, only, cold, peer))
     return paths
 
 
