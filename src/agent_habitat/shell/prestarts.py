@@ -1,5 +1,5 @@
-"""Prestarts: each tab's next wrapper, started as its last run ended, so that the next run
-starts with one write instead of a fork, an exec and a cgroup move.
+"""Prestarts: each tab's next wrappers (two), started as its last run began, so that the next
+run starts with one write instead of a fork, an exec and a cgroup move.
 
 Every run still gets a process of its own, in a session and a cgroup of its own (DESIGN
 §2): a prestarted wrapper is that process, started early and told its run folder later
