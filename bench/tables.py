@@ -230,6 +230,7 @@ SECTIONS = {
     "cli-terminal": lambda: cli_tables("cli_latency-*-terminal.json"),
     "cli-c-modules": lambda: cli_tables("cli_latency-*-c-modules.json"),
     "cli-verbs": lambda: cli_tables("cli_latency-*-verbs.json"),
+    "cli-bridge": lambda: cli_tables("cli_latency-*-bridge*.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-hot-path": mcp_hot_path_tables,
     "mcp-prestart": mcp_prestart_table,
