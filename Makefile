@@ -63,6 +63,7 @@ check: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/ruff check src tests bench
 	$(BIN)/mypy
+	$(BIN)/python bench/tables.py --check
 
 # mcp_latency installs its peers into .bench-cache/ (PyPI and npm); ladder_timings downloads
 # a real project's sdist (~4 min): `make bench-all` runs those too.

@@ -297,13 +297,41 @@ def loose_tables(doc: str) -> list[int]:
     return loose
 
 
+def _check(made: dict[str, str]) -> int:
+    """What `make check` runs: 1 (and why) when a doc's tables are not what the data makes."""
+    bad = []
+    for path, doc in written(made).items():
+        text = path.read_text(encoding="utf-8")
+        rel = path.relative_to(REPO)
+        if text != doc:
+            bad.append(f"{rel}: a generated block differs from its data")
+        bad += [f"{rel}:{n}: a table outside the generated blocks" for n in loose_tables(text)]
+    for line in bad:
+        print(line, file=sys.stderr)
+    if bad:
+        print(
+            "tables come from docs/bench-data/ (issue 24): commit the run's JSON (`--out`), give "
+            "it a section in bench/tables.py and its markers in the doc, then run "
+            "`.venv/bin/python bench/tables.py --write`",
+            file=sys.stderr,
+        )
+    return 1 if bad else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--write", action="store_true", help="into docs/benchmarks.md and bench/README.md"
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a block differs from its data or a table stands outside one",
+    )
     args = parser.parse_args()
     made = tables()
+    if args.check:
+        raise SystemExit(_check(made))
     if not args.write:
         print("\n\n".join(f"## {name}\n\n{text}" for name, text in made.items()))
         return
