@@ -146,3 +146,30 @@ def test_the_folders_a_verify_makes_in_the_state_folder_are_private(tmp_path: Pa
     assert state / "baseline" in folders
     modes = {str(p.relative_to(state)): oct(stat.S_IMODE(p.stat().st_mode)) for p in folders}
     assert set(modes.values()) == {"0o700"}, modes
+
+
+def test_the_node_toolchain_s_state_folders_are_private(tmp_path: Path) -> None:
+    """`node/tsc/` (tsc's incremental state) and `checker-warm/` (the warm tsc's log and
+    status) were made by `mkdir(parents=True)`: 0755 under the umask most users have."""
+    from agent_habitat.verify.rungs.warm_checker import ServerSpec
+    from agent_habitat.verify.toolchains.node.compile import tsc_argv
+    from agent_habitat.verify.toolchains.node.tsc_warm import TscWarm
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    root = tmp_path / "project"
+    root.mkdir()
+    workspace = Workspace(root=root, state_dir=state)
+    missing = str(tmp_path / "no-such-node")
+    warm = TscWarm(workspace, root, ServerSpec(tool="tsc", argv=[missing], env={}), "k")
+    old = os.umask(0o022)
+    try:
+        tsc_argv(tmp_path / "tsc", state, root, "head")
+        with pytest.raises(FileNotFoundError):  # no such program: made before the spawn
+            warm.start()
+    finally:
+        os.umask(old)
+    folders = [p for p in state.rglob("*") if p.is_dir()]
+    assert {state / "node" / "tsc", warm.dir} <= set(folders)
+    modes = {str(p.relative_to(state)): oct(stat.S_IMODE(p.stat().st_mode)) for p in folders}
+    assert set(modes.values()) == {"0o700"}, modes

@@ -52,17 +52,21 @@ class LspClient:
         settings: Settings,
     ) -> None:
         self._log = open(log, "ab")
-        self.proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._log,
-            # Its own session, so the one function that kills (proc.kill_tree) takes the
-            # server and whatever it started (pyright's Node workers) as one group.
-            start_new_session=True,
-        )
+        try:
+            self.proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log,
+                # Its own session, so the one function that kills (proc.kill_tree) takes the
+                # server and whatever it started (pyright's Node workers) as one group.
+                start_new_session=True,
+            )
+        except BaseException:  # a server that cannot start leaves no log file open
+            self._log.close()
+            raise
         self._settings = settings
         self._write_lock = threading.Lock()
         self._state = threading.Condition()

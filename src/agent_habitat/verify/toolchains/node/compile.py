@@ -19,6 +19,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from ....workspace import private_dirs
 from ...baseline import BaseResult, fingerprint
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState
@@ -61,7 +62,7 @@ def tsc_argv(tsc: Path, state_dir: Path, workspace: Path, tag: str) -> list[str]
         return ["node", str(SCRIPT), "--once", str(typescript), "tsconfig.json"]
     key = hashlib.sha256(f"{tag}\0{workspace}".encode()).hexdigest()[:16]
     info = state_dir / "node" / "tsc" / f"{key}.tsbuildinfo"
-    info.parent.mkdir(parents=True, exist_ok=True)
+    private_dirs(info.parent)
     return [
         str(tsc),
         "--noEmit",

@@ -31,6 +31,7 @@ from typing import Any
 import anyio.to_thread
 
 from ....proc import ProcessRecord, process_create_time
+from ....workspace import private_dirs
 from ...command import Outcome, answered
 from ...rungs import warm_checker
 from ...rungs.context import RungContext
@@ -73,7 +74,7 @@ class TscWarm(WarmChecker):
     """The warm tsc of one workspace: `WarmChecker`'s lifecycle, tsc_warm.cjs's protocol."""
 
     def start(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.dir)
         client = LspClient(
             self.spec.argv,
             cwd=self.root,
