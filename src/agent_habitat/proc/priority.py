@@ -1,10 +1,18 @@
-"""Idle priority for a process that must never slow anything down (the background test
-dependency recording): the CPU scheduler's idle class, the lowest nice value, the idle
-I/O class. Children it forks afterwards inherit all three.
+"""Lower CPU priority for what must not slow the habitat down.
 
-Each is best effort and said: SCHED_IDLE and the I/O class are Linux's; macOS gets the
-nice value only. Set from the parent right after the spawn, before the child (a Python
-interpreter starting) has forked anything.
+`make_idle`: a process that must never slow anything down (the background test
+dependency recording): the CPU scheduler's idle class, the lowest nice value, the idle
+I/O class. Children it forks afterwards inherit all three. Set from the parent right after
+the spawn, before the child (a Python interpreter starting) has forked anything.
+
+`make_background`: a long run of a tab, so that tabs printing or computing flat out leave
+the host (and its callers) their turn. Each run is a session of its own, and where Linux
+groups the scheduler's tasks by session (autogroups, `/proc/sys/kernel/sched_autogroup_enabled`)
+a process's own nice only weighs it against its session's other processes: the session's
+group gets the nice too (`/proc/PID/autogroup`, sched(7)). Children forked later inherit both.
+
+Each is best effort and said: SCHED_IDLE, autogroups and the I/O class are Linux's; macOS
+gets the nice value only. A priority is only ever lowered here, never raised.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ import os
 
 import psutil
 
-__all__ = ["make_idle"]
+__all__ = ["make_background", "make_idle"]
 
 
 def make_idle(pid: int) -> list[str]:
@@ -39,3 +47,39 @@ def make_idle(pid: int) -> list[str]:
         except (psutil.Error, OSError, ValueError):
             pass
     return applied
+
+
+def make_background(pids: list[int], nice: int) -> list[str]:
+    """Lower the processes `pids` (one run's) to at least `nice`, their sessions' groups
+    too; what was applied, e.g. `["autogroup nice 5", "nice 5 (3 processes)"]`."""
+    groups: set[str] = set()
+    lowered = 0
+    for pid in pids:
+        group = _autogroup_to(pid, nice)
+        if group is not None:
+            groups.add(group)
+        try:
+            if os.getpriority(os.PRIO_PROCESS, pid) < nice:
+                os.setpriority(os.PRIO_PROCESS, pid, nice)
+            lowered += 1
+        except OSError:  # gone meanwhile, or not ours
+            continue
+    applied = [f"autogroup nice {nice}"] if groups else []
+    if lowered:
+        applied.append(f"nice {nice} ({lowered} process{'es' if lowered > 1 else ''})")
+    return applied
+
+
+def _autogroup_to(pid: int, nice: int) -> str | None:
+    """Its session's autogroup (`/autogroup-123`) once at `nice` or lower priority; None
+    where there are no autogroups (or it is gone). Raising a group's nice needs no privilege."""
+    path = f"/proc/{pid}/autogroup"
+    try:
+        with open(path, encoding="ascii") as f:
+            name, _, current = f.read().split()  # "/autogroup-123 nice 0"
+        if int(current) < nice:
+            with open(path, "w", encoding="ascii") as f:
+                f.write(str(nice))
+    except (OSError, ValueError):
+        return None
+    return name

@@ -19,6 +19,7 @@ import psutil
 
 from . import cgroup
 from .kill import KillReport, kill_tree, members
+from .priority import make_background
 from .record import ProcessRecord
 from .supervised import Prestarted, Supervised, prepare_child_signals, prestart, spawn
 
@@ -107,6 +108,10 @@ class Spawner(Protocol):
         marker), with their command lines, even after its leader is gone; see
         `proc.kill.members`. Blocks briefly."""
 
+    def make_background(self, record: ProcessRecord, nice: int) -> list[str]:
+        """Lower the run `record` names to `nice` (`proc.priority.make_background`): its
+        processes now and what they fork later. What was applied. Blocks briefly."""
+
 
 class ProcSpawner:
     """Real processes."""
@@ -161,6 +166,9 @@ class ProcSpawner:
 
     def sweep(self) -> None:
         cgroup.sweep()
+
+    def make_background(self, record: ProcessRecord, nice: int) -> list[str]:
+        return make_background([proc.pid for proc in members(record)], nice)
 
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         found: list[ProcessRecord] = []

@@ -101,7 +101,13 @@ class Shell:
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.store = RunStore(db, self.clock)
         self.runs = RunSupervisor(
-            self.store, bus, self.spawner, self.clock, task_group, config.kill_grace_seconds
+            self.store,
+            bus,
+            self.spawner,
+            self.clock,
+            task_group,
+            config.kill_grace_seconds,
+            config.long_run_nice,
         )
         self.tabs = Tabs(self.store, self.runs, config, self.spawner, self.clock, project_root)
         self._keeping = keeping(self.store, config, self.spawner, task_group)

@@ -23,6 +23,7 @@ from ..proc.spool import Spool
 from . import leftovers
 from .environment import carried_env
 from .leftovers import Leftover
+from .long_runs import LongRuns
 from .models import RunState
 from .run_store import RunRow, RunStore
 from .wrapper import RunFiles
@@ -68,6 +69,7 @@ class RunSupervisor:
         clock: Clock,
         task_group: TaskGroup,
         kill_grace_seconds: float,
+        long_run_nice: int = 0,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -75,6 +77,7 @@ class RunSupervisor:
         self.clock = clock
         self._tg = task_group
         self._grace = kill_grace_seconds
+        self._long_runs = LongRuns(spawner, task_group, long_run_nice)
         self._live: dict[int, ProcessHandle] = {}
         # Runs whose row exists and whose process this habitat is starting (between the two
         # a keeper may start first): `input` waits for them instead of calling them gone.
@@ -122,6 +125,7 @@ class RunSupervisor:
         self._live[run.id] = process
         self._extra_env[run.id] = extra_env
         self.not_started(run.id)  # started: whoever waited for it finds it now
+        self._long_runs.started(process.record, lambda: self._live.get(run.id) is process)
 
     def watch(self, run: RunRow, process: ProcessHandle) -> None:
         """Record the run's end when it comes, with nobody waiting for it."""
@@ -245,6 +249,7 @@ class RunSupervisor:
                 if watch:
                     self._live[run.id] = process
                     self.watch(run, process)
+                    self._long_runs.started(process.record, lambda: run.id in self._live, 0.0)
                 return run
         elif self.clock.time() - run.started_at < _SPAWN_GRACE_SECONDS:
             return run  # another habitat is between insert and spawn

@@ -173,6 +173,8 @@ class FakeSpawner:
         self.scripts: dict[str, Script] = dict(scripts or {})
         self.default = default
         self.processes: list[FakeProcess] = []
+        self.backgrounded: list[tuple[int, int]] = []
+        """(pid, nice) of each run `make_background` lowered."""
         self.before_spawn: Callable[[Path], None] | None = None
         """Called with the spool path before anything starts (raise OSError: cannot start)."""
         self.after_spawn: Callable[[FakeProcess], None] | None = None
@@ -252,6 +254,10 @@ class FakeSpawner:
 
     def members(self, record: ProcessRecord) -> list[ProcessRecord]:
         return [p.identify() for p in self._tree(record)]
+
+    def make_background(self, record: ProcessRecord, nice: int) -> list[str]:
+        self.backgrounded.append((record.pid, nice))
+        return [f"nice {nice}"]
 
     def sweep(self) -> None:
         """Fake processes belong to no cgroup: nothing a dead habitat left to clear."""
