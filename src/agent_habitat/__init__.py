@@ -3,6 +3,7 @@
 #   shell/   tabs, history, shells, caps — built on proc/
 #   events/  typed events and the in-process bus;  store/  SQLite state and the journal
 #   config   [tool.habitat] + HABITAT_* + flags;   workspace  where state lives
+#   state_place  where a workspace's state lives, as plain strings (the CLI's light path)
 #   limits   field types for what the OS takes in an argument, a path, an env value
 #   project  which project is open (project_folder: which folders may be one, every door)
 #   habitat  the composition root (Habitat.open)
@@ -13,6 +14,7 @@
 #   verify/  the verification ladder and its runner (its service face in verify/runner/);
 #            files/  file_write, file_edit
 #   trust    whether a project's code may run yet;  project_scene  where the project stands
+#   project_scene_text  that scene as text from its JSON, standard library alone
 #   rules    the habit rules for an agent;  client_config  `habitat init`'s client configs
 #   testing/ fakes for the seams (spawner, clock) and open_fake_habitat
 #   errors, regular, secrets, clock, lazy   errors a caller can act on, regular files only,

@@ -4,6 +4,7 @@
 #   launcher  find / start (detached) / stop a workspace's host
 #   client    a verb call over the host's JSON API (httpx, the verb's models)
 #   plain_client  one JSON call over the host's socket with the standard library alone
+#   quick_json  JSON for that light path from `_json`, without importing `json` (nor `re`)
 #   link      the client end of /mcp as one long exchange of JSON lines
 #   bridge    stdio ↔ host relay that restarts a dead host;  stdio  it on real stdin/stdout
 # It never imports host/'s server side, the MCP SDK, Starlette or `Habitat` (as mypy's
