@@ -14,6 +14,7 @@
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env
 #   environment a command's starting env;  output  spool → capped, ANSI-free text
 #   omitted     the omitted-output marker: written and parsed only there
+#   long_runs   a run still going after 0.5 s yields the CPU to the host and its callers
 # Names load from their module on first use (PEP 562): `habitat scene` reads the state with
 # `quiet_scene` alone, without building the verbs' models.
 from typing import TYPE_CHECKING
