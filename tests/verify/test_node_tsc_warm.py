@@ -247,9 +247,17 @@ _CORE = "export function area(size: number): number {\n  return size * size;\n}\
 _APP = 'import { area } from "../../core/src/index";\nexport const a: number = area(2);\n'
 
 
-def _monorepo(root: Path) -> Path:
-    files = {
-        "package.json": json.dumps({"name": "mono", "private": True, "type": "module"}),
+def _monorepo(root: Path, *, workspaces: bool = False) -> Path:
+    package: dict[str, object] = {"name": "mono", "private": True, "type": "module"}
+    files: dict[str, str] = {}
+    if workspaces:  # npm workspaces: a change in core affects app, which depends on it
+        package["workspaces"] = ["packages/*"]
+        files["packages/core/package.json"] = json.dumps({"name": "@m/core", "private": True})
+        files["packages/app/package.json"] = json.dumps(
+            {"name": "@m/app", "private": True, "dependencies": {"@m/core": "*"}}
+        )
+    files |= {
+        "package.json": json.dumps(package),
         ".gitignore": "node_modules/\ndist/\n*.tsbuildinfo\n",
         "tsconfig.json": json.dumps(
             {"files": [], "references": [{"path": "./packages/core"}, {"path": "./packages/app"}]}
@@ -317,3 +325,23 @@ async def test_project_references_checked_per_project_as_tsc_b_red_only_for_the_
         assert (fixed.new_findings, fixed.preexisting_findings) == (0, 1)
     finally:
         await warm_checker.release(workspace)
+
+
+@pytest.mark.timeout(900)
+async def test_two_workspaces_that_reach_the_same_project_report_its_findings_once(
+    tmp_path: Path,
+) -> None:
+    root = _monorepo(tmp_path / "mono", workspaces=True)
+    write(
+        root,
+        "packages/core/src/index.ts",
+        "export function area(size: number): string {\n  return String(size);\n}\n",
+    )
+    result = await _compile(root, server=False)
+    # core's own check and app's (which reads core's sources) both see core's old.ts.
+    assert result.state == "red", result
+    assert [(d.file, d.code, d.preexisting) for d in result.diagnostics] == [
+        ("packages/app/src/main.ts", "TS2322", False),
+        ("packages/core/src/old.ts", "TS2322", True),
+    ], [(d.file, d.line, d.code, d.preexisting, result.notes) for d in result.diagnostics]
+    assert (result.new_findings, result.preexisting_findings) == (1, 1)

@@ -5,6 +5,7 @@ the project's `node_modules` linked in, where the baseline checks run."""
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 from collections.abc import Awaitable, Callable, Iterable
@@ -21,6 +22,7 @@ from .detect import NodeProject, Workspace, is_node_project, load_project, owns
 __all__ = [
     "NodeRung",
     "Tool",
+    "each",
     "head_with_modules",
     "merge",
     "mine",
@@ -75,6 +77,15 @@ def node_rung(
         return run
 
     return wrap
+
+
+def each(where: str, suffix: str = ".out") -> str:
+    """A spool suffix of its own for a run in `where` (a workspace's or folder's path from
+    the root): a rung that runs once per workspace must not read the run before it (a run
+    appends to its spool)."""
+    if not where or where == ".":
+        return suffix
+    return "." + hashlib.sha256(where.encode()).hexdigest()[:8] + suffix
 
 
 def tool_version(bin_path: Path, package: str) -> str:

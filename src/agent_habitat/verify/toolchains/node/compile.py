@@ -12,6 +12,7 @@ manager."""
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import shutil
 import time
@@ -20,12 +21,12 @@ from pathlib import Path
 import anyio.to_thread
 
 from ....workspace import private_dirs
-from ...baseline import BaseResult, fingerprint
+from ...baseline import BaseResult, fingerprint, summarize
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
-from .common import Tool, head_with_modules, merge, mine, node_rung
+from .common import Tool, each, head_with_modules, merge, mine, node_rung
 from .detect import NodeProject, Workspace
 from .parsers import parse_tsc
 from .tsc_warm import SCRIPT, head_overlay, warm_tsc
@@ -77,10 +78,15 @@ def tsc_argv(tsc: Path, state_dir: Path, workspace: Path, tag: str) -> list[str]
 
 
 def _findings(text: str, ws: Workspace, where: Path) -> list[Diagnostic]:
-    return [
-        d.model_copy(update={"file": f"{ws.rel}/{d.file}" if ws.rel and d.file else d.file})
-        for d in parse_tsc(text, where)
-    ]
+    """tsc's findings with paths from the project root (a file outside the workspace, as a
+    referenced project's, is `../other/…` from it)."""
+
+    def rel(file: str | None) -> str | None:
+        if not ws.rel or not file or file.startswith("/"):
+            return file
+        return posixpath.normpath(f"{ws.rel}/{file}")
+
+    return [d.model_copy(update={"file": rel(d.file)}) for d in parse_tsc(text, where)]
 
 
 async def _head_errors(
@@ -121,7 +127,8 @@ async def _head_errors(
     if not (where / "tsconfig.json").is_file():
         return BaseResult(findings=[]), False
     argv = tsc_argv(tsc, ctx.workspace.state_dir, where, "head")
-    outcome = await ctx.run(RUNG, argv, suffix=".base.out", cwd=where, reap_leftovers=False)
+    suffix = each(ws.rel, ".base.out")
+    outcome = await ctx.run(RUNG, argv, suffix=suffix, cwd=where, reap_leftovers=False)
     if outcome.exit_code not in (0, 1, 2):
         return f"tsc failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
     result = BaseResult(findings=_findings(outcome.text, ws, where), exit_code=outcome.exit_code)
@@ -139,7 +146,7 @@ async def _tsc(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungRes
     warm = outcome is not None
     if outcome is None:
         argv = tsc_argv(tsc, ctx.workspace.state_dir, ws.path, "work")
-        outcome = await ctx.run(RUNG, argv, cwd=ws.path, reap_leftovers=False)
+        outcome = await ctx.run(RUNG, argv, suffix=each(ws.rel), cwd=ws.path, reap_leftovers=False)
     diagnostics = _findings(outcome.text, ws, ws.path)
     state: RungState | None = None
     if outcome.exit_code in (1, 2) and diagnostics:
@@ -161,8 +168,23 @@ async def compile_project(ctx: RungContext, project: NodeProject) -> RungResult:
     if not checked:
         return nothing_to_do(ctx, RUNG, "node: no affected workspace has a tsconfig.json")
     results = [await _tsc(ctx, project, ws) for ws in checked]
-    result = results[0] if len(results) == 1 else merge(results)
+    result = results[0] if len(results) == 1 else _once_each(merge(results))
     result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
+def _once_each(result: RungResult) -> RungResult:
+    """Each finding once: two checked workspaces report the same file's error when one's
+    program holds the other's sources (a project reference, a relative import)."""
+    seen: set[tuple[object, ...]] = set()
+    kept: list[Diagnostic] = []
+    for d in result.diagnostics:
+        key = (d.file, d.line, d.col, d.code, d.message)
+        if key not in seen:
+            seen.add(key)
+            kept.append(d)
+    result.diagnostics = kept
+    result.new_findings, result.preexisting_findings = summarize(kept)
     return result
 
 
@@ -182,7 +204,7 @@ async def _build(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungR
             f"install it (`corepack enable {project.manager}`)",
             missing=project.manager,
         )
-    outcome = await ctx.run(BUILD, argv, cwd=ws.path)
+    outcome = await ctx.run(BUILD, argv, suffix=each(ws.rel), cwd=ws.path)
     result = from_outcome(
         ctx,
         BUILD,

@@ -22,7 +22,7 @@ from ...head import HeadTree
 from ...models import RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
-from .common import Tool, head_with_modules, merge, mine, node_rung
+from .common import Tool, each, head_with_modules, merge, mine, node_rung
 from .detect import SOURCE_SUFFIXES, Linter, NodeProject
 from .eslint_warm import SCRIPT, lint_warm
 from .parsers import parse_biome, parse_eslint
@@ -121,7 +121,8 @@ async def _eslint_head(
     request, report = ctx.spool(RUNG, ".head-in.json"), ctx.spool(RUNG, ".head-out.json")
     await anyio.Path(request).write_text(json.dumps(items), encoding="utf-8")
     argv_head = ["node", "-e", ESLINT_HEAD_SCRIPT, str(folder), str(request), str(report)]
-    outcome = await ctx.run(RUNG, argv_head, suffix=".base.out", cwd=folder, reap_leftovers=False)
+    suffix = each(str(folder.relative_to(ctx.root)), ".base.out")
+    outcome = await ctx.run(RUNG, argv_head, suffix=suffix, cwd=folder, reap_leftovers=False)
     await anyio.Path(request).unlink(missing_ok=True)
     text = await _take(report)
     if outcome.exit_code != 0:
@@ -161,7 +162,7 @@ async def _biome_head(
     outcome = await ctx.run(
         RUNG,
         [*argv, *(str(export / f) for f in at_head)],
-        suffix=".base.out",
+        suffix=each(str(folder.relative_to(ctx.root)), ".base.out"),
         cwd=where,
         reap_leftovers=False,
     )
@@ -228,7 +229,10 @@ async def _lint(
         outcome = await _eslint_warm(ctx, project, folder, tool.path, paths, notes)
     warm = outcome is not None
     if outcome is None:
-        outcome = await ctx.run(RUNG, [*argv, *out, *paths], cwd=folder, reap_leftovers=False)
+        suffix = each(str(folder.relative_to(ctx.root)))
+        outcome = await ctx.run(
+            RUNG, [*argv, *out, *paths], suffix=suffix, cwd=folder, reap_leftovers=False
+        )
     if warm:
         diagnostics = parse_eslint(outcome.text, ctx.root)
     elif linter == "eslint":

@@ -14,7 +14,7 @@ import anyio.to_thread
 
 from ...models import RungName, RungResult, RungState
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
-from .common import Tool, merge, mine, node_rung
+from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
@@ -80,7 +80,7 @@ async def _jest_like(
         # Coverage thresholds judge a whole suite; a scoped run is judged by its tests.
         argv = [str(tool.path), *mode, "--json", f"--outputFile={report}", "--ci"]
         argv += ["--passWithNoTests", "--coverage=false"]
-    outcome = await ctx.run(SCOPED, argv, cwd=ws.path, extra_env=_ENV)
+    outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
     text = await _read(report)
     counts = suite_counts(text)
     if counts is not None and counts[0] == 0 and outcome.exit_code == 0:
@@ -121,7 +121,7 @@ async def _node_test(
         "--test-reporter-destination=stdout",
         *(str(ctx.root / t) for t in tests),
     ]
-    outcome = await ctx.run(SCOPED, argv, cwd=ws.path, extra_env=_ENV)
+    outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
     parsed = await anyio.to_thread.run_sync(parse_node_junit, junit, ctx.root)
     await anyio.Path(junit).unlink(missing_ok=True)
     diagnostics, cases = parsed if parsed is not None else ([], 0)
