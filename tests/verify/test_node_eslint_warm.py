@@ -19,6 +19,7 @@ import anyio
 import pytest
 
 from agent_habitat.habitat import Habitat
+from agent_habitat.proc import ProcessRecord, is_alive
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.hooks import LadderHooks
@@ -195,6 +196,9 @@ async def test_diagnose_files_warm_in_a_server_cold_one_shot_head_from_the_same_
         # The linter dies: the next verify starts another and says so.
         [listed] = warm_checker.live(workspace)
         os.kill(listed["pid"], signal.SIGKILL)
+        with anyio.fail_after(60):  # dead, as the next verify will see it (SIGKILL is async)
+            while is_alive(ProcessRecord(listed["pid"], 0.0)):
+                await anyio.sleep(0.05)
         back = await _lint(root, server=True)
         assert back.state == "red"
         assert any("had exited; started again" in n for n in back.notes), back.notes

@@ -204,6 +204,9 @@ async def test_compile_project_warm_in_a_server_cold_one_shot_head_from_the_over
 
         # The checker dies: the next verify starts another and says so.
         os.kill(listed["pid"], signal.SIGKILL)
+        with anyio.fail_after(60):  # dead, as the next verify will see it (SIGKILL is async)
+            while is_alive(ProcessRecord(listed["pid"], 0.0)):
+                await anyio.sleep(0.05)
         # The kill lands when the kernel next runs the checker, which on a loaded machine can
         # be after the verify below looked: wait (bounded) until it is gone, so that verify
         # meets a checker that had exited, not one dying in the middle of its check.
