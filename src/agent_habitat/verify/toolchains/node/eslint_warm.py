@@ -27,6 +27,7 @@ from typing import Any
 import anyio.to_thread
 
 from ....proc import ProcessRecord, process_create_time
+from ....workspace import private_dirs
 from ...rungs import warm_checker
 from ...rungs.compare import head_of
 from ...rungs.context import RungContext
@@ -88,7 +89,7 @@ class EslintWarm(WarmChecker):
     eslint_warm.cjs's protocol."""
 
     def start(self) -> None:
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private_dirs(self.dir)  # 0700, as the other state folders
         client = LspClient(
             self.spec.argv,
             cwd=self.root,
