@@ -81,3 +81,45 @@ def test_a_long_scan_with_a_sane_pattern_is_not_cut(monkeypatch: pytest.MonkeyPa
         pattern.search(block)
     assert clock.now > 10 * output.SEARCH_BUDGET_SECONDS
     assert len(engine.timeouts) == 4000
+
+
+class _Starved:
+    """The engine's wall-clock timeout passes while the thread waits for a core: no CPU
+    time spent (a loaded machine), then, if `then_found`, the search ends at once."""
+
+    def __init__(self, then_found: bool) -> None:
+        self.then_found = then_found
+        self.timeouts: list[float] = []
+
+    def search(self, text: str, *, timeout: float, concurrent: bool) -> str:
+        self.timeouts.append(timeout)
+        if len(self.timeouts) == 1 or not self.then_found:
+            raise TimeoutError
+        return text
+
+
+def test_a_search_that_waited_for_a_core_is_not_called_hopeless(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # At a load of 30, `'^f'` on two characters was refused as "took over 1 s": the budget
+    # counted the wall, and the thread had waited for a core. It counts the thread's CPU now.
+    clock = _Clock()
+    monkeypatch.setattr(output, "_now", lambda: clock.now)
+    pattern = output.ClientPattern("^f", "grep")
+    engine = _Starved(then_found=True)
+    pattern._compiled = engine  # type: ignore[assignment]
+    assert pattern.search("fx") == "fx"  # type: ignore[comparison-overlap]
+    assert engine.timeouts[1] == 2 * engine.timeouts[0]  # the wall doubled, the CPU kept
+
+
+def test_a_search_that_never_gets_a_core_is_still_stopped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = _Clock()
+    monkeypatch.setattr(output, "_now", lambda: clock.now)
+    pattern = output.ClientPattern("^f", "grep")
+    engine = _Starved(then_found=False)
+    pattern._compiled = engine  # type: ignore[assignment]
+    with pytest.raises(UsageError, match=r"argument `grep`"):
+        pattern.search("fx")
+    assert len(engine.timeouts) == 1 + output._RETRIES

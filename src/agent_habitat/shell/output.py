@@ -43,7 +43,14 @@ SEARCH_BUDGET_SECONDS = 1.0
 """How long a client's regex may take in all, over one call's scan (`grep`) or one trip of a
 wait's scan (`until`). A sane pattern needs microseconds a line; nested quantifiers such as
 `(a|aa)+$` backtrack exponentially."""
-_now = time.monotonic  # the seam a unit test replaces
+_now = time.thread_time  # the seam a unit test replaces
+"""The budget counts the searching thread's CPU time, not the wall: on a loaded machine a
+thread can wait a second for a core, and a sane pattern on two characters was refused as
+hopeless."""
+_RETRIES = 4
+"""How often a search the engine stopped at its (wall-clock) timeout is started again, with
+twice the wall each time, when the thread spent less than half that time on a core: it waited
+for the CPU, it was not backtracking. A hopeless pattern still spends its CPU budget."""
 _SEARCH_CHARS_PER_SECOND = 5_000_000
 """Each search adds its text's share to the budget at this (slow) rate: a long scan of a big
 spool with a sane pattern is not cut, while one hopeless line still costs one budget."""
@@ -310,13 +317,19 @@ class ClientPattern:
 
     def _timed(self, compiled: regex.Pattern[str], text: str) -> regex.Match[str] | None:
         self._left += len(text) / _SEARCH_CHARS_PER_SECOND
-        if self._left <= 0:
-            raise TimeoutError
-        started = _now()
-        try:
-            return compiled.search(text, timeout=self._left, concurrent=True)
-        finally:
-            self._left -= _now() - started
+        for attempt in range(_RETRIES + 1):
+            if self._left <= 0:
+                raise TimeoutError
+            wall = self._left * 2**attempt
+            started = _now()
+            try:
+                return compiled.search(text, timeout=wall, concurrent=True)
+            except TimeoutError:
+                if _now() - started >= wall / 2 or attempt == _RETRIES:
+                    raise
+            finally:
+                self._left -= _now() - started
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def compile_pattern(pattern: str | None, argument: str) -> ClientPattern | None:
