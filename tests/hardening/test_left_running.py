@@ -19,7 +19,14 @@ from .conftest import processes_running
 pytestmark = pytest.mark.anyio
 
 DAEMON = "(setsid sh -c 'sleep 3021' &); echo started"
-CLEAN = "(setsid env -i /bin/sleep 3031 &); echo ready; sleep 100"
+
+
+def _pids(argv: list[str]) -> set[int]:
+    return {p.pid for p in processes_running(argv)}
+
+
+# Each test its own sleep (tests on other workers look for theirs by command line).
+CLEAN = "(setsid env -i /bin/sleep {} &); echo ready; sleep 100"
 
 
 async def test_a_run_that_leaves_a_daemon_says_so_and_kill_still_stops_it(
@@ -71,27 +78,29 @@ async def test_a_daemon_that_clears_its_environment_is_killed_with_its_run(
     opened: Habitat,
 ) -> None:
     shell = opened.shell
-    await shell.run(RunArgs(command=CLEAN, background=True))
+    earlier = _pids(["/bin/sleep", "3031"])  # what another session left, if anything
+    await shell.run(RunArgs(command=CLEAN.format(3031), background=True))
     assert (await shell.wait(WaitArgs(until="ready", timeout_seconds=10))).reason == "matched"
-    await eventually(lambda: processes_running(["/bin/sleep", "3031"]) != [])
-    [daemon] = processes_running(["/bin/sleep", "3031"])
+    await eventually(lambda: _pids(["/bin/sleep", "3031"]) - earlier != set())
+    [daemon] = [p for p in processes_running(["/bin/sleep", "3031"]) if p.pid not in earlier]
     assert "HABITAT_RUN_ID" not in daemon.environ()  # the marker is gone: only the cgroup knows
     killed = await shell.kill(KillArgs(tab="main"))
     assert killed.tracking == "cgroup"
     assert killed.untracked is None
     assert daemon.pid in killed.pids
     assert killed.remaining == []
-    assert processes_running(["/bin/sleep", "3031"]) == []
+    assert daemon.pid not in _pids(["/bin/sleep", "3031"])
 
 
 async def test_without_a_cgroup_kill_says_what_it_could_not_look_for(
     opened: Habitat, no_run_cgroups: None
 ) -> None:
     shell = opened.shell
-    await shell.run(RunArgs(command=CLEAN, background=True))
+    earlier = _pids(["/bin/sleep", "3032"])  # what another session left, if anything
+    await shell.run(RunArgs(command=CLEAN.format(3032), background=True))
     assert (await shell.wait(WaitArgs(until="ready", timeout_seconds=10))).reason == "matched"
-    await eventually(lambda: processes_running(["/bin/sleep", "3031"]) != [])
-    [daemon] = processes_running(["/bin/sleep", "3031"])
+    await eventually(lambda: _pids(["/bin/sleep", "3032"]) - earlier != set())
+    [daemon] = [p for p in processes_running(["/bin/sleep", "3032"]) if p.pid not in earlier]
     try:
         killed = await shell.kill(KillArgs(tab="main"))
         assert killed.remaining == []

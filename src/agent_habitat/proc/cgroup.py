@@ -7,7 +7,10 @@ create cgroups under its own (root, or a delegated subtree), each run gets one, 
 its marker: its members are read from `cgroup.procs` and `cgroup.kill` ends them all at
 once. Where it may not, `tracking()` says so and the callers report what they could not see.
 
-Layout: `<our cgroup>/agent-habitat/<marker>`. A run's group is removed once it is empty.
+Layout: `<our cgroup>/agent-habitat/h<pid>-<start>/<marker>`: each habitat process makes its
+run groups in a folder of its own, named by its pid and start time. A run's group is removed
+once it is empty; `sweep` touches only the folders of habitat processes that are gone, so it
+never removes a group another live habitat has just made or still reads.
 """
 
 from __future__ import annotations
@@ -91,12 +94,12 @@ def _probe() -> Path | bool:
     root = mount / own.lstrip("/") / "agent-habitat"
     try:
         root.mkdir(exist_ok=True)
-        probe = root / f"probe-{os.getpid()}"
-        probe.mkdir(exist_ok=True)
+        probe = root / _owner_name() / "probe"
+        probe.mkdir(parents=True, exist_ok=True)
         ok = (probe / "cgroup.procs").exists()
     except OSError:
         return False
-    with contextlib.suppress(OSError):  # another process's sweep may have removed it
+    with contextlib.suppress(OSError):
         probe.rmdir()
     return root if ok else False
 
@@ -126,13 +129,40 @@ _owned: dict[str, Path] = {}
 # process): every process of such a run was born in its group.
 _born_inside: set[str] = set()
 _OWNER = re.compile(r"\.owner-(\d+)-(\d+)$")
+# The folder of one habitat process's run groups (`h<pid>-<start>`).
+_HOLDER = re.compile(r"^h(\d+)-(\d+)$")
+_names: dict[int, str] = {}
+
+
+def _owner_name() -> str:
+    """This process's folder name, `h<pid>-<start>` (again after a fork: another pid)."""
+    pid = os.getpid()
+    if pid not in _names:
+        _names[pid] = f"h{pid}-{int(psutil.Process(pid).create_time())}"
+    return _names[pid]
+
+
+def _own(marker: str) -> Path | None:
+    """Where this process makes the run's group."""
+    root = _groups_root()
+    return root / _owner_name() / _SAFE.sub("_", marker) if root is not None else None
 
 
 def _group(marker: str) -> Path | None:
+    """The run's group: this process's, else the one an earlier habitat process made (a run
+    it adopts), else where this process would make it."""
     if marker in _owned:
         return _owned[marker]
-    root = _groups_root()
-    return root / _SAFE.sub("_", marker) if root is not None else None
+    own = _own(marker)
+    if own is None or own.is_dir():
+        return own
+    name, root = own.name, own.parent.parent
+    with contextlib.suppress(OSError):
+        for holder in root.iterdir():
+            if _HOLDER.match(holder.name) and (holder / name).is_dir():
+                return holder / name
+    legacy = root / name  # made by a habitat of before the per-process folders
+    return legacy if legacy.is_dir() else own
 
 
 def _owner_tag() -> str:
@@ -156,14 +186,14 @@ def prepare(marker: str, *, owned: bool = False) -> Path | None:
     window would be born outside the group. `owned`: its processes die with this one (the
     next habitat process's `sweep` kills them if this one is killed first).
     """
-    group = _group(marker)
+    group = _own(marker)
     if group is None:
         return None
     if owned:
         group = group.with_name(group.name + _owner_tag())
         _owned[marker] = group
     try:
-        group.mkdir(exist_ok=True)
+        group.mkdir(parents=True, exist_ok=True)
     except OSError:
         _owned.pop(marker, None)
         return None
@@ -178,16 +208,16 @@ def place(marker: str, pid: int, *, first: bool = False, joins_itself: bool = Fa
     returns (a prestarted wrapper waits for its command). With `joins_itself`, `pid` moves
     itself in before it can fork (the POSIX wrapper shells' first builtin): that move, or
     this one if it lands first, put it there in time, unless the group was gone meanwhile
-    (another habitat process's `sweep` removes empty groups), which this sees as a group it
-    had to make again."""
-    group = _group(marker)
+    (a habitat of before the per-process folders swept every empty group), which this sees
+    as a group it had to make again."""
+    group = _group(marker) if marker in _owned else _own(marker)
     if group is None:
         return False
-    # Twice: another process's `sweep` may remove the empty group between mkdir and write.
+    # Twice: such a sweep may remove the empty group between mkdir and write.
     kept = True
     for _ in range(2):
         try:
-            group.mkdir()
+            group.mkdir(parents=True)
             kept = False
         except FileExistsError:
             pass
@@ -267,18 +297,43 @@ def remove(marker: str) -> None:
 
 
 def sweep() -> None:
-    """Remove the empty cgroups of ended runs (left when their last daemon exited alone), and
-    kill what owned groups of a dead habitat process still hold (a rung whose host died)."""
+    """Clear what habitat processes that are gone left: kill what their owned groups still
+    hold (a rung whose host died), remove their empty groups (runs that ended alone) and
+    their folders once empty. A live habitat process's folder is its own business: its runs
+    may be starting (a group made, its process not in it yet) or read (`emptied`)."""
     root = _groups_root()
     if root is None:
         return
     with contextlib.suppress(OSError):
-        for child in root.iterdir():
+        for holder in root.iterdir():
+            found = _HOLDER.match(holder.name)
+            if found is not None and not _owner_alive(int(found[1]), int(found[2])):
+                _clear(holder)
+                with contextlib.suppress(OSError):
+                    holder.rmdir()
+            elif found is None and holder.is_dir():
+                # A group of before the per-process folders: only a dead owner's rung goes;
+                # an empty one may be a run an older habitat is starting.
+                owner = _OWNER.search(holder.name)
+                if owner is not None and not _owner_alive(int(owner[1]), int(owner[2])):
+                    _clear_one(holder)
+
+
+def _clear(holder: Path) -> None:
+    """A dead habitat process's folder: its rungs killed, its empty groups removed."""
+    with contextlib.suppress(OSError):  # another habitat may be clearing it too
+        for child in holder.iterdir():
             if not child.is_dir():
                 continue
-            owner = _OWNER.search(child.name)
-            if owner is not None and not _owner_alive(int(owner[1]), int(owner[2])):
+            if _OWNER.search(child.name) is not None:
+                _clear_one(child)
+            else:
                 with contextlib.suppress(OSError):
-                    (child / "cgroup.kill").write_text("1", encoding="ascii")
-            with contextlib.suppress(OSError):
-                child.rmdir()
+                    child.rmdir()  # a populated group (a run that outlives its habitat) stays
+
+
+def _clear_one(group: Path) -> None:
+    with contextlib.suppress(OSError):
+        (group / "cgroup.kill").write_text("1", encoding="ascii")
+    with contextlib.suppress(OSError):
+        group.rmdir()
