@@ -29,6 +29,7 @@ SHELL_CONFIG_DEFAULTS = {
     "output_cap_bytes": 16 * 1024,
     "preview_bytes": 2 * 1024,
     "kill_grace_seconds": 2.0,
+    "long_run_nice": 5,
     "journal_limit": 10_000,
     "spool_run_budget_bytes": 256 * 1024 * 1024,
     "spool_workspace_budget_bytes": 2 * 1024 * 1024 * 1024,
