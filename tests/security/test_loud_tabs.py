@@ -78,8 +78,10 @@ def test_a_process_is_never_raised_above_the_nice_it_has(tmp_path: Path) -> None
     from agent_habitat.proc.priority import make_background
 
     lower = min(19, _NICE + 2)
+    # The lower nice is set before exec (Popen returns after it): `nice -n` as the program
+    # raced the check, which read the nice it had before `nice` ran (seen once under load).
     procs = [
-        subprocess.Popen(["nice", "-n", str(lower - _BASE), "sleep", "3063"]),
+        subprocess.Popen(["sleep", "3063"], preexec_fn=lambda: os.nice(lower - _BASE)),
         subprocess.Popen(["sleep", "3063"]),
     ]
     try:
