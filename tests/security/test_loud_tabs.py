@@ -93,3 +93,22 @@ def test_a_process_is_never_raised_above_the_nice_it_has(tmp_path: Path) -> None
         for p in procs:
             p.kill()
             p.wait()
+
+
+def test_a_process_of_the_callers_own_session_leaves_the_callers_group_alone() -> None:
+    # A whole-suite run found its own session's group at nice 15: the test above lowered
+    # `sleep`s of pytest's session, and with them the group pytest (a host) itself runs in.
+    import subprocess
+
+    from agent_habitat.proc.priority import make_background
+
+    own = _autogroup_nice(os.getpid())
+    proc = subprocess.Popen(["sleep", "3064"])  # the same session as this process
+    try:
+        applied = make_background([proc.pid], _NICE)
+        assert not any(part.startswith("autogroup") for part in applied), applied
+        assert _autogroup_nice(os.getpid()) == own
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == _NICE  # the process itself is lowered
+    finally:
+        proc.kill()
+        proc.wait()

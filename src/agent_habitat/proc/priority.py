@@ -77,6 +77,9 @@ def _autogroup_to(pid: int, nice: int) -> str | None:
     try:
         with open(path, encoding="ascii") as f:
             name, _, current = f.read().split()  # "/autogroup-123 nice 0"
+        with open("/proc/self/autogroup", encoding="ascii") as f:
+            if f.read().split()[0] == name:
+                return None  # our own session's group: lowering it would lower the host too
         if int(current) < nice:
             with open(path, "w", encoding="ascii") as f:
                 f.write(str(nice))
