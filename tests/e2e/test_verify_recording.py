@@ -109,7 +109,9 @@ def test_holds_while_told() -> None:
     if not hold.exists():
         return
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    pathlib.Path(os.environ["STARTED_FILE"]).write_text(str(os.getpid()))
+    started = pathlib.Path(os.environ["STARTED_FILE"])  # whole or absent: a reader polls it
+    started.with_suffix(".part").write_text(str(os.getpid()))
+    os.replace(started.with_suffix(".part"), started)
     deadline = time.monotonic() + 120
     while hold.exists() and time.monotonic() < deadline:
         time.sleep(0.01)

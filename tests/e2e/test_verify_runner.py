@@ -30,7 +30,9 @@ import time
 
 
 def test_waits_for_release() -> None:
-    pathlib.Path(os.environ["STARTED_FILE"]).write_text(str(os.getpid()))
+    started = pathlib.Path(os.environ["STARTED_FILE"])  # whole or absent: a reader polls it
+    started.with_suffix(".part").write_text(str(os.getpid()))
+    os.replace(started.with_suffix(".part"), started)
     release = pathlib.Path(os.environ["RELEASE_FILE"])
     deadline = time.monotonic() + 60
     while not release.exists() and time.monotonic() < deadline:

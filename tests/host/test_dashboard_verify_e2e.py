@@ -49,7 +49,9 @@ from calc.text import shout
 
 
 def test_shout_once_released() -> None:
-    pathlib.Path(os.environ["STARTED_FILE"]).write_text(str(os.getpid()))
+    started = pathlib.Path(os.environ["STARTED_FILE"])  # whole or absent: a reader polls it
+    started.with_suffix(".part").write_text(str(os.getpid()))
+    os.replace(started.with_suffix(".part"), started)
     release = pathlib.Path(os.environ["RELEASE_FILE"])
     deadline = time.monotonic() + 90
     while not release.exists() and time.monotonic() < deadline:

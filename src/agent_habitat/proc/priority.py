@@ -74,15 +74,26 @@ def _autogroup_to(pid: int, nice: int) -> str | None:
     """Its session's autogroup (`/autogroup-123`) once at `nice` or lower priority; None
     where there are no autogroups (or it is gone). Raising a group's nice needs no privilege."""
     path = f"/proc/{pid}/autogroup"
+    group = _autogroup(path)
+    if group is None or group[0] == (_autogroup("/proc/self/autogroup") or ("", 0))[0]:
+        return None  # none, or our own session's group: lowering it would lower the host too
+    name, current = group
+    if current < nice:
+        try:
+            with open(path, "w", encoding="ascii") as f:
+                f.write(str(nice))
+        except OSError:
+            return None
+    return name
+
+
+def _autogroup(path: str) -> tuple[str, int] | None:
+    """`("/autogroup-123", 0)` from a `/proc/PID/autogroup`; None where it is gone, or empty:
+    the kernel prints nothing for a task whose cgroup has the cpu controller (a container's),
+    as the scheduler then groups by cgroup, not by session."""
     try:
         with open(path, encoding="ascii") as f:
             name, _, current = f.read().split()  # "/autogroup-123 nice 0"
-        with open("/proc/self/autogroup", encoding="ascii") as f:
-            if f.read().split()[0] == name:
-                return None  # our own session's group: lowering it would lower the host too
-        if int(current) < nice:
-            with open(path, "w", encoding="ascii") as f:
-                f.write(str(nice))
-    except (OSError, ValueError):
+        return name, int(current)
+    except (OSError, ValueError):  # ValueError: empty, or not the three words
         return None
-    return name

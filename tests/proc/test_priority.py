@@ -1,0 +1,56 @@
+"""The session-group reading behind `make_background`: the kernel's three answers."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.proc import priority
+
+
+def test_a_group_line_gives_its_name_and_nice(tmp_path: Path) -> None:
+    path = tmp_path / "autogroup"
+    path.write_text("/autogroup-123 nice 5\n", encoding="ascii")
+    assert priority._autogroup(str(path)) == ("/autogroup-123", 5)
+
+
+def test_an_empty_file_is_no_group(tmp_path: Path) -> None:
+    # What the kernel prints for a task in a cgroup with the cpu controller (a container's).
+    path = tmp_path / "autogroup"
+    path.write_text("", encoding="ascii")
+    assert priority._autogroup(str(path)) is None
+
+
+def test_a_gone_process_is_no_group(tmp_path: Path) -> None:
+    assert priority._autogroup(str(tmp_path / "gone")) is None
+
+
+def test_our_own_session_group_is_never_lowered() -> None:
+    before = priority._autogroup("/proc/self/autogroup")
+    assert priority._autogroup_to(os.getpid(), 19) is None
+    assert priority._autogroup("/proc/self/autogroup") == before
+
+
+def test_a_run_in_its_own_session_is_lowered_when_ours_reads_empty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A CI container's processes can sit in the kernel's default group, whose file is
+    # empty; a run started in a session of its own has a group, and that group is lowered.
+    real = priority._autogroup
+    monkeypatch.setattr(
+        priority, "_autogroup", lambda path: None if path == "/proc/self/autogroup" else real(path)
+    )
+    proc = subprocess.Popen(["sleep", "3065"], start_new_session=True)
+    try:
+        applied = priority.make_background([proc.pid], 7)
+        group = real(f"/proc/{proc.pid}/autogroup")
+        if group is not None:  # where the kernel has autogroups
+            assert applied[0] == "autogroup nice 7"
+            assert group[1] == 7
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == 7
+    finally:
+        proc.kill()
+        proc.wait()
