@@ -112,6 +112,28 @@ async def test_findings_at_head_are_preexisting_and_new_ones_red(tmp_path: Path)
     )
 
 
+C_TEST_BROKEN = (
+    'package c\n\nimport "testing"\n\nfunc TestLeafBroken(t *testing.T) {\n'
+    '\tif Leaf() != 2 {\n\t\tt.Fatal("Leaf() != 2")\n\t}\n}\n'
+)
+
+
+async def test_a_test_failing_at_head_and_still_failing_is_not_red(tmp_path: Path) -> None:
+    root = _module(tmp_path, {"c/c_test.go": C_TEST_BROKEN})
+    write(root, "c/c.go", C + "\n// Leaf is the first.\n")
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "green", rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
+    assert "already failing at HEAD" in (rung.reason or "")
+    assert (rung.baseline or "").startswith("HEAD ")
+    # A test the change broke is red beside it.
+    write(root, "a/a.go", A.replace("x + y", "x - y"))
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "red", rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (2, 1)
+    assert [d.preexisting for d in rung.diagnostics] == [False, False, True]
+
+
 async def test_a_compile_error_names_its_line_and_gofmt_its_file(tmp_path: Path) -> None:
     root = _module(tmp_path)
     write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, missing)"))

@@ -2,11 +2,14 @@
 (`HeadTree.export`), which has the module's own files and `vendor/` when it is committed;
 the module cache and build cache are go's own (`GOMODCACHE`, `GOCACHE`), shared with the
 working tree, so nothing is downloaded or rebuilt twice. Results are cached per (HEAD
-commit, argv, targets)."""
+commit, argv, targets). A red go test's failed tests run there too (`tests_on_head`, by
+`-run` of their top-level names): rungs/head_tests.py decides which failed already."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +20,9 @@ from ...head import HeadTree
 from ...models import Diagnostic, RungName
 from ...rungs.compare import cache_of
 from ...rungs.context import RungContext
+from .parse import parse_test_events
 
-__all__ = ["Step", "on_head"]
+__all__ = ["Step", "on_head", "test_key", "tests_on_head"]
 
 
 @dataclass(frozen=True)
@@ -70,3 +74,47 @@ async def on_head(
     result = BaseResult(findings=findings, exit_code=1 if findings else 0)
     await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
     return result, False
+
+
+_TEST = re.compile(r"^(?P<package>\S+?)\.(?P<test>(?:Test|Fuzz|Example)[^\s/]*)(?P<sub>/\S*)?$")
+
+
+def test_key(diag: Diagnostic) -> str | None:
+    """The test a `go test` failure is (`import/path.TestName/sub`); None for a package's
+    own failure (a build that failed, a binary that died between tests)."""
+    if diag.source != "go test" or diag.code != "FAIL":
+        return None
+    name = diag.message.split(": ", 1)[0]
+    return name if _TEST.match(name) else None
+
+
+async def tests_on_head(
+    ctx: RungContext,
+    rung: RungName,
+    head: HeadTree,
+    argv: Sequence[str],
+    keys: Sequence[str],
+    dirs: Mapping[str, str],
+) -> Counter[str] | str:
+    """How many tests of each key fail on HEAD: `argv` (go test -json …) of the keys'
+    packages that HEAD has, `-run` their top-level tests (all their subtests with them)."""
+    named = [m for k in keys if (m := _TEST.match(k)) is not None]
+    export = await anyio.to_thread.run_sync(head.export)
+    packages = sorted(
+        {
+            m["package"]
+            for m in named
+            if m["package"] in dirs and (export / dirs[m["package"]]).is_dir()
+        }
+    )
+    if not packages:
+        return Counter()  # every one is new since HEAD
+    tops = sorted({re.escape(m["test"]) for m in named})
+    run = [*argv, "-run", f"^({'|'.join(tops)})$", *packages]
+    outcome = await ctx.run(rung, run, suffix=".head-tests.json", cwd=export)
+    if outcome.timed_out or outcome.exit_code not in (0, 1):
+        return f"go test failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
+    found = parse_test_events(outcome.text, export, {p: export / dirs[p] for p in packages})
+    if outcome.exit_code == 1 and not found.failures:
+        return f"go test could not run these tests on HEAD: {outcome.tail.strip()[-200:]}"
+    return Counter(k for d in found.failures if (k := test_key(d)) is not None)

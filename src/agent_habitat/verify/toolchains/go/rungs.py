@@ -1,7 +1,8 @@
 """Go's five rungs: `diagnose.files` (gofmt -l and go vet -json on the touched files'
 packages), `compile.project` and `build.affected` (go build of the affected packages),
 `test.scoped` (go test -json of the touched packages and their importers) and `test.full`
-(go test ./...). Findings are compared with the same tool on HEAD's export (head.py)."""
+(go test ./...). Findings are compared with the same tool on HEAD's export (head.py), and
+a red test rung's failed tests are run there too: one already failing at HEAD is not red."""
 
 from __future__ import annotations
 
@@ -12,12 +13,14 @@ from pathlib import Path, PurePosixPath
 
 import anyio.to_thread
 
+from ...baseline import fingerprint
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
+from ...rungs.head_tests import settle_tests
 from ..base import Rung
 from .detect import owns
-from .head import Step, on_head
+from .head import Step, on_head, test_key, tests_on_head
 from .listkey import list_key
 from .parse import parse_build, parse_gofmt_list, parse_test_events, parse_vet
 from .project import LIST_FIELDS, Affected, Package, affected, dirs_of, parse_list
@@ -218,9 +221,14 @@ async def build_affected(ctx: RungContext) -> RungResult:
 
 
 async def _go_test(
-    ctx: RungContext, rung: RungName, argv: list[str], graph: dict[str, Package], notes: list[str]
+    ctx: RungContext,
+    rung: RungName,
+    argv: list[str],
+    targets: list[str],
+    graph: dict[str, Package],
+    notes: list[str],
 ) -> RungResult:
-    outcome = await ctx.run(rung, argv)
+    outcome = await ctx.run(rung, [*argv, *targets])
     dirs = {name: ctx.root / p.dir for name, p in graph.items()}
     run = parse_test_events(outcome.text, ctx.root, dirs)
     state: RungState | None = None
@@ -257,7 +265,14 @@ async def _go_test(
     )
     if result.state == "died" and result.signal is None and run.died is not None:
         result.signal = run.died[1]
-    return result
+    folders = {name: p.dir for name, p in graph.items()}
+    return await settle_tests(
+        ctx,
+        result,
+        cache_key=fingerprint("go test on HEAD", ctx.snapshot.head or "", *argv),
+        key_of=test_key,
+        run_on_head=lambda head, keys: tests_on_head(ctx, rung, head, argv, keys, folders),
+    )
 
 
 def _selection(graph: dict[str, Package], aff: Affected) -> Selection:
@@ -293,8 +308,8 @@ async def scoped_suite(ctx: RungContext) -> RungResult:
         "against HEAD",
         *_graph_notes(ctx),
     ]
-    argv = [go, "test", "-json", "-vet=off", *(["./..."] if aff.full else aff.tests)]
-    return await _go_test(ctx, rung, argv, graph, notes)
+    targets = ["./..."] if aff.full else aff.tests
+    return await _go_test(ctx, rung, [go, "test", "-json", "-vet=off"], targets, graph, notes)
 
 
 async def full_suite(ctx: RungContext) -> RungResult:
@@ -306,7 +321,8 @@ async def full_suite(ctx: RungContext) -> RungResult:
     return await _go_test(
         ctx,
         rung,
-        [go, "test", "-json", "./..."],
+        [go, "test", "-json"],
+        ["./..."],
         graph if isinstance(graph, dict) else {},
         ["go: go test ./... (the whole module, go's own vet step included)"],
     )

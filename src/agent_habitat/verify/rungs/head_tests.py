@@ -1,0 +1,117 @@
+"""Red means the change did it, for tests: a test that fails now and failed on HEAD's content
+too is listed as already failing at HEAD, not red.
+
+A toolchain's test rung that comes out red hands its result to `settle_tests` with a way to
+name each failure (`key_of`: the test's name, None for what is not one test, such as a
+compile error or a binary that died) and a way to run named tests on HEAD (`run_on_head`,
+in HEAD's export). HEAD's outcomes are kept per (HEAD commit, command) in the workspace
+state folder, so a later red asks HEAD only about tests it has not asked about yet. A
+failure whose key failed on HEAD as often is pre-existing; any other is the change's. A red
+that only pre-existing failures make is green, saying so (never hidden).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+import anyio.to_thread
+
+from ...workspace import write_private
+from ..baseline import summarize
+from ..head import HeadTree
+from ..models import Diagnostic, RungResult
+from .compare import head_of
+from .context import RungContext
+
+__all__ = ["HeadRun", "settle_tests"]
+
+HeadRun = Callable[[HeadTree, list[str]], Awaitable[Counter[str] | str]]
+"""Runs the tests named by these keys on HEAD's content: how many tests of each key failed
+there (a key it did not run or that passed: 0), or why it could not run them."""
+
+
+def _store(ctx: RungContext, key: str) -> Path:
+    return ctx.workspace.state_dir / "baseline" / "tests" / key[:2] / f"{key}.json"
+
+
+def _load(path: Path) -> dict[str, int]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): v for k, v in data.items() if isinstance(v, int)}
+
+
+def _save(path: Path, known: dict[str, int]) -> None:
+    write_private(path, json.dumps(known, sort_keys=True))
+
+
+def _mark(diagnostics: Sequence[Diagnostic], keys: list[str | None], failed: dict[str, int]) -> int:
+    """Marks failures HEAD had as pre-existing (one for one per key); how many it marked."""
+    left = Counter({k: n for k, n in failed.items() if n > 0})
+    marked = 0
+    for diag, key in zip(diagnostics, keys, strict=True):
+        if key is not None and left[key] > 0:
+            left[key] -= 1
+            diag.preexisting = True
+            marked += 1
+    return marked
+
+
+async def settle_tests(
+    ctx: RungContext,
+    result: RungResult,
+    *,
+    cache_key: str,
+    key_of: Callable[[Diagnostic], str | None],
+    run_on_head: HeadRun,
+) -> RungResult:
+    """Compare a red test rung's failures with the same tests on HEAD (see the module)."""
+    if result.state != "red":
+        result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+        return result
+    keys = [key_of(d) if d.severity == "error" else None for d in result.diagnostics]
+    asked = sorted({k for k in keys if k is not None})
+    head = head_of(ctx) if asked else "none: no failure names a test"
+    if isinstance(head, str):
+        result.baseline = head
+        result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+        return result
+    path = _store(ctx, cache_key)
+    known = await anyio.to_thread.run_sync(_load, path)
+    unknown = [k for k in asked if k not in known]
+    cached = not unknown
+    if unknown:
+        try:
+            ran = await run_on_head(head, unknown)
+        except OSError as exc:  # git could not give HEAD's files, or the tool did not start
+            ran = str(exc)
+        if isinstance(ran, str):
+            result.baseline = f"none: {ran}"
+            result.notes.append(f"no baseline for the failed tests, each counts as new: {ran}")
+            result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+            return result
+        known.update({k: ran.get(k, 0) for k in unknown})
+        await anyio.to_thread.run_sync(_save, path, known)
+    old = _mark(result.diagnostics, keys, known)
+    result.baseline = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
+    result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+    new = result.new_findings
+    if old and not new:
+        result.state = "green"
+        result.reason = (
+            f"no new test failure; {old} test(s) already failing at HEAD (listed, not red)"
+        )
+    elif old:
+        first = next(d for d in result.diagnostics if d.severity == "error" and not d.preexisting)
+        result.reason = (
+            f"{new} new failure(s) (+{old} test(s) already failing at HEAD), "
+            f"first {first.message.splitlines()[0][:200]}"
+        )
+    result.diagnostics.sort(key=lambda d: d.preexisting)
+    return result
