@@ -1,6 +1,7 @@
 # rust/: the Rust toolchain (Cargo projects and workspaces). detect.py which projects and
 #   files are Rust's; metadata.py the crate graph (`cargo metadata`) and the crates a change
-#   affects; messages.py cargo's JSON messages and libtest's report as findings; cargo.py
+#   affects, includes.py which other crates read a touched file (`include_str!`, `#[path]`);
+#   messages.py cargo's JSON messages and libtest's report as findings; cargo.py
 #   the rungs' shared preamble and the comparison with HEAD; rungs.py the compiler rungs
 #   (clippy, check, build); fused.py clippy inside the test build (one compile for both);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,

@@ -23,6 +23,7 @@ from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from ...rungs.preamble import run_configured
+from .includes import readers
 from .messages import compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
 from .test_code import only_test_code
@@ -50,8 +51,9 @@ _CLIPPED: dict[tuple[str, str], tuple[frozenset[str], RungResult]] = {}
 result: clippy is rustc's check plus lints, so `compile.project` of those crates in the
 same climb would check again what was just checked."""
 
-_TEST_CODE: dict[tuple[str, str], frozenset[str]] = {}
-"""(ladder id, root) → the touched files changed only inside `#[cfg(test)]` modules."""
+_TEST_CODE: dict[tuple[str, str], tuple[frozenset[str], dict[str, list[str]]]] = {}
+"""(ladder id, root) → the touched files changed only inside `#[cfg(test)]` modules, and
+the touched files other crates read through a macro (includes.py)."""
 
 RustRung = Callable[[RungContext, CrateGraph], Awaitable[RungResult]]
 
@@ -73,16 +75,26 @@ def _test_code(ctx: RungContext) -> frozenset[str]:
     return frozenset(found)
 
 
+def _readers(ctx: RungContext, graph: CrateGraph) -> dict[str, list[str]]:
+    # Blocking. One crate: every file of the project reaches it already.
+    if len(graph.crates) < 2 or not ctx.touched:
+        return {}
+    return readers(ctx.root, graph, ctx.touched)
+
+
 async def affected_of(ctx: RungContext, graph: CrateGraph) -> Affected:
     """The crates the climb's change reaches (`CrateGraph.affected`), with the touched files
-    that changed only inside `#[cfg(test)]` modules (test_code.py) read once per climb."""
+    that changed only inside `#[cfg(test)]` modules (test_code.py) and those other crates
+    include (includes.py), read once per climb."""
     key = (ctx.ladder_id, str(ctx.root))
     if key not in _TEST_CODE:
         found = await anyio.to_thread.run_sync(_test_code, ctx)
+        read = await anyio.to_thread.run_sync(_readers, ctx, graph)
         while len(_TEST_CODE) >= 16:
             del _TEST_CODE[next(iter(_TEST_CODE))]
-        _TEST_CODE[key] = found
-    return graph.affected(ctx.touched, _TEST_CODE[key])
+        _TEST_CODE[key] = (found, read)
+    test_code, read = _TEST_CODE[key]
+    return graph.affected(ctx.touched, test_code, read)
 
 
 def head_target_dir(ctx: RungContext) -> Path:

@@ -103,13 +103,19 @@ class CrateGraph:
                     grew = True
         return out
 
-    def affected(self, touched: Iterable[str], test_code: Collection[str] = ()) -> Affected:
+    def affected(
+        self,
+        touched: Iterable[str],
+        test_code: Collection[str] = (),
+        readers: Mapping[str, Collection[str]] | None = None,
+    ) -> Affected:
         """The crates `touched` reaches. A file under a crate's `tests/` reaches that crate's
         integration tests only (a test target's own file: that target alone); a file under
         its `src/` in `test_code` (changed only inside `#[cfg(test)]` modules) its unit
         tests only; any other file of a crate reaches the crate and its reverse
         dependencies; the lock file, cargo's config, a workspace manifest or a file outside
-        every crate reaches all."""
+        every crate reaches all. `readers`: a touched file → the other crates that read it
+        through a macro (includes.py), reached as if their own code changed."""
         result = Affected()
         code: set[str] = set()
         units: dict[str, list[str]] = {}
@@ -145,6 +151,10 @@ class CrateGraph:
             else:
                 code.add(crate.name)
                 result.reasons.append(f"{rel} is in crate {crate.name}")
+            for name in sorted((readers or {}).get(rel, ())):
+                if name in self.crates and name not in code:
+                    code.add(name)
+                    result.reasons.append(f"{name} reads {rel} (an include macro or #[path])")
         if result.every:
             result.crates = sorted(self.crates)
             return result

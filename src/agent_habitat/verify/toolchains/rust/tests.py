@@ -1,7 +1,8 @@
 """`test.scoped` and `test.full` for a Cargo project: `cargo test`, its failures as findings.
 
-`test.scoped` runs the tests of every affected crate (the touched crates and, through path
-dependencies, every crate that depends on them). A change under a crate's `tests/` reaches
+`test.scoped` runs the tests of every affected crate (the touched crates, the crates that
+read a touched file through `include_str!` and the like, and, through path dependencies,
+every crate that depends on them). A change under a crate's `tests/` reaches
 only its integration tests: the touched test target alone, or all of them for shared code
 there (`tests/util/mod.rs`). A change only inside `#[cfg(test)] mod` blocks of its sources
 (test_code.py) reaches only its unit-test harnesses (`--lib`, `--bins`): no doc test,
