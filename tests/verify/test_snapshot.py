@@ -114,3 +114,29 @@ def test_the_files_habitat_init_and_rules_write_are_never_the_change(tmp_path: P
 
 def test_the_habitats_own_files_are_the_ones_init_and_rules_write() -> None:
     assert set(CONFIG_FILES.values()) | set(RULES_FILES.values()) == HABITAT_FILES
+
+
+def test_coverage_data_and_the_hypothesis_database_are_never_the_change(tmp_path: Path) -> None:
+    # What a project's own test run writes as a tool's store (coverage.py's SQLite data file,
+    # its parallel-mode siblings, hypothesis's example database), ignored by git or not.
+    root = build_sample(tmp_path / "calc")
+    (root / ".coverage").write_bytes(b"SQLite format 3\0")
+    (root / ".coverage.host.4242.XyZ").write_bytes(b"SQLite format 3\0")
+    (root / "tests/.coverage").write_bytes(b"SQLite format 3\0")
+    (root / ".hypothesis/examples/ab12").mkdir(parents=True)
+    (root / ".hypothesis/examples/ab12/cd34").write_bytes(b"\0\1")
+    # A user's edits beside them still count: the coverage config, a module named for it.
+    (root / ".coveragerc").write_text("[run]\nbranch = true\n", encoding="utf-8")
+    (root / "src/calc/coverage.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "notes.coverage").write_text("mine\n", encoding="utf-8")
+    assert take_snapshot(root).touched == [
+        ".coveragerc",
+        "notes.coverage",
+        "src/calc/coverage.py",
+    ]
+    outside = tmp_path / "plain"
+    (outside / ".hypothesis/examples").mkdir(parents=True)
+    (outside / ".hypothesis/examples/x").write_bytes(b"\0")
+    (outside / ".coverage").write_bytes(b"\0")
+    (outside / "a.sh").write_text("echo a\n", encoding="utf-8")
+    assert take_snapshot(outside).touched == ["a.sh"]

@@ -22,7 +22,7 @@ from .command import child_env, run_command
 
 __all__ = ["ProjectEnv", "probe_env", "resolve_python"]
 
-_PROBED_MODULES = ("pytest", "mypy", "ruff", "pip")
+_PROBED_MODULES = ("pytest", "mypy", "ruff", "pip", "pytest_cov")
 _PROBE = f"""
 import importlib.util, json, sys
 found = {{m: importlib.util.find_spec(m) is not None for m in {list(_PROBED_MODULES)!r}}}

@@ -55,7 +55,7 @@ from .hooks import LadderHooks
 from .layout import Layout, discover_layout
 from .models import Selection
 from .rungs.context import RungContext
-from .rungs.suite import pytest_args
+from .rungs.suite import no_measuring, pytest_args
 from .runner.substrate import SubstrateFactory
 from .select.memo import SelectionMemo
 from .select.selection import unrecorded
@@ -247,8 +247,10 @@ class BackgroundRecorder:
         rec = Recording(
             root, layout, ctx.workspace.state_dir, snapshot, scope, passed_only=root != base.root
         )
+        # Its report goes to the spool, not where the project's addopts may put one.
+        junit = ctx.spool("test.full", ".xml")
         argv = [str(base.env.python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        argv += [*rec.args, *pytest_args(tests)]
+        argv += [f"--junitxml={junit}", *no_measuring(base), *rec.args, *pytest_args(tests)]
         what = "the whole suite" if selection.full else f"{len(tests)} test(s)"
         self.state = "recording"
         self.bus.publish(
@@ -267,6 +269,7 @@ class BackgroundRecorder:
                     tg.cancel_scope.cancel()
             finally:
                 self._scope = self._group = None
+                junit.unlink(missing_ok=True)
         if scope_.cancelled_caught:
             rec.discard()
             self.cancels += 1

@@ -3,7 +3,9 @@
 Its id is a hash of the HEAD commit and the sorted touched paths with their content
 hashes, so any write to a touched file, or a new commit, gives a different id
 (DESIGN §5 "Epochs"). Outside git every file counts as touched. Never part of a change, git
-ignoring them or not: tool caches and bytecode, a virtualenv (a folder holding `pyvenv.cfg`,
+ignoring them or not: tool caches and bytecode, the stores a test run keeps for itself
+(coverage.py's data files `.coverage` and `.coverage.*`, hypothesis's `.hypothesis/`), a
+virtualenv (a folder holding `pyvenv.cfg`,
 e.g. a `.venv` the project forgot in `.gitignore`), and the files `habitat init` and
 `habitat rules --write` put in the project for the agent. A git that refuses to work
 (e.g. "dubious ownership" of a folder another user owns) is an error that says what git
@@ -39,8 +41,21 @@ class GitError(HabitatError):
 
 # Tool caches and bytecode are never part of a change, ignored by git or not.
 _NOISE_DIRS = frozenset(
-    {"__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".git", ".hg", ".tox", ".nox"}
+    {
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".git",
+        ".hg",
+        ".tox",
+        ".nox",
+    }
 )
+# coverage.py's SQLite data file and its parallel-mode siblings (`.coverage.HOST.PID.RAND`),
+# written by a project's own test run (pytest-cov, `coverage run`): never a user's edit.
+_DATA_FILE = ".coverage"
 # pytest (8.x) builds `.pytest_cache` in a `pytest-cache-files-XXXX` folder beside it and
 # renames it into place: files appear and vanish there while tests run.
 _NOISE_PREFIXES = ("pytest-cache-files-",)
@@ -87,6 +102,9 @@ def is_noise(path: str) -> bool:
     """A tool's cache or bytecode (relative posix path): never part of a change."""
     parts = path.split("/")
     if any(p in _NOISE_DIRS for p in parts[:-1]) or path.endswith((".pyc", ".pyo")):
+        return True
+    name = parts[-1]
+    if name == _DATA_FILE or name.startswith(_DATA_FILE + "."):
         return True
     return any(p.startswith(_NOISE_PREFIXES) for p in parts)
 

@@ -15,7 +15,7 @@ from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
 from .preamble import Configured, python_rung
 
-__all__ = ["full_suite", "pytest_args", "scoped_suite"]
+__all__ = ["full_suite", "no_measuring", "pytest_args", "scoped_suite"]
 
 # pytest's documented exit codes.
 _TESTS_FAILED, _INTERRUPTED, _USAGE_ERROR, _NO_TESTS = 1, 2, 4, 5
@@ -31,6 +31,18 @@ def pytest_args(tests: list[str]) -> list[str]:
         else:
             out.append(item)
     return out
+
+
+def no_measuring(ctx: RungContext) -> list[str]:
+    """What keeps a ladder run from measuring coverage: pytest-cov, when the project's
+    pytest loads it, is told `--no-cov`. Its data file and reports (`.coverage`,
+    `coverage.xml`, `htmlcov/`) would land in the project and be a change of the tree the run
+    verified, and its `--cov-fail-under` would turn a run of the affected tests red for what
+    the change did not do. The tests run the same code either way, without the tracer."""
+    assert ctx.env is not None
+    if not ctx.env.has("pytest_cov") or ctx.process_env().get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return []
+    return ["--no-cov"]
 
 
 async def _pytest(
@@ -56,6 +68,7 @@ async def _pytest(
         f"--junitxml={junit}",
         "-o",
         "junit_family=xunit1",
+        *no_measuring(ctx),
         *(rec.args if rec else []),
         *pytest_args(tests),
     ]
