@@ -351,3 +351,80 @@ def test_a_record_of_a_test_that_failed_cannot_vouch_for_it(calc: Path, tmp_path
     assert newest.ended_early == [newest.tests.index(test_b)]
     selection = _impact(calc, tmp_path).selection
     assert _runs(selection.tests, test_b), selection
+
+
+SKIPPED = """\
+import sys
+
+import pytest
+
+from calc.arith import mul
+
+
+@pytest.mark.skipif(sys.version_info > (3,), reason="not on this Python")
+def test_mul_where_it_runs() -> None:
+    assert mul(2, 3) == 6
+"""
+
+
+def _skipped(calc: Path, tmp_path: Path) -> str:
+    (calc / "tests/test_skipped.py").write_text(SKIPPED, encoding="utf-8")
+    _git(calc, "add", "-A")
+    _git(calc, "commit", "-qm", "a test this Python skips")
+    (deps_store_dir(tmp_path / "state") / "deps.json").unlink()
+    _record(calc, tmp_path / "state")
+    return "tests/test_skipped.py::test_mul_where_it_runs"
+
+
+def test_a_comment_only_edit_needs_no_test_though_one_was_skipped(
+    calc: Path, tmp_path: Path
+) -> None:
+    # toolz's shape: a test skipped on this Python cannot vouch for itself, but when the
+    # tree compiles to the very code the skipping run saw, it skips the same way again.
+    _skipped(calc, tmp_path)
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # the product")
+    _edit(calc, "src/calc/arith.py", "def mul", "# a new first line\ndef mul")
+    selection = _impact(calc, tmp_path).selection
+    assert (selection.full, selection.tests) == (False, []), selection
+
+
+def test_a_skipped_test_still_cannot_vouch_when_code_changed(calc: Path, tmp_path: Path) -> None:
+    test = _skipped(calc, tmp_path)
+    # Code it does not record running (it was skipped) changes: it cannot vouch.
+    _edit(
+        calc, "src/calc/text.py", "def shout", "def unused() -> int:\n    return 1\n\n\ndef shout"
+    )
+    selection = _impact(calc, tmp_path).selection
+    assert _runs(selection.tests, test) or selection.full, selection
+
+
+def test_a_skipped_test_still_cannot_vouch_when_a_data_file_changed(
+    calc: Path, tmp_path: Path
+) -> None:
+    test = _skipped(calc, tmp_path)
+    (calc / "tests/data.txt").write_text("a skip condition may read it\n", encoding="utf-8")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # the product")
+    selection = _impact(calc, tmp_path).selection
+    assert _runs(selection.tests, test) or selection.full, selection
+
+
+def test_a_failed_test_is_run_again_even_after_a_comment_only_edit(
+    calc: Path, tmp_path: Path
+) -> None:
+    # Its failure is still there: a comment does not vouch for a red test.
+    (calc / "tests/test_red.py").write_text(
+        "def test_red() -> None:\n    assert 1 == 2\n", encoding="utf-8"
+    )
+    _git(calc, "add", "-A")
+    _git(calc, "commit", "-qm", "a failing test")
+    (deps_store_dir(tmp_path / "state") / "deps.json").unlink()
+    layout = discover_layout(calc, LadderConfig())
+    rec = Recording(calc, layout, tmp_path / "state", take_snapshot(calc), RunScope())
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
+    env = {**os.environ, **rec.env()}
+    done = subprocess.run(argv, cwd=calc, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    rec.finish(complete=True)
+    _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # the product")
+    selection = _impact(calc, tmp_path).selection
+    assert _runs(selection.tests, "tests/test_red.py::test_red"), selection

@@ -81,6 +81,9 @@ class TestRun:
     """Indices into `tests` of the tests that failed or were skipped in this run: a test may
     stop before code it runs when it passes (or fail on another test's missing side effect,
     run alone), so this record cannot vouch for them."""
+    skipped: list[int] = field(default_factory=list)
+    """Those of `ended_early` that were skipped and never failed: where the tree compiles to
+    the code this run saw, they skip the same way again (select/deps.py)."""
 
     @staticmethod
     def from_json(rid: str, data: dict[str, Any]) -> TestRun:
@@ -97,6 +100,7 @@ class TestRun:
             recorded_at=data.get("recorded_at", ""),
             backend=data.get("backend", ""),
             ended_early=data.get("ended_early", []),
+            skipped=data.get("skipped", []),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -112,6 +116,7 @@ class TestRun:
             "recorded_at": self.recorded_at,
             "backend": self.backend,
             "ended_early": self.ended_early,
+            "skipped": self.skipped,
         }
 
 

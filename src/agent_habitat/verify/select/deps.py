@@ -17,7 +17,11 @@ files whose content differs now:
 * a test that failed or was skipped in the run: its record may say less than it runs
   (pathspec: run alone, a test failed on a class attribute another test sets, before the
   changed code; that record vouched for it and a later verify said green over a real
-  failure), so it cannot vouch.
+  failure), so it cannot vouch. Except a test that was only skipped, when the tree compiles
+  to the very code that run saw (the same HEAD; every file that differs from what it saw is
+  Python whose blocks and skeleton are the same: a comment, blank lines): it skips the same
+  way again, and running it would check nothing (toolz: a test skipped on this Python made
+  every comment-only edit run pytest).
 
 A test keeps records from a few runs (deps_store.py); it is selected when none of them can
 vouch for it (`doubts`), so after a revert the record from before the edit serves again.
@@ -221,12 +225,10 @@ def _narrow_run(
     if since is None:
         out.unusable.append(f"data recorded at {str(run.head)[:12]}, which git does not know")
         return
-    out.extra += _moved_since(layout, tree, run, since, touched)
-    for i in run.ended_early:
-        if i in owned:
-            out.doubts.setdefault(run.id, {}).setdefault(
-                run.tests[i], "failed or was skipped in the run on record (it may have run less)"
-            )
+    moved = _moved_since(layout, tree, run, since, touched)
+    out.extra += moved
+    code_moved = bool(since or moved)
+    # whether the tree may run other code than the run saw
     fallback = out.run_fallback.setdefault(run.id, {})
     side = out.run_side.setdefault(run.id, {})
     for rel in sorted(run.files):
@@ -234,10 +236,12 @@ def _narrow_run(
         if now == run.files[rel] and rel not in touched:
             continue
         if now is None:
+            code_moved = True
             if rel not in touched:
                 out.extra.append(rel)  # gone since the run, not by the change: judged as deleted
             continue
         blocks, why = _file_change(tree, deps, run, rel, rel in touched)
+        code_moved = code_moved or bool(blocks) or why is not None
         if why is not None:
             fallback[rel] = why
             _select_ran(run, owned, rel, None, f" ({why})", out)
@@ -251,6 +255,32 @@ def _narrow_run(
             continue  # the change's own test-side files are judged for every test
         if tree.sha(rel) != run.side.get(rel):
             side.setdefault(rel, f"{rel} changed since the recording")
+            code_moved = True
+    others = (touched | set(run.dirty)) - set(run.files)
+    code_moved = code_moved or not all(_compiles_as_seen(tree, run, rel, touched) for rel in others)
+    for i in run.ended_early:
+        if i in owned and (code_moved or i not in run.skipped):
+            out.doubts.setdefault(run.id, {}).setdefault(
+                run.tests[i], "failed or was skipped in the run on record (it may have run less)"
+            )
+
+
+def _compiles_as_seen(tree: _Tree, run: TestRun, rel: str, touched: set[str]) -> bool:
+    """Whether `rel` (not a file the run loaded) is now the code the run saw: the content it
+    had then (dirty then), else HEAD's, the same or, for Python, with the same blocks."""
+    now, then = tree.sha(rel), run.dirty.get(rel)
+    if then is not None:
+        return now == then or (now is None and then == "-")
+    if rel not in touched:
+        return True  # clean then and now at the same HEAD
+    if now is None or not rel.endswith((".py", ".pyi")):
+        return False
+    head, new = tree.head_blocks(rel), tree.blocks(rel)
+    if head is None:
+        return True
+    if isinstance(head, str) or new is None:
+        return False
+    return changed_blocks(head.to_json(), new) == set()
 
 
 def narrow(

@@ -263,5 +263,10 @@ class Recording:
                 for i, nodeid in enumerate(tests)
                 if merged.tests[nodeid].get("failed") or merged.tests[nodeid].get("skipped")
             ],
+            skipped=[
+                i
+                for i, nodeid in enumerate(tests)
+                if merged.tests[nodeid].get("skipped") and not merged.tests[nodeid].get("failed")
+            ],
         )
         return run, blocks
