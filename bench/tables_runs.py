@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,20 @@ def caption(path: Path, run: dict[str, Any], what: str) -> str:
 
 def runs(pattern: str) -> list[tuple[Path, dict[str, Any]]]:
     return [(p, json.loads(p.read_text("utf-8"))) for p in sorted(DATA.glob(pattern))]
+
+
+def per_run(
+    pattern: str,
+    head: list[str],
+    table: Callable[[Path, dict[str, Any]], tuple[str, list[list[str]]]],
+) -> str:
+    """One captioned table per run file matching `pattern`; `table` gives the caption's
+    middle part (what the run was) and the rows."""
+    out = []
+    for path, run in runs(pattern):
+        what, rows = table(path, run)
+        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
+    return "\n\n".join(out)
 
 
 def _s(value: float | None, digits: int = 2) -> str:
@@ -213,8 +228,8 @@ def user_flow_tables() -> str:
         "ratio p90 / max / over 2×",
         "wall s ours / full / testmon",
     ]
-    out = []
-    for path, run in runs("ladder_harness_user_flow-*.json"):
+
+    def table(path: Path, run: dict[str, Any]) -> tuple[str, list[list[str]]]:
         rows = []
         for p in run["projects"]:
             s = p["summary"]
@@ -231,9 +246,9 @@ def user_flow_tables() -> str:
                     f" / {s['second_on_testmon_median_s']:.2f}",
                 ]
             )
-        what = f"seed {run['seed']}, {run['mutations_per_project']} mutations per project"
-        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
-    return "\n\n".join(out)
+        return f"seed {run['seed']}, {run['mutations_per_project']} mutations per project", rows
+
+    return per_run("ladder_harness_user_flow-*.json", head, table)
 
 
 def checker_tables() -> str:
@@ -245,8 +260,8 @@ def checker_tables() -> str:
         "warm",
         "same findings as the CLI",
     ]
-    out = []
-    for path, run in runs("ladder_harness_checkers-*.json"):
+
+    def table(path: Path, run: dict[str, Any]) -> tuple[str, list[list[str]]]:
         rows = []
         for r in run["results"]:
             rounds = r["rounds"]
@@ -262,9 +277,9 @@ def checker_tables() -> str:
                     f"{sum(1 for x in rounds if x.get('identical'))}/{len(rounds)}",
                 ]
             )
-        what = f"{max(len(r['rounds']) for r in run['results'])} rounds"
-        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
-    return "\n\n".join(out)
+        return f"{max(len(r['rounds']) for r in run['results'])} rounds", rows
+
+    return per_run("ladder_harness_checkers-*.json", head, table)
 
 
 def over_2x_table() -> str:
@@ -305,12 +320,14 @@ def oneshot_tables() -> str:
         "verdicts differ",
         "after ≤ full + 1 s",
     ]
-    out = []
-    for path, run in runs("ladder_oneshot-*.json"):
-        what = f"seed {run['seed']}, baseline `{run['baseline']}`, from the second edit"
-        rows = [summary(p) for p in run["projects"]]
-        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
-    return "\n\n".join(out)
+    return per_run(
+        "ladder_oneshot-*.json",
+        head,
+        lambda path, run: (
+            f"seed {run['seed']}, baseline `{run['baseline']}`, from the second edit",
+            [summary(p) for p in run["projects"]],
+        ),
+    )
 
 
 def comment_host_tables() -> str:
@@ -328,11 +345,14 @@ def comment_host_tables() -> str:
         "≤ 300 ms",
         "states",
     ]
-    out = []
-    for path, run in runs("ladder_comment_host-*.json"):
-        table = [row for p in run["projects"] for row in rows(p)]
-        out.append("\n".join([caption(path, run, "interleaved per sample"), "", *md(head, table)]))
-    return "\n\n".join(out)
+    return per_run(
+        "ladder_comment_host-*.json",
+        head,
+        lambda path, run: (
+            "interleaved per sample",
+            [row for p in run["projects"] for row in rows(p)],
+        ),
+    )
 
 
 def node_tools_table() -> str:
