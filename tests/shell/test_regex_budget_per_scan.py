@@ -98,16 +98,24 @@ class _Starved:
         return text
 
 
+def _starved_grep(
+    monkeypatch: pytest.MonkeyPatch, *, then_found: bool
+) -> tuple[output.ClientPattern, _Starved]:
+    """`grep="^f"` over an engine that is starved of CPU, on a clock that never moves."""
+    clock = _Clock()
+    monkeypatch.setattr(output, "_now", lambda: clock.now)
+    pattern = output.ClientPattern("^f", "grep")
+    engine = _Starved(then_found)
+    pattern._compiled = engine  # type: ignore[assignment]
+    return pattern, engine
+
+
 def test_a_search_that_waited_for_a_core_is_not_called_hopeless(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # At a load of 30, `'^f'` on two characters was refused as "took over 1 s": the budget
     # counted the wall, and the thread had waited for a core. It counts the thread's CPU now.
-    clock = _Clock()
-    monkeypatch.setattr(output, "_now", lambda: clock.now)
-    pattern = output.ClientPattern("^f", "grep")
-    engine = _Starved(then_found=True)
-    pattern._compiled = engine  # type: ignore[assignment]
+    pattern, engine = _starved_grep(monkeypatch, then_found=True)
     assert pattern.search("fx") == "fx"  # type: ignore[comparison-overlap]
     assert engine.timeouts[1] == 2 * engine.timeouts[0]  # the wall doubled, the CPU kept
 
@@ -115,11 +123,7 @@ def test_a_search_that_waited_for_a_core_is_not_called_hopeless(
 def test_a_search_that_never_gets_a_core_is_still_stopped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    clock = _Clock()
-    monkeypatch.setattr(output, "_now", lambda: clock.now)
-    pattern = output.ClientPattern("^f", "grep")
-    engine = _Starved(then_found=False)
-    pattern._compiled = engine  # type: ignore[assignment]
+    pattern, engine = _starved_grep(monkeypatch, then_found=False)
     with pytest.raises(UsageError, match=r"argument `grep`"):
         pattern.search("fx")
     assert len(engine.timeouts) == 1 + output._RETRIES
