@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 
 from ...baseline import BaseResult, fingerprint
-from ...command import Outcome
+from ...command import Outcome, answered
 from ...head import HeadTree
 from ...models import RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
@@ -187,20 +187,13 @@ async def _eslint_warm(
     answer = await lint_warm(ctx, project, folder, eslint, {"files": paths}, notes)
     if answer is None:
         return None
-    text = str(answer["report"])
-    spool = ctx.spool(RUNG, ".warm.json")
-    data = text.encode("utf-8")
-    await anyio.Path(spool).write_bytes(data)
-    cap = ctx.config.output_cap_bytes
-    return Outcome(
-        argv=["node", str(SCRIPT), *paths],
-        exit_code=1 if int(answer.get("errors", 0)) else 0,
-        signal=None,
-        duration_s=time.monotonic() - started,
-        text=text,
-        tail=data[-cap:].decode("utf-8", "replace"),
-        truncated=len(data) > cap,
-        spool=spool,
+    return await answered(
+        ["node", str(SCRIPT), *paths],
+        1 if int(answer.get("errors", 0)) else 0,
+        str(answer["report"]),
+        ctx.spool(RUNG, ".warm.json"),
+        started,
+        ctx.config.output_cap_bytes,
     )
 
 
