@@ -3,7 +3,9 @@
 #   service     Shell: run, rerun, kill, close, input (+ the read-only verbs of views)
 #   tabs        Tabs — the tabs, their runs and where a command starts (views and scene take it)
 #   spool_keeping SpoolKeeping — which runs get a spool keeper, and when it starts
-#   prestarts   Prestarts — each tab's next wrapper, started as its last run ended
+#   prestarts   Prestarts — each tab's next wrappers, started once its last run answered
+#   lull        Lull — what a run's end leaves to do waits until no run is being answered
+#   follow      Follower — a run from its start to its answer (a quick one needs no keeper)
 #   supervisor  RunSupervisor — how runs end: adoption, watching, killing, recording the end
 #   waiting     a foreground run's limit and progress; the wait verb (match, exit, timeout)
 #   views       run results, history, last, which, wait (over Tabs)

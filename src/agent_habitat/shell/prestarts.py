@@ -1,5 +1,6 @@
-"""Prestarts: each tab's next wrappers (two), started as its last run began, so that the next
-run starts with one write instead of a fork, an exec and a cgroup move.
+"""Prestarts: each tab's next wrappers (two), started in the lull after its last run's answer
+(`lull`; as a run begins when none waits), so that the next run starts with one write
+instead of a fork, an exec and a cgroup move.
 
 Every run still gets a process of its own, in a session and a cgroup of its own (DESIGN
 §2): a prestarted wrapper is that process, started early and told its run folder later
@@ -33,8 +34,8 @@ __all__ = ["Prestarts", "Ready"]
 
 logger = logging.getLogger(__name__)
 
-# How long a run waits for its tab's prestart still under way (it began as the last run
-# began, so it is mostly done) before it starts cold instead.
+# How long a run waits for its tab's prestart still under way (mostly done: it began after
+# the last answer, or as the last run began) before it starts cold instead.
 _PENDING_BOUND = 1.0
 # Ready wrappers kept per tab: a call right behind the last answer takes the second while
 # the next one is still being started (a cgroup move waits milliseconds on a busy machine).

@@ -28,13 +28,14 @@ from ..errors import HabitatError, NotFoundError, UsageError
 from ..events import EventBus
 from ..proc import parse_signal
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
-from ..proc.spool import Spool
 from ..proc.spool_hole import prepare
 from ..secrets import remember_typed, shown_command
 from ..store import Database
 from ..workspace import Workspace
 from . import views
 from .environment import command_env
+from .follow import Follower
+from .lull import Lull
 from .models import (
     CloseArgs,
     CloseResult,
@@ -63,7 +64,7 @@ from .shells import ShellInfo, resolve_shell
 from .spool_keeping import SpoolKeeping
 from .supervisor import RunSupervisor
 from .tabs import Tabs
-from .waiting import Progress, wait_with_progress
+from .waiting import Progress
 from .wrapper import joins_group, wrapper_argv
 
 __all__ = ["Shell"]
@@ -100,6 +101,7 @@ class Shell:
         self.spawner: Spawner = spawner or ProcSpawner()
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.store = RunStore(db, self.clock)
+        self._lull = Lull(task_group)
         self.runs = RunSupervisor(
             self.store,
             bus,
@@ -108,12 +110,14 @@ class Shell:
             task_group,
             config.kill_grace_seconds,
             config.long_run_nice,
+            self._lull,
         )
         self.tabs = Tabs(self.store, self.runs, config, self.spawner, self.clock, project_root)
         self._keeping = keeping(self.store, config, self.spawner, task_group)
         self.prestarts = Prestarts(self.spawner, task_group, workspace.spool_dir, prestart)
-        """Each tab's next wrapper, started as its last run ended."""
+        """Each tab's next wrappers, started once its last run has answered."""
         self._tg = task_group
+        self._follower = Follower(self.tabs, self.runs, self._keeping, self.clock, task_group)
         self._scene = SharedBuild(task_group, SceneBuilder(self.tabs).build)
 
     def _adopt_all(self) -> None:
@@ -191,6 +195,15 @@ class Shell:
         """Run a command in a tab: foreground (default), background, or yield after a while."""
         if not args.command.strip():
             raise UsageError("command is empty; pass the shell command line to run")
+        with self._lull.answer():
+            result = await self._run_answered(args, progress)
+        if self.prestarts.enabled:
+            # The tab's next wrappers start once nothing is being answered, for the tab as it
+            # stands then (the run may have moved it: cd, export).
+            self._lull.later(lambda: self._prepare_next(args.tab))
+        return result
+
+    async def _run_answered(self, args: RunArgs, progress: Progress | None) -> RunResult:
         remember_typed(args.command, args.env)
         tab = self.store.tab(args.tab)
         shell = resolve_shell(args.shell or (tab.shell if tab else None))
@@ -202,14 +215,10 @@ class Shell:
         if not args.interactive and not self._keeping.pumps(self.workspace.spool_dir):
             ready = await self.prestarts.take(args.tab, shell, cwd, env)
         try:
-            result = await self._run(args, shell, cwd, env, ready, progress)
+            return await self._run(args, shell, cwd, env, ready, progress)
         finally:
             if ready is not None:
                 self.prestarts.release(ready)  # unless the run took it
-        if result.state != "running" and self.prestarts.enabled:
-            # The one prestarted as it began fits, unless the run moved its tab (cd, export)
-            self._tg.start_soon(self._prepare_next, args.tab)
-        return result
 
     async def _prepare_next(self, tab_name: str) -> None:
         """Prestart the wrapper of the tab's next run, as the tab stands now (unless the one
@@ -271,6 +280,8 @@ class Shell:
             self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
         self.runs.started(run, process, args.env)
+        if not self._follower.waits_quick(args.background, progress):
+            self._follower.going(run, process)
         if opened.opened_tab:
             self.bus.publish(
                 "shell.tab.opened", tab=args.tab, data={"shell": shell.kind, "cwd": cwd}
@@ -286,11 +297,11 @@ class Shell:
                 "background": args.background,
             },
         )
-        if self.prestarts.enabled:
-            # The next run's wrapper starts while this one runs, for the tab as it stands:
-            # a call right behind this answer finds it ready instead of waiting for it.
+        if self.prestarts.enabled and self.prestarts.pid(args.tab) is None:
+            # None waits for the next run: one starts while this one runs, so that a call
+            # right behind this answer (calls back to back, no lull) finds it ready.
             self._tg.start_soon(self._prepare_next, args.tab)
-        return await self._follow(
+        return await self._follower.follow(
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
 
@@ -308,7 +319,6 @@ class Shell:
             raise _start_error(exc, run, f"the run in {run.run_dir}") from exc
         os.close(ready.started.go)
         ready.started.go = -1  # the run's now: `release` leaves it be
-        self._keeping.keep(run)
         return ready.started.process
 
     async def _start(
@@ -337,47 +347,9 @@ class Shell:
         finally:
             if holder is not None:
                 os.close(holder)  # the command holds its own descriptor now
-        if holder is None:
-            self._keeping.keep(run)
-        else:
+        if holder is not None:
             self.runs.pumped.add(run.id)
         return process
-
-    async def _follow(
-        self,
-        run: RunRow,
-        process: ProcessHandle,
-        background: bool,
-        time_limit: float | None,
-        yield_after: float | None,
-        progress: Progress | None,
-    ) -> RunResult:
-        if background:
-            await self.runs.identify(run, process)
-            self.runs.watch(run, process)
-            return views.run_result(self.tabs, run)
-        if not process.record.create_time:
-            # A quick command ends before it needs an identity; a long one gets it soon after.
-            self._tg.start_soon(self.runs.identify_later, run, process)
-        limit = yield_after if yield_after is not None else time_limit
-        if yield_after is not None and time_limit is not None:
-            limit = min(yield_after, time_limit)
-        try:
-            exited, returncode = await wait_with_progress(
-                process, Spool(run.files.output), limit, progress, self.clock
-            )
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                await self.runs.kill(run, "cancelled")
-            raise
-        if exited:
-            return views.run_result(self.tabs, await self.runs.ended(run, returncode))
-        if yield_after is not None and (time_limit is None or yield_after < time_limit):
-            await self.runs.identify(run, process)
-            self.runs.watch(run, process)
-            return views.run_result(self.tabs, run)
-        await self.runs.kill(run, "timed_out")
-        return views.run_result(self.tabs, self.store.get(run.id) or run)
 
     async def rerun(self, args: RerunArgs, progress: Progress | None = None) -> RunResult:
         """Run a history entry again (default the last) in the tab's current cwd."""

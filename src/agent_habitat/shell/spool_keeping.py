@@ -118,12 +118,23 @@ class SpoolKeeping:
                 if self._still_writing(run):
                     await self._launch(run)
 
+    def settled(self, run: RunRow) -> None:
+        """`keep` for a run whose end was recorded before its keeper's moment (it got no
+        `keep`): a keeper starts at once only if something of it may still write its spool."""
+        if self._enabled and self._written_on(run):
+            self.keep(run, at_once=True)
+
     def _still_writing(self, run: RunRow) -> bool:
         """Whether anything of `run` may still write its spool (or it is over budget)."""
         row = self._store.get(run.id)
         if row is None:
             return False  # the tab was closed and its folder removed
-        if row.state == "running" or leftovers.read(run.run_dir):
+        return row.state == "running" or self._written_on(run)
+
+    def _written_on(self, run: RunRow) -> bool:
+        """Whether what an ended `run` left running may write its spool, or it is over
+        half its budget."""
+        if leftovers.read(run.run_dir):
             return True
         return Spool(run.files.output).size() > self._config.spool_run_budget_bytes // 2
 

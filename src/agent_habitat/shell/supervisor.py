@@ -24,6 +24,7 @@ from . import leftovers
 from .environment import carried_env
 from .leftovers import Leftover
 from .long_runs import LongRuns
+from .lull import Lull
 from .models import RunState
 from .run_store import RunRow, RunStore
 from .wrapper import RunFiles
@@ -39,10 +40,6 @@ _SPAWN_GRACE_SECONDS = 5.0
 _PID_LOOK_SECONDS = 0.02
 # How many running runs' predecessors `_previous` keeps (it forgets them all past this).
 _BEFORE_KEPT = 256
-# What a run's end leaves to do that nothing reads before its answer (its empty cgroup's
-# removal, its environment dump's rewrite) starts this long after the end: the answer goes
-# out in a few turns of the event loop, which a worker thread woken meanwhile would slow.
-_AFTER_ANSWER_SECONDS = 0.002
 # Empty cgroups of ended runs are removed this many at a time, in one worker thread (a
 # removal waits while any process on the machine moves between cgroups), and at close.
 _GROUPS_PER_RELEASE = 16
@@ -70,6 +67,7 @@ class RunSupervisor:
         task_group: TaskGroup,
         kill_grace_seconds: float,
         long_run_nice: int = 0,
+        lull: Lull | None = None,
     ) -> None:
         self.store = store
         self.bus = bus
@@ -78,6 +76,9 @@ class RunSupervisor:
         self._tg = task_group
         self._grace = kill_grace_seconds
         self._long_runs = LongRuns(spawner, task_group, long_run_nice)
+        self._lull = lull or Lull(task_group)
+        """What a run's end leaves to do that nothing reads before its answer (its empty
+        cgroup's removal, its environment dump's rewrite) waits for it."""
         self._live: dict[int, ProcessHandle] = {}
         # Runs whose row exists and whose process this habitat is starting (between the two
         # a keeper may start first): `input` waits for them instead of calling them gone.
@@ -121,11 +122,15 @@ class RunSupervisor:
     def started(
         self, run: RunRow, process: ProcessHandle, extra_env: dict[str, str] | None
     ) -> None:
-        """Take charge of a run just spawned (`extra_env` is not carried to the next run)."""
+        """Take charge of a run just spawned (`extra_env` is not carried to the next run).
+        Its lowering, if it runs long, is asked for apart (`lower_later`)."""
         self._live[run.id] = process
         self._extra_env[run.id] = extra_env
         self.not_started(run.id)  # started: whoever waited for it finds it now
-        self._long_runs.started(process.record, lambda: self._live.get(run.id) is process)
+
+    def lower_later(self, run: RunRow, process: ProcessHandle, after: float) -> None:
+        """Lower the run to the long-run nice if it still runs here `after` seconds from now."""
+        self._long_runs.started(process.record, lambda: self._live.get(run.id) is process, after)
 
     def watch(self, run: RunRow, process: ProcessHandle) -> None:
         """Record the run's end when it comes, with nobody waiting for it."""
@@ -151,8 +156,8 @@ class RunSupervisor:
             ended = self.finish(run, returncode, left=[])  # its cgroup is empty: no scan
             self._emptied.append(run.record)
             if len(self._emptied) >= _GROUPS_PER_RELEASE:
-                self._tg.start_soon(self._release_groups, self._emptied)
-                self._emptied = []
+                emptied, self._emptied = self._emptied, []
+                self._lull.later(lambda: self._release_groups(emptied))
             return ended
         left = await anyio.to_thread.run_sync(self._left_behind, run)
         return self.finish(run, returncode, left=left)
@@ -320,7 +325,7 @@ class RunSupervisor:
         # The environment dump's rewrite as a delta waits until the answer has gone.
         recorded = files.read_state(rewrite=False)
         if recorded is not None and recorded.whole_dump:
-            self._tg.start_soon(self._forget_dump, files)
+            self._lull.later(lambda: self._forget_dump(files))
         if recorded is None and run.id not in self._killing and self._orphans_live(run, returncode):
             return self.store.get(run.id) or run
         exit_code = recorded.exit_code if recorded else None
@@ -389,14 +394,10 @@ class RunSupervisor:
         return final
 
     async def _forget_dump(self, files: RunFiles) -> None:
-        with anyio.CancelScope(shield=True):  # a closing habitat leaves no dump behind
-            await anyio.sleep(_AFTER_ANSWER_SECONDS)
-            files.forget_dump()  # a file made, renamed and one removed: on the loop
+        files.forget_dump()  # a file made, renamed and one removed: on the loop
 
     async def _release_groups(self, records: list[ProcessRecord]) -> None:
-        with anyio.CancelScope(shield=True):  # else they wait for the next habitat's sweep
-            await anyio.sleep(_AFTER_ANSWER_SECONDS)
-            await anyio.to_thread.run_sync(_release, self.spawner, records)
+        await anyio.to_thread.run_sync(_release, self.spawner, records)
 
     def release_groups(self) -> None:
         """Remove the empty cgroups of the runs that ended alone (the shell is closing)."""

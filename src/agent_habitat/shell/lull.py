@@ -1,0 +1,87 @@
+"""Lull: the moment no run is being answered, when what a run's end leaves to do is done.
+
+A run's end leaves work nothing reads before its answer: the tab's next prestarted wrapper
+(a fork, an exec and a cgroup move in a worker thread), the rewrite of its environment dump,
+the removal of empty cgroups. Done while a run is being answered, it takes the core or the
+GIL from that answer: a worker thread in `subprocess.Popen` holds the GIL until its child
+has exec'd (Python 3.11's vfork), which on a loaded machine is milliseconds the event loop
+cannot run. An agent leaves seconds between its calls; the work waits for them, in one task
+for all of it (a task and a timer each cost the loop a turn). Calls back to back without a
+lull still get it done: it waits at most `_BOUND`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+
+import anyio
+from anyio.abc import TaskGroup
+
+__all__ = ["Lull"]
+
+logger = logging.getLogger(__name__)
+
+# The answer goes out in a few turns of the event loop after the run's service call returns.
+_AFTER_ANSWER_SECONDS = 0.002
+# The longest the work waits for a lull (calls back to back without one).
+_BOUND = 1.0
+
+Job = Callable[[], Awaitable[None]]
+
+
+class Lull:
+    """Counts the runs being answered, and does the jobs left for a lull (`later`)."""
+
+    def __init__(self, task_group: TaskGroup) -> None:
+        self._tg = task_group
+        self._answering = 0
+        self._quiet = anyio.Event()
+        self._quiet.set()
+        self._jobs: list[Job] = []
+        self._draining = False
+
+    @contextmanager
+    def answer(self) -> Iterator[None]:
+        """Around a run's service call, from its request to its result."""
+        if self._answering == 0:
+            self._quiet = anyio.Event()
+        self._answering += 1
+        try:
+            yield
+        finally:
+            self._answering -= 1
+            if self._answering == 0:
+                self._quiet.set()
+
+    def later(self, job: Job) -> None:
+        """Run `job` in the next lull, after the jobs before it. Jobs run even while the
+        shell closes (shielded): a closing shell leaves no dump and no empty group behind."""
+        self._jobs.append(job)
+        if not self._draining:
+            self._draining = True
+            self._tg.start_soon(self._drain)
+
+    async def wait(self) -> None:
+        """Until no run has been answered for `_AFTER_ANSWER_SECONDS` (at most `_BOUND`)."""
+        with anyio.move_on_after(_BOUND):
+            while True:
+                await self._quiet.wait()
+                await anyio.sleep(_AFTER_ANSWER_SECONDS)
+                if self._answering == 0:
+                    return
+
+    async def _drain(self) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                while self._jobs:
+                    await self.wait()
+                    jobs, self._jobs = self._jobs, []
+                    for job in jobs:
+                        try:
+                            await job()
+                        except Exception:  # boundary: one job's failure must not drop the rest
+                            logger.exception("a job left for a lull failed")
+            finally:
+                self._draining = False
