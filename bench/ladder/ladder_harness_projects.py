@@ -169,6 +169,16 @@ PROJECTS: dict[str, Project] = {
             ("src/semver",),
             sha256="afc7d8c584a5ed0a11033af086e8af226a9c0b206f313e0301f8dd7b6b589602",
         ),
+        Project(
+            "isodate",
+            "0.7.2",
+            ("pytest",),
+            "ISO 8601 dates, times and durations: a package root that imports every module, "
+            "module-level regex caches filled on first use, a Duration class with operators; "
+            "pytest with warnings as errors",
+            ("src/isodate",),
+            sha256="4cd1aa0f43ca76f4a6c6c0292a85f40b35ec2e43e315b59f06e6d32171a953e6",
+        ),
     )
 }
 

@@ -142,6 +142,35 @@ def test_a_type_error_after_a_cached_one_shot_verify_is_red(
 
 
 @pytest.mark.e2e
+def test_a_one_shot_verify_that_selects_no_test_starts_no_pytest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A warm pytest costs an interpreter and pytest's imports, on the cores the lint and the
+    # type check need: none when test.scoped has nothing to run (a module nothing imports).
+    calc = build_sample(tmp_path / "calc")
+    (calc / "src/calc/extra.py").write_text("X = 1\n", encoding="utf-8")
+    started: list[Path] = []
+    real_start = WarmPytest.start
+
+    async def spy(self: WarmPytest, *args: object, **kwargs: object) -> str | None:
+        started.append(self.dir)
+        return await real_start(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(WarmPytest, "start", spy)
+    argv = ["verify", "--project", str(calc), "--no-host", "--json"]
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    scoped = next(r for r in out["rungs"] if r["rung"] == "test.scoped")
+    assert (code, scoped["state"]) == (0, "skipped"), out
+    assert started == []
+    break_sample(calc, "test")  # a test to run: the prestart is still there
+    code = main(argv)
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1, out
+    assert len(started) == 1
+
+
+@pytest.mark.e2e
 def test_a_one_shot_verify_forks_its_tests_from_a_prestarted_pytest_and_leaves_none(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

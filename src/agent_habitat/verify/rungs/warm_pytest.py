@@ -230,17 +230,23 @@ async def for_rung(ctx: RungContext) -> tuple[WarmPytest | None, str | None]:
 
 def worth_prestarting(ctx: RungContext) -> WarmPytest | None:
     """The warm pytest a one-shot climb should start beside its first rungs, or None: a test
-    rung is to come and the workspace's shared one (a host's) cannot serve it. It is the
-    climb's own, in a folder of this process's: a second one-shot of the workspace, or a
-    host, never stops it, nor it theirs."""
+    rung is to come with tests to run (not a `test.scoped` whose selection is empty: the
+    start would take the cores the lint and the type check need, for nothing) and the
+    workspace's shared one (a host's) cannot serve it. It is the climb's own, in a folder
+    of this process's: a second one-shot of the workspace, or a host, never stops it, nor
+    it theirs."""
     env = ctx.env
+    selection = ctx.selection
+    tests_to_run = "test.full" in ctx.rungs or (
+        "test.scoped" in ctx.rungs and (selection.full or bool(selection.tests))
+    )
     if (
         ctx.keeps_warm
         or env is None
         or not env.has("pytest")
         or not ctx.config.warm_pytest
         or ctx.policy == "ci_parity"
-        or not any(rung in ctx.rungs for rung in ("test.scoped", "test.full"))
+        or not tests_to_run
         or WarmPytest(ctx.workspace).usable(env, ctx.root)
     ):
         return None
