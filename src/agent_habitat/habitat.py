@@ -21,10 +21,7 @@ import anyio.abc
 
 from .config import ShellConfig, load_shell_config
 from .events import EventBus, InMemoryEventBus
-from .files import FileEditor
 from .project import Project, existing_dir
-from .project_scene import EpochGlance
-from .shell import Shell
 from .store import Database, SqliteJournal
 from .trust import ProjectTrust
 from .verify.runner.accounting import TimeAccounting
@@ -35,10 +32,13 @@ from .workspace import Workspace
 
 if TYPE_CHECKING:
     from .clock import Clock
+    from .files import FileEditor
     from .proc.spawner import Spawner
+    from .project_scene import EpochGlance
+    from .shell import Shell
     from .verify import VerifyRunner
 
-__all__ = ["CALLER_SESSION", "Habitat"]
+__all__ = ["CALLER_SESSION", "Habitat", "VerifyRecord"]
 
 CALLER_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "CALLER_SESSION", default=None
@@ -114,20 +114,18 @@ class Habitat:
         `clock` are the shell's (real processes and the system's clock by default;
         `agent_habitat.testing.open_fake_habitat` passes fakes).
         """
-        start_root = existing_dir(project) if project is not None else None
-        config = config or load_shell_config(start_root or workspace.root)
-        workspace.ensure()
+        # The shell and the edit verbs load here, not with this module: a one-shot verify
+        # (`VerifyRecord.open`) builds neither.
+        from .files import FileEditor
+        from .shell import Shell
+
         async with AsyncExitStack() as stack:
-            stack.push_async_callback(_release_warm, workspace)
-            db = Database(workspace.db_path)
-            stack.callback(db.close)
-            journal = SqliteJournal(db, config.journal_limit)
-            bus = InMemoryEventBus(workspace.label, journal)
-            opened = Project.at_start(bus, project, workspace.root)
+            core = _Core.build(stack, workspace, project, config)
+            db, bus, opened, verifier = core.db, core.bus, core.project, core.verifier
             shell = await stack.enter_async_context(
                 Shell.open(
                     workspace,
-                    config,
+                    core.config,
                     db=db,
                     bus=bus,
                     project_root=opened.root,
@@ -141,17 +139,6 @@ class Habitat:
                 shell.set_project_root(root)
 
             opened.on_change(follow)
-            records = EpochRecords(db)
-            accounting = TimeAccounting(load_runner_config(opened.root).idle_seconds)
-            trust = ProjectTrust(bus)
-            verifier = VerifySlot(
-                bus=bus,
-                project=opened,
-                workspace=workspace,
-                records=records,
-                accounting=accounting,
-                trust=trust,
-            )
             files = FileEditor(lambda: opened.root, bus)
             if runner:
                 tg = await stack.enter_async_context(_background())
@@ -165,18 +152,95 @@ class Habitat:
                 files.on_change = stale_at_once
             yield cls(
                 workspace=workspace,
-                config=config,
+                config=core.config,
                 db=db,
-                journal=journal,
+                journal=core.journal,
                 bus=bus,
                 project=opened,
                 shell=shell,
                 files=files,
-                records=records,
-                accounting=accounting,
+                records=core.records,
+                accounting=core.accounting,
                 verifier=verifier,
-                trust=trust,
+                trust=core.trust,
             )
+
+
+@dataclass(eq=False, kw_only=True)
+class _Core:
+    """What every habitat process builds over a workspace's state, the shell aside."""
+
+    config: ShellConfig
+    db: Database
+    journal: SqliteJournal
+    bus: EventBus
+    project: Project
+    records: EpochRecords
+    accounting: TimeAccounting
+    trust: ProjectTrust
+    verifier: VerifySlot
+
+    @classmethod
+    def build(
+        cls,
+        stack: AsyncExitStack,
+        workspace: Workspace,
+        project: Path | None,
+        config: ShellConfig | None,
+    ) -> _Core:
+        start_root = existing_dir(project) if project is not None else None
+        config = config or load_shell_config(start_root or workspace.root)
+        workspace.ensure()
+        stack.push_async_callback(_release_warm, workspace)
+        db = Database(workspace.db_path)
+        stack.callback(db.close)
+        journal = SqliteJournal(db, config.journal_limit)
+        bus = InMemoryEventBus(workspace.label, journal)
+        opened = Project.at_start(bus, project, workspace.root)
+        records = EpochRecords(db)
+        accounting = TimeAccounting(load_runner_config(opened.root).idle_seconds)
+        trust = ProjectTrust(bus)
+        verifier = VerifySlot(
+            bus=bus,
+            project=opened,
+            workspace=workspace,
+            records=records,
+            accounting=accounting,
+            trust=trust,
+        )
+        return cls(
+            config=config,
+            db=db,
+            journal=journal,
+            bus=bus,
+            project=opened,
+            records=records,
+            accounting=accounting,
+            trust=trust,
+            verifier=verifier,
+        )
+
+
+@dataclass(eq=False, kw_only=True)
+class VerifyRecord:
+    """A one-shot verify's habitat: the workspace's state, bus, project, trust and its record
+    of verify, without the shell (no tab, run or wrapper: a verify starts none, and loading
+    the shell cost a one-shot about 50 ms of CPU before its first rung)."""
+
+    bus: EventBus
+    project: Project
+    trust: ProjectTrust
+    verifier: VerifySlot
+
+    @classmethod
+    @asynccontextmanager
+    async def open(
+        cls, workspace: Workspace, *, project: Path | None = None
+    ) -> AsyncIterator[VerifyRecord]:
+        """As `Habitat.open(workspace, project=project, runner=False)`, less the shell."""
+        async with AsyncExitStack() as stack:
+            core = _Core.build(stack, workspace, project, None)
+            yield cls(bus=core.bus, project=core.project, trust=core.trust, verifier=core.verifier)
 
 
 async def _release_warm(workspace: Workspace) -> None:

@@ -9,18 +9,23 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..habitat import Habitat
+from ..habitat import VerifyRecord
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
 from ..verify.timing import timing_of
-from .common import build_args, open_habitat, project_root, run_command
+from ..workspace import Workspace
+from .common import build_args, project_root, run_command
 from .verdict_text import render_verdict
 from .verify_exit import EXIT_CODES
+
+if TYPE_CHECKING:
+    from ..habitat import Habitat
 
 __all__ = ["verify_here"]
 
 
-async def on_project(habitat: Habitat, root: Path) -> None:
+async def on_project(habitat: Habitat | VerifyRecord, root: Path) -> None:
     # Outside a git work tree nothing opens a project at start; the CLI's folder is it.
     if habitat.project.root is None:
         await habitat.project.open(root, source="cwd")
@@ -39,7 +44,12 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
             files=args.files,
             filter=args.filter,
         )
-        async with open_habitat(args) as habitat:
+        # Its own state, bus, project and record of verify, without the shell: a verify
+        # starts no tab or run (`open_habitat` builds the shell too).
+        opened = VerifyRecord.open(
+            Workspace.for_project(root), project=root if args.project is not None else None
+        )
+        async with opened as habitat:
             await on_project(habitat, root)
             # The user asked for a verify: that is trusting the project's code to run.
             await habitat.trust.grant(root, "verify")
