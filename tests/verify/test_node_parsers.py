@@ -14,6 +14,7 @@ from agent_habitat.verify.toolchains.node.parsers import (
     parse_tsc,
     suite_counts,
 )
+from agent_habitat.verify.toolchains.node.tap import parse_tap
 
 DATA = Path(__file__).parent / "node_data"
 
@@ -133,3 +134,25 @@ def test_fail_lines_of_a_test_script_with_colours() -> None:
         ("test/defu.test.ts", "test/defu.test.ts > defu > should copy"),
         ("src/index.test.ts", "src/index.test.ts"),
     ]
+
+
+def test_tap_not_ok_lines_are_findings_at_their_frame_with_what_differed() -> None:
+    # tape 5.9's report of three failed assertions in qs 6.13's test suite.
+    found = parse_tap(_text("tape.txt"), Path("/tmp/cap"), "tape")
+    assert [(d.file, d.line, d.code) for d in found] == [
+        ("test/stringify.js", 1017, "not ok"),
+        ("test/stringify.js", 1018, "not ok"),
+        ("test/stringify.js", 1019, "not ok"),
+    ]
+    assert found[0].message == (
+        "RFC 1738 serialization: should be strictly equal: expected 'a=b+c', actual 'a=b-c'"
+    )
+
+
+def test_tap_todo_and_skip_are_not_failures_and_a_frame_outside_is_not_a_place() -> None:
+    text = (
+        "# parses\nnot ok 1 later # TODO\nnot ok 2 not here # SKIP\n"
+        "not ok 3 - broken\n  ---\n    at: /elsewhere/x.js:3:1\n  ...\n"
+    )
+    found = parse_tap(text, Path("/tmp/cap"), "tap")
+    assert [(d.file, d.line, d.message) for d in found] == [(None, None, "parses: broken")]

@@ -201,6 +201,59 @@ async def test_jest_find_related_tests_and_the_test_script_for_the_full_suite(
     assert [d.file for d in full.diagnostics] == ["src/add.test.js"]
 
 
+_TAP_HARNESS = """\
+import { add } from '../src/add.mjs';
+console.log('TAP version 13');
+console.log('# adds');
+const got = add(1, 2);
+if (got !== 3) {
+  const at = new Error().stack.split('\\n')[1].trim().replace(/^at /, '');
+  console.log('not ok 1 should be equal');
+  console.log(`  ---\\n    expected: 3\\n    actual: ${got}\\n    at: ${at}\\n  ...`);
+  process.exitCode = 1;
+} else {
+  console.log('ok 1 should be equal');
+}
+"""
+
+
+async def test_a_runner_without_an_affected_test_mode_runs_the_test_script_never_green_unrun(
+    tmp_path: Path,
+) -> None:
+    # qs 6.13 (tape): its scoped rung was `skipped` and the ladder green over a failing test.
+    root = _project(
+        tmp_path,
+        {"src/add.mjs": _ADD, "test/run.mjs": _TAP_HARNESS},
+        scripts={"test": "node test/run.mjs"},
+    )
+    write(root, "src/add.mjs", _ADD.replace("a + b", "a * b"))
+    red = await _climb(root, "test.scoped")
+    assert (red.state, red.tool) == ("red", "npm test"), red
+    line = (
+        _TAP_HARNESS.splitlines().index(
+            next(ln for ln in _TAP_HARNESS.splitlines() if "new Error" in ln)
+        )
+        + 1
+    )
+    assert [(d.file, d.line) for d in red.diagnostics] == [("test/run.mjs", line)]
+    assert red.diagnostics[0].message == "adds: should be equal: expected 3, actual 2"
+    assert any("its whole test script ran" in n for n in red.notes), red.notes
+    write(root, "src/add.mjs", _ADD.replace("a + b", "b + a"))
+    green = await _climb(root, "test.scoped")
+    assert (green.state, green.diagnostics) == ("green", []), green
+
+
+async def test_a_workspace_with_no_test_runner_and_no_test_script_says_there_is_nothing_to_run(
+    tmp_path: Path,
+) -> None:
+    root = _project(tmp_path, {"src/add.mjs": _ADD})
+    write(root, "src/add.mjs", _ADD.replace("a + b", "a * b"))
+    result = await _climb(root, "test.scoped")
+    assert result.state == "skipped", result
+    assert result.reason is not None
+    assert "no test script" in result.reason
+
+
 async def test_node_test_runner_on_the_importing_test_files_and_a_death_is_died(
     tmp_path: Path,
 ) -> None:

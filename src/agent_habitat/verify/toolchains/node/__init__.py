@@ -3,6 +3,7 @@
 detect.py: package manager by lockfile, workspaces, the configured linter and test runner,
   binaries from the project's own `node_modules/.bin`.
 parsers.py: eslint/biome JSON, tsc lines, jest-shaped JSON (vitest, jest), node's JUnit.
+tap.py: TAP's `not ok` lines (tape, tap, …), for a test script whose runner we do not know.
 common.py: the rungs' preamble (configured command, no `node_modules`), tool notes, HEAD's
   export with `node_modules` linked in, merging per-workspace results.
 lint.py: `diagnose.files` (eslint or biome; HEAD's content linted where the deps are).
@@ -13,8 +14,8 @@ compile.py: `compile.project` (`tsc --noEmit`: warm in a habitat server, increme
 tsc_warm.py + tsc_warm.cjs: the warm tsc a habitat server keeps per checked workspace (the
   project's own typescript's compiler API), with the warm checkers' lifecycle.
 graph.py: relative-import graph, for the node test runner's related tests.
-suite.py: `test.scoped` (vitest related, jest --findRelatedTests, node --test) and
-  `test.full` (the `test` script).
+suite.py: `test.scoped` (vitest related, jest --findRelatedTests, node --test; another
+  runner: the workspace's whole `test` script) and `test.full` (the `test` script).
 rungs.py: the rung table (imported on first climb: this package's import stays light for
   the snapshot and the watcher, which only ask `detect` and `owns`).
 """

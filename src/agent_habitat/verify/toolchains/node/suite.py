@@ -1,8 +1,10 @@
 """`test.scoped` and `test.full` for Node. Scoped: in each affected workspace, its runner's
 own affected-test mode — `vitest related <files> --run`, `jest --findRelatedTests <files>`,
 or `node --test` on the test files that import a touched file (graph.py) — widened to the
-workspace's whole suite when a touched file is deleted or configures the runner. Full: the
-project's `test` script through its package manager. Every process gets the substrate."""
+workspace's whole suite when a touched file is deleted or configures the runner; a workspace
+whose runner has no such mode (tape, mocha, ava, …) runs its `test` script whole, so a
+scoped run never misses what the suite would catch. Full: the project's `test` script
+through its package manager. Every process gets the substrate."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
 from .parsers import parse_fail_lines, parse_jest_json, parse_node_junit, suite_counts
+from .tap import parse_tap
 
 __all__ = ["full_suite", "scoped_suite"]
 
@@ -141,7 +144,13 @@ async def _scoped_one(
 ) -> RungResult | None:
     runner = ws.runner()
     if runner is None:
-        return None
+        if "test" not in ws.scripts:
+            return None
+        why = (
+            f"no vitest, jest or node test runner in {ws.name}, so no affected-test mode: "
+            "its whole test script ran"
+        )
+        return await _test_script(ctx, project, ws, SCOPED, why)
     mine_here = [t for t in touched if ws.contains(t)] or touched
     widen = _widen(ctx, ws, mine_here)
     files: list[str] | None = None if widen else mine_here
@@ -169,11 +178,42 @@ async def scoped_suite(ctx: RungContext, project: NodeProject) -> RungResult:
         return skipped(
             ctx,
             SCOPED,
-            "node: no affected workspace uses vitest, jest or node's test runner "
-            "(configure [tool.habitat.ladder] test_scoped for another runner)",
+            "node: no affected workspace has tests to run (no vitest, jest or node test "
+            "runner, no test script); configure [tool.habitat.ladder] test_scoped to run some",
         )
     result = results[0] if len(results) == 1 else merge(results)
     result.duration_s = round(time.monotonic() - started, 3)
+    return result
+
+
+async def _test_script(
+    ctx: RungContext, project: NodeProject, ws: Workspace, rung: RungName, why: str
+) -> RungResult:
+    """The workspace's `test` script through the package manager, in its folder; failures
+    read from the console (vitest's and jest's FAIL lines, or TAP's `not ok`)."""
+    argv = run_script(project, "test")
+    if argv is None:
+        return skipped(
+            ctx,
+            rung,
+            f"node: the project uses {project.manager} (by its lockfile), which is not on PATH; "
+            f"install it (`corepack enable {project.manager}`)",
+            missing=project.manager,
+        )
+    outcome = await ctx.run(rung, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
+    runner = ws.runner() or "test script"
+    diagnostics = parse_fail_lines(outcome.text, ctx.root, runner) or parse_tap(
+        outcome.text, ctx.root, runner
+    )
+    result = from_outcome(
+        ctx,
+        rung,
+        outcome,
+        tool=f"{project.manager} test",
+        diagnostics=diagnostics,
+        notes=[f"node: {why} ({ws.scripts['test'][:160]}) by {project.manager}"],
+    )
+    _reason(result)
     return result
 
 
@@ -182,24 +222,4 @@ async def full_suite(ctx: RungContext, project: NodeProject) -> RungResult:
     root = project.workspaces[0]
     if "test" not in root.scripts:
         return skipped(ctx, FULL, "node: package.json has no test script")
-    argv = run_script(project, "test")
-    if argv is None:
-        return skipped(
-            ctx,
-            FULL,
-            f"node: the project uses {project.manager} (by its lockfile), which is not on PATH; "
-            f"install it (`corepack enable {project.manager}`)",
-            missing=project.manager,
-        )
-    outcome = await ctx.run(FULL, argv, extra_env=_ENV)
-    runner = root.runner() or "test script"
-    result = from_outcome(
-        ctx,
-        FULL,
-        outcome,
-        tool=f"{project.manager} test",
-        diagnostics=parse_fail_lines(outcome.text, ctx.root, runner),
-        notes=[f"node: the test script ({root.scripts['test'][:160]}) by {project.manager}"],
-    )
-    _reason(result)
-    return result
+    return await _test_script(ctx, project, root, FULL, "the test script")
