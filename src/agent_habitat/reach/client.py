@@ -21,6 +21,13 @@ from .lock import HostRecord
 
 __all__ = ["HostApiError", "HostClient"]
 
+_DROPPED = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
+"""The connection went away after it was open: the host hung up, or closed it as kept-alive
+and idle while the request went out; not a host that cannot be reached (ConnectError)."""
+_RESENDS = 2
+"""How many times a call that may run twice is sent again after `_DROPPED` (each on a
+connection the pool finds open; a host that keeps hanging up is reported)."""
+
 
 class HostApiError(UsageError):
     """Input the host refused (400); `field` names the argument when it is one."""
@@ -54,20 +61,26 @@ class HostClient:
         await self._http.aclose()
 
     async def call(self, verb: AnyVerb, args: BaseModel) -> BaseModel:
-        """The verb's result from the host; its refusal as the matching `HabitatError`."""
+        """The verb's result from the host; its refusal as the matching `HabitatError`.
+
+        When the host drops the connection before answering (it closed a kept-alive one as
+        the call went out), a call that may safely happen twice (a read-only or idempotent
+        verb) is sent again on a fresh connection. Any other call, a run above all, is never
+        sent again: the host may have acted on it."""
         name = verb.tool_name(PREFIX)
-        try:
-            response = await self._http.post(
-                f"/api/{name}",
-                content=args.model_dump_json(exclude_unset=True),
-                headers={"content-type": "application/json"},
-            )
-            body = await response.aread()
-        except httpx2.TransportError as exc:
-            raise HabitatError(
-                f"the workspace host (pid {self.record.pid}) did not answer {name}: {exc}; "
-                "see `habitat host status`, or `habitat host stop` to go on without it"
-            ) from exc
+        content = args.model_dump_json(exclude_unset=True)
+        resends = _RESENDS if verb.read_only or verb.idempotent else 0
+        while True:
+            try:
+                response = await self._http.post(
+                    f"/api/{name}", content=content, headers={"content-type": "application/json"}
+                )
+                body = await response.aread()
+                break
+            except httpx2.TransportError as exc:
+                if resends == 0 or not isinstance(exc, _DROPPED):
+                    raise self._unanswered(name, exc) from exc
+                resends -= 1
         if response.status_code == 200:
             try:
                 return verb.result.model_validate_json(body)
@@ -87,3 +100,9 @@ class HostClient:
         if response.status_code == 409:
             raise HabitatError(message)
         raise HabitatError(f"the host answered {name} with HTTP {response.status_code}: {message}")
+
+    def _unanswered(self, name: str, exc: httpx2.TransportError) -> HabitatError:
+        return HabitatError(
+            f"the workspace host (pid {self.record.pid}) did not answer {name}: {exc}; "
+            "see `habitat host status`, or `habitat host stop` to go on without it"
+        )
