@@ -1,9 +1,10 @@
 """The scene: every tab at a glance, built to stay quick with many callers and loud tabs.
 
-The database is read on the event loop (one connection, a few queries for all tabs); the
-spool reads of the previews go to a worker thread. Callers that arrive while a scene is
-being built share the next build (`SharedBuild`): twenty concurrent clients cost about one
-build each round, not twenty, and every result was built after its call began.
+The database is read on the event loop (one connection, a few queries for all tabs), and so
+are the previews' spool reads while they are small (`output.INLINE_READ_BYTES`). Callers that
+arrive while a scene is being built share the next build (`SharedBuild`): twenty concurrent
+clients cost about one build each round, not twenty, and every result was built after its
+call began.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ..proc.spool import Spool
 from ..secrets import secret_values
 from . import leftovers
 from .models import Caps, LastRunSummary, LeftProcess, SceneResult, TabScene
-from .output import read_capped
+from .output import INLINE_READ_BYTES, read_capped
 from .run_store import RunRow
 from .shells import resolve_shell
 from .tabs import Tabs
@@ -112,10 +113,14 @@ class SceneBuilder:
             else:
                 stale.append((output, key))
         if stale:
-            # Reading and cleaning spools is file work: off the event loop.
-            read = await anyio.to_thread.run_sync(
-                _read, [output for output, _ in stale], self.tabs.config.preview_bytes
-            )
+            cap = self.tabs.config.preview_bytes
+            read_now = functools.partial(_read, [output for output, _ in stale], cap)
+            # A few KiB a tab are read where the scene is built (a worker's hand-off would
+            # cost more under load than the read); many big previews in a worker thread.
+            if len(stale) * cap <= INLINE_READ_BYTES:
+                read = read_now()
+            else:
+                read = await anyio.to_thread.run_sync(read_now)
             for output, key in stale:
                 found[output] = read[output]
                 self._previews[output] = (key, read[output])
@@ -148,6 +153,7 @@ def _shell_kind(shell: str) -> str:
 
 class _Build(Generic[T]):
     def __init__(self) -> None:
+        self.started = False
         self.done = anyio.Event()
         self.result: list[T] = []
         self.error: BaseException | None = None
@@ -167,6 +173,8 @@ class SharedBuild(Generic[T]):
     async def get(self) -> T:
         if self._next is not None:
             build = self._next
+        elif self._running is not None and not self._running.started:
+            build = self._running  # due to start after this call began: shared
         elif self._running is not None:
             build = self._next = _Build()
         else:
@@ -178,6 +186,7 @@ class SharedBuild(Generic[T]):
         return build.result[0]
 
     async def _run(self, build: _Build[T]) -> None:
+        build.started = True
         try:
             build.result.append(await self._build())
         except Exception as exc:  # every caller of this build gets it, as its own call would

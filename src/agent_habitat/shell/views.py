@@ -23,7 +23,7 @@ from .models import (
     WhichArgs,
     WhichResult,
 )
-from .output import Capped, ClientPattern, read_capped, read_lines_window
+from .output import Capped, ClientPattern, read_capped, read_lines_inline, read_lines_window
 from .run_store import RunRow
 from .shells import resolve_shell, shell_version
 from .tabs import Tabs
@@ -93,18 +93,25 @@ async def last(tabs: Tabs, args: LastArgs, grep: ClientPattern | None) -> LastRe
         capped = read_capped(run.files.output, cap, since=since)
         errors = _error_lines(run, capped)
     else:
-        # A scan of a big spool takes seconds: off the event loop, and it stops when cancelled.
-        capped = await anyio.to_thread.run_sync(
-            functools.partial(
-                read_lines_window,
-                run.files.output,
-                cap,
-                since=since,
-                head_lines=args.head_lines,
-                tail_lines=args.tail_lines,
-                grep=grep,
+        output, heads, tails = run.files.output, args.head_lines, args.tail_lines
+        window = None
+        if grep is None:
+            window = read_lines_inline(output, cap, since=since, head_lines=heads, tail_lines=tails)
+        if window is None:
+            # A scan of a big spool, or with a pattern, takes seconds: off the event loop,
+            # where it stops when cancelled.
+            window = await anyio.to_thread.run_sync(
+                functools.partial(
+                    read_lines_window,
+                    output,
+                    cap,
+                    since=since,
+                    head_lines=heads,
+                    tail_lines=tails,
+                    grep=grep,
+                )
             )
-        )
+        capped = window
     return LastResult(
         tab=run.tab,
         index=run.idx,
