@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agent_habitat.shell import Shell, scene, views
+from agent_habitat.shell import Shell
 from agent_habitat.shell.models import LastArgs, RunArgs
 from agent_habitat.shell.output import INLINE_READ_BYTES, read_lines_inline, read_lines_window
 from agent_habitat.shell.scene import SharedBuild
@@ -67,8 +67,8 @@ async def test_a_tail_and_a_scene_of_loud_tabs_use_no_worker_thread(
     async def no_thread(*args: object, **kwargs: object) -> None:
         raise AssertionError("a small read went to a worker thread")
 
-    monkeypatch.setattr(views.anyio.to_thread, "run_sync", no_thread)
-    monkeypatch.setattr(scene.anyio.to_thread, "run_sync", no_thread)
+    # `shell.views` and `shell.scene` look `anyio.to_thread.run_sync` up at each call.
+    monkeypatch.setattr(anyio.to_thread, "run_sync", no_thread)
     last = await habitat.last(LastArgs(tab="a", tail_lines=3))
     assert last.output == "y\n" * 3
     tabs = (await habitat.scene()).tabs
