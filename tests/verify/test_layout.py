@@ -74,3 +74,27 @@ def test_a_virtualenv_of_any_name_holds_no_side_files(tmp_path: Path) -> None:
         },
     )
     assert sorted(discover_layout(root, LadderConfig()).side_files) == ["test_app.py"]
+
+
+def test_top_level_modules_are_the_project_s_code_but_not_its_tooling_or_tests(
+    tmp_path: Path,
+) -> None:
+    # parse 1.20 ships one module, `parse.py`, beside pyproject.toml (setuptools py-modules).
+    root = _write(
+        tmp_path,
+        {
+            "parse.py": "",
+            "helpers.py": "",
+            "setup.py": "",
+            "conftest.py": "",
+            "test_parse.py": "",
+            "_version.py": "",
+            "pkg/__init__.py": "",
+            "tests/test_more.py": "",
+        },
+    )
+    layout = discover_layout(root, LadderConfig())
+    assert sorted(layout.modules) == ["helpers", "parse"]
+    assert sorted(layout.packages) == ["pkg"]
+    configured = discover_layout(root, LadderConfig.model_validate({"packages": ["pkg"]}))
+    assert configured.modules == {}, "configured packages say which code is the project's"

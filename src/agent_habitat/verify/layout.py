@@ -27,6 +27,8 @@ MANIFESTS = (
 _NOT_PACKAGES = frozenset(
     {"tests", "test", "testing", "docs", "doc", "bench", "benchmarks", "examples", "scripts"}
 )
+# Files at the top of a flat layout that are the project's tooling, not a module it ships.
+_NOT_MODULES = frozenset({"setup", "conftest", "noxfile", "fabfile"})
 _SKIP_DIRS = frozenset(
     {"__pycache__", "node_modules", "build", "dist", "venv", "site-packages", "htmlcov"}
 )
@@ -52,6 +54,10 @@ class Layout:
     side_files: dict[str, Path] = field(default_factory=dict)
     """`.py` files under the test roots but outside the packages (tests, conftests, helpers),
     keyed by relative posix path."""
+    modules: dict[str, Path] = field(default_factory=dict)
+    """Top-level single-file modules (`parse.py` beside `pyproject.toml`, or in `src/`): a
+    project's code as much as its packages' (setuptools `py-modules`, flit's module), which
+    the type check covers; test selection reaches them as side files."""
 
     @property
     def source_roots(self) -> list[Path]:
@@ -113,6 +119,22 @@ def _find_packages(root: Path, config: LadderConfig) -> dict[str, Path]:
         and d.name not in _NOT_PACKAGES
         and not d.name.startswith((".", "_"))
         and d.name.isidentifier()
+    }
+
+
+def _find_modules(root: Path, config: LadderConfig, packages: dict[str, Path]) -> dict[str, Path]:
+    if config.packages is not None:  # the project said which code is its own
+        return {}
+    base = root / "src" if (root / "src").is_dir() else root
+    return {
+        p.stem: p
+        for p in sorted(base.glob("*.py"))
+        if p.is_file()
+        and p.stem.isidentifier()
+        and not p.stem.startswith("_")
+        and p.stem not in _NOT_MODULES
+        and p.stem not in packages
+        and not is_test_file(p.name)
     }
 
 
@@ -194,4 +216,5 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
         test_roots=test_roots,
         is_python=_is_python_project(root, packages, side),
         side_files=side,
+        modules=_find_modules(root, config, packages),
     )
