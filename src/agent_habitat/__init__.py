@@ -15,7 +15,8 @@
 #            files/  file_write, file_edit
 #   trust    whether a project's code may run yet;  project_scene  where the project stands
 #   project_scene_text  that scene as text from its JSON, standard library alone
-#   rules    the habit rules for an agent;  client_config  `habitat init`'s client configs
+#   rules    the habit rules for an agent (rules_file: merged into a client's file, `--write`)
+#   client_config  `habitat init`'s client configs
 #   testing/ fakes for the seams (spawner, clock) and open_fake_habitat
 #   errors, regular, secrets, clock, lazy   errors a caller can act on, regular files only,
 #            secrets kept out, the clock seam, attributes loaded on first use

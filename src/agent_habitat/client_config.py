@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any, Literal
@@ -172,8 +171,14 @@ def install_servers(
         servers=changes,
         kept=kept,
         pinned=pinned,
-        on_path=shutil.which(PORTABLE_COMMAND) is not None,
+        on_path=_on_path(PORTABLE_COMMAND),
     )
+
+
+def _on_path(command: str) -> bool:
+    import shutil  # here: with zlib, bz2 and lzma, a tenth of `habitat init`'s imports
+
+    return shutil.which(command) is not None
 
 
 def _parse(raw: str, label: str) -> dict[str, Any]:

@@ -4,21 +4,19 @@
 that client reads (CLAUDE.md, .cursor/rules/habitat.mdc, AGENTS.md), between markers, so
 the user's own text around them is never touched and a second write replaces only the
 block. The tool names come from the verb table: a bullet about the verify tools appears only
-when the table has them, and the tests check every tool named against the table.
+when the table has them, and the tests check every tool named against the table. Printing
+them loads neither the table nor pydantic (a copy of the names, kept equal by a test);
+`rules_file` merges them into a file (`--write`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, Field
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-from .errors import HabitatError
-from .files.atomic import write_project_file
-from .files.text import decode_text, in_style, line_endings
-from .verbs import VERBS, AnyVerb
+    from .verbs import AnyVerb
 
 __all__ = [
     "BEGIN_MARKER",
@@ -28,12 +26,10 @@ __all__ = [
     "TERMINAL_TOOL_NAMES",
     "VERIFY_TOOLS",
     "RulesTarget",
-    "RulesWriteResult",
     "rules_block",
     "rules_text",
     "server_tool_names",
     "terminal_tool_names",
-    "write_rules",
 ]
 
 RulesTarget = Literal["claude", "cursor", "agents"]
@@ -46,22 +42,39 @@ RULES_FILES: dict[RulesTarget, str] = {
 """Where each client looks for project instructions (relative to the project root)."""
 
 
-def server_tool_names(verbs: Iterable[AnyVerb] = VERBS) -> frozenset[str]:
+def server_tool_names(verbs: Iterable[AnyVerb] | None = None) -> frozenset[str]:
     """Every verb tool of the primary server (`habitat mcp`), from the verb table."""
-    return frozenset(verb.tool_name("shell") for verb in verbs)
+    return frozenset(verb.tool_name("shell") for verb in _table(verbs))
 
 
-def terminal_tool_names(verbs: Iterable[AnyVerb] = VERBS) -> frozenset[str]:
+def terminal_tool_names(verbs: Iterable[AnyVerb] | None = None) -> frozenset[str]:
     """The escape server's verb tools (`habitat terminal-mcp`): the shell verbs only."""
-    return frozenset(verb.tool_name("terminal") for verb in verbs if verb.group == "shell")
+    return frozenset(verb.tool_name("terminal") for verb in _table(verbs) if verb.group == "shell")
 
 
-SERVER_TOOL_NAMES: frozenset[str] = server_tool_names()
-"""The primary server's verb tools; the verify tools are among them once the table has them."""
+def _table(verbs: Iterable[AnyVerb] | None) -> Iterable[AnyVerb]:
+    if verbs is not None:
+        return verbs
+    from .verbs import VERBS
 
-TERMINAL_TOOL_NAMES: frozenset[str] = terminal_tool_names()
+    return VERBS
+
+
+_SHELL_VERB_NAMES = "close history input kill last rerun run scene wait which".split()
+SERVER_TOOL_NAMES: frozenset[str] = frozenset(
+    (
+        *(f"shell_{name}" for name in _SHELL_VERB_NAMES),
+        *("project_open", "project_scene", "project_trust", "file_edit", "file_write"),
+        *("verify_run", "verify_status", "verify_cancel"),
+    )
+)
+"""The primary server's verb tools, the verify tools among them: `server_tool_names()` as
+the verb table gives it, copied so that printing the rules needs neither the table nor its
+models (a test keeps the two equal)."""
+
+TERMINAL_TOOL_NAMES: frozenset[str] = frozenset(f"terminal_{n}" for n in _SHELL_VERB_NAMES)
 """The escape server's verb tools (its `terminal_host` is an adapter's own tool, never named
-by the rules)."""
+by the rules); `terminal_tool_names()` copied as SERVER_TOOL_NAMES is."""
 
 BEGIN_MARKER = "<!-- agent-habitat rules: begin (`habitat rules --write` replaces this block) -->"
 END_MARKER = "<!-- agent-habitat rules: end -->"
@@ -122,16 +135,6 @@ alwaysApply: true
 ---
 """
 
-WriteAction = Literal["created", "updated", "appended", "unchanged"]
-
-
-class RulesWriteResult(BaseModel):
-    path: str = Field(description="The file written, relative to the project root.")
-    action: WriteAction = Field(
-        description="created: new file; updated: the block between the markers replaced; "
-        "appended: block added after the file's own text; unchanged: already up to date."
-    )
-
 
 def rules_block(tools: frozenset[str] = SERVER_TOOL_NAMES) -> str:
     """The rules for a server offering `tools` (default: the verb table's), between markers."""
@@ -141,40 +144,3 @@ def rules_block(tools: frozenset[str] = SERVER_TOOL_NAMES) -> str:
 def rules_text(target: RulesTarget, tools: frozenset[str] = SERVER_TOOL_NAMES) -> str:
     """What a new rules file for `target` holds (Cursor's needs its frontmatter)."""
     return (_CURSOR_FRONTMATTER if target == "cursor" else "") + rules_block(tools)
-
-
-def write_rules(project: Path, target: RulesTarget) -> RulesWriteResult:
-    """Create the client's rules file, or merge the block into it (never clobbering)."""
-    label = RULES_FILES[target]
-    path = project / label
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        write_project_file(path, rules_text(target).encode("utf-8"), existed=False)
-        return RulesWriteResult(path=label, action="created")
-    old = decode_text(data, label)
-    new, action = _merge(old, label)
-    if new != old:
-        write_project_file(path, new.encode("utf-8"), existed=True)
-    return RulesWriteResult(path=label, action=action)
-
-
-def _merge(old: str, label: str) -> tuple[str, WriteAction]:
-    style = line_endings(old)
-    block = in_style(rules_block(), style)
-    begins, ends = old.count(BEGIN_MARKER), old.count(END_MARKER)
-    if begins == ends == 0:
-        separator = "" if not old else ("\n" if old.endswith("\n") else "\n\n")
-        return old + in_style(separator, style) + block, "appended"
-    start, end = old.find(BEGIN_MARKER), old.find(END_MARKER)
-    if begins != 1 or ends != 1 or end < start:
-        raise HabitatError(
-            f"{label} has {begins} begin and {ends} end marker(s) of the agent-habitat rules "
-            "block, not one pair in order; fix or remove them by hand, then write again "
-            "(the file is unchanged)"
-        )
-    stop = end + len(END_MARKER)
-    tail = old[stop:]
-    tail = tail[2:] if tail.startswith("\r\n") else tail[1:] if tail.startswith("\n") else tail
-    new = old[:start] + block + tail
-    return new, "unchanged" if new == old else "updated"

@@ -24,8 +24,8 @@ from agent_habitat.rules import (
     rules_text,
     server_tool_names,
     terminal_tool_names,
-    write_rules,
 )
+from agent_habitat.rules_file import write_rules
 from agent_habitat.shell.models import LastArgs, RunArgs, WaitArgs
 from agent_habitat.verbs import VERBS, AnyVerb
 from agent_habitat.verify.models import LadderState
@@ -43,7 +43,10 @@ def _with_verify_rows() -> tuple[AnyVerb, ...]:
 
 
 def test_the_tool_names_are_the_verb_tables() -> None:
+    # The rules keep a copy of the names (printing them loads no table): the same.
     assert {verb.tool_name("shell") for verb in VERBS} == SERVER_TOOL_NAMES
+    assert server_tool_names() == SERVER_TOOL_NAMES
+    assert terminal_tool_names() == TERMINAL_TOOL_NAMES
     assert {"shell_run", "project_scene", "file_edit"} <= SERVER_TOOL_NAMES
     assert "terminal_run" in TERMINAL_TOOL_NAMES
     assert not any(

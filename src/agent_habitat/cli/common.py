@@ -1,4 +1,8 @@
-"""Shared pieces of the CLI commands: opening the habitat, errors, JSON output."""
+"""Shared pieces of the CLI commands: opening the habitat, errors, JSON output.
+
+The habitat, anyio and pydantic load where they are used: `habitat rules`, `init` and
+`dashboard` take their flags and errors from here without paying for them.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +13,20 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, TypeVar
-
-import anyio
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigError, HabitatError, UsageError
-from ..habitat import Habitat
 from ..project_folder import a_project
-from ..workspace import Workspace, find_project_root
 from .parser import JSON_ERRORS, note_input_refused
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+    from contextlib import AbstractAsyncContextManager
+
+    from pydantic import BaseModel
+
+    from ..habitat import Habitat
 
 __all__ = [
     "JSON_ERRORS",
@@ -37,7 +42,7 @@ __all__ = [
     "run_command",
 ]
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 class FlagError(UsageError):
@@ -67,12 +72,17 @@ def project_root(args: argparse.Namespace) -> Path:
             return a_project(project, named="--project")
         except UsageError as exc:
             raise FlagError(str(exc), "project") from None
+    from ..workspace import find_project_root
+
     return find_project_root()
 
 
 def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habitat]:
     """`Habitat.open` for the workspace the CLI is pointed at (`--project`, else the cwd's);
     a one-shot command serves no verify runner (no file watcher for one command)."""
+    from ..habitat import Habitat
+    from ..workspace import Workspace
+
     root = project_root(args)
     return Habitat.open(
         Workspace.for_project(root),
@@ -84,6 +94,8 @@ def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habita
 def build_args(model: type[M], positional: tuple[str, ...] = (), **values: Any) -> M:
     """Validate CLI values into a request model; errors name the flag, or the positional
     argument as `--help` shows it (`COMMAND`) for the fields in `positional`."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate({k: v for k, v in values.items() if v is not None})
     except ValidationError as exc:
@@ -149,6 +161,8 @@ def run_command(body: Callable[[], Awaitable[int]], *, term_as_interrupt: bool =
     is taken as Ctrl-C: the body is cancelled, so what it started (a verify's rung
     processes) is killed before the process exits, instead of Python's default of dying at
     once and leaving them running."""
+    import anyio
+
     previous = None
     main = threading.current_thread() is threading.main_thread()  # signals are main-only
     if term_as_interrupt and main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

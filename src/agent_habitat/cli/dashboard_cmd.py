@@ -6,7 +6,8 @@ asks it over the unix socket for a one-time login code, prints the URL and opens
 browser when one is there (`--no-browser`: only print). The browser is given a file, not the
 URL: a browser's command line is readable by every local user (`/proc/PID/cmdline`), so the
 code goes into `dashboard-login.html` in the state folder (0600), a page that forwards to
-the URL, and only the owner can read it (host/dashboard/login.py).
+the URL, and only the owner can read it (host/dashboard/login.py). A running host is asked
+with the standard library alone (`reach.plain_client`); the launcher loads only to start one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import webbrowser
 from pathlib import Path
 from typing import Any
 
@@ -69,48 +69,61 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
 
 
 def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
-    import httpx2
-
     from ..host.tcp_address import parse_tcp
-    from ..reach import launcher
+    from ..reach.plain_client import HostGone, PlainHost, StateNotSafe, host_of
 
     root = project_root(args)
     parse_tcp(args.tcp, allow_remote=False)
-    record = launcher.find_host(root)
-    # A host started without TCP (the agent's `habitat mcp`) opens a loopback listener when
-    # asked over its socket: its warm state (dmypy, the warm pytest, the runs) stays.
-    handle = launcher.ensure_host(root, tcp=args.tcp if record is None else None)
-    record = handle.record
-    transport = httpx2.HTTPTransport(uds=record.socket)
-    with httpx2.Client(transport=transport, base_url="http://localhost", timeout=30) as client:
-        tcp = record.tcp
+    try:
+        host = host_of(root)
+    except StateNotSafe:
+        host = None  # the launcher refuses the folder and says why
+    started = False
+    if host is None:
+        from ..reach import launcher
+
+        handle = launcher.ensure_host(root, tcp=args.tcp)
+        record = handle.record
+        host = PlainHost(record.pid, record.socket, record.model_dump())
+        started = handle.started
+    try:
+        # A host started without TCP (the agent's `habitat mcp`) opens a loopback listener
+        # when asked over its socket: its warm state (dmypy, the warm pytest, the runs) stays.
+        tcp = host.record.get("tcp")
         if tcp is None:
-            opened = client.post("/api/host/tcp", json={"tcp": args.tcp})
-            if opened.status_code == 404:
+            opened = host.ask("POST", "/api/host/tcp", {"tcp": args.tcp}, timeout=30)
+            if opened.status == 404:
                 raise HabitatError(
-                    f"the host pid {record.pid} runs without TCP and cannot open it (an older "
+                    f"the host pid {host.pid} runs without TCP and cannot open it (an older "
                     "version); restart it: `habitat host stop && habitat dashboard`"
                 )
-            if opened.status_code != 200:
-                raise HabitatError(f"the host could not open TCP: {opened.json()['error']}")
-            tcp = str(opened.json()["tcp"])
-        response = client.post("/api/dashboard/login", json={})
-        if response.status_code == 404:
-            raise HabitatError(
-                f"the host pid {record.pid} has no dashboard (an older version); restart it: "
-                "`habitat host stop && habitat dashboard`"
-            )
-        path = response.raise_for_status().json()["path"]
-    return tcp + path, handle.started, record.pid
+            if opened.status != 200 or not isinstance(opened.data, dict):
+                refusal = opened.refusal()
+                said = refusal.get("error") if isinstance(refusal, dict) else opened.status
+                raise HabitatError(f"the host could not open TCP: {said}")
+            tcp = str(opened.data["tcp"])
+        response = host.ask("POST", "/api/dashboard/login", {}, timeout=30)
+    except HostGone as exc:
+        raise HabitatError(
+            f"the host pid {host.pid} did not answer: {exc}; see `habitat host status`"
+        ) from exc
+    if response.status == 404:
+        raise HabitatError(
+            f"the host pid {host.pid} has no dashboard (an older version); restart it: "
+            "`habitat host stop && habitat dashboard`"
+        )
+    if response.status != 200 or not isinstance(response.data, dict):
+        raise HabitatError(f"the host answered /api/dashboard/login with HTTP {response.status}")
+    return str(tcp) + str(response.data["path"]), started, host.pid
 
 
 def _forward_file(args: argparse.Namespace, url: str) -> Path:
     """The owner-only page that forwards the browser to the login `url`."""
     from ..host.dashboard import forward_page
-    from ..reach import launcher
-    from ..workspace import write_private
+    from ..reach.files import HostFiles
+    from ..workspace import Workspace, write_private
 
-    files = launcher.host_files(project_root(args))
+    files = HostFiles(Workspace.for_project(project_root(args)))
     files.check_private()
     path = files.state_dir / "dashboard-login.html"
     write_private(path, forward_page(url))
@@ -118,6 +131,8 @@ def _forward_file(args: argparse.Namespace, url: str) -> Path:
 
 
 def _open(url: str) -> bool:
+    import webbrowser
+
     try:
         browser = webbrowser.get()
     except webbrowser.Error:

@@ -1,7 +1,8 @@
 """`habitat host start|stop|status|token` — the workspace host, from a terminal.
 
-`status` asks the host with the standard library alone (`reach.plain_client`): the command
-a person types to see whether the host is well must not pay a second of imports first.
+`status`, `token` and a `start` that finds the host running ask it with the standard library
+alone (`reach.plain_client`): the command a person types to see whether the host is well
+must not pay a second of imports first. Starting or stopping one loads the launcher.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..errors import HabitatError, UsageError
 
 if TYPE_CHECKING:
     from ..reach import launcher as launcher_types
+    from ..reach.plain_client import PlainHost
 
 __all__ = ["register"]
 
@@ -83,10 +85,12 @@ def cmd_host(args: argparse.Namespace) -> int:
         root = _root(args)
         if args.action == "status":
             return _status(root, args)
-        from ..reach import launcher
-
+        if args.action == "token":
+            return _token(root, args)
         if args.action == "start":
             return _start(root, args)
+        from ..reach import launcher
+
         if args.action == "stop":
             stopped = launcher.stop_host(root)
             if args.json:
@@ -94,7 +98,7 @@ def cmd_host(args: argparse.Namespace) -> int:
             else:
                 print(stopped.said() if stopped else "no host runs for this workspace")
             return 0
-        return _token(root, args)
+        raise AssertionError(args.action)  # argparse allows only the actions above
     except UsageError as exc:
         print(f"habitat host: {exc}", file=sys.stderr)
         return 2
@@ -115,55 +119,74 @@ def _stopped_json(stopped: launcher_types.StoppedHost | None) -> dict[str, Any]:
     }
 
 
+def _running(root: Path) -> PlainHost | None:
+    """The workspace's running host, found with the standard library; HabitatError when the
+    state folder may not be trusted to name it."""
+    from ..reach.plain_client import StateNotSafe, host_of
+
+    try:
+        return host_of(root)
+    except StateNotSafe as exc:
+        raise HabitatError(f"refusing the workspace's state folder: {exc}") from exc
+
+
 def _start(root: Path, args: argparse.Namespace) -> int:
     from ..host.tcp_address import parse_tcp
-    from ..reach import launcher
 
     if args.tcp:
         parse_tcp(args.tcp, allow_remote=args.allow_remote)  # refuse before spawning
-    handle = launcher.ensure_host(root, tcp=args.tcp, allow_remote=args.allow_remote)
-    record = handle.record
+    host = None if args.tcp else _running(root)
+    if host is not None:
+        started, record = False, host.record
+    else:
+        from ..reach import launcher
+
+        handle = launcher.ensure_host(root, tcp=args.tcp, allow_remote=args.allow_remote)
+        started, record = handle.started, handle.record.model_dump()
     if args.json:
-        print(json.dumps({"started": handle.started, **record.model_dump()}))
+        # `HostRecord`'s fields in its order, as a host writes them to `host.lock`.
+        fields = ("pid", "started_at", "socket", "tcp", "root")
+        print(json.dumps({"started": started, **{k: record.get(k) for k in fields}}))
         return 0
-    verb = "started" if handle.started else "already running:"
-    print(f"host {verb} pid {record.pid}, socket {record.socket}")
-    if record.tcp:
-        print(f"  {record.tcp}/mcp (token: `habitat host token`)")
+    verb = "started" if started else "already running:"
+    print(f"host {verb} pid {record['pid']}, socket {record['socket']}")
+    if record.get("tcp"):
+        print(f"  {record['tcp']}/mcp (token: `habitat host token`)")
     return 0
 
 
 def _token(root: Path, args: argparse.Namespace) -> int:
-    import httpx2
+    from ..reach.plain_client import HostGone
 
-    from ..reach import launcher
-
-    record = launcher.find_host(root)
+    host = _running(root)
     answer: dict[str, Any]
-    if record is None:
-        files = launcher.host_files(root)
+    if host is None:
+        from ..reach.files import HostFiles
+        from ..workspace import Workspace
+
+        files = HostFiles(Workspace.for_project(root))
         files.prepare()  # never write a token into a folder others can read
         token = files.rotate_token() if args.rotate else files.token()
         answer = {"token": token, "rotated": bool(args.rotate), "host_pid": None}
     else:
-        transport = httpx2.HTTPTransport(uds=record.socket)
-        with httpx2.Client(transport=transport, base_url="http://localhost", timeout=10) as c:
-            try:
-                if args.rotate:
-                    response = c.post("/api/host/token", json={"rotate": True})
-                else:
-                    response = c.get("/api/host/token")
-            except httpx2.TransportError as exc:
-                raise HabitatError(
-                    f"the host pid {record.pid} did not answer: {exc}; see `habitat host status`"
-                ) from exc
-        if response.status_code == 404:
+        try:
+            if args.rotate:
+                response = host.ask("POST", "/api/host/token", {"rotate": True}, timeout=10)
+            else:
+                response = host.ask("GET", "/api/host/token", timeout=10)
+        except HostGone as exc:
             raise HabitatError(
-                f"the host pid {record.pid} is an older version that cannot show or rotate its "
+                f"the host pid {host.pid} did not answer: {exc}; see `habitat host status`"
+            ) from exc
+        if response.status == 404:
+            raise HabitatError(
+                f"the host pid {host.pid} is an older version that cannot show or rotate its "
                 "token; restart it: `habitat host stop && habitat host start --tcp …`"
             )
-        body = response.raise_for_status().json()
-        answer = {"token": body["token"], "rotated": body["rotated"], "host_pid": record.pid}
+        body = response.data
+        if response.status != 200 or not isinstance(body, dict):
+            raise HabitatError(f"the host answered /api/host/token with HTTP {response.status}")
+        answer = {"token": body["token"], "rotated": body["rotated"], "host_pid": host.pid}
         answer["sessions_revoked"] = body["sessions_revoked"]
     if args.json:
         print(json.dumps(answer))
@@ -171,8 +194,8 @@ def _token(root: Path, args: argparse.Namespace) -> int:
     print(answer["token"])
     if args.rotate:
         where = (
-            f"the host pid {record.pid} accepts only this one now"
-            if record is not None
+            f"the host pid {host.pid} accepts only this one now"
+            if host is not None
             else "no host runs; the next one uses it"
         )
         print(f"rotated: the old token is revoked; {where}", file=sys.stderr)

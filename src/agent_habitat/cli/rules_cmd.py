@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..rules import RULES_FILES, RulesTarget, rules_text, write_rules
+from ..rules import RULES_FILES, RulesTarget, rules_text
 from .common import add_common, emit_project_write, project_root
 
 __all__ = ["register"]
@@ -46,6 +46,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
     if not args.write:
         sys.stdout.write(rules_text(target))
         return 0
+    from ..rules_file import write_rules  # with its model: only a write loads pydantic
+
     return emit_project_write(
         args,
         RULES_FILES[target],

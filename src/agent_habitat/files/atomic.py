@@ -8,7 +8,6 @@ failure the temporary file is removed and the target is untouched.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,8 @@ def write_atomic(
 ) -> None:
     """Replace `target` with `data`; `mode` None means a new file (permissions from the umask).
     `before_replace` runs just before the rename; what it raises leaves the target untouched."""
+    import secrets  # here: `habitat init` loads this module on its way to a write
+
     temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
     # 0o666 lets the umask decide a new file's permissions, as any editor would.
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)

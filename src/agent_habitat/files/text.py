@@ -11,7 +11,11 @@ from bisect import bisect_left
 from collections.abc import Sequence
 
 from ..errors import HabitatError
-from .models import Edit, LineEndings
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    # Annotations only: `rules --write` decodes and restyles a file without the models.
+    from .models import Edit, LineEndings
 
 __all__ = [
     "BinaryFileError",

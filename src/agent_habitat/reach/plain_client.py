@@ -90,12 +90,15 @@ class HostRefused(Exception):
 class PlainHost:
     """The live host of a workspace: its pid and socket, from `host.lock`."""
 
-    __slots__ = ("path", "pid")
+    __slots__ = ("path", "pid", "record")
 
-    def __init__(self, pid: int, path: str) -> None:
+    def __init__(self, pid: int, path: str, record: dict[str, Any] | None = None) -> None:
         self.pid = pid
         self.path = path
         """The socket's path."""
+        self.record = record if record is not None else {"pid": pid, "socket": path}
+        """The host's record in `host.lock` as JSON (`reach.lock.HostRecord`'s fields:
+        `tcp` when it listens on TCP, `started_at`, `root`)."""
 
     def ask(
         self, method: str, target: str, body: Any = None, *, timeout: float | None = None
@@ -295,7 +298,7 @@ def live_host(lock: Path | str) -> PlainHost | None:
     path, pid = record.get("socket"), record.get("pid")
     if not isinstance(path, str) or not isinstance(pid, int):
         return None
-    return PlainHost(pid, path)
+    return PlainHost(pid, path, record)
 
 
 class StateNotSafe(Exception):
