@@ -120,14 +120,15 @@ def _stopped_json(stopped: launcher_types.StoppedHost | None) -> dict[str, Any]:
 
 
 def _running(root: Path) -> PlainHost | None:
-    """The workspace's running host, found with the standard library; HabitatError when the
-    state folder may not be trusted to name it."""
+    """The workspace's running host, found with the standard library; None too when the
+    state folder may not be trusted to name it: the launcher's path then refuses the folder
+    and says why (`HostFiles.prepare`)."""
     from ..reach.plain_client import StateNotSafe, host_of
 
     try:
         return host_of(root)
-    except StateNotSafe as exc:
-        raise HabitatError(f"refusing the workspace's state folder: {exc}") from exc
+    except StateNotSafe:
+        return None
 
 
 def _start(root: Path, args: argparse.Namespace) -> int:
