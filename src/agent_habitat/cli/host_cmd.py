@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,10 +90,8 @@ def cmd_host(args: argparse.Namespace) -> int:
             return _token(root, args)
         if args.action == "start":
             return _start(root, args)
-        from ..reach import launcher
-
         if args.action == "stop":
-            stopped = launcher.stop_host(root)
+            stopped = _stop(root)
             if args.json:
                 print(json.dumps(_stopped_json(stopped)))
             else:
@@ -105,6 +104,20 @@ def cmd_host(args: argparse.Namespace) -> int:
     except HabitatError as exc:
         print(f"habitat host: {exc}", file=sys.stderr)
         return 1
+
+
+def _stop(root: Path) -> launcher_types.StoppedHost | None:
+    """`launcher.stop_host`; when no host holds the workspace's lock (none runs, none is
+    starting) that is said without loading the launcher."""
+    from .. import state_place
+    from ..proc.flocks import is_held
+    from ..reach.plain_client import LOCK_NAME
+
+    if not is_held(os.path.join(state_place.state_dir(str(root)), LOCK_NAME)):
+        return None
+    from ..reach import launcher
+
+    return launcher.stop_host(root)
 
 
 def _stopped_json(stopped: launcher_types.StoppedHost | None) -> dict[str, Any]:
