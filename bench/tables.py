@@ -231,6 +231,7 @@ SECTIONS = {
     "cli-c-modules": lambda: cli_tables("cli_latency-*-c-modules.json"),
     "cli-verbs": lambda: cli_tables("cli_latency-*-verbs.json"),
     "cli-bridge": lambda: cli_tables("cli_latency-*-bridge*.json"),
+    "cli-commands": lambda: cli_tables("cli_latency-*-commands-*.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-hot-path": mcp_hot_path_tables,
     "mcp-prestart": mcp_prestart_table,

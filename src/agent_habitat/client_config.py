@@ -18,9 +18,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any, Literal, NamedTuple
 
 from .errors import HabitatError
 from .files.atomic import write_project_file
@@ -68,26 +66,35 @@ _PROJECT_VARIABLE: dict[ClientKind, str | None] = {
 }
 
 
-class ServerChange(BaseModel):
-    name: str = Field(description="Server entry name in the client's config.")
-    action: Literal["added", "updated", "unchanged"] = Field(
-        description="added: new entry; updated: an existing entry now runs this habitat; "
-        "unchanged: it already did."
-    )
+# Named tuples, not pydantic models: `habitat init` is a command a person types, and
+# pydantic's import and first model were most of its time (issue 25).
+class ServerChange(NamedTuple):
+    name: str
+    """Server entry name in the client's config."""
+    action: Literal["added", "updated", "unchanged"]
+    """added: new entry; updated: an existing entry now runs this habitat; unchanged: it
+    already did."""
 
 
-class InitResult(BaseModel):
+class InitResult(NamedTuple):
     client: ClientKind
-    path: str = Field(description="The config file, relative to the project root.")
-    created: bool = Field(description="True when the file did not exist before.")
-    servers: list[ServerChange] = Field(description="What happened to each habitat entry.")
-    kept: list[str] = Field(description="Other servers already in the file, left as they were.")
-    pinned: bool = Field(
-        description="True (`--absolute`): the entries hold this machine's absolute paths."
-    )
-    on_path: bool = Field(
-        description="Whether `habitat` is found on this PATH (what an unpinned entry runs)."
-    )
+    path: str
+    """The config file, relative to the project root."""
+    created: bool
+    """True when the file did not exist before."""
+    servers: list[ServerChange]
+    """What happened to each habitat entry."""
+    kept: list[str]
+    """Other servers already in the file, left as they were."""
+    pinned: bool
+    """True (`--absolute`): the entries hold this machine's absolute paths."""
+    on_path: bool
+    """Whether `habitat` is found on this PATH (what an unpinned entry runs)."""
+
+    def to_json(self) -> str:
+        """The result as `habitat init --json` prints it (its fields in order)."""
+        fields = self._asdict() | {"servers": [c._asdict() for c in self.servers]}
+        return json.dumps(fields, indent=2, ensure_ascii=False)
 
 
 class ConfigFileError(HabitatError):

@@ -2,15 +2,15 @@
 
 Created when missing; otherwise the block between the markers is replaced, or appended after
 the user's own text, in the file's line-ending style. Apart from `rules`, so that printing
-the rules loads no pydantic and no file-writing code.
+the rules loads no file-writing code. The result is a named tuple, not a pydantic model, as
+`habitat init`'s is: pydantic's import and first model were most of the command's time.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, Field
+from typing import Literal, NamedTuple
 
 from .errors import HabitatError
 from .files.atomic import write_project_file
@@ -22,12 +22,16 @@ __all__ = ["RulesWriteResult", "WriteAction", "write_rules"]
 WriteAction = Literal["created", "updated", "appended", "unchanged"]
 
 
-class RulesWriteResult(BaseModel):
-    path: str = Field(description="The file written, relative to the project root.")
-    action: WriteAction = Field(
-        description="created: new file; updated: the block between the markers replaced; "
-        "appended: block added after the file's own text; unchanged: already up to date."
-    )
+class RulesWriteResult(NamedTuple):
+    path: str
+    """The file written, relative to the project root."""
+    action: WriteAction
+    """created: new file; updated: the block between the markers replaced; appended: block
+    added after the file's own text; unchanged: already up to date."""
+
+    def to_json(self) -> str:
+        """The result as `habitat rules --write --json` prints it."""
+        return json.dumps(self._asdict(), indent=2, ensure_ascii=False)
 
 
 def write_rules(project: Path, target: RulesTarget) -> RulesWriteResult:

@@ -174,20 +174,21 @@ def test_the_scene_and_status_a_host_answers_need_only_c_modules() -> None:
     assert [name for name in heavy if name in loaded] == []
 
 
-def test_rules_dashboard_and_the_host_commands_load_no_habitat_pydantic_or_httpx() -> None:
-    # `habitat rules`, `dashboard`, `host token|start|status` with a host up: their flags,
-    # the project folder and a call to the host, without the second of imports that the
-    # habitat, the verb table, pydantic or httpx cost (issue 25: each added 0.3-0.5 s of
-    # CPU). A write loads what it writes with (`rules_file`; `init`'s `client_config` and
-    # its result model), not this.
+def test_rules_init_dashboard_and_the_host_commands_load_no_habitat_pydantic_or_httpx() -> None:
+    # `habitat rules [--write]`, `init`, `dashboard`, `host token|start|stop|status` with a
+    # host up: their flags, the project folder, a file written, a call to the host, without
+    # the second of imports that the habitat, the verb table, pydantic or httpx cost (issue
+    # 25: each added 0.3-0.5 s of CPU).
     loaded = _modules_after(
         "import argparse\n"
         "from agent_habitat.cli import build_parser\n"
-        "for command in ('rules', 'dashboard', 'host'):\n"
+        "for command in ('rules', 'init', 'dashboard', 'host'):\n"
         "    build_parser(command)\n"
         "from agent_habitat.cli.common import project_root\n"
         "from agent_habitat.cli.host_cmd import _running\n"
         "from agent_habitat.rules import rules_text\n"
+        "from agent_habitat.rules_file import write_rules\n"
+        "from agent_habitat.client_config import install_servers\n"
         "from agent_habitat.files.atomic import write_project_file\n"
         "from agent_habitat.files.text import decode_text, in_style, line_endings\n"
         "from agent_habitat.host.tcp_address import parse_tcp\n"
@@ -196,6 +197,6 @@ def test_rules_dashboard_and_the_host_commands_load_no_habitat_pydantic_or_httpx
         "assert 'shell_run' in rules_text('claude')\n"
         "parse_tcp('127.0.0.1:0', allow_remote=False)"
     )
-    heavy = ("pydantic", "anyio", "httpx2", "psutil", "rich", "webbrowser", "shutil")
+    heavy = ("pydantic", "anyio", "httpx2", "psutil", "rich", "webbrowser")
     habitat = ("agent_habitat.habitat", "agent_habitat.verbs", "agent_habitat.reach.launcher")
     assert [name for name in (*heavy, *habitat) if name in loaded] == []

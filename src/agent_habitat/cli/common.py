@@ -14,7 +14,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import ConfigError, HabitatError, UsageError
 from ..project_folder import a_project
@@ -43,6 +43,17 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound="BaseModel")
+
+
+class WriteResult(Protocol):
+    """What a command that writes one file of the project returns (`init`, `rules --write`)."""
+
+    def to_json(self) -> str:
+        """The result as its `--json` prints it."""
+        ...
+
+
+W = TypeVar("W", bound=WriteResult)
 
 
 class FlagError(UsageError):
@@ -136,7 +147,7 @@ def report_error(exc: HabitatError, *, as_json: bool) -> int:
 
 
 def emit_project_write(
-    args: argparse.Namespace, label: str, write: Callable[[], M], said: Callable[[M], str]
+    args: argparse.Namespace, label: str, write: Callable[[], W], said: Callable[[W], str]
 ) -> int:
     """Run a command that writes one file of the project (`init`, `rules --write`): its
     result as JSON or in words; a refusal or an unwritable file as an error and exit code."""
@@ -148,7 +159,7 @@ def emit_project_write(
     except HabitatError as exc:
         return report_error(exc, as_json=bool(args.json))
     if args.json:
-        emit_json(result)
+        sys.stdout.write(result.to_json() + "\n")
     else:
         sys.stdout.write(said(result))
     return 0
