@@ -440,3 +440,38 @@ async def test_a_red_epoch_summary_names_the_rung_and_why(
     assert not status.green
     assert status.summary.startswith("red on ")
     assert status.summary.endswith("; compile.project red: compile.project found defects")
+
+
+async def test_an_editor_s_temp_file_reported_mid_climb_and_gone_is_no_change(
+    timed_runner: VerifyRunner, ladder: FakeLadder, bus: InMemoryEventBus, calc: Path
+) -> None:
+    # `sed -i` writes `sedXXXXXX` beside the file and renames it over it. On parse 1.20 the
+    # watcher reported it once the climb had begun: "sedYUu3eq changed while it ran".
+    temp = calc / "src/calc/sedYUu3eq"
+    temp.write_text("X = 5\n", encoding="utf-8")
+    temp.replace(calc / "src/calc/text.py")
+    ladder.held = {"diagnose.files"}
+    recorder = EventRecorder(bus)
+    ticket = await timed_runner.request(LadderRequest(policy="minimal"))
+    rung = f"{ticket.task}.diagnose.files"
+    await recorder.wait_for("environment.task.started", where=lambda e: e.task == rung)
+    timed_runner.mark_changed(["src/calc/sedYUu3eq", "src/calc/text.py"])
+    ladder.release["diagnose.files"].set()
+    epoch = await timed_runner.wait(ticket.task)
+    assert (epoch.state, epoch.changed) == ("green", [])
+
+
+async def test_a_committed_file_deleted_mid_climb_makes_it_stale(
+    timed_runner: VerifyRunner, ladder: FakeLadder, bus: InMemoryEventBus, calc: Path
+) -> None:
+    (calc / "src/calc/text.py").write_text("X = 6\n", encoding="utf-8")
+    ladder.held = {"diagnose.files"}
+    recorder = EventRecorder(bus)
+    ticket = await timed_runner.request(LadderRequest(policy="minimal"))
+    rung = f"{ticket.task}.diagnose.files"
+    await recorder.wait_for("environment.task.started", where=lambda e: e.task == rung)
+    (calc / "src/calc/arith.py").unlink()  # clean at the snapshot, gone now
+    timed_runner.mark_changed(["src/calc/arith.py"])
+    ladder.release["diagnose.files"].set()
+    epoch = await timed_runner.wait(ticket.task)
+    assert (epoch.state, epoch.changed) == ("stale", ["src/calc/arith.py"])

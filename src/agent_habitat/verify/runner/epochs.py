@@ -9,6 +9,7 @@ moved on since (DESIGN §5 "Epochs").
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -315,12 +316,29 @@ def dirty_now(root: Path, paths: list[str]) -> set[str]:
     return {e[3:] for e in entries if len(e) > 3}
 
 
+def _at_head(root: Path, path: str) -> bool:
+    proc = subprocess.run(
+        ["git", "cat-file", "-e", f"HEAD:./{path}"],
+        cwd=root,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    return proc.returncode == 0
+
+
 def contradicts(root: Path, snapshot: Snapshot, path: str) -> bool:
     """True when a write to `path` makes the tree differ from `snapshot` (blocking: reads it)."""
     # Dirty at S: only a different content counts (a rewrite of the same bytes does not).
-    # Clean at S: any write makes it differ from HEAD, as far as the watcher can tell.
+    # Clean at S: any write makes it differ from HEAD, as far as the watcher can tell —
+    # except a path gone now that HEAD never had: an editor's temp file (`sed -i`'s
+    # `sedXXXXXX`, vim's `4913`), made and removed, which was never part of the tree.
     known = snapshot.hashes.get(path)
-    return known is None or file_hash(root / path) != known
+    if known is not None:
+        return file_hash(root / path) != known
+    if os.path.lexists(root / path):
+        return True
+    return snapshot.in_git and _at_head(root, path)
 
 
 async def moved_since(root: Path, snapshot: Snapshot, notes: list[str]) -> list[str]:
