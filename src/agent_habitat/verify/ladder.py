@@ -281,8 +281,9 @@ async def _climb_one(
     except Exception as exc:  # a rung's bug must end as an `error` result, not kill the climb
         logger.exception("rung %s crashed", rung)
         result = RungResult(rung=rung, task=task, state="error", reason=f"internal error: {exc!r}")
-    if result.duration_s == 0.0:
-        result.duration_s = round(time.monotonic() - started, 3)
+    # The climb's time in the rung, not only its tool's process: a rung that confirms a red
+    # with a second run or compares with HEAD spends that too, and a person waits for it.
+    result.duration_s = max(result.duration_s, round(time.monotonic() - started, 3))
     result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
     if rung == "diagnose.files" and result.state == "green" and ctx.outdated:
         result.provisional = True
