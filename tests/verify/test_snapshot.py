@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.client_config import CONFIG_FILES
@@ -140,3 +145,23 @@ def test_coverage_data_and_the_hypothesis_database_are_never_the_change(tmp_path
     (outside / ".coverage").write_bytes(b"\0")
     (outside / "a.sh").write_text("echo a\n", encoding="utf-8")
     assert take_snapshot(outside).touched == ["a.sh"]
+
+
+def test_the_reports_a_test_run_writes_are_never_the_change(tmp_path: Path) -> None:
+    # Written for real by pytest and pytest-cov, under names a project's addopts may give.
+    pytest_cov = pytest.importorskip("pytest_cov")
+    assert pytest_cov
+    root = build_sample(tmp_path / "calc")
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--cov=calc"]
+    argv += ["--cov-report=xml:reports/cov.xml", "--cov-report=json", "--junitxml=junit.xml"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {"coverage.json", "junit.xml", ".coverage"} <= {p.name for p in root.iterdir()}
+    assert (root / "reports/cov.xml").is_file()
+    # Files of the project's own under the same names are changes.
+    (root / "coverage.xml").write_text("<coverage>my fixture</coverage>\n", encoding="utf-8")
+    (root / "tests/junit.xml").write_text(
+        '<?xml version="1.0"?><testsuites name="nose2"/>\n', encoding="utf-8"
+    )
+    assert take_snapshot(root).touched == ["coverage.xml", "tests/junit.xml"]
