@@ -14,20 +14,26 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import anyio
 
 from ..errors import ConfigError
+from ..workspace import write_private
 from .command import child_env, run_command
 
 __all__ = ["ProjectEnv", "probe_env", "resolve_python"]
 
 _PROBED_MODULES = ("pytest", "mypy", "ruff", "pip", "pytest_cov")
+# The folders of its path, with their mtimes, are read before the modules are looked for:
+# a package installed or removed since changes its folder's mtime, and a later verify asks
+# again (`_still_true`).
 _PROBE = f"""
-import importlib.util, json, sys
+import importlib.util, json, os, sys
+folders = {{p: os.stat(p).st_mtime_ns for p in sys.path if p and os.path.isdir(p)}}
 found = {{m: importlib.util.find_spec(m) is not None for m in {list(_PROBED_MODULES)!r}}}
 info = {{"version": sys.version.split()[0], "prefix": sys.prefix, "modules": found}}
-print("HABITAT-PROBE " + json.dumps(info))
+print("HABITAT-PROBE " + json.dumps({{**info, "folders": folders}}))
 """
 # (interpreter path, its mtime) → probe; the host keeps it across climbs.
 _CACHE: dict[tuple[str, int], ProjectEnv] = {}
@@ -98,14 +104,23 @@ def resolve_python(root: Path, configured: str | None) -> Path:
     return Path(sys.executable)
 
 
-async def probe_env(python: Path, spool: Path) -> ProjectEnv:
-    """Ask the interpreter which tools it has (cached per interpreter and mtime)."""
+async def probe_env(python: Path, spool: Path, kept: Path | None = None) -> ProjectEnv:
+    """Ask the interpreter which tools it has (cached per interpreter and mtime). `kept`: a
+    state file that keeps the answer across processes (a one-shot verify is one), trusted
+    while the interpreter, its `PYTHON*` environment and the mtimes of its path's folders
+    are what they were; starting the interpreter took up to a second on a loaded machine."""
     try:
         key = (str(python), (await anyio.Path(python).stat()).st_mtime_ns)
     except OSError as exc:
         raise ConfigError(f"project interpreter {python} is not usable: {exc}") from exc
     if key in _CACHE:
         return _CACHE[key]
+    stamp = {"mtime": key[1], "env": _python_env()}
+    if kept is not None:
+        data = await anyio.to_thread.run_sync(_kept_probe, kept, key[0], stamp)
+        if data is not None:
+            _CACHE[key] = env = _env_of(python, data)
+            return env
     outcome = await run_command(
         [str(python), "-c", _PROBE],
         cwd=python.parent,
@@ -122,8 +137,51 @@ async def probe_env(python: Path, spool: Path) -> ProjectEnv:
             f"{outcome.tail.strip()[-300:]}; set [tool.habitat.ladder].python"
         )
     data = json.loads(line.removeprefix("HABITAT-PROBE "))
-    env = ProjectEnv(
+    _CACHE[key] = env = _env_of(python, data)
+    if kept is not None:
+        await anyio.to_thread.run_sync(_keep_probe, kept, key[0], {**stamp, "probe": data})
+    return env
+
+
+def _env_of(python: Path, data: dict[str, Any]) -> ProjectEnv:
+    return ProjectEnv(
         python=python, version=data["version"], prefix=data["prefix"], modules=data["modules"]
     )
-    _CACHE[key] = env
-    return env
+
+
+def _python_env() -> dict[str, str]:
+    """What of the environment the interpreter reads at start (its path among it)."""
+    return {k: v for k, v in sorted(child_env().items()) if k.startswith("PYTHON")}
+
+
+def _read_kept(kept: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(kept.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _kept_probe(kept: Path, python: str, stamp: dict[str, Any]) -> dict[str, Any] | None:
+    entry = _read_kept(kept).get(python)
+    if not isinstance(entry, dict) or {k: entry.get(k) for k in stamp} != stamp:
+        return None
+    probe = entry.get("probe")
+    return probe if isinstance(probe, dict) and _still_true(probe) else None
+
+
+def _still_true(probe: dict[str, Any]) -> bool:
+    folders = probe.get("folders")
+    if not isinstance(folders, dict) or not {"version", "prefix", "modules"} <= set(probe):
+        return False
+    for folder, mtime in folders.items():
+        try:
+            if os.stat(folder).st_mtime_ns != mtime:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _keep_probe(kept: Path, python: str, entry: dict[str, Any]) -> None:
+    write_private(kept, json.dumps({**_read_kept(kept), python: entry}))

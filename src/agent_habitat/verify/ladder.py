@@ -53,6 +53,8 @@ __all__ = ["new_ladder_id", "run_ladder", "stop_type_daemon"]
 logger = logging.getLogger(__name__)
 
 _STOPPING = ("red", "error", "died", "cancelled")
+# The project interpreter's probe, kept in the workspace's state across processes.
+_PROBE = "probe.json"
 _EVENT_OF: dict[str, TaskEnd] = {
     "green": "environment.task.completed",
     "skipped": "environment.task.completed",
@@ -206,7 +208,9 @@ async def _context(
     env: ProjectEnv | None = None
     if layout.is_python:
         python = resolve_python(root, config.python)
-        env = await probe_env(python, workspace.spool_dir / f"probe-{ladder_id}.out")
+        env = await probe_env(
+            python, workspace.spool_dir / f"probe-{ladder_id}.out", workspace.state_dir / _PROBE
+        )
     known = {"python": layout.is_python}  # the layout has said whether Python
     chains = await anyio.to_thread.run_sync(detected, root, known)
     ctx = RungContext(
