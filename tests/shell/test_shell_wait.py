@@ -93,9 +93,11 @@ async def test_the_run_exiting_ends_the_wait_with_its_exit_code(
 async def test_output_printed_just_before_the_exit_is_matched_first(
     habitat: Shell, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Without inotify new output is noticed up to 50 ms late, so the end is always seen
-    # first: the wait must still search what was printed before it.
+    # Without inotify new output is noticed only at the next poll; with the poll an hour
+    # away the end is always seen first (at 50 ms a loaded machine saw either first): the
+    # wait must still search what was printed before it.
     monkeypatch.setattr(spool_module, "_libc", lambda: None)
+    monkeypatch.setattr(spool_module, "_POLL_SECONDS", 3600.0)
     await _serve(habitat, spawner)
     async with waiting(lambda: habitat.wait(WaitArgs(tab="s", until="DONE"))) as r:
         spawner.last.write("DONE\n")
