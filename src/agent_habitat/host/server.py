@@ -21,6 +21,8 @@ from typing import Any
 
 import anyio
 import uvicorn
+from anyio import TASK_STATUS_IGNORED
+from anyio.abc import TaskStatus
 
 from agent_habitat.errors import HabitatError
 from agent_habitat.reach.files import HostFiles
@@ -195,6 +197,10 @@ async def _serve(
             if not running:
                 tg.cancel_scope.cancel()
 
+        # SIGTERM is ours before the record says a host serves: a stop sent the moment the
+        # record appears would otherwise kill the host by the signal's default action, with
+        # its socket left behind and its warm daemons still running.
+        await tg.start(_stop_on_signal, stop)
         for server in servers:
             tg.start_soon(serve, server)
         with anyio.fail_after(30):
@@ -235,7 +241,6 @@ async def _serve(
 
         app.open_tcp = open_tcp
         hosted.bus.publish("host.started", data={"pid": record.pid, "tcp": tcp_url})
-        tg.start_soon(_stop_on_signal, stop)
         tg.start_soon(_prepare_mcp_when_quiet, app, hosted)
         if idle_seconds > 0:
             tg.start_soon(_stop_when_idle, app, hosted, idle_seconds, stop)
@@ -262,8 +267,11 @@ async def _prepare_mcp_when_quiet(app: HostApp, hosted: Hosted) -> None:
         logger.exception("building the MCP side ahead of its first request failed")
 
 
-async def _stop_on_signal(stop: Callable[[str], None]) -> None:
+async def _stop_on_signal(
+    stop: Callable[[str], None], *, task_status: TaskStatus[None] = TASK_STATUS_IGNORED
+) -> None:
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+        task_status.started()
         async for signum in signals:
             stop(f"signal {signal.Signals(signum).name}")
             return
