@@ -58,7 +58,7 @@ async def test_a_dead_hosts_lock_is_taken_over(project: Path) -> None:
     assert status["pid"] == second.record.pid
 
 
-async def test_host_status_and_token_on_the_cli(
+def test_host_status_and_token_on_the_cli(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["host", "status", "--project", str(project)]) == 1

@@ -42,6 +42,7 @@ _STAND_IN = textwrap.dedent(
     files.prepare()
     lock = HostLock(files.lock)
     assert lock.acquire()
+    files.socket.touch()  # where a host listens; a killed one leaves it behind
     behaviour = sys.argv[2]
 
     def on_term(signum, frame):
@@ -104,6 +105,7 @@ def test_a_host_that_ignores_sigterm_is_killed_and_the_stop_says_so(project: Pat
     assert stopped.signal == "SIGKILL"
     assert host.wait(timeout=10) == -signal.SIGKILL
     assert f"killed host pid {host.pid}" in stopped.said()
+    assert not host_files(project).socket.exists()  # the stop cleared what the kill left
 
 
 def test_the_warm_daemon_of_a_killed_host_is_stopped_with_it(project: Path) -> None:
@@ -137,7 +139,7 @@ def test_habitat_host_stop_reports_a_real_host_gone(
     assert said["stopped"] is True
     assert said["pid"] == record.pid
     assert _gone(record.pid)
-    assert not host_files(project).socket.exists()
+    assert not host_files(project).socket.exists(), said
 
 
 def test_sigterm_ends_a_cli_command_whose_worker_thread_is_blocked() -> None:
@@ -169,3 +171,14 @@ def test_sigterm_ends_a_cli_command_whose_worker_thread_is_blocked() -> None:
     finally:
         proc.kill()
     assert code in (130, 128 + signal.SIGTERM)
+
+
+def test_a_host_catches_sigterm_from_the_moment_its_record_says_it_serves(
+    project: Path,
+) -> None:
+    # A stop sent as the record appeared once killed the host by SIGTERM's default action
+    # (its handler was installed a moment after): socket left behind, warm daemons running.
+    record = ensure_host(project).record
+    with open(f"/proc/{record.pid}/status", encoding="ascii") as status:
+        caught = next(line for line in status if line.startswith("SigCgt:"))
+    assert int(caught.split()[1], 16) & (1 << (signal.SIGTERM - 1))

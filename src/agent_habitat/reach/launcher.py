@@ -26,7 +26,7 @@ from agent_habitat.proc import flocks
 from agent_habitat.workspace import Workspace
 
 from .files import HostFiles
-from .lock import HostRecord, is_held, read_record
+from .lock import HostLock, HostRecord, is_held, read_record
 
 __all__ = [
     "HostHandle",
@@ -200,13 +200,27 @@ def stop_host(root: Path, *, grace: float = STOP_TIMEOUT_SECONDS) -> StoppedHost
                 os.kill(record.pid, signum)
         if _wait_ended(files, process, bound):
             waited = time.monotonic() - began
-            reaped = _reap_warm(files.workspace) if signum == signal.SIGKILL else ()
+            reaped: tuple[str, ...] = ()
+            if signum == signal.SIGKILL:
+                reaped = _reap_warm(files.workspace)
+                _clear_killed(files)
             return StoppedHost(record, signal.Signals(signum).name, waited, reaped)
     raise HabitatError(
         f"host pid {record.pid} is still running {time.monotonic() - began:.0f}s after SIGKILL "
         "(stuck in the kernel, perhaps on a hung file system); it holds "
         f"{files.lock} until it ends"
     )
+
+
+def _clear_killed(files: HostFiles) -> None:
+    """Remove the socket a killed host never did, under its lock: a host that starts
+    meanwhile takes the lock first and binds after, so its socket is never the one removed."""
+    lock = HostLock(files.lock)
+    if lock.acquire():
+        try:
+            files.socket.unlink(missing_ok=True)
+        finally:
+            lock.release()
 
 
 def _process_of(record: HostRecord) -> psutil.Process | None:
@@ -259,7 +273,20 @@ def _reap_warm(workspace: Workspace) -> tuple[str, ...]:
             await warm.stop_now()
             stopped.append("warm pytest")
 
-    anyio.run(reap)
+    # A thread of its own: `stop_host` may be called where an event loop already runs.
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            anyio.run(reap)
+        except BaseException as error:  # raised again in the caller's thread
+            failed.append(error)
+
+    thread = threading.Thread(target=run, name="habitat-reap-warm")
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
     return tuple(stopped)
 
 
