@@ -115,9 +115,9 @@ async def test_a_denied_clippy_lint_is_red_in_diagnose_files_at_its_line(tmp_pat
     write(root, "src/lib.rs", "#![deny(clippy::ptr_arg)]\n" + _LIB + "pub fn n(v: &Vec<u8>) {}\n")
     lint = await RUNNERS["diagnose.files"](_ctx(root, "f3"))
     assert lint.state == "red", lint.reason
-    # The build stopped at the error: clippy's check judges it, here and on HEAD.
-    assert lint.command[:2] == ["cargo", "clippy"]
-    assert any("stopped at errors: judged by cargo clippy" in n for n in lint.notes)
+    # The build stopped at the error, found by its own lints; clippy's check gives HEAD's.
+    assert lint.command[:3] == ["cargo", "test", "--no-run"]
+    assert any("stopped at errors: HEAD judged by cargo clippy" in n for n in lint.notes)
     assert [(d.file, d.line, d.code) for d in lint.diagnostics if d.severity == "error"] == [
         ("src/lib.rs", len(_LIB.splitlines()) + 2, "clippy::ptr_arg")
     ]

@@ -6,8 +6,8 @@
   --all-targets` instead (fused.py), of those crates and every crate the change reaches
   (test.scoped's): the same lints, and the test binaries built in the same pass, so the
   tests compile nothing a second time and `compile.project` checks nothing again. When that
-  build stops at errors, `cargo clippy --all-targets` judges them, here and on HEAD (HEAD's
-  check costs less than HEAD's test build, and the climb stops there anyway).
+  build stops at errors, they are its own, and `cargo clippy --all-targets` gives HEAD's
+  (HEAD's check costs less than HEAD's test build, and the climb stops there anyway).
 - `compile.project`: `cargo check --all-targets` of the affected crates — unless this climb's
   clippy run already checked them all (green): clippy is cargo check plus lints.
 - `build.affected`: `cargo build` of the affected crates (with fused.py's wrapper when the
