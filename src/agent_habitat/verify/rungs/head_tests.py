@@ -3,11 +3,13 @@ too is listed as already failing at HEAD, not red.
 
 A toolchain's test rung that comes out red hands its result to `settle_tests` with a way to
 name each failure (`key_of`: the test's name, None for what is not one test, such as a
-compile error or a binary that died) and a way to run named tests on HEAD (`run_on_head`,
-in HEAD's export). HEAD's outcomes are kept per (HEAD commit, command) in the workspace
-state folder, so a later red asks HEAD only about tests it has not asked about yet. A
-failure whose key failed on HEAD as often is pre-existing; any other is the change's. A red
-that only pre-existing failures make is green, saying so (never hidden).
+compile error or a binary that died) and a way to run tests on HEAD (`run_on_head`, in
+HEAD's export): the named ones, or every test of the command (`HeadRun.whole`), which
+answers every later red of that command at no cost. HEAD's outcomes are kept per (HEAD
+commit, command) in the workspace state folder, so a later red asks HEAD only about tests
+it has no answer for. A failure whose key failed on HEAD as often is pre-existing; any other
+is the change's (a test HEAD did not have is new). A red that only pre-existing failures
+make is green, saying so (never hidden).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio.to_thread
@@ -26,11 +29,24 @@ from ..models import Diagnostic, RungResult
 from .compare import head_of
 from .context import RungContext
 
-__all__ = ["HeadRun", "settle_tests"]
+__all__ = ["HeadRun", "OnHead", "settle_tests"]
 
-HeadRun = Callable[[HeadTree, list[str]], Awaitable[Counter[str] | str]]
-"""Runs the tests named by these keys on HEAD's content: how many tests of each key failed
-there (a key it did not run or that passed: 0), or why it could not run them."""
+
+@dataclass
+class HeadRun:
+    """What a run on HEAD's content said."""
+
+    failed: Counter[str] = field(default_factory=Counter)
+    """Key → how many of its tests failed; a key that ran and passed may be here at 0."""
+    whole: bool = False
+    """Every test of the command ran (each one it ran is in `failed`): a key it did not run
+    is a test HEAD does not have."""
+
+
+OnHead = Callable[[HeadTree, list[str]], Awaitable[HeadRun | str]]
+"""Runs tests on HEAD's content, at least those of these keys; or why it could not."""
+
+_WHOLE = "\0whole"
 
 
 def _store(ctx: RungContext, key: str) -> Path:
@@ -44,7 +60,7 @@ def _load(path: Path) -> dict[str, int]:
         return {}
     if not isinstance(data, dict):
         return {}
-    return {str(k): v for k, v in data.items() if isinstance(v, int)}
+    return {str(k): v for k, v in data.items() if isinstance(v, int)}  # `_WHOLE`: 1
 
 
 def _save(path: Path, known: dict[str, int]) -> None:
@@ -69,7 +85,7 @@ async def settle_tests(
     *,
     cache_key: str,
     key_of: Callable[[Diagnostic], str | None],
-    run_on_head: HeadRun,
+    run_on_head: OnHead,
 ) -> RungResult:
     """Compare a red test rung's failures with the same tests on HEAD (see the module)."""
     if result.state != "red":
@@ -85,8 +101,8 @@ async def settle_tests(
     path = _store(ctx, cache_key)
     known = await anyio.to_thread.run_sync(_load, path)
     unknown = [k for k in asked if k not in known]
-    cached = not unknown
-    if unknown:
+    cached = not unknown or _WHOLE in known
+    if unknown and _WHOLE not in known:
         try:
             ran = await run_on_head(head, unknown)
         except OSError as exc:  # git could not give HEAD's files, or the tool did not start
@@ -96,9 +112,12 @@ async def settle_tests(
             result.notes.append(f"no baseline for the failed tests, each counts as new: {ran}")
             result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
             return result
-        known.update({k: ran.get(k, 0) for k in unknown})
+        known.update({k: ran.failed.get(k, 0) for k in unknown})
+        if ran.whole:
+            known.update({k: n for k, n in ran.failed.items() if k != _WHOLE})
+            known[_WHOLE] = 1
         await anyio.to_thread.run_sync(_save, path, known)
-    old = _mark(result.diagnostics, keys, known)
+    old = _mark(result.diagnostics, keys, {k: n for k, n in known.items() if k != _WHOLE})
     result.baseline = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
     result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
     new = result.new_findings

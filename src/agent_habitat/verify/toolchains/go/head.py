@@ -20,6 +20,7 @@ from ...head import HeadTree
 from ...models import Diagnostic, RungName
 from ...rungs.compare import cache_of
 from ...rungs.context import RungContext
+from ...rungs.head_tests import HeadRun
 from .parse import parse_test_events
 
 __all__ = ["Step", "on_head", "test_key", "tests_on_head"]
@@ -95,7 +96,7 @@ async def tests_on_head(
     argv: Sequence[str],
     keys: Sequence[str],
     dirs: Mapping[str, str],
-) -> Counter[str] | str:
+) -> HeadRun | str:
     """How many tests of each key fail on HEAD: `argv` (go test -json …) of the keys'
     packages that HEAD has, `-run` their top-level tests (all their subtests with them)."""
     named = [m for k in keys if (m := _TEST.match(k)) is not None]
@@ -108,7 +109,7 @@ async def tests_on_head(
         }
     )
     if not packages:
-        return Counter()  # every one is new since HEAD
+        return HeadRun()  # every one is new since HEAD
     tops = sorted({re.escape(m["test"]) for m in named})
     run = [*argv, "-run", f"^({'|'.join(tops)})$", *packages]
     outcome = await ctx.run(rung, run, suffix=".head-tests.json", cwd=export)
@@ -117,4 +118,4 @@ async def tests_on_head(
     found = parse_test_events(outcome.text, export, {p: export / dirs[p] for p in packages})
     if outcome.exit_code == 1 and not found.failures:
         return f"go test could not run these tests on HEAD: {outcome.tail.strip()[-200:]}"
-    return Counter(k for d in found.failures if (k := test_key(d)) is not None)
+    return HeadRun(failed=Counter(k for d in found.failures if (k := test_key(d)) is not None))

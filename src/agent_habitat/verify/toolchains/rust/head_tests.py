@@ -1,13 +1,14 @@
-"""The failed tests of a red `cargo test`, run again on HEAD's content (rungs/head_tests.py
-decides what is pre-existing).
+"""The tests of a red `cargo test`, run on HEAD's content (rungs/head_tests.py decides
+which failures are pre-existing).
 
 A failure's key is its libtest name; a doc test's name carries its line (`src/lib.rs -
 twice (line 4)`), which an edit above it moves, so its key leaves the line out. HEAD's run
 is the same cargo test (packages and targets) in HEAD's export, built in the habitat's own
-HEAD target folder (as the compiler rungs' HEAD checks are), with the keys as libtest's
-name filters: a filter matches by substring, so it may run more tests than asked, never
-fewer. Compile errors and binaries that died or exited without a report are no one test:
-they stay the change's."""
+HEAD target folder (as the compiler rungs' HEAD checks are), whole: every outcome it gives
+answers the later reds of the same command at this HEAD without running anything (a run
+filtered to each red's failures paid a cargo run on HEAD on every red). Compile errors
+and binaries that died or exited without a report are no one test: they stay the
+change's."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ...baseline import fingerprint
 from ...head import HeadTree
 from ...models import Diagnostic, RungName
 from ...rungs.context import RungContext
+from ...rungs.head_tests import HeadRun
 from .cargo import head_target_dir
 from .messages import compiler_messages
 
@@ -70,12 +72,12 @@ def _export(ctx: RungContext, head: HeadTree) -> Path:
     return export
 
 
-def _failed(text: str) -> Counter[str]:
+def _outcomes(text: str) -> Counter[str]:
     out: Counter[str] = Counter()
     for line in text.splitlines():
         m = _OUTCOME.match(line)
-        if m is not None and m["what"] == "FAILED":
-            out[_DOC_LINE.sub("", m["name"])] += 1
+        if m is not None:
+            out[_DOC_LINE.sub("", m["name"])] += m["what"] == "FAILED"
     return out
 
 
@@ -84,12 +86,12 @@ async def failed_on_head(
     rung: RungName,
     head: HeadTree,
     argv: list[str],
-    keys: list[str],
     env: Mapping[str, str],
-) -> Counter[str] | str:
-    """How many tests of each key fail when `argv` runs them on HEAD, or why it could not."""
+) -> HeadRun | str:
+    """Every test `argv` runs, run on HEAD (its filter left out): the failures by key and
+    every test that passed at 0; or why it could not."""
     export = await anyio.to_thread.run_sync(_export, ctx, head)
-    run = [*_head_argv(argv), "--", *keys]
+    run = _head_argv(argv)
     target = {**env, "CARGO_TARGET_DIR": str(head_target_dir(ctx))}
     outcome = await ctx.run(
         rung, run, suffix=".head-tests.out", cwd=export, extra_env=target, reap_leftovers=False
@@ -103,7 +105,7 @@ async def failed_on_head(
     if errors:
         first = errors[0]
         return f"HEAD's tests do not build ({first.file}:{first.line} {first.message[:120]})"
-    failed = _failed(outcome.text)
-    if outcome.exit_code == 101 and not failed:
+    outcomes = _outcomes(outcome.text)
+    if outcome.exit_code == 101 and not any(outcomes.values()):
         return f"cargo test could not run these tests on HEAD: {said}"
-    return failed
+    return HeadRun(failed=outcomes, whole=True)

@@ -19,13 +19,12 @@ that stops that build makes the run go again without the wrapper."""
 from __future__ import annotations
 
 import shlex
-from collections import Counter
 
 from ...command import Outcome
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
-from ...rungs.head_tests import settle_tests
+from ...rungs.head_tests import HeadRun, settle_tests
 from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, packages
 from .fused import clippy_errors, fused_env, without_clippy
 from .head_tests import cache_key, failed_on_head, test_key
@@ -123,14 +122,14 @@ async def _cargo_test(
         )
     env = wrapper or {}
 
-    async def on_head(head: HeadTree, keys: list[str]) -> Counter[str] | str:
-        failed: Counter[str] = Counter()
+    async def on_head(head: HeadTree, keys: list[str]) -> HeadRun | str:
+        whole = HeadRun(whole=True)
         for argv in runs:
-            found = await failed_on_head(ctx, rung, head, argv, keys, env)
+            found = await failed_on_head(ctx, rung, head, argv, env)
             if isinstance(found, str):
                 return found
-            failed.update(found)
-        return failed
+            whole.failed.update(found.failed)
+        return whole
 
     key = cache_key(ctx.snapshot.head or "", [a for argv in runs for a in argv], env, ctx.root)
     return await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
