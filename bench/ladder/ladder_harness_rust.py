@@ -72,6 +72,8 @@ class Project:
     unrelated: tuple[str, ...] = ()
     """Prefixes of failures of that part, whichever of its cases fail in a run (idna's
     failing UTS #46 cases differ from run to run)."""
+    dev_dependencies: bool = False
+    """A one-crate project's tests need its dev-dependencies (getopts' `log`): kept."""
 
 
 PROJECTS = {
@@ -93,6 +95,15 @@ PROJECTS = {
         "crates.io:heck@0.5.0",
         ("src/lib.rs", "src/kebab.rs", "src/snake.rs", "src/title.rs", "src/upper_camel.rs"),
         "case conversion: 9 modules, unit tests in each, doc tests; the crates.io package",
+    ),
+    # Held out (issue 27, session 3): never used while the toolchain was built or tuned.
+    "getopts": Project(
+        "getopts",
+        "crates.io:getopts@0.2.24",
+        ("src/lib.rs",),
+        "option parsing: one module, its unit tests in src/tests/mod.rs (1,321 lines), doc "
+        "tests; the crates.io package (its [[test]] smoke target is not in the package)",
+        dev_dependencies=True,
     ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
@@ -130,16 +141,31 @@ def _git(root: Path, *args: str) -> str:
     ).stdout
 
 
+def _missing_target(table: list[str], crate: Path) -> bool:
+    """A `[[test]]` or `[[example]]` table whose `path` the package does not ship (a
+    crates.io package leaves out what its `include` list does not name)."""
+    if table[0].strip() not in ("[[test]]", "[[example]]"):
+        return False
+    paths = [ln.split("=", 1)[1].strip().strip('"') for ln in table if ln.startswith("path")]
+    return bool(paths) and not (crate / paths[0]).exists()
+
+
 def _strip_bench_only(manifest: Path, *, dev_dependencies: bool = True) -> None:
-    """Drop the `[[bench]]` targets and (`dev_dependencies`) the dev-dependencies (a
-    one-crate project's are its benchmarks' criterion only)."""
-    out: list[str] = []
-    skip = False
+    """Drop the `[[bench]]` targets, the test and example targets the package does not ship,
+    and (`dev_dependencies`) the dev-dependencies (a one-crate project's are its
+    benchmarks' criterion only)."""
+    tables: list[list[str]] = [[]]
     for line in manifest.read_text(encoding="utf-8").splitlines():
         if line.startswith("["):
-            skip = (dev_dependencies and "dev-dependencies" in line) or line.strip() == "[[bench]]"
-        if not skip:
-            out.append(line)
+            tables.append([])
+        tables[-1].append(line)
+    out: list[str] = []
+    for table in tables:
+        head = table[0].strip() if table else ""
+        dropped = (dev_dependencies and "dev-dependencies" in head) or head == "[[bench]]"
+        if table and head.startswith("[") and (dropped or _missing_target(table, manifest.parent)):
+            continue
+        out += table
     manifest.write_text("\n".join(out) + "\n", encoding="utf-8")
 
 
@@ -188,7 +214,7 @@ def prepare(project: Project, mirrors: Path, cache: Path) -> tuple[Path, str, st
     if "[workspace]" in (root / "Cargo.toml").read_text(encoding="utf-8"):
         version = _strip_workspace_benches(root)
     else:
-        _strip_bench_only(root / "Cargo.toml")
+        _strip_bench_only(root / "Cargo.toml", dev_dependencies=not project.dev_dependencies)
         shutil.rmtree(root / "benches", ignore_errors=True)
         version = next(
             line.split('"')[1]

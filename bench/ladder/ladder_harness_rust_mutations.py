@@ -5,8 +5,9 @@ Kinds, as for Python (ladder_harness_mutations.py): comparison flips (`==`/`!=`,
 `true`/`false` swaps, and removed statements (a one-line `expr;` that is not a `let`,
 emptied). Only binary operators written with spaces around them (rustfmt's style) are
 flipped, so generics (`Vec<T>`), arrows and shifts are never touched. Lines in comments,
-attributes, `use` lines, string literals and everything from a `#[cfg(test)]` on (a
-module's unit tests) are left alone. Each candidate changes exactly one line's text."""
+attributes, `use` lines, string literals and everything from a `#[cfg(test)]` block on (a
+module's unit tests) are left alone; a `#[cfg(test)]` one-line item (`mod tests;`, `extern
+crate log;`) is skipped alone. Each candidate changes exactly one line's text."""
 
 from __future__ import annotations
 
@@ -53,10 +54,21 @@ class Mutation:
 
 def _code_lines(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    skip_to = 0
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
+        if number <= skip_to:
+            continue
         if stripped.startswith("#[cfg(test)]"):
-            break
+            item = next(
+                (n for n in range(number, len(lines)) if not lines[n].strip().startswith("#")),
+                None,
+            )
+            if item is None or not lines[item].rstrip().endswith(";"):
+                break
+            skip_to = item + 1
+            continue
         if not stripped or stripped.startswith(("//", "#", "use ", "pub use ", "*", "/*")):
             continue
         out.append((number, line))
