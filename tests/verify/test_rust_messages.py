@@ -91,3 +91,16 @@ def test_a_harness_false_target_that_panics_in_main_is_a_failure_at_its_panic() 
     assert found == [("url/src/host.rs", 481, "test failed")]
     assert "tests/wpt.rs exited 101" in report.failures[0].message
     assert "index out of bounds" in report.failures[0].message
+
+
+def test_a_warning_the_test_build_denies_is_an_error_beside_the_warning() -> None:
+    # `#![cfg_attr(test, deny(warnings))]`: the lib warns, the lib's test build fails there.
+    def message(level: str) -> str:
+        span = '{"file_name":"src/lib.rs","line_start":2,"column_start":13,"is_primary":true}'
+        return (
+            '{"reason":"compiler-message","message":{"level":"' + level + '","message":'
+            '"unused variable: `x`","code":{"code":"unused_variables"},"spans":[' + span + "]}}"
+        )
+
+    found = compiler_messages(message("warning") + "\n" + message("error"), ROOT, tool="rustc")
+    assert [d.severity for d in found] == ["warning", "error"]

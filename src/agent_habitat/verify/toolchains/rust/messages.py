@@ -53,7 +53,9 @@ def _cargo_json(text: str) -> Iterable[dict[str, Any]]:
 
 def compiler_messages(text: str, root: Path, *, tool: str) -> list[Diagnostic]:
     """Errors and warnings of `cargo check/clippy/build/test --message-format=json`, at
-    their primary span, once each (a lib compiled twice, plain and as tests, reports twice).
+    their primary span, once each (a lib compiled twice, plain and as tests, reports twice);
+    a warning that the test build denies (`#![cfg_attr(test, deny(warnings))]`) is there
+    twice, a warning and an error.
     Relative paths in the messages are the workspace root's, which is `root`."""
     seen: set[tuple[object, ...]] = set()
     out: list[Diagnostic] = []
@@ -79,7 +81,7 @@ def compiler_messages(text: str, root: Path, *, tool: str) -> list[Diagnostic]:
             message=text_,
             source=tool,
         )
-        key = (diag.file, diag.line, diag.col, diag.code, diag.message)
+        key = (diag.file, diag.line, diag.col, diag.code, diag.severity, diag.message)
         if key not in seen:
             seen.add(key)
             out.append(diag)
