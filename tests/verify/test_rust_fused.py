@@ -137,6 +137,9 @@ async def test_a_denied_lint_already_at_head_never_stops_the_tests(tmp_path: Pat
     assert tests.state == "red", tests.reason
     assert [d.message.split(": ")[0] for d in tests.diagnostics] == ["tests::doubles"]
     assert any("built again without it" in n for n in tests.notes)
+    # diagnose.files' build met the denied lint already: the tests build plainly at once,
+    # not once more through clippy-driver first.
+    assert not any("built with clippy-driver" in n for n in tests.notes), tests.notes
 
 
 async def test_a_crate_that_names_clippy_in_a_cfg_is_never_fused(tmp_path: Path) -> None:

@@ -92,3 +92,18 @@ async def test_a_test_the_change_broke_is_red_beside_those_already_failing(crate
     again = await RUNNERS["test.scoped"](_ctx(crate, "h3"))
     assert (again.state, again.new_findings, again.preexisting_findings) == ("red", 1, 2)
     assert "(cached)" in (again.baseline or "")
+
+
+async def test_head_builds_its_tests_as_rustc_does_where_clippy_lints_are_denied(
+    tmp_path: Path,
+) -> None:
+    # Warnings denied under cfg(test), and a clippy lint in the code (getopts does so): a
+    # build through clippy-driver stops at it, here and on HEAD; rustc's build does not.
+    lib = "#![cfg_attr(test, deny(warnings))]\npub fn n(v: &Vec<u8>) -> usize {\n    v.len()\n}\n"
+    manifest = '[package]\nname = "shaky"\nversion = "0.1.0"\nedition = "2021"\n'
+    files = {"Cargo.toml": manifest, "src/lib.rs": lib + _LIB, ".gitignore": "target/\n"}
+    crate = commit_tree(tmp_path / "denies", files)
+    write(crate, "src/lib.rs", lib + _LIB.replace("x / 2", "x / 2 // halved"))
+    result = await RUNNERS["test.scoped"](_ctx(crate, "h4"))
+    assert result.state == "green", result.reason
+    assert (result.new_findings, result.preexisting_findings) == (0, 2)

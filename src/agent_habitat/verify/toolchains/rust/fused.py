@@ -14,7 +14,9 @@ It is the same code only where the wrapper changes nothing but the lints, so it 
 - when a source names `clippy` in a `cfg` (clippy-driver passes `--cfg clippy`: such code
   would be tested as clippy sees it, not as rustc builds it).
 A clippy lint the project denies is an error of clippy-driver's build: a test run that hits
-one runs again without the wrapper (`without_clippy`), so the tests never fail for a lint."""
+one runs again without the wrapper (`without_clippy`), so the tests never fail for a lint;
+when diagnose.files' build already hit one, the rest of the climb builds without it
+(`unfuse`), rather than fail the same way once more first."""
 
 from __future__ import annotations
 
@@ -29,7 +31,7 @@ import anyio.to_thread
 from ...models import Diagnostic
 from ...rungs.context import RungContext
 
-__all__ = ["WRAPPER", "clippy_errors", "fused_env", "without_clippy"]
+__all__ = ["WRAPPER", "clippy_errors", "fused_env", "unfuse", "without_clippy"]
 
 WRAPPER = "RUSTC_WORKSPACE_WRAPPER"
 _CFG = re.compile(r"\bcfg(?:_attr)?!?\s*\(([^;{}\]]*)")
@@ -98,6 +100,13 @@ async def fused_env(ctx: RungContext) -> dict[str, str] | str:
             del _FUSED[next(iter(_FUSED))]
         _FUSED[key] = answer
     return _FUSED[key]
+
+
+def unfuse(ctx: RungContext, why: str) -> None:
+    """The rest of this climb builds as rustc builds (`why`): diagnose.files' fused build
+    stopped at lints the project denies (`#![cfg_attr(test, deny(warnings))]`), which the
+    tests' build would stop at again before building them plainly."""
+    _FUSED[(ctx.ladder_id, str(ctx.root))] = why
 
 
 def clippy_errors(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:

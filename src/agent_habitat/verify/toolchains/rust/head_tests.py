@@ -4,18 +4,18 @@ which failures are pre-existing).
 A failure's key is its libtest name; a doc test's name carries its line (`src/lib.rs -
 twice (line 4)`), which an edit above it moves, so its key leaves the line out. HEAD's run
 is the same cargo test (packages and targets) in HEAD's export, built in the habitat's own
-HEAD target folder (as the compiler rungs' HEAD checks are), whole: every outcome it gives
-answers the later reds of the same command at this HEAD without running anything (a run
-filtered to each red's failures paid a cargo run on HEAD on every red). Compile errors
-and binaries that died or exited without a report are no one test: they stay the
-change's."""
+HEAD target folder (as the compiler rungs' HEAD checks are), as rustc builds them (never
+with clippy-driver: a project that denies warnings under `cfg(test)`, as getopts does,
+would not build them), whole: every outcome it gives answers the later reds of the same
+command at this HEAD without running anything (a run filtered to each red's failures paid
+a cargo run on HEAD on every red). Compile errors and binaries that died or exited without
+a report are no one test: they stay the change's."""
 
 from __future__ import annotations
 
 import re
 import shutil
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 
 import anyio.to_thread
@@ -52,14 +52,8 @@ def _head_argv(argv: list[str]) -> list[str]:
     return argv[: argv.index("--")] if "--" in argv else list(argv)
 
 
-def cache_key(head: str, argv: list[str], env: Mapping[str, str], root: Path) -> str:
-    return fingerprint(
-        "cargo test on HEAD",
-        head,
-        *_head_argv(argv),
-        *sorted(f"{k}={v}" for k, v in env.items()),
-        root / "Cargo.lock",
-    )
+def cache_key(head: str, argv: list[str], root: Path) -> str:
+    return fingerprint("cargo test on HEAD", head, *_head_argv(argv), root / "Cargo.lock")
 
 
 def _export(ctx: RungContext, head: HeadTree) -> Path:
@@ -86,13 +80,12 @@ async def failed_on_head(
     rung: RungName,
     head: HeadTree,
     argv: list[str],
-    env: Mapping[str, str],
 ) -> HeadRun | str:
     """Every test `argv` runs, run on HEAD (its filter left out): the failures by key and
     every test that passed at 0; or why it could not."""
     export = await anyio.to_thread.run_sync(_export, ctx, head)
     run = _head_argv(argv)
-    target = {**env, "CARGO_TARGET_DIR": str(head_target_dir(ctx))}
+    target = {"CARGO_TARGET_DIR": str(head_target_dir(ctx))}
     outcome = await ctx.run(
         rung, run, suffix=".head-tests.out", cwd=export, extra_env=target, reap_leftovers=False
     )

@@ -32,7 +32,7 @@ from .cargo import (
     run_compiler,
 )
 from .detect import owns
-from .fused import clippy_errors, fused_env, without_clippy
+from .fused import clippy_errors, fused_env, unfuse, without_clippy
 from .metadata import CrateGraph
 
 __all__ = ["build_affected", "compile_project", "diagnose_files"]
@@ -111,6 +111,8 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
     )
     if has_clippy:
         remember_clippy(ctx, crates, result)
+    if extra is not None and (denied := clippy_errors(result.diagnostics)):
+        unfuse(ctx, without_clippy(denied))
     return result
 
 

@@ -66,6 +66,8 @@ async def _cargo_test(
             "built with clippy-driver as rustc's workspace wrapper (the same code; the units "
             "diagnose.files' clippy build compiled are reused, not compiled again)"
         )
+    elif isinstance(fused, str) and "clippy-driver's build stopped" in fused:
+        why.append(fused)
     for argv in runs:
         suffix = f".{len(results)}.out" if results else ".out"
         outcome = await ctx.run(rung, argv, suffix=suffix, extra_env=wrapper)
@@ -120,18 +122,17 @@ async def _cargo_test(
         result.reason = (
             f"cargo test failed to run (exit {outcome.exit_code}): " + (outcome.tail.strip()[-300:])
         )
-    env = wrapper or {}
 
     async def on_head(head: HeadTree, keys: list[str]) -> HeadRun | str:
         whole = HeadRun(whole=True)
         for argv in runs:
-            found = await failed_on_head(ctx, rung, head, argv, env)
+            found = await failed_on_head(ctx, rung, head, argv)
             if isinstance(found, str):
                 return found
             whole.failed.update(found.failed)
         return whole
 
-    key = cache_key(ctx.snapshot.head or "", [a for argv in runs for a in argv], env, ctx.root)
+    key = cache_key(ctx.snapshot.head or "", [a for argv in runs for a in argv], ctx.root)
     return await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
 
 
