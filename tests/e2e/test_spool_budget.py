@@ -21,7 +21,7 @@ from agent_habitat.proc.keepers import keeper_alive
 from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN
 from agent_habitat.shell import Shell
-from agent_habitat.shell.models import InputArgs, LastArgs, RunArgs, WaitArgs
+from agent_habitat.shell.models import InputArgs, KillArgs, LastArgs, RunArgs, WaitArgs
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
 from small_disks import fill, tmpfs
@@ -247,3 +247,17 @@ async def test_a_habitat_adopting_a_run_whose_keeper_is_gone_starts_one(
             assert second.shell.store.running("w")
     finally:
         await kill_tree(run.record, grace=0.2)
+
+
+async def test_a_quick_run_that_leaves_a_writer_behind_gets_its_keeper(habitat: Shell) -> None:
+    # The run is over before a keeper's moment; what it left goes on writing its spool.
+    result = await habitat.run(RunArgs(command="yes & echo started"))
+    assert result.state == "exited"
+    assert len(result.left_running) == 1
+    output = Path(result.spool)
+    try:
+        await eventually(lambda: keeper_alive(output), within=30)
+        await eventually(lambda: Spool(output).size() > 4 * RUN_BUDGET, within=30)
+        await eventually(lambda: on_disk(output) <= 2 * RUN_BUDGET, within=30)
+    finally:
+        await habitat.kill(KillArgs(tab=result.tab))

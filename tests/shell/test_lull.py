@@ -1,0 +1,91 @@
+"""The lull: what a run's end leaves to do waits while a run is being answered, then runs,
+in order, in one task; calls back to back still get it done within the bound."""
+
+from __future__ import annotations
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from agent_habitat.shell import lull
+from agent_habitat.shell.lull import Lull
+
+pytestmark = pytest.mark.anyio
+
+
+async def _turns(count: int) -> None:
+    for _ in range(count):
+        await anyio.lowlevel.checkpoint()
+
+
+async def test_a_job_waits_while_a_run_is_answered_and_runs_once_none_is() -> None:
+    done: list[str] = []
+    ran = anyio.Event()
+
+    async def job() -> None:
+        done.append("job")
+        ran.set()
+
+    async with anyio.create_task_group() as tg:
+        waits = Lull(tg)
+        with waits.answer():
+            waits.later(job)
+            await _turns(50)  # far more turns than an answer takes
+            assert done == []
+        with anyio.fail_after(10):
+            await ran.wait()
+    assert done == ["job"]
+
+
+async def test_jobs_run_in_the_order_they_were_left_and_a_failing_one_drops_none() -> None:
+    done: list[int] = []
+    last = anyio.Event()
+
+    async def ok(n: int) -> None:
+        done.append(n)
+        if n == 3:
+            last.set()
+
+    async def fails() -> None:
+        raise OSError("the folder went with a closed tab")
+
+    async with anyio.create_task_group() as tg:
+        waits = Lull(tg)
+        waits.later(lambda: ok(1))
+        waits.later(fails)
+        waits.later(lambda: ok(2))
+        await _turns(1)
+        waits.later(lambda: ok(3))  # left while the others wait: the same task runs it
+        with anyio.fail_after(10):
+            await last.wait()
+    assert done == [1, 2, 3]
+
+
+async def test_calls_back_to_back_still_get_the_work_done_within_the_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(lull, "_BOUND", 0.05)
+    ran = anyio.Event()
+
+    async def job() -> None:
+        ran.set()
+
+    async with anyio.create_task_group() as tg:
+        waits = Lull(tg)
+        with waits.answer():  # never a lull while the job waits
+            waits.later(job)
+            with anyio.fail_after(10):
+                await ran.wait()
+
+
+async def test_a_job_left_at_the_close_still_runs() -> None:
+    ran: list[bool] = []
+
+    async def job() -> None:
+        ran.append(True)
+
+    async with anyio.create_task_group() as tg:
+        waits = Lull(tg)
+        waits.later(job)
+        tg.cancel_scope.cancel()  # the shell closing: the job is shielded
+    assert ran == [True]
