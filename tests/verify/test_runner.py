@@ -7,6 +7,8 @@ import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from agent_habitat.cli.demo_sample import build_sample
@@ -475,3 +477,32 @@ async def test_a_committed_file_deleted_mid_climb_makes_it_stale(
     ladder.release["diagnose.files"].set()
     epoch = await timed_runner.wait(ticket.task)
     assert (epoch.state, epoch.changed) == ("stale", ["src/calc/arith.py"])
+
+
+async def test_a_clean_tree_is_nothing_to_verify_without_waiting_for_the_warm_up(
+    runner: VerifyRunner, calc: Path
+) -> None:
+    # tabulate 0.9, a fresh host: the first verify, on a clean tree, waited 10.2 s for the
+    # warm-up (dmypy, HEAD's lint baseline, the warm pytest) to answer "nothing to verify".
+    warmed = anyio.Event()
+    waited: list[str] = []
+
+    async def warm_up() -> None:
+        waited.append("warm-up")
+        await warmed.wait()
+
+    runner.before_climb = warm_up
+    subprocess.run(["git", "checkout", "."], cwd=calc, check=True, capture_output=True)
+    clean = await runner.request()
+    with anyio.fail_after(10):
+        await runner.wait(clean.task)
+    assert waited == []
+    _append(calc / "src/calc/text.py", "X = 2\n")
+    changed = await runner.request()
+    with anyio.fail_after(10):
+        while not waited:  # the climb of a real change waits for the warm-up
+            await anyio.lowlevel.checkpoint()
+    warmed.set()
+    with anyio.fail_after(10):
+        epoch = await runner.wait(changed.task)
+    assert epoch.state == "green"

@@ -46,7 +46,7 @@ from ..toolchains import snapshot_of
 from .accounting import TimeAccounting
 from .chain import Chain, ChainBus, WriteLog, cancelled_result, error_result
 from .chain_report import announce, conclude
-from .coalesce import covers, merge_requests, rungs_of
+from .coalesce import covers, idle, merge_requests, rungs_of
 from .config import RunnerConfig, load_runner_config
 from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now, moved_since
 from .models import ProgressSink, VerifyStatus, VerifyTicket, summary
@@ -327,7 +327,7 @@ class VerifyRunner:
             chain.scope = scope
             if chain.cancel_reason is not None or chain.restart:
                 scope.cancel()
-            if self.before_climb is not None:
+            if self.before_climb is not None and not idle(snapshot.touched, request, rungs):
                 warm_from = time.monotonic()
                 await self.before_climb()  # the slot's warm-up (daemon, baselines, graph)
                 chain.baseline_s = time.monotonic() - warm_from
