@@ -152,6 +152,7 @@ _VERBS: list[tuple[str, list[str]]] = [
     ("rules --write", ["rules", "--for", "claude", "--write"]),
     ("init", ["init", "--client", "claude"]),
     ("dashboard --no-browser", ["dashboard", "--no-browser"]),
+    ("help (habitat --help)", ["--help"]),
 ]
 """Each verb's command line (`--project` is added). `input` needs a run that holds its stdin
 open, which only a host can keep, and `host start` with no host is the "host start" row

@@ -72,6 +72,26 @@ def test_the_top_level_help_still_lists_every_command() -> None:
         assert command in help_text
 
 
+def test_the_summary_shows_what_the_full_parser_shows() -> None:
+    # `habitat --help`, a bare `habitat` and an unknown command take the summary: the same
+    # help (commands, order, one-liners) and the same choices as with every module loaded.
+    full, summary = build_parser(), build_parser(summary=True)
+    assert summary.format_help() == full.format_help()
+    assert summary.format_usage() == full.format_usage()
+    [full_commands] = [a for a in full._actions if isinstance(a, argparse._SubParsersAction)]
+    [commands] = [a for a in summary._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(commands.choices) == list(full_commands.choices)
+
+
+def test_the_top_level_help_imports_no_command_module() -> None:
+    loaded = _modules_after(
+        "from agent_habitat.cli import build_parser; build_parser(summary=True).format_help()"
+    )
+    assert not set(_COMMAND_MODULES) & loaded
+    for name in ("pydantic", "anyio", "agent_habitat.habitat", "agent_habitat.verbs"):
+        assert name not in loaded, name
+
+
 def test_the_fast_scene_reads_the_state_without_pydantic_anyio_or_rich() -> None:
     # What `cli.scene_fast` imports; the shell and store packages load their heavy names
     # (Shell, SqliteJournal) on first use, and shell kinds resolve without anyio.

@@ -9,8 +9,9 @@ A CLI call imports only what its command needs: `--version` imports nothing of o
 `habitat scene` reads `state.db` directly when nothing needs doing (`cli.scene_fast`), a
 shell verb that a running host answers is sent to it with the standard library alone
 (`cli.host_verbs`), so are `status` and `cancel` (`cli.verify_light`), and otherwise the
-shell verbs alone are registered (no verify ladder, no MCP SDK). Only the top-level help
-and an unknown command build every subcommand.
+shell verbs alone are registered (no verify ladder, no MCP SDK). The top-level help, a bare
+`habitat` and an unknown command list the commands from `_SUMMARY` (a test keeps it the full
+parser's), without importing a command module.
 
 The modules:
   parser         the top-level parser (JSON errors under `--json`);  common  opening the
@@ -92,8 +93,40 @@ _MODULE_OF = {
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser with every subcommand, or with only the module that registers `command`."""
+_SUMMARY = (
+    ("scene", "every tab at once"),
+    ("run", "run a command in a tab"),
+    ("history", "a tab's runs (no output bodies)"),
+    ("rerun", "run a history entry again (default the last)"),
+    ("last", "output of a run (live while it runs)"),
+    ("which", "a tab's shell, cwd and state"),
+    ("kill", "kill the tab's running process tree"),
+    ("close", "kill if needed and close the tab"),
+    ("wait", "wait for a regex in the output, the exit, or a timeout"),
+    ("input", "write to the stdin of a tab's interactive command"),
+    ("project", "where the project stands: branch, HEAD, upstream, dirty files, verify"),
+    ("trust", "trust the project: its code may run (the warm-up starts)"),
+    ("events", "print the workspace's events (journal)"),
+    ("demo", "a short tour in a temporary workspace"),
+    ("mcp", "serve the primary MCP server (shell_* tools) over stdio"),
+    ("terminal-mcp", "serve the escape MCP server (terminal_* tools) over stdio"),
+    ("verify", "climb the verification ladder on the code as it is now"),
+    ("status", "is the code green now? the workspace's latest verify epoch and who serves it"),
+    ("cancel", "cancel the running verify"),
+    ("rules", "print (or --write) the instructions an agent needs to use the habitat well"),
+    ("init", "write a client's MCP config for this project (habitat and habitat-terminal)"),
+    ("host", "start, stop or inspect the workspace host"),
+    ("dashboard", "open the live dashboard (prints its one-time login URL)"),
+)
+"""Every command and its one-line help, in the order the full parser lists them: the
+top-level help, a bare `habitat` and an unknown command show only these, so they import no
+command module (the shell verbs' brings the habitat: 0.3 s of CPU for `habitat --help`).
+A test keeps it equal to what the modules register."""
+
+
+def build_parser(command: str | None = None, *, summary: bool = False) -> argparse.ArgumentParser:
+    """The parser with every subcommand, or with only the module that registers `command`;
+    `summary`: every command with its one-line help and no arguments (`_SUMMARY`)."""
     import importlib
 
     from .parser import HabitatParser
@@ -104,6 +137,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"agent-habitat {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    if summary:
+        from importlib.util import find_spec
+
+        for name, helptext in _SUMMARY:
+            if find_spec(_MODULE_OF[name]) is not None:  # as a full build skips one left out
+                subparsers.add_parser(name, help=helptext)
+        return parser
     only = _MODULE_OF.get(command) if command is not None else None
     for name in (only,) if only else _COMMAND_MODULES:
         try:
@@ -249,7 +289,7 @@ def _main(argv: list[str]) -> int:
     from .parser import JSON_ERRORS, input_refused
 
     JSON_ERRORS.set("--json" in argv)
-    parser = build_parser(command)
+    parser = build_parser(command, summary=command not in _MODULE_OF)
     args = parser.parse_args(argv)
     JSON_ERRORS.set(bool(getattr(args, "json", False)))
     handler = getattr(args, "handler", None)
