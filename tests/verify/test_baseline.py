@@ -176,3 +176,30 @@ def test_the_line_map_follows_code_wrapped_in_a_new_block_and_long_files() -> No
     mapping = line_map(body, edited)
     assert 4501 not in mapping
     assert (mapping[4500], mapping[4502], mapping[6001]) == (4500, 4501, 6000)
+
+
+def _mypy(line: int, code: str | None, message: str, severity: str = "error") -> Diagnostic:
+    return Diagnostic(
+        file="pkg/mod.py",
+        line=line,
+        code=code,
+        message=message,
+        source="mypy",
+        severity=severity,  # type: ignore[arg-type]
+    )
+
+
+def test_a_note_goes_with_the_finding_on_its_line_old_with_an_old_one_new_with_a_new_one() -> None:
+    # tabulate 0.9: HEAD's missing `wcwidth` stub error was pre-existing, but mypy's note
+    # under it ("See https://mypy.readthedocs.io/…") was listed as a new finding, first.
+    missing = _mypy(1, "import-not-found", 'Cannot find implementation for module "os"')
+    see = _mypy(1, None, "See https://mypy.readthedocs.io/en/stable/running_mypy.html", "note")
+    wrong = _mypy(5, "assignment", "Incompatible types in assignment")
+    hint = _mypy(5, None, "Use a cast", "note")
+    marked = _mark([see, missing, wrong, hint], [missing], HEAD, HEAD)
+    assert [(d.line, d.severity, d.preexisting) for d in marked] == [
+        (5, "error", False),
+        (5, "note", False),
+        (1, "note", True),
+        (1, "error", True),
+    ]

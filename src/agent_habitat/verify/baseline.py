@@ -125,6 +125,7 @@ def mark_preexisting(
             if candidates:
                 free[candidates.pop(0)] = False
                 old[i] = True
+    _notes_follow_their_finding(findings, old)
     new_ones = [
         d.model_copy(update={"preexisting": False})
         for d, o in zip(findings, old, strict=True)
@@ -134,6 +135,20 @@ def mark_preexisting(
         d.model_copy(update={"preexisting": True}) for d, o in zip(findings, old, strict=True) if o
     ]
     return new_ones + old_ones
+
+
+def _notes_follow_their_finding(findings: Sequence[Diagnostic], old: list[bool]) -> None:
+    """A note is said of the finding on its line (mypy's "See https://…" under a missing
+    import): pre-existing when every finding there is, new when one of them is. A tool
+    prints some notes once per run, so HEAD's run may not have it to match."""
+    owners: dict[tuple[str | None, int | None], list[bool]] = defaultdict(list)
+    for d, o in zip(findings, old, strict=True):
+        if d.severity != "note":
+            owners[(d.file, d.line)].append(o)
+    for i, d in enumerate(findings):
+        there = owners.get((d.file, d.line))
+        if d.severity == "note" and there:
+            old[i] = all(there)
 
 
 def summarize(diagnostics: Sequence[Diagnostic]) -> tuple[int, int]:
