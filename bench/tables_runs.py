@@ -355,14 +355,28 @@ def comment_host_tables() -> str:
     )
 
 
+def _first_rounds(s: dict[str, Any], first: list[float]) -> str:
+    if "first_habitat_median_s" not in s:  # one host's round 1 only (before --first)
+        return f"{first[0]:.1f} / {first[1]:.1f}"
+    return f"{s['first_habitat_median_s']:.1f} / {s['first_peer_median_s']:.1f} (median)"
+
+
+def _first_ratios(s: dict[str, Any]) -> str:
+    if "first_ratio_median" not in s:
+        return "—"
+    return f"{s['first_ratio_median']:.2f}×, {s['first_ratio_max']:.2f}× ({s['first_rounds']})"
+
+
 def node_tools_table() -> str:
     """Each Node rung through a warm host against the tool by hand, interleaved per round
-    (bench/ladder/node_warm_tools.py): round 1 apart, medians over the rounds after it."""
+    (bench/ladder/node_warm_tools.py): round 1 apart (with --first, on several fresh hosts),
+    medians over the rounds after it."""
     head = [
         "project",
         "rung",
         "peer (by hand)",
         "round 1, habitat / peer s",
+        "round 1 ratio: median, max (fresh hosts)",
         "habitat, median s",
         "peer, median s",
         "ratio (median of per-round ratios)",
@@ -379,7 +393,8 @@ def node_tools_table() -> str:
                     f"{run['project']} {run['version']}",
                     s["rung"],
                     f"`{s['peer']}`",
-                    f"{first[0]:.1f} / {first[1]:.1f}",
+                    _first_rounds(s, first),
+                    _first_ratios(s),
                     f"{s['habitat_median_s']:.2f}",
                     f"{s['peer_median_s']:.2f}",
                     f"{s['ratio_median']:.2f}×",

@@ -55,3 +55,27 @@ def test_a_run_in_its_own_session_is_lowered_when_ours_reads_empty(
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_start_in_its_own_session_is_lowered_for_now_and_put_back() -> None:
+    # The warm-up's checkers: background while they start, normal once they answer. With
+    # autogroups the session's group is lowered and put back; without, the process's own
+    # nice is lowered, and it stays (raising it back needs a privilege).
+    ours = os.getpriority(os.PRIO_PROCESS, 0)  # what the child inherits (a niced pytest)
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        path = f"/proc/{proc.pid}/autogroup"
+        group = priority._autogroup(path)
+        applied, put_back = priority.background_for_now(proc.pid, 10)
+        if group is not None and group[1] < 10:
+            assert applied == "autogroup nice 10 while it starts"
+            assert priority._autogroup(path) == (group[0], 10)
+            assert os.getpriority(os.PRIO_PROCESS, proc.pid) == ours  # its own nice untouched
+            put_back()
+            assert priority._autogroup(path) == group
+        else:
+            assert applied == "nice 10 (no autogroups: it stays)" or ours >= 10
+            assert os.getpriority(os.PRIO_PROCESS, proc.pid) == max(ours, 10)
+    finally:
+        proc.kill()
+        proc.wait()

@@ -11,17 +11,24 @@ groups the scheduler's tasks by session (autogroups, `/proc/sys/kernel/sched_aut
 a process's own nice only weighs it against its session's other processes: the session's
 group gets the nice too (`/proc/PID/autogroup`, sched(7)). Children forked later inherit both.
 
+`background_for_now`: a start that must give way to what a user waits on (the warm-up's
+checkers, issue 27), and then answer at normal priority: the session's autogroup is lowered
+and put back afterwards (raising a group's nice back to 0 needs no privilege); without
+autogroups the process's own nice is lowered, and that stays.
+
 Each is best effort and said: SCHED_IDLE, autogroups and the I/O class are Linux's; macOS
-gets the nice value only. A priority is only ever lowered here, never raised.
+gets the nice value only. A priority is only ever lowered here, never raised above what it
+was.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import psutil
 
-__all__ = ["make_background", "make_idle"]
+__all__ = ["background_for_now", "make_background", "make_idle"]
 
 
 def make_idle(pid: int) -> list[str]:
@@ -68,6 +75,37 @@ def make_background(pids: list[int], nice: int) -> list[str]:
     if lowered:
         applied.append(f"nice {nice} ({lowered} process{'es' if lowered > 1 else ''})")
     return applied
+
+
+def background_for_now(pid: int, nice: int) -> tuple[str, Callable[[], None]]:
+    """Lower `pid` (the leader of a session of its own) to `nice` for now: what was applied,
+    and the function that puts it back where it can be put back."""
+    path = f"/proc/{pid}/autogroup"
+    group = _autogroup(path)
+    own = _autogroup("/proc/self/autogroup")
+    if group is not None and (own is None or group[0] != own[0]) and group[1] < nice:
+        before = group[1]
+
+        def put_back() -> None:
+            _write(path, before)
+
+        if _write(path, nice):
+            return f"autogroup nice {nice} while it starts", put_back
+    try:
+        if os.getpriority(os.PRIO_PROCESS, pid) < nice:
+            os.setpriority(os.PRIO_PROCESS, pid, nice)
+        return f"nice {nice} (no autogroups: it stays)", lambda: None
+    except OSError:  # gone meanwhile
+        return "", lambda: None
+
+
+def _write(path: str, nice: int) -> bool:
+    try:
+        with open(path, "w", encoding="ascii") as f:
+            f.write(str(nice))
+        return True
+    except OSError:
+        return False
 
 
 def _autogroup_to(pid: int, nice: int) -> str | None:

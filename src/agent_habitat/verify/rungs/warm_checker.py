@@ -20,6 +20,12 @@ the host or an MCP server — from its warm-up or first verify; a one-shot `habi
 runs the CLI cold). It lives on the owner's pipes, so it cannot outlive it: the owner stops
 it when it closes (`release`), and the server exits when its stdin closes or the owner's pid
 dies (`processId`). `habitat status` lists it from its status file.
+
+A start the warm-up makes runs at background priority (`background=True`: its session's
+autogroup lowered until it answered `initialize`), and is announced before it begins
+(`announce`): a verify that comes meanwhile does not wait for it, it runs the tool cold
+beside it and takes the first answer (toolchains/node/race.py); the first request after a
+project opens costs what the tool by hand costs, not the warm-up (issue 27).
 """
 
 from __future__ import annotations
@@ -38,14 +44,18 @@ import anyio
 import anyio.to_thread
 
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time
+from ...proc.priority import background_for_now
 from ...workspace import Workspace, private_dirs, write_private
 from .head_check import CONFIG_FILES
 from .lsp import LspClient, LspError
 
 __all__ = [
+    "BACKGROUND_NICE",
     "Make",
     "ServerSpec",
     "WarmChecker",
+    "announce",
+    "announced",
     "describe",
     "failed",
     "get",
@@ -55,12 +65,16 @@ __all__ = [
 ]
 
 START_TIMEOUT_S = 60.0
+BACKGROUND_NICE = 10
+"""The nice of a warm-up's start while it starts (`background=True`)."""
 _DIR = "checker-warm"
 _EXTRA_CONFIG = ("ty.toml", "pyrefly.toml")
 # One server per workspace and slot in this process (the Python checker, each Node
-# workspace's tsc); the lock makes one start or check at a time.
+# workspace's tsc and eslint); the slot's lock makes one start or check at a time.
 _servers: dict[tuple[Path, str], WarmChecker] = {}
-_locks: dict[Path, anyio.Lock] = {}
+_locks: dict[tuple[Path, str], anyio.Lock] = {}
+# Starts the warm-up announced and has not ended: set when each ends, however it ended.
+_announced: dict[tuple[Path, str], anyio.Event] = {}
 
 
 @dataclass(frozen=True)
@@ -113,25 +127,41 @@ class WarmChecker:
         self._told: dict[str, str | None] = {}  # rel → digest the server was told of
         self._guard = threading.Lock()
         self.checks = 0
+        self.background = False
+        """Started by the warm-up: at background priority until it answered `initialize`."""
+        self.priority = ""
+        """What `background` applied (`autogroup nice 10 while it starts`), else empty."""
+        self._put_back: Callable[[], None] = lambda: None
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).as_uri()
 
+    def spawn(self, log: str, settings: Callable[[str | None], Any]) -> LspClient:
+        """The server's process, in the 0700 state folder's log, at background priority when
+        the warm-up starts it (blocking); `started` ends that once it answered."""
+        private_dirs(self.dir)
+        client = LspClient(
+            self.spec.argv, cwd=self.root, env=self.spec.env, log=self.dir / log, settings=settings
+        )
+        self.client = client
+        self.record = ProcessRecord(client.proc.pid, process_create_time(client.proc.pid) or 0.0)
+        if self.background:
+            self.priority, self._put_back = background_for_now(client.proc.pid, BACKGROUND_NICE)
+        return client
+
+    def started(self) -> None:
+        """It answered `initialize`: it answers requests at the priority it had before."""
+        self._put_back()
+        self.write_status()
+
     def start(self) -> None:
         """Spawn and initialize (blocking); raises LspError or OSError."""
-        private_dirs(self.dir)
         settings = self.spec.settings
 
         def answer(section: str | None) -> Any:
             return settings.get(section or "", None)
 
-        log = self.dir / "server.log"
-        client = LspClient(
-            self.spec.argv, cwd=self.root, env=self.spec.env, log=log, settings=answer
-        )
-        self.client = client
-        created = process_create_time(client.proc.pid)
-        self.record = ProcessRecord(client.proc.pid, created or 0.0)
+        client = self.spawn("server.log", answer)
         folder = {"uri": self.root.as_uri(), "name": self.root.name}
         capabilities = {
             "workspace": {
@@ -160,7 +190,7 @@ class WarmChecker:
             START_TIMEOUT_S,
         )
         client.notify("initialized", {})
-        self.write_status()
+        self.started()
 
     def write_status(self) -> None:
         assert self.record is not None
@@ -279,13 +309,15 @@ async def get(
     *,
     may_start: bool,
     make: Make | None = None,
+    background: bool = False,
 ) -> tuple[WarmChecker | None, str | None]:
     """This process's warm server for `spec`'s slot, started when `may_start` and there is
     none (or the one there answers for another configuration, or died); and what to say
-    about it. `make` builds a checker of another kind than a language server."""
+    about it. `make` builds a checker of another kind than a language server; `background`
+    starts it at background priority (the warm-up's)."""
     key = await anyio.to_thread.run_sync(config_key, root, head, spec)
     slot = (workspace.state_dir, spec.slot)
-    async with _locks.setdefault(workspace.state_dir, anyio.Lock()):
+    async with _locks.setdefault(slot, anyio.Lock()):
         warm = _servers.get(slot)
         said = None
         if warm is not None and (warm.key != key or not warm.alive()):
@@ -301,7 +333,26 @@ async def get(
             return warm, None
         if not may_start:
             return None, None
-        return await start(workspace, root, spec, key, said, make=make)
+        return await start(workspace, root, spec, key, said, make=make, background=background)
+
+
+def announce(workspace: Workspace, slot: str) -> None:
+    """The warm-up will start `slot`'s server: until that start ends (`settle`), a check
+    races the tool's cold run against it (`announced`) instead of waiting for it."""
+    _announced.setdefault((workspace.state_dir, slot), anyio.Event())
+
+
+def announced(workspace: Workspace, slot: str) -> anyio.Event | None:
+    """The event set once the announced start of `slot`'s server ended; None when there is
+    no such start to come."""
+    return _announced.get((workspace.state_dir, slot))
+
+
+def settle(workspace: Workspace, slot: str) -> None:
+    """The announced start of `slot`'s server ended, or will not happen."""
+    event = _announced.pop((workspace.state_dir, slot), None)
+    if event is not None:
+        event.set()
 
 
 async def start(
@@ -312,16 +363,21 @@ async def start(
     said: str | None = None,
     *,
     make: Make | None = None,
+    background: bool = False,
 ) -> tuple[WarmChecker | None, str | None]:
     warm = (make or WarmChecker)(workspace, root, spec, key)
+    warm.background = background
     try:
         await anyio.to_thread.run_sync(warm.start, abandon_on_cancel=False)
     except (LspError, OSError) as exc:
         await warm.stop()
         return None, f"{spec.tool}'s {spec.kind} did not start ({exc}); ran the CLI cold"
+    finally:
+        settle(workspace, spec.slot)
     _servers[(workspace.state_dir, spec.slot)] = warm
     pid = warm.record.pid if warm.record else "?"
-    return warm, said or f"{spec.tool}'s {spec.kind} started (pid {pid})"
+    how = f", {warm.priority}" if warm.priority else ""
+    return warm, said or f"{spec.tool}'s {spec.kind} started (pid {pid}{how})"
 
 
 async def _drop(slot: tuple[Path, str]) -> None:
@@ -332,7 +388,7 @@ async def _drop(slot: tuple[Path, str]) -> None:
 
 async def failed(workspace: Workspace, slot: str = "python") -> None:
     """A check on the server failed: stop it, so the next verify starts a fresh one."""
-    async with _locks.setdefault(workspace.state_dir, anyio.Lock()):
+    async with _locks.setdefault((workspace.state_dir, slot), anyio.Lock()):
         await _drop((workspace.state_dir, slot))
 
 

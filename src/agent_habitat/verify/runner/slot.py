@@ -165,7 +165,8 @@ class VerifySlot:
                 accounting=self.accounting,
                 last_epoch=self.records.last_number,
             ) as runner:
-                # The ladder warms in the background; the runner's first climb waits for it.
+                # The ladder warms in the background; the runner's first climb waits for
+                # it (a Node project's, only until its warm checkers are announced).
                 warm = WarmUp(
                     root,
                     workspace=self.workspace,
@@ -173,7 +174,7 @@ class VerifySlot:
                     memo=runner.memo,
                     trusted=lambda: self.trust.wait(root),
                 )
-                runner.before_climb = warm.wait
+                runner.before_climb = warm.climbable
                 self.warmup = warm
                 recorder = BackgroundRecorder(
                     bus=self.bus, memo=runner.memo, substrates=runner.substrates

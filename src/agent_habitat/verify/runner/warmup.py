@@ -1,8 +1,10 @@
 """Warming the ladder when a project opens, so the first verify is already warm.
 
 The verify slot starts `WarmUp.run` beside a new runner and makes the runner wait for it
-before its first climb (`VerifyRunner.before_climb`), so a verify never races the warm-up
-for the same daemon or cache. In order, each step bounded by the ladder's timeout:
+before its first climb (`VerifyRunner.before_climb`, `climbable`), so a verify never races
+the warm-up for the same daemon or cache; a Node project's climbs wait only until its warm
+checkers are announced, and race them (toolchains/node/race.py). In order, each step
+bounded by the ladder's timeout:
 
 * the project's interpreter probed (cached per process);
 * the import graph built into the runner's `SelectionMemo`, and the recorded test
@@ -105,6 +107,7 @@ class WarmUp:
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self._done = anyio.Event()
+        self._climbable = anyio.Event()
         self.off = False
         """True when `[tool.habitat.ladder] warmup = false` turned it off."""
         self.reached: RungContext | None = None
@@ -113,6 +116,11 @@ class WarmUp:
 
     async def wait(self) -> None:
         await self._done.wait()
+
+    async def climbable(self) -> None:
+        """Returns once a climb may begin: when the warm-up ended, or (a Node project) once
+        it announced the warm checkers it starts, which a climb does not wait for."""
+        await self._climbable.wait()
 
     @property
     def done(self) -> bool:
@@ -128,6 +136,7 @@ class WarmUp:
         finally:
             self.finished_at = time.time()
             self._done.set()
+            self._climbable.set()
             # Turned off, or ended before the project was trusted: no trace at all (no file,
             # no event), as nothing was warmed.
             if not (self.off or self._untrusted_end):
@@ -208,15 +217,29 @@ class WarmUp:
         if not config.warm_checker:
             return WarmItem("skipped", "warm_checker = false: tsc and eslint run cold")
         from ..toolchains.node.detect import load_project
+        from ..toolchains.node.eslint_warm import linted
+        from ..toolchains.node.eslint_warm import slot as eslint_slot
         from ..toolchains.node.eslint_warm import warm_up as eslint_up
-        from ..toolchains.node.tsc_warm import warm_up
+        from ..toolchains.node.tsc_warm import checked, warm_up
+        from ..toolchains.node.tsc_warm import slot as tsc_slot
 
         ctx = self._context(config, snapshot, layout, toolchain="node")
-        # In the rungs' order, so a verify asked meanwhile can lint first (ufo, load 30, tsc
-        # started first: the first lint waited 75 s behind both starts, 70 s together).
         project = await anyio.to_thread.run_sync(load_project, ctx.root)
-        linters = await eslint_up(ctx, project)
-        state, detail = await warm_up(ctx)
+        # Announced, then the climbs go: a verify asked meanwhile runs each tool cold beside
+        # the start and takes the first answer (toolchains/node/race.py), so it never waits
+        # for a warm-up it does not need. Each start runs at background priority; eslint's
+        # first, in the rungs' order.
+        slots = [eslint_slot(f) for f in linted(project)]
+        slots += [tsc_slot(ws) for ws, _ in checked(project)]
+        for slot in slots:
+            warm_checker.announce(self.workspace, slot)
+        self._climbable.set()
+        try:
+            linters = await eslint_up(ctx, project)
+            state, detail = await warm_up(ctx)
+        finally:
+            for slot in slots:
+                warm_checker.settle(self.workspace, slot)
         if linters and state == "skipped":
             state, detail = "warm", ""
         return WarmItem(state, ", ".join(d for d in (detail, *linters) if d))

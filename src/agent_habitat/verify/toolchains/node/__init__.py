@@ -13,6 +13,8 @@ compile.py: `compile.project` (`tsc --noEmit`: warm in a habitat server, increme
   cold) and `build.affected`.
 tsc_warm.py + tsc_warm.cjs: the warm tsc a habitat server keeps per checked workspace (the
   project's own typescript's compiler API), with the warm checkers' lifecycle.
+race.py: a check while the warm-up still starts the warm checker: the tool's cold run beside
+  it, the first answer taken.
 graph.py: relative-import graph, for the node test runner's related tests.
 suite.py: `test.scoped` (vitest related, jest --findRelatedTests, node --test; another
   runner: the workspace's whole `test` script) and `test.full` (the `test` script).

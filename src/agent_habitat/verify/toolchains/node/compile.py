@@ -22,6 +22,7 @@ import anyio.to_thread
 
 from ....workspace import private_dirs
 from ...baseline import BaseResult, fingerprint, summarize
+from ...command import Outcome
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
@@ -29,7 +30,8 @@ from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from .common import Tool, each, head_with_modules, merge, mine, node_rung
 from .detect import NodeProject, Workspace
 from .parsers import parse_tsc
-from .tsc_warm import SCRIPT, head_overlay, warm_tsc
+from .race import warm_or_cold
+from .tsc_warm import SCRIPT, head_overlay, slot, warm_tsc
 
 __all__ = ["build_affected", "compile_project", "tsc_argv"]
 
@@ -97,41 +99,47 @@ async def _head_errors(
     tsc: Path,
     warm: bool,
 ) -> tuple[BaseResult, bool] | str:
-    def prepare(export: bool) -> tuple[str, BaseResult | None, Path | None]:
+    def prepare() -> tuple[str, BaseResult | None]:
         # HEAD's own files decide HEAD's errors; the installed dependencies are the
         # lockfile's (HEAD's tsconfig is in the export, whatever the change did to it).
         locks = [project.root / n for n in ("package-lock.json", "pnpm-lock.yaml", "yarn.lock")]
         key = fingerprint("tsc", head.head, str(tsc), ws.rel, *locks)
-        hit = cache_of(ctx).get(key)
-        if hit is not None:
-            return key, hit, None
-        return key, None, head_with_modules(head, project) if export else None
+        return key, cache_of(ctx).get(key)
 
-    key, hit, export = await anyio.to_thread.run_sync(prepare, not warm)
+    key, hit = await anyio.to_thread.run_sync(prepare)
     if hit is not None:
         return hit, True
-    if warm:
+
+    async def warm_head(notes: list[str], may_start: bool) -> BaseResult | None:
         overlay = await anyio.to_thread.run_sync(head_overlay, ctx, head.read, ws)
-        notes: list[str] = []
-        outcome = None
-        if overlay is not None:
-            outcome = await warm_tsc(ctx, project, ws, tsc, notes, overlay)
-        if outcome is not None:
-            findings = _findings(outcome.text, ws, ws.path)
-            result = BaseResult(findings=findings, exit_code=outcome.exit_code)
-            await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
-            return result, False
+        if overlay is None:
+            return None
+        outcome = await warm_tsc(ctx, project, ws, tsc, notes, overlay, may_start=may_start)
+        if outcome is None:
+            return None
+        return BaseResult(
+            findings=_findings(outcome.text, ws, ws.path), exit_code=outcome.exit_code
+        )
+
+    async def cold_head() -> BaseResult | str:
         export = await anyio.to_thread.run_sync(head_with_modules, head, project)
-    assert export is not None
-    where = export / ws.rel if ws.rel else export
-    if not (where / "tsconfig.json").is_file():
-        return BaseResult(findings=[]), False
-    argv = tsc_argv(tsc, ctx.workspace.state_dir, where, "head")
-    suffix = each(ws.rel, ".base.out")
-    outcome = await ctx.run(RUNG, argv, suffix=suffix, cwd=where, reap_leftovers=False)
-    if outcome.exit_code not in (0, 1, 2):
-        return f"tsc failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
-    result = BaseResult(findings=_findings(outcome.text, ws, where), exit_code=outcome.exit_code)
+        where = export / ws.rel if ws.rel else export
+        if not (where / "tsconfig.json").is_file():
+            return BaseResult(findings=[])
+        argv = tsc_argv(tsc, ctx.workspace.state_dir, where, "head")
+        suffix = each(ws.rel, ".base.out")
+        outcome = await ctx.run(RUNG, argv, suffix=suffix, cwd=where, reap_leftovers=False)
+        if outcome.exit_code not in (0, 1, 2):
+            return f"tsc failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"
+        return BaseResult(findings=_findings(outcome.text, ws, where), exit_code=outcome.exit_code)
+
+    # The warm checker when the work tree's check was warm, or when the warm-up's start of
+    # it is under way (then the cold check of HEAD's export runs beside it).
+    result, _ = await warm_or_cold(
+        ctx, slot(ws), "tsc (HEAD)", warm_head, cold_head, [], may_start=warm
+    )
+    if isinstance(result, str):
+        return result
     await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
     return result, False
 
@@ -142,11 +150,15 @@ async def _tsc(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungRes
         return tool.missing(ctx, RUNG, f"{ws.rel or 'the project'} has a tsconfig.json")
     tsc = tool.path
     notes = [tool.note()]
-    outcome = await warm_tsc(ctx, project, ws, tsc, notes)
-    warm = outcome is not None
-    if outcome is None:
+
+    async def warm(said: list[str], may_start: bool) -> Outcome | None:
+        return await warm_tsc(ctx, project, ws, tsc, said, may_start=may_start)
+
+    async def cold() -> Outcome:
         argv = tsc_argv(tsc, ctx.workspace.state_dir, ws.path, "work")
-        outcome = await ctx.run(RUNG, argv, suffix=each(ws.rel), cwd=ws.path, reap_leftovers=False)
+        return await ctx.run(RUNG, argv, suffix=each(ws.rel), cwd=ws.path, reap_leftovers=False)
+
+    outcome, was_warm = await warm_or_cold(ctx, slot(ws), "tsc", warm, cold, notes)
     diagnostics = _findings(outcome.text, ws, ws.path)
     state: RungState | None = None
     if outcome.exit_code in (1, 2) and diagnostics:
@@ -158,7 +170,9 @@ async def _tsc(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungRes
     )
     if result.state == "error" and result.reason is None:
         result.reason = f"tsc failed (exit {outcome.exit_code}): {outcome.tail.strip()[-300:]}"
-    return await settle(ctx, result, lambda head: _head_errors(ctx, head, project, ws, tsc, warm))
+    return await settle(
+        ctx, result, lambda head: _head_errors(ctx, head, project, ws, tsc, was_warm)
+    )
 
 
 @node_rung(RUNG, no_work=_no_change)

@@ -26,16 +26,14 @@ from typing import Any
 
 import anyio.to_thread
 
-from ....proc import ProcessRecord, process_create_time
-from ....workspace import private_dirs
 from ...rungs import warm_checker
 from ...rungs.compare import head_of
 from ...rungs.context import RungContext
-from ...rungs.lsp import LspClient, LspError
+from ...rungs.lsp import LspError
 from ...rungs.warm_checker import ServerSpec, WarmChecker
 from .detect import NodeProject
 
-__all__ = ["SCRIPT", "EslintWarm", "lint_warm", "spec_for", "warm_up"]
+__all__ = ["SCRIPT", "EslintWarm", "lint_warm", "linted", "slot", "spec_for", "warm_up"]
 
 SCRIPT = Path(__file__).with_name("eslint_warm.cjs")
 _LOCKS = ("package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb")
@@ -78,7 +76,7 @@ def spec_for(
         argv=["node", str(SCRIPT)],
         env=ctx.process_env(),
         settings={"$init": {"cwd": str(folder)}, "$structure": structure},
-        slot=f"eslint:{folder}",
+        slot=slot(folder),
         config_files=tuple(_watched(project, folder, eslint)),
         kind="linter",
     )
@@ -89,19 +87,10 @@ class EslintWarm(WarmChecker):
     eslint_warm.cjs's protocol."""
 
     def start(self) -> None:
-        private_dirs(self.dir)  # 0700, as the other state folders
-        client = LspClient(
-            self.spec.argv,
-            cwd=self.root,
-            env=self.spec.env,
-            log=self.dir / "eslint.log",
-            settings=lambda _section: None,
-        )
-        self.client = client
-        self.record = ProcessRecord(client.proc.pid, process_create_time(client.proc.pid) or 0.0)
+        client = self.spawn("eslint.log", lambda _section: None)
         params = {"processId": os.getpid(), **self.spec.settings["$init"]}
         client.request("initialize", params, warm_checker.START_TIMEOUT_S)  # config loaded here
-        self.write_status()
+        self.started()
 
     def lint(self, params: dict[str, Any], timeout: float) -> dict[str, Any]:
         """eslint's answer for `{files}` on disk or `{texts}` (blocking)."""
@@ -122,10 +111,10 @@ def _make(workspace: Any, root: Path, spec: ServerSpec, key: str) -> WarmChecker
 
 
 async def _get(
-    ctx: RungContext, spec: ServerSpec, folder: Path, may_start: bool
+    ctx: RungContext, spec: ServerSpec, folder: Path, may_start: bool, background: bool = False
 ) -> tuple[EslintWarm | None, str | None]:
     warm, said = await warm_checker.get(
-        ctx.workspace, folder, spec, "", may_start=may_start, make=_make
+        ctx.workspace, folder, spec, "", may_start=may_start, make=_make, background=background
     )
     return (warm if isinstance(warm, EslintWarm) else None), said
 
@@ -137,21 +126,24 @@ async def lint_warm(
     eslint: Path,
     params: dict[str, Any],
     notes: list[str],
+    *,
+    may_start: bool = True,
 ) -> dict[str, Any] | None:
     """The warm eslint's answer (`report`, `errors`, `version`) for `params` (`files`, or
-    `texts` for HEAD's content); None (and why, in `notes`) when the CLI must run cold."""
+    `texts` for HEAD's content), started first when `may_start` and there is none; None
+    (and why, in `notes`) when the CLI must run cold."""
     if not ctx.config.warm_checker:
         notes.append("eslint ran cold: [tool.habitat.ladder] warm_checker = false")
         return None
-    may_start = ctx.hooks is not None  # a one-shot climb keeps no server
+    one_shot = ctx.hooks is None  # a one-shot climb keeps no server
     structure = await anyio.to_thread.run_sync(_structure, ctx)
     spec = spec_for(ctx, project, folder, eslint, structure)
     for attempt in (1, 2):
-        warm, said = await _get(ctx, spec, folder, may_start)
+        warm, said = await _get(ctx, spec, folder, may_start and not one_shot)
         if said:
             notes.append(said)
         if warm is None:
-            if not may_start:
+            if one_shot:
                 notes.append("eslint ran cold: a one-shot verify keeps no warm linter")
             return None
         started = time.monotonic()
@@ -180,21 +172,31 @@ async def lint_warm(
     return None
 
 
-async def warm_up(ctx: RungContext, project: NodeProject) -> list[str]:
-    """Start the warm eslint of every folder with an eslint configuration and the project's
-    eslint (the warm-up's step for a Node project): what it started."""
-    done: list[str] = []
-    seen: set[Path] = set()
+def slot(folder: Path) -> str:
+    """The warm checkers' slot of the warm eslint of a configuration folder."""
+    return f"eslint:{folder}"
+
+
+def linted(project: NodeProject) -> dict[Path, Path]:
+    """Each folder with an eslint configuration, with the project's eslint for it."""
+    out: dict[Path, Path] = {}
     for ws in project.workspaces:
         found = project.linter(ws)
         eslint = project.bin(ws, "eslint")
-        if found is None or found[0] != "eslint" or eslint is None or found[1] in seen:
-            continue
-        folder = found[1]
-        seen.add(folder)
+        if found is not None and found[0] == "eslint" and eslint is not None:
+            out.setdefault(found[1], eslint)
+    return out
+
+
+async def warm_up(ctx: RungContext, project: NodeProject) -> list[str]:
+    """Start the warm eslint of every folder with an eslint configuration and the project's
+    eslint, at background priority (the warm-up's step for a Node project): what it
+    started."""
+    done: list[str] = []
+    for folder, eslint in linted(project).items():
         structure = await anyio.to_thread.run_sync(_structure, ctx)
         spec = spec_for(ctx, project, folder, eslint, structure)
-        warm, said = await _get(ctx, spec, folder, True)
+        warm, said = await _get(ctx, spec, folder, True, background=True)
         if warm is None:
             done.append(f"eslint did not start ({said})")
             continue

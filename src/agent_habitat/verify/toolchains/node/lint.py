@@ -24,8 +24,9 @@ from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from .common import Tool, each, head_with_modules, merge, mine, node_rung
 from .detect import SOURCE_SUFFIXES, Linter, NodeProject
-from .eslint_warm import SCRIPT, lint_warm
+from .eslint_warm import SCRIPT, lint_warm, slot
 from .parsers import parse_biome, parse_eslint
+from .race import warm_or_cold
 
 __all__ = ["ESLINT_HEAD_SCRIPT", "diagnose_files"]
 
@@ -111,23 +112,35 @@ async def _eslint_head(
         return hit, True
     if not items:
         return BaseResult(findings=[]), False
-    if warm:
-        notes: list[str] = []
-        answer = await lint_warm(ctx, project, folder, Path(argv[0]), {"texts": items}, notes)
-        if answer is not None:
-            result = BaseResult(findings=parse_eslint(str(answer["report"]), ctx.root))
-            await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
-            return result, False
-    request, report = ctx.spool(RUNG, ".head-in.json"), ctx.spool(RUNG, ".head-out.json")
-    await anyio.Path(request).write_text(json.dumps(items), encoding="utf-8")
-    argv_head = ["node", "-e", ESLINT_HEAD_SCRIPT, str(folder), str(request), str(report)]
-    suffix = each(str(folder.relative_to(ctx.root)), ".base.out")
-    outcome = await ctx.run(RUNG, argv_head, suffix=suffix, cwd=folder, reap_leftovers=False)
-    await anyio.Path(request).unlink(missing_ok=True)
-    text = await _take(report)
-    if outcome.exit_code != 0:
-        return f"eslint failed on HEAD's content (exit {outcome.exit_code}): {outcome.tail[-200:]}"
-    result = BaseResult(findings=parse_eslint(text, ctx.root))
+
+    async def warm_head(notes: list[str], may_start: bool) -> BaseResult | None:
+        answer = await lint_warm(
+            ctx, project, folder, Path(argv[0]), {"texts": items}, notes, may_start=may_start
+        )
+        if answer is None:
+            return None
+        return BaseResult(findings=parse_eslint(str(answer["report"]), ctx.root))
+
+    async def cold_head() -> BaseResult | str:
+        request, report = ctx.spool(RUNG, ".head-in.json"), ctx.spool(RUNG, ".head-out.json")
+        await anyio.Path(request).write_text(json.dumps(items), encoding="utf-8")
+        argv_head = ["node", "-e", ESLINT_HEAD_SCRIPT, str(folder), str(request), str(report)]
+        suffix = each(str(folder.relative_to(ctx.root)), ".base.out")
+        outcome = await ctx.run(RUNG, argv_head, suffix=suffix, cwd=folder, reap_leftovers=False)
+        await anyio.Path(request).unlink(missing_ok=True)
+        text = await _take(report)
+        if outcome.exit_code != 0:
+            tail = outcome.tail[-200:]
+            return f"eslint failed on HEAD's content (exit {outcome.exit_code}): {tail}"
+        return BaseResult(findings=parse_eslint(text, ctx.root))
+
+    # The warm linter when the touched files' lint was warm, or when the warm-up's start of
+    # it is under way (then the cold lint of HEAD's content runs beside it).
+    result, _ = await warm_or_cold(
+        ctx, slot(folder), "eslint (HEAD)", warm_head, cold_head, [], may_start=warm
+    )
+    if isinstance(result, str):
+        return result
     await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
     return result, False
 
@@ -180,11 +193,13 @@ async def _eslint_warm(
     eslint: Path,
     paths: list[str],
     notes: list[str],
+    may_start: bool,
 ) -> Outcome | None:
     """The warm eslint's report on `paths` as the CLI's outcome (exit 1 with an error
     finding, as the CLI's), or None when the CLI must run cold."""
     started = time.monotonic()
-    answer = await lint_warm(ctx, project, folder, eslint, {"files": paths}, notes)
+    params = {"files": paths}
+    answer = await lint_warm(ctx, project, folder, eslint, params, notes, may_start=may_start)
     if answer is None:
         return None
     return await answered(
@@ -217,15 +232,21 @@ async def _lint(
     else:
         argv, out = [str(tool.path), "lint", "--reporter=json", "--colors=off"], []
     paths = [str(ctx.root / f) for f in files]
-    outcome = None
-    if linter == "eslint":
-        outcome = await _eslint_warm(ctx, project, folder, tool.path, paths, notes)
-    warm = outcome is not None
-    if outcome is None:
+    path = tool.path
+
+    async def cold() -> Outcome:
         suffix = each(str(folder.relative_to(ctx.root)))
-        outcome = await ctx.run(
+        return await ctx.run(
             RUNG, [*argv, *out, *paths], suffix=suffix, cwd=folder, reap_leftovers=False
         )
+
+    async def warm_lint(said: list[str], may_start: bool) -> Outcome | None:
+        return await _eslint_warm(ctx, project, folder, path, paths, said, may_start)
+
+    if linter == "eslint":
+        outcome, warm = await warm_or_cold(ctx, slot(folder), "eslint", warm_lint, cold, notes)
+    else:
+        outcome, warm = await cold(), False
     if warm:
         diagnostics = parse_eslint(outcome.text, ctx.root)
     elif linter == "eslint":

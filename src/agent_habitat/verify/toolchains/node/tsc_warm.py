@@ -30,16 +30,23 @@ from typing import Any
 
 import anyio.to_thread
 
-from ....proc import ProcessRecord, process_create_time
-from ....workspace import private_dirs
 from ...command import Outcome, answered
 from ...rungs import warm_checker
 from ...rungs.context import RungContext
-from ...rungs.lsp import LspClient, LspError
+from ...rungs.lsp import LspError
 from ...rungs.warm_checker import ServerSpec, WarmChecker
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace, load_project
 
-__all__ = ["SCRIPT", "TscWarm", "head_overlay", "spec_for", "warm_tsc", "warm_up"]
+__all__ = [
+    "SCRIPT",
+    "TscWarm",
+    "checked",
+    "head_overlay",
+    "slot",
+    "spec_for",
+    "warm_tsc",
+    "warm_up",
+]
 
 SCRIPT = Path(__file__).with_name("tsc_warm.cjs")
 _LOCKS = ("package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb")
@@ -64,7 +71,7 @@ def spec_for(ctx: RungContext, project: NodeProject, ws: Workspace, tsc: Path) -
             },
             "$timeout": ctx.config.timeout_s,
         },
-        slot=f"node:{ws.rel}",
+        slot=slot(ws),
         config_files=tuple(watched),
         kind="checker",
     )
@@ -74,20 +81,11 @@ class TscWarm(WarmChecker):
     """The warm tsc of one workspace: `WarmChecker`'s lifecycle, tsc_warm.cjs's protocol."""
 
     def start(self) -> None:
-        private_dirs(self.dir)
-        client = LspClient(
-            self.spec.argv,
-            cwd=self.root,
-            env=self.spec.env,
-            log=self.dir / "tsc.log",
-            settings=lambda _section: None,
-        )
-        self.client = client
-        self.record = ProcessRecord(client.proc.pid, process_create_time(client.proc.pid) or 0.0)
+        client = self.spawn("tsc.log", lambda _section: None)
         timeout = max(warm_checker.START_TIMEOUT_S, float(self.spec.settings.get("$timeout", 0)))
         params = {"processId": os.getpid(), **self.spec.settings["$init"]}
         client.request("initialize", params, timeout)  # the first full check happens here
-        self.write_status()
+        self.started()
 
     def tsc(
         self, touched: list[str], overlay: dict[str, str | None], timeout: float
@@ -132,21 +130,23 @@ async def warm_tsc(
     tsc: Path,
     notes: list[str],
     overlay: dict[str, str | None] | None = None,
+    *,
+    may_start: bool = True,
 ) -> Outcome | None:
-    """tsc's outcome from the workspace's warm checker; None (and why, in `notes`) when the
-    cold CLI must run instead."""
+    """tsc's outcome from the workspace's warm checker (started first when `may_start` and
+    there is none); None (and why, in `notes`) when the cold CLI must run instead."""
     if not ctx.config.warm_checker:
         notes.append("tsc ran cold: [tool.habitat.ladder] warm_checker = false")
         return None
     spec = spec_for(ctx, project, ws, tsc)
-    may_start = ctx.hooks is not None  # a one-shot climb keeps no server
+    one_shot = ctx.hooks is None  # a one-shot climb keeps no server
     warm, said = await warm_checker.get(
-        ctx.workspace, ws.path, spec, "", may_start=may_start, make=_make
+        ctx.workspace, ws.path, spec, "", may_start=may_start and not one_shot, make=_make
     )
     if said:
         notes.append(said)
     if not isinstance(warm, TscWarm):
-        if not may_start:
+        if one_shot:
             notes.append("tsc ran cold: a one-shot verify keeps no warm checker")
         return None
     started = time.monotonic()
@@ -180,19 +180,27 @@ async def warm_tsc(
     )
 
 
+def slot(ws: Workspace) -> str:
+    """The warm checkers' slot of the workspace's warm tsc."""
+    return f"node:{ws.rel}"
+
+
+def checked(project: NodeProject) -> list[tuple[Workspace, Path]]:
+    """Each workspace with a `tsconfig.json` and the project's tsc, with that tsc."""
+    found = [(ws, project.bin(ws, "tsc")) for ws in project.workspaces]
+    return [(ws, tsc) for ws, tsc in found if tsc and (ws.path / "tsconfig.json").is_file()]
+
+
 async def warm_up(ctx: RungContext) -> tuple[str, str]:
     """Start the warm tsc of every workspace with a `tsconfig.json` and the project's tsc,
-    so the first verify is warm (the warm-up's `type_daemon` step for a Node project):
-    (`warm`, `skipped` or `failed`, what it did)."""
+    at background priority, so later verifies are warm (the warm-up's `type_daemon` step
+    for a Node project): (`warm`, `skipped` or `failed`, what it did)."""
     project = await anyio.to_thread.run_sync(load_project, ctx.root)
     done: list[str] = []
-    for ws in project.workspaces:
-        tsc = project.bin(ws, "tsc")
-        if tsc is None or not (ws.path / "tsconfig.json").is_file():
-            continue
+    for ws, tsc in checked(project):
         spec = spec_for(ctx, project, ws, tsc)
         warm, said = await warm_checker.get(
-            ctx.workspace, ws.path, spec, "", may_start=True, make=_make
+            ctx.workspace, ws.path, spec, "", may_start=True, make=_make, background=True
         )
         if warm is None:
             return "failed", said or "the warm tsc did not start"
