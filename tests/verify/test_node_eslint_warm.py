@@ -8,7 +8,6 @@ cold."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -18,26 +17,18 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_habitat.habitat import Habitat
 from agent_habitat.proc import ProcessRecord, is_alive
-from agent_habitat.trust import ProjectTrust
-from agent_habitat.verify.config import LadderConfig
-from agent_habitat.verify.hooks import LadderHooks
-from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.models import Diagnostic, RungResult
 from agent_habitat.verify.rungs import warm_checker
-from agent_habitat.verify.rungs.context import RungContext
-from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains.node.detect import load_project
 from agent_habitat.verify.toolchains.node.eslint_warm import lint_warm
 from agent_habitat.verify.toolchains.node.parsers import parse_eslint
 from agent_habitat.verify.toolchains.node.rungs import RUNNERS
 from agent_habitat.workspace import Workspace
-from git_tree import commit_tree, git, write
-from node_tools import node_modules
+from git_tree import git, write
+from node_warm import rung_ctx, tiny_project, warm_up_starts
 
 pytestmark = pytest.mark.anyio
-_IDS = itertools.count(1)
 
 # The configuration imports a local module: an edit there must reach the next lint.
 _CONFIG = (
@@ -56,25 +47,7 @@ def _project(root: Path) -> Path:
         "src/a.js": _A,
         "src/b.js": "export const b = 1;\n",
     }
-    commit_tree(root, files)
-    (root / "node_modules").symlink_to(node_modules(), target_is_directory=True)
-    return root
-
-
-def _ctx(root: Path, *, server: bool) -> RungContext:
-    snapshot = take_snapshot(root)
-    return RungContext(
-        root=root,
-        workspace=Workspace.for_project(root),
-        config=LadderConfig(),
-        policy="standard",
-        ladder_id=f"e{next(_IDS)}",
-        snapshot=snapshot,
-        touched=snapshot.touched,
-        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
-        env=None,
-        hooks=LadderHooks() if server else None,  # a server's climb (host, MCP) has hooks
-    )
+    return tiny_project(root, files)
 
 
 def _key(found: list[Diagnostic]) -> list[tuple[object, ...]]:
@@ -90,7 +63,7 @@ def _cold(root: Path, files: list[str]) -> list[tuple[object, ...]]:
 
 
 async def _warm(root: Path, files: list[str]) -> tuple[list[tuple[object, ...]], list[str]]:
-    ctx = _ctx(root, server=True)
+    ctx = rung_ctx(root, server=True)
     project = load_project(root)
     eslint = project.bin(project.workspaces[0], "eslint")
     assert eslint is not None
@@ -136,7 +109,7 @@ async def test_the_warm_linter_finds_what_the_cli_finds_through_edits(tmp_path: 
         assert codes == {"no-unused-vars", "no-var"}, warm
         # HEAD's content under the file's path (lintText), as `--stdin --stdin-filename`.
         text = "var z = 1 == 2;\n"
-        ctx = _ctx(root, server=True)
+        ctx = rung_ctx(root, server=True)
         project = load_project(root)
         eslint = project.bin(project.workspaces[0], "eslint")
         assert eslint is not None
@@ -153,7 +126,7 @@ async def test_the_warm_linter_finds_what_the_cli_finds_through_edits(tmp_path: 
 
 
 async def _lint(root: Path, *, server: bool) -> RungResult:
-    return await RUNNERS["diagnose.files"](_ctx(root, server=server))
+    return await RUNNERS["diagnose.files"](rung_ctx(root, server=server))
 
 
 @pytest.mark.timeout(600)
@@ -221,19 +194,4 @@ async def test_diagnose_files_warm_in_a_server_cold_one_shot_head_from_the_same_
 async def test_the_warm_up_starts_the_linter_and_it_stops_with_its_owner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")
-    root = _project(tmp_path)
-    ProjectTrust().grant_sync(root, "verb")  # the warm-up runs only a trusted project's code
-    workspace = Workspace.for_project(root)
-    async with Habitat.open(workspace, project=root) as habitat:
-        warm = habitat.verifier.warmup
-        assert warm is not None
-        with anyio.fail_after(300):
-            await warm.wait()
-        item = warm.items["type_daemon"]
-        assert item.state == "warm", warm.items
-        assert "eslint linter pid" in item.detail
-        [listed] = warm_checker.live(workspace)
-        assert listed["tool"] == "eslint"
-        assert str(listed["pid"]) in item.detail
-    assert warm_checker.live(workspace) == []
+    await warm_up_starts(_project(tmp_path), monkeypatch, "eslint", "eslint linter pid")

@@ -7,7 +7,6 @@ cold."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import signal
@@ -17,25 +16,17 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_habitat.habitat import Habitat
 from agent_habitat.proc import ProcessRecord, is_alive
-from agent_habitat.trust import ProjectTrust
-from agent_habitat.verify.config import LadderConfig
-from agent_habitat.verify.hooks import LadderHooks
-from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.models import RungResult
 from agent_habitat.verify.rungs import warm_checker
-from agent_habitat.verify.rungs.context import RungContext
-from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains.node.detect import load_project
 from agent_habitat.verify.toolchains.node.rungs import RUNNERS
 from agent_habitat.verify.toolchains.node.tsc_warm import warm_tsc
 from agent_habitat.workspace import Workspace
-from git_tree import commit_tree, git, write
-from node_tools import node_modules
+from git_tree import git, write
+from node_warm import rung_ctx, tiny_project, warm_up_starts
 
 pytestmark = pytest.mark.anyio
-_IDS = itertools.count(1)
 
 _TSCONFIG = {
     "compilerOptions": {
@@ -75,25 +66,7 @@ def _project(root: Path) -> Path:
         "src/area.ts": _USE,
         "src/old.ts": "export const n: number = 'x';\n",
     }
-    commit_tree(root, files)
-    (root / "node_modules").symlink_to(node_modules(), target_is_directory=True)
-    return root
-
-
-def _ctx(root: Path, *, server: bool) -> RungContext:
-    snapshot = take_snapshot(root)
-    return RungContext(
-        root=root,
-        workspace=Workspace.for_project(root),
-        config=LadderConfig(),
-        policy="standard",
-        ladder_id=f"w{next(_IDS)}",
-        snapshot=snapshot,
-        touched=snapshot.touched,
-        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
-        env=None,
-        hooks=LadderHooks() if server else None,  # a server's climb (host, MCP) has hooks
-    )
+    return tiny_project(root, files)
 
 
 def _cold(root: Path) -> str:
@@ -104,7 +77,7 @@ def _cold(root: Path) -> str:
 
 
 async def _warm(root: Path) -> str:
-    ctx = _ctx(root, server=True)
+    ctx = rung_ctx(root, server=True)
     project = load_project(root)
     ws = project.workspaces[0]
     tsc = project.bin(ws, "tsc")
@@ -165,7 +138,7 @@ async def test_the_warm_checker_says_what_tsc_says_byte_for_byte_through_edits(
 
 
 async def _compile(root: Path, *, server: bool) -> RungResult:
-    return await RUNNERS["compile.project"](_ctx(root, server=server))
+    return await RUNNERS["compile.project"](rung_ctx(root, server=server))
 
 
 @pytest.mark.timeout(600)
@@ -232,22 +205,7 @@ async def test_compile_project_warm_in_a_server_cold_one_shot_head_from_the_over
 async def test_the_warm_up_starts_the_checker_and_it_stops_with_its_owner(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")
-    root = _project(tmp_path)
-    ProjectTrust().grant_sync(root, "verb")  # the warm-up runs only a trusted project's code
-    workspace = Workspace.for_project(root)
-    async with Habitat.open(workspace, project=root) as habitat:
-        warm = habitat.verifier.warmup
-        assert warm is not None
-        with anyio.fail_after(300):
-            await warm.wait()
-        item = warm.items["type_daemon"]
-        assert item.state == "warm", warm.items
-        assert "tsc checker pid" in item.detail
-        [listed] = warm_checker.live(workspace)
-        assert listed["tool"] == "tsc"
-        assert str(listed["pid"]) in item.detail
-    assert warm_checker.live(workspace) == []
+    await warm_up_starts(_project(tmp_path), monkeypatch, "tsc", "tsc checker pid")
 
 
 _COMPOSITE = {**_TSCONFIG["compilerOptions"], "composite": True, "outDir": "dist"}  # type: ignore[dict-item]
@@ -280,9 +238,7 @@ def _monorepo(root: Path, *, workspaces: bool = False) -> Path:
         "packages/core/src/old.ts": "export const n: number = 'x';\n",
         "packages/app/src/main.ts": _APP,
     }
-    commit_tree(root, files)
-    (root / "node_modules").symlink_to(node_modules(), target_is_directory=True)
-    return root
+    return tiny_project(root, files)
 
 
 def _build(root: Path, copy: Path) -> str:

@@ -17,8 +17,8 @@
 // never loads a file twice). node_modules, the lockfiles and eslint's own package.json are
 // the owner's to watch (its configuration key).
 //
-// Protocol: JSON-RPC in the Language Server Protocol's framing (Content-Length headers), as
-// tsc_warm.cjs: `initialize` {processId, cwd}, `habitat/lint` {files} or {texts: [{path,
+// Protocol: JSON-RPC in the Language Server Protocol's framing (stdio_rpc.cjs, as
+// tsc_warm.cjs): `initialize` {processId, cwd}, `habitat/lint` {files} or {texts: [{path,
 // text}]}, `shutdown`, `exit`. It exits when stdin closes or its owner's pid is gone.
 "use strict";
 
@@ -27,6 +27,7 @@ const path = require("path");
 const crypto = require("crypto");
 const nodeModule = require("module");
 const { pathToFileURL, fileURLToPath } = require("url");
+const { serve, watchOwner } = require("./stdio_rpc.cjs");
 
 let cwd = null;
 let ESLintClass = null;
@@ -95,12 +96,6 @@ function staleDep() {
   return null;
 }
 
-function send(obj) {
-  const body = Buffer.from(JSON.stringify(obj), "utf8");
-  process.stdout.write(`Content-Length: ${body.length}\r\n\r\n`);
-  process.stdout.write(body);
-}
-
 function clearTypedCaches() {
   // typescript-eslint keeps a program per tsconfig and re-reads only the linted file: a
   // type another file changed would be stale. Cleared, the next typed lint builds anew.
@@ -160,16 +155,7 @@ async function lint(params) {
 }
 
 async function init(params) {
-  const owner = Number(params.processId || 0);
-  if (owner > 0) {
-    setInterval(() => {
-      try {
-        process.kill(owner, 0);
-      } catch {
-        process.exit(0);
-      }
-    }, 2000).unref();
-  }
+  watchOwner(params.processId);
   cwd = path.resolve(params.cwd);
   process.chdir(cwd);
   watchLoads();
@@ -185,37 +171,4 @@ async function init(params) {
   return { version, deps: deps.size, config: pathToFileURL(cwd).href };
 }
 
-let queue = Promise.resolve();
-
-function handle(msg) {
-  if (msg.method === "exit") process.exit(0);
-  if (msg.id === undefined || msg.id === null) return; // other notifications: none expected
-  queue = queue.then(async () => {
-    try {
-      let result = null;
-      if (msg.method === "initialize") result = await init(msg.params);
-      else if (msg.method === "habitat/lint") result = await lint(msg.params || {});
-      else if (msg.method !== "shutdown") throw new Error(`unknown method ${msg.method}`);
-      send({ jsonrpc: "2.0", id: msg.id, result });
-    } catch (err) {
-      const message = String((err && err.stack) || err);
-      send({ jsonrpc: "2.0", id: msg.id, error: { code: -32603, message } });
-    }
-  });
-}
-
-let buffer = Buffer.alloc(0);
-process.stdin.on("data", (chunk) => {
-  buffer = Buffer.concat([buffer, chunk]);
-  for (;;) {
-    const end = buffer.indexOf("\r\n\r\n");
-    if (end < 0) return;
-    const match = /content-length:\s*(\d+)/i.exec(buffer.subarray(0, end).toString("ascii"));
-    const length = match ? Number(match[1]) : 0;
-    if (buffer.length < end + 4 + length) return;
-    const body = buffer.subarray(end + 4, end + 4 + length).toString("utf8");
-    buffer = buffer.subarray(end + 4 + length);
-    handle(JSON.parse(body));
-  }
-});
-process.stdin.on("end", () => process.exit(0));
+serve({ initialize: init, "habitat/lint": (params) => lint(params || {}) });

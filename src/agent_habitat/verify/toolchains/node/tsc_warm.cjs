@@ -13,15 +13,16 @@
 // `overlay` maps absolute paths to the text to use instead of the disk's (null: absent),
 // for checking HEAD's content of the changed files in the same process.
 //
-// Protocol: JSON-RPC in the Language Server Protocol's framing (Content-Length headers), so
-// the warm checkers' LSP client drives it: `initialize` {processId, typescript, project,
-// cwd} (checks once), `habitat/check` {touched, overlay}, `shutdown`, `exit`. It exits when
-// stdin closes or its owner's pid (`processId`) is gone.
+// Protocol: JSON-RPC in the Language Server Protocol's framing (stdio_rpc.cjs, shared with
+// eslint_warm.cjs), so the warm checkers' LSP client drives it: `initialize` {processId,
+// typescript, project, cwd} (checks once), `habitat/check` {touched, overlay}, `shutdown`,
+// `exit`. It exits when stdin closes or its owner's pid (`processId`) is gone.
 "use strict";
 
 const fs = require("fs");
 const path = require("path");
 const crypto = require("crypto");
+const { serve, watchOwner } = require("./stdio_rpc.cjs");
 
 let ts = null;
 let configPath = null;
@@ -32,12 +33,6 @@ const files = new Map(); // path → {text, sf, mtime, size, version}
 let overlay = new Map();
 let lastOverlay = [];
 const probes = new Map(); // "f:path" / "d:path" → what the host answered
-
-function send(obj) {
-  const body = Buffer.from(JSON.stringify(obj), "utf8");
-  process.stdout.write(`Content-Length: ${body.length}\r\n\r\n`);
-  process.stdout.write(body);
-}
 
 function stamp(fileName) {
   try {
@@ -306,35 +301,11 @@ function check(params) {
 }
 
 function init(params) {
-  const owner = Number(params.processId || 0);
-  if (owner > 0) {
-    setInterval(() => {
-      try {
-        process.kill(owner, 0);
-      } catch {
-        process.exit(0);
-      }
-    }, 2000).unref();
-  }
+  watchOwner(params.processId);
   process.chdir(params.cwd);
   ts = require(params.typescript);
   configPath = path.resolve(params.project);
   return { version: ts.version, ...check({ touched: [] }) };
-}
-
-function handle(msg) {
-  if (msg.method === "exit") process.exit(0);
-  if (msg.id === undefined || msg.id === null) return; // other notifications: none expected
-  try {
-    let result = null;
-    if (msg.method === "initialize") result = init(msg.params);
-    else if (msg.method === "habitat/check") result = check(msg.params || {});
-    else if (msg.method !== "shutdown") throw new Error(`unknown method ${msg.method}`);
-    send({ jsonrpc: "2.0", id: msg.id, result });
-  } catch (err) {
-    const message = String((err && err.stack) || err);
-    send({ jsonrpc: "2.0", id: msg.id, error: { code: -32603, message } });
-  }
 }
 
 function once(typescript, project) {
@@ -349,21 +320,5 @@ function once(typescript, project) {
 if (process.argv[2] === "--once") {
   once(process.argv[3], process.argv[4]);
 } else {
-  process.stdin.on("data", read);
-  process.stdin.on("end", () => process.exit(0));
-}
-
-let buffer = Buffer.alloc(0);
-function read(chunk) {
-  buffer = Buffer.concat([buffer, chunk]);
-  for (;;) {
-    const end = buffer.indexOf("\r\n\r\n");
-    if (end < 0) return;
-    const match = /content-length:\s*(\d+)/i.exec(buffer.subarray(0, end).toString("ascii"));
-    const length = match ? Number(match[1]) : 0;
-    if (buffer.length < end + 4 + length) return;
-    const body = buffer.subarray(end + 4, end + 4 + length).toString("utf8");
-    buffer = buffer.subarray(end + 4 + length);
-    handle(JSON.parse(body));
-  }
+  serve({ initialize: init, "habitat/check": (params) => check(params || {}) });
 }
