@@ -309,3 +309,65 @@ async def test_two_workspaces_that_reach_the_same_project_report_its_findings_on
         ("packages/core/src/old.ts", "TS2322", True),
     ], [(d.file, d.line, d.code, d.preexisting, result.notes) for d in result.diagnostics]
     assert (result.new_findings, result.preexisting_findings) == (1, 1)
+
+
+_BY_NAME = 'import { area } from "@m/core";\nexport const a: number = area(2);\n'
+
+
+def _solution(root: Path) -> Path:
+    """A solution whose app has no references of its own and imports core by package name,
+    through a `node_modules` link to core's folder, whose types are core's built outputs
+    (vscode-languageserver-node's shape: the solution's order builds core first)."""
+    declared = {**_TSCONFIG["compilerOptions"], "declaration": True, "outDir": "dist"}  # type: ignore[dict-item]
+    files = {
+        "package.json": json.dumps({"name": "sol", "private": True, "type": "module"}),
+        ".gitignore": "node_modules/\ndist/\n*.tsbuildinfo\n",
+        "tsconfig.json": json.dumps(
+            {"files": [], "references": [{"path": "./packages/core"}, {"path": "./packages/app"}]}
+        ),
+        "packages/core/package.json": json.dumps({"name": "@m/core", "types": "dist/index.d.ts"}),
+        "packages/core/tsconfig.json": json.dumps(
+            {"compilerOptions": declared, "include": ["src"]}
+        ),
+        "packages/app/tsconfig.json": json.dumps({"compilerOptions": declared, "include": ["src"]}),
+        "packages/core/src/index.ts": _CORE,
+        "packages/app/src/main.ts": _BY_NAME,
+    }
+    tiny_project(root, files)
+    link = root / "packages/app/node_modules/@m/core"
+    link.parent.mkdir(parents=True)
+    link.symlink_to("../../../core", target_is_directory=True)
+    return root
+
+
+@pytest.mark.timeout(900)
+async def test_a_project_that_imports_an_earlier_one_by_package_name_reads_its_sources(
+    tmp_path: Path,
+) -> None:
+    root = _solution(tmp_path / "sol")
+    workspace = Workspace.for_project(root)
+    try:
+        # Nothing is built: app still finds core (its sources), as tsc -b finds it (its
+        # build of core, first in the solution's order).
+        write(root, "packages/app/src/main.ts", "// app\n" + _BY_NAME)
+        clean = await _compile(root, server=False)
+        assert clean.state == "green", clean
+        git(root, "checkout", "-q", "--", "packages/app/src/main.ts")
+        write(
+            root,
+            "packages/core/src/index.ts",
+            "export function area(size: number): string {\n  return String(size);\n}\n",
+        )
+        cold = await _compile(root, server=False)
+        warm = await _compile(root, server=True)
+        for result in (cold, warm):
+            assert result.state == "red", result
+            assert [(d.file, d.line, d.code, d.preexisting) for d in result.diagnostics] == [
+                ("packages/app/src/main.ts", 2, "TS2322", False),
+            ]
+        assert _build(root, tmp_path / "built").splitlines() == [
+            "packages/app/src/main.ts(2,14): error TS2322: "
+            "Type 'string' is not assignable to type 'number'.",
+        ]
+    finally:
+        await warm_checker.release(workspace)

@@ -195,7 +195,36 @@ function projectOrder(root) {
   return order;
 }
 
-function checkProject(item, structural, others) {
+function redirects(parsed, earlier) {
+  // The projects whose outputs this one reads as their sources: its own references and,
+  // in a solution, every project `tsc -b` builds before it. A project may import
+  // a package whose types are another project's outputs without a reference of its own
+  // (vscode-languageserver-node's protocol/src/common reads vscode-jsonrpc's lib/*.d.ts:
+  // the solution's order builds it first); `tsc -b` reads what that build wrote, this reads
+  // the sources they are built from, so nothing has to be built.
+  // Such a project need not be composite (client/src/node is not): the program's complaint
+  // about a reference it was given and the tsconfig does not name is not tsc's, and is
+  // left out (`implicit`).
+  const own = parsed.projectReferences || [];
+  const named = new Set(own.map((ref) => path.resolve(ts.resolveProjectReferencePath(ref))));
+  const before = earlier
+    .filter((e) => e.result && e.result.fileNames.length && !named.has(e.config))
+    .map((e) => ({ path: e.config }));
+  return { references: [...own, ...before], implicit: before.map((ref) => ref.path) };
+}
+
+const IMPLICIT_CODES = new Set([6306, 6310]); // must be composite, may not disable emit
+
+function tscsOwn(diagnostics, implicit) {
+  if (!implicit.length) return diagnostics;
+  return diagnostics.filter((d) => {
+    if (!IMPLICIT_CODES.has(d.code)) return true;
+    const text = ts.flattenDiagnosticMessageText(d.messageText, "\n");
+    return !implicit.some((config) => text.includes(config));
+  });
+}
+
+function checkProject(item, structural, others, earlier) {
   // One project's diagnostics, in tsc's order and with its early stops. With references
   // (`multi`), a project answers only for its own files (its references' sources are in
   // its program, checked in their own project with their own options).
@@ -211,7 +240,7 @@ function checkProject(item, structural, others) {
   const key = JSON.stringify([roots, parsed.options]);
   const fresh = structural || key !== state.rootKey || state.builder === null;
   state.rootKey = key;
-  const references = parsed.projectReferences || [];
+  const { references, implicit } = redirects(parsed, earlier);
   const host = makeHost(parsed.options, references.length > 0);
   state.builder = ts.createSemanticDiagnosticsBuilderProgram(
     roots,
@@ -248,8 +277,8 @@ function checkProject(item, structural, others) {
   const configCount = all.length;
   all.push(...perFile((sf) => builder.getSyntacticDiagnostics(sf)));
   if (all.length === configCount) {
-    all.push(...builder.getOptionsDiagnostics());
-    all.push(...builder.getGlobalDiagnostics());
+    all.push(...tscsOwn(builder.getOptionsDiagnostics(), implicit));
+    all.push(...tscsOwn(builder.getGlobalDiagnostics(), implicit));
     if (all.length === configCount) all.push(...perFile((sf) => builder.getSemanticDiagnostics(sf)));
     const declarations = parsed.options.declaration || parsed.options.composite;
     if (declarations && all.length === configCount) {
@@ -277,7 +306,7 @@ function check(params) {
   const answers = order.map((item, i) => {
     const others = new Set(sources.filter((_, j) => j !== i).flat());
     for (const name of sources[i]) others.delete(name);
-    return checkProject(item, structural, others);
+    return checkProject(item, structural, others, order.slice(0, i));
   });
   phases.push(Date.now());
   const fmt = formatHost();
