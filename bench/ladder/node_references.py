@@ -65,7 +65,7 @@ EDITS: list[tuple[str, str, str, str, str, tuple[str, ...]]] = [
         "\tpublic readonly method: string;\n",
         "\tpublic readonly method: number;\n",
         "red",
-        ("jsonrpc/", "protocol/"),
+        ("jsonrpc/", "client/"),
     ),
     (
         "a type error in a leaf project nothing references (tsconfig-gen)",
