@@ -28,6 +28,7 @@ from .dmypy import MYPY_FLAGS, DmypyDaemon
 from .dmypy_client import run_in_process
 from .head_check import settle_on_head
 from .preamble import python_rung
+from .same_types import same_types_as_head
 
 __all__ = ["compile_project", "detect_type_checker", "mypy_flags", "package_targets"]
 
@@ -242,8 +243,26 @@ async def _confirmed(
     return plain
 
 
+def _same_types(ctx: RungContext) -> bool:
+    """The change is the whole tree's (not `--files`), `ci_parity` is not asked, and no
+    checker can tell it from HEAD (same_types.py)."""
+    return (
+        ctx.policy != "ci_parity"
+        and bool(ctx.touched)
+        and ctx.touched == ctx.snapshot.touched
+        and same_types_as_head(ctx.root, ctx.touched)
+    )
+
+
 @python_rung(RUNG)
 async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
+    if await anyio.to_thread.run_sync(_same_types, ctx):
+        return nothing_to_do(
+            ctx,
+            RUNG,
+            "the change is only comments or blank lines: the same code and checker "
+            "directives as HEAD, so no type finding can be new",
+        )
     affected = [*ctx.impact.affected_files, *_module_targets(ctx)]
     targets = ctx.existing(sorted(set(affected)))
     if not targets:

@@ -1,0 +1,84 @@
+"""A change a type checker cannot tell from HEAD (comments, blank lines) gives
+compile.project no work; anything a checker reads (a local annotation, a docstring, a
+`# type:` comment, a `# type: ignore` moved, an inline `# mypy:` setting) still does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.cli.demo_sample import build_sample
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
+from agent_habitat.verify.rungs.same_types import same_types_as_head
+
+ARITH = "src/calc/arith.py"
+
+
+@pytest.fixture
+def calc(tmp_path: Path) -> Path:
+    return build_sample(tmp_path / "calc")
+
+
+def _edit(root: Path, old: str, new: str) -> None:
+    path = root / ARITH
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_comments_and_blank_lines_are_the_same_types(calc: Path) -> None:
+    _edit(calc, "def add", "# a note above\n\n\ndef add")
+    _edit(calc, "return a + b", "return a + b  # the sum")
+    assert same_types_as_head(calc, [ARITH])
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # Not compiled into bytecode, read by every checker.
+        ("return a + b", "total: str = a + b\n    return total"),
+        ("return a + b", "return a + b  # type: ignore[return-value]"),
+        ("def add", "# mypy: disallow-untyped-defs\ndef add"),
+        ("def add", "# pyright: strict\ndef add"),
+        ("def add(a: int, b: int) -> int:", 'def add(a: int, b: int) -> int:\n    """Sum."""'),
+    ],
+)
+def test_what_a_checker_reads_is_a_change(calc: Path, old: str, new: str) -> None:
+    _edit(calc, old, new)
+    assert not same_types_as_head(calc, [ARITH])
+
+
+def test_new_deleted_and_non_python_files_are_changes(calc: Path) -> None:
+    (calc / "src/calc/extra.py").write_text("X = 1\n", encoding="utf-8")
+    assert not same_types_as_head(calc, ["src/calc/extra.py"])
+    (calc / ARITH).unlink()
+    assert not same_types_as_head(calc, [ARITH])
+    assert not same_types_as_head(calc, ["pyproject.toml"])
+    assert not same_types_as_head(calc, [])
+
+
+async def _compile(root: Path) -> RungResult:
+    ladder = LadderRequest.model_validate({"rungs": ["compile.project"]})
+    try:
+        result = await run_ladder(root, ladder, bus=InMemoryEventBus(str(root)))
+    finally:
+        await stop_type_daemon(root)
+    (only,) = result.rungs
+    return only
+
+
+@pytest.mark.anyio
+async def test_a_comment_only_edit_gives_compile_project_no_work(calc: Path) -> None:
+    _edit(calc, "def add", "# a note above\ndef add")
+    result = await _compile(calc)
+    assert result.state == "skipped", result
+    assert "only comments or blank lines" in (result.reason or "")
+
+
+@pytest.mark.anyio
+async def test_a_local_annotation_is_still_type_checked(calc: Path) -> None:
+    _edit(calc, "return a + b", "total: str = a + b  # a comment too\n    return total")
+    result = await _compile(calc)
+    assert result.state == "red", result
