@@ -119,7 +119,7 @@ async def test_a_file_new_since_head_has_no_baseline_so_all_its_findings_are_new
 async def test_mypy_checks_a_project_without_config_and_only_new_errors_are_red(
     legacy: Path,
 ) -> None:
-    _write(legacy, "legacy/core.py", CORE.replace("def double", "# a comment\ndef double"))
+    _write(legacy, "legacy/core.py", CORE.replace("def double", "LIMIT = 2\n\n\ndef double"))
     comment = await _rung(legacy, "compile.project")
     assert (comment.state, comment.tool) == ("green", "dmypy"), comment
     assert (comment.new_findings, comment.preexisting_findings) == (0, 1)

@@ -82,7 +82,7 @@ async def test_basedpyright_stands_in_for_pyright_and_only_a_new_error_is_red(
     assert "--level" in rung.command
     assert any("(the habitat's environment)" in n for n in rung.notes)
 
-    _edit(shapes, "return str(width * height)", "return width * height  # area")
+    _edit(shapes, "return str(width * height)", "return width * height + 0  # area")
     green = await _compile(shapes)
     (rung,) = green.rungs
     assert (rung.tool, rung.state) == ("basedpyright", "green"), rung
@@ -147,7 +147,7 @@ async def test_without_any_pyright_the_habitat_fetches_basedpyright_once_into_it
 
     # An index without the package: the fetch fails, and the rung says what to install.
     index.mkdir()
-    _edit(shapes, "return width * height", "return width * height  # BAD")
+    _edit(shapes, "return width * height", "return width * height + 0  # BAD")
     failed = await _compile(shapes, system)
     (rung,) = failed.rungs
     assert rung.state == "skipped", rung
@@ -174,7 +174,7 @@ async def test_without_any_pyright_the_habitat_fetches_basedpyright_once_into_it
     assert (rung.tool, rung.state) == ("basedpyright", "red"), rung
     assert rung.command[0] == str(pyright_tools.tools_venv() / "bin" / "basedpyright")
     assert str(habitat_home) in rung.command[0]
-    assert [d.message for d in rung.diagnostics] == ["bad: return width * height  # BAD"]
+    assert [d.message for d in rung.diagnostics] == ["bad: return width * height + 0  # BAD"]
     assert any(n.startswith("fetched basedpyright into") for n in rung.notes), rung.notes
     assert not (shapes / ".venv").exists(), "nothing is installed into the project"
 
@@ -209,7 +209,7 @@ async def test_the_warm_up_fetches_the_checker_so_the_first_verify_does_not(
         item = warm.items["type_daemon"]
         assert item.state == "warm", warm.items
         assert "basedpyright at hand (fetched into" in item.detail
-        _edit(shapes, "return width * height", "return width * height  # BAD")
+        _edit(shapes, "return width * height", "return width * height + 0  # BAD")
         with anyio.fail_after(180):
             ticket = await runner.request(LadderRequest(rungs=["compile.project"]), wait=True)
         assert ticket.result is not None

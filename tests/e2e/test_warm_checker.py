@@ -135,7 +135,7 @@ async def test_the_warm_language_server_finds_what_a_cold_run_finds_and_stops_wi
         _edit(
             root,
             "-> str:\n    return str(width * height)",
-            "-> int:\n    return width * height  # again",
+            "-> int:\n    return width * height + 0",
         )
         green = await _warm(habitat)
         assert (green.state, green.new_findings) == ("green", 0), green
@@ -166,7 +166,7 @@ async def test_pyrefly_is_checked_cold_and_baseline_aware(tmp_path: Path) -> Non
     assert new == [("shapes/core.py", "bad-return")], red.diagnostics
     assert red.preexisting_findings == 1
     assert any("pyrefly ran cold" in n for n in red.notes)
-    _edit(root, '    return "wide"', "    return width * height  # fixed")
+    _edit(root, '    return "wide"', "    return width * height + 0")
     green = await _cold(root)
     assert (green.state, green.new_findings, green.preexisting_findings) == ("green", 0, 1)
 
@@ -179,7 +179,7 @@ async def test_a_configured_checker_that_is_not_installed_is_skipped_with_its_in
     monkeypatch.setattr(pyright_tools, "OWN_BIN", tmp_path / "no-such-bin")
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     monkeypatch.setenv("HABITAT_LADDER_PYTHON", str(Path(sys.base_prefix) / "bin" / "python3"))
-    _edit(root, "    return width * height", "    return width * height  # touched")
+    _edit(root, "    return width * height", "    return width * height + 0")
     rung = await _cold(root)
     assert rung.state == "skipped", rung
     assert rung.missing is not None
