@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
 
+import bytecode
 import node_tools
 import required
 import session_jobs
@@ -25,6 +26,14 @@ _REQUIRED: list[bool] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     _REQUIRED[:] = [required.required()]  # a wrong value stops the run before any test
+    if not hasattr(config, "workerinput"):  # once, before any xdist worker starts
+        bytecode.compile_package()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    with bytecode.written():
+        return (yield)
 
 
 @pytest.hookimpl(hookwrapper=True)
