@@ -55,6 +55,7 @@ from .hooks import LadderHooks
 from .layout import Layout, discover_layout
 from .models import Selection
 from .rungs.context import RungContext
+from .rungs.pytest_head import imported_elsewhere
 from .rungs.suite import no_measuring, pytest_args
 from .runner.substrate import SubstrateFactory
 from .select.memo import SelectionMemo
@@ -70,15 +71,6 @@ QUIET_S = 3.0
 """After a verify, how long no request may come before the recording plans again."""
 _RECORDED = (0, 1, 5)
 """pytest's exits whose run is a record: passed, tests failed, no tests in what it ran."""
-_PROBE = """
-import importlib.util, os, sys
-here = os.path.realpath(os.getcwd()) + os.sep
-for name in sys.argv[1:]:
-    origin = os.path.realpath(importlib.util.find_spec(name).origin)
-    if not origin.startswith(here):
-        print(origin)
-"""
-"""Prints where each named package imports from, when that is not the current folder."""
 _AT_HEAD = "no recording of HEAD's content (the whole suite, on an export of HEAD)"
 
 
@@ -311,17 +303,7 @@ class BackgroundRecorder:
         if sorted(layout.packages) != sorted(ctx.layout.packages):
             return "HEAD's content not recorded: its packages differ from the working tree's"
         path = os.pathsep.join(str(p) for p in layout.source_roots)
-        env = ctx.process_env({"PYTHONPATH": path})
-        done = await anyio.run_process(
-            [str(ctx.env.python), "-c", _PROBE, *sorted(layout.packages)],
-            cwd=layout.root,
-            env=env,
-            check=False,
-        )
-        elsewhere = done.stdout.decode("utf-8", "replace").split()
-        if done.returncode != 0 or elsewhere:
-            return (
-                "HEAD's content not recorded: the project's environment imports its packages "
-                f"from elsewhere than an export of HEAD ({', '.join(elsewhere) or 'not found'})"
-            )
+        why = await imported_elsewhere(ctx, layout, ctx.process_env({"PYTHONPATH": path}))
+        if why is not None:
+            return f"HEAD's content not recorded: {why}"
         return layout, {"PYTHONPATH": path}

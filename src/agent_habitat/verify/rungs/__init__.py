@@ -1,7 +1,8 @@
 # rungs/: one module per rung (suite.py holds both test rungs); context.py is what they share,
 #   preamble.py the check every rung goes through (no work / configured / not Python);
 #   compare.py + head_check.py + lint.py the comparison with HEAD; head_tests.py the same for
-#   tests (a test already failing at HEAD is not red); checkers.py which checker.
+#   tests (a test already failing at HEAD is not red), pytest_head.py its pytest side (failed
+#   node ids run on HEAD's export); checkers.py which checker.
 #   diagnose.py diagnose.files; lint_warm.py HEAD's lint baseline built ahead of time.
 #   compile.py compile.project: mypy through dmypy.py (the warm daemon) and dmypy_client.py
 #   (its recheck without a client process); typecheck.py the other checkers, pyright_tools.py

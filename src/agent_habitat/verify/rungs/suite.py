@@ -1,19 +1,23 @@
 """`test.scoped` (the tests the change affects, or an explicit filter) and `test.full`
 (the whole suite; the project's CI command under `ci_parity`), run by pytest in the
-project's environment."""
+project's environment. A red run's failed tests are asked of HEAD (pytest_head.py): one that
+failed there too is listed as already failing at HEAD, not red (head_tests.py)."""
 
 from __future__ import annotations
 
 import anyio
 
 from ..environments import ProjectEnv
+from ..head import HeadTree
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_junit, parse_pytest_summary
 from ..select.testdeps import Recording, RunScope
 from ..tracebacks import conftest_error
 from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
+from .head_tests import HeadRun, settle_tests
 from .preamble import Configured, python_rung
+from .pytest_head import cache_key, test_key, tests_on_head
 
 __all__ = ["full_suite", "no_measuring", "pytest_args", "scoped_suite"]
 
@@ -58,20 +62,9 @@ async def _pytest(
             missing="pytest",
         )
     junit = ctx.spool(rung, ".xml")
-    argv = [
-        str(ctx.env.python),
-        "-m",
-        "pytest",
-        "-q",
-        "-rfE",
-        "--color=no",
-        f"--junitxml={junit}",
-        "-o",
-        "junit_family=xunit1",
-        *no_measuring(ctx),
-        *(rec.args if rec else []),
-        *pytest_args(tests),
-    ]
+    base = [str(ctx.env.python), "-m", "pytest", "-q", "-rfE", "--color=no"]
+    base += ["-o", "junit_family=xunit1", *no_measuring(ctx)]
+    argv = [*base, f"--junitxml={junit}", *(rec.args if rec else []), *pytest_args(tests)]
     warm, why_not = await warm_pytest.for_rung(ctx)
     report = ctx.spool(rung, ".warm") if warm is not None else None
     run_argv = warm.wrap(argv, report) if warm is not None and report is not None else argv
@@ -130,7 +123,12 @@ async def _pytest(
             else f"{len(diagnostics)} test failure(s)"
         )
         result.reason = f"{what}, first {first}"
-    return result
+
+    async def on_head(head: HeadTree, keys: list[str]) -> HeadRun | str:
+        return await tests_on_head(ctx, rung, head, keys, [*base, "-p", "no:cacheprovider"])
+
+    key = cache_key(ctx, ctx.snapshot.head or "")
+    return await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
 
 
 def _nothing_selected(ctx: RungContext) -> str | None:

@@ -1,0 +1,152 @@
+"""The failed tests of a red pytest run, asked of HEAD's content (head_tests.py decides which
+failures are pre-existing).
+
+A failure's key is its pytest node id (`tests/test_x.py::TestA::test_b[1]`); a collection
+error, a conftest that did not import or a run that died is no one test: it stays the
+change's. The recorded data answers first: a test that passed in a run of HEAD's content
+(the background recording of HEAD's export, or a verify of a clean tree) did not fail at
+HEAD, so its failure now is the change's without running anything. The rest run by node id
+in HEAD's export (`HeadTree.export`), its packages imported from there (`PYTHONPATH`, checked
+first, as the recording of HEAD checks it: an environment that imports them from elsewhere
+would run the working tree's code and call it HEAD's). A node id HEAD does not have is a new
+test (pytest's `not found`: dropped and the rest run again, once).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from ..baseline import fingerprint
+from ..deps_store import is_clean_at, load_testdeps
+from ..head import HeadTree
+from ..layout import Layout, discover_layout
+from ..models import Diagnostic, RungName
+from ..parsers import parse_junit
+from ..select.testdeps import deps_store_dir
+from .context import RungContext
+from .head_tests import HeadRun
+
+__all__ = ["cache_key", "imported_elsewhere", "test_key", "tests_on_head"]
+
+_PROBE = """
+import importlib.util, os, sys
+here = os.path.realpath(os.getcwd()) + os.sep
+for name in sys.argv[1:]:
+    origin = os.path.realpath(importlib.util.find_spec(name).origin)
+    if not origin.startswith(here):
+        print(origin)
+"""
+"""Prints where each named package imports from, when that is not the current folder."""
+_NOT_FOUND = re.compile(r"^ERROR: not found: (?P<node>\S+)", re.MULTILINE)
+
+
+def test_key(diag: Diagnostic) -> str | None:
+    """The node id a pytest failure is; None for a collection error or what names no test."""
+    if diag.source != "pytest" or "collection error" in diag.message:
+        return None
+    head, sep, _ = diag.message.partition("]: ")
+    if sep and "[" in head and "::" in head.split("[", 1)[0]:
+        return head + "]"  # a parameter may hold ": "
+    node = diag.message.split(": ", 1)[0]
+    return node if "::" in node and " " not in node.split("[", 1)[0] else None
+
+
+def cache_key(ctx: RungContext, head: str) -> str:
+    assert ctx.env is not None
+    return fingerprint("pytest on HEAD", head, str(ctx.env.python))
+
+
+async def imported_elsewhere(ctx: RungContext, layout: Layout, env: dict[str, str]) -> str | None:
+    """Why the project's environment would not import `layout`'s packages from its root
+    with `env` (the modules it finds elsewhere); None when it does."""
+    assert ctx.env is not None
+    done = await anyio.run_process(
+        [str(ctx.env.python), "-c", _PROBE, *sorted(layout.packages)],
+        cwd=layout.root,
+        env=env,
+        check=False,
+    )
+    elsewhere = done.stdout.decode("utf-8", "replace").split()
+    if done.returncode != 0 or elsewhere:
+        return (
+            "the project's environment imports its packages from elsewhere than an export "
+            f"of HEAD ({', '.join(elsewhere) or 'not found'})"
+        )
+    return None
+
+
+def _passed_at_head(ctx: RungContext, head: str, keys: Sequence[str]) -> set[str]:
+    # Blocking: the tests a run of HEAD's content recorded as passed.
+    deps = load_testdeps(deps_store_dir(ctx.workspace.state_dir))
+    if deps is None:
+        return set()
+    out: set[str] = set()
+    for key in keys:
+        for rid in deps.records.get(key, []):
+            run = deps.runs.get(rid)
+            if run is None or not is_clean_at(run, head) or key not in run.tests:
+                continue
+            if run.tests.index(key) not in run.ended_early:
+                out.add(key)
+                break
+    return out
+
+
+def _relative(node: str, prefixes: tuple[str, ...]) -> str:
+    for prefix in prefixes:
+        node = node.removeprefix(prefix)
+    return node
+
+
+def _export(ctx: RungContext, head: HeadTree) -> tuple[Path, Layout]:
+    export = head.export()
+    return export, discover_layout(export, ctx.config)
+
+
+async def tests_on_head(
+    ctx: RungContext, rung: RungName, head: HeadTree, keys: list[str], argv: list[str]
+) -> HeadRun | str:
+    """How many failures each node id of `keys` had on HEAD; `argv` is the pytest command
+    without its junit report and tests. Or why HEAD could not answer."""
+    passed = await anyio.to_thread.run_sync(_passed_at_head, ctx, head.head, keys)
+    ran = HeadRun(failed=Counter(dict.fromkeys(passed, 0)))
+    left = [k for k in keys if k not in passed]
+    if not left:
+        return ran
+    export, layout = await anyio.to_thread.run_sync(_export, ctx, head)
+    if sorted(layout.packages) != sorted(ctx.layout.packages):
+        return "HEAD's packages differ from the working tree's"
+    extra = {"PYTHONPATH": os.pathsep.join(str(p) for p in layout.source_roots)}
+    if layout.packages and (why := await imported_elsewhere(ctx, layout, ctx.process_env(extra))):
+        return why
+    left = [k for k in left if (export / k.split("::", 1)[0]).is_file()]  # others: new
+    for _ in range(2):
+        if not left:
+            return ran
+        junit = ctx.spool(rung, ".head.xml")
+        run = [*argv, f"--junitxml={junit}", *left]
+        outcome = await ctx.run(rung, run, suffix=".head-tests.out", cwd=export, extra_env=extra)
+        found = parse_junit(junit, export)
+        await anyio.Path(junit).unlink(missing_ok=True)
+        # pytest 9 names them by absolute path, earlier ones as given.
+        prefixes = (f"{export}{os.sep}", f"{export.resolve()}{os.sep}")
+        missing = {_relative(n, prefixes) for n in _NOT_FOUND.findall(outcome.text)}
+        if outcome.exit_code == 4 and missing:
+            left = [k for k in left if k not in missing]
+            continue
+        said = outcome.tail.strip()[-200:]
+        if outcome.timed_out or outcome.exit_code not in (0, 1) or found is None:
+            return f"pytest failed on HEAD (exit {outcome.exit_code}): {said}"
+        keyed = [test_key(d) for d in found]
+        if None in keyed or (outcome.exit_code == 1 and not found):
+            return f"pytest could not run the failed tests on HEAD: {said}"
+        ran.failed.update(k for k in keyed if k is not None)
+        return ran
+    return "pytest could not run the failed tests on HEAD: node ids not found twice"

@@ -1,0 +1,139 @@
+"""Red means the change did it, for Python tests: a pytest test that already fails at HEAD
+and still fails is listed as already failing at HEAD, not red; a test the change broke is
+red next to it. Real pytest, run on HEAD's export for the failed node ids."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.verify import LadderRequest, RungName, RungResult, run_ladder, stop_type_daemon
+from git_tree import git as _git
+from git_tree import write as _write
+
+pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
+
+CORE = """def double(x: int) -> int:
+    return x * 2
+
+
+def half(x: int) -> int:
+    return x // 3  # an old bug test_old has caught since before HEAD
+"""
+TESTS = """from shop.core import double, half
+
+
+def test_old() -> None:
+    assert half(6) == 3
+
+
+def test_new() -> None:
+    assert double(2) == 4
+"""
+
+
+@pytest.fixture
+async def shop(tmp_path: Path) -> AsyncIterator[Path]:
+    root = tmp_path / "shop"
+    _write(root, "shop/__init__.py", "")
+    _write(root, "shop/core.py", CORE)
+    _write(root, "tests/test_core.py", TESTS)
+    _write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\n")
+    _write(
+        root,
+        "pyproject.toml",
+        f'[project]\nname = "shop"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "HEAD, with test_old failing")
+    yield root
+    await stop_type_daemon(root)
+
+
+async def _rung(root: Path, rung: RungName) -> RungResult:
+    result = await run_ladder(root, LadderRequest(rungs=[rung]), bus=InMemoryEventBus("t"))
+    (only,) = result.rungs
+    return only
+
+
+def _failures(result: RungResult) -> list[tuple[str, bool]]:
+    return [(d.message.split(": ", 1)[0], d.preexisting) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize("rung", ["test.full", "test.scoped"])
+async def test_a_test_failing_at_head_is_listed_and_the_broken_one_is_red(
+    shop: Path, rung: RungName
+) -> None:
+    core = shop / "shop" / "core.py"
+    core.write_text(CORE.replace("x * 2", "x * 3"), encoding="utf-8")
+    result = await _rung(shop, rung)
+    assert result.state == "red", result
+    assert _failures(result) == [
+        ("tests/test_core.py::test_new", False),
+        ("tests/test_core.py::test_old", True),
+    ]
+    assert (result.new_findings, result.preexisting_findings) == (1, 1)
+    assert result.reason is not None
+    assert result.reason.startswith("1 new failure(s) (+1 test(s) already failing at HEAD)")
+    assert "test_new" in result.reason
+
+
+async def test_only_a_test_failing_at_head_is_not_red_and_says_so(shop: Path) -> None:
+    core = shop / "shop" / "core.py"
+    core.write_text(CORE.replace("x * 2", "2 * x"), encoding="utf-8")
+    result = await _rung(shop, "test.scoped")
+    assert result.state == "green", result
+    assert _failures(result) == [("tests/test_core.py::test_old", True)]
+    assert "already failing at HEAD" in (result.reason or "")
+    assert result.baseline is not None
+    assert result.baseline.startswith("HEAD ")
+    again = await _rung(shop, "test.full")  # HEAD's outcome is kept: asked once
+    assert again.state == "green", again
+    assert again.baseline is not None
+    assert again.baseline.endswith("(cached)")
+
+
+def _head_runs(result: RungResult) -> list[Path]:
+    assert result.spool is not None
+    return sorted(Path(result.spool).parent.glob("*.head-tests.out"))
+
+
+async def test_a_test_recorded_passing_at_head_is_red_without_running_head(shop: Path) -> None:
+    clean = await _rung(shop, "test.full")  # a run of HEAD's content records test_new passing
+    assert clean.state == "green", clean
+    assert _failures(clean) == [("tests/test_core.py::test_old", True)]
+    asked = _head_runs(clean)
+    assert len(asked) == 1
+    core = shop / "shop" / "core.py"
+    core.write_text(CORE.replace("x * 2", "x * 3"), encoding="utf-8")
+    result = await _rung(shop, "test.full")
+    assert result.state == "red", result
+    assert _failures(result) == [
+        ("tests/test_core.py::test_new", False),
+        ("tests/test_core.py::test_old", True),
+    ]
+    assert _head_runs(result) == asked  # test_old kept, test_new from the record
+
+
+async def test_a_test_head_does_not_have_is_red(shop: Path) -> None:
+    tests = shop / "tests" / "test_core.py"
+    tests.write_text(TESTS + "\n\ndef test_added() -> None:\n    assert half(9) == 4\n")
+    result = await _rung(shop, "test.full")
+    assert result.state == "red", result
+    assert _failures(result) == [
+        ("tests/test_core.py::test_added", False),
+        ("tests/test_core.py::test_old", True),
+    ]
+
+
+async def test_a_collection_error_is_red_even_beside_old_failures(shop: Path) -> None:
+    _write(shop, "tests/test_more.py", "import shop.missing\n")
+    result = await _rung(shop, "test.full")
+    assert result.state == "red", result
+    assert any("collection error" in d.message and not d.preexisting for d in result.diagnostics)
