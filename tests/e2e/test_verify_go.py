@@ -112,6 +112,34 @@ async def test_findings_at_head_are_preexisting_and_new_ones_red(tmp_path: Path)
     )
 
 
+# HEAD's c.go is not gofmt-formatted already (as google/uuid v1.6.0's uuid.go is under a
+# newer gofmt): one finding per changed block of `gofmt -d`, at its first original line.
+C_UNFORMATTED = C.replace("func Leaf()", "func   Leaf()") + (
+    "\nfunc Mid() int {\n\tx := 1\n\tx++\n\tx++\n\tx++\n\treturn x\n}\n"
+)
+
+
+async def test_a_new_gofmt_break_in_a_file_already_unformatted_at_head_is_red(
+    tmp_path: Path,
+) -> None:
+    root = _module(tmp_path, {"c/c.go": C_UNFORMATTED})
+    # Not a formatting change: HEAD's break stays, listed as pre-existing.
+    write(root, "c/c.go", C_UNFORMATTED.replace("return x", "return x + 1"))
+    (rung,) = (await _climb(root, "diagnose.files")).rungs
+    assert rung.state == "green", rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
+    (old,) = rung.diagnostics
+    assert (old.file, old.line, old.code, old.source) == ("c/c.go", 3, "gofmt", "gofmt")
+    # A new break six lines below HEAD's, in the same gofmt -d hunk: red, naming its line.
+    write(root, "c/c.go", C_UNFORMATTED.replace("\tx++\n\tx++\n\tx++", "\tx++\n\tx++\n\tx  ++"))
+    (rung,) = (await _climb(root, "diagnose.files")).rungs
+    assert rung.state == "red", rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (1, 1)
+    new = rung.diagnostics[0]
+    assert (new.file, new.line, new.code, new.preexisting) == ("c/c.go", 9, "gofmt", False)
+    assert "c/c.go:9 gofmt" in (rung.reason or "")
+
+
 C_TEST_BROKEN = (
     'package c\n\nimport "testing"\n\nfunc TestLeafBroken(t *testing.T) {\n'
     '\tif Leaf() != 2 {\n\t\tt.Fatal("Leaf() != 2")\n\t}\n}\n'

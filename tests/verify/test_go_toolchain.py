@@ -1,5 +1,5 @@
 """The Go toolchain's pieces on outputs captured from go 1.26 (go list, go build, go vet
--json, gofmt -l, go test -json): which paths are Go's, the affected packages and tests,
+-json, gofmt -d, go test -json): which paths are Go's, the affected packages and tests,
 and the findings each tool's output becomes."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from agent_habitat.verify.toolchains.go.detect import detect, owns
 from agent_habitat.verify.toolchains.go.listkey import list_key
 from agent_habitat.verify.toolchains.go.parse import (
     parse_build,
-    parse_gofmt_list,
+    parse_gofmt_diff,
     parse_test_events,
     parse_vet,
 )
@@ -154,10 +154,50 @@ def test_vet_json_and_vet_type_errors() -> None:
     assert (e.file, e.line, e.code) == ("a/z.go", 2, "typecheck")
 
 
-def test_gofmt_lists_files_and_syntax_errors() -> None:
-    found = parse_gofmt_list("a/w.go\na/x.go:2:1: expected declaration, found oops\n", ROOT)
-    assert [(d.file, d.code) for d in found] == [("a/x.go", "syntax"), ("a/w.go", "gofmt")]
-    assert "gofmt -w a/w.go" in found[1].message
+# `gofmt -d a/c.go a/d.go a/e.go` (go1.26): a hunk with three runs of changed lines (one
+# only adds a blank line), a file without a final newline, a file it cannot parse.
+GOFMT_DIFF = """diff a/c.go.orig a/c.go
+--- a/c.go.orig
++++ a/c.go
+@@ -1,10 +1,11 @@
+ package c
+ 
+-func   Leaf() int { return 1 }
++func Leaf() int { return 1 }
+ 
+ var x = 1
++
+ func B() {
+ \tif true {
+-    return
++\t\treturn
+ \t}
+ }
+diff a/d.go.orig a/d.go
+--- a/d.go.orig
++++ a/d.go
+@@ -1,2 +1,3 @@
+ package d
+-func X(  ) {}
+\\ No newline at end of file
++
++func X() {}
+a/e.go:2:7: expected ')', found 'EOF'
+"""
+
+
+def test_gofmt_diff_gives_a_finding_per_changed_run_and_syntax_errors() -> None:
+    found = parse_gofmt_diff(GOFMT_DIFF, ROOT)
+    assert [(d.file, d.line, d.code) for d in found] == [
+        ("a/e.go", 2, "syntax"),
+        ("a/c.go", 3, "gofmt"),
+        ("a/c.go", 6, "gofmt"),  # the blank line goes before `func B() {`
+        ("a/c.go", 8, "gofmt"),
+        ("a/d.go", 2, "gofmt"),
+    ]
+    assert "gofmt -w a/c.go" in found[1].message
+    assert found[1].message == found[2].message  # no line in it: HEAD's findings match
+    assert parse_gofmt_diff(GOFMT_DIFF, ROOT, cwd=ROOT / "sub")[1].file == "sub/a/c.go"
 
 
 def _events(*events: dict[str, object]) -> str:

@@ -1,6 +1,7 @@
 """Go tools' output as `Diagnostic`s: `go build`/`go vet`/`gofmt` error lines
-(`file:line:col: message`), `go vet -json` reports, `gofmt -l` file lists, and the event
-stream of `go test -json` (failed tests, build failures, panics and signals)."""
+(`file:line:col: message`), `go vet -json` reports, `gofmt -d` diffs (a finding per run of
+changed lines) and the event stream of `go test -json` (failed tests, build failures,
+panics and signals)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ __all__ = [
     "TestRun",
     "json_objects",
     "parse_build",
-    "parse_gofmt_list",
+    "parse_gofmt_diff",
     "parse_test_events",
     "parse_vet",
 ]
@@ -132,26 +133,73 @@ def parse_vet(text: str, root: Path) -> list[Diagnostic]:
     return out
 
 
-def parse_gofmt_list(text: str, root: Path, *, cwd: Path | None = None) -> list[Diagnostic]:
-    """`gofmt -l FILES`: each file it names is not formatted as gofmt formats it; a file it
-    cannot parse is a syntax error (`file:line:col: msg` on stderr)."""
+_HUNK = re.compile(r"^@@ -(?P<old>\d+)(?:,(?P<olds>\d+))? \+\d+(?:,(?P<news>\d+))? @@")
+
+
+def _gofmt_finding(rel: str, line: int) -> Diagnostic:
+    return Diagnostic(
+        file=rel,
+        line=line,
+        code="gofmt",
+        message=f"not formatted as gofmt formats it (gofmt -d shows how; run gofmt -w {rel})",
+        source="gofmt",
+    )
+
+
+def _hunk_blocks(lines: list[str], at: int, m: re.Match[str]) -> tuple[list[int], int]:
+    """The original line where each run of changed lines of the hunk at `lines[at]` (its
+    header matched as `m`) starts (a run that only adds lines: the original line it comes
+    before), and where the hunk ends in `lines`."""
+    starts: list[int] = []
+    olds, news = int(m["olds"] or 1), int(m["news"] or 1)
+    old = int(m["old"]) if olds > 0 else int(m["old"]) + 1
+    i, in_block = at + 1, False
+    while i < len(lines) and (olds > 0 or news > 0):
+        kind = lines[i][:1]
+        if kind == "\\":  # \ No newline at end of file
+            i += 1
+            continue
+        if kind not in (" ", "-", "+", ""):
+            break
+        changed = kind in ("-", "+")
+        if changed and not in_block:
+            starts.append(old)
+        in_block = changed
+        if kind != "+":
+            old, olds = old + 1, olds - 1
+        if kind != "-":
+            news -= 1
+        i += 1
+    return starts, i
+
+
+def parse_gofmt_diff(text: str, root: Path, *, cwd: Path | None = None) -> list[Diagnostic]:
+    """`gofmt -d FILES`: one finding per run of changed lines of each hunk, at the first
+    line of the original file it changes (the line's text tells a new break from one
+    already at HEAD in the same file); a file gofmt cannot parse is a syntax error
+    (`file:line:col: msg` on stderr)."""
     base = cwd or root
-    out = parse_build(text, root, cwd=base, source="gofmt")
-    for d in out:
+    syntax: list[Diagnostic] = []
+    out: list[Diagnostic] = []
+    lines = text.splitlines()
+    rel: str | None = None
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("+++ "):
+            rel = _rel(line[4:].strip(), base, root)
+        elif line.startswith("@@ ") and rel is not None and (m := _HUNK.match(line)):
+            starts, i = _hunk_blocks(lines, i, m)
+            out.extend(_gofmt_finding(rel, n) for n in starts)
+            continue
+        elif line.startswith("diff "):
+            rel = None
+        else:
+            syntax.extend(parse_build(line, root, cwd=base, source="gofmt"))
+        i += 1
+    for d in syntax:
         d.code = "syntax"
-    for line in text.splitlines():
-        name = line.strip()
-        if name.endswith(".go") and ":" not in name:
-            rel = _rel(name, base, root)
-            out.append(
-                Diagnostic(
-                    file=rel,
-                    code="gofmt",
-                    message=f"not formatted as gofmt formats it (run gofmt -w {rel})",
-                    source="gofmt",
-                )
-            )
-    return out
+    return syntax + out
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Go's five rungs: `diagnose.files` (gofmt -l and go vet -json on the touched files'
+"""Go's five rungs: `diagnose.files` (gofmt -d and go vet -json on the touched files'
 packages), `compile.project` and `build.affected` (go build of the affected packages),
 `test.scoped` (go test -json of the touched packages and their importers) and `test.full`
 (go test ./...). Findings are compared with the same tool on HEAD's export (head.py), and
@@ -22,7 +22,7 @@ from ..base import Rung
 from .detect import owns
 from .head import Step, on_head, test_key, tests_on_head
 from .listkey import list_key
-from .parse import parse_build, parse_gofmt_list, parse_test_events, parse_vet
+from .parse import parse_build, parse_gofmt_diff, parse_test_events, parse_vet
 from .project import LIST_FIELDS, Affected, Package, affected, dirs_of, parse_list
 
 __all__ = ["RUNNERS"]
@@ -108,23 +108,23 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
         return _missing(ctx, rung)
     dirs = sorted({"./" + PurePosixPath(f).parent.as_posix() for f in files})
     dirs = ["." if d == "./." else d for d in dirs]
-    gofmt = [_gofmt(go), "-l"]
+    gofmt = [_gofmt(go), "-d"]
     fmt = await ctx.run(rung, [*gofmt, *files], suffix=".gofmt.out", reap_leftovers=False)
     if fmt.timed_out or fmt.signal is not None:
         return from_outcome(ctx, rung, fmt, tool="gofmt")
     vet_argv = [go, "vet", "-json"]
     vet = await ctx.run(rung, [*vet_argv, *dirs])
     mine = set(files)
-    formatting = parse_gofmt_list(fmt.text, ctx.root)
+    formatting = parse_gofmt_diff(fmt.text, ctx.root)
     found = parse_vet(vet.text, ctx.root)
     diagnostics = [*formatting, *(d for d in found if d.file in mine)]
     state: RungState | None = "red" if diagnostics else "green"
     reason = None
     if vet.exit_code not in (0, 1) or (vet.exit_code == 1 and not found):
         state, reason = "error", f"go vet failed (exit {vet.exit_code}): {vet.tail.strip()[-300:]}"
-    elif fmt.exit_code not in (0, 2):
+    elif fmt.exit_code not in (0, 1, 2):
         state, reason = "error", f"gofmt failed (exit {fmt.exit_code}): {fmt.tail.strip()[-300:]}"
-    notes = [f"go: gofmt -l on {len(files)} file(s), go vet on {len(dirs)} package(s)"]
+    notes = [f"go: gofmt -d on {len(files)} file(s), go vet on {len(dirs)} package(s)"]
     if (elsewhere := len(found) - (len(diagnostics) - len(formatting))) > 0:
         notes.append(f"{elsewhere} go vet finding(s) in untouched files left out")
     result = from_outcome(
@@ -140,7 +140,7 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
     if result.state == "red":
         result.reason = f"{len(diagnostics)} gofmt/go vet finding(s), first {_first(diagnostics)}"
     steps = (
-        Step(tuple(gofmt), tuple(files), lambda text, at: parse_gofmt_list(text, at), (0, 2)),
+        Step(tuple(gofmt), tuple(files), lambda text, at: parse_gofmt_diff(text, at), (0, 1, 2)),
         Step(tuple(vet_argv), tuple(dirs), parse_vet),
     )
     return await settle(ctx, result, lambda head: on_head(ctx, rung, head, "gofmt+go vet", steps))
