@@ -47,15 +47,17 @@ for name in sys.argv[1:]:
 _NOT_FOUND = re.compile(r"^ERROR: not found: (?P<node>\S+)", re.MULTILINE)
 
 
+_NODE = re.compile(r"^(?P<node>[^\s\[]+::[^\s\[]+(?:\[.*?\])?)(?: \([^()\s]+:\d+\))?: ")
+"""`node: message`, or `node (test_file:line): message` when raised in a helper (parsers.py);
+a parameter may hold `: `."""
+
+
 def test_key(diag: Diagnostic) -> str | None:
     """The node id a pytest failure is; None for a collection error or what names no test."""
     if diag.source != "pytest" or "collection error" in diag.message:
         return None
-    head, sep, _ = diag.message.partition("]: ")
-    if sep and "[" in head and "::" in head.split("[", 1)[0]:
-        return head + "]"  # a parameter may hold ": "
-    node = diag.message.split(": ", 1)[0]
-    return node if "::" in node and " " not in node.split("[", 1)[0] else None
+    m = _NODE.match(diag.message)
+    return m["node"] if m is not None else None
 
 
 def cache_key(ctx: RungContext, head: str) -> str:
