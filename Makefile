@@ -47,8 +47,11 @@ browser-deps: test-deps
 
 # Four workers on two cores: the suite mostly waits (hosts, servers and fresh interpreters
 # starting, real processes ending), so two workers left the cores idle between the waits.
+# A worker takes a whole module (its fixtures set up once), the longest modules first
+# (tests/schedule.py): in collection order the longest began last and ran alone.
 test: $(STAMP) test-deps
-	$(TEST_ENV) $(BIN)/python -m pytest -n 4 --cov --cov-report=term:skip-covered
+	$(TEST_ENV) $(BIN)/python -m pytest -n 4 --dist loadfile --no-loadscope-reorder \
+		--cov --cov-report=term:skip-covered
 
 # Issue 23's findings, each with its checks (PASS/FAIL and what it checks), then `N/M passed`:
 # the tests marked `finding` (tests/security/findings.py), in tests/security and the files named

@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import bytecode
 import node_tools
 import required
+import schedule
 import session_jobs
 import wheel_venv
 
@@ -25,6 +28,23 @@ _REQUIRED: list[bool] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     _REQUIRED[:] = [required.required()]  # a wrong value stops the run before any test
+    if not hasattr(config, "workerinput"):  # once, before any xdist worker starts
+        bytecode.compile_package()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    schedule.longest_first(config, items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:  # xdist's WorkerController, on the controller
+    schedule.tell_worker(node.config, node.workerinput)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    with bytecode.written():
+        return (yield)
 
 
 @pytest.hookimpl(hookwrapper=True)

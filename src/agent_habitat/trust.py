@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -176,8 +177,9 @@ class ProjectTrust:
             return TrustState(
                 trusted=False,
                 summary=(
-                    f"{NOT_TRUSTED}; trust it with `habitat trust`, the /project_trust prompt, "
-                    "or ask for a verify"
+                    f"{NOT_TRUSTED}; trust it with the project_trust tool (it asks the "
+                    f"person), `habitat trust --project {shlex.quote(str(root))}` in a terminal, "
+                    "the /project_trust prompt, or a verify"
                 ),
             )
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.trusted_at))

@@ -23,5 +23,8 @@ async def test_the_ladder_tour_shows_red_then_green_and_stops_its_daemon(tmp_pat
     assert "ladder RED" in text
     assert "compile.project is red; the climb stopped there" in text
     assert 'Incompatible return value type (got "str", expected "int")' in text
+    # What it shows a person to type is the command as documented (no hidden flag).
+    assert "$ habitat verify  #" in text
+    assert "--wait" not in text
     daemon = DmypyDaemon(Workspace.for_project(tmp_path / "calc"))
     assert daemon.state() == "absent"

@@ -242,3 +242,13 @@ def test_trust_is_kept_private_in_the_state_folder(repo: Path) -> None:
         time.time() - json.loads(path.read_text(encoding="utf-8"))["roots"][str(repo)]["trusted_at"]
         < 3600
     )
+
+
+def test_not_trusted_says_every_way_to_trust_with_the_command_for_this_project(
+    repo: Path,
+) -> None:
+    # Read by a model (project_scene, verify_status): it can call project_trust, which asks
+    # the person, and can give them the exact command for a terminal elsewhere.
+    state = ProjectTrust().state_sync(repo)
+    assert "the project_trust tool (it asks the person)" in state.summary
+    assert f"`habitat trust --project {repo}`" in state.summary

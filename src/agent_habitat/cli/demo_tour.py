@@ -152,7 +152,7 @@ async def shell_tour(console: Console, project: Path) -> None:
 
 
 async def _climb(console: Console, root: Path, title: str) -> LadderResult:
-    console.print(f"[bold cyan]$ habitat verify --wait[/]  [dim]# {title}[/]")
+    console.print(f"[bold cyan]$ habitat verify[/]  [dim]# {title}[/]")
     console.print('[dim]  MCP: verify_run {"wait": true}[/]')
     bus = InMemoryEventBus(str(root))
     with LadderView(console, POLICIES["standard"], bus):

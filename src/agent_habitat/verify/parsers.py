@@ -207,7 +207,12 @@ def parse_junit(path: Path, root: Path) -> list[Diagnostic] | None:
                 said = f"{case.get('file') or _nodeid(case)}: collection error: "
                 message = said + (raised(text) or "see the output") + at
             else:
-                message = f"{_nodeid(case)}: {message}"
+                # Raised in a helper: the test's own line too, where its call is.
+                mine = [m for m in where if m["file"] == case.get("file")]
+                call = f" ({mine[-1]['file']}:{mine[-1]['line']})" if mine and last else ""
+                if call and (last is None or last["file"] == mine[-1]["file"]):
+                    call = ""
+                message = f"{_nodeid(case)}{call}: {message}"
             out.append(
                 Diagnostic(
                     file=file,
