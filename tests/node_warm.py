@@ -18,14 +18,12 @@ import pytest
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import priority
 from agent_habitat.trust import ProjectTrust
-from agent_habitat.verify.config import LadderConfig
 from agent_habitat.verify.hooks import LadderHooks
-from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.rungs import warm_checker
 from agent_habitat.verify.rungs.context import RungContext
-from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree
+from ladder_runs import tree_ctx
 from node_tools import node_modules
 
 __all__ = ["rung_ctx", "tiny_project", "warm_up_starts"]
@@ -43,19 +41,8 @@ def tiny_project(root: Path, files: dict[str, str]) -> Path:
 def rung_ctx(root: Path, *, server: bool) -> RungContext:
     """A climb's context on the tree as it is: a server's (host, MCP: it has hooks, and
     keeps warm checkers) or a one-shot's."""
-    snapshot = take_snapshot(root)
-    return RungContext(
-        root=root,
-        workspace=Workspace.for_project(root),
-        config=LadderConfig(),
-        policy="standard",
-        ladder_id=f"n{next(_IDS)}",
-        snapshot=snapshot,
-        touched=snapshot.touched,
-        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
-        env=None,
-        hooks=LadderHooks() if server else None,  # a server's climb (host, MCP) has hooks
-    )
+    # a server's climb (host, MCP) has hooks
+    return tree_ctx(root, f"n{next(_IDS)}", hooks=LadderHooks() if server else None)
 
 
 async def warm_up_starts(

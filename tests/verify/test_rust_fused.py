@@ -9,14 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.verify.config import LadderConfig
-from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.models import RungName, RungResult
 from agent_habitat.verify.rungs.context import RungContext
-from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
-from agent_habitat.workspace import Workspace
 from git_tree import commit_tree, write
+from ladder_runs import tree_ctx
 
 pytestmark = [
     pytest.mark.anyio,
@@ -48,19 +45,7 @@ def _crate(root: Path, lib: str = _LIB) -> Path:
 
 
 def _ctx(root: Path, ladder_id: str, rungs: tuple[RungName, ...] = _STANDARD) -> RungContext:
-    snapshot = take_snapshot(root)
-    return RungContext(
-        root=root,
-        workspace=Workspace.for_project(root),
-        config=LadderConfig(),
-        policy="standard",
-        ladder_id=ladder_id,
-        snapshot=snapshot,
-        touched=snapshot.touched,
-        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
-        env=None,
-        rungs=rungs,
-    )
+    return tree_ctx(root, ladder_id, rungs=rungs)
 
 
 async def _climb(ctx: RungContext) -> dict[RungName, object]:

@@ -9,13 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.verify.config import LadderConfig
-from agent_habitat.verify.layout import Layout
 from agent_habitat.verify.rungs.context import RungContext
-from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
-from agent_habitat.workspace import Workspace
 from git_tree import commit_tree, write
+from ladder_runs import tree_ctx
 
 pytestmark = [
     pytest.mark.anyio,
@@ -37,18 +34,7 @@ def _manifest(name: str) -> str:
 
 
 def _ctx(root: Path, ladder_id: str) -> RungContext:
-    snapshot = take_snapshot(root)
-    return RungContext(
-        root=root,
-        workspace=Workspace.for_project(root),
-        config=LadderConfig(),
-        policy="standard",
-        ladder_id=ladder_id,
-        snapshot=snapshot,
-        touched=snapshot.touched,
-        layout=Layout(root=root, packages={}, test_roots=[], is_python=False),
-        env=None,
-    )
+    return tree_ctx(root, ladder_id)
 
 
 @pytest.fixture
