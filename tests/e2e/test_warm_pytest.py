@@ -57,8 +57,8 @@ def test_sees_the_run() -> None:
     out.write_text(json.dumps(seen))
 
 
-def test_fails() -> None:
-    assert double(2) == 5
+def test_fails() -> None:  # once the change breaks double (_break): red for the change
+    assert double(2) == 4
 """
 HOLDS = """\
 import os
@@ -93,6 +93,11 @@ def _shop(root: Path, python: str) -> Path:
         },
     )
     return root
+
+
+def _break(root: Path) -> None:
+    """The change: double breaks, and test_fails, which passes at HEAD, fails."""
+    (root / "shop/core.py").write_text(CORE.replace("x * 2", "x * 3"), encoding="utf-8")
 
 
 @pytest.fixture
@@ -140,6 +145,7 @@ async def test_a_warm_run_reports_and_sees_what_a_fresh_run_does(
     runner: VerifyRunner, shop: Path, dumps: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WARM_EXTRA", "set after the warm pytest started")
+    _break(shop)
     warm = await _scoped(runner)
     assert "forked from the warm pytest" in _note(warm), warm.notes
     (warm_seen,) = _seen(dumps)
@@ -165,8 +171,9 @@ async def test_a_warm_run_reports_and_sees_what_a_fresh_run_does(
 
 
 async def test_an_interpreter_variable_that_differs_makes_the_run_fresh(
-    runner: VerifyRunner, dumps: Path, monkeypatch: pytest.MonkeyPatch
+    runner: VerifyRunner, shop: Path, dumps: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _break(shop)
     first = await _scoped(runner)
     assert "forked from the warm pytest" in _note(first)
     monkeypatch.setenv("PYTHONHASHSEED", "7")
@@ -244,6 +251,7 @@ async def test_a_package_installed_since_it_started_makes_the_run_fresh_and_rest
     python, site = _venv(tmp_path)
     root = _shop(tmp_path / "shop", str(python))
     workspace = Workspace.for_project(root)
+    _break(root)
     async with _runner_on(root) as runner:
         first = await _scoped(runner)
         assert "forked from the warm pytest" in _note(first), first.notes
@@ -302,7 +310,7 @@ async def test_installed_plugins_are_imported_warm_and_the_projects_own_in_each_
 
 
 async def test_a_one_shot_climb_starts_no_warm_pytest(shop: Path, dumps: Path) -> None:
-    (shop / "shop/core.py").write_text(CORE.replace("x * 2", "x + x"), encoding="utf-8")
+    _break(shop)
     result = await climb_one(shop, "test.scoped")
     assert result.state == "red", result
     assert not any("warm" in note for note in result.notes), result.notes
