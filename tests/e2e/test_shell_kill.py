@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -278,34 +279,37 @@ async def test_a_signal_the_habitat_inherited_as_ignored_still_reaches_the_comma
     common = ["--project", str(project)]
     # A bound for a hung process, not a speed claim: five fresh habitat processes took over
     # 60 s together at load 30 on the 2-core machine (the calls' own waits are 30 s each).
-    with anyio.fail_after(150):
-        started = await anyio.run_process(
-            [
-                sys.executable,
-                "-c",
-                deaf_start,
-                habitat,
-                "run",
-                trap,
-                "--tab",
-                "int",
-                "--background",
-                *common,
-            ],
-            check=False,
-        )
-        assert started.returncode == 0, started.stderr
-        armed = await anyio.run_process(
-            [habitat, "wait", "int", "--until", "armed", "--timeout-seconds", "30", *common],
-            check=False,
-        )
-        assert armed.returncode == 0, armed.stdout + armed.stderr
-        killed = await anyio.run_process(
-            [habitat, "kill", "int", "--signal", "INT", *common], check=False
-        )
-        assert killed.returncode == 0, killed.stdout + killed.stderr
-        waited = await anyio.run_process(
-            [habitat, "wait", "int", "--timeout-seconds", "30", *common], check=False
-        )
-        last = await anyio.run_process([habitat, "last", "int", *common], check=False)
+    try:
+        with anyio.fail_after(150):
+            started = await anyio.run_process(
+                [
+                    sys.executable,
+                    "-c",
+                    deaf_start,
+                    habitat,
+                    "run",
+                    trap,
+                    "--tab",
+                    "int",
+                    "--background",
+                    *common,
+                ],
+                check=False,
+            )
+            assert started.returncode == 0, started.stderr
+            armed = await anyio.run_process(
+                [habitat, "wait", "int", "--until", "armed", "--timeout-seconds", "30", *common],
+                check=False,
+            )
+            assert armed.returncode == 0, armed.stdout + armed.stderr
+            killed = await anyio.run_process(
+                [habitat, "kill", "int", "--signal", "INT", *common], check=False
+            )
+            assert killed.returncode == 0, killed.stdout + killed.stderr
+            waited = await anyio.run_process(
+                [habitat, "wait", "int", "--timeout-seconds", "30", *common], check=False
+            )
+            last = await anyio.run_process([habitat, "last", "int", *common], check=False)
+    finally:  # a failed run leaves no loop behind: the tab's tree is killed
+        subprocess.run([habitat, "close", "int", *common], check=False, timeout=60)
     assert b"got-int" in last.stdout, (waited.stdout, last.stdout, last.stderr)
