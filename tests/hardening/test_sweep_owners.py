@@ -31,7 +31,7 @@ import os, sys
 from pathlib import Path
 from agent_habitat.proc import cgroup, spawn
 cgroup.prepare("run-sweep-empty")
-spawn(["sleep", "3054"], cwd=Path("."), env=dict(os.environ), output=Path(sys.argv[1]),
+spawn(["sleep", sys.argv[2]], cwd=Path("."), env=dict(os.environ), output=Path(sys.argv[1]),
       marker="run-sweep-kept")
 print(cgroup.prepare("run-sweep-empty"))
 """
@@ -71,8 +71,10 @@ async def test_another_habitats_sweep_leaves_a_run_that_ended_alone(tmp_path: Pa
 
 
 async def test_a_gone_habitats_empty_groups_go_and_its_runs_stay_killable(tmp_path: Path) -> None:
+    # Its own sleep, so another suite on the machine (two side by side) is not counted.
+    sleeping = ["sleep", f"3054.{os.getpid()}"]
     gone = subprocess.run(
-        [sys.executable, "-c", _GONE, str(tmp_path / "out")],
+        [sys.executable, "-c", _GONE, str(tmp_path / "out"), sleeping[1]],
         check=True,
         capture_output=True,
         text=True,
@@ -83,15 +85,15 @@ async def test_a_gone_habitats_empty_groups_go_and_its_runs_stay_killable(tmp_pa
         assert empty.parent.parent.name == "agent-habitat"  # in the gone habitat's folder
         cgroup.sweep()
         assert not empty.exists()
-        sleeper = processes_running(["sleep", "3054"])
+        sleeper = processes_running(sleeping)
         assert len(sleeper) == 1
         assert cgroup.group_pids("run-sweep-kept") == [sleeper[0].pid]
         assert cgroup.group_kill("run-sweep-kept")
-        await eventually(lambda: processes_running(["sleep", "3054"]) == [])
+        await eventually(lambda: processes_running(sleeping) == [])
         await eventually(lambda: cgroup.group_pids("run-sweep-kept") in ([], None))
         cgroup.sweep()
         assert not empty.parent.exists()
     finally:
-        for left in processes_running(["sleep", "3054"]):
+        for left in processes_running(sleeping):
             with contextlib.suppress(psutil.NoSuchProcess):
                 left.kill()
