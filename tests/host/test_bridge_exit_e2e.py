@@ -8,6 +8,7 @@ the bridge's own exit with a bound far below the waits it could otherwise be stu
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import json
 import os
@@ -193,6 +194,34 @@ async def test_a_bridge_told_to_stop_exits_while_its_client_keeps_stdin_open(
     async with raw_bridge(project) as client:
         await client.handshake()
         client.process.send_signal(signal.SIGTERM)
+        with anyio.fail_after(EXIT_BOUND_SECONDS):
+            assert await client.process.wait() == 0
+
+
+def _tgkill(pid: int, tid: int, sig: int) -> None:
+    """Send `sig` to one thread of `pid`, as the kernel may pick any thread for kill()."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(_SYS_TGKILL, pid, tid, sig) != 0:
+        raise OSError(ctypes.get_errno(), "tgkill")
+
+
+_SYS_TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
+
+
+@pytest.mark.skipif(_SYS_TGKILL is None, reason="tgkill's number known for x86_64 and aarch64")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+async def test_a_stop_signal_taken_by_another_thread_still_ends_the_bridge(
+    project: Path, sig: signal.Signals
+) -> None:
+    # kill() may deliver to any thread that does not block the signal (the kernel passes
+    # over the main thread while it has a signal pending). Python runs handlers only in
+    # the main thread, between bytecodes: one blocked reading stdin would never see it.
+    async with raw_bridge(project) as client:
+        await client.handshake()
+        pid = client.process.pid
+        others = [t.id for t in psutil.Process(pid).threads() if t.id != pid]
+        assert others, "the bridge relays on threads of its own"
+        _tgkill(pid, others[0], sig)
         with anyio.fail_after(EXIT_BOUND_SECONDS):
             assert await client.process.wait() == 0
 

@@ -2,15 +2,17 @@
 
 The bridge neither validates nor re-encodes what it relays: the host screens the client's
 lines as the embedded server screens stdin, and its lines are already what stdout wants.
-The main thread reads stdin (blocking: pipe, socket, terminal or file alike) and leaves
-the process when it ends or a SIGTERM/SIGHUP comes, whatever the relay thread is doing
-(a host start may take seconds); lines go to stdout whole, one writer at a time.
+The main thread reads stdin (pipe, socket, terminal or file alike) and leaves the process
+when it ends or a SIGTERM/SIGHUP comes (to whichever thread the kernel gave it), whatever
+the relay thread is doing (a host start may take seconds); lines go to stdout whole, one
+writer at a time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import sys
 import threading
@@ -40,10 +42,22 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop
 
 
-def _lines(fd: int) -> Iterator[bytes]:
-    """The client's lines (newline kept) until EOF; blank lines skipped."""
+def _lines(fd: int, wake: int) -> Iterator[bytes]:
+    """The client's lines (newline kept) until EOF; blank lines skipped.
+
+    Waits on `wake` too, the signal wakeup pipe: the kernel may hand SIGTERM to any
+    thread, and Python runs the handler only in this one, between bytecodes. A read
+    blocked on stdin would not return for a signal another thread took."""
     pending = b""
-    while chunk := os.read(fd, _READ_BYTES):
+    while True:
+        ready, _, _ = select.select([fd, wake], [], [])
+        if wake in ready:
+            os.read(wake, 512)  # the handler runs as this thread goes on
+        if fd not in ready:
+            continue
+        chunk = os.read(fd, _READ_BYTES)
+        if not chunk:
+            break
         pending += chunk
         if b"\n" not in chunk:
             continue
@@ -113,12 +127,16 @@ def serve_bridge(root: Path) -> NoReturn:
 
     out = _Out()
     bridge = Bridge(_connect, root, out.write, on_error=failed)
+    wake, woken = os.pipe()
+    os.set_blocking(wake, False)
+    os.set_blocking(woken, False)
+    signal.set_wakeup_fd(woken, warn_on_full_buffer=False)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGHUP, _stop)
     code = 0
     try:
         bridge.start()
-        for line in _lines(0):
+        for line in _lines(0, wake):
             bridge.put(line)
     except (_Stop, OSError):
         pass
