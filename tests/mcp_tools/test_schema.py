@@ -98,3 +98,17 @@ def test_a_tab_name_is_still_checked_where_the_schema_leaves_the_pattern_out() -
     assert "pattern" in lean_schema(m.RunArgs.model_json_schema())["properties"]["tab"]
     with pytest.raises(ValidationError, match="a tab name is 1-32 letters"):
         m.LastArgs.model_validate({"tab": "no spaces"})
+
+
+def test_a_description_that_only_says_the_name_goes_one_that_says_more_stays() -> None:
+    class Named(BaseModel):
+        tab: str = Field(default="main", description="Tab name.")
+        exit_code: int = Field(description="Exit code")
+        where: str = Field(description="Tab name.")  # says something about `where`
+        tab_two: str = Field(description="Tab name; created on first use.")
+
+    props = lean_schema(Named.model_json_schema())["properties"]
+    assert props["tab"] == {"default": "main", "type": "string"}
+    assert props["exit_code"] == {"type": "integer"}
+    assert props["where"]["description"] == "Tab name."
+    assert props["tab_two"]["description"] == "Tab name; created on first use."

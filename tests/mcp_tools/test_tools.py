@@ -52,6 +52,17 @@ async def test_the_tools_are_the_shell_verbs_and_project_open_with_model_schemas
     assert run.output_schema is not None
     assert "exit_code" in run.output_schema["properties"]
     assert all(tool.description and len(tool.description) > 60 for tool in listed)
+    # `shell_rerun` says its arguments are as `shell_run`'s: those it shares lose only
+    # their description; its own (`index`) keeps it.
+    rerun = by_name["shell_rerun"]
+    assert "as shell_run" in (rerun.description or "")
+    assert rerun.output_schema == {"type": "object", "description": "As shell_run's result."}
+    again = rerun.input_schema["properties"]
+    assert again["timeout_seconds"] == {
+        k: v for k, v in run.input_schema["properties"]["timeout_seconds"].items()
+        if k != "description"
+    }  # fmt: skip
+    assert "description" in again["index"]
 
 
 async def test_run_returns_state_and_exit_code_first_then_output(tmp_path: Path) -> None:

@@ -35,7 +35,13 @@ async def test_every_shell_row_is_a_shell_and_a_terminal_tool_and_project_open_p
     assert set(escape_tools) == {f"terminal_{row.name}" for row in SHELL} | {"terminal_host"}
     for row in SHELL:
         for tool in (primary_tools[f"shell_{row.name}"], escape_tools[f"terminal_{row.name}"]):
-            assert tool.input_schema == lean_schema(row.args.model_json_schema())
+            schema = lean_schema(row.args.model_json_schema())
+            if row.name == "rerun":  # the arguments it has as run has are described there
+                run = primary_tools["shell_run"].input_schema["properties"]
+                for name, prop in schema["properties"].items():
+                    if run.get(name) == prop:
+                        del prop["description"]
+            assert tool.input_schema == schema
             hints = tool.annotations
             assert bool(hints and hints.read_only_hint) is row.read_only
             assert bool(hints and hints.destructive_hint) is row.destructive

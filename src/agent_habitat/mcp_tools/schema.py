@@ -8,7 +8,8 @@ again and again. Pydantic's schemas carry what says nothing to a model:
   result never carries a null (wire rule 1), and an argument left out is the same as null;
 * defaults that are the type's empty value (`false`, `0`, `""`, `[]`): absent means that;
 * a union of string enums (`ReportState`) written as three `anyOf` branches;
-* the root model's docstring, which the tool's description already says.
+* the root model's docstring, which the tool's description already says;
+* a property's description that only says its name (`tab`: "Tab name.").
 
 `lean_schema` takes them out and keeps everything that constrains a value (types, enums,
 bounds, patterns, `required`, `additionalProperties`), the field descriptions and the
@@ -71,10 +72,23 @@ def _merge_enums(branches: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"enum": list(dict.fromkeys(values))}
 
 
-def _node(schema: Mapping[str, Any], *, root: bool, shape: bool) -> dict[str, Any]:
+def _names_only(description: Any, name: str | None) -> bool:
+    """`description` says no more than the property's `name` (`tab`: "Tab name.")."""
+    if name is None or not isinstance(description, str):
+        return False
+    said = description.strip().rstrip(".").casefold()
+    spoken = name.replace("_", " ").casefold()
+    return said in (spoken, f"{spoken} name")
+
+
+def _node(
+    schema: Mapping[str, Any], *, root: bool, shape: bool, name: str | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "title" or (key == "description" and (root or shape)):
+            continue
+        if key == "description" and _names_only(value, name):
             continue
         if key == "description" and "properties" in schema:
             continue  # a nested model's docstring: the property holding it says what it is
@@ -82,8 +96,10 @@ def _node(schema: Mapping[str, Any], *, root: bool, shape: bool) -> dict[str, An
             continue
         if key == "maximum" and value == _MAX_INT64:  # pydantic's bound for a plain int
             continue
-        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {name: _node(sub, root=False, shape=shape) for name, sub in value.items()}
+        if key == "properties" and isinstance(value, Mapping):
+            out[key] = {n: _node(sub, root=False, shape=shape, name=n) for n, sub in value.items()}
+        elif key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            out[key] = {n: _node(sub, root=False, shape=shape) for n, sub in value.items()}
         elif key in _SCHEMA_LISTS and isinstance(value, list):
             out[key] = [_node(sub, root=False, shape=shape) for sub in value if not _is_null(sub)]
         elif key in _SCHEMA_ONE and isinstance(value, Mapping):

@@ -61,30 +61,47 @@ class ToolDef:
     confirm: Callable[[Any], str] | None = None
     """The question a person must say yes to before the call runs (confirm.py)."""
 
-    def tool(self, same_result_as: str | None = None) -> types.Tool:
-        """The tool as listed; `same_result_as` names a tool listed before it with the same
-        result model, whose output schema this one then refers to instead of repeating it."""
-        output = (
-            _output_schema(self.result, self.args)
-            if same_result_as is None
-            else {"type": "object", "description": f"As {same_result_as}'s result."}
-        )
+    def tool(self, same_result_as: types.Tool | None = None) -> types.Tool:
+        """The tool as listed; `same_result_as` is a tool listed before it with the same
+        result model (`rerun` after `run`), whose output schema this one then refers to
+        instead of repeating it, and whose argument descriptions it does not repeat either."""
+        if same_result_as is None:
+            return types.Tool(
+                name=self.name,
+                description=self.description,
+                input_schema=_schema(self.args),
+                output_schema=_output_schema(self.result, self.args),
+                annotations=self.annotations,
+            )
         return types.Tool(
             name=self.name,
             description=self.description,
-            input_schema=_schema(self.args),
-            output_schema=output,
+            input_schema=_described_by(_schema(self.args), same_result_as.input_schema),
+            output_schema={"type": "object", "description": f"As {same_result_as.name}'s result."},
             annotations=self.annotations,
         )
 
 
+def _described_by(schema: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    """`schema` without the descriptions of the arguments `other` has alike (same name,
+    constraints and description): the tool says its arguments are as the other's."""
+    theirs = other.get("properties", {})
+    props = {
+        name: {k: v for k, v in prop.items() if k != "description"}
+        if theirs.get(name) == prop
+        else prop
+        for name, prop in schema.get("properties", {}).items()
+    }
+    return {**schema, "properties": props}
+
+
 def listed(tools: Sequence[ToolDef]) -> list[types.Tool]:
     """`tools` as `tools/list` gives them: a result model's schema once per list."""
-    first: dict[type[BaseModel], str] = {}
+    first: dict[type[BaseModel], types.Tool] = {}
     out = []
     for tool in tools:
         out.append(tool.tool(first.get(tool.result)))
-        first.setdefault(tool.result, tool.name)
+        first.setdefault(tool.result, out[-1])
     return out
 
 
