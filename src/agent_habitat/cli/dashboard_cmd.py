@@ -104,9 +104,7 @@ def _login_url(args: argparse.Namespace) -> tuple[str, bool, int]:
             tcp = str(opened.data["tcp"])
         response = host.ask("POST", "/api/dashboard/login", {}, timeout=30)
     except HostGone as exc:
-        raise HabitatError(
-            f"the host pid {host.pid} did not answer: {exc}; see `habitat host status`"
-        ) from exc
+        raise host.silent(exc) from exc
     if response.status == 404:
         raise HabitatError(
             f"the host pid {host.pid} has no dashboard (an older version); restart it: "

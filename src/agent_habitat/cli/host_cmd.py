@@ -189,9 +189,7 @@ def _token(root: Path, args: argparse.Namespace) -> int:
             else:
                 response = host.ask("GET", "/api/host/token", timeout=10)
         except HostGone as exc:
-            raise HabitatError(
-                f"the host pid {host.pid} did not answer: {exc}; see `habitat host status`"
-            ) from exc
+            raise host.silent(exc) from exc
         if response.status == 404:
             raise HabitatError(
                 f"the host pid {host.pid} is an older version that cannot show or rotate its "

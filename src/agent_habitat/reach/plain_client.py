@@ -19,6 +19,7 @@ import _socket
 import fcntl
 import os
 
+from ..errors import HabitatError
 from .quick_json import dumps, loads
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
@@ -99,6 +100,12 @@ class PlainHost:
         self.record = record if record is not None else {"pid": pid, "socket": path}
         """The host's record in `host.lock` as JSON (`reach.lock.HostRecord`'s fields:
         `tcp` when it listens on TCP, `started_at`, `root`)."""
+
+    def silent(self, exc: HostGone) -> HabitatError:
+        """What a CLI command says when this host did not answer it."""
+        return HabitatError(
+            f"the host pid {self.pid} did not answer: {exc}; see `habitat host status`"
+        )
 
     def ask(
         self, method: str, target: str, body: Any = None, *, timeout: float | None = None
