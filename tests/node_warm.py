@@ -1,8 +1,9 @@
 """What the tests of the Node warm checkers share (tests/verify/test_node_tsc_warm.py,
-test_node_eslint_warm.py, test_node_race.py): a tiny committed project with the cached
-tools linked in as its `node_modules`, a rung's context as a server's climb (it has hooks)
-or a one-shot's, and the warm-up's test: it starts the checker, at normal priority once it
-answered, listed, stopped with its owner.
+test_node_tsc_compile.py, test_node_tsc_references.py, test_node_eslint_warm.py,
+test_node_race.py): a tiny committed project with the cached tools linked in as its
+`node_modules`, a rung's context as a server's climb (it has hooks) or a one-shot's, and the
+warm-up's test: it starts the checker, at normal priority once it answered, listed, stopped
+with its owner.
 
 Imported as `node_warm`: the root conftest puts `tests/` on the path.
 """
