@@ -17,6 +17,7 @@ from agent_habitat.verify.toolchains.go.parse import (
     parse_gofmt_diff,
     parse_test_events,
     parse_vet,
+    visible,
 )
 from agent_habitat.verify.toolchains.go.project import affected, dirs_of, parse_list
 from git_tree import commit_tree, write
@@ -152,6 +153,42 @@ def test_vet_json_and_vet_type_errors() -> None:
     broken = "# example.com/m/a\n# [example.com/m/a]\nvet: a/z.go:2:23: undefined: undefinedThing\n"
     (e,) = parse_vet(broken, ROOT)
     assert (e.file, e.line, e.code) == ("a/z.go", 2, "typecheck")
+
+
+# `go vet -json ./...` and `go vet ./...` (go1.26) on `fmt.Sprintf("%\b", 1)`: the message
+# quotes the directive with the backspace itself in it.
+VET_BACKSPACE_JSON = (
+    '{\n\t"example.com/calc": {\n\t\t"printf": [\n\t\t\t{\n'
+    '\t\t\t\t"posn": "/tmp/gos/calc.go:12:41",\n\t\t\t\t"end": "/tmp/gos/calc.go:12:44",\n'
+    '\t\t\t\t"message": "fmt.Sprintf format %\\b has unknown verb \\b"\n'
+    "\t\t\t}\n\t\t]\n\t}\n}\n"
+)
+VET_BACKSPACE_LINE = "calc.go:12:41: fmt.Sprintf format %\b has unknown verb \b\n"
+
+
+def test_control_characters_in_go_messages_are_written_out_not_passed_raw() -> None:
+    (d,) = parse_vet(VET_BACKSPACE_JSON, ROOT)
+    assert d.message == "fmt.Sprintf format %\\b has unknown verb \\b"
+    (b,) = parse_build(VET_BACKSPACE_LINE, ROOT, source="go vet")
+    assert b.message == "fmt.Sprintf format %\\b has unknown verb \\b"
+    # A form feed is a line end to splitlines, not to Go: the message stays one finding.
+    (f,) = parse_build("a.go:1:2: bad \f and \x1b[1m here\n", ROOT)
+    assert f.message == "bad \\f and \\x1b[1m here"
+    assert visible("line one\n\tline two\x7f") == "line one\n\tline two\\x7f"
+    events = _events(
+        {"Action": "run", "Package": "example.com/m/a", "Test": "TestBell"},
+        {
+            "Action": "output",
+            "Package": "example.com/m/a",
+            "Test": "TestBell",
+            "Output": '    a_test.go:3: got "\\a\x07"\n',
+        },
+        {"Action": "fail", "Package": "example.com/m/a", "Test": "TestBell", "Elapsed": 0},
+        {"Action": "fail", "Package": "example.com/m/a", "Elapsed": 0},
+    )
+    (t,) = parse_test_events(events, ROOT, {"example.com/m/a": ROOT / "a"}).failures
+    assert "\x07" not in t.message
+    assert t.message.endswith('got "\\a\\a"')
 
 
 # `gofmt -d a/c.go a/d.go a/e.go` (go1.26): a hunk with three runs of changed lines (one

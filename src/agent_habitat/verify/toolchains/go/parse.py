@@ -23,6 +23,7 @@ __all__ = [
     "parse_gofmt_diff",
     "parse_test_events",
     "parse_vet",
+    "visible",
 ]
 
 _MESSAGE_CAP = 2000
@@ -38,6 +39,17 @@ _PANIC_SIGNAL = re.compile(r"\[signal (?P<name>SIG[A-Z]+)")
 _SIGNALS = {
     (signal.strsignal(s) or "").lower(): s.name for s in signal.Signals if signal.strsignal(s)
 }
+# Control characters other than newline and tab, which Go's tools print raw where a message
+# quotes the source (go vet: `format %\b has unknown verb \b` carries a real backspace, which
+# erases the character before it in a terminal and reaches the agent as a raw byte).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\v": "\\v", "\r": "\\r"}
+
+
+def visible(text: str) -> str:
+    """`text` with each control character (newline and tab kept) written as Go writes it in
+    source: `\\b`, `\\x1b`, so a message reads as the line it quotes."""
+    return _CONTROL.sub(lambda m: _GO_ESCAPES.get(m[0]) or f"\\x{ord(m[0]):02x}", text)
 
 
 def _rel(path: str, base: Path, root: Path) -> str:
@@ -55,7 +67,7 @@ def parse_build(
     base = cwd or root
     out: list[Diagnostic] = []
     seen: set[tuple[str, int, str]] = set()
-    for line in text.splitlines():
+    for line in text.split("\n"):  # not splitlines: a form feed in a message is no line end
         m = _ERROR_LINE.match(line.rstrip())
         if m is None:
             continue
@@ -70,7 +82,7 @@ def parse_build(
                 line=int(m["line"]),
                 col=int(m["col"]) if m["col"] else None,
                 code="typecheck" if line.startswith("vet: ") else "compile",
-                message=m["msg"][:_MESSAGE_CAP],
+                message=visible(m["msg"])[:_MESSAGE_CAP],
                 source=source,
             )
         )
@@ -126,7 +138,7 @@ def parse_vet(text: str, root: Path) -> list[Diagnostic]:
                             line=line,
                             col=col,
                             code=str(analyzer),
-                            message=str(item.get("message", ""))[:_MESSAGE_CAP],
+                            message=visible(str(item.get("message", "")))[:_MESSAGE_CAP],
                             source="go vet",
                         )
                     )
@@ -310,7 +322,7 @@ def _test_failed(
             file=file,
             line=line,
             code=(died[0] or "panic") if died else "FAIL",
-            message=f"{package}.{test}: {message or 'failed'}",
+            message=visible(f"{package}.{test}: {message or 'failed'}"),
             source="go test",
         )
     )
@@ -334,7 +346,7 @@ def _package_failed(
             run.failures.append(
                 Diagnostic(
                     code="build",
-                    message=f"{package}: build failed: {text[-500:]}",
+                    message=visible(f"{package}: build failed: {text[-500:]}"),
                     source="go test",
                 )
             )
@@ -349,7 +361,7 @@ def _package_failed(
     run.failures.append(
         Diagnostic(
             code=(died[0] or "panic") if died else "FAIL",
-            message=f"{package}: {text[-_MESSAGE_CAP:] or 'failed'}",
+            message=visible(f"{package}: {text[-_MESSAGE_CAP:] or 'failed'}"),
             source="go test",
         )
     )
