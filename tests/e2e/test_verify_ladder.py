@@ -186,6 +186,7 @@ async def test_a_project_env_without_tools_uses_the_habitat_tools_and_reports_mi
         assert scoped.reason is not None
         assert "pytest not installed" in scoped.reason
         assert f"{venv}/bin/python -m pip install pytest" in scoped.reason
+        assert f"{venv}/bin/python -m ensurepip" in scoped.reason  # it has no pip to run
         assert result.state == "incomplete"
         assert not result.ok
     finally:

@@ -65,6 +65,22 @@ class ProjectEnv:
         return self.modules.get(module, False)
 
     def install_hint(self, package: str) -> str:
+        """How to install `package` where the ladder will use it: into the project's
+        interpreter; never into the habitat's own, which the ladder falls back to only while
+        the project has no environment (a `.venv` made now is the one the next verify uses)."""
+        if self.is_habitat_python:
+            return (
+                f"`python3 -m venv .venv && .venv/bin/python -m pip install {package}` in the "
+                f"project, with its own dependencies: an environment of the project's, not the "
+                f"habitat's own ({self.python}), which the ladder uses only while the project "
+                "has none (.venv once it exists); or point [tool.habitat.ladder].python at an "
+                "interpreter that has it"
+            )
+        if self.modules and not self.has("pip"):  # a uv venv, or one made --without-pip
+            return (
+                f"`uv pip install --python {self.python} {package}`, or "
+                f"`{self.python} -m ensurepip` then `{self.python} -m pip install {package}`"
+            )
         return f"{self.python} -m pip install {package}"
 
     def ruff(self) -> list[str]:
