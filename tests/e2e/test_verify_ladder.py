@@ -80,6 +80,8 @@ async def test_the_climb_stops_at_the_first_red_rung(calc: Path) -> None:
         ("test.scoped", "skipped"),
     ]
     assert result.rungs[1].reason == "not reached: diagnose.files is red"
+    # No test ran: a selection on this verdict would read as tests chosen for it.
+    assert result.selection is None
 
 
 async def test_a_green_climb_publishes_started_and_completed_for_each_rung(calc: Path) -> None:

@@ -75,6 +75,17 @@ def _selects_tests(rungs: list[RungName], config: LadderConfig) -> bool:
     return any("{tests}" in str(config.command_for(rung) or "") for rung in rungs)
 
 
+def _ran_selection(results: list[RungResult], config: LadderConfig) -> bool:
+    """Whether a rung that runs the test selection ran (a test rung, or a configured command
+    with `{tests}`): a verdict red at diagnose.files, or whose test rung was skipped, ran no
+    tests, and a selection line there would say tests were chosen for it."""
+    return any(
+        r.state != "skipped"
+        and (r.rung.startswith("test.") or "{tests}" in str(config.command_for(r.rung) or ""))
+        for r in results
+    )
+
+
 def new_ladder_id() -> str:
     return f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
 
@@ -425,7 +436,7 @@ async def run_ladder(
         reason=reason,
         rungs=results,
         touched=ctx.touched,
-        selection=ctx.selection if _selects_tests(rungs, config) or request.filter else None,
+        selection=ctx.selection if _ran_selection(results, config) else None,
         duration_s=round(time.monotonic() - started, 3),
     )
 
