@@ -127,6 +127,7 @@ def _mcp_initialize(
 _VERBS: list[tuple[str, list[str]]] = [
     ("run 'echo hi'", ["run", "echo hi"]),
     ("run --json", ["run", "echo hi", "--json"]),
+    ("run --help", ["run", "--help"]),
     ("rerun", ["rerun"]),
     ("last", ["last"]),
     ("last --json", ["last", "--json"]),

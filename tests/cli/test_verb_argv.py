@@ -19,8 +19,6 @@ from agent_habitat.verbs import VERBS
 def _named(spec: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for key, value in spec.items():
-        if key == "help":
-            continue
         if value is argparse.BooleanOptionalAction:
             value = "BooleanOptionalAction"
         elif isinstance(value, type):

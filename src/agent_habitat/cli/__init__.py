@@ -19,6 +19,7 @@ The modules:
   shell_cmds     the shell verbs from the table;  shell_views  how each result is shown
   attach         a foreground run copied to the terminal;  table, styles  text layout
   verb_argv      a shell verb's (and verify's) arguments without the models, for the host
+  verb_help      `habitat VERB --help` for those verbs from that copy, without the models
   host_verbs, host_wire, host_scene   a verb, a call, the scene answered by a running host
   scene_fast, scene_view   `habitat scene` from state.db, and as a table
   events_cmd, events_fast  `habitat events` (the journal; read straight while a host runs)
@@ -280,6 +281,12 @@ def _main(argv: list[str]) -> int:
         light = verify_light(argv)
         if light is not None:
             return light
+    if command in _LIGHT_VERBS and argv[0] == command and {"-h", "--help"} & set(argv[1:]):
+        from .verb_help import verb_help
+
+        helped = verb_help(argv, dict(_SUMMARY)[command])
+        if helped is not None:
+            return helped
     if command in _LIGHT_VERBS and argv[0] == command:
         from .host_verbs import host_verb
 

@@ -3,7 +3,8 @@
 The verb table's models (pydantic) cost a large part of a second to import; when a host runs,
 the host validates the arguments itself, so the CLI only has to read the command line the
 way `habitat <verb>` reads it. `ARGUMENTS` is a copy of what `cli.flags.argument_specs`
-derives from each row (without the help texts; a test keeps the two equal), and `read_argv`
+derives from each row (help texts included, and `EXAMPLES` the rows' examples, for
+`cli.verb_help`; a test keeps the two equal), and `read_argv`
 parses with the same argparse calls, so both accept the same command lines with the same
 results. Anything that is not a plain, valid call — help, a parse error, a flag given twice,
 an interactive run — returns None, and the full parser answers it, with its own messages.
@@ -26,69 +27,145 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any
 
+    _Specs = list[tuple[tuple[str, ...], dict[str, Any]]]
+
 __all__ = [
     "ARGUMENTS",
+    "EXAMPLES",
     "PROJECT_ARGUMENTS",
     "VERIFY_ARGUMENTS",
     "VERIFY_LEFT_OUT",
     "VerbCall",
     "add_arguments",
+    "add_common",
     "read_argv",
 ]
 
 _S: dict[str, Any] = {"type": "str"}
-_TAB_ARGS: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("tab_positional",), {"metavar": "TAB", "nargs": "?"}),
-    (("--tab",), {"dest": "tab", **_S}),
-]
 _SECONDS = {"type": "float", "metavar": "S"}
 
-ARGUMENTS: dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]] = {
+
+def _tab_args(help_: str) -> _Specs:
+    return [
+        (
+            ("tab_positional",),
+            {"metavar": "TAB", "nargs": "?", "help": f"{help_}; the same as --tab"},
+        ),
+        (("--tab",), {"dest": "tab", "help": help_, **_S}),
+    ]
+
+
+_TAB_MAIN = _tab_args("Tab name (default: main)")
+_TAB_GIVEN = _tab_args("Tab name")
+_INDEX = (("--index",), {"dest": "index", "type": "int", "help": "History index; default the last"})
+_BACKGROUND = (
+    ("--background",),
+    {"dest": "background", "action": "store_true", "help": "Return at once with the pid"},
+)
+_TIMEOUT = (
+    ("--timeout-seconds",),
+    {"dest": "timeout_seconds", "help": "Kill the process tree after this long", **_SECONDS},
+)
+_YIELD = (
+    ("--yield-after-seconds",),
+    {"dest": "yield_after_seconds", "help": "Return state=running after this long", **_SECONDS},
+)
+
+ARGUMENTS: dict[str, _Specs] = {
     "scene": [],
     "run": [
-        (("command",), {"metavar": "COMMAND"}),
-        *_TAB_ARGS,
-        (("--cwd",), {"dest": "cwd", **_S}),
-        (("--shell",), {"dest": "shell", **_S}),
-        (("--env",), {"dest": "env", "action": "append", "metavar": "KEY=VALUE"}),
-        (("--timeout-seconds",), {"dest": "timeout_seconds", **_SECONDS}),
-        (("--background",), {"dest": "background", "action": "store_true"}),
-        (("--yield-after-seconds",), {"dest": "yield_after_seconds", **_SECONDS}),
-        (("--interactive",), {"dest": "interactive", "action": "store_true"}),
+        (("command",), {"metavar": "COMMAND", "help": "Shell command line"}),
+        *_tab_args("Tab name; created on first use (default: main)"),
+        (("--cwd",), {"dest": "cwd", "help": "Default the tab's cwd", **_S}),
+        (
+            ("--shell",),
+            {"dest": "shell", "help": "bash, sh, zsh, fish or pwsh; default the tab's", **_S},
+        ),
+        (
+            ("--env",),
+            {
+                "dest": "env",
+                "action": "append",
+                "metavar": "KEY=VALUE",
+                "help": "Extra variables for this command only (repeatable)",
+            },
+        ),
+        _TIMEOUT,
+        _BACKGROUND,
+        _YIELD,
+        (
+            ("--interactive",),
+            {"dest": "interactive", "action": "store_true", "help": "Keep stdin open for `input`"},
+        ),
     ],
-    "history": [*_TAB_ARGS, (("--limit",), {"dest": "limit", "type": "int"})],
-    "rerun": [
-        *_TAB_ARGS,
-        (("--index",), {"dest": "index", "type": "int"}),
-        (("--background",), {"dest": "background", "action": "store_true"}),
-        (("--timeout-seconds",), {"dest": "timeout_seconds", **_SECONDS}),
-        (("--yield-after-seconds",), {"dest": "yield_after_seconds", **_SECONDS}),
+    "history": [
+        *_TAB_MAIN,
+        (
+            ("--limit",),
+            {"dest": "limit", "type": "int", "help": "Newest rows to return (default: 20)"},
+        ),
     ],
+    "rerun": [*_TAB_MAIN, _INDEX, _BACKGROUND, _TIMEOUT, _YIELD],
     "last": [
-        *_TAB_ARGS,
-        (("--index",), {"dest": "index", "type": "int"}),
-        (("--head-lines",), {"dest": "head_lines", "type": "int"}),
-        (("--tail-lines",), {"dest": "tail_lines", "type": "int"}),
-        (("--since",), {"dest": "since", "type": "int"}),
-        (("--grep",), {"dest": "grep", **_S}),
+        *_TAB_MAIN,
+        _INDEX,
+        (
+            ("--head-lines",),
+            {"dest": "head_lines", "type": "int", "help": "Only the first N lines"},
+        ),
+        (("--tail-lines",), {"dest": "tail_lines", "type": "int", "help": "Only the last N lines"}),
+        (
+            ("--since",),
+            {"dest": "since", "type": "int", "help": "An earlier `cursor`: only newer output"},
+        ),
+        (("--grep",), {"dest": "grep", "help": "Regex: only matching lines", **_S}),
     ],
-    "which": [*_TAB_ARGS],
-    "kill": [*_TAB_ARGS, (("--signal",), {"dest": "signal", **_S})],
-    "close": [*_TAB_ARGS],
+    "which": [*_TAB_MAIN],
+    "kill": [
+        *_TAB_GIVEN,
+        (
+            ("--signal",),
+            {"dest": "signal", "help": "KILL, INT, HUP… or a number (default: TERM)", **_S},
+        ),
+    ],
+    "close": [*_TAB_GIVEN],
     "wait": [
-        *_TAB_ARGS,
-        (("--until",), {"dest": "until", **_S}),
-        (("--timeout-seconds",), {"dest": "timeout_seconds", **_SECONDS}),
+        *_TAB_MAIN,
+        (("--until",), {"dest": "until", "help": "Regex to wait for in new output", **_S}),
+        (
+            ("--timeout-seconds",),
+            {
+                "dest": "timeout_seconds",
+                "help": "Give up after this long (the run goes on) (default: 30)",
+                **_SECONDS,
+            },
+        ),
     ],
     "input": [
-        _TAB_ARGS[0],
-        (("text",), {"metavar": "TEXT"}),
-        _TAB_ARGS[1],
-        (("--eof",), {"dest": "eof", "action": "store_true"}),
+        _TAB_GIVEN[0],
+        (("text",), {"metavar": "TEXT", "help": "Text to write; add the newline yourself"}),
+        _TAB_GIVEN[1],
+        (("--eof",), {"dest": "eof", "action": "store_true", "help": "Close stdin after writing"}),
     ],
 }
-"""Each CLI shell verb's arguments as `cli.flags.argument_specs` gives them, less the help;
+"""Each CLI shell verb's arguments as `cli.flags.argument_specs` gives them, help included;
 types by name (`"int"`), and `--json` / `--project` (`cli.common.add_common`) left out."""
+
+EXAMPLES = {
+    "scene": "habitat scene --json",
+    "run": "habitat run 'make -j2' --tab build --timeout-seconds 600",
+    "history": "habitat history build --limit 5",
+    "rerun": "habitat rerun build --index 3",
+    "last": "habitat last web --tail-lines 20 --grep 'error|warn'",
+    "which": "habitat which build",
+    "kill": "habitat kill web --signal INT",
+    "close": "habitat close web",
+    "wait": "habitat wait web --until 'ready on :\\d+' --timeout-seconds 60",
+    "input": "habitat input repl $'print(1)\\n'",
+    "project": "habitat project --json",
+    "trust": "habitat trust",
+}
+"""Each verb's example (its row's), which `habitat VERB --help` ends with."""
 
 PROJECT_ARGUMENTS: dict[str, list[tuple[tuple[str, ...], dict[str, Any]]]] = {
     "project": [],
@@ -191,10 +268,29 @@ class _Refused(Exception):
 
 
 _COMMON: list[tuple[tuple[str, ...], dict[str, Any]]] = [
-    (("--json",), {"dest": "json", "action": "store_true"}),
-    (("--project",), {"dest": "project", **_S}),
+    (
+        ("--json",),
+        {"dest": "json", "action": "store_true", "help": "print the result model as JSON"},
+    ),
+    (
+        ("--project",),
+        {
+            "dest": "project",
+            "metavar": "DIR",
+            "help": "project (workspace) folder; default the git work tree of the cwd, "
+            "else the cwd",
+            **_S,
+        },
+    ),
 ]
-"""The flags every shell verb has besides its own (`cli.flags`)."""
+"""The flags every shell verb has besides its own (`cli.common.add_common`, which imports
+the habitat: a test keeps the two alike)."""
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """`--json` and `--project`, as `cli.common.add_common` adds them (`--project` a string
+    here: the caller makes it a path)."""
+    add_arguments(parser, _COMMON)
 
 
 def _parser(command: str) -> argparse.ArgumentParser:
