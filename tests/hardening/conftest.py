@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -51,3 +54,22 @@ def processes_running(argv: list[str]) -> list[psutil.Process]:
         if proc.info["cmdline"] == argv and proc.info["status"] != psutil.STATUS_ZOMBIE:
             found.append(proc)
     return found
+
+
+@contextlib.contextmanager
+def stand_in(script: str, *args: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """Another habitat process running `script` (`python -c script *args`), and the first line
+    it prints. It lives until its stdin is closed (when the script reads it to the end) or it
+    is killed, which it is on the way out. Alive, its run groups are no sweep's business; once
+    gone, every habitat process on the machine may sweep them, each on its first spawn."""
+    with subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as process:
+        assert process.stdout is not None
+        try:
+            yield process, process.stdout.readline()
+        finally:
+            process.kill()

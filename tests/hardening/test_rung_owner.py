@@ -4,8 +4,7 @@ owner, and the next habitat process kills what a dead owner's rungs left running
 from __future__ import annotations
 
 import contextlib
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import psutil
@@ -14,41 +13,50 @@ import pytest
 from agent_habitat.proc import cgroup
 from agent_habitat.testing import eventually
 
-from .conftest import processes_running
+from .conftest import processes_running, stand_in
 
 pytestmark = [
     pytest.mark.anyio,
     pytest.mark.skipif(cgroup.tracking() != "cgroup", reason="this machine gives no cgroup"),
 ]
 
-# A stand-in host: starts a "rung" that would run for an hour, then dies by SIGKILL.
+# A stand-in host: starts a "rung" that would run for an hour and a shell run, says so, and
+# waits to be killed (SIGKILL: it cleans nothing up). Each sleep is this test process's own
+# (3051.<pid>): another suite on the machine runs the same test.
 _HOST = """
-import os, signal, sys
+import os, sys
 from pathlib import Path
 from agent_habitat.proc import spawn
-spawn(["sleep", "3051"], cwd=Path("."), env=dict(os.environ), output=Path(sys.argv[1]),
+spawn(["sleep", sys.argv[2]], cwd=Path("."), env=dict(os.environ), output=Path(sys.argv[1]),
       marker="verify-gauntlet", outlive=False)
-spawn(["sleep", "3052"], cwd=Path("."), env=dict(os.environ), output=Path(sys.argv[1]),
+spawn(["sleep", sys.argv[3]], cwd=Path("."), env=dict(os.environ), output=Path(sys.argv[1]),
       marker="run-gauntlet-1")
-os.kill(os.getpid(), signal.SIGKILL)
+print("started", flush=True)
+sys.stdin.read()
 """
 
 
 async def test_the_next_habitat_kills_what_a_dead_hosts_rung_left(tmp_path: Path) -> None:
-    died = subprocess.run([sys.executable, "-c", _HOST, str(tmp_path / "out")], check=False)
-    try:
-        assert died.returncode == -9
-        assert len(processes_running(["sleep", "3051"])) == 1
-        assert len(processes_running(["sleep", "3052"])) == 1
-        cgroup.sweep()
-        await eventually(lambda: processes_running(["sleep", "3051"]) == [])
-        # A shell run outlives its habitat by design: the sweep leaves it alone.
-        assert processes_running(["sleep", "3052"]) != []
-    finally:
-        # Whatever failed above, neither sleep outlives the test (another run would count it).
-        for left in processes_running(["sleep", "3051"]) + processes_running(["sleep", "3052"]):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                left.kill()
+    rung, run = ["sleep", f"3051.{os.getpid()}"], ["sleep", f"3052.{os.getpid()}"]
+    with stand_in(_HOST, str(tmp_path / "out"), rung[1], run[1]) as (host, said):
+        try:
+            assert said == "started\n"
+            # Both run while their host lives: counted before it dies, as after its death any
+            # sweep on the machine may be the one that kills the rung.
+            assert len(processes_running(rung)) == 1
+            assert len(processes_running(run)) == 1
+            host.kill()
+            assert host.wait(timeout=30) == -9
+            cgroup.sweep()
+            await eventually(lambda: processes_running(rung) == [])
+            # A shell run outlives its habitat by design: the sweep leaves it alone.
+            assert processes_running(run) != []
+        finally:
+            # Whatever failed above, neither sleep outlives the test (another run would
+            # count it).
+            for left in processes_running(rung) + processes_running(run):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    left.kill()
 
 
 async def test_a_living_owners_rung_is_left_alone(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 from agent_habitat.proc import cgroup
 from agent_habitat.testing import eventually
 
-from .conftest import processes_running
+from .conftest import processes_running, stand_in
 
 pytestmark = [
     pytest.mark.anyio,
@@ -25,7 +25,8 @@ pytestmark = [
 
 _SWEEP = "from agent_habitat.proc import cgroup; cgroup.sweep()"
 
-# A habitat that starts a run outliving it, leaves an empty group, and exits.
+# A habitat that starts a run outliving it, leaves an empty group, says where, and exits
+# when told to (its stdin closed).
 _GONE = """
 import os, sys
 from pathlib import Path
@@ -33,7 +34,8 @@ from agent_habitat.proc import cgroup, spawn
 cgroup.prepare("run-sweep-empty")
 spawn(["sleep", sys.argv[2]], cwd=Path("."), env=dict(os.environ), output=Path(sys.argv[1]),
       marker="run-sweep-kept")
-print(cgroup.prepare("run-sweep-empty"))
+print(cgroup.prepare("run-sweep-empty"), flush=True)
+sys.stdin.read()
 """
 
 
@@ -73,27 +75,26 @@ async def test_another_habitats_sweep_leaves_a_run_that_ended_alone(tmp_path: Pa
 async def test_a_gone_habitats_empty_groups_go_and_its_runs_stay_killable(tmp_path: Path) -> None:
     # Its own sleep, so another suite on the machine (two side by side) is not counted.
     sleeping = ["sleep", f"3054.{os.getpid()}"]
-    gone = subprocess.run(
-        [sys.executable, "-c", _GONE, str(tmp_path / "out"), sleeping[1]],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    empty = Path(gone.stdout.strip())
-    try:
-        assert empty.is_dir()
-        assert empty.parent.parent.name == "agent-habitat"  # in the gone habitat's folder
-        cgroup.sweep()
-        assert not empty.exists()
-        sleeper = processes_running(sleeping)
-        assert len(sleeper) == 1
-        assert cgroup.group_pids("run-sweep-kept") == [sleeper[0].pid]
-        assert cgroup.group_kill("run-sweep-kept")
-        await eventually(lambda: processes_running(sleeping) == [])
-        await eventually(lambda: cgroup.group_pids("run-sweep-kept") in ([], None))
-        cgroup.sweep()
-        assert not empty.parent.exists()
-    finally:
-        for left in processes_running(sleeping):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                left.kill()
+    with stand_in(_GONE, str(tmp_path / "out"), sleeping[1]) as (gone, said):
+        empty = Path(said.strip())
+        try:
+            # Looked at while its habitat lives: once it is gone, any sweep may be first.
+            assert empty.is_dir()
+            assert empty.parent.parent.name == "agent-habitat"  # in the gone habitat's folder
+            assert gone.stdin is not None
+            gone.stdin.close()
+            assert gone.wait(timeout=30) == 0
+            cgroup.sweep()
+            assert not empty.exists()
+            sleeper = processes_running(sleeping)
+            assert len(sleeper) == 1
+            assert cgroup.group_pids("run-sweep-kept") == [sleeper[0].pid]
+            assert cgroup.group_kill("run-sweep-kept")
+            await eventually(lambda: processes_running(sleeping) == [])
+            await eventually(lambda: cgroup.group_pids("run-sweep-kept") in ([], None))
+            cgroup.sweep()
+            assert not empty.parent.exists()
+        finally:
+            for left in processes_running(sleeping):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    left.kill()
