@@ -10,6 +10,7 @@ they all share one bus and one journal. Core: nothing here imports an adapter.
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -24,10 +25,7 @@ from .events import EventBus, InMemoryEventBus
 from .project import Project, existing_dir
 from .store import Database, SqliteJournal
 from .trust import ProjectTrust
-from .verify.runner.accounting import TimeAccounting
 from .verify.runner.config import load_runner_config
-from .verify.runner.record import EpochRecords
-from .verify.runner.slot import VerifySlot
 from .workspace import Workspace
 
 if TYPE_CHECKING:
@@ -37,6 +35,9 @@ if TYPE_CHECKING:
     from .project_scene import EpochGlance
     from .shell import Shell
     from .verify import VerifyRunner
+    from .verify.runner.accounting import TimeAccounting
+    from .verify.runner.record import EpochRecords
+    from .verify.runner.slot import VerifySlot
 
 __all__ = ["CALLER_SESSION", "Habitat", "VerifyRecord"]
 
@@ -58,14 +59,24 @@ class Habitat:
     project: Project
     shell: Shell
     files: FileEditor
-    records: EpochRecords
-    """The workspace's record of verify (for processes without a runner)."""
-    accounting: TimeAccounting
-    """Time accounting per agent session and for the workspace (shared with the runner)."""
-    verifier: VerifySlot
-    """The verify runner's place: its services answer from the record without a runner."""
     trust: ProjectTrust
     """Whether a project's code may run yet (trust.py); the warm-up waits for it."""
+    _core: _Core
+
+    @property
+    def records(self) -> EpochRecords:
+        """The workspace's record of verify (for processes without a runner)."""
+        return self._core.records
+
+    @property
+    def accounting(self) -> TimeAccounting:
+        """Time accounting per agent session and for the workspace (shared with the runner)."""
+        return self._core.accounting
+
+    @property
+    def verifier(self) -> VerifySlot:
+        """The verify runner's place: its services answer from the record without a runner."""
+        return self._core.verifier
 
     @property
     def verify(self) -> VerifyRunner | None:
@@ -121,7 +132,7 @@ class Habitat:
 
         async with AsyncExitStack() as stack:
             core = _Core.build(stack, workspace, project, config)
-            db, bus, opened, verifier = core.db, core.bus, core.project, core.verifier
+            db, bus, opened = core.db, core.bus, core.project
             shell = await stack.enter_async_context(
                 Shell.open(
                     workspace,
@@ -141,6 +152,7 @@ class Habitat:
             opened.on_change(follow)
             files = FileEditor(lambda: opened.root, bus)
             if runner:
+                verifier = core.verifier
                 tg = await stack.enter_async_context(_background())
                 await tg.start(verifier.serve, opened.root)
                 opened.on_change(verifier.switch)
@@ -159,26 +171,51 @@ class Habitat:
                 project=opened,
                 shell=shell,
                 files=files,
-                records=core.records,
-                accounting=core.accounting,
-                verifier=verifier,
                 trust=core.trust,
+                _core=core,
             )
 
 
 @dataclass(eq=False, kw_only=True)
 class _Core:
-    """What every habitat process builds over a workspace's state, the shell aside."""
+    """What every habitat process builds over a workspace's state, the shell aside. The
+    verify parts (record, accounting, slot) are built on first use: a one-shot shell command
+    uses none of them, and their models cost it a fifth of its CPU (issue 25). The runner's
+    configuration is read here all the same, so a bad key fails every command at start."""
 
+    workspace: Workspace
     config: ShellConfig
     db: Database
     journal: SqliteJournal
     bus: EventBus
     project: Project
-    records: EpochRecords
-    accounting: TimeAccounting
     trust: ProjectTrust
-    verifier: VerifySlot
+    idle_seconds: float
+
+    @functools.cached_property
+    def records(self) -> EpochRecords:
+        from .verify.runner.record import EpochRecords
+
+        return EpochRecords(self.db)
+
+    @functools.cached_property
+    def accounting(self) -> TimeAccounting:
+        from .verify.runner.accounting import TimeAccounting
+
+        return TimeAccounting(self.idle_seconds)
+
+    @functools.cached_property
+    def verifier(self) -> VerifySlot:
+        from .verify.runner.slot import VerifySlot
+
+        return VerifySlot(
+            bus=self.bus,
+            project=self.project,
+            workspace=self.workspace,
+            records=self.records,
+            accounting=self.accounting,
+            trust=self.trust,
+        )
 
     @classmethod
     def build(
@@ -197,27 +234,15 @@ class _Core:
         journal = SqliteJournal(db, config.journal_limit)
         bus = InMemoryEventBus(workspace.label, journal)
         opened = Project.at_start(bus, project, workspace.root)
-        records = EpochRecords(db)
-        accounting = TimeAccounting(load_runner_config(opened.root).idle_seconds)
-        trust = ProjectTrust(bus)
-        verifier = VerifySlot(
-            bus=bus,
-            project=opened,
-            workspace=workspace,
-            records=records,
-            accounting=accounting,
-            trust=trust,
-        )
         return cls(
+            workspace=workspace,
             config=config,
             db=db,
             journal=journal,
             bus=bus,
             project=opened,
-            records=records,
-            accounting=accounting,
-            trust=trust,
-            verifier=verifier,
+            trust=ProjectTrust(bus),
+            idle_seconds=load_runner_config(opened.root).idle_seconds,
         )
 
 

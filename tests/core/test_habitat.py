@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from agent_habitat.config import ShellConfig
-from agent_habitat.errors import UsageError
+from agent_habitat.errors import ConfigError, UsageError
 from agent_habitat.habitat import Habitat
 from agent_habitat.workspace import Workspace
 
@@ -173,3 +176,40 @@ async def test_a_recorded_epoch_gone_stale_after_it_finished_is_fresh_once_the_f
     assert status.epoch is not None
     assert not status.stale
     assert (status.epoch.state, status.epoch.changed) == (verified, [])
+
+
+_ONE_SHOT = """
+import sys, anyio
+from pathlib import Path
+from agent_habitat.habitat import Habitat
+from agent_habitat.workspace import Workspace
+
+async def main() -> None:
+    root = Path(sys.argv[1])
+    async with Habitat.open(Workspace.for_project(root), runner=False) as habitat:
+        assert habitat.shell.project_root == root
+        loaded = sorted(m for m in sys.modules if m.startswith("agent_habitat.verify.runner."))
+        assert loaded == ["agent_habitat.verify.runner.config"], loaded
+        assert habitat.verifier.records is habitat.records  # built on first use, once
+        assert habitat.verifier.accounting is habitat.accounting
+        assert habitat.verify is None
+
+anyio.run(main)
+"""
+
+
+def test_a_one_shot_habitat_builds_the_verify_parts_only_when_asked(tmp_path: Path) -> None:
+    # A one-shot shell command (runner=False) uses no record, accounting or slot: their models
+    # are not even imported (issue 25: a fifth of `habitat run`'s CPU without a host).
+    root = _git_tree(tmp_path / "repo")
+    subprocess.run([sys.executable, "-c", _ONE_SHOT, str(root)], check=True, env=dict(os.environ))
+
+
+async def test_a_bad_runner_key_still_fails_a_one_shot_shell_habitat_at_start(
+    tmp_path: Path,
+) -> None:
+    root = _git_tree(tmp_path / "repo")
+    (root / "pyproject.toml").write_text("[tool.habitat]\nidle_seconds = -1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="idle_seconds"):
+        async with Habitat.open(Workspace.for_project(root), runner=False):
+            pass
