@@ -211,3 +211,20 @@ async def test_a_2026_era_client_works_over_the_bridge(project: Path) -> None:
         tools = {t.name for t in (await client.list_tools()).tools}
     assert output(echo) == "modern\n"
     assert "shell_run" in tools
+
+
+async def test_verify_status_through_the_bridge_names_the_host_that_serves_it(
+    project: Path,
+) -> None:
+    # The client talks to `habitat mcp`, its own child: "this process" would name the bridge,
+    # while the verify runner, its warm daemons and its epochs live in the host.
+    async with bridged(project) as client:
+        status = await client.call_tool("verify_status", {})
+        assert not status.is_error, text(status)
+        assert isinstance(status.structured_content, dict)
+        served_by = status.structured_content["served_by"]
+        pid = host(project).pid
+    assert (
+        served_by
+        == f"the workspace host (pid {pid}), reached through the stdio bridge of `habitat mcp`"
+    )

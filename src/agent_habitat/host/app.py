@@ -155,6 +155,8 @@ class Hosted:
 async def build_mcp(project: Path) -> AsyncIterator[Hosted]:
     """Open the workspace's habitat and its MCP server for the host (switch point)."""
     async with Habitat.open(Workspace.for_project(project), project=project) as habitat:
+        # A caller is a CLI or a bridge in a process of its own: "this process" is not this one.
+        habitat.verifier.serves_as = "the workspace host"
         yield Hosted(habitat=habitat, mcp=McpSide(habitat))
 
 

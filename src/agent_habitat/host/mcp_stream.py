@@ -31,12 +31,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agent_habitat.mcp_tools import HabitatServer
 from agent_habitat.mcp_tools.stdio import screen
+from agent_habitat.verify.runner.slot import REACHED_THROUGH
 
 __all__ = ["LINE_STREAM_TYPE", "LineStream"]
 
 logger = logging.getLogger(__name__)
 
 LINE_STREAM_TYPE = "application/x-ndjson"
+BRIDGE = "the stdio bridge of `habitat mcp`"
 # A line longer than this is not a message the server could take; it ends the exchange.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
@@ -75,6 +77,15 @@ class _Exchange:
         self._open = True
 
     async def serve(self) -> None:
+        # Every call of this exchange (its handlers start from this task) came through the
+        # bridge: what answers verify_status names the client's own process and the host.
+        token = REACHED_THROUGH.set(BRIDGE)
+        try:
+            await self._serve()
+        finally:
+            REACHED_THROUGH.reset(token)
+
+    async def _serve(self) -> None:
         start = {
             "type": "http.response.start",
             "status": 200,

@@ -10,6 +10,7 @@ epochs are relayed to whoever listens (the `habitat://verify/epoch` resource).
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import time
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from .runner import VerifyRunner
     from .warmup import WarmUp
 
-__all__ = ["EPOCH_EVENT_KINDS", "VerifySlot"]
+__all__ = ["EPOCH_EVENT_KINDS", "REACHED_THROUGH", "VerifySlot"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +73,12 @@ EPOCH_EVENT_KINDS = frozenset(
     }
 )
 """The events that change an epoch's state (or a rung's); `progress` does not."""
+
+REACHED_THROUGH: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "REACHED_THROUGH", default=None
+)
+"""The process in between that passed the call being served on to this one (the stdio
+bridge), set by the way in it came: `served_by` names both, as a client sees them."""
 
 
 class VerifySlot:
@@ -93,6 +100,9 @@ class VerifySlot:
         self.workspace = workspace
         self.records = records
         self.accounting = accounting
+        self.serves_as = "this process"
+        """What this process is to a caller, in `served_by` (the host: `the workspace host`;
+        to a client that launched it, `this process` is the one it talks to)."""
         self.runner: VerifyRunner | None = None
         self.warmup: WarmUp | None = None
         """The open project's warm-up (the runner's first climb waits for it)."""
@@ -316,8 +326,13 @@ class VerifySlot:
             queued=status.queued,
             epoch=report,
             time=status.time,
-            served_by=f"this process (pid {os.getpid()})",
+            served_by=self._served_by(),
         )
+
+    def _served_by(self) -> str:
+        here = f"{self.serves_as} (pid {os.getpid()})"
+        via = REACHED_THROUGH.get()
+        return f"{here}, reached through {via}" if via else here
 
     async def _recorded(self, root: Path, task: str | None) -> VerifyStatusResult:
         record = self.records.latest(root, task)
