@@ -37,7 +37,7 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.reach.files import HostFiles
 from agent_habitat.shell import Shell
 from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
-from agent_habitat.verify.runner.warmup import pytest_glance
+from agent_habitat.verify.runner.warm_status import pytest_glance
 from agent_habitat.workspace import Workspace
 
 from .api import api_routes

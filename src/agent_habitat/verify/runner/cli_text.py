@@ -13,7 +13,7 @@ from ..rungs.warm_checker import describe as describe_checker
 from ..rungs.warm_pytest import WarmPytest
 from .report import VerifyCancelResult, VerifyStatusResult
 from .text import render_verify_cancel, render_verify_status
-from .warmup import warm_lines
+from .warm_status import warm_lines
 
 __all__ = ["cancel_output", "status_output"]
 

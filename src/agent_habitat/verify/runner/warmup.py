@@ -21,8 +21,9 @@ bounded by the ladder's timeout:
 Once it went through every step, the slot starts the background recording of test
 dependencies from it (recorder.py): the same condition gates both.
 
-What it did goes to `warm.json` in the workspace state folder, where `habitat status`
-reads it (`warm_lines`), and to the bus as `verify.warmup.finished`. `[tool.habitat.ladder]
+What it did goes to `warm.json` in the workspace state folder, written as it goes (each
+step as it ends, with the process that runs it), where `habitat status` reads it
+(warm_status.py), and, once it ended, to the bus as `verify.warmup.finished`. `[tool.habitat.ladder]
 warmup = false` (or `HABITAT_LADDER_WARMUP=false`) turns it off.
 """
 
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -40,6 +42,7 @@ import anyio.to_thread
 
 from ...errors import HabitatError
 from ...events import EventBus
+from ...proc import process_create_time
 from ...workspace import Workspace, write_private
 from ..config import LadderConfig, load_ladder_config, load_policy
 from ..environments import ProjectEnv, probe_env, resolve_python
@@ -64,13 +67,11 @@ from ..select.testdeps import deps_store_dir, load_testdeps
 from ..snapshot import Snapshot
 from ..toolchains import snapshot_of
 from ..toolchains.node.detect import is_node_project
+from .warm_status import FILE, STEPS, pytest_glance, warm_lines
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
 
 logger = logging.getLogger(__name__)
-
-_FILE = "warm.json"
-STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon", "pytest")
 
 
 @dataclass
@@ -80,6 +81,9 @@ class WarmItem:
     be faithful here, so the test runs are fresh, rightly) or `failed`."""
     detail: str
     duration_s: float = 0.0
+    pid: int | None = None
+    """The daemon the step left warm (dmypy, a language server, the warm pytest): `habitat
+    status` calls it warm only while that very process lives."""
 
 
 class WarmUp:
@@ -110,6 +114,8 @@ class WarmUp:
         self._climbable = anyio.Event()
         self.off = False
         """True when `[tool.habitat.ladder] warmup = false` turned it off."""
+        pid = os.getpid()
+        self._owner = {"pid": pid, "create_time": process_create_time(pid) or 0.0}
         self.reached: RungContext | None = None
         """The project's context once the warm-up went through every step (a Python
         project, not turned off): what the background recording starts from."""
@@ -158,6 +164,7 @@ class WarmUp:
             self._untrusted_end = True
             await self._trusted()
             self.waiting_for_trust = self._untrusted_end = False
+        await self._write()  # under way: a status now lists the steps still to come
         snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
         layout = await anyio.to_thread.run_sync(discover_layout, self.root, config)
         if not layout.is_python:
@@ -210,6 +217,7 @@ class WarmUp:
             item = WarmItem("failed", str(exc)[:300])
         item.duration_s = round(time.monotonic() - started, 3)
         self.items[name] = item
+        await self._write()
 
     async def _node(self, config: LadderConfig, snapshot: Snapshot, layout: Layout) -> WarmItem:
         # A Node project: the warm tsc of each checked workspace (toolchains/node/tsc_warm.py)
@@ -288,8 +296,9 @@ class WarmUp:
         outcome = await ctx.run("compile.project", argv, suffix=".warm.out", reap_leftovers=False)
         if outcome.exit_code not in (0, 1) or outcome.timed_out:
             return WarmItem("failed", f"dmypy exited {outcome.exit_code}: {outcome.tail[-200:]}")
+        pid = daemon.pid()
         return WarmItem(
-            "warm", f"dmypy daemon (pid {daemon.pid()}), {len(targets)} modules checked"
+            "warm", f"dmypy daemon (pid {pid}), {len(targets)} modules checked", pid=pid
         )
 
     async def _pytest(self, ctx: RungContext) -> WarmItem:
@@ -307,9 +316,8 @@ class WarmUp:
         if failed is not None:
             return WarmItem("failed", failed)
         record = warm.record()
-        return WarmItem(
-            "warm", f"pytest imported (pid {record.pid if record else '?'}), forked per run"
-        )
+        pid = record.pid if record else None
+        return WarmItem("warm", f"pytest imported (pid {pid or '?'}), forked per run", pid=pid)
 
     async def _pyright(self, ctx: RungContext, env: ProjectEnv, name: str) -> WarmItem:
         found = find_checker(env.bin_dir, name)
@@ -374,67 +382,28 @@ class WarmUp:
         except (LspError, OSError) as exc:
             await warm_checker.failed(ctx.workspace)
             return WarmItem("failed", f"{at_hand}; its language server failed: {exc}")
-        pid = warm.record.pid if warm.record else "?"
-        return WarmItem(
-            "warm", f"{at_hand}; language server pid {pid}, {len(targets)} modules checked"
-        )
+        pid = warm.record.pid if warm.record else None
+        detail = f"{at_hand}; language server pid {pid or '?'}, {len(targets)} modules checked"
+        return WarmItem("warm", detail, pid=pid)
 
-    async def _report(self) -> None:
-        data = {
+    async def _write(self) -> dict[str, object]:
+        """`warm.json` as it stands: `finished_at` None while under way, with the process
+        that runs it (a reader tells a warm-up under way from one its process left)."""
+        data: dict[str, object] = {
             "root": str(self.root),
             "started_at": self.started_at,
             "finished_at": self.finished_at,
+            "owner": self._owner,
             "items": {k: asdict(v) for k, v in self.items.items()},
         }
-        path = self.workspace.state_dir / _FILE
+        path = self.workspace.state_dir / FILE
         try:
-            write_private(path, json.dumps(data))
+            await anyio.to_thread.run_sync(write_private, path, json.dumps(data))
         except OSError as exc:
             logger.warning("could not write %s: %s", path, exc)
+        return data
+
+    async def _report(self) -> None:
+        data = await self._write()
+        data.pop("owner")
         self.bus.publish("verify.warmup.finished", data=data)
-
-
-def warm_lines(workspace: Workspace) -> list[str]:
-    """What the last warm-up of the workspace warmed, one line per step (for `habitat
-    status`), none when no warm-up ran; the type daemon as it is now, not as it was."""
-    try:
-        data = json.loads((workspace.state_dir / _FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []  # no warm-up ran here (no server opened the project, or it is turned off)
-    out: list[str] = []
-    for name, item in data.get("items", {}).items():
-        detail = item.get("detail", "")
-        state = item.get("state", "?")
-        dmypy = name == "type_daemon" and detail.startswith("dmypy daemon")
-        if dmypy and state == "warm" and DmypyDaemon(workspace).state() != "alive":
-            state, detail = "cold", "the dmypy daemon has exited since"
-        server = name == "type_daemon" and "language server pid" in detail
-        if server and state == "warm" and not warm_checker.describe(workspace):
-            state, detail = "cold", "the language server has exited since"
-        if name == "pytest" and state == "warm" and WarmPytest(workspace).record() is None:
-            state, detail = "cold", "the warm pytest has exited since"
-        if state == "fresh":
-            out.append(f"warm: {name.replace('_', ' ')}: fresh ({detail})")
-            continue
-        out.append(f"warm: {name.replace('_', ' ')}: {state} — {detail}")
-    return out
-
-
-def pytest_glance(workspace: Workspace) -> dict[str, object]:
-    """The warm pytest as it is now, for `habitat host status`: `warm` with its pid, else
-    what the last warm-up decided (`fresh` with why, `failed`, `skipped`, `cold`), else
-    `none` (no warm-up ran here)."""
-    record = WarmPytest(workspace).record()
-    if record is not None:
-        return {"state": "warm", "pid": record.pid}
-    try:
-        data = json.loads((workspace.state_dir / _FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"state": "none"}
-    item = data.get("items", {}).get("pytest")
-    if not isinstance(item, dict):
-        return {"state": "none"}
-    state = item.get("state", "none")
-    if state == "warm":
-        return {"state": "cold", "why": "the warm pytest has exited since"}
-    return {"state": state, "why": item.get("detail", "")}

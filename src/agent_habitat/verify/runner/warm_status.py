@@ -1,0 +1,132 @@
+"""The warm-up as `habitat status` and `habitat host status` tell it, read from `warm.json`.
+
+The warm-up (warmup.py) writes the file when it starts, after each step and when it ends,
+with the process that runs it. A reader tells what is true now, not what the file said when
+it was written: a warm-up still under way lists the steps it has not reached as pending, one
+whose process ended before it finished says so, and a daemon a step left warm (dmypy, a
+language server, the warm pytest) reads as warm only while that very process (its pid) is
+alive: a host restarted since has its own, and the old pid is not it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from ...proc import ProcessRecord, is_alive
+from ...workspace import Workspace
+from ..rungs import warm_checker
+from ..rungs.dmypy import DmypyDaemon
+from ..rungs.warm_pytest import WarmPytest
+from ..select.testdeps import deps_store_dir
+
+__all__ = ["FILE", "STEPS", "pytest_glance", "read_warm", "warm_lines"]
+
+FILE = "warm.json"
+STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon", "pytest")
+
+
+def read_warm(workspace: Workspace) -> dict[str, Any] | None:
+    try:
+        data = json.loads((workspace.state_dir / FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # no warm-up ran here (no server opened the project, or it is turned off)
+    return data if isinstance(data, dict) else None
+
+
+def _owner_alive(data: dict[str, Any]) -> bool:
+    owner = data.get("owner")
+    if not isinstance(owner, dict):
+        return False
+    try:
+        return is_alive(ProcessRecord(int(owner["pid"]), float(owner["create_time"])))
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def _gone(name: str, item: dict[str, Any], workspace: Workspace) -> str | None:
+    """Why a step's warm daemon is not warm now (None: it still is)."""
+    detail, pid = str(item.get("detail", "")), item.get("pid")
+    if name == "type_daemon" and detail.startswith("dmypy daemon"):
+        daemon = DmypyDaemon(workspace)
+        if daemon.state() != "alive" or (pid is not None and daemon.pid() != pid):
+            return "the dmypy daemon has exited since"
+    if name == "type_daemon" and "language server pid" in detail:
+        pids = {c["pid"] for c in warm_checker.live(workspace)}
+        if not pids or (pid is not None and pid not in pids):
+            return "the language server has exited since"
+    if name == "pytest":
+        record = WarmPytest(workspace).record()
+        if record is None or (pid is not None and record.pid != pid):
+            return "the warm pytest has exited since"
+    return None
+
+
+def _recorded_since(workspace: Workspace, data: dict[str, Any]) -> str | None:
+    """When test dependencies were recorded after the warm-up found none (the background
+    recording, a test run), else None."""
+    try:
+        mtime = (deps_store_dir(workspace.state_dir) / "deps.json").stat().st_mtime
+    except OSError:
+        return None
+    started = data.get("started_at")
+    if not isinstance(started, int | float) or mtime <= started:
+        return None
+    return time.strftime("%H:%M:%S", time.localtime(mtime))
+
+
+def warm_lines(workspace: Workspace) -> list[str]:
+    """What the last warm-up of the workspace warmed, one line per step (for `habitat
+    status`), none when no warm-up ran; each as it is now, not as it was."""
+    data = read_warm(workspace)
+    if data is None:
+        return []
+    items: dict[str, Any] = data.get("items") or {}
+    out: list[str] = []
+    running = "finished_at" in data and data["finished_at"] is None
+    alive = running and _owner_alive(data)
+    if running:
+        pid = (data.get("owner") or {}).get("pid", "?")
+        out.append(
+            f"warm: warming up (pid {pid}), {len(items)} of {len(STEPS)} steps done"
+            if alive
+            else f"warm: the warm-up of pid {pid} ended before it finished"
+        )
+    left = [s for s in STEPS if running and s not in items]
+    for name in [*items, *left]:
+        item = items.get(name)
+        label = name.replace("_", " ")
+        if item is None:
+            now = ("in progress" if name == left[0] else "pending") if alive else "not reached"
+            out.append(f"warm: {label}: {now}")
+            continue
+        state, detail = item.get("state", "?"), item.get("detail", "")
+        if state == "warm" and (why := _gone(name, item, workspace)) is not None:
+            state, detail = "cold", why
+        if name == "test_deps" and state == "skipped":
+            since = _recorded_since(workspace, data)
+            if since is not None:
+                state, detail = "recorded", f"since the warm-up, at {since}"
+        if state == "fresh":
+            out.append(f"warm: {label}: fresh ({detail})")
+            continue
+        out.append(f"warm: {label}: {state} — {detail}")
+    return out
+
+
+def pytest_glance(workspace: Workspace) -> dict[str, object]:
+    """The warm pytest as it is now, for `habitat host status`: `warm` with its pid, else
+    what the last warm-up decided (`fresh` with why, `failed`, `skipped`, `cold`), else
+    `none` (no warm-up ran here, or it has not reached pytest yet)."""
+    record = WarmPytest(workspace).record()
+    if record is not None:
+        return {"state": "warm", "pid": record.pid}
+    data = read_warm(workspace)
+    item = (data or {}).get("items", {}).get("pytest")
+    if not isinstance(item, dict):
+        return {"state": "none"}
+    state = item.get("state", "none")
+    if state == "warm":
+        return {"state": "cold", "why": "the warm pytest has exited since"}
+    return {"state": state, "why": item.get("detail", "")}

@@ -1,0 +1,139 @@
+"""`habitat status`'s warm lines say what is true now: a warm-up under way lists the steps
+still to come, one whose process died says it ended early, and a daemon reads as warm only
+while the very process the warm-up left is alive (a host restarted since has its own)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.proc import process_create_time
+from agent_habitat.verify.runner import warmup
+from agent_habitat.verify.runner.warm_status import STEPS, pytest_glance, warm_lines
+from agent_habitat.verify.select.memo import SelectionMemo
+from agent_habitat.workspace import Workspace, write_private
+from git_tree import git, write
+
+pytestmark = pytest.mark.anyio
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "shop"
+    write(root, "shop/__init__.py", "")
+    write(root, "shop/core.py", "def double(x: int) -> int:\n    return x * 2\n")
+    write(root, "tests/test_core.py", "from shop.core import double\n")
+    write(
+        root,
+        "pyproject.toml",
+        f'[project]\nname = "shop"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    )
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "shop")
+    return root
+
+
+def _previous(workspace: Workspace, owner: dict[str, float]) -> None:
+    """What a warm-up of an earlier host left: a dmypy daemon and a warm pytest of its own,
+    both gone with it."""
+    items = {name: {"state": "skipped", "detail": "earlier", "duration_s": 0.0} for name in STEPS}
+    items["type_daemon"] = {
+        "state": "warm",
+        "detail": "dmypy daemon (pid 13999), 1 modules checked",
+        "duration_s": 2.4,
+        "pid": 13999,
+    }
+    items["pytest"] = {"state": "skipped", "detail": "pytest not installed in /p/.venv/bin/python"}
+    data = {"started_at": 1.0, "finished_at": 2.0, "owner": owner, "items": items}
+    workspace.state_dir.mkdir(parents=True, exist_ok=True)
+    write_private(workspace.state_dir / "warm.json", json.dumps(data))
+
+
+async def _dead_owner() -> dict[str, float]:
+    process = await anyio.open_process(["true"])
+    created = process_create_time(process.pid) or 0.0
+    await process.wait()
+    return {"pid": process.pid, "create_time": created}
+
+
+async def test_a_warm_up_under_way_lists_its_steps_to_come_not_the_last_ones_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")
+    root = _project(tmp_path)
+    workspace = Workspace.for_project(root)
+    _previous(workspace, await _dead_owner())
+    reached, release = anyio.Event(), anyio.Event()
+
+    async def held_lint(self: warmup.WarmUp, ctx: object) -> warmup.WarmItem:
+        reached.set()
+        await release.wait()
+        return warmup.WarmItem("warm", "HEAD's ruff findings for 2 files")
+
+    async def no_daemon(self: warmup.WarmUp, ctx: object) -> warmup.WarmItem:
+        return warmup.WarmItem("skipped", "not in this test")
+
+    monkeypatch.setattr(warmup.WarmUp, "_lint", held_lint)
+    monkeypatch.setattr(warmup.WarmUp, "_daemon", no_daemon)
+    monkeypatch.setattr(warmup.WarmUp, "_pytest", no_daemon)
+    up = warmup.WarmUp(
+        root, workspace=workspace, bus=InMemoryEventBus(str(root)), memo=SelectionMemo()
+    )
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(up.run)
+        with anyio.fail_after(60):
+            await reached.wait()
+        lines, glance = warm_lines(workspace), pytest_glance(workspace)
+        release.set()
+    assert lines[0] == f"warm: warming up (pid {os.getpid()}), 2 of 5 steps done"
+    assert lines[1].startswith("warm: import graph: warm — ")
+    assert lines[3:] == [
+        "warm: lint baseline: in progress",
+        "warm: type daemon: pending",
+        "warm: pytest: pending",
+    ]
+    assert not any("13999" in line or "not installed" in line for line in lines)
+    assert glance == {"state": "none"}  # not reached yet: nothing to say
+    done = warm_lines(workspace)
+    assert len(done) == 5
+    assert done[2] == "warm: lint baseline: warm — HEAD's ruff findings for 2 files"
+    assert done[4] == "warm: pytest: skipped — not in this test"
+
+
+async def test_a_warm_up_whose_process_died_says_it_ended_before_it_finished(
+    tmp_path: Path,
+) -> None:
+    workspace = Workspace.for_project(tmp_path)
+    workspace.state_dir.mkdir(parents=True, exist_ok=True)
+    owner = await _dead_owner()
+    items = {"import_graph": {"state": "warm", "detail": "12 modules"}}
+    data = {"started_at": 1.0, "finished_at": None, "owner": owner, "items": items}
+    write_private(workspace.state_dir / "warm.json", json.dumps(data))
+    assert warm_lines(workspace) == [
+        f"warm: the warm-up of pid {owner['pid']} ended before it finished",
+        "warm: import graph: warm — 12 modules",
+        "warm: test deps: not reached",
+        "warm: lint baseline: not reached",
+        "warm: type daemon: not reached",
+        "warm: pytest: not reached",
+    ]
+
+
+async def test_a_daemon_is_warm_only_while_the_process_the_warm_up_left_lives(
+    tmp_path: Path,
+) -> None:
+    workspace = Workspace.for_project(tmp_path)
+    _previous(workspace, await _dead_owner())
+    # A dmypy daemon is alive now, but not the one the warm-up started (pid 13999).
+    daemon_dir = workspace.state_dir / "dmypy"
+    daemon_dir.mkdir(parents=True)
+    write_private(daemon_dir / "status.json", json.dumps({"pid": os.getpid()}))
+    (line,) = [ln for ln in warm_lines(workspace) if "type daemon" in ln]
+    assert line == "warm: type daemon: cold — the dmypy daemon has exited since"
