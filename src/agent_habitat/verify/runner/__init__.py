@@ -5,6 +5,7 @@
 #   staleness    stale on write, the checks on arrival;   watch  the project watcher
 #   substrate    a fresh temp dir, SQLite db and ports per test task
 #   accounting   where a verify's time went;   warmup  the warm-up when a server opens a project
+#   warm_status  the warm-up as `habitat status` tells it now (warm.json and the live daemons)
 #   config       [tool.habitat.verify] (RunnerConfig);   models  tickets, status, progress
 #   args         what the verify verbs take (VerifyRunArgs, VerifyStatusArgs, VerifyCancelArgs)
 #   slot         the runner a host holds per project (VerifySlot), which answers the verify
