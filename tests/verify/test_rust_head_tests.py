@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.toolchains.rust.cargo import head_target_dir
+from agent_habitat.verify.toolchains.rust.head_tests import narrowed
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
 from git_tree import commit_tree, write
 from ladder_runs import tree_ctx
@@ -93,3 +95,53 @@ async def test_head_builds_its_tests_as_rustc_does_where_clippy_lints_are_denied
     result = await RUNNERS["test.scoped"](_ctx(crate, "h4"))
     assert result.state == "green", result.reason
     assert (result.new_findings, result.preexisting_findings) == (0, 2)
+
+
+def test_head_runs_only_the_failed_targets_filtered_to_the_failed_tests() -> None:
+    runs = [["cargo", "test", "--message-format=json", "--no-fail-fast", "-p", "a", "-p", "b"]]
+    reruns = [
+        {
+            "tests::halves": "-p a --lib",
+            "src/lib.rs - Version::parse (line 12)": "-p a --doc",
+            "src/lib.rs - (line 1)": "-p a --doc",
+            "adds": "-p b --test api",
+        }
+    ]
+    keys = ["adds", "src/lib.rs -", "src/lib.rs - Version::parse", "tests::halves"]
+    base = ["cargo", "test", "--message-format=json", "--no-fail-fast"]
+    assert narrowed(runs, reruns, keys) == [
+        # rustdoc splits its filters at whitespace: a doc test's key gives its last word.
+        [*base, "-p", "a", "--doc", "--", "Version::parse", "src/lib.rs"],
+        [*base, "-p", "a", "--lib", "--", "tests::halves"],
+        [*base, "-p", "b", "--test", "api", "--", "adds"],
+    ]
+    # A run's own target selection gives way to the failed target's.
+    only_units = [[*base, "-p", "a", "--lib", "--bins"]]
+    assert narrowed(only_units, [{"t": "--lib"}], ["t"]) == [[*base, "-p", "a", "--lib", "--", "t"]]
+    # A failure whose target cargo did not name: HEAD runs the whole test set.
+    assert narrowed(runs, reruns, ["adds", "elsewhere"]) is None
+
+
+async def test_head_builds_and_runs_only_the_targets_that_failed(tmp_path: Path) -> None:
+    manifest = '[package]\nname = "shaky"\nversion = "0.1.0"\nedition = "2021"\n'
+    api = "#[test]\nfn zero() {\n    assert_eq!(shaky::twice(0), 0);\n}\n"
+    files = {
+        "Cargo.toml": manifest,
+        "src/lib.rs": _LIB,
+        "tests/api.rs": api,
+        ".gitignore": "target/\nCargo.lock\n",
+    }
+    crate = commit_tree(tmp_path / "narrow", files)
+    # halves breaks (the lib's tests); broken_since_long and the doc test failed at HEAD too;
+    # tests/api.rs passes.
+    write(crate, "src/lib.rs", _LIB.replace("x / 2", "x / 3"))
+    ctx = _ctx(crate, "h5")
+    result = await RUNNERS["test.scoped"](ctx)
+    assert result.state == "red", result.reason
+    new = [d.message.split(": ")[0] for d in result.diagnostics if not d.preexisting]
+    assert (new, result.preexisting_findings) == (["tests::halves"], 2)
+    # HEAD built and ran the lib's tests and its doc tests, not tests/api.rs.
+    deps = head_target_dir(ctx) / "debug" / "deps"
+    built = {p.name.rsplit("-", 1)[0] for p in deps.iterdir()}
+    assert "shaky" in built
+    assert "api" not in built, sorted(built)

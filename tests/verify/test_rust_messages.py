@@ -39,6 +39,12 @@ def test_failed_unit_integration_and_doc_tests_each_a_finding_where_they_failed(
     assert "one and one" in report.failures[1].message
     assert (report.passed, report.failed, report.signal) == (2, 3, None)
     assert report.ran_binaries == 3
+    # cargo's `to rerun pass` arguments name each failed test's target (HEAD's run uses them).
+    assert report.reruns == {
+        "math::tests::doubles": "--lib",
+        "adds_big": "--test api",
+        "src/lib.rs - doc (line 9)": "--doc",
+    }
 
 
 def test_a_test_binary_killed_by_a_signal_is_named_with_its_signal() -> None:

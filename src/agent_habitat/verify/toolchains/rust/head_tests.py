@@ -3,19 +3,27 @@ which failures are pre-existing).
 
 A failure's key is its libtest name; a doc test's name carries its line (`src/lib.rs -
 twice (line 4)`), which an edit above it moves, so its key leaves the line out. HEAD's run
-is the same cargo test (packages and targets) in HEAD's export, built in the habitat's own
-HEAD target folder (as the compiler rungs' HEAD checks are), as rustc builds them (never
-with clippy-driver: a project that denies warnings under `cfg(test)`, as getopts does,
-would not build them), whole: every outcome it gives answers the later reds of the same
-command at this HEAD without running anything (a run filtered to each red's failures paid
-a cargo run on HEAD on every red). Compile errors and binaries that died or exited without
-a report are no one test: they stay the change's."""
+runs in HEAD's export, built in the habitat's own HEAD target folder (as the compiler
+rungs' HEAD checks are), as rustc builds them (never with clippy-driver: a project that
+denies warnings under `cfg(test)`, as getopts does, would not build them).
+
+It is narrowed (`narrowed`) to the targets cargo said failed (its `to rerun pass` arguments:
+`--lib`, `--test api`, `-p strsim --doc`) and to the failed tests' names as libtest
+filters: HEAD builds only those targets, and rustdoc compiles only the matching doc tests
+(strsim's first red built all three targets and ran its 11 doc tests on HEAD, 16 s of a
+33 s verdict). Each outcome is kept, so a later red at this HEAD asks again only about tests
+it has no answer for, and then only their targets, which HEAD's target folder holds built.
+When a failure's target is not known, HEAD runs the red command's whole test set once
+(every outcome kept). Compile errors and binaries that died or exited without a report are
+no one test: they stay the change's."""
 
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import anyio.to_thread
@@ -28,7 +36,7 @@ from ...rungs.head_tests import HeadRun
 from .cargo import head_target_dir
 from .messages import compiler_messages
 
-__all__ = ["cache_key", "failed_on_head", "test_key"]
+__all__ = ["cache_key", "failed_on_head", "narrowed", "test_key"]
 
 _DOC_LINE = re.compile(r" \(line \d+\)$")
 _OUTCOME = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<what>ok|FAILED|ignored)\b")
@@ -50,6 +58,61 @@ def test_key(diag: Diagnostic) -> str | None:
 def _head_argv(argv: list[str]) -> list[str]:
     """The run's cargo test without its libtest arguments (an explicit filter)."""
     return argv[: argv.index("--")] if "--" in argv else list(argv)
+
+
+_TARGET_FLAGS = frozenset(
+    {"--lib", "--bins", "--tests", "--examples", "--benches", "--doc", "--all-targets"}
+)
+_TARGET_NAMED = frozenset({"--bin", "--test", "--example", "--bench"})
+_PACKAGE_NAMED = frozenset({"-p", "--package"})
+
+
+def _without(argv: list[str], flags: frozenset[str], named: frozenset[str]) -> list[str]:
+    """`argv` without `flags` and without each of `named` with the value after it."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in named:
+            skip = True
+        elif arg not in flags:
+            out.append(arg)
+    return out
+
+
+def narrowed(
+    runs: Sequence[list[str]], reruns: Sequence[Mapping[str, str]], keys: Sequence[str]
+) -> list[list[str]] | None:
+    """HEAD's runs for `keys`: per red run and target that failed (`reruns[i]`: a failed
+    test's name → cargo's `to rerun pass` arguments, for run `i`), that run's cargo test of
+    that target alone, with the keys of its failures as libtest filters. None when a key's
+    target is not known (HEAD then runs the whole test set)."""
+    grouped: dict[tuple[int, str], set[str]] = {}
+    for i, said in enumerate(reruns):
+        for name, args in said.items():
+            key = _DOC_LINE.sub("", name)
+            if key in keys:
+                grouped.setdefault((i, args), set()).add(key)
+    if not keys or {k for names in grouped.values() for k in names} != set(keys):
+        return None
+    out: list[list[str]] = []
+    for (i, args), names in sorted(grouped.items()):
+        selects = shlex.split(args)
+        argv = _without(_head_argv(runs[i]), _TARGET_FLAGS, _TARGET_NAMED)
+        if any(a in _PACKAGE_NAMED for a in selects):
+            argv = _without(argv, frozenset({"--workspace", "--all"}), _PACKAGE_NAMED)
+        out.append([*argv, *selects, "--", *sorted({_filter(k) for k in names})])
+    return out
+
+
+def _filter(key: str) -> str:
+    """A libtest filter that selects the test of `key`: rustdoc splits its test arguments
+    at whitespace, so a doc test's key (`src/lib.rs - Version::parse`) gives its last word
+    (a substring of its name, which may select a few more tests; the file when the item is
+    the crate)."""
+    words = [w for w in key.split() if w != "-"]
+    return words[-1] if words else key
 
 
 def cache_key(head: str, argv: list[str], root: Path) -> str:
@@ -80,11 +143,14 @@ async def failed_on_head(
     rung: RungName,
     head: HeadTree,
     argv: list[str],
+    *,
+    whole: bool = True,
 ) -> HeadRun | str:
-    """Every test `argv` runs, run on HEAD (its filter left out): the failures by key and
-    every test that passed at 0; or why it could not."""
+    """`argv` on HEAD: every test it runs (`whole`: its filter left out), else as given
+    (`narrowed`'s); the failures by key and every test that passed at 0; or why it could
+    not."""
     export = await anyio.to_thread.run_sync(_export, ctx, head)
-    run = _head_argv(argv)
+    run = _head_argv(argv) if whole else list(argv)
     target = {"CARGO_TARGET_DIR": str(head_target_dir(ctx))}
     outcome = await ctx.run(
         rung, run, suffix=".head-tests.out", cwd=export, extra_env=target, reap_leftovers=False
@@ -101,4 +167,4 @@ async def failed_on_head(
     outcomes = _outcomes(outcome.text)
     if outcome.exit_code == 101 and not any(outcomes.values()):
         return f"cargo test could not run these tests on HEAD: {said}"
-    return HeadRun(failed=outcomes, whole=True)
+    return HeadRun(failed=outcomes, whole=whole)

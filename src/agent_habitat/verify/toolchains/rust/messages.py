@@ -27,6 +27,8 @@ _FAILED_LINE = re.compile(r"^test (?P<name>.+) \.\.\. FAILED$")
 # cargo's word on a test binary that exited 101 (libtest's failure code): a harness = false
 # target that panicked says nothing else (no "process didn't exit successfully").
 _RERUN = re.compile(r"error: test failed, to rerun pass `(?P<args>[^`]*)`")
+# cargo's word after any target that failed (a doc test's too): the arguments that select it.
+_RERUN_ANY = re.compile(r"error: (?:doc)?test failed, to rerun pass `(?P<args>[^`]*)`")
 _THREAD_PANIC = re.compile(r"^thread '(?P<name>.+)' (?:\(\d+\) )?panicked at (?P<where>.+)$")
 _DOC_TEST = re.compile(r"^(?P<file>\S+\.rs) - .*\(line (?P<line>\d+)\)$")
 _PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+):$")
@@ -98,6 +100,9 @@ class LibtestReport:
     """Which test binary died, as cargo names it."""
     passed: int = 0
     failed: int = 0
+    reruns: dict[str, str] = field(default_factory=dict)
+    """A failed test's name (libtest's `test NAME ... FAILED`) → the arguments cargo said
+    select its target (`-p strsim --doc`, `--lib`, `--test api`)."""
     ran_binaries: int = 0
 
 
@@ -211,7 +216,25 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
         i += 1
     _exited_101(report, pending, root)
     _add_unexplained(report, unexplained, panics, root)
+    report.reruns = _reruns(lines)
     return report
+
+
+def _reruns(lines: list[str]) -> dict[str, str]:
+    """Each failed test's name → the arguments of the `to rerun pass` line cargo wrote
+    after its binary."""
+    out: dict[str, str] = {}
+    section: list[str] = []  # the current binary's failed tests
+    for line in lines:
+        if _RUNNING.match(line) is not None:
+            section = []
+        elif (failed := _FAILED_LINE.match(line)) is not None:
+            section.append(failed["name"])
+        elif (rerun := _RERUN_ANY.search(line)) is not None:
+            for name in section:
+                out.setdefault(name, rerun["args"])
+            section = []
+    return out
 
 
 def _count(report: LibtestReport, line: str) -> None:

@@ -27,7 +27,7 @@ from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from ...rungs.head_tests import HeadRun, settle_tests
 from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, packages
 from .fused import clippy_errors, fused_env, without_clippy
-from .head_tests import cache_key, failed_on_head, test_key
+from .head_tests import cache_key, failed_on_head, narrowed, test_key
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
 
@@ -124,13 +124,14 @@ async def _cargo_test(
         )
 
     async def on_head(head: HeadTree, keys: list[str]) -> HeadRun | str:
-        whole = HeadRun(whole=True)
-        for argv in runs:
-            found = await failed_on_head(ctx, rung, head, argv)
+        plan = narrowed(runs, [rep.reruns for _, _, rep in results], keys)
+        ran = HeadRun(whole=plan is None)
+        for argv in plan if plan is not None else runs:
+            found = await failed_on_head(ctx, rung, head, argv, whole=plan is None)
             if isinstance(found, str):
                 return found
-            whole.failed.update(found.failed)
-        return whole
+            ran.failed.update(found.failed)
+        return ran
 
     key = cache_key(ctx.snapshot.head or "", [a for argv in runs for a in argv], ctx.root)
     return await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
