@@ -63,6 +63,7 @@ from tables_runs import (  # noqa: E402
     oneshot_tables,
     over_2x_table,
     rust_tables,
+    rust_user_flow_tables,
     rust_workspace_table,
     user_flow_tables,
 )
@@ -247,6 +248,7 @@ SECTIONS = {
     "comment-host": comment_host_tables,
     "node-tools": node_tools_table,
     "rust-workspace": rust_workspace_table,
+    "rust-user-flow": rust_user_flow_tables,
 }
 # Where the tables go: a section's markers may be in either file, or in both.
 DOCS = (DOC, REPO / "bench" / "README.md")

@@ -450,3 +450,42 @@ def rust_workspace_table() -> str:
             ]
         )
     return "\n".join(md(head, rows))
+
+
+def rust_user_flow_tables() -> str:
+    """The Rust new-user flow (ladder_rust_user_flow.py): per run, project, edit and habitat
+    CLI, the medians of the verdict, the user's own `cargo test` of the same edit, their
+    ratio per edit, and the user's `cargo test` run after the verdict in the ladder's copy."""
+    head = [
+        "project",
+        "edit",
+        "habitat",
+        "n",
+        "verdicts",
+        "verdict, median s",
+        "cargo test, median s",
+        "verdict / cargo test, median",
+        "cargo test after the verdict, median s",
+        "load (median)",
+    ]
+
+    def table(path: Path, run: dict[str, Any]) -> tuple[str, list[list[str]]]:
+        habitats = ", ".join(f"{k} = `{v}`" for k, v in run["habitats"].items())
+        rows = [
+            [
+                s["project"],
+                str(s["edit"]),
+                s["habitat"],
+                str(s["n"]),
+                s["states"],
+                _s(s["verify_median_s"]),
+                _s(s["cargo_test_median_s"]),
+                f"**{s['ratio_median']:.2f}**",
+                _s(s["after_median_s"]),
+                _s(s["load_median"], 0),
+            ]
+            for s in run["summaries"]
+        ]
+        return f"seed {run['seed']}, habitat CLIs {habitats}", rows
+
+    return per_run("ladder_rust_user_flow-*.json", head, table)

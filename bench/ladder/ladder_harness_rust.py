@@ -105,6 +105,20 @@ PROJECTS = {
         "tests; the crates.io package (its [[test]] smoke target is not in the package)",
         dev_dependencies=True,
     ),
+    # Held out (issue 27, session 4): the new-user flow's crates (ladder_rust_user_flow.py).
+    "strsim": Project(
+        "strsim",
+        "crates.io:strsim@0.11.1",
+        ("src/lib.rs",),
+        "string similarity metrics: one module with 88 unit tests, an integration test "
+        "target, 11 doc tests; the crates.io package",
+    ),
+    "scopeguard": Project(
+        "scopeguard",
+        "crates.io:scopeguard@1.2.0",
+        ("src/lib.rs",),
+        "scope guards: one module, its unit tests, an example, doc tests; the crates.io package",
+    ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
     "url": Project(
