@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
+from anyio.lowlevel import checkpoint, checkpoint_if_cancelled
 from pydantic import BaseModel
 
 from ..errors import HabitatError, NotFoundError
@@ -154,6 +155,48 @@ async def _forward_signals(call: Caller, tab: str) -> None:
                 sys.stderr.flush()
 
 
+# How long a call of the follower's own still in flight when the run's call ends may take
+# to be answered before it is cancelled anyway: a host answers `last`, `input` and `kill` in
+# milliseconds, seconds on a loaded machine; this bounds a host that stopped answering.
+STOP_GRACE_SECONDS = 10.0
+
+
+class _Aside:
+    """The follower's own calls (`last`, `input`, `kill`) beside the run's call, never
+    cancelled while on the wire unless the host keeps them past `STOP_GRACE_SECONDS`: the
+    follower stops between its calls. anyio's UNIX socket stream (the host's socket) cancelled
+    in the loop turn its answer arrives makes the event loop print "Exception in callback
+    Future.set_result(None) ... InvalidStateError" on stderr (anyio 4.16), under the run's own
+    refusal or output."""
+
+    def __init__(self, call: Caller) -> None:
+        self._call = call
+        self._flying: set[anyio.CancelScope] = set()
+        self._stopping = False
+
+    async def __call__(self, verb: AnyVerb, request: BaseModel) -> BaseModel:
+        await checkpoint_if_cancelled()  # stopped: not one call more
+        with anyio.CancelScope(shield=True) as flying:
+            if self._stopping:
+                flying.deadline = anyio.current_time() + STOP_GRACE_SECONDS
+            self._flying.add(flying)
+            try:
+                return await self._call(verb, request)
+            finally:
+                self._flying.discard(flying)
+        # Given up after the grace: the follower's cancellation, pending since `stop`, lands.
+        await checkpoint()
+        raise anyio.get_cancelled_exc_class()
+
+    def stop(self) -> None:
+        """The calls in flight get their grace; the follower's cancellation reaches it once
+        they are answered."""
+        self._stopping = True
+        deadline = anyio.current_time() + STOP_GRACE_SECONDS
+        for flying in self._flying:
+            flying.deadline = min(flying.deadline, deadline)
+
+
 async def follow_run(
     call: Caller,
     verb: AnyVerb,
@@ -167,15 +210,16 @@ async def follow_run(
     person's stdin and terminal signals are forwarded to it; the call's result."""
     newest = await _newest(call, tab)
     before = newest.index if newest is not None else None
+    aside = _Aside(call)
 
     async def attach() -> None:
-        run = await _find_run(call, tab, before)
+        run = await _find_run(aside, tab, before)
         async with anyio.create_task_group() as inner:
             if streamer is not None:
                 inner.start_soon(_stream, streamer, run.spool)
             if interactive and run.running:
-                inner.start_soon(_forward_stdin, call, tab)
-                inner.start_soon(_forward_signals, call, tab)
+                inner.start_soon(_forward_stdin, aside, tab)
+                inner.start_soon(_forward_signals, aside, tab)
 
     refused: HabitatError | None = None
     async with anyio.create_task_group() as tg:
@@ -186,6 +230,8 @@ async def follow_run(
             # Raised outside the task group, as the call alone raises it: a refusal (a busy
             # tab, the tab cap) is one line and its exit code, not an exception group.
             refused = exc
+        finally:  # Ctrl-C too: a call in flight gets its grace, not the shield for ever
+            aside.stop()
         tg.cancel_scope.cancel()
     if refused is not None:
         raise refused
