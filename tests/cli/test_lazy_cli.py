@@ -220,3 +220,11 @@ def test_rules_init_dashboard_and_the_host_commands_load_no_habitat_pydantic_or_
     heavy = ("pydantic", "anyio", "httpx2", "psutil", "rich", "webbrowser")
     habitat = ("agent_habitat.habitat", "agent_habitat.verbs", "agent_habitat.reach.launcher")
     assert [name for name in (*heavy, *habitat) if name in loaded] == []
+
+
+def test_status_and_cancel_from_the_record_load_no_http_client_nor_verb_table() -> None:
+    # With no host to ask, `habitat status|cancel` answer from the workspace's record: the
+    # client and the verb table (every verb's models) load only once a host is found.
+    loaded = _modules_after("import agent_habitat.cli.verify_records")
+    for name in ("httpx2", "agent_habitat.reach.client", "agent_habitat.verbs.table"):
+        assert name not in loaded, name

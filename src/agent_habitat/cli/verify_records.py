@@ -7,9 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from ..reach.client import HostClient
 from ..reach.launcher import find_host
-from ..verbs import verb
 from ..verify.runner.args import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.runner.cli_text import cancel_output, status_output
 from ..verify.runner.report import VerifyCancelResult, VerifyStatusResult
@@ -25,6 +23,11 @@ async def _through_host(args: argparse.Namespace, name: str, request: Any) -> An
     record = find_host(project_root(args))
     if record is None:
         return None
+    # Here, not with the module: the client (httpx) and the whole verb table (the shell's
+    # models too) are a third of what `habitat status` costs with no host to ask.
+    from ..reach.client import HostClient
+    from ..verbs import verb
+
     async with HostClient(record) as host:
         return await host.call(verb(name, "verify"), request)
 
