@@ -60,6 +60,11 @@ class Layout:
     the type check covers; test selection reaches them as side files."""
 
     @property
+    def module_files(self) -> set[str]:
+        """The relative paths of the single-file modules (`modules`)."""
+        return {p.relative_to(self.root).as_posix() for p in self.modules.values()}
+
+    @property
     def source_roots(self) -> list[Path]:
         return sorted({p.parent for p in self.packages.values()})
 

@@ -53,7 +53,8 @@ class Narrowing:
     """Paths changed since a recording that the change itself does not touch (non-Python
     files, package modules gone since): judged as changes."""
     fallback: dict[str, str] = field(default_factory=dict)
-    """Package file → why the import graph decides for it, for every test."""
+    """Package file (or single-file module) → why the import graph decides for it, for
+    every test."""
     tests: dict[str, str] = field(default_factory=dict)
     """Test selected whatever its records say (it has none) → why."""
     doubts: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -250,10 +251,13 @@ def _narrow_run(
         for module, ran in run.modules.items():
             for block in sorted(blocks & set(ran.get(rel, ()))):
                 side.setdefault(module, f"{module} runs {rel}:{block} at import time")
-    for rel in sorted(set(run.side) | set(layout.side_files)):
-        if rel in touched:
+    single = layout.module_files
+    for rel in sorted((set(run.side) | set(layout.side_files) | single) - set(run.files)):
+        if rel in touched and rel not in single:
             continue  # the change's own test-side files are judged for every test
-        if tree.sha(rel) != run.side.get(rel):
+        # A single-file module this run has no blocks of (recorded before modules were):
+        # changed for its tests whenever it differs, as a helper would be.
+        if rel in touched or tree.sha(rel) != run.side.get(rel):
             side.setdefault(rel, f"{rel} changed since the recording")
             code_moved = True
     others = (touched | set(run.dirty)) - set(run.files)
@@ -299,8 +303,10 @@ def narrow(
     for run in live.values():
         _narrow_run(layout, tree, deps, run, touched_set, out)
     loaded = {rel for run in live.values() for rel in run.files}
+    modules = layout.module_files
     for rel in sorted(touched_set - loaded):
-        if layout.module_of(rel) is not None and (layout.root / rel).exists():
+        own = layout.module_of(rel) is not None or rel in modules
+        if own and (layout.root / rel).exists():
             out.fallback[rel] = f"no dependency data for {rel}"
     for rel in sorted(layout.side_files):
         if not is_test_file(rel):

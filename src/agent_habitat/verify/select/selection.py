@@ -149,6 +149,7 @@ def _classify(
     """Sort the change into changed package modules and changed test-side files."""
     modules: set[str] = set()
     side: set[str] = set()
+    single = layout.module_files
     for rel in touched:
         name = rel.rsplit("/", 1)[-1]
         if is_manifest(rel):
@@ -163,6 +164,8 @@ def _classify(
                 out.widen_full(f"module {module} was deleted; its importers are not in the graph")
             else:
                 modules.add(module)
+        elif rel in single:
+            side.add(rel)  # a single-file module: reached through what imports it by name
         elif rel in deleted and is_test_file(rel):
             continue
         elif rel in layout.side_files or (rel in deleted and layout.in_test_roots(rel)):
@@ -252,6 +255,11 @@ def _select_with_deps(
     Returns a line saying which part came from where."""
     gone = {rel for rel in narrowing.extra if not (layout.root / rel).exists()}
     _, extra_side = _classify(layout, narrowing.extra, deleted | gone, config, out)
+    # A single-file module is judged by the data like a package file (narrowing.py): its
+    # importers run whole only where the data cannot speak for it (`fallback`, `run_side`).
+    single = layout.module_files
+    changed_side = {rel for rel in changed_side if rel not in single}
+    changed_side |= {rel for rel in narrowing.fallback if rel in single}
     for why in narrowing.unusable:
         out.widen_full(why)
     fallback = {m for rel in narrowing.fallback if (m := layout.module_of(rel)) is not None}
@@ -353,7 +361,9 @@ def _per_run(
                 path = layout.file_of(module)
                 if path is not None and is_test_file(rel := layout.rel(path)):
                     reached.tests[rel] = f"{rel} is affected in the import graph"
-            _select_side(layout, cache, affected, set(side), reached, dict(side))
+            single = {rel: why for rel, why in stale.items() if rel in layout.module_files}
+            reasons = {**single, **side}
+            _select_side(layout, cache, affected, set(reasons), reached, reasons)
             memo[key] = reached
         reached = memo[key]
         for test in owned:

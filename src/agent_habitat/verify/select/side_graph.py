@@ -117,10 +117,13 @@ class SideImports:
 
 
 def side_graph(layout: Layout, cache: SideImports) -> tuple[dict[str, set[str]], dict[str, str]]:
-    """For each test-side file: the names it imports; and the index name → file."""
+    """For each test-side file and single-file module: the names it imports; and the index
+    name → file (a test reaches a single-file module by its name, as it does a helper)."""
     imports: dict[str, set[str]] = {}
     index: dict[str, str] = {}
-    for rel, path in layout.side_files.items():
+    files = dict(layout.side_files)
+    files.update((layout.rel(p), p) for p in layout.modules.values())
+    for rel, path in files.items():
         names, own = side_names(layout, rel)
         for name in names:
             index.setdefault(name, rel)

@@ -137,7 +137,7 @@ class Recording:
             "HABITAT_TESTDEPS_OUT": str(self.out_dir),
             "HABITAT_TESTDEPS_ROOT": str(self.root),
             "HABITAT_TESTDEPS_PACKAGES": os.pathsep.join(
-                str(p) for p in self.layout.packages.values()
+                str(p) for p in (*self.layout.packages.values(), *self.layout.modules.values())
             ),
         }
 
@@ -188,14 +188,37 @@ class Recording:
                 out[rel] = digest
         return out
 
+    def _own(self, rel: str, modules: set[str]) -> bool:
+        """Whether `rel` is the project's own code (a package file or a single-file module),
+        recorded block by block; the rest of what the run read is test-side."""
+        if not rel.endswith(".py"):
+            return False
+        path = str(self.root / rel)
+        return rel in modules or any(
+            path.startswith(str(p) + os.sep) for p in self.layout.packages.values()
+        )
+
+    def _side(self, merged: _Merged, modules: set[str]) -> dict[str, str]:
+        """Test-side file → sha256 now (`-`: it changed while the run read it)."""
+        side: dict[str, str] = {}
+        for rel, path in self.layout.side_files.items():
+            if rel in modules:
+                continue  # the project's own module, recorded block by block with the packages
+            now = sha256_of(path)
+            read = merged.hashes.get(rel)
+            if now is None:
+                continue
+            side[rel] = now if rel not in merged.conflicts and read in (None, now) else UNKNOWN
+        return side
+
     def _run(self, merged: _Merged) -> tuple[TestRun, dict[str, dict[str, Any]]]:
         files: dict[str, str] = {}
         blocks: dict[str, dict[str, Any]] = {}
         tables: dict[str, FileBlocks] = {}
-        packages = [str(p) + os.sep for p in self.layout.packages.values()]
+        modules = self.layout.module_files
         for rel, seen in sorted(merged.hashes.items()):
             path = self.root / rel
-            if not rel.endswith(".py") or not any(str(path).startswith(p) for p in packages):
+            if not self._own(rel, modules):
                 continue
             digest = sha256_of(path)
             if digest is None or rel in merged.conflicts or seen != digest:
@@ -208,13 +231,7 @@ class Recording:
             files[rel] = digest
             tables[rel] = table
             blocks[digest] = table.to_json()
-        side: dict[str, str] = {}
-        for rel, path in self.layout.side_files.items():
-            now = sha256_of(path)
-            read = merged.hashes.get(rel)
-            if now is None:
-                continue
-            side[rel] = now if rel not in merged.conflicts and read in (None, now) else UNKNOWN
+        side = self._side(merged, modules)
 
         def blocks_of(keys: set[tuple[str, int]]) -> dict[str, set[str]]:
             out: dict[str, set[str]] = {}

@@ -51,7 +51,10 @@ class _Window:
 class Recorder:
     def __init__(self, root: str, packages: list[str], out_dir: str) -> None:
         self.root = os.path.realpath(root)
-        self.packages = [os.path.realpath(p) + os.sep for p in packages if p]
+        # A package is a folder; a single-module project's module (`six.py`) is a file.
+        given = [os.path.realpath(p) for p in packages if p]
+        self.files = {p for p in given if p.endswith(".py")}
+        self.packages = [p + os.sep for p in given if p not in self.files]
         self.out_dir = out_dir
         self._rel: dict[str, tuple[str, bool] | None] = {}
         self.stack: list[_Window] = []
@@ -79,7 +82,8 @@ class Recorder:
             and os.sep + "site-packages" + os.sep not in real
         ):
             rel = os.path.relpath(real, self.root).replace(os.sep, "/")
-            hit = (rel, any(real.startswith(p) for p in self.packages))
+            own = real in self.files or any(real.startswith(p) for p in self.packages)
+            hit = (rel, own)
             self._hash(rel, real)
         self._rel[filename] = hit
         return hit
