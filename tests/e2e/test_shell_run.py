@@ -74,7 +74,7 @@ async def test_non_interactive_defaults(habitat: Shell) -> None:
 
 
 async def test_cat_without_arguments_returns_at_once(habitat: Shell) -> None:
-    with anyio.fail_after(5):
+    with anyio.fail_after(30):
         result = await habitat.run(RunArgs(command="cat; read x; echo after"))
     assert result.state == "exited"
     assert result.output == "after\n"

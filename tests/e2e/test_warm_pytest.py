@@ -72,7 +72,9 @@ def test_holds_a_daemon() -> None:
     child = subprocess.Popen(
         [sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True
     )
-    pathlib.Path(os.environ["DUMP_DIR"], "pids").write_text(f"{os.getpid()} {child.pid}")
+    pids = pathlib.Path(os.environ["DUMP_DIR"], "pids")  # whole or absent: a reader polls it
+    pids.with_suffix(".part").write_text(f"{os.getpid()} {child.pid}")
+    os.replace(pids.with_suffix(".part"), pids)
     release = pathlib.Path(os.environ["DUMP_DIR"], "release")
     deadline = time.monotonic() + 120
     while not release.exists() and time.monotonic() < deadline:
