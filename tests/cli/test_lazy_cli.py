@@ -228,3 +228,12 @@ def test_status_and_cancel_from_the_record_load_no_http_client_nor_verb_table() 
     loaded = _modules_after("import agent_habitat.cli.verify_records")
     for name in ("httpx2", "agent_habitat.reach.client", "agent_habitat.verbs.table"):
         assert name not in loaded, name
+
+
+def test_the_shell_loads_the_regex_engine_only_for_a_pattern() -> None:
+    # A one-shot `habitat run` loads the shell's output module; only `grep`/`until` need the
+    # `regex` engine (about 10 ms of CPU to import).
+    assert "regex" not in _modules_after("import agent_habitat.shell.output")
+    assert "regex" in _modules_after(
+        "from agent_habitat.shell.output import compile_pattern\ncompile_pattern('a+', 'grep')"
+    )

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio.from_thread
-import regex
 
 from ..errors import UsageError
 from ..proc.spool import Hole, Spool, split_lines
 from ..secrets import redact_text, secret_values
 from .omitted import omitted_marker
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
+if TYPE_CHECKING:
+    import regex
 
 __all__ = [
     "INLINE_READ_BYTES",
@@ -325,6 +328,10 @@ class ClientPattern:
     """
 
     def __init__(self, pattern: str, argument: str) -> None:
+        # Here, not with the module: only a call with a pattern needs the engine, and a
+        # one-shot `habitat run` would load it for nothing.
+        import regex
+
         self.pattern = pattern
         self.argument = argument
         self._left = SEARCH_BUDGET_SECONDS
