@@ -5,6 +5,7 @@ and where there is none the kill says what it could not look for."""
 
 from __future__ import annotations
 
+import os
 import signal
 
 import pytest
@@ -18,14 +19,19 @@ from .conftest import processes_running
 
 pytestmark = pytest.mark.anyio
 
-DAEMON = "(setsid sh -c 'sleep 3021' &); echo started"
+# Each test's sleep is its own, and this test process's (3021.<pid>): tests on other workers,
+# and another suite on the machine, look for theirs by command line.
+_OWN = os.getpid()
+
+
+def _daemon(seconds: int) -> str:
+    return f"(setsid sh -c 'sleep {seconds}.{_OWN}' &); echo started"
 
 
 def _pids(argv: list[str]) -> set[int]:
     return {p.pid for p in processes_running(argv)}
 
 
-# Each test its own sleep (tests on other workers look for theirs by command line).
 CLEAN = "(setsid env -i /bin/sleep {} &); echo ready; sleep 100"
 
 
@@ -33,10 +39,10 @@ async def test_a_run_that_leaves_a_daemon_says_so_and_kill_still_stops_it(
     opened: Habitat,
 ) -> None:
     shell = opened.shell
-    result = await shell.run(RunArgs(command=DAEMON))
+    result = await shell.run(RunArgs(command=_daemon(3021)))
     assert (result.state, result.exit_code) == ("exited", 0)
     commands = [p.command for p in result.left_running]
-    assert any("sleep 3021" in c for c in commands), result.left_running
+    assert any(f"sleep 3021.{_OWN}" in c for c in commands), result.left_running
     assert {p.index for p in result.left_running} == {result.index}
     [event] = [e for e in opened.journal.since(0) if e.kind == "shell.run.exited"]
     assert [p["pid"] for p in event.data["left_running"]] == [p.pid for p in result.left_running]
@@ -53,17 +59,17 @@ async def test_a_run_that_leaves_a_daemon_says_so_and_kill_still_stops_it(
     assert killed.index == result.index
     assert set(killed.pids) >= {p.pid for p in result.left_running}
     assert killed.remaining == []
-    assert processes_running(["sleep", "3021"]) == []
+    assert processes_running(["sleep", f"3021.{_OWN}"]) == []
     assert (await shell.scene()).tabs[0].left_running == []
 
 
 async def test_close_stops_what_the_tabs_runs_left_running(opened: Habitat) -> None:
     shell = opened.shell
-    result = await shell.run(RunArgs(command=DAEMON, tab="t"))
+    result = await shell.run(RunArgs(command=_daemon(3022), tab="t"))
     assert result.left_running
     closed = await shell.close(CloseArgs(tab="t"))
     assert closed.killed
-    assert processes_running(["sleep", "3024"]) == []
+    assert processes_running(["sleep", f"3022.{_OWN}"]) == []
 
 
 async def test_a_run_that_leaves_nothing_lists_nothing(opened: Habitat) -> None:
@@ -78,29 +84,29 @@ async def test_a_daemon_that_clears_its_environment_is_killed_with_its_run(
     opened: Habitat,
 ) -> None:
     shell = opened.shell
-    earlier = _pids(["/bin/sleep", "3031"])  # what another session left, if anything
-    await shell.run(RunArgs(command=CLEAN.format(3031), background=True))
+    sleeping = ["/bin/sleep", f"3031.{_OWN}"]
+    await shell.run(RunArgs(command=CLEAN.format(sleeping[1]), background=True))
     assert (await shell.wait(WaitArgs(until="ready", timeout_seconds=10))).reason == "matched"
-    await eventually(lambda: _pids(["/bin/sleep", "3031"]) - earlier != set())
-    [daemon] = [p for p in processes_running(["/bin/sleep", "3031"]) if p.pid not in earlier]
+    await eventually(lambda: processes_running(sleeping) != [])
+    [daemon] = processes_running(sleeping)
     assert "HABITAT_RUN_ID" not in daemon.environ()  # the marker is gone: only the cgroup knows
     killed = await shell.kill(KillArgs(tab="main"))
     assert killed.tracking == "cgroup"
     assert killed.untracked is None
     assert daemon.pid in killed.pids
     assert killed.remaining == []
-    assert daemon.pid not in _pids(["/bin/sleep", "3031"])
+    assert daemon.pid not in _pids(sleeping)
 
 
 async def test_without_a_cgroup_kill_says_what_it_could_not_look_for(
     opened: Habitat, no_run_cgroups: None
 ) -> None:
     shell = opened.shell
-    earlier = _pids(["/bin/sleep", "3032"])  # what another session left, if anything
-    await shell.run(RunArgs(command=CLEAN.format(3032), background=True))
+    sleeping = ["/bin/sleep", f"3032.{_OWN}"]
+    await shell.run(RunArgs(command=CLEAN.format(sleeping[1]), background=True))
     assert (await shell.wait(WaitArgs(until="ready", timeout_seconds=10))).reason == "matched"
-    await eventually(lambda: _pids(["/bin/sleep", "3032"]) - earlier != set())
-    [daemon] = [p for p in processes_running(["/bin/sleep", "3032"]) if p.pid not in earlier]
+    await eventually(lambda: processes_running(sleeping) != [])
+    [daemon] = processes_running(sleeping)
     try:
         killed = await shell.kill(KillArgs(tab="main"))
         assert killed.remaining == []
@@ -115,9 +121,7 @@ async def test_while_a_later_run_runs_the_scene_still_lists_what_the_earlier_one
     opened: Habitat,
 ) -> None:
     shell = opened.shell
-    # Its own sleep: tests on other workers look for theirs by command line.
-    daemon = "(setsid sh -c 'sleep 3024' &); echo started"
-    result = await shell.run(RunArgs(command=daemon, tab="d"))
+    result = await shell.run(RunArgs(command=_daemon(3024), tab="d"))
     left = [p.pid for p in result.left_running]
     assert left
     await shell.run(RunArgs(command="sleep 3025", tab="d", background=True))
@@ -127,4 +131,4 @@ async def test_while_a_later_run_runs_the_scene_still_lists_what_the_earlier_one
         assert [p.pid for p in tab.left_running] == left
     closed = await shell.close(CloseArgs(tab="d"))
     assert closed.killed
-    assert processes_running(["sleep", "3024"]) == []
+    assert processes_running(["sleep", f"3024.{_OWN}"]) == []
