@@ -127,8 +127,9 @@ def _rung_block(rung: RungResult) -> list[RenderableType]:
         out.append(Text(f"    $ {rung.command_line[:300]}", style="dim"))
     for note in rung.notes:
         out.append(Text(f"    note: {note}", style="dim italic"))
-    new = [d for d in rung.diagnostics if not d.preexisting]
-    old = [d for d in rung.diagnostics if d.preexisting]
+    errors = [d for d in rung.diagnostics if d.severity == "error"]  # a warning cannot be red
+    new = [d for d in errors if not d.preexisting]
+    old = [d for d in errors if d.preexisting]
     for diag in new[:_DIAGNOSTICS_SHOWN]:
         out.append(Text(f"    {_where(diag)}", style="red"))
     if len(new) > _DIAGNOSTICS_SHOWN:

@@ -64,8 +64,10 @@ def _rung_lines(rung: dict[str, Any], paint: _Paint) -> list[str]:
     if command and (state in ("error", "died") or (state == "red" and not diagnostics)):
         out.append(paint(f"    $ {command[:300]}", code="2"))
     out.extend(paint(f"    note: {note}", code="2;3") for note in rung.get("notes") or [])
-    new = [d for d in diagnostics if not d.get("preexisting")]
-    old = [d for d in diagnostics if d.get("preexisting")]
+    # A warning (its severity given) is neither: it cannot make the rung red.
+    errors = [d for d in diagnostics if d.get("severity", "error") == "error"]
+    new = [d for d in errors if not d.get("preexisting")]
+    old = [d for d in errors if d.get("preexisting")]
     out.extend(paint(f"    {_where(d)}", code="31") for d in new[:_DIAGNOSTICS_SHOWN])
     if len(new) > _DIAGNOSTICS_SHOWN:
         out.append(f"    … {len(new) - _DIAGNOSTICS_SHOWN} more new")

@@ -42,7 +42,7 @@ def _tab_lines(tab: m.TabScene) -> list[str]:
 
 
 def _failing(rung: RungReport) -> list[str]:
-    new = [d for d in rung.diagnostics if not d.preexisting]
+    new = [d for d in rung.diagnostics if not d.preexisting and d.severity == "error"]
     # With findings, the reason is the first of them again ("1 test failure(s), first …").
     reason = f": {rung.reason}" if rung.reason and not new else ""
     lines = [_cut(f"  {rung.rung} {rung.state}{reason}", 240)]

@@ -101,9 +101,13 @@ DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
     RungReport: {
         "task": lambda r: r.task.endswith(f".{r.rung}"),  # the epoch's task id + rung
         # Counts equal to the findings listed: the list says them.
-        "new_findings": lambda r: r.new_findings == sum(not d.preexisting for d in r.diagnostics),
+        "new_findings": lambda r: (
+            r.new_findings
+            == sum(not d.preexisting and d.severity == "error" for d in r.diagnostics)
+        ),
         "preexisting_findings": lambda r: (
-            r.preexisting_findings == sum(d.preexisting for d in r.diagnostics)
+            r.preexisting_findings
+            == sum(d.preexisting and d.severity == "error" for d in r.diagnostics)
         ),
         "exit_code": lambda r: r.state == "green" and r.exit_code == 0,
         "spool": lambda r: r.state in ("green", "skipped"),  # the log matters when it failed
@@ -303,7 +307,7 @@ def _failure(out: dict[str, Any]) -> None:
             rung.pop("notes", None)
             continue
         diagnostics = rung.get("diagnostics", [])
-        if any(not d.get("preexisting") for d in diagnostics):
+        if any(not d.get("preexisting") and "severity" not in d for d in diagnostics):
             for name in _FINDINGS_SAY:
                 rung.pop(name, None)
         for diagnostic in diagnostics:

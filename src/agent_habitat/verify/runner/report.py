@@ -28,6 +28,7 @@ __all__ = [
     "VerifyRunResult",
     "VerifyStatusResult",
     "epoch_report",
+    "rung_report",
 ]
 
 NEW_SHOWN = 10
@@ -55,6 +56,9 @@ class DiagnosticLine(_Model):
     line: int | None = None
     code: str | None = None
     """Rule or error code (`F821`, `arg-type`, `AssertionError`)."""
+    severity: Literal["error", "warning", "note"] = "error"
+    """A warning or a note is listed after the errors and never counted: it cannot make a
+    rung red, and it is not compared with HEAD."""
     message: str
     """The message's first line (a failing test's starts with its node id)."""
     source: str = ""
@@ -219,6 +223,7 @@ def _line(root: Path | None, diag: Diagnostic) -> DiagnosticLine:
         file=diag.file,
         line=diag.line,
         code=diag.code,
+        severity=diag.severity,
         message=_first_line(diag.message),
         source=diag.source,
         preexisting=diag.preexisting,
@@ -234,7 +239,9 @@ def _tail(output: str) -> str:
     return cut.split("\n", 1)[-1] if "\n" in cut else cut
 
 
-def _rung(status: RungStatus, result: RungResult | None, root: Path | None) -> RungReport:
+def rung_report(status: RungStatus, result: RungResult | None, root: Path | None) -> RungReport:
+    """The rung as an agent reads it: errors new, then pre-existing (counted), then a few
+    warnings and notes (listed, not counted: eslint's warnings are no new findings)."""
     report = RungReport(
         rung=status.rung,
         task=status.task,
@@ -247,12 +254,15 @@ def _rung(status: RungStatus, result: RungResult | None, root: Path | None) -> R
     if result is None:
         return report
     failed = result.state not in ("green", "skipped")
-    new = [d for d in result.diagnostics if not d.preexisting]
-    old = [d for d in result.diagnostics if d.preexisting]
+    errors = [d for d in result.diagnostics if d.severity == "error"]
+    new = [d for d in errors if not d.preexisting]
+    old = [d for d in errors if d.preexisting]
+    lesser = [d for d in result.diagnostics if d.severity != "error"]
     report.exit_code, report.signal = result.exit_code, result.signal
     report.new_findings = result.new_findings or len(new)
     report.preexisting_findings = result.preexisting_findings or len(old)
-    report.diagnostics = [_line(root, d) for d in (*new[:NEW_SHOWN], *old[:PREEXISTING_SHOWN])]
+    shown = (*new[:NEW_SHOWN], *old[:PREEXISTING_SHOWN], *lesser[:PREEXISTING_SHOWN])
+    report.diagnostics = [_line(root, d) for d in shown]
     report.spool = result.spool
     if failed:
         report.command_line = result.command_line[:500] or None
@@ -290,7 +300,7 @@ def epoch_report(epoch: VerifyEpoch, root: Path | None = None) -> EpochReport:
         superseded_by=epoch.superseded_by,
         touched=epoch.touched[:LISTED_PATHS],
         touched_count=len(epoch.touched),
-        rungs=[_rung(s, results.get(s.rung), root) for s in epoch.rungs],
+        rungs=[rung_report(s, results.get(s.rung), root) for s in epoch.rungs],
         reason=epoch.result.reason if epoch.result else None,
         selection=_selection(epoch),
         notes=epoch.notes,

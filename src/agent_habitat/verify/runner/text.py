@@ -125,7 +125,8 @@ def _verdict(epoch: EpochReport) -> str:
 
 def _diag(d: DiagnosticLine) -> str:
     where = ":".join(str(x) for x in (d.file, d.line) if x is not None) or "?"
-    return f"  {where} {d.code or d.source or 'error'} {d.message}"
+    kind = "" if d.severity == "error" else f"{d.severity} "
+    return f"  {where} {kind}{d.code or d.source or 'error'} {d.message}"
 
 
 def _rung_lines(out: _Budget, rung: RungReport) -> None:
@@ -137,7 +138,7 @@ def _rung_lines(out: _Budget, rung: RungReport) -> None:
     if rung.signal:
         head += f" [signal {rung.signal}]"
     out.add(head)
-    new = [d for d in rung.diagnostics if not d.preexisting]
+    new = [d for d in rung.diagnostics if not d.preexisting and d.severity == "error"]
     for diag in new[:_DIAGS_SHOWN]:
         out.add(_diag(diag))
         if diag.text:

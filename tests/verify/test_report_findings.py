@@ -1,0 +1,62 @@
+"""A rung's report counts as new findings only what can make it red: a linter's warnings
+(eslint's 52 on minimist 1.2.8's index.js, all at HEAD too) are no "new findings" of a
+green rung, and are listed after the errors, few, marked as warnings."""
+
+from __future__ import annotations
+
+from agent_habitat.mcp_tools.wire import lean_dump
+from agent_habitat.verify import Diagnostic, RungResult, RungStatus
+from agent_habitat.verify.runner.report import NEW_SHOWN, PREEXISTING_SHOWN, rung_report
+
+
+def _warning(line: int) -> Diagnostic:
+    return Diagnostic(
+        file="index.js",
+        line=line,
+        code="no-magic-numbers",
+        severity="warning",
+        message="No magic number: 1.",
+        source="eslint",
+    )
+
+
+def test_warnings_of_a_green_lint_are_not_new_findings_and_are_listed_few() -> None:
+    result = RungResult(
+        rung="diagnose.files",
+        task="v1.diagnose.files",
+        state="green",
+        tool="eslint",
+        diagnostics=[_warning(i) for i in range(52)],
+    )
+    status = RungStatus(rung="diagnose.files", task="v1.diagnose.files", state="green")
+    report = rung_report(status, result, None)
+    assert report.new_findings == 0
+    assert report.preexisting_findings == 0
+    assert len(report.diagnostics) == PREEXISTING_SHOWN < NEW_SHOWN
+    assert all(d.severity == "warning" for d in report.diagnostics)
+    wire = lean_dump(report)
+    assert "new_findings" not in wire  # zero, as the listed errors say
+    assert all(d["severity"] == "warning" for d in wire["diagnostics"])
+
+
+def test_errors_come_first_and_count_while_warnings_follow_uncounted() -> None:
+    error = Diagnostic(file="index.js", line=3, code="no-undef", message="x is not defined")
+    result = RungResult(
+        rung="diagnose.files",
+        task="v1.diagnose.files",
+        state="red",
+        tool="eslint",
+        diagnostics=[_warning(1), _warning(2), error],
+        new_findings=1,
+    )
+    status = RungStatus(rung="diagnose.files", task="v1.diagnose.files", state="red")
+    report = rung_report(status, result, None)
+    assert report.new_findings == 1
+    assert [d.code for d in report.diagnostics] == [
+        "no-undef",
+        "no-magic-numbers",
+        "no-magic-numbers",
+    ]
+    wire = lean_dump(report)
+    assert "new_findings" not in wire
+    assert "severity" not in wire["diagnostics"][0]
