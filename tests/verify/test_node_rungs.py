@@ -243,6 +243,26 @@ async def test_a_runner_without_an_affected_test_mode_runs_the_test_script_never
     assert (green.state, green.diagnostics) == ("green", []), green
 
 
+async def test_the_scoped_test_script_runs_without_its_npm_pre_and_post_hooks(
+    tmp_path: Path,
+) -> None:
+    # minimist 1.2.8: `npm run test` ran pretest (eslint over the repository) and posttest
+    # (`aud --production`, an audit over the network): 29 s, and red whenever an advisory
+    # appears, whatever the change did. The scoped rung runs the tests; test.full keeps them.
+    hooks = {"pretest": "node -e process.exit(4)", "posttest": "node -e process.exit(5)"}
+    root = _project(
+        tmp_path,
+        {"src/add.mjs": _ADD, "test/run.mjs": _TAP_HARNESS},
+        scripts={"test": "node test/run.mjs", **hooks},
+    )
+    write(root, "src/add.mjs", _ADD.replace("a + b", "b + a"))
+    green = await _climb(root, "test.scoped")
+    assert (green.state, green.tool) == ("green", "npm test"), green
+    assert any("pretest, posttest left out" in n for n in green.notes), green.notes
+    full = await _climb(root, "test.full")
+    assert full.state != "green", full
+
+
 async def test_a_workspace_with_no_test_runner_and_no_test_script_says_there_is_nothing_to_run(
     tmp_path: Path,
 ) -> None:

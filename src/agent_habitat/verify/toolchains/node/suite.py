@@ -192,6 +192,14 @@ async def _test_script(
     """The workspace's `test` script through the package manager, in its folder; failures
     read from the console (vitest's and jest's FAIL lines, or TAP's `not ok`)."""
     argv = run_script(project, "test")
+    hooks = [h for h in ("pretest", "posttest") if h in ws.scripts]
+    if argv is not None and rung == SCOPED and hooks and project.manager == "npm":
+        # The tests, not the hooks around them (a repository-wide lint, a network audit such
+        # as minimist's `aud --production`): npm still runs the script it is asked for.
+        argv = [*argv[:-1], "--ignore-scripts", argv[-1]]
+        left_out = [f"node: its {', '.join(hooks)} left out (not tests; test.full runs them)"]
+    else:
+        left_out = []
     if argv is None:
         return skipped(
             ctx,
@@ -211,7 +219,7 @@ async def _test_script(
         outcome,
         tool=f"{project.manager} test",
         diagnostics=diagnostics,
-        notes=[f"node: {why} ({ws.scripts['test'][:160]}) by {project.manager}"],
+        notes=[f"node: {why} ({ws.scripts['test'][:160]}) by {project.manager}", *left_out],
     )
     _reason(result)
     return result
