@@ -21,6 +21,7 @@ from agent_habitat.reach.bridge import HOST_RESTARTED
 from agent_habitat.reach.launcher import host_files, probe_host
 from agent_habitat.reach.lock import is_held
 from agent_habitat.testing import eventually
+from shell_waits import await_file
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -79,23 +80,29 @@ async def kill_host(project: Path) -> int:
 
 
 async def test_the_bridge_starts_the_host_and_relays_progress_and_list_changed(
-    project: Path,
+    project: Path, tmp_path: Path
 ) -> None:
     # Inside the workspace: the host itself switches and says list_changed.
     other = project / "sub"
     other.mkdir()
     reported: list[float] = []
     inbox: list[Any] = []
+    heard = tmp_path / "heard"
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         reported.append(progress)
+        heard.touch()  # the slow run ends once a report has come through the bridge
 
     assert find_host(project) is None
     async with bridged(project, inbox) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
         hi = await client.call_tool("shell_run", {"command": "echo hi"})
+        # Not a 0.6 s sleep: a host kept off the cores for as long saw the run's end before
+        # its first report was due, and sent none.
         slow = await client.call_tool(
-            "shell_run", {"command": "echo a; sleep 0.6; echo b"}, progress_callback=on_progress
+            "shell_run",
+            {"command": f"echo a; {await_file(heard)}; echo b"},
+            progress_callback=on_progress,
         )
         await client.call_tool("project_open", {"path": str(other)})
         await eventually(
