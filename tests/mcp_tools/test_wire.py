@@ -417,3 +417,40 @@ def test_a_kill_found_by_cgroup_leaves_tracking_out_and_marker_keeps_it() -> Non
     marker = kill.model_copy(update={"tracking": "marker", "untracked": "no cgroup here"})
     wire = lean_dump(marker)
     assert (wire["tracking"], wire["untracked"]) == ("marker", "no cgroup here")
+
+
+def test_nothing_to_verify_is_its_reason_without_a_rung_saying_it_again() -> None:
+    # parse 1.20.2, a clean tree: 960 bytes, three skipped rungs each saying "nothing changed
+    # since HEAD (give --files or --filter, or climb to test.full)" below the epoch's reason.
+    said = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
+    rungs = [
+        RungReport(rung=name, task=f"v1.{name}", state="skipped", reason=said, duration_s=0.0)
+        for name in ("diagnose.files", "compile.project", "test.scoped")
+    ]
+    why = "the tree is unchanged since HEAD abc: nothing to verify (give --files or --filter)"
+    epoch = EpochReport(
+        epoch=1,
+        task="v1",
+        state="nothing_to_verify",
+        green=False,
+        snapshot="s",
+        head="abc",
+        policy="standard",
+        rungs=rungs,
+        reason=why,
+        duration_s=0.1,
+        finished_at=1.0,
+    )
+    run = VerifyRunResult(
+        task="v1",
+        epoch=1,
+        snapshot="s",
+        state="nothing_to_verify",
+        green=False,
+        summary="",
+        result=epoch,
+    )
+    wire = lean_dump(run)
+    assert (wire["state"], wire["green"]) == ("nothing_to_verify", False)
+    assert wire["result"] == {"reason": why, "duration_s": 0.1}
+    jsonschema.validate(wire, output_schema(VerifyRunResult))

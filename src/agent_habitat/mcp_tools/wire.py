@@ -275,6 +275,11 @@ def lean_dump(
         out["summary"] = checked(result.result)
     elif isinstance(result, VerifyRunResult) and failed_verify(result):
         _failure(out)
+    elif isinstance(result, VerifyRunResult) and result.state == "nothing_to_verify":
+        # Its reason says why (and each rung's when they differ): the skipped rungs, HEAD,
+        # policy and timings said it again, 960 bytes on a clean tree; verify_status has them.
+        for name in ("rungs", "head", "policy", "timing", "finished_at"):
+            out.get("result", {}).pop(name, None)
     return out
 
 
