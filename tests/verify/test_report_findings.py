@@ -60,3 +60,21 @@ def test_errors_come_first_and_count_while_warnings_follow_uncounted() -> None:
     wire = lean_dump(report)
     assert "new_findings" not in wire
     assert "severity" not in wire["diagnostics"][0]
+
+
+def test_a_long_command_line_is_cut_visibly_never_into_another_path() -> None:
+    tests = " ".join(f"tests/test_module_number_{i}.py" for i in range(40))
+    result = RungResult(
+        rung="test.scoped",
+        task="v1.test.scoped",
+        state="red",
+        tool="pytest",
+        command_line=f"python -m pytest -q {tests}",
+        exit_code=1,
+    )
+    status = RungStatus(rung="test.scoped", task="v1.test.scoped", state="red")
+    line = rung_report(status, result, None).command_line
+    assert line is not None
+    assert (len(line), line[-1]) == (500, "…")
+    short = result.model_copy(update={"command_line": "python -m pytest -q tests/test_a.py"})
+    assert rung_report(status, short, None).command_line == short.command_line

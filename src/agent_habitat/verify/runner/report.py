@@ -39,6 +39,7 @@ TAIL_BYTES = 1024
 """Output tail kept for a rung that failed without a parsed finding."""
 LISTED_PATHS = 20
 _MESSAGE_CAP = 300
+_COMMAND_CAP = 500
 
 ReportState = EpochState | Literal["lost"]
 """The epoch's state; `lost` when the process that ran it ended before it finished."""
@@ -265,7 +266,11 @@ def rung_report(status: RungStatus, result: RungResult | None, root: Path | None
     report.diagnostics = [_line(root, d) for d in shown]
     report.spool = result.spool
     if failed:
-        report.command_line = result.command_line[:500] or None
+        line = result.command_line
+        # Cut visibly: parse 1.20.2's ended in "tests/test_parsetype.py tests/", a folder.
+        report.command_line = (
+            line if len(line) <= _COMMAND_CAP else line[: _COMMAND_CAP - 1] + "…"
+        ) or None
         if not new and result.output.strip():
             report.output_tail = _tail(result.output)
     return report
