@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from ..workspace import private_dirs
 __all__ = ["HeadTree"]
 
 _MARKER = ".habitat-head"
+_EXPORTING: dict[Path, threading.Lock] = {}
+"""One lock per export folder, for this process's threads (dict.setdefault is atomic)."""
 
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
@@ -98,7 +101,13 @@ class HeadTree:
         return self._lines[path]
 
     def export(self) -> Path:
-        """The project as it is at HEAD, unpacked once per HEAD commit."""
+        """The project as it is at HEAD, unpacked once per HEAD commit. Threads of one
+        process take turns (the warm-up's steps and a climb's rungs run side by side): a
+        second caller waits for the first one's export instead of unpacking over it."""
+        with _EXPORTING.setdefault(self.export_dir, threading.Lock()):
+            return self._export()
+
+    def _export(self) -> Path:
         marker = self.export_dir / _MARKER
         try:
             if marker.read_text(encoding="utf-8") == self.head:

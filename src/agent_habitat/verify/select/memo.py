@@ -103,6 +103,7 @@ class SelectionMemo:
     _deps: dict[Path, tuple[Stat, RecordedDeps | None]] = field(default_factory=dict)
     _side: dict[Path, SideImports] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _building: dict[tuple[object, ...], threading.Lock] = field(default_factory=dict)
     builds: int = 0
     """How many times a graph was built (the warm-up test reads it)."""
 
@@ -115,14 +116,19 @@ class SelectionMemo:
         key = (tuple(sorted((k, str(v)) for k, v in packages.items())), str(cache_dir))
         stats = _package_files(packages)
         with self._lock:
-            entry = self._graphs.get(key)
-        if entry is not None and self._still_true(entry, stats):
-            return entry.graph
-        graph = build()
-        imports = {path: import_lines(path) for path in stats}
-        with self._lock:
-            self._graphs[key] = _GraphEntry(graph, stats, imports)
-            self.builds += 1
+            building = self._building.setdefault(key, threading.Lock())
+        # One build of a graph at a time: a climb that asks while the warm-up builds it
+        # waits for that build and takes it, instead of building it a second time beside.
+        with building:
+            with self._lock:
+                entry = self._graphs.get(key)
+            if entry is not None and self._still_true(entry, stats):
+                return entry.graph
+            graph = build()
+            imports = {path: import_lines(path) for path in stats}
+            with self._lock:
+                self._graphs[key] = _GraphEntry(graph, stats, imports)
+                self.builds += 1
         return graph
 
     @staticmethod
