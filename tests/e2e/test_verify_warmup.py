@@ -15,8 +15,9 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.proc import is_alive
 from agent_habitat.trust import ProjectTrust
 from agent_habitat.verify import LadderRequest, stop_type_daemon
+from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest
-from agent_habitat.verify.runner.warmup import warm_lines
+from agent_habitat.verify.runner.warmup import WarmItem, WarmUp, warm_lines
 from agent_habitat.workspace import Workspace
 from git_tree import git as _git
 from git_tree import write as _write
@@ -115,3 +116,62 @@ async def test_warm_up_turned_off_warms_nothing(
         with anyio.fail_after(30):
             await warm.wait()
         assert {item.state for item in warm.items.values()} == {"skipped"}
+
+
+async def test_a_rung_waits_only_for_the_warm_step_it_uses(
+    shop: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tabulate 0.9, a fresh host: the first verify waited 13-16 s for the whole warm-up
+    # (graph, lint baseline, dmypy, the warm pytest) before its first rung. The one seam:
+    # the type daemon's start is held until released, then starts the real daemon.
+    started, release = anyio.Event(), anyio.Event()
+    real = WarmUp._daemon
+
+    async def held_daemon(self: WarmUp, ctx: RungContext) -> WarmItem:
+        started.set()
+        await release.wait()
+        return await real(self, ctx)
+
+    monkeypatch.setattr(WarmUp, "_daemon", held_daemon)
+    workspace = Workspace.for_project(shop)
+    async with Habitat.open(workspace, project=shop) as habitat:
+        warm, runner = habitat.verifier.warmup, habitat.verify
+        assert warm is not None
+        assert runner is not None
+        with anyio.fail_after(60):
+            await started.wait()
+        _write(shop, "shop/core.py", CORE.replace("x * 2", "x + x"))
+        # The lint and the tests climb while the type daemon's start is held.
+        with anyio.fail_after(120):
+            ticket = await runner.request(
+                LadderRequest(rungs=["diagnose.files", "test.scoped"]), wait=True
+            )
+        assert not release.is_set()
+        assert "type_daemon" not in warm.items, "the type daemon's start was not held"
+        assert ticket.result is not None
+        assert ticket.result.result is not None
+        states = {r.rung: r.state for r in ticket.result.result.rungs}
+        assert states == {"diagnose.files": "green", "test.scoped": "green"}
+        # compile.project does not wait for that start either: it checks with plain mypy
+        # (as a one-shot verify does), never a second daemon start beside the warm-up's.
+        with anyio.fail_after(180):
+            ticket = await runner.request(LadderRequest(rungs=["compile.project"]), wait=True)
+        assert not release.is_set()
+        assert ticket.result is not None
+        assert ticket.result.result is not None
+        (compiled,) = ticket.result.result.rungs
+        assert (compiled.state, compiled.tool) == ("green", "mypy"), compiled
+        assert any("still starting the dmypy daemon" in n for n in compiled.notes), compiled
+        # Once the start ended, the rung asks the daemon the warm-up started.
+        release.set()
+        with anyio.fail_after(180):
+            await warm.wait()
+        assert warm.items["type_daemon"].state == "warm", warm.items
+        _write(shop, "shop/core.py", CORE.replace("x * 2", "2 * x"))
+        with anyio.fail_after(180):
+            ticket = await runner.request(LadderRequest(rungs=["compile.project"]), wait=True)
+        assert ticket.result is not None
+        assert ticket.result.result is not None
+        (compiled,) = ticket.result.result.rungs
+        assert (compiled.state, compiled.tool) == ("green", "dmypy"), compiled
+        assert not any("daemon started" in note for note in compiled.notes), compiled.notes

@@ -4,7 +4,7 @@ stale, progress. Real git snapshots on a sample repository; no processes."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -479,6 +479,22 @@ async def test_a_committed_file_deleted_mid_climb_makes_it_stale(
     assert (epoch.state, epoch.changed) == ("stale", ["src/calc/arith.py"])
 
 
+class _Gate:
+    """A warm-up whose start is `climbable`; its steps have ended."""
+
+    def __init__(self, climbable: Callable[[], Awaitable[None]]) -> None:
+        self._climbable = climbable
+
+    async def climbable(self) -> None:
+        await self._climbable()
+
+    def ended(self, step: str) -> bool:
+        return True
+
+    async def ready(self, step: str) -> None:
+        return None
+
+
 async def test_a_clean_tree_is_nothing_to_verify_without_waiting_for_the_warm_up(
     runner: VerifyRunner, calc: Path
 ) -> None:
@@ -491,7 +507,7 @@ async def test_a_clean_tree_is_nothing_to_verify_without_waiting_for_the_warm_up
         waited.append("warm-up")
         await warmed.wait()
 
-    runner.before_climb = warm_up
+    runner.warm = _Gate(warm_up)
     subprocess.run(["git", "checkout", "."], cwd=calc, check=True, capture_output=True)
     clean = await runner.request()
     with anyio.fail_after(10):

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ..events import EventBus
     from ..workspace import Workspace
 
-__all__ = ["LadderFn", "LadderHooks", "SubstrateLease"]
+__all__ = ["LadderFn", "LadderHooks", "SubstrateLease", "WarmSteps"]
 
 
 class SubstrateLease(Protocol):
@@ -39,6 +39,23 @@ class SubstrateLease(Protocol):
 
     def mark_failed(self) -> None:
         """The task did not pass: keep the folder when `keep_failed` is set."""
+        ...
+
+
+class WarmSteps(Protocol):
+    """The open project's warm-up as a climb sees it (runner/warmup.py's `WarmUp`)."""
+
+    async def climbable(self) -> None:
+        """Returns once a climb may begin (the warm-up has started its steps, or ended)."""
+        ...
+
+    def ended(self, step: str) -> bool:
+        """The warm-up's `step` has ended (however it ended)."""
+        ...
+
+    async def ready(self, step: str) -> None:
+        """Returns once the warm-up's `step` ended, however it ended: a rung waits only for
+        the step it uses (`compile.project` for `type_daemon`), never for the others."""
         ...
 
 
@@ -56,6 +73,8 @@ class LadderHooks:
     """A fresh substrate per test task id (`test.scoped`, `test.full`)."""
     memo: SelectionMemo | None = None
     """The runner's import graph and dependency data, kept between climbs."""
+    warm: WarmSteps | None = None
+    """The open project's warm-up, whose steps a rung may wait for."""
 
 
 class LadderFn(Protocol):

@@ -41,6 +41,7 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Iterator
 from functools import partial
 
 import anyio
@@ -102,6 +103,7 @@ class BackgroundRecorder:
         self._wake = anyio.Event()
         self._head_skipped: str | None = None
         """A HEAD whose export could not be recorded (not tried again)."""
+        self._listening = 0
 
     def _on_event(self, event: Event) -> None:
         if event.kind == "environment.task.queued" and event.task:
@@ -159,27 +161,42 @@ class BackgroundRecorder:
                 continue
             return
 
-    async def run(self, ctx: RungContext) -> None:
+    @contextlib.contextmanager
+    def listening(self) -> Iterator[None]:
+        """Hear verify requests (and their ends) for as long as the block runs: the slot
+        listens from before the warm-up, so a request it missed cannot leave it thinking
+        verify is quiet while one runs."""
         unsubscribe = self.bus.subscribe(self._on_event)
-        last: Selection | None = None
+        self._listening += 1
         try:
-            while True:
-                await self._quiet()
-                self.state = "planning"
-                selection = await anyio.to_thread.run_sync(self._plan, ctx)
-                if self._busy:
-                    continue  # a request came while it planned
-                if selection is None or selection == last:
-                    # Fresh, or what it just recorded is still not on record (a run that
-                    # cannot record): until a verify finishes, whose tree may differ.
-                    self.state = "done"
-                    last = None
-                    self._wake = anyio.Event()
-                    await self._wake.wait()
-                    continue
-                last = selection if await self._record(ctx, selection) else None
+            yield
         finally:
+            self._listening -= 1
             unsubscribe()
+
+    async def run(self, ctx: RungContext) -> None:
+        with contextlib.ExitStack() as stack:
+            if not self._listening:
+                stack.enter_context(self.listening())
+            await self._run(ctx)
+
+    async def _run(self, ctx: RungContext) -> None:
+        last: Selection | None = None
+        while True:
+            await self._quiet()
+            self.state = "planning"
+            selection = await anyio.to_thread.run_sync(self._plan, ctx)
+            if self._busy:
+                continue  # a request came while it planned
+            if selection is None or selection == last:
+                # Fresh, or what it just recorded is still not on record (a run that
+                # cannot record): until a verify finishes, whose tree may differ.
+                self.state = "done"
+                last = None
+                self._wake = anyio.Event()
+                await self._wake.wait()
+                continue
+            last = selection if await self._record(ctx, selection) else None
 
     def _plan(self, ctx: RungContext) -> Selection | None:
         snapshot = snapshot_of(ctx.root)

@@ -6,6 +6,7 @@ make it red. `compileall`
 
 from __future__ import annotations
 
+import time
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import anyio.to_thread
 
 from ..command import Outcome
 from ..environments import ProjectEnv
+from ..hooks import WarmSteps
 from ..layout import Layout
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy
@@ -85,7 +87,9 @@ def mypy_flags(ctx: RungContext, env: ProjectEnv, configured: bool) -> list[str]
     return [*version_flags(ctx.root, env), *(DEFAULT_MYPY_FLAGS if quiet else ())]
 
 
-async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungResult:
+async def _mypy(
+    ctx: RungContext, env: ProjectEnv, targets: list[str], *, starting: bool = False
+) -> RungResult:
     configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
     flags = mypy_flags(ctx, env, configured)
     notes: list[str] = []
@@ -97,7 +101,12 @@ async def _mypy(ctx: RungContext, env: ProjectEnv, targets: list[str]) -> RungRe
     outside: set[str] = set()
     tool, note = "mypy", None
     daemon = DmypyDaemon(ctx.workspace)
-    if ctx.config.dmypy and not ctx.keeps_warm and daemon.state() != "alive":
+    if ctx.config.dmypy and starting:
+        notes.append(
+            "plain mypy over the workspace's incremental cache: the warm-up is still starting "
+            "the dmypy daemon (later verifies ask it)"
+        )
+    elif ctx.config.dmypy and not ctx.keeps_warm and daemon.state() != "alive":
         # This process stops at exit what it starts: a cold daemon (about 4 s on toolz at
         # load 15) would cost more than plain mypy over its incremental cache (under 1 s
         # there once the cache is warm), and would be gone before the next verify.
@@ -268,8 +277,36 @@ async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
     if not targets:
         return nothing_to_do(ctx, RUNG, "no package module is affected by the change")
     checker = detect_type_checker(ctx.root, ctx.config, env)
+    warm = ctx.hooks.warm if ctx.hooks is not None else None
     if checker == "mypy":
-        return await _mypy(ctx, env, _prefer_stubs(ctx.root, targets))
+        # While the warm-up starts dmypy (a whole check, on the tree as it was), plain
+        # mypy checks the change at once: waiting would cost that start and a recheck.
+        starting = warm is not None and not warm.ended("type_daemon")
+        return await _mypy(ctx, env, _prefer_stubs(ctx.root, targets), starting=starting)
+    waited = await _warm_start(warm) if checker != "compileall" else None
+    result = await _checked(ctx, env, targets, checker)
+    if waited is not None:
+        result.notes.append(waited)
+    return result
+
+
+async def _warm_start(warm: WarmSteps | None) -> str | None:
+    """Waits for the warm-up's type-checker step while it runs: it starts the language
+    server this rung asks (pyright, ty), and a second start beside it would clash. The
+    warm-up's other steps are not waited for. Says how long it waited, if it did."""
+    if warm is None:
+        return None
+    started = time.monotonic()
+    await warm.ready("type_daemon")
+    waited = time.monotonic() - started
+    if waited < 0.05:
+        return None
+    return f"waited {waited:.1f} s for the warm-up to start the type checker (on project open)"
+
+
+async def _checked(
+    ctx: RungContext, env: ProjectEnv, targets: list[str], checker: str
+) -> RungResult:
     if checker in ("pyright", "basedpyright", "ty", "pyrefly"):
         mine = _prefer_stubs(ctx.root, targets)
         every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)

@@ -17,7 +17,7 @@ import anyio.abc
 
 from ...events import Event, EventBus, EventKind, Subscriber, Unsubscribe
 from ...proc import ProcessRecord, kill_tree
-from ..hooks import LadderHooks
+from ..hooks import LadderHooks, WarmSteps
 from ..models import LadderResult, RungName, RungResult
 from ..select.memo import SelectionMemo
 from ..snapshot import Snapshot
@@ -170,6 +170,7 @@ class Chain:
         substrates: SubstrateFactory,
         superseded: Callable[[Chain], None],
         memo: SelectionMemo | None = None,
+        warm: WarmSteps | None = None,
     ) -> LadderHooks:
         """The climb's hooks: collect results and processes, lend substrates, and stop the
         climb after `diagnose.files` once a newer request superseded it."""
@@ -210,6 +211,7 @@ class Chain:
             process_started=process_started,
             substrate=substrate,
             memo=memo,
+            warm=warm,
         )
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -37,7 +37,7 @@ from ...events import EventBus
 from ...proc import ProcessRecord
 from ...workspace import Workspace
 from ..config import load_policy
-from ..hooks import LadderFn
+from ..hooks import LadderFn, WarmSteps
 from ..ladder import new_ladder_id, run_ladder
 from ..models import LadderRequest, LadderResult, RungName
 from ..select.memo import SelectionMemo
@@ -107,7 +107,7 @@ class VerifyRunner:
         """True while the file watcher runs (stale events within milliseconds of a write)."""
         self._writes, self._requesting = WriteLog(), 0  # for reusing a request's snapshot
         self.memo = SelectionMemo()  # the import graph and test deps, kept between climbs
-        self.before_climb: Callable[[], Awaitable[None]] | None = None  # the slot's warm-up
+        self.warm: WarmSteps | None = None  # the slot's warm-up: climbs and rungs wait on it
 
     @classmethod
     @asynccontextmanager
@@ -327,16 +327,17 @@ class VerifyRunner:
             chain.scope = scope
             if chain.cancel_reason is not None or chain.restart:
                 scope.cancel()
-            if self.before_climb is not None and not idle(snapshot.touched, request, rungs):
+            if self.warm is not None and not idle(snapshot.touched, request, rungs):
                 warm_from = time.monotonic()
-                await self.before_climb()  # the slot's warm-up (daemon, baselines, graph)
+                await self.warm.climbable()  # the warm-up under way; each rung waits its step
                 chain.baseline_s = time.monotonic() - warm_from
+            hooks = chain.hooks(snapshot, self.substrates, self._superseded, self.memo, self.warm)
             result = await self._ladder(
                 self.root,
                 request,
                 bus=ChainBus(self.bus, chain),
                 workspace=self.workspace,
-                hooks=chain.hooks(snapshot, self.substrates, self._superseded, self.memo),
+                hooks=hooks,
             )
         chain.scope = None
         return snapshot, rungs, result

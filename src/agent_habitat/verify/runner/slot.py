@@ -175,8 +175,8 @@ class VerifySlot:
                 accounting=self.accounting,
                 last_epoch=self.records.last_number,
             ) as runner:
-                # The ladder warms in the background; the runner's first climb waits for
-                # it (a Node project's, only until its warm checkers are announced).
+                # The ladder warms in the background; a climb waits only until its steps
+                # are under way, and each rung only for the step it uses (warmup.py).
                 warm = WarmUp(
                     root,
                     workspace=self.workspace,
@@ -184,7 +184,7 @@ class VerifySlot:
                     memo=runner.memo,
                     trusted=lambda: self.trust.wait(root),
                 )
-                runner.before_climb = warm.climbable
+                runner.warm = warm
                 self.warmup = warm
                 recorder = BackgroundRecorder(
                     bus=self.bus, memo=runner.memo, substrates=runner.substrates
@@ -485,7 +485,10 @@ class VerifySlot:
 
 async def _warm_then_record(warm: WarmUp, recorder: BackgroundRecorder) -> None:
     """The warm-up, then — only if it went through every step, so whatever holds the
-    warm-up back holds this back too — the background recording of test dependencies."""
-    await warm.run()
-    if warm.reached is not None:
-        await recorder.run(warm.reached)
+    warm-up back holds this back too — the background recording of test dependencies. The
+    recorder hears verify requests from the start: one asked during the warm-up (a climb
+    no longer waits for it) holds the recording back until it is done."""
+    with recorder.listening():
+        await warm.run()
+        if warm.reached is not None:
+            await recorder.run(warm.reached)

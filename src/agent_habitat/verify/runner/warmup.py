@@ -1,13 +1,19 @@
 """Warming the ladder when a project opens, so the first verify is already warm.
 
-The verify slot starts `WarmUp.run` beside a new runner and makes the runner wait for it
-before its first climb (`VerifyRunner.before_climb`, `climbable`), so a verify never races
-the warm-up for the same daemon or cache; a Node project's climbs wait only until its warm
-checkers are announced, and race them (toolchains/node/race.py). In order, each step
-bounded by the ladder's timeout:
+The verify slot starts `WarmUp.run` beside a new runner (`VerifyRunner.warm`). A climb
+waits only until the steps are under way (`climbable`), and each rung only for the step it
+uses (`ready`): `compile.project` for a language server's start (pyright, ty), which it
+would otherwise start a second time; while dmypy's start is under way it runs plain mypy
+cold instead, as a one-shot verify does (the start is a whole check, and the edit's recheck
+would come after it). Nothing else waits: `diagnose.files` builds HEAD's findings for the touched
+files itself when the lint baseline is not there yet, the import graph's build is shared
+(`SelectionMemo.graph`: one build, a second asker waits for it), and the warm pytest's start
+too (`warm_pytest.ensure`, under one lock). A Node project's climbs wait only until its warm
+checkers are announced, and race them (toolchains/node/race.py). The project's interpreter
+is probed first (cached per process); then the steps run side by side, each bounded by the
+ladder's timeout:
 
-* the project's interpreter probed (cached per process);
-* the import graph built into the runner's `SelectionMemo`, and the recorded test
+* the import graph built into the runner's `SelectionMemo`, then the recorded test
   dependencies loaded into it (a climb reuses both while they are still true);
 * the lint baseline: HEAD's ruff findings for every Python file, in the cache
   `diagnose.files` reads (rungs/lint_warm.py);
@@ -112,6 +118,7 @@ class WarmUp:
         self.finished_at: float | None = None
         self._done = anyio.Event()
         self._climbable = anyio.Event()
+        self._ended = {step: anyio.Event() for step in STEPS}
         self.off = False
         """True when `[tool.habitat.ladder] warmup = false` turned it off."""
         pid = os.getpid()
@@ -124,9 +131,17 @@ class WarmUp:
         await self._done.wait()
 
     async def climbable(self) -> None:
-        """Returns once a climb may begin: when the warm-up ended, or (a Node project) once
-        it announced the warm checkers it starts, which a climb does not wait for."""
+        """Returns once a climb may begin: once the steps of a Python project are under way
+        (each rung waits for its own, `ready`), once a Node project announced the warm
+        checkers it starts (which a climb races), else when the warm-up ended."""
         await self._climbable.wait()
+
+    def ended(self, step: str) -> bool:
+        return self._ended[step].is_set()
+
+    async def ready(self, step: str) -> None:
+        """Returns once `step` ended, however it ended (or the whole warm-up did)."""
+        await self._ended[step].wait()
 
     @property
     def done(self) -> bool:
@@ -143,6 +158,8 @@ class WarmUp:
             self.finished_at = time.time()
             self._done.set()
             self._climbable.set()
+            for ended in self._ended.values():
+                ended.set()
             # Turned off, or ended before the project was trusted: no trace at all (no file,
             # no event), as nothing was warmed.
             if not (self.off or self._untrusted_end):
@@ -177,15 +194,25 @@ class WarmUp:
         )
         ctx = self._context(config, snapshot, layout, env)
         cache_dir = self.workspace.state_dir / "grimp"
+        # Side by side, and the climbs go: each rung waits only for the step it uses.
+        self._climbable.set()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._graph_then_deps, layout, cache_dir)
+            if config.command_for("diagnose.files") is not None:
+                self._end("lint_baseline", WarmItem("skipped", "diagnose.files is configured"))
+            else:
+                tg.start_soon(self._step, "lint_baseline", self._lint, ctx)
+            tg.start_soon(self._step, "type_daemon", self._daemon, ctx)
+            tg.start_soon(self._step, "pytest", self._pytest, ctx)
+        self.reached = ctx
+
+    async def _graph_then_deps(self, layout: Layout, cache_dir: Path) -> None:
         await self._step("import_graph", self._graph, layout, cache_dir)
         await self._step("test_deps", self._deps)
-        if config.command_for("diagnose.files") is not None:
-            self.items["lint_baseline"] = WarmItem("skipped", "diagnose.files is configured")
-        else:
-            await self._step("lint_baseline", self._lint, ctx)
-        await self._step("type_daemon", self._daemon, ctx)
-        await self._step("pytest", self._pytest, ctx)
-        self.reached = ctx
+
+    def _end(self, name: str, item: WarmItem) -> None:
+        self.items[name] = item
+        self._ended[name].set()
 
     def _context(
         self,
@@ -216,7 +243,7 @@ class WarmUp:
         except (OSError, HabitatError, ValueError) as exc:
             item = WarmItem("failed", str(exc)[:300])
         item.duration_s = round(time.monotonic() - started, 3)
-        self.items[name] = item
+        self._end(name, item)
         await self._write()
 
     async def _node(self, config: LadderConfig, snapshot: Snapshot, layout: Layout) -> WarmItem:
@@ -394,7 +421,7 @@ class WarmUp:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "owner": self._owner,
-            "items": {k: asdict(v) for k, v in self.items.items()},
+            "items": {k: asdict(self.items[k]) for k in STEPS if k in self.items},
         }
         path = self.workspace.state_dir / FILE
         try:
