@@ -491,6 +491,9 @@ class _Gate:
     def ended(self, step: str) -> bool:
         return True
 
+    def running(self, step: str) -> bool:
+        return False
+
     async def ready(self, step: str) -> None:
         return None
 

@@ -53,6 +53,10 @@ class WarmSteps(Protocol):
         """The warm-up's `step` has ended (however it ended)."""
         ...
 
+    def running(self, step: str) -> bool:
+        """The warm-up's `step` is under way: begun, not ended."""
+        ...
+
     async def ready(self, step: str) -> None:
         """Returns once the warm-up's `step` ended, however it ended: a rung waits only for
         the step it uses (`compile.project` for `type_daemon`), never for the others."""

@@ -114,6 +114,9 @@ class BackgroundRecorder:
             elif self._scope is not None and not self._scope.cancel_called:
                 self._scope.cancel()  # the verify goes first; the kill runs in our task
                 self.state = "cancelling"
+        elif event.kind == "project.trusted" and event.data.get("how") == "verify":
+            # A verify trusted the project: its request comes next (the warm-up waits too).
+            self._last_request = time.monotonic()
         elif event.kind == "verify.epoch.finished" and event.task:
             self._busy.discard(event.task.split(".", 1)[0])
             self._wake.set()
@@ -141,14 +144,15 @@ class BackgroundRecorder:
         try:
             while True:
                 await self._stopped.wait()
-                await self._quiet()
+                await self.quiet()
                 self._resume(group)
                 self.state = "recording"
         finally:
             self._resume(group)
 
-    async def _quiet(self) -> None:
-        """Until no verify is queued or running, and none was asked for in QUIET_S."""
+    async def quiet(self) -> None:
+        """Until no verify is queued or running, and none was asked for in QUIET_S (heard
+        while `listening`: the warm-up's steps wait for it too)."""
         while True:
             if self._busy:
                 self.state = "waiting"
@@ -183,7 +187,7 @@ class BackgroundRecorder:
     async def _run(self, ctx: RungContext) -> None:
         last: Selection | None = None
         while True:
-            await self._quiet()
+            await self.quiet()
             self.state = "planning"
             selection = await anyio.to_thread.run_sync(self._plan, ctx)
             if self._busy:

@@ -279,8 +279,9 @@ async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
     checker = detect_type_checker(ctx.root, ctx.config, env)
     warm = ctx.hooks.warm if ctx.hooks is not None else None
     if checker == "mypy":
-        # While the warm-up starts dmypy (a whole check, on the tree as it was), plain
-        # mypy checks the change at once: waiting would cost that start and a recheck.
+        # Until the warm-up started dmypy (a whole check, on the tree as it was), plain
+        # mypy checks the change at once: waiting would cost that start and a recheck,
+        # and a start here would be a second one beside the warm-up's.
         starting = warm is not None and not warm.ended("type_daemon")
         return await _mypy(ctx, env, _prefer_stubs(ctx.root, targets), starting=starting)
     waited = await _warm_start(warm) if checker != "compileall" else None
@@ -292,9 +293,10 @@ async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
 
 async def _warm_start(warm: WarmSteps | None) -> str | None:
     """Waits for the warm-up's type-checker step while it runs: it starts the language
-    server this rung asks (pyright, ty), and a second start beside it would clash. The
-    warm-up's other steps are not waited for. Says how long it waited, if it did."""
-    if warm is None:
+    server this rung asks (pyright, ty), and a second start beside it would clash. A step
+    not begun (it waits for verify to be quiet) and the other steps are not waited for.
+    Says how long it waited, if it did."""
+    if warm is None or not warm.running("type_daemon"):
         return None
     started = time.monotonic()
     await warm.ready("type_daemon")

@@ -177,18 +177,19 @@ class VerifySlot:
             ) as runner:
                 # The ladder warms in the background; a climb waits only until its steps
                 # are under way, and each rung only for the step it uses (warmup.py).
+                recorder = BackgroundRecorder(
+                    bus=self.bus, memo=runner.memo, substrates=runner.substrates
+                )
                 warm = WarmUp(
                     root,
                     workspace=self.workspace,
                     bus=self.bus,
                     memo=runner.memo,
                     trusted=lambda: self.trust.wait(root),
+                    quiet=recorder.quiet,
                 )
                 runner.warm = warm
                 self.warmup = warm
-                recorder = BackgroundRecorder(
-                    bus=self.bus, memo=runner.memo, substrates=runner.substrates
-                )
                 self.recorder = recorder
                 self.runner = self._recording = runner
                 self.error = None

@@ -94,11 +94,14 @@ def warm_lines(workspace: Workspace) -> list[str]:
             else f"warm: the warm-up of pid {pid} ended before it finished"
         )
     left = [s for s in STEPS if running and s not in items]
+    # The steps under way (side by side, once no verify runs); a file without the list
+    # (an older habitat's) ran them in order, the first one left in progress.
+    begun = data.get("begun", left[:1])
     for name in [*items, *left]:
         item = items.get(name)
         label = name.replace("_", " ")
         if item is None:
-            now = ("in progress" if name == left[0] else "pending") if alive else "not reached"
+            now = ("in progress" if name in begun else "pending") if alive else "not reached"
             out.append(f"warm: {label}: {now}")
             continue
         state, detail = item.get("state", "?"), item.get("detail", "")

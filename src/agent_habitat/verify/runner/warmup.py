@@ -9,9 +9,11 @@ would come after it). Nothing else waits: `diagnose.files` builds HEAD's finding
 files itself when the lint baseline is not there yet, the import graph's build is shared
 (`SelectionMemo.graph`: one build, a second asker waits for it), and the warm pytest's start
 too (`warm_pytest.ensure`, under one lock). A Node project's climbs wait only until its warm
-checkers are announced, and race them (toolchains/node/race.py). The project's interpreter
-is probed first (cached per process); then the steps run side by side, each bounded by the
-ladder's timeout:
+checkers are announced, and race them (toolchains/node/race.py). A Python project's steps
+begin once no verify runs (`quiet`, the background recording's view of the requests): the
+verify that trusted the project climbs alone, as a cold run does, instead of sharing the
+cores with a whole warm-up it does not use. Then the project's interpreter is probed
+(cached per process) and the steps run side by side, each bounded by the ladder's timeout:
 
 * the import graph built into the runner's `SelectionMemo`, then the recorded test
   dependencies loaded into it (a climb reuses both while they are still true);
@@ -107,9 +109,11 @@ class WarmUp:
         bus: EventBus,
         memo: SelectionMemo,
         trusted: Callable[[], Awaitable[None]] | None = None,
+        quiet: Callable[[], Awaitable[None]] | None = None,
     ):
         self.root, self.workspace, self.bus, self.memo = root, workspace, bus, memo
         self._trusted = trusted
+        self._quiet = quiet
         self.waiting_for_trust = False
         """True while it waits for the project to be trusted (nothing has run)."""
         self._untrusted_end = False
@@ -119,6 +123,8 @@ class WarmUp:
         self._done = anyio.Event()
         self._climbable = anyio.Event()
         self._ended = {step: anyio.Event() for step in STEPS}
+        self._begun: set[str] = set()
+        self._writing = anyio.Lock()
         self.off = False
         """True when `[tool.habitat.ladder] warmup = false` turned it off."""
         pid = os.getpid()
@@ -138,6 +144,9 @@ class WarmUp:
 
     def ended(self, step: str) -> bool:
         return self._ended[step].is_set()
+
+    def running(self, step: str) -> bool:
+        return step in self._begun and not self.ended(step)
 
     async def ready(self, step: str) -> None:
         """Returns once `step` ended, however it ended (or the whole warm-up did)."""
@@ -182,20 +191,25 @@ class WarmUp:
             await self._trusted()
             self.waiting_for_trust = self._untrusted_end = False
         await self._write()  # under way: a status now lists the steps still to come
-        snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
         layout = await anyio.to_thread.run_sync(discover_layout, self.root, config)
         if not layout.is_python:
             if await anyio.to_thread.run_sync(is_node_project, self.root):
+                snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
                 await self._step("type_daemon", self._node, config, snapshot, layout)
             self._skip_all("not a Python project")
             return
+        # The climbs go at once, each rung waiting only for a step under way that it uses;
+        # the steps begin once no verify runs (the one that trusted the project climbs
+        # alone, as fast as a cold run: on 2 cores the steps took the CPU it needed).
+        self._climbable.set()
+        if self._quiet is not None:
+            await self._quiet()
+        snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
         env = await probe_env(
             resolve_python(self.root, config.python), self.workspace.spool_dir / "probe-warm.out"
         )
         ctx = self._context(config, snapshot, layout, env)
         cache_dir = self.workspace.state_dir / "grimp"
-        # Side by side, and the climbs go: each rung waits only for the step it uses.
-        self._climbable.set()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self._graph_then_deps, layout, cache_dir)
             if config.command_for("diagnose.files") is not None:
@@ -238,6 +252,8 @@ class WarmUp:
 
     async def _step(self, name: str, fn: Callable[..., Awaitable[WarmItem]], *args: object) -> None:
         started = time.monotonic()
+        self._begun.add(name)
+        await self._write()  # a status lists it in progress
         try:
             item = await fn(*args)
         except (OSError, HabitatError, ValueError) as exc:
@@ -415,20 +431,24 @@ class WarmUp:
 
     async def _write(self) -> dict[str, object]:
         """`warm.json` as it stands: `finished_at` None while under way, with the process
-        that runs it (a reader tells a warm-up under way from one its process left)."""
-        data: dict[str, object] = {
-            "root": str(self.root),
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "owner": self._owner,
-            "items": {k: asdict(self.items[k]) for k in STEPS if k in self.items},
-        }
-        path = self.workspace.state_dir / FILE
-        try:
-            await anyio.to_thread.run_sync(write_private, path, json.dumps(data))
-        except OSError as exc:
-            logger.warning("could not write %s: %s", path, exc)
-        return data
+        that runs it (a reader tells a warm-up under way from one its process left). One
+        write at a time, each of the state when it writes: steps side by side end in any
+        order, and the file ends as the last state."""
+        async with self._writing:
+            data: dict[str, object] = {
+                "root": str(self.root),
+                "started_at": self.started_at,
+                "finished_at": self.finished_at,
+                "owner": self._owner,
+                "items": {k: asdict(self.items[k]) for k in STEPS if k in self.items},
+                "begun": [k for k in STEPS if k in self._begun and k not in self.items],
+            }
+            path = self.workspace.state_dir / FILE
+            try:
+                await anyio.to_thread.run_sync(write_private, path, json.dumps(data))
+            except OSError as exc:
+                logger.warning("could not write %s: %s", path, exc)
+            return data
 
     async def _report(self) -> None:
         data = await self._write()
