@@ -43,7 +43,7 @@ from .models import (
 )
 from .rungs import DmypyDaemon, RungContext
 from .rungs.context import spool_budget
-from .rungs.warm_pytest import WarmPytest, ensure, worth_prestarting
+from .rungs.warm_pytest import WarmPytest, ensure, worth_prestarting, worth_warming
 from .select.selection import Impact, analyse_impact, explicit_selection
 from .toolchains import FALLBACK, Toolchain, detected, snapshot_of
 from .toolchains.climb import impact_files, run_rung
@@ -351,11 +351,13 @@ async def _climb(
     results: list[RungResult] = []
     async with anyio.create_task_group() as beside:
         ctx.prestarted_pytest = worth_prestarting(ctx)
-        if ctx.prestarted_pytest is not None and ctx.env is not None:
+        # A server's: the workspace's shared one, kept after the climb (a cancelled start
+        # leaves nothing running); a one-shot's: its own, which `run_ladder` stops.
+        warm = ctx.prestarted_pytest or worth_warming(ctx)
+        if warm is not None and ctx.env is not None:
             # The test process's interpreter and pytest's imports, done while the lint and
             # the type check run; the test rung forks it (or waits for its start). A climb
-            # that ends first cancels the start, and `run_ladder` stops it.
-            warm = ctx.prestarted_pytest
+            # that ends first cancels the start.
             beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
         for index, rung in enumerate(rungs):
             result = await _climb_one(ctx, rung, bus, chains)

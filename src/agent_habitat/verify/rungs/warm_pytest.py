@@ -235,22 +235,38 @@ def worth_prestarting(ctx: RungContext) -> WarmPytest | None:
     workspace's shared one (a host's) cannot serve it. It is the climb's own, in a folder
     of this process's: a second one-shot of the workspace, or a host, never stops it, nor
     it theirs."""
+    if ctx.keeps_warm or not _tests_coming(ctx):
+        return None
+    return WarmPytest(ctx.workspace, f"pytest-warm-{os.getpid()}")
+
+
+def worth_warming(ctx: RungContext) -> WarmPytest | None:
+    """The workspace's shared warm pytest, for a server's climb to start beside its first
+    rungs, or None: as `worth_prestarting`, where no warm pytest serves the workspace yet
+    (the warm-up's start waits until verify is quiet; the test rung would otherwise start
+    it only once it comes, after the lint and the type check). Kept after the climb."""
+    if not ctx.keeps_warm or ctx.hooks is None or not _tests_coming(ctx):
+        return None
+    return WarmPytest(ctx.workspace)
+
+
+def _tests_coming(ctx: RungContext) -> bool:
+    """A test rung is to come with tests to run (not a `test.scoped` whose selection is
+    empty: a start would take the cores the lint and the type check need, for nothing),
+    through a warm pytest, and the workspace's shared one cannot serve it yet."""
     env = ctx.env
     selection = ctx.selection
     tests_to_run = "test.full" in ctx.rungs or (
         "test.scoped" in ctx.rungs and (selection.full or bool(selection.tests))
     )
-    if (
-        ctx.keeps_warm
-        or env is None
+    return not (
+        env is None
         or not env.has("pytest")
         or not ctx.config.warm_pytest
         or ctx.policy == "ci_parity"
         or not tests_to_run
         or WarmPytest(ctx.workspace).usable(env, ctx.root)
-    ):
-        return None
-    return WarmPytest(ctx.workspace, f"pytest-warm-{os.getpid()}")
+    )
 
 
 async def ensure(
