@@ -355,6 +355,22 @@ def comment_host_tables() -> str:
     )
 
 
+def first_verify_tables() -> str:
+    """The first edits after a host opened the project, before / after, next to plain pytest
+    (bench/ladder/ladder_first_verify.py)."""
+    from ladder_first_verify import HEAD, rows
+
+    return per_run(
+        "ladder_first_verify-*.json",
+        HEAD,
+        lambda path, run: (
+            f"seed {run['seed']}, {len(run['projects'][0]['rounds'])} rounds interleaved, "
+            f"baseline `{run['baseline_src']}`",
+            [row for p in run["projects"] for row in rows(p)],
+        ),
+    )
+
+
 def _first_rounds(s: dict[str, Any], first: list[float]) -> str:
     if "first_habitat_median_s" not in s:  # one host's round 1 only (before --first)
         return f"{first[0]:.1f} / {first[1]:.1f}"

@@ -179,6 +179,15 @@ PROJECTS: dict[str, Project] = {
             ("src/isodate",),
             sha256="4cd1aa0f43ca76f4a6c6c0292a85f40b35ec2e43e315b59f06e6d32171a953e6",
         ),
+        Project(
+            "tabulate",
+            "0.9.0",
+            ("pytest",),
+            "one 2,700-line module that formats tables; its tests (test/) import it whole, "
+            "and it configures no type checker (mypy runs with its defaults)",
+            ("tabulate",),
+            sha256="0095b12bf5966de529c0feb1fa08671671b3368eec77d7ef7ab114be2c068b3c",
+        ),
     )
 }
 

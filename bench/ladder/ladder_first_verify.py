@@ -1,0 +1,254 @@
+"""The first verifies after a project opens, through the workspace host, as a new user meets
+them (issue 22: the first verify must not wait for the whole warm-up), next to plain pytest.
+
+Per project (ladder_harness_projects.py) and round: for each side (a baseline habitat, given
+as its source folder, and this worktree's; their order swapped every round) a fresh state
+folder, the host started on the clean project (`habitat host start --project`, as an MCP
+client's bridge starts it: the warm-up begins), at once one seeded one-line edit
+(ladder_harness_mutations.py) and `habitat verify --json`; then the second and the third
+edit, each on the clean tree, each verified the same way. After every verify, on the same
+tree, the plain full suite (`python -m pytest -q -p no:cacheprovider`) is timed: the peer a
+user would run instead. Once per round, also on the first edit, the one-shot cold path
+(`habitat verify --json --no-host`, a fresh state folder): the same rungs with nothing warm.
+
+Truth: a verify misses when the full suite has a failure the clean tree does not and it is
+not red; a false red is red where the suite found nothing new and no rung before the tests
+(lint, types) named a new finding.
+
+    .venv/bin/python bench/ladder/ladder_first_verify.py --baseline-src /path/to/base/src
+        [--projects tabulate,isodate] [--rounds 3] [--seed 22] [--out FILE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ladder_bytecode import compile_habitat
+from ladder_harness import Runner
+from ladder_harness_mutations import Mutation, apply, choose
+from ladder_harness_projects import PROJECTS, prepare, reset
+
+from _report import print_table, write_json
+
+REPO = Path(__file__).resolve().parents[2]
+HABITAT = Path(sys.executable).parent / "habitat"
+EDITS = ("first", "second", "third")
+HEAD = [
+    "project",
+    "edit",
+    "before: median verify s / pytest s (verify/pytest)",
+    "after: median verify s / pytest s (verify/pytest)",
+    "one-shot cold s",
+    "misses / false reds",
+]
+"""The table's columns (bench/tables_runs.py prints the same from the committed JSON)."""
+
+
+def _json(text: str) -> dict[str, Any]:
+    start = text.find("{")
+    try:
+        return json.loads(text[start:]) if start >= 0 else {"error": text[-500:]}
+    except ValueError:
+        return {"error": text[-500:]}
+
+
+def _verify(run: Runner, env: dict[str, str], *extra: str) -> dict[str, Any]:
+    argv = [str(HABITAT), "verify", "--json", "--policy", "standard", *extra]
+    wall, text = run._timed(argv, env)
+    result = _json(text)
+    rungs = {r["rung"]: [r["state"], r["duration_s"]] for r in result.get("rungs", [])}
+    new = sum(
+        int(r.get("new_findings") or 0)
+        for r in result.get("rungs", [])
+        if r["rung"] in ("diagnose.files", "compile.project")
+    )
+    return {
+        "wall_s": round(wall, 3),
+        "state": result.get("state", "error"),
+        "rungs": rungs,
+        "new_findings": new,
+        "timing": result.get("timing"),
+    }
+
+
+def _full(run: Runner, base_failed: set[str]) -> dict[str, Any]:
+    wall, failed, _ = run.full()
+    return {"wall_s": round(wall, 3), "caught": bool(failed - base_failed)}
+
+
+def _truth(got: dict[str, Any], full: dict[str, Any]) -> None:
+    got["miss"] = full["caught"] and got["state"] != "red"
+    got["false_red"] = got["state"] == "red" and not full["caught"] and not got["new_findings"]
+
+
+def _side(
+    run: Runner, env: dict[str, str], edits: list[Mutation], base_failed: set[str]
+) -> list[dict[str, Any]]:
+    """A fresh host on the clean project, then each edit verified and the suite timed."""
+    reset(run.root)
+    run._timed([str(HABITAT), "host", "start", "--project", str(run.root)], env)
+    out: list[dict[str, Any]] = []
+    try:
+        for name, m in zip(EDITS, edits, strict=True):
+            reset(run.root)
+            apply(run.root, m)
+            got = _verify(run, env)
+            full = _full(run, base_failed)
+            _truth(got, full)
+            out.append({"edit": name, "mutation": m.label, "verify": got, "full": full})
+    finally:
+        run._timed([str(HABITAT), "host", "stop", "--project", str(run.root)], env)
+        reset(run.root)
+    return out
+
+
+def _home(tag: str) -> Path:
+    home = Path(tempfile.mkdtemp(prefix=f"lfv-{tag}-", dir="/tmp"))
+    home.chmod(0o700)
+    return home
+
+
+def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    project = PROJECTS[name]
+    root, python = prepare(project, args.cache.resolve(), args.python)
+    reset(root)
+    run = Runner(project, root, python, _home("full"))
+    _, base_failed, total = run.full()
+    files = [
+        p.relative_to(root).as_posix()
+        for folder in project.sources
+        for p in sorted((root / folder).rglob("*.py"))
+        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
+    ]
+    pool = choose(root, files, 3 * args.rounds, args.seed)
+    after = {"PYTHONPATH": str(args.after_src)} if args.after_src else {}
+    sides = {"before": {"PYTHONPATH": str(args.baseline_src)}, "after": after}
+    rounds: list[dict[str, Any]] = []
+    try:
+        for i in range(args.rounds):
+            edits = pool[3 * i : 3 * i + 3]
+            order = list(sides) if i % 2 == 0 else list(reversed(sides))
+            row: dict[str, Any] = {"round": i + 1, "order": order}
+            for side in order:
+                home = _home(side[0])
+                env = {**run.env, **sides[side], "HABITAT_HOME": str(home)}
+                try:
+                    row[side] = _side(run, env, edits, base_failed)
+                finally:
+                    shutil.rmtree(home, ignore_errors=True)
+            home = _home("o")
+            try:
+                reset(root)
+                apply(root, edits[0])
+                env = {**run.env, "HABITAT_HOME": str(home)}
+                row["oneshot"] = _verify(run, env, "--no-host")
+                row["oneshot_full"] = _full(run, base_failed)
+                _truth(row["oneshot"], row["oneshot_full"])
+            finally:
+                reset(root)
+                shutil.rmtree(home, ignore_errors=True)
+            rounds.append(row)
+            for side in order:
+                said = ", ".join(
+                    f"{e['edit']} {e['verify']['wall_s']:.2f}s {e['verify']['state']} "
+                    f"(pytest {e['full']['wall_s']:.2f}s)"
+                    for e in row[side]
+                )
+                print(f"[{name}] round {i + 1} {side}: {said}", file=sys.stderr, flush=True)
+            print(
+                f"[{name}] round {i + 1} one-shot: {row['oneshot']['wall_s']:.2f}s "
+                f"{row['oneshot']['state']}",
+                file=sys.stderr,
+                flush=True,
+            )
+    finally:
+        reset(root)
+        shutil.rmtree(run.home, ignore_errors=True)
+    return {"project": f"{project.name} {project.version}", "tests": total, "rounds": rounds}
+
+
+def rows(p: dict[str, Any]) -> list[list[str]]:
+    med = statistics.median
+    out: list[list[str]] = []
+    for index, edit in enumerate(EDITS):
+        cells = [p["project"], edit]
+        for side in ("before", "after"):
+            walls = [r[side][index]["verify"]["wall_s"] for r in p["rounds"]]
+            fulls = [r[side][index]["full"]["wall_s"] for r in p["rounds"]]
+            ratio = med(w / f for w, f in zip(walls, fulls, strict=True))
+            cells.append(f"{med(walls):.2f} / {med(fulls):.2f} ({ratio:.2f}x)")
+        if index == 0:
+            cells.append(f"{med(r['oneshot']['wall_s'] for r in p['rounds']):.2f}")
+        else:
+            cells.append("")
+        got = [r[s][index]["verify"] for r in p["rounds"] for s in ("before", "after")]
+        cells.append(f"{sum(g['miss'] for g in got)} / {sum(g['false_red'] for g in got)}")
+        out.append(cells)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--baseline-src", type=Path, required=True, help="the baseline's src folder"
+    )
+    parser.add_argument(
+        "--after-src",
+        type=Path,
+        help="the measured habitat's src folder (default: this venv's; a copy keeps a "
+        "long run from picking up edits made meanwhile)",
+    )
+    parser.add_argument("--projects", default="tabulate,isodate")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=22)
+    parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    args.baseline_src = args.baseline_src.resolve()
+    args.after_src = args.after_src.resolve() if args.after_src else None
+    # SIGTERM (a stopped run) unwinds like Ctrl-C: the hosts stopped, the copies reset.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    compiled = compile_habitat(HABITAT)
+    for src in filter(None, (args.baseline_src, args.after_src)):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    results = [run_project(name, args) for name in args.projects.split(",")]
+    load_after = [round(x, 2) for x in os.getloadavg()]
+    print_table(
+        f"edit -> verdict through a host opened just before, vs plain pytest on the same tree; "
+        f"{args.rounds} rounds, seed {args.seed}; load {load_before} -> {load_after}",
+        HEAD,
+        [row for p in results for row in rows(p)],
+    )
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    payload = {
+        "commit": head.stdout.strip(),
+        "baseline_src": str(args.baseline_src),
+        "after_src": str(args.after_src or compiled),
+        "compiled": compiled,
+        "seed": args.seed,
+        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "load_before": load_before,
+        "load_after": load_after,
+        "projects": results,
+    }
+    print(f"wrote {write_json('ladder_first_verify', payload, args.out)}")
+
+
+if __name__ == "__main__":
+    main()
