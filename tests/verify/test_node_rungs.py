@@ -345,3 +345,26 @@ async def test_the_ladder_climbs_a_node_project_through_the_toolchain_registry(
     write(root, "dist/bundle.js", "x\n")  # a build's output, not in .gitignore
     assert "dist/bundle.js" in take_snapshot(root).touched
     assert "dist/bundle.js" not in snapshot_of(root).touched
+
+
+async def test_a_node_verdict_s_selection_is_what_its_test_rung_chose(
+    tmp_path: Path,
+) -> None:
+    # minimist 1.2.8: "selection: whole suite: not a Python project: the import graph cannot
+    # see the change" beside a rung whose own notes say what it chose (here the whole test
+    # script; with vitest, `vitest related`, which that line contradicted).
+    root = _project(
+        tmp_path,
+        {"src/add.mjs": _ADD, "test/run.mjs": _TAP_HARNESS},
+        scripts={"test": "node test/run.mjs"},
+    )
+    write(root, "src/add.mjs", _ADD.replace("a + b", "b + a"))
+    result = await run_ladder(root, LadderRequest(), bus=InMemoryEventBus("t"))
+    scoped = next(r for r in result.rungs if r.rung == "test.scoped")
+    assert (result.state, scoped.state) == ("green", "green"), result
+    assert result.selection is not None
+    assert result.selection.full, result.selection
+    assert result.selection.reasons == [
+        ".: no vitest, jest or node test runner in tiny, so no affected-test mode: "
+        "its whole test script ran"
+    ]

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from ...models import RungName, RungResult, RungState
+from ...models import RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
@@ -140,9 +140,15 @@ async def _node_test(
 
 
 async def _scoped_one(
-    ctx: RungContext, project: NodeProject, ws: Workspace, touched: list[str]
+    ctx: RungContext,
+    project: NodeProject,
+    ws: Workspace,
+    touched: list[str],
+    chosen: list[tuple[bool, str, str]],
 ) -> RungResult | None:
+    """The workspace's scoped tests; `chosen` gets (whole suite?, its folder, why)."""
     runner = ws.runner()
+    folder = ws.rel or "."
     if runner is None:
         if "test" not in ws.scripts:
             return None
@@ -150,6 +156,7 @@ async def _scoped_one(
             f"no vitest, jest or node test runner in {ws.name}, so no affected-test mode: "
             "its whole test script ran"
         )
+        chosen.append((True, folder, why))
         return await _test_script(ctx, project, ws, SCOPED, why)
     mine_here = [t for t in touched if ws.contains(t)] or touched
     widen = _widen(ctx, ws, mine_here)
@@ -162,6 +169,7 @@ async def _scoped_one(
     else:
         mode = {"vitest": "vitest related", "jest": "jest --findRelatedTests", "node": "imports"}
         why = f"tests related to {len(mine_here)} touched file(s) by {mode[runner]}"
+    chosen.append((files is None, folder, why))
     if runner == "node":
         return await _node_test(ctx, ws, files, why)
     return await _jest_like(ctx, project, ws, runner, files, why)
@@ -171,9 +179,18 @@ async def _scoped_one(
 async def scoped_suite(ctx: RungContext, project: NodeProject) -> RungResult:
     started = time.monotonic()
     touched = mine(ctx)
+    chosen: list[tuple[bool, str, str]] = []
     results = [
-        r for ws in project.affected(touched) if (r := await _scoped_one(ctx, project, ws, touched))
+        r
+        for ws in project.affected(touched)
+        if (r := await _scoped_one(ctx, project, ws, touched, chosen))
     ]
+    if chosen and not ctx.selection.filtered:
+        # What ran, for the verdict's selection line (the import graph's is Python's).
+        whole = any(full for full, _, _ in chosen)
+        folders = sorted({folder for full, folder, _ in chosen if not full})
+        reasons = [f"{folder}: {why}" for _, folder, why in chosen]
+        ctx.selection = Selection(full=whole, tests=[] if whole else folders, reasons=reasons)
     if not results:
         return skipped(
             ctx,
