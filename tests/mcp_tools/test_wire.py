@@ -454,3 +454,18 @@ def test_nothing_to_verify_is_its_reason_without_a_rung_saying_it_again() -> Non
     assert (wire["state"], wire["green"]) == ("nothing_to_verify", False)
     assert wire["result"] == {"reason": why, "duration_s": 0.1}
     jsonschema.validate(wire, output_schema(VerifyRunResult))
+
+
+def test_a_green_verdict_over_a_test_failing_at_head_too_says_so_in_its_summary() -> None:
+    # parse 1.20.2 with a test failing at HEAD: an edit to that test (still failing) was
+    # "green" with "ruff, pytest 2 selected", nothing saying a selected test still fails.
+    run = _green_run()
+    assert run.result is not None
+    scoped = run.result.rungs[2]
+    scoped.exit_code, scoped.preexisting_findings = 1, 1
+    scoped.diagnostics = [
+        DiagnosticLine(file="tests/test_b.py", line=4, message="assert 3 == 5", preexisting=True)
+    ]
+    summary = lean_dump(run)["summary"]
+    assert summary == "ruff, pytest 4 selected (1 failing at HEAD too: not red)", summary
+    assert lean_dump(_green_run())["summary"] == "ruff, pytest 4 selected"

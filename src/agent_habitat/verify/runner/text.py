@@ -107,7 +107,13 @@ def checked(epoch: EpochReport) -> str:
             continue
         part = rung.tool or rung.rung
         count = next((m[1] for n in rung.notes if (m := _SELECTED.match(n))), None)
-        parts.append(f"{part} {count} selected" if count else part)
+        part = f"{part} {count} selected" if count else part
+        if rung.preexisting_findings:
+            # A green over findings HEAD has too says so: plain "green" after an edit to a
+            # failing test reads as fixed.
+            what = "failing" if rung.rung.startswith("test.") else "finding(s)"
+            part += f" ({rung.preexisting_findings} {what} at HEAD too: not red)"
+        parts.append(part)
     return ", ".join(parts) or "nothing ran"
 
 
