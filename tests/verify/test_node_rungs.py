@@ -365,6 +365,6 @@ async def test_a_node_verdict_s_selection_is_what_its_test_rung_chose(
     assert result.selection is not None
     assert result.selection.full, result.selection
     assert result.selection.reasons == [
-        ".: no vitest, jest or node test runner in tiny, so no affected-test mode: "
+        "no vitest, jest or node test runner in tiny, so no affected-test mode: "
         "its whole test script ran"
     ]

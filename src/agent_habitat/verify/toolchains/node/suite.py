@@ -189,7 +189,8 @@ async def scoped_suite(ctx: RungContext, project: NodeProject) -> RungResult:
         # What ran, for the verdict's selection line (the import graph's is Python's).
         whole = any(full for full, _, _ in chosen)
         folders = sorted({folder for full, folder, _ in chosen if not full})
-        reasons = [f"{folder}: {why}" for _, folder, why in chosen]
+        named = len(chosen) > 1  # one workspace: its folder would only prefix "." to it
+        reasons = [f"{folder}: {why}" if named else why for _, folder, why in chosen]
         ctx.selection = Selection(full=whole, tests=[] if whole else folders, reasons=reasons)
     if not results:
         return skipped(
