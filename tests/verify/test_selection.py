@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -174,3 +175,14 @@ def test_tests_inside_a_package_are_selected_through_the_graph(tmp_path: Path) -
     assert _impact(root, tmp_path).selection.tests == ["pkg/tests/test_core.py"]
     _touch(root, "pkg/tests/conftest.py")
     assert _impact(root, tmp_path).selection.tests == ["pkg/tests"]
+
+
+def test_without_a_head_commit_the_whole_suite_runs_and_says_why(
+    calc: Path, tmp_path: Path
+) -> None:
+    shutil.rmtree(calc / ".git")  # an sdist unpacked: every file is "touched"
+    impact = _impact(calc, tmp_path)
+    assert impact.selection.full
+    assert impact.selection.reasons[0].startswith("no HEAD commit to compare with"), (
+        impact.selection.reasons
+    )

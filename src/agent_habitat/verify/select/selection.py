@@ -201,6 +201,13 @@ def analyse_impact(
         out.widen_full("not a Python project: the import graph cannot see the change")
         return Impact(selection=out.selection())
     deleted = set(deleted)
+    if head is None and touched:
+        # Without a HEAD every file is the change: "non-Python file PKG-INFO changed" (parse
+        # 1.20.2 from its sdist, no git) named a change nobody made.
+        out.widen_full(
+            "no HEAD commit to compare with (not a git work tree, or no commit yet): "
+            "every file counts as changed"
+        )
     changed, changed_side = _classify(layout, touched, deleted, config, out)
     impact = Impact(changed_modules=sorted(changed))
     graph = _Graph(layout, cache_dir, memo)
