@@ -9,10 +9,10 @@ import os
 import signal
 from pathlib import Path
 
-import anyio
 import pytest
 
 from agent_habitat.proc import ProcessRecord, is_alive
+from agent_habitat.testing import eventually
 from agent_habitat.verify.rungs import warm_checker
 from agent_habitat.workspace import Workspace
 from git_tree import git, write
@@ -65,15 +65,10 @@ async def test_compile_project_warm_in_a_server_cold_one_shot_head_from_the_over
 
         # The checker dies: the next verify starts another and says so.
         os.kill(listed["pid"], signal.SIGKILL)
-        with anyio.fail_after(60):  # dead, as the next verify will see it (SIGKILL is async)
-            while is_alive(ProcessRecord(listed["pid"], 0.0)):
-                await anyio.sleep(0.05)
         # The kill lands when the kernel next runs the checker, which on a loaded machine can
         # be after the verify below looked: wait (bounded) until it is gone, so that verify
         # meets a checker that had exited, not one dying in the middle of its check.
-        with anyio.fail_after(30):
-            while is_alive(ProcessRecord(listed["pid"], 0.0)):
-                await anyio.sleep(0.02)
+        await eventually(lambda: not is_alive(ProcessRecord(listed["pid"], 0.0)), within=60)
         back = await _compile(root, server=True)
         assert back.state == "red"
         assert any("had exited; started again" in n for n in back.notes), back.notes
