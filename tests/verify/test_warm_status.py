@@ -16,7 +16,8 @@ from agent_habitat.events import InMemoryEventBus
 from agent_habitat.proc import process_create_time
 from agent_habitat.testing import eventually
 from agent_habitat.verify.runner import warmup
-from agent_habitat.verify.runner.warm_status import STEPS, pytest_glance, warm_lines
+from agent_habitat.cli.host_cmd import warm_lines as host_warm_lines
+from agent_habitat.verify.runner.warm_status import STEPS, pytest_glance, warm_lines, warmup_glance
 from agent_habitat.verify.select.memo import SelectionMemo
 from agent_habitat.workspace import Workspace, write_private
 from git_tree import git, write
@@ -95,6 +96,9 @@ async def test_a_warm_up_under_way_lists_its_steps_to_come_not_the_last_ones_res
         under_way = warm_lines(workspace)
         await eventually(lambda: "4 of 5 steps done" in warm_lines(workspace)[0], within=60)
         lines, glance = warm_lines(workspace), pytest_glance(workspace)
+        host_lines = host_warm_lines(
+            {"dmypy": {"state": "stopped"}, "warmup": warmup_glance(workspace)}
+        )
         release.set()
     assert "warm: lint baseline: in progress" in under_way
     assert "warm: lint baseline: pending" not in under_way
@@ -107,6 +111,11 @@ async def test_a_warm_up_under_way_lists_its_steps_to_come_not_the_last_ones_res
     ]
     assert not any("13999" in line or "not installed" in line for line in lines)
     assert glance == {"state": "skipped", "why": "not in this test"}  # this warm-up's
+    # `habitat host status` says the same first: a warm-up under way, not "warm: nothing".
+    assert host_lines[0] == (
+        f"warm-up: under way (pid {os.getpid()}), 4 of 5 steps done; in progress: lint baseline"
+    )
+    assert warmup_glance(workspace) is None  # finished: the daemons it left speak for it
     done = warm_lines(workspace)
     assert len(done) == 5
     assert done[2] == "warm: lint baseline: warm — HEAD's ruff findings for 2 files"
@@ -130,6 +139,9 @@ async def test_a_warm_up_whose_process_died_says_it_ended_before_it_finished(
         "warm: type daemon: not reached",
         "warm: pytest: not reached",
     ]
+    assert host_warm_lines({"warmup": warmup_glance(workspace)})[0] == (
+        f"warm-up: pid {owner['pid']} ended before it finished (1 of 5 steps done)"
+    )
 
 
 async def test_a_daemon_is_warm_only_while_the_process_the_warm_up_left_lives(

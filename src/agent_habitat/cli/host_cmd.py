@@ -251,8 +251,18 @@ def _status(root: Path, args: argparse.Namespace) -> int:
 
 def warm_lines(warm: dict[str, Any]) -> list[str]:
     """What the host keeps warm, from `/api/status`'s `warm`: the dmypy daemon, language
-    servers, the warm pytest; a pytest that runs fresh by decision says so, with why."""
+    servers, the warm pytest; a pytest that runs fresh by decision says so, with why; a
+    warm-up still under way comes first, with its steps done and in progress."""
     lines: list[str] = []
+    if (up := warm.get("warmup")) is not None:
+        doing = ", ".join(up.get("in_progress") or [])
+        lines.append(
+            f"warm-up: under way (pid {up['pid']}), {up['done']} of {up['steps']} steps done"
+            + (f"; in progress: {doing}" if doing else "")
+            if up.get("state") == "under way"
+            else f"warm-up: pid {up['pid']} ended before it finished"
+            f" ({up['done']} of {up['steps']} steps done)"
+        )
     dmypy = warm.get("dmypy", {})
     checkers = warm.get("checkers", [])
     pytest = warm.get("pytest", {})

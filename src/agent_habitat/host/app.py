@@ -37,7 +37,7 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.reach.files import HostFiles
 from agent_habitat.shell import Shell
 from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
-from agent_habitat.verify.runner.warm_status import pytest_glance
+from agent_habitat.verify.runner.warm_status import pytest_glance, warmup_glance
 from agent_habitat.workspace import Workspace
 
 from .api import api_routes
@@ -190,14 +190,18 @@ class Activity:
 
 def warm(workspace: Workspace) -> dict[str, Any]:
     """The warm tool daemons of the workspace: the dmypy daemon's state and pid, the warm
-    checkers' language servers (tool, pid, owner), the warm pytest (or why runs are fresh)."""
+    checkers' language servers (tool, pid, owner), the warm pytest (or why runs are fresh),
+    and a warm-up still under way (`warmup`, only while there is one)."""
     daemon = DmypyDaemon(workspace)
     state = daemon.state()
-    return {
+    out: dict[str, Any] = {
         "dmypy": {"state": state, "pid": daemon.pid() if state == "alive" else None},
         "checkers": warm_checker.live(workspace),
         "pytest": pytest_glance(workspace),
     }
+    if (glance := warmup_glance(workspace)) is not None:
+        out["warmup"] = glance
+    return out
 
 
 @dataclass

@@ -21,7 +21,7 @@ from ..rungs.dmypy import DmypyDaemon
 from ..rungs.warm_pytest import WarmPytest
 from ..select.testdeps import deps_store_dir
 
-__all__ = ["FILE", "STEPS", "pytest_glance", "read_warm", "warm_lines"]
+__all__ = ["FILE", "STEPS", "pytest_glance", "read_warm", "warm_lines", "warmup_glance"]
 
 FILE = "warm.json"
 STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon", "pytest")
@@ -116,6 +116,28 @@ def warm_lines(workspace: Workspace) -> list[str]:
             continue
         out.append(f"warm: {label}: {state} — {detail}")
     return out
+
+
+def warmup_glance(workspace: Workspace) -> dict[str, object] | None:
+    """A warm-up under way, for `habitat host status`: its pid, the steps done and those in
+    progress; one whose process ended before it finished says so. None when no warm-up runs
+    (none ran here, or the last one finished: the daemons it left speak for it)."""
+    data = read_warm(workspace)
+    if data is None or "finished_at" not in data or data["finished_at"] is not None:
+        return None
+    items: dict[str, Any] = data.get("items") or {}
+    pid = (data.get("owner") or {}).get("pid")
+    if not _owner_alive(data):
+        return {"state": "ended early", "pid": pid, "done": len(items), "steps": len(STEPS)}
+    left = [s for s in STEPS if s not in items]
+    begun = [s for s in data.get("begun", left[:1]) if s in left]
+    return {
+        "state": "under way",
+        "pid": pid,
+        "done": len(items),
+        "steps": len(STEPS),
+        "in_progress": [s.replace("_", " ") for s in begun],
+    }
 
 
 def pytest_glance(workspace: Workspace) -> dict[str, object]:
