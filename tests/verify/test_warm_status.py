@@ -12,11 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agent_habitat.cli.host_cmd import warm_lines as host_warm_lines
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.proc import process_create_time
 from agent_habitat.testing import eventually
 from agent_habitat.verify.runner import warmup
-from agent_habitat.cli.host_cmd import warm_lines as host_warm_lines
 from agent_habitat.verify.runner.warm_status import STEPS, pytest_glance, warm_lines, warmup_glance
 from agent_habitat.verify.select.memo import SelectionMemo
 from agent_habitat.workspace import Workspace, write_private
