@@ -173,3 +173,36 @@ def test_the_node_toolchain_s_state_folders_are_private(tmp_path: Path) -> None:
     assert {state / "node" / "tsc", warm.dir} <= set(folders)
     modes = {str(p.relative_to(state)): oct(stat.S_IMODE(p.stat().st_mode)) for p in folders}
     assert set(modes.values()) == {"0o700"}, modes
+
+
+def test_the_substrates_test_deps_and_mypy_cache_folders_are_private(tmp_path: Path) -> None:
+    """`substrates/` (made by `mkdir(parents=True)` under a test run's folder), `testdeps/`
+    (the recorded test dependencies) and `mypy-cache/` (made by mypy itself) were 0755."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from agent_habitat.verify.deps_store import TestRun, merge_run
+    from agent_habitat.verify.rungs import compile as compile_rung
+    from agent_habitat.verify.runner.config import SubstrateConfig
+    from agent_habitat.verify.runner.substrate import SubstrateFactory
+    from agent_habitat.verify.select.testdeps import deps_store_dir
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    root = tmp_path / "project"
+    root.mkdir()
+    workspace = Workspace(root=root, state_dir=state)
+    ctx = cast(Any, SimpleNamespace(workspace=workspace))
+    env = cast(Any, SimpleNamespace(mypy=lambda: (["mypy"], [])))
+    old = os.umask(0o022)
+    try:
+        SubstrateFactory(workspace.substrates_dir, SubstrateConfig(), root).create("t")
+        merge_run(deps_store_dir(state), TestRun("r", None, {}, {}, {}, [], {}, {}, {}), {}, {})
+        argv = compile_rung._plain_mypy(ctx, env, [], ["calc.py"])
+    finally:
+        os.umask(old)
+    assert str(state / "mypy-cache") in argv
+    folders = [p for p in state.rglob("*") if p.is_dir()]
+    assert {workspace.substrates_dir, deps_store_dir(state), state / "mypy-cache"} <= set(folders)
+    modes = {str(p.relative_to(state)): oct(stat.S_IMODE(p.stat().st_mode)) for p in folders}
+    assert set(modes.values()) == {"0o700"}, modes

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..workspace import write_private
+from ..workspace import private_dirs, write_private
 
 __all__ = [
     "MAX_RUNS",
@@ -178,7 +178,7 @@ def load_testdeps(directory: Path) -> RecordedDeps | None:
 
 @contextlib.contextmanager
 def _locked(directory: Path) -> Iterator[None]:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    private_dirs(directory)
     fd = os.open(directory / "deps.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from ...workspace import private_dirs
 from ..command import Outcome
 from ..environments import ProjectEnv
 from ..hooks import WarmSteps
@@ -151,7 +152,8 @@ def _plain_mypy(
     # Its incremental cache lives in the workspace state, never in the project's tree; the
     # plain run of a one-shot verify and the run that confirms a daemon's red share it.
     prefix, extra = env.mypy()
-    cache = ["--cache-dir", str(ctx.workspace.state_dir / "mypy-cache")]
+    # Made here, 0700 like every state folder: mypy would make it with the umask's 0755.
+    cache = ["--cache-dir", str(private_dirs(ctx.workspace.state_dir / "mypy-cache"))]
     return [*prefix, *MYPY_FLAGS, *extra, *flags, *cache, *targets]
 
 
@@ -201,7 +203,7 @@ async def _settled(
     # which stays warm on the working tree.
     prefix, extra = env.mypy()
     base_argv = [*prefix, *MYPY_FLAGS, *extra, *flags]
-    cache_dir = ctx.workspace.state_dir / "baseline" / "mypy-cache"
+    cache_dir = private_dirs(ctx.workspace.state_dir / "baseline" / "mypy-cache")
     return await settle_on_head(
         ctx,
         RUNG,

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from ...workspace import private_dirs
 from .config import SubstrateConfig
 
 __all__ = ["PLUGIN_MODULE", "Substrate", "SubstrateFactory"]
@@ -97,8 +98,8 @@ class SubstrateFactory:
         folder = self.base / f"{task}-{secrets.token_hex(4)}"
         tmp = folder / "tmp"
         plugin_dir = folder / "plugin"
-        tmp.mkdir(mode=0o700, parents=True)
-        plugin_dir.mkdir()
+        private_dirs(tmp)  # `substrates/` too: mkdir(parents=True) would make it 0755
+        plugin_dir.mkdir(mode=0o700)
         db = folder / "db.sqlite3"
         template = self._template()
         if template is not None:
