@@ -245,3 +245,47 @@ def test_bench_never_imports_tests() -> None:
         if re.search(r"sys\.path.*tests|spec_from_file_location\(.*tests", path.read_text())
     ]
     assert reaching == []
+
+
+def _modules_in_a_circle(graph: grimp.ImportGraph, package: str) -> list[str]:
+    """A circle between the members of `package` (its modules, its subpackages taken whole),
+    or [] when none."""
+    members = graph.find_children(package)
+    imports: dict[str, set[str]] = {member: set() for member in members}
+    for member in members:
+        for module in graph.find_descendants(member) | {member}:
+            for imported in graph.find_modules_directly_imported_by(module):
+                target = ".".join(imported.split(".")[: package.count(".") + 2])
+                if target in imports and target != member:
+                    imports[member].add(target)
+    try:
+        tuple(TopologicalSorter(imports).static_order())
+    except CycleError as exc:
+        return list(exc.args[1])
+    return []
+
+
+def test_no_package_s_modules_import_each_other_in_a_circle(
+    runtime_graph: grimp.ImportGraph,
+) -> None:
+    # Imports that run, deferred ones included; a type named under `TYPE_CHECKING` (a field of
+    # one module's dataclass typed by another's class) loads nothing and is left out.
+    packages = sorted(
+        module
+        for module in runtime_graph.modules
+        if module.split(".")[0] == PACKAGE and runtime_graph.find_children(module)
+    )
+    assert f"{PACKAGE}.verify.runner" in packages
+    circles = {p: c for p in packages if (c := _modules_in_a_circle(runtime_graph, p))}
+    assert circles == {}
+
+
+def test_the_circle_finder_sees_one() -> None:
+    graph = grimp.ImportGraph()
+    for module in ("p", "p.a", "p.b", "p.b.c", "p.d"):
+        graph.add_module(module)
+    graph.add_import(importer="p.a", imported="p.b.c")
+    graph.add_import(importer="p.b.c", imported="p.a")
+    graph.add_import(importer="p.d", imported="p.a")
+    assert sorted(set(_modules_in_a_circle(graph, "p"))) == ["p.a", "p.b"]
+    assert _modules_in_a_circle(graph, "p.b") == []

@@ -10,8 +10,8 @@
 #   runner/      the background verify runner and its service face (queue, coalesce, cancel,
 #                epochs, staleness, watch, substrate, accounting, warm-up, the slot a host holds)
 #   hooks        how the runner takes part in a climb
-#   deps_store   the store of per-test dependency data (select/ reads it)
-#   recorder     the background recording of that data
+#   deps_store   the store of per-test dependency data (select/ reads it; runner/'s
+#                recorder fills it in the background)
 #   blocks, line_map   a file as blocks, a HEAD line's place now (findings through an edit)
 #   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
 #   timing       where the wall a person waited went, parts that add up to it

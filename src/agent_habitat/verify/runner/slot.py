@@ -50,7 +50,7 @@ from .report import (
 from .text import epoch_summary
 
 if TYPE_CHECKING:
-    from ..recorder import BackgroundRecorder
+    from .recorder import BackgroundRecorder
     from .runner import VerifyRunner
     from .warmup import WarmUp
 
@@ -163,7 +163,7 @@ class VerifySlot:
         started: bool,
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
-        from ..recorder import BackgroundRecorder
+        from .recorder import BackgroundRecorder
         from .runner import VerifyRunner  # the ladder and grimp, only when it runs
         from .warmup import WarmUp
 

@@ -47,22 +47,22 @@ from functools import partial
 import anyio
 import anyio.to_thread
 
-from ..events import Event, EventBus
-from ..proc import ProcessRecord
-from ..proc.priority import make_idle
-from .deps_store import is_clean_at
-from .head import HeadTree
-from .hooks import LadderHooks
-from .layout import Layout, discover_layout
-from .models import Selection
-from .rungs.context import RungContext
-from .rungs.pytest_head import imported_elsewhere
-from .rungs.suite import no_measuring, pytest_args
-from .runner.substrate import SubstrateFactory
-from .select.memo import SelectionMemo
-from .select.selection import unrecorded
-from .select.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
-from .toolchains import snapshot_of
+from ...events import Event, EventBus
+from ...proc import ProcessRecord
+from ...proc.priority import make_idle
+from ..deps_store import is_clean_at
+from ..head import HeadTree
+from ..hooks import LadderHooks
+from ..layout import Layout, discover_layout
+from ..models import Selection
+from ..rungs.context import RungContext
+from ..rungs.pytest_head import imported_elsewhere
+from ..rungs.suite import no_measuring, pytest_args
+from ..select.memo import SelectionMemo
+from ..select.selection import unrecorded
+from ..select.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
+from ..toolchains import snapshot_of
+from .substrate import SubstrateFactory
 
 __all__ = ["QUIET_S", "BackgroundRecorder"]
 
