@@ -1,4 +1,4 @@
-"""Each package's opening comment (or docstring) names every module and subpackage it holds,
+"""Each package's opening comment (or docstring) names every module, file and folder it holds,
 so the map at the top of a package cannot drift from what is in it."""
 
 from __future__ import annotations
@@ -27,10 +27,17 @@ def opening(init: Path) -> str:
     return (ast.get_docstring(ast.parse(text)) or "") + "\n" + "\n".join(comments)
 
 
+NOT_MEMBERS = frozenset({"__init__.py", "__main__.py", "__pycache__", "py.typed"})
+
+
 def members(package: Path) -> list[str]:
-    modules = {p.stem for p in package.glob("*.py") if p.stem not in ("__init__", "__main__")}
-    subpackages = {d.name for d in package.iterdir() if (d / "__init__.py").is_file()}
-    return sorted(modules | subpackages)
+    """Its modules (by name), and every other file (the dashboard's .js, a node helper's .cjs)
+    and folder (a subpackage, or scripts a child interpreter runs) as it is named on disk."""
+    return sorted(
+        entry.stem if entry.suffix == ".py" else entry.name
+        for entry in package.iterdir()
+        if entry.name not in NOT_MEMBERS and not entry.name.endswith(".pyc")
+    )
 
 
 def test_every_package_is_checked() -> None:
@@ -48,3 +55,12 @@ def test_the_opening_comment_names_every_module(package: Path) -> None:
     ]
     where = package.relative_to(SRC.parent) / "__init__.py"
     assert not missing, f"{where}: name {missing} in its opening comment, a line each"
+
+
+def test_members_are_modules_files_and_folders(tmp_path: Path) -> None:
+    for name in ("__init__.py", "page.py", "app.js", "py.typed", "helper.cjs"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    for folder in ("sub", "scripts", "__pycache__"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    assert members(tmp_path) == ["app.js", "helper.cjs", "page", "scripts", "sub"]

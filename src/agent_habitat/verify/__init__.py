@@ -14,6 +14,7 @@
 #                recorder fills it in the background)
 #   blocks, line_map   a file as blocks, a HEAD line's place now (findings through an edit)
 #   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
+#   pytest_zygote/  the warm pytest and its client: scripts the project's interpreter runs
 #   timing       where the wall a person waited went, parts that add up to it
 # Names load from their module on first use (PEP 562): a caller that needs only the models
 # (the verb table, a shell command) does not pay for the ladder, the runner or grimp.

@@ -13,6 +13,7 @@ compile.py: `compile.project` (`tsc --noEmit`: warm in a habitat server, increme
   cold) and `build.affected`.
 tsc_warm.py + tsc_warm.cjs: the warm tsc a habitat server keeps per checked workspace (the
   project's own typescript's compiler API), with the warm checkers' lifecycle.
+stdio_rpc.cjs: what both warm checkers' scripts share: JSON-RPC in LSP framing on stdio.
 race.py: a check while the warm-up still starts the warm checker: the tool's cold run beside
   it, the first answer taken.
 graph.py: relative-import graph, for the node test runner's related tests.
