@@ -1,10 +1,9 @@
 """A small Language Server Protocol client over a server's stdio, for the warm checkers.
 
 Only what a type check needs: `initialize`, documents opened, changed and closed with their
-full text, `workspace/didChangeWatchedFiles` for files on disk, and diagnostics — pulled
-(`textDocument/diagnostic`) where the server offers it, else the `publishDiagnostics` that
-carries the version just sent. The server's own requests (configuration, registrations,
-progress) are answered at once.
+full text, `workspace/didChangeWatchedFiles` for files on disk, and diagnostics, pulled
+(`textDocument/diagnostic`); a server's pushed `publishDiagnostics` go unread. The server's
+own requests (configuration, registrations, progress) are answered at once.
 
 It is synchronous and thread-safe on purpose: a reader thread owns the server's stdout, so
 the server never blocks on a full pipe between checks, and the client needs no task group
@@ -72,7 +71,6 @@ class LspClient:
         self._state = threading.Condition()
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
-        self._published: dict[str, tuple[int | None, list[dict[str, Any]]]] = {}
         self._closed: str | None = None
         self.capabilities: dict[str, Any] = {}
         self._reader = threading.Thread(target=self._read_loop, name="lsp-reader", daemon=True)
@@ -143,15 +141,6 @@ class LspClient:
         if "id" in message:  # the server's own request: answered from here
             with contextlib.suppress(LspError):
                 self._send({"id": message["id"], "result": self._answer(method, message)})
-            return
-        if method == "textDocument/publishDiagnostics":
-            params = message.get("params") or {}
-            with self._state:
-                self._published[str(params.get("uri"))] = (
-                    params.get("version"),
-                    list(params.get("diagnostics") or []),
-                )
-                self._state.notify_all()
 
     def _answer(self, method: str | None, message: dict[str, Any]) -> Any:
         if method == "workspace/configuration":
@@ -192,19 +181,6 @@ class LspClient:
 
     def notify(self, method: str, params: Any) -> None:
         self._send({"method": method, "params": params})
-
-    def published(self, uri: str, version: int, timeout: float) -> list[dict[str, Any]]:
-        """The diagnostics the server published for `uri` at `version`."""
-        with self._state:
-            ok = self._state.wait_for(
-                lambda: self._closed is not None or self._published.get(uri, (None,))[0] == version,
-                timeout,
-            )
-            if self._closed is not None:
-                raise LspError(self._closed)
-            if not ok:
-                raise LspError(f"no diagnostics for {uri} within {timeout:.0f} s")
-            return self._published[uri][1]
 
     @property
     def closed(self) -> str | None:
