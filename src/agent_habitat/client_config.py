@@ -227,7 +227,8 @@ def describe(result: InitResult) -> str:
     elif not result.on_path:
         lines.append(
             f"warning: `{PORTABLE_COMMAND}` is not on this PATH, so the client will not find "
-            "it: install agent-habitat where your PATH reaches (pipx install .), or pin this "
-            "one with `habitat init --absolute`"
+            "it: install agent-habitat where your PATH reaches (`pipx install` with the path of "
+            "its checkout or of a wheel built from one: it is on no public index yet), or pin "
+            "this one with `habitat init --absolute`"
         )
     return "\n".join(lines) + "\n"

@@ -180,6 +180,9 @@ def test_the_cli_pins_with_absolute_and_warns_when_habitat_is_not_on_path(
     said = capsys.readouterr().out
     assert "warning: `habitat` is not on this PATH" in said
     assert "habitat init --absolute" in said
+    # Said in the user's project: `pipx install .` there would install the project itself.
+    assert "pipx install` with the path of its checkout" in said
+    assert "pipx install ." not in said
     assert main(["init", "--client", "claude", "--project", str(tmp_path), "--absolute"]) == 0
     assert "pinned to this machine's paths (--absolute)" in capsys.readouterr().out
     entry = read(tmp_path / ".mcp.json")["mcpServers"]["habitat"]
