@@ -4,6 +4,7 @@ so the map at the top of a package cannot drift from what is in it."""
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -64,3 +65,33 @@ def test_members_are_modules_files_and_folders(tmp_path: Path) -> None:
         (tmp_path / folder).mkdir()
     (tmp_path / "sub" / "__init__.py").write_text("", encoding="utf-8")
     assert members(tmp_path) == ["app.js", "helper.cjs", "page", "scripts", "sub"]
+
+
+ARCHITECTURE = SRC.parents[1] / "docs" / "architecture.md"
+
+
+def named_places(text: str) -> list[str]:
+    """The backticked module paths of a text: `shell/models.py`, `verify/rungs/`, and a
+    module's attribute as `verify/models.RUNGS` (routes such as `/api/meta` left out)."""
+    return re.findall(r"`([a-z_]+(?:/[a-z_]+)*(?:/|\.py|/[a-z_]+\.[A-Za-z_]+))`", text)
+
+
+def _exists(place: str) -> bool:
+    base = SRC.parent.parent if place.startswith("tests/") else SRC
+    if place.endswith(("/", ".py")):
+        return (base / place).exists()
+    module, _, attribute = place.rpartition(".")
+    dotted = f"{SRC.name}.{module.replace('/', '.')}"
+    return hasattr(importlib.import_module(dotted), attribute)
+
+
+def test_the_architecture_doc_names_only_modules_that_exist() -> None:
+    places = named_places(ARCHITECTURE.read_text(encoding="utf-8"))
+    assert "verify/models.RUNGS" in places
+    assert "mcp_tools/render.py" in places
+    assert [place for place in places if not _exists(place)] == []
+
+
+def test_named_places_reads_paths_and_attributes() -> None:
+    text = "`a/b.py` `c/` `d/e.F` `/api/meta` `state.db` `x/<y>` `g/h/`"
+    assert named_places(text) == ["a/b.py", "c/", "d/e.F", "g/h/"]
