@@ -60,6 +60,12 @@ def test_mypy_text_lines_keep_the_code_column_and_severity(tmp_path: Path) -> No
     assert diags[0].message.startswith("Incompatible return value type")
 
 
+def test_a_mypy_note_keeps_its_indent(tmp_path: Path) -> None:
+    # An overload's signatures come as indented notes; ty's concise lines are stripped.
+    diags = parse_mypy("src/a.py:4: note:     def f(x: int) -> int\n", tmp_path)
+    assert [d.message for d in diags] == ["    def f(x: int) -> int"]
+
+
 def test_pyright_json_lines_become_one_based(tmp_path: Path) -> None:
     text = "some banner\n" + json.dumps(
         {

@@ -60,48 +60,63 @@ _MYPY_LINE = re.compile(
 )
 
 
+def _severity(raw: str, warning: str = "warning") -> Severity:
+    """A tool's severity word as ours: its `warning` word, `error`, and anything else a note."""
+    return "error" if raw == "error" else "warning" if raw == warning else "note"
+
+
+def _from_lines(
+    pattern: re.Pattern[str], text: str, root: Path, source: str, *, strip: bool = False
+) -> list[Diagnostic]:
+    """A diagnostic for each line `pattern` matches: its groups `file`, `line` and `col`
+    (either may be absent), `sev`, `code` and `msg` (`strip`ped when asked)."""
+    return [
+        Diagnostic(
+            file=relative(m["file"], root),
+            line=int(m["line"]) if m["line"] else None,
+            col=int(m["col"]) if m["col"] else None,
+            code=m["code"],
+            severity=_severity(m["sev"]),
+            message=(m["msg"].strip() if strip else m["msg"])[:_MESSAGE_CAP],
+            source=source,
+        )
+        for m in pattern.finditer(text)
+    ]
+
+
+def _json_after_noise(text: str) -> Any:
+    """The JSON object that starts at the first `{` of `text` (a tool may print lines before
+    it), or None when there is none."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    try:
+        return json.JSONDecoder().raw_decode(text[start:])[0]
+    except json.JSONDecodeError:
+        return None
+
+
 def parse_mypy(text: str, root: Path) -> list[Diagnostic]:
     """mypy/dmypy text output with `--show-column-numbers --show-error-codes`."""
-    out: list[Diagnostic] = []
-    for m in _MYPY_LINE.finditer(text):
-        sev: Severity = m["sev"]  # type: ignore[assignment]
-        out.append(
-            Diagnostic(
-                file=relative(m["file"], root),
-                line=int(m["line"]) if m["line"] else None,
-                col=int(m["col"]) if m["col"] else None,
-                code=m["code"],
-                severity=sev,
-                message=m["msg"][:_MESSAGE_CAP],
-                source="mypy",
-            )
-        )
-    return out
+    # Not stripped: a note's indented lines (an overload's signatures) keep their indent.
+    return _from_lines(_MYPY_LINE, text, root, "mypy")
 
 
 def parse_pyright(text: str, root: Path, source: str = "pyright") -> list[Diagnostic]:
     """`pyright --outputjson` / `basedpyright --outputjson`."""
-    start = text.find("{")
-    if start < 0:
-        return []
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text[start:])
-    except json.JSONDecodeError:
+    data = _json_after_noise(text)
+    if data is None:
         return []
     out: list[Diagnostic] = []
     for item in data.get("generalDiagnostics", []):
         begin = (item.get("range") or {}).get("start") or {}
-        raw_sev = item.get("severity", "error")
-        sev: Severity = (
-            "error" if raw_sev == "error" else "warning" if raw_sev == "warning" else "note"
-        )
         out.append(
             Diagnostic(
                 file=relative(str(item.get("file", "")), root),
                 line=begin["line"] + 1 if "line" in begin else None,
                 col=begin["character"] + 1 if "character" in begin else None,
                 code=item.get("rule"),
-                severity=sev,
+                severity=_severity(item.get("severity", "error")),
                 message=str(item.get("message", ""))[:_MESSAGE_CAP],
                 source=source,
             )
@@ -119,35 +134,14 @@ _TY_LINE = re.compile(
 
 def parse_ty(text: str, root: Path) -> list[Diagnostic]:
     """`ty check --output-format concise`."""
-    out: list[Diagnostic] = []
-    for m in _TY_LINE.finditer(text):
-        sev = m["sev"]
-        out.append(
-            Diagnostic(
-                file=relative(m["file"], root),
-                line=int(m["line"]),
-                col=int(m["col"]),
-                code=m["code"],
-                severity="error" if sev == "error" else "warning" if sev == "warning" else "note",
-                message=m["msg"].strip()[:_MESSAGE_CAP],
-                source="ty",
-            )
-        )
-    return out
+    return _from_lines(_TY_LINE, text, root, "ty", strip=True)
 
 
 def parse_pyrefly(text: str, root: Path) -> list[Diagnostic]:
     """`pyrefly check --output-format json`."""
-    start = text.find("{")
-    if start < 0:
-        return []
-    try:
-        data, _ = json.JSONDecoder().raw_decode(text[start:])
-    except json.JSONDecodeError:
-        return []
+    data = _json_after_noise(text)
     out: list[Diagnostic] = []
     for item in data.get("errors", []) if isinstance(data, dict) else []:
-        sev = str(item.get("severity", "error"))
         message = str(item.get("concise_description") or item.get("description") or "")
         out.append(
             Diagnostic(
@@ -155,7 +149,7 @@ def parse_pyrefly(text: str, root: Path) -> list[Diagnostic]:
                 line=item.get("line"),
                 col=item.get("column"),
                 code=item.get("name"),
-                severity="error" if sev == "error" else "warning" if sev == "warn" else "note",
+                severity=_severity(str(item.get("severity", "error")), warning="warn"),
                 message=message[:_MESSAGE_CAP],
                 source="pyrefly",
             )
