@@ -147,24 +147,26 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
 
 
 async def _affected(
-    ctx: RungContext, rung: RungName, go: str
-) -> tuple[dict[str, Package], Affected] | str:
-    graph = await _graph(ctx, rung, go)
-    if isinstance(graph, str):
-        return graph
-    return graph, affected(graph, _go_touched(ctx))
-
-
-async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult:
+    ctx: RungContext, rung: RungName
+) -> tuple[str, dict[str, Package], Affected] | RungResult:
+    """`go`, the packages (`go list`) and what the change affects; or the rung's result when
+    no Go file was touched, there is no `go`, or `go list` failed."""
     if not _go_touched(ctx):
         return nothing_to_do(ctx, rung, f"no Go file among the {len(ctx.touched)} touched files")
     go = _go(ctx)
     if go is None:
         return _missing(ctx, rung)
-    found = await _affected(ctx, rung, go)
-    if isinstance(found, str):
-        return _error(ctx, rung, found, "go list")
-    graph, aff = found
+    graph = await _graph(ctx, rung, go)
+    if isinstance(graph, str):
+        return _error(ctx, rung, graph, "go list")
+    return go, graph, affected(graph, _go_touched(ctx))
+
+
+async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult:
+    found = await _affected(ctx, rung)
+    if isinstance(found, RungResult):
+        return found
+    go, graph, aff = found
     targets = ["./..."] if aff.full else dirs_of(graph, aff.packages)
     if not targets:
         return nothing_to_do(ctx, rung, "the touched Go files are in no package (go list)")
@@ -286,15 +288,10 @@ def _selection(graph: dict[str, Package], aff: Affected) -> Selection:
 
 async def scoped_suite(ctx: RungContext) -> RungResult:
     rung: RungName = "test.scoped"
-    if not _go_touched(ctx):
-        return nothing_to_do(ctx, rung, f"no Go file among the {len(ctx.touched)} touched files")
-    go = _go(ctx)
-    if go is None:
-        return _missing(ctx, rung)
-    found = await _affected(ctx, rung, go)
-    if isinstance(found, str):
-        return _error(ctx, rung, found, "go list")
-    graph, aff = found
+    found = await _affected(ctx, rung)
+    if isinstance(found, RungResult):
+        return found
+    go, graph, aff = found
     if not ctx.selection.filtered:
         ctx.selection = _selection(graph, aff)
     if not aff.tests:
