@@ -1,5 +1,6 @@
-"""The preamble every rung shares, written once (`python_rung`), and the rung that runs a
-command the project configured instead of the Python default."""
+"""The preamble every rung of every toolchain shares, written once (`before_the_tool`;
+`python_rung` adds Python's), and the rung that runs a command the project configured
+instead of the toolchain's default."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ..parsers import parse_generic
 from .context import RungContext, from_outcome, nothing_to_do, skipped
 from .head_check import settle_on_head
 
-__all__ = ["Configured", "python_rung", "run_configured"]
+__all__ = ["Configured", "before_the_tool", "python_rung", "run_configured"]
 
 NOT_PYTHON = "not a Python project and no [tool.habitat.ladder] command"
 # Rungs whose configured command reports findings (compared with HEAD); a configured test
@@ -75,6 +76,26 @@ def _from_config(rung: RungName) -> Callable[[RungContext], Configured | None]:
     return configured
 
 
+async def before_the_tool(
+    ctx: RungContext,
+    rung: RungName,
+    no_work: Callable[[RungContext], str | None] | None,
+    configured: Callable[[RungContext], Configured | None] | None = None,
+) -> RungResult | None:
+    """What every toolchain's rung answers before its own tool, or None: nothing to do
+    (`no_work` says why), or the command the project configured for it (`configured`,
+    default `[tool.habitat.ladder]`'s), run instead."""
+    why = no_work(ctx) if no_work is not None else None
+    if why is not None:
+        return nothing_to_do(ctx, rung, why)
+    command = (configured or _from_config(rung))(ctx)
+    if command is None:
+        return None
+    return await run_configured(
+        ctx, rung, command.command, tool=command.tool, notes=list(command.notes)
+    )
+
+
 def python_rung(
     rung: RungName,
     *,
@@ -84,19 +105,13 @@ def python_rung(
     """The preamble every rung shares, written once: nothing to do → skipped (`no_work` says
     why); a command is configured → run it; not a Python project → skipped; else the
     Python default, which gets the project's environment."""
-    find_command = configured or _from_config(rung)
 
     def wrap(body: PythonRung) -> Rung:
         @functools.wraps(body)
         async def run(ctx: RungContext) -> RungResult:
-            why = no_work(ctx) if no_work is not None else None
-            if why is not None:
-                return nothing_to_do(ctx, rung, why)
-            command = find_command(ctx)
-            if command is not None:
-                return await run_configured(
-                    ctx, rung, command.command, tool=command.tool, notes=list(command.notes)
-                )
+            answered = await before_the_tool(ctx, rung, no_work, configured)
+            if answered is not None:
+                return answered
             if ctx.env is None:
                 return skipped(ctx, rung, NOT_PYTHON)
             return await body(ctx, ctx.env)

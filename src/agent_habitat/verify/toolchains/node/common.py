@@ -15,8 +15,8 @@ import anyio.to_thread
 
 from ...head import HeadTree
 from ...models import RungName, RungResult
-from ...rungs.context import RungContext, nothing_to_do, skipped
-from ...rungs.preamble import run_configured
+from ...rungs.context import RungContext, skipped
+from ...rungs.preamble import before_the_tool
 from .detect import NodeProject, Workspace, is_node_project, load_project, owns
 
 __all__ = [
@@ -55,12 +55,9 @@ def node_rung(
     def wrap(body: NodeRung) -> Rung:
         @functools.wraps(body)
         async def run(ctx: RungContext) -> RungResult:
-            why = no_work(ctx) if no_work is not None else None
-            if why is not None:
-                return nothing_to_do(ctx, rung, why)
-            command = ctx.config.command_for(rung)
-            if command is not None:
-                return await run_configured(ctx, rung, command)
+            answered = await before_the_tool(ctx, rung, no_work)
+            if answered is not None:
+                return answered
             if not is_node_project(ctx.root):
                 return skipped(ctx, rung, NOT_NODE)
             project = await anyio.to_thread.run_sync(load_project, ctx.root)

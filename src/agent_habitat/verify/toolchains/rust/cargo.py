@@ -21,8 +21,8 @@ from ...baseline import BaseResult, fingerprint
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
-from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
-from ...rungs.preamble import run_configured
+from ...rungs.context import RungContext, from_outcome, skipped
+from ...rungs.preamble import before_the_tool
 from .includes import readers
 from .messages import compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
@@ -156,12 +156,9 @@ def cargo_rung(
     def wrap(body: RustRung) -> Callable[[RungContext], Awaitable[RungResult]]:
         @functools.wraps(body)
         async def run(ctx: RungContext) -> RungResult:
-            why = no_work(ctx) if no_work is not None else None
-            if why is not None:
-                return nothing_to_do(ctx, rung, why)
-            command = ctx.config.command_for(rung)
-            if command is not None:
-                return await run_configured(ctx, rung, command)
+            answered = await before_the_tool(ctx, rung, no_work)
+            if answered is not None:
+                return answered
             if shutil.which("cargo", path=ctx.process_env().get("PATH")) is None:
                 return skipped(ctx, rung, NO_CARGO, missing="cargo")
             graph = await crate_graph(ctx, rung)
