@@ -11,8 +11,8 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.testing import eventually
-from agent_habitat.verify.runner.recorder import BackgroundRecorder
 from agent_habitat.verify.runner.config import SubstrateConfig
+from agent_habitat.verify.runner.recorder import BackgroundRecorder
 from agent_habitat.verify.runner.substrate import SubstrateFactory
 from agent_habitat.verify.select.memo import SelectionMemo
 from git_tree import git, write
