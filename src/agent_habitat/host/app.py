@@ -14,6 +14,7 @@ the MCP tools, derived from the verb table) joins `/api/status` here, behind the
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -57,8 +58,9 @@ class McpSide:
     start) or by the first request for `/mcp`, whichever comes first; it lives, as the SDK's
     session manager did, while `serving()` is open: the host's serving time."""
 
-    def __init__(self, habitat: Habitat) -> None:
+    def __init__(self, habitat: Habitat, *, freeze_heap: bool = False) -> None:
         self._habitat = habitat
+        self._freeze_heap = freeze_heap
         self._building = anyio.Lock()
         self._app: ASGIApp | None = None
         self._tasks: TaskGroup | None = None
@@ -83,6 +85,8 @@ class McpSide:
                 if self._tasks is None:
                     raise RuntimeError("the host's MCP side is not serving")
                 self._app = await self._tasks.start(self._serve)
+                if self._freeze_heap:
+                    _freeze_heap()
             return self._app
 
     async def prepare(self) -> None:
@@ -152,12 +156,29 @@ class Hosted:
 
 
 @asynccontextmanager
-async def build_mcp(project: Path) -> AsyncIterator[Hosted]:
-    """Open the workspace's habitat and its MCP server for the host (switch point)."""
+async def build_mcp(project: Path, *, freeze_heap: bool = False) -> AsyncIterator[Hosted]:
+    """Open the workspace's habitat and its MCP server for the host (switch point).
+
+    `freeze_heap`: the host process's own (`serve_host`), never a test's or a CLI's, whose
+    older objects may still become garbage: what lives once the habitat is open, and again
+    once the MCP side is built, leaves the collector's generations (`_freeze_heap`)."""
     async with Habitat.open(Workspace.for_project(project), project=project) as habitat:
         # A caller is a CLI or a bridge in a process of its own: "this process" is not this one.
         habitat.verifier.serves_as = "the workspace host"
-        yield Hosted(habitat=habitat, mcp=McpSide(habitat))
+        hosted = Hosted(habitat=habitat, mcp=McpSide(habitat, freeze_heap=freeze_heap))
+        if freeze_heap:
+            _freeze_heap()
+        yield hosted
+
+
+def _freeze_heap() -> None:
+    """Take every object alive now (the imports, the habitat; then the MCP SDK and server)
+    out of the cyclic collector's generations for the host's life (`gc.freeze`, O(1)): a
+    full collection walked them all, about 100,000 objects once the MCP side was built, 66-70
+    ms of CPU holding the event loop, 275-458 ms at load 18-20 with 8 loud tabs, for every
+    caller at once. Garbage among them would be kept, never collected: a collection at both
+    moments found none (0 of 52,535 objects, then 0 of 100,654)."""
+    gc.freeze()
 
 
 class Activity:

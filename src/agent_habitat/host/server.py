@@ -137,7 +137,7 @@ async def serve_host(
         # (`habitat dashboard`), and that listener needs the token from its first request.
         token = files.token()
         try:
-            async with build_mcp(root) as hosted:
+            async with build_mcp(root, freeze_heap=True) as hosted:
                 await _serve(hosted, files, lock, root, tcp, token, config.idle_seconds)
         finally:
             await _stop_warm_daemons(root, files.workspace)
