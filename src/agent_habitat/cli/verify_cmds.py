@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .common import add_common
 from .host_start import in_a_terminal
 from .verb_argv import VERIFY_ARGUMENTS, add_arguments
 
@@ -38,17 +39,6 @@ _EPILOG = (
     "(unchanged since HEAD, or the change gives no rung work); 5 queued (--background: no "
     "verdict yet); 130 interrupted"
 )
-
-
-def _add_common(parser: argparse.ArgumentParser) -> None:
-    # As cli.common.add_common, which imports the habitat: these commands must not.
-    parser.add_argument("--json", action="store_true", help="print the result model as JSON")
-    parser.add_argument(
-        "--project",
-        type=Path,
-        metavar="DIR",
-        help="project (workspace) folder; default the git work tree of the cwd, else the cwd",
-    )
 
 
 def register(subparsers: Any) -> None:
@@ -82,33 +72,33 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--wait", action="store_true", help=argparse.SUPPRESS
     )  # the default now; kept so that scripts written for it still run
-    _add_common(parser)
+    add_common(parser)
     parser.set_defaults(handler=_verify)
-    status = subparsers.add_parser(
-        "status",
-        help="is the code green now? the workspace's latest verify epoch and who serves it",
-        description=(
+    for name, summary, description, task, handler in (
+        (
+            "status",
+            "is the code green now? the workspace's latest verify epoch and who serves it",
             "The latest verify epoch of the project as recorded in the workspace's state, "
-            "compared with the tree as it is now (stale when files changed since), which process "
-            "serves the verify runner (or that none does), and its time accounting. "
-            "Exit 0 green, 1 not green."
+            "compared with the tree as it is now (stale when files changed since), which "
+            "process serves the verify runner (or that none does), and its time accounting. "
+            "Exit 0 green, 1 not green.",
+            "a verify task id; default the newest epoch",
+            _status,
         ),
-    )
-    status.add_argument("--task", help="a verify task id; default the newest epoch")
-    _add_common(status)
-    status.set_defaults(handler=_status)
-    cancel = subparsers.add_parser(
-        "cancel",
-        help="cancel the running verify",
-        description=(
+        (
+            "cancel",
+            "cancel the running verify",
             "Cancel the verify run of this workspace: through the workspace host when one "
             "serves it; a run served by an embedded `habitat mcp --embedded` cannot be reached "
-            "from here, and this says where to cancel it."
+            "from here, and this says where to cancel it.",
+            "the task to cancel; default the running run",
+            _cancel,
         ),
-    )
-    cancel.add_argument("--task", help="the task to cancel; default the running run")
-    _add_common(cancel)
-    cancel.set_defaults(handler=_cancel)
+    ):
+        sub = subparsers.add_parser(name, help=summary, description=description)
+        sub.add_argument("--task", help=task)
+        add_common(sub)
+        sub.set_defaults(handler=handler)
 
 
 def _root(args: argparse.Namespace) -> Path | None:
