@@ -21,7 +21,7 @@ from ..proc.spool_keeper import Budget
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["Outcome", "answered", "child_env", "run_command", "spool_path"]
+__all__ = ["Outcome", "answered", "child_env", "run_command", "spool_path", "take_report"]
 
 # Parsers read at most this much of a spool; the result keeps only `cap` bytes of its tail.
 _PARSE_LIMIT = 8 * 1024 * 1024
@@ -96,6 +96,17 @@ def spool_path(spool_dir: Path, name: str) -> Path:
         for old in olds[: len(olds) - _KEEP_SPOOLS]:
             Path(old.path).unlink(missing_ok=True)
     return spool_dir / f"verify-{name}"
+
+
+async def take_report(path: Path) -> str:
+    """The text of a report file a tool wrote (`--output-file`), removed once read; '' when
+    the tool wrote none."""
+    try:
+        return await anyio.Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    finally:
+        await anyio.Path(path).unlink(missing_ok=True)
 
 
 async def _wait(sup: Supervised, spool: Path, budget: Budget | None) -> int | None:

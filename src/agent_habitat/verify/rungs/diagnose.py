@@ -11,6 +11,7 @@ import anyio
 import anyio.to_thread
 
 from ...regular import read_regular
+from ..command import take_report
 from ..environments import ProjectEnv
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_ruff
@@ -97,12 +98,7 @@ async def diagnose_files(ctx: RungContext, env: ProjectEnv) -> RungResult:
             duration_s=round(time.monotonic() - started, 3),
             diagnostics=errors,
         )
-    try:
-        text = await anyio.Path(report).read_text(encoding="utf-8")
-        await anyio.Path(report).unlink()
-    except FileNotFoundError:
-        text = ""
-    diagnostics = parse_ruff(text, ctx.root)
+    diagnostics = parse_ruff(await take_report(report), ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"
     result = from_outcome(ctx, RUNG, outcome, tool="ruff", state=state, diagnostics=diagnostics)
     if not configs:

@@ -15,6 +15,7 @@ import anyio
 import anyio.to_thread
 
 from ..baseline import BaseResult, fingerprint
+from ..command import take_report
 from ..environments import ProjectEnv
 from ..head import HeadTree
 from ..models import Diagnostic, RungName
@@ -93,11 +94,8 @@ async def _one(
         reap_leftovers=False,  # ruff starts no processes (see diagnose.py)
     )
     try:
-        text = await anyio.Path(report).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
+        text = await take_report(report)
     finally:
-        await anyio.Path(report).unlink(missing_ok=True)
         await anyio.Path(source).unlink(missing_ok=True)
     if outcome.exit_code not in (0, 1):
         return f"ruff failed on HEAD's {rel} (exit {outcome.exit_code})"

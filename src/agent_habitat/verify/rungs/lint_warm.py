@@ -18,6 +18,7 @@ import anyio
 import anyio.to_thread
 
 from ..baseline import BaseResult
+from ..command import take_report
 from ..environments import ProjectEnv
 from ..head import HeadTree
 from ..models import Diagnostic
@@ -88,12 +89,7 @@ async def _one_group(
             cwd=export,
             reap_leftovers=False,  # ruff starts no processes (see diagnose.py)
         )
-        try:
-            text = await anyio.Path(report).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            text = ""
-        finally:
-            await anyio.Path(report).unlink(missing_ok=True)
+        text = await take_report(report)
         if outcome.exit_code not in (0, 1):
             raise OSError(f"ruff failed on HEAD's export (exit {outcome.exit_code})")
         for diag in parse_ruff(text, export):

@@ -17,7 +17,7 @@ import anyio
 import anyio.to_thread
 
 from ...baseline import BaseResult, fingerprint
-from ...command import Outcome, answered
+from ...command import Outcome, answered, take_report
 from ...head import HeadTree
 from ...models import RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
@@ -48,16 +48,6 @@ const { ESLint } = createRequire(cwd + "/package.json")("eslint");
   fs.writeFileSync(output, JSON.stringify(out));
 })().catch((e) => { console.error(e && e.stack ? e.stack : String(e)); process.exit(2); });
 """
-
-
-async def _take(path: Path) -> str:
-    """A report file's text, removed once read ('' when the tool wrote none)."""
-    try:
-        text = await anyio.Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
-    await anyio.Path(path).unlink(missing_ok=True)
-    return text
 
 
 def _sources(ctx: RungContext) -> list[str]:
@@ -128,7 +118,7 @@ async def _eslint_head(
         suffix = each(str(folder.relative_to(ctx.root)), ".base.out")
         outcome = await ctx.run(RUNG, argv_head, suffix=suffix, cwd=folder, reap_leftovers=False)
         await anyio.Path(request).unlink(missing_ok=True)
-        text = await _take(report)
+        text = await take_report(report)
         if outcome.exit_code != 0:
             tail = outcome.tail[-200:]
             return f"eslint failed on HEAD's content (exit {outcome.exit_code}): {tail}"
@@ -250,7 +240,7 @@ async def _lint(
     if warm:
         diagnostics = parse_eslint(outcome.text, ctx.root)
     elif linter == "eslint":
-        diagnostics = parse_eslint(await _take(report), ctx.root)
+        diagnostics = parse_eslint(await take_report(report), ctx.root)
     else:
         diagnostics = parse_biome(outcome.text, folder, ctx.root)
     state: RungState | None = None if outcome.exit_code in (0, 1) else "error"

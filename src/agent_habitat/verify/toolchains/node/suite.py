@@ -9,11 +9,11 @@ through its package manager. Every process gets the substrate."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
+from ...command import take_report
 from ...models import RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from .common import Tool, each, merge, mine, node_rung
@@ -46,15 +46,6 @@ def _widen(ctx: RungContext, ws: Workspace, touched: list[str]) -> str | None:
     return None
 
 
-async def _read(path: Path) -> str:
-    try:
-        text = await anyio.Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return ""
-    await anyio.Path(path).unlink(missing_ok=True)
-    return text
-
-
 def _reason(result: RungResult) -> None:
     if result.state == "red" and result.diagnostics:
         first = result.diagnostics[0].message.splitlines()[0][:200]
@@ -84,7 +75,7 @@ async def _jest_like(
         argv = [str(tool.path), *mode, "--json", f"--outputFile={report}", "--ci"]
         argv += ["--passWithNoTests", "--coverage=false"]
     outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
-    text = await _read(report)
+    text = await take_report(report)
     counts = suite_counts(text)
     if counts is not None and counts[0] == 0 and outcome.exit_code == 0:
         return nothing_to_do(ctx, SCOPED, f"node: {runner} found no test related to the change")
