@@ -12,7 +12,7 @@ import contextlib
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Protocol
+from typing import IO, NotRequired, Protocol, TypedDict, Unpack
 
 import anyio.to_thread
 import psutil
@@ -23,7 +23,27 @@ from .priority import make_background
 from .record import ProcessRecord
 from .supervised import Prestarted, Supervised, prepare_child_signals, prestart, spawn
 
-__all__ = ["ProcSpawner", "ProcessHandle", "Spawner"]
+__all__ = ["ProcSpawner", "ProcessHandle", "SpawnArgs", "Spawner"]
+
+
+class SpawnArgs(TypedDict):
+    """What `Spawner.spawn` takes besides the command line, written once for the seam and
+    each spawner (`proc.supervised.spawn` gives the defaults)."""
+
+    cwd: Path
+    env: Mapping[str, str]
+    output: Path
+    """stdout and stderr are appended here (unless `stdout` is given)."""
+    stdin_pipe: NotRequired[bool]
+    """Keep a pipe to its stdin (`ProcessHandle.stdin`); default False."""
+    marker: NotRequired[str | None]
+    """`HABITAT_RUN_ID` in its environment, which finds its tree again; default None."""
+    identify: NotRequired[bool]
+    """Read its create time at once (blocks briefly); default True."""
+    stdout: NotRequired[int | None]
+    """A descriptor its output goes to instead of `output` (a spool keeper's pipe)."""
+    joins_group: NotRequired[bool]
+    """It moves itself into its cgroup first thing; default False."""
 
 
 class ProcessHandle(Protocol):
@@ -57,19 +77,7 @@ class Spawner(Protocol):
         budget (`proc.keepers`), a keeper that may pump their output (`spawn`'s `stdout`).
         A fake's scripted output needs none."""
 
-    def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        output: Path,
-        stdin_pipe: bool = False,
-        marker: str | None = None,
-        identify: bool = True,
-        stdout: int | None = None,
-        joins_group: bool = False,
-    ) -> ProcessHandle:
+    def spawn(self, argv: Sequence[str], **args: Unpack[SpawnArgs]) -> ProcessHandle:
         """Start `argv` in a new session, stdout and stderr appended to `output` (or written
         to the descriptor `stdout`, a spool keeper's pipe). `joins_group`: `argv` moves
         itself into its cgroup first thing (see `proc.supervised.spawn`). Raises OSError
@@ -118,30 +126,8 @@ class ProcSpawner:
 
     keeps_spools = True
 
-    def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        output: Path,
-        stdin_pipe: bool = False,
-        marker: str | None = None,
-        identify: bool = True,
-        stdout: int | None = None,
-        joins_group: bool = False,
-    ) -> Supervised:
-        return spawn(
-            argv,
-            cwd=cwd,
-            env=env,
-            output=output,
-            stdin_pipe=stdin_pipe,
-            marker=marker,
-            identify=identify,
-            stdout=stdout,
-            joins_group=joins_group,
-        )
+    def spawn(self, argv: Sequence[str], **args: Unpack[SpawnArgs]) -> Supervised:
+        return spawn(argv, **args)
 
     async def prestart(
         self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str

@@ -15,11 +15,15 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Unpack
 
 import anyio
 import anyio.lowlevel
 
 from ..proc import KillReport, ProcessRecord
+
+if TYPE_CHECKING:
+    from ..proc.spawner import SpawnArgs
 
 __all__ = ["FakeProcess", "FakeSpawner", "Script"]
 
@@ -186,19 +190,11 @@ class FakeSpawner:
         """The most recently spawned process."""
         return self.processes[-1]
 
-    def spawn(
-        self,
-        argv: Sequence[str],
-        *,
-        cwd: Path,
-        env: Mapping[str, str],
-        output: Path,
-        stdin_pipe: bool = False,
-        marker: str | None = None,
-        identify: bool = True,
-        stdout: int | None = None,  # a keeper's pipe: real spawners only get one
-        joins_group: bool = False,
-    ) -> FakeProcess:
+    def spawn(self, argv: Sequence[str], **args: Unpack[SpawnArgs]) -> FakeProcess:
+        # `stdout` (a keeper's pipe: real spawners only get one) and `joins_group` play no
+        # part in a script; the other defaults are `proc.supervised.spawn`'s.
+        cwd, env, output = args["cwd"], args["env"], args["output"]
+        stdin_pipe, marker = args.get("stdin_pipe", False), args.get("marker")
         if self.before_spawn is not None:
             self.before_spawn(output)
         command = _command_of(argv, output.parent)
@@ -216,7 +212,7 @@ class FakeSpawner:
         process = FakeProcess(
             next(self._pids), argv, command, cwd, full_env, output, marker, stdin_pipe
         )
-        if identify:
+        if args.get("identify", True):
             process.identify()
         self.processes.append(process)
         if script.output:
