@@ -57,7 +57,8 @@ test: $(STAMP) test-deps
 # the tests marked `finding` (tests/security/findings.py), in tests/security and the files named
 # here. `make test` runs the same tests with the rest of the suite.
 SECURITY_ELSEWHERE := tests/shell/test_output.py tests/hardening/test_secrets_at_rest.py \
-	tests/host/test_dashboard_verify_e2e.py
+	tests/host/test_dashboard_verify_e2e.py tests/shell/test_inline_reads.py \
+	tests/host/test_server_protocols.py
 security: $(STAMP)
 	PYTHONPATH=tests $(BIN)/python -m pytest tests/security $(SECURITY_ELSEWHERE) -m finding -q \
 		-p no:cacheprovider -p security.report --no-header -o console_output_style=classic

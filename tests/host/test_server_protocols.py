@@ -12,6 +12,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from agent_habitat.host import server
 from agent_habitat.host.tcp_limits import TcpLimitedProtocol
 
@@ -20,6 +22,7 @@ async def _app(scope: Any, receive: Any, send: Any) -> None:
     raise AssertionError("not called")
 
 
+@pytest.mark.finding("under-load")
 def test_the_unix_socket_parses_with_httptools_and_tcp_keeps_its_limits() -> None:
     unix = server._config(SimpleNamespace(asgi=_app), None)  # type: ignore[arg-type]
     tcp = server._config(SimpleNamespace(asgi=_app), 16)  # type: ignore[arg-type]

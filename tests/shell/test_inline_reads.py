@@ -57,6 +57,7 @@ def test_a_window_of_many_lines_or_many_bytes_is_left_to_a_worker(tmp_path: Path
 
 
 @pytest.mark.anyio
+@pytest.mark.finding("under-load")
 async def test_a_tail_and_a_scene_of_loud_tabs_use_no_worker_thread(
     habitat: Shell, spawner: FakeSpawner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,6 +77,7 @@ async def test_a_tail_and_a_scene_of_loud_tabs_use_no_worker_thread(
 
 
 @pytest.mark.anyio
+@pytest.mark.finding("under-load")
 async def test_callers_that_came_before_a_build_began_share_it() -> None:
     builds: list[int] = []
 
