@@ -18,15 +18,29 @@ def _interpreter(marker: Path, label: str) -> str:
     return f'#!/bin/sh\necho {label} >> "{marker}"\nexec "{sys.executable}" "$@"\n'
 
 
+def _mypy_plugin(marker: Path) -> str:
+    # Runs in whatever loads it (mypy, dmypy): records that it ran, then is a plain plugin.
+    return (
+        f"with open({str(marker)!r}, 'a') as f:\n    f.write('mypy-plugin\\n')\n"
+        "from mypy.plugin import Plugin\n\n\ndef plugin(version):\n    return Plugin\n"
+    )
+
+
 def hostile_repo(root: Path, marker: Path, *, configured: bool = True) -> Path:
-    """A git repository with a committed `.venv/bin/python` and (when `configured`) an
-    interpreter named by `[tool.habitat.ladder] python`; each appends a line to `marker`."""
+    """A git repository with a committed `.venv/bin/python`, a mypy plugin its
+    `[tool.mypy] plugins` names, and (when `configured`) an interpreter named by
+    `[tool.habitat.ladder] python`; each appends a line to `marker` when it runs."""
     (root / "src" / "hostile").mkdir(parents=True)
     (root / "src" / "hostile" / "__init__.py").write_text("X = 1\n", encoding="utf-8")
-    ladder = '[tool.habitat.ladder]\npython = "tools/py"\n' if configured else ""
+    ladder = '[tool.habitat.ladder]\npython = "tools/py"\n\n' if configured else ""
     (root / "pyproject.toml").write_text(
-        '[project]\nname = "hostile"\nversion = "0"\n\n' + ladder, encoding="utf-8"
+        '[project]\nname = "hostile"\nversion = "0"\n\n'
+        + ladder
+        + '[tool.mypy]\nplugins = ["tools/hostile_plugin.py"]\n',
+        encoding="utf-8",
     )
+    (root / "tools").mkdir(exist_ok=True)
+    (root / "tools" / "hostile_plugin.py").write_text(_mypy_plugin(marker), encoding="utf-8")
     for rel, label in (("tools/py", "configured"), (".venv/bin/python", "venv")):
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -3,8 +3,9 @@ trusts it (`habitat trust`, `project_trust` confirmed by a person, the /project_
 prompt, or a verify the user asks for).
 
 The repositories here commit an interpreter (`.venv/bin/python`, and the one
-`[tool.habitat.ladder] python` names) that writes a line to a marker file when it runs:
-the warm-up would run it at once when a project opens. Each "nothing ran" is checked once
+`[tool.habitat.ladder] python` names) and a mypy plugin (`[tool.mypy] plugins`), each of
+which writes a line to a marker file when it runs: the warm-up would run them at once when
+a project opens. Each "nothing ran" is checked once
 the habitat has reached the point where it waits for trust, never after a sleep.
 """
 
@@ -90,8 +91,10 @@ async def test_starting_the_host_runs_nothing_until_habitat_trust(
     code, out, err = await cli("trust", "--project", str(repo))
     assert code == 0, err
     assert "trusted" in out
-    # Trusted: the warm-up goes on, and it runs the project's own interpreter.
+    # Trusted: the warm-up goes on, and it runs the project's own interpreter, and its warm
+    # dmypy the project's mypy plugin: each was held back until now.
     await until(lambda: "configured" in ran(marker), "the warm-up runs the project's python")
+    await until(lambda: "mypy-plugin" in ran(marker), "the warm dmypy loads its mypy plugin")
     await until(lambda: not host_status(repo)["waiting_for_trust"], "the warm-up went on")
 
 
