@@ -94,6 +94,13 @@ def page(browser: Browser, calc: Path, request: pytest.FixtureRequest) -> Iterat
 
     options: dict[str, Any] = getattr(request, "param", {})
     context = browser.new_context(viewport={"width": 1280, "height": 800}, **options)
+    # Whatever the page's CSP refuses (an inline `style` attribute it sets, a script, a
+    # connection), the browser reports: issue 23 ("Low") found the time-accounting bar's
+    # widths silently dropped that way.
+    context.add_init_script(
+        "window.__csp = []; document.addEventListener('securitypolicyviolation', e => "
+        "window.__csp.push(`${e.violatedDirective} ${e.blockedURI} ${e.sample}`));"
+    )
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -102,8 +109,10 @@ def page(browser: Browser, calc: Path, request: pytest.FixtureRequest) -> Iterat
     page.get_by_role("tab", name="Verify epoch").click()
     expect(page.locator("#epoch")).not_to_contain_text("loading", timeout=WAIT_MS)
     yield page
+    refused = page.evaluate("window.__csp")
     context.close()
     assert errors == [], f"script errors on the page: {errors}"
+    assert refused == [], f"the page's CSP refused what the page did: {refused}"
 
 
 def status(root: Path) -> dict[str, Any]:
