@@ -18,6 +18,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP_RUN)
 
+# Coverage is not started in the third-party tools the tests' processes run (mypy, dmypy,
+# pip, venv): a .pth read before coverage's own (tests/habitat_coverage_tools.py says why).
+COVERAGE_TOOLS := $(VENV)/.coverage-tools
+$(COVERAGE_TOOLS): tests/habitat_coverage_tools.py | $(STAMP)
+	$(BIN)/python tests/habitat_coverage_tools.py
+	touch $@
+
 demo: $(STAMP_RUN)
 	$(BIN)/habitat demo
 
@@ -49,7 +56,7 @@ browser-deps: test-deps
 # starting, real processes ending), so two workers left the cores idle between the waits.
 # A worker takes a whole module (its fixtures set up once), the longest modules first
 # (tests/schedule.py): in collection order the longest began last and ran alone.
-test: $(STAMP) test-deps
+test: $(STAMP) $(COVERAGE_TOOLS) test-deps
 	$(TEST_ENV) $(BIN)/python -m pytest -n 4 --dist loadfile --no-loadscope-reorder \
 		--cov --cov-report=term:skip-covered
 
