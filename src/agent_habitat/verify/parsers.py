@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from .models import Diagnostic, Severity
 from .tracebacks import in_project, raised, relative
 
 __all__ = [
+    "JunitCounts",
+    "junit_counts",
     "parse_compileall",
     "parse_generic",
     "parse_junit",
@@ -219,6 +222,38 @@ def parse_junit(path: Path, root: Path) -> list[Diagnostic] | None:
                 )
             )
     return out
+
+
+@dataclass(frozen=True)
+class JunitCounts:
+    """How many tests a pytest run passed, failed (an error included) and skipped."""
+
+    passed: int
+    failed: int
+    skipped: int
+
+    @property
+    def note(self) -> str:
+        return f"{self.passed} passed, {self.failed} failed, {self.skipped} skipped"
+
+
+def junit_counts(path: Path) -> JunitCounts | None:
+    """The counts of a pytest `--junitxml` report; None when unreadable. An xfail ran (it is
+    `<skipped type="pytest.xfail">` there): it counts as passed, as it did check something."""
+    try:
+        tree = ET.parse(path)
+    except (ET.ParseError, OSError):
+        return None
+    passed = failed = skipped = 0
+    for case in tree.iter("testcase"):
+        tags = {child.tag for child in case}
+        if tags & {"failure", "error"}:
+            failed += 1
+        elif any(c.tag == "skipped" and c.get("type") != "pytest.xfail" for c in case):
+            skipped += 1
+        else:
+            passed += 1
+    return JunitCounts(passed, failed, skipped)
 
 
 def _failure_code(text: str, what: str, tag: str) -> str:

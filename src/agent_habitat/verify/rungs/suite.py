@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import anyio
 
+from ..command import Outcome
 from ..environments import ProjectEnv
 from ..head import HeadTree
 from ..models import RungName, RungResult, RungState
-from ..parsers import parse_junit, parse_pytest_summary
+from ..parsers import JunitCounts, junit_counts, parse_junit, parse_pytest_summary
 from ..select.testdeps import Recording, RunScope
 from ..tracebacks import conftest_error
 from . import warm_pytest
@@ -49,6 +50,26 @@ def no_measuring(ctx: RungContext) -> list[str]:
     return ["--no-cov"]
 
 
+def _verdict(
+    outcome: Outcome, found: bool, counts: JunitCounts | None
+) -> tuple[RungState | None, str | None]:
+    """pytest's exit code read as a rung's state (None: green or red by the code), and why."""
+    code = outcome.exit_code
+    if code == 0 and counts is not None and counts.skipped and not counts.passed + counts.failed:
+        # Green means something was checked: a run whose every test was skipped was not.
+        why = f"every test it ran was skipped ({counts.skipped} skipped, none passed)"
+        return "skipped", why + ": nothing was checked"
+    if code == _NO_TESTS:
+        return "error", "pytest collected no tests (exit 5); check the filter or selection"
+    if code in (_INTERRUPTED, _USAGE_ERROR) and found:
+        # Collection errors (exit 4 when the tests were named by node id, or a conftest):
+        # a test module or what it imports is broken, which is the code's doing.
+        return "red", None
+    if code not in (0, _TESTS_FAILED) and code is not None and code > 0:
+        return "error", f"pytest failed to run (exit {code}): {outcome.tail.strip()[-300:]}"
+    return None, None
+
+
 async def _pytest(
     ctx: RungContext, rung: RungName, tests: list[str], why: str, rec: Recording | None = None
 ) -> RungResult:
@@ -85,25 +106,15 @@ async def _pytest(
     diagnostics = parse_junit(junit, ctx.root)
     if diagnostics is None:
         diagnostics = parse_pytest_summary(outcome.text)
+    counts = junit_counts(junit)
     await anyio.Path(junit).unlink(missing_ok=True)
-    code = outcome.exit_code
-    state: RungState | None = None
-    reason = None
-    if code == _USAGE_ERROR and not diagnostics:
+    if counts is not None:
+        notes.insert(1, counts.note)  # how many ran, which a filter or a path does not say
+    if outcome.exit_code == _USAGE_ERROR and not diagnostics:
         # A conftest that fails to import writes no report: its traceback is in the output.
         found = conftest_error(outcome.text, ctx.root)
         diagnostics = [found] if found is not None else []
-    if code == _NO_TESTS:
-        state, reason = "error", "pytest collected no tests (exit 5); check the filter or selection"
-    elif code in (_INTERRUPTED, _USAGE_ERROR) and diagnostics:
-        # Collection errors (exit 4 when the tests were named by node id, or a conftest):
-        # a test module or what it imports is broken, which is the code's doing.
-        state = "red"
-    elif code not in (0, _TESTS_FAILED) and code is not None and code > 0:
-        state, reason = (
-            "error",
-            f"pytest failed to run (exit {code}): {outcome.tail.strip()[-300:]}",
-        )
+    state, reason = _verdict(outcome, bool(diagnostics), counts)
     result = from_outcome(
         ctx,
         rung,

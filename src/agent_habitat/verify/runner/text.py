@@ -97,17 +97,24 @@ def epoch_summary(epoch: EpochReport | None) -> str:
 
 
 _SELECTED = re.compile(r"^(\d+) selected\b")
+# A test rung's count of what passed (pytest's, cargo's and go test's notes say it): a filter,
+# or a path that holds 300 tests, is "1 selected".
+_PASSED = re.compile(r"\b(\d+) (?:test\(s\) )?passed\b")
 
 
 def checked(epoch: EpochReport) -> str:
-    """What a green epoch checked, in a few words: `ruff, mypy, pytest 3 selected`."""
+    """What a green epoch checked, in a few words: `ruff, mypy, pytest 12 passed`."""
     parts = []
     for rung in epoch.rungs:
         if rung.state == "skipped":
             continue
         part = rung.tool or rung.rung
+        passed = next((m[1] for n in rung.notes if (m := _PASSED.search(n))), None)
         count = next((m[1] for n in rung.notes if (m := _SELECTED.match(n))), None)
-        part = f"{part} {count} selected" if count else part
+        if passed is not None:
+            part = f"{part} {passed} passed"
+        elif count:
+            part = f"{part} {count} selected"
         if rung.preexisting_findings:
             # A green over findings HEAD has too says so: plain "green" after an edit to a
             # failing test reads as fixed.
