@@ -7,8 +7,11 @@ they fork later, and its session's scheduling group where Linux groups by sessio
 from __future__ import annotations
 
 import os
+import shutil
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -16,7 +19,7 @@ import pytest
 from agent_habitat.config import ShellConfig
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import kill_tree, members
-from agent_habitat.shell.models import RunArgs
+from agent_habitat.shell.models import CloseArgs, RunArgs
 from agent_habitat.workspace import Workspace
 from shell_waits import await_file
 
@@ -112,3 +115,35 @@ def test_a_process_of_the_callers_own_session_leaves_the_callers_group_alone() -
     finally:
         proc.kill()
         proc.wait()
+
+
+async def test_closing_a_loud_tab_removes_its_spool_off_the_event_loop(
+    opened: Habitat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Closing 8 tabs of `yes` spent 2.0 s in unlink (91 files, the spools' freed holes) on
+    # the host's event loop, about 250 ms per tab during which no caller got an answer. Here
+    # the removal waits, bounded, for the loop to run something else meanwhile.
+    result = await opened.shell.run(RunArgs(command="exec yes", tab="loud", background=True))
+    assert result.pid is not None
+    removing, loop_ran = threading.Event(), threading.Event()
+    waited: list[bool] = []
+    remove = shutil.rmtree
+
+    def slow_rmtree(path: Any, *args: Any, **kwargs: Any) -> None:
+        removing.set()
+        waited.append(loop_ran.wait(timeout=10))  # on the loop: nothing sets it, 10 s, False
+        remove(path, *args, **kwargs)
+
+    async def meanwhile() -> None:
+        with anyio.fail_after(60):
+            while not removing.is_set():
+                await anyio.sleep(0.005)
+        loop_ran.set()
+
+    monkeypatch.setattr(shutil, "rmtree", slow_rmtree)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(meanwhile)
+        closed = await opened.shell.close(CloseArgs(tab="loud"))
+    assert closed.killed
+    assert waited == [True]  # one run folder, removed while the loop ran
+    assert not Path(result.spool).parent.exists()  # removed all the same
