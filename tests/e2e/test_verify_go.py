@@ -260,3 +260,18 @@ async def test_the_package_graph_is_listed_again_only_when_an_import_changes(
     (rung,) = fifth.rungs
     assert rung.state == "green", rung.reason
     assert f"package graph: go list of climb {first.id}" in " ".join(rung.notes)
+
+
+C_TEST = 'package c\n\nimport "testing"\n\nfunc TestLeaf(t *testing.T) {\n\tt.Skip("later")\n}\n'
+
+
+async def test_a_package_whose_every_test_was_skipped_checked_nothing(tmp_path: Path) -> None:
+    # Green means something was checked: go's package "ok" over tests that all called
+    # t.Skip ran no assertion, so test.scoped is skipped, saying so, never green.
+    root = _module(tmp_path, {"c/c_test.go": C_TEST})
+    write(root, "c/c.go", C.replace("return 1", "return 2"))
+    result = await _climb(root, "test.scoped")
+    (rung,) = result.rungs
+    assert rung.state == "skipped", rung
+    assert rung.reason is not None
+    assert "every test it ran was skipped (1 skipped" in rung.reason, rung.reason

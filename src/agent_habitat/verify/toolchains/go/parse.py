@@ -227,8 +227,18 @@ class TestRun:
     """Package → its final action (`pass`, `fail`, `skip`)."""
     passed: int = 0
     failed: int = 0
+    skipped: int = 0
     cached: int = 0
     """Packages whose result came from go's test cache."""
+
+    def count(self, action: str) -> None:
+        """A test's event: its end (`pass`, `fail`, `skip`) is counted."""
+        if action == "pass":
+            self.passed += 1
+        elif action == "fail":
+            self.failed += 1
+        elif action == "skip":
+            self.skipped += 1
 
 
 def _package_dirs(root: Path, dirs: dict[str, Path]) -> dict[str, Path]:
@@ -274,10 +284,9 @@ def parse_test_events(text: str, root: Path, dirs: dict[str, Path] | None = None
                 _package_failed(run, root, event, package, outputs, builds, folders)
         elif action in ("pass", "fail", "skip") and test and test in running.get(package, []):
             running[package].remove(test)
-        if action == "pass" and test:
-            run.passed += 1
-        elif action == "fail" and test:
-            run.failed += 1
+        if test:
+            run.count(str(action))
+        if action == "fail" and test:
             lines = outputs.get((package, test), [])
             _test_failed(run, root, package, test, lines, folders.get(package))
     return run

@@ -241,6 +241,10 @@ async def _go_test(
     elif outcome.exit_code == 0:
         if not any(a == "pass" for a in run.packages.values()):
             return nothing_to_do(ctx, rung, "go test ran no package with tests")
+        if not run.passed and run.skipped:
+            # Green means something was checked: packages "ok" over t.Skip alone were not.
+            why = f"every test it ran was skipped ({run.skipped} skipped, none passed)"
+            return nothing_to_do(ctx, rung, why + ": nothing was checked")
         state = "green"
     elif outcome.exit_code in (1, 2) and run.failures:
         state = "red"
@@ -252,8 +256,8 @@ async def _go_test(
         )
     notes = [
         *notes,
-        f"go test: {run.passed} test(s) passed, {run.failed} failed in {len(run.packages)} "
-        f"package(s) ({run.cached} from go's test cache)",
+        f"go test: {run.passed} test(s) passed, {run.failed} failed, {run.skipped} skipped in "
+        f"{len(run.packages)} package(s) ({run.cached} from go's test cache)",
     ]
     result = from_outcome(
         ctx,
