@@ -368,3 +368,36 @@ async def test_a_node_verdict_s_selection_is_what_its_test_rung_chose(
         "no vitest, jest or node test runner in tiny, so no affected-test mode: "
         "its whole test script ran"
     ]
+
+
+@pytest.mark.parametrize(
+    ("runner", "test_file"),
+    [
+        (
+            "vitest",
+            "import { test, expect } from 'vitest';\nimport { add } from '../src/add.js';\n"
+            "test.skip('adds', () => { expect(add(1, 2)).toBe(3); });\n",
+        ),
+        (
+            "node-test",
+            "import test from 'node:test';\nimport assert from 'node:assert';\n"
+            "import { add } from '../src/add.js';\n"
+            "test('adds', { skip: 'later' }, () => assert.strictEqual(add(1, 2), 3));\n",
+        ),
+    ],
+)
+async def test_a_run_whose_every_related_test_was_skipped_checked_nothing(
+    tmp_path: Path, runner: str, test_file: str
+) -> None:
+    # Green means something was checked: the runner passes a run whose every test is
+    # skipped, which ran no assertion; the rung is skipped and says so, never green.
+    files = {"src/add.js": _ADD, "test/add.test.js": test_file}
+    if runner == "vitest":
+        root = _project(tmp_path, files, devDependencies={"vitest": "3"})
+    else:
+        root = _project(tmp_path, files, scripts={"test": "node --test"})
+    write(root, "src/add.js", _ADD.replace("a + b", "a - b"))
+    result = await _climb(root, "test.scoped")
+    assert result.state == "skipped", (runner, result)
+    assert result.reason is not None
+    assert "every test it ran was skipped (1 skipped" in result.reason, result.reason

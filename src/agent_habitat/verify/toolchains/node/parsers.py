@@ -13,6 +13,7 @@ from ...models import Diagnostic, Severity
 from ...tracebacks import relative
 
 __all__ = [
+    "junit_skipped",
     "parse_biome",
     "parse_eslint",
     "parse_fail_lines",
@@ -20,6 +21,7 @@ __all__ = [
     "parse_node_junit",
     "parse_tsc",
     "suite_counts",
+    "suite_skipped",
 ]
 
 _CAP = 2000
@@ -196,6 +198,23 @@ def suite_counts(text: str) -> tuple[int, int] | None:
     if not isinstance(data, dict) or "numTotalTests" not in data:
         return None
     return int(data.get("numTotalTests") or 0), int(data.get("numFailedTests") or 0)
+
+
+def suite_skipped(text: str) -> int:
+    """How many tests of a jest-shaped report were skipped or todo (counted in its total)."""
+    data = _load(text or "")
+    if not isinstance(data, dict):
+        return 0
+    return int(data.get("numPendingTests") or 0) + int(data.get("numTodoTests") or 0)
+
+
+def junit_skipped(path: Path) -> int:
+    """How many test cases of a junit report were skipped (0 when there is no report)."""
+    try:
+        tree = ET.parse(path)
+    except (OSError, ET.ParseError):
+        return 0
+    return sum(1 for case in tree.iter("testcase") if case.find("skipped") is not None)
 
 
 _FRAME = re.compile(r"(?:file://)?(?P<path>/[^\s:()]+):(?P<line>\d+):(?P<col>\d+)")

@@ -20,7 +20,14 @@ from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
-from .parsers import parse_fail_lines, parse_jest_json, parse_node_junit, suite_counts
+from .parsers import (
+    junit_skipped,
+    parse_fail_lines,
+    parse_jest_json,
+    parse_node_junit,
+    suite_counts,
+    suite_skipped,
+)
 from .tap import parse_tap
 
 __all__ = ["full_suite", "scoped_suite"]
@@ -44,6 +51,16 @@ def _widen(ctx: RungContext, ws: Workspace, touched: list[str]) -> str | None:
         if not (ctx.root / rel).exists():
             return f"{rel} was deleted (its importers cannot be traced)"
     return None
+
+
+def _all_skipped(exit_code: int | None, ran: int, skipped: int) -> str | None:
+    """Why a passing run checked nothing: every test it ran was skipped (green means something
+    was checked; the runners pass such a run)."""
+    if exit_code != 0 or not ran or skipped < ran:
+        return None
+    return (
+        f"node: every test it ran was skipped ({skipped} skipped, none passed): nothing was checked"
+    )
 
 
 def _reason(result: RungResult) -> None:
@@ -79,6 +96,9 @@ async def _jest_like(
     counts = suite_counts(text)
     if counts is not None and counts[0] == 0 and outcome.exit_code == 0:
         return nothing_to_do(ctx, SCOPED, f"node: {runner} found no test related to the change")
+    idle = _all_skipped(outcome.exit_code, counts[0] if counts else 0, suite_skipped(text))
+    if idle is not None:
+        return nothing_to_do(ctx, SCOPED, idle)
     diagnostics = parse_jest_json(text, ctx.root, runner)
     state: RungState | None = None
     if outcome.exit_code not in (0, 1) or (outcome.exit_code == 1 and counts is None):
@@ -117,8 +137,12 @@ async def _node_test(
     ]
     outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
     parsed = await anyio.to_thread.run_sync(parse_node_junit, junit, ctx.root)
+    skipped_cases = await anyio.to_thread.run_sync(junit_skipped, junit)
     await anyio.Path(junit).unlink(missing_ok=True)
     diagnostics, cases = parsed if parsed is not None else ([], 0)
+    idle = _all_skipped(outcome.exit_code, cases, skipped_cases)
+    if idle is not None:
+        return nothing_to_do(ctx, SCOPED, idle)
     state: RungState | None = None
     if outcome.exit_code not in (0, 1) or (outcome.exit_code == 1 and not diagnostics):
         state = "error" if parsed is None else None
