@@ -163,6 +163,7 @@ class VerifySlot:
         started: bool,
         task_status: anyio.abc.TaskStatus[None],
     ) -> None:
+        from .give_way import GiveWay
         from .recorder import BackgroundRecorder
         from .runner import VerifyRunner  # the ladder and grimp, only when it runs
         from .warmup import WarmUp
@@ -187,6 +188,7 @@ class VerifySlot:
                     memo=runner.memo,
                     trusted=lambda: self.trust.wait(root),
                     quiet=recorder.quiet,
+                    give_way=GiveWay(self.bus),
                 )
                 runner.warm = warm
                 self.warmup = warm

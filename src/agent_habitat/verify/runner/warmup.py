@@ -13,7 +13,8 @@ checkers are announced, and race them (toolchains/node/race.py). A Python projec
 begin once no verify runs (`quiet`, the background recording's view of the requests): the
 verify that trusted the project climbs alone, as a cold run does, instead of sharing the
 cores with a whole warm-up it does not use. Then the project's interpreter is probed
-(cached per process) and the steps run side by side, each bounded by the ladder's timeout:
+(cached per process) and the steps run side by side, each bounded by the ladder's timeout;
+dmypy's start, which no rung waits for, stopped while a verify runs (give_way.py):
 
 * the import graph built into the runner's `SelectionMemo`, then the recorded test
   dependencies loaded into it (a climb reuses both while they are still true);
@@ -37,6 +38,8 @@ warmup = false` (or `HABITAT_LADDER_WARMUP=false`) turns it off.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -52,8 +55,10 @@ from ...errors import HabitatError
 from ...events import EventBus
 from ...proc import process_create_time
 from ...workspace import Workspace, write_private
+from ..command import Outcome
 from ..config import LadderConfig, load_ladder_config, load_policy
 from ..environments import ProjectEnv, probe_env, resolve_python
+from ..hooks import LadderHooks
 from ..layout import Layout, discover_layout
 from ..parsers import parse_pyrefly, parse_ty
 from ..rungs import typecheck, warm_checker
@@ -75,6 +80,7 @@ from ..select.testdeps import deps_store_dir, load_testdeps
 from ..snapshot import Snapshot
 from ..toolchains import snapshot_of
 from ..toolchains.node.detect import is_node_project
+from .give_way import GiveWay
 from .warm_status import FILE, STEPS, pytest_glance, warm_lines
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
@@ -110,8 +116,12 @@ class WarmUp:
         memo: SelectionMemo,
         trusted: Callable[[], Awaitable[None]] | None = None,
         quiet: Callable[[], Awaitable[None]] | None = None,
+        give_way: GiveWay | None = None,
     ):
         self.root, self.workspace, self.bus, self.memo = root, workspace, bus, memo
+        self.give_way = give_way
+        """Stops dmypy's start while a verify runs; None: it never stops (tests of the
+        warm-up alone)."""
         self._trusted = trusted
         self._quiet = quiet
         self.waiting_for_trust = False
@@ -158,8 +168,10 @@ class WarmUp:
 
     async def run(self) -> None:
         self.started_at = time.time()
+        listening = self.give_way.listening() if self.give_way else contextlib.nullcontext()
         try:
-            await self._steps()
+            with listening:
+                await self._steps()
         except HabitatError as exc:  # bad configuration: the verify will say it too
             for step in STEPS:
                 self.items.setdefault(step, WarmItem("failed", str(exc)))
@@ -336,13 +348,40 @@ class WarmUp:
         daemon.prepare()
         configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
         argv = daemon.argv(env, [*mypy_flags(ctx, env, configured), *targets])
-        outcome = await ctx.run("compile.project", argv, suffix=".warm.out", reap_leftovers=False)
+        if self.give_way is None:
+            outcome = await ctx.run(
+                "compile.project", argv, suffix=".warm.out", reap_leftovers=False
+            )
+        else:
+            outcome, stops = await self._giving_way(ctx, self.give_way, daemon, argv)
         if outcome.exit_code not in (0, 1) or outcome.timed_out:
             return WarmItem("failed", f"dmypy exited {outcome.exit_code}: {outcome.tail[-200:]}")
         pid = daemon.pid()
-        return WarmItem(
-            "warm", f"dmypy daemon (pid {pid}), {len(targets)} modules checked", pid=pid
+        detail = f"dmypy daemon (pid {pid}), {len(targets)} modules checked"
+        if self.give_way is not None and stops:
+            detail += f"; stopped {stops} time(s) while a verify ran"
+        return WarmItem("warm", detail, pid=pid)
+
+    @staticmethod
+    async def _giving_way(
+        ctx: RungContext, give_way: GiveWay, daemon: DmypyDaemon, argv: list[str]
+    ) -> tuple[Outcome, int]:
+        """dmypy's start, stopped while a verify runs: the client's group from its spawn,
+        the daemon's (a session of its own) once its status file names it; and how many
+        times a verify stopped it."""
+        hooks = LadderHooks(
+            ladder_id=ctx.ladder_id,
+            process_started=lambda task, record: give_way.add_process(record.pid),
         )
+        stops = give_way.stops
+        with give_way.holding():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(give_way.follow, daemon.pid)
+                outcome = await dataclasses.replace(ctx, hooks=hooks).run(
+                    "compile.project", argv, suffix=".warm.out", reap_leftovers=False
+                )
+                tg.cancel_scope.cancel()
+        return outcome, give_way.stops - stops
 
     async def _pytest(self, ctx: RungContext) -> WarmItem:
         env = ctx.env
