@@ -8,8 +8,10 @@ client's bridge starts it: the warm-up begins), at once one seeded one-line edit
 (ladder_harness_mutations.py) and `habitat verify --json`; then the second and the third
 edit, each on the clean tree, each verified the same way. After every verify, on the same
 tree, the plain full suite (`python -m pytest -q -p no:cacheprovider`) is timed: the peer a
-user would run instead. Once per round, also on the first edit, the one-shot cold path
-(`habitat verify --json --no-host`, a fresh state folder): the same rungs with nothing warm.
+user would run instead, and `pytest --testmon` from a copy of its recording run's database
+(made once per project on the clean tree; issue 22's target is testmon's wall + 0.3 s).
+Once per round, also on the first edit, the one-shot cold path (`habitat verify --json
+--no-host`, a fresh state folder): the same rungs with nothing warm.
 
 Truth: a verify misses when the full suite has a failure the clean tree does not and it is
 not red; a false red is red where the suite found nothing new and no rung before the tests
@@ -37,7 +39,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_bytecode import compile_habitat
-from ladder_harness import Runner
+from ladder_harness import Runner, _ran
 from ladder_harness_mutations import Mutation, apply, choose
 from ladder_harness_projects import PROJECTS, prepare, reset
 
@@ -52,6 +54,7 @@ HEAD = [
     "before: median verify s / pytest s (verify/pytest)",
     "after: median verify s / pytest s (verify/pytest)",
     "one-shot cold s",
+    "testmon s (tests run)",
     "misses / false reds",
 ]
 """The table's columns (bench/tables_runs.py prints the same from the committed JSON)."""
@@ -108,7 +111,11 @@ def _side(
             got = _verify(run, env)
             full = _full(run, base_failed)
             _truth(got, full)
-            out.append({"edit": name, "mutation": m.label, "verify": got, "full": full})
+            tm_wall, tm_counts, _ = run.testmon()
+            testmon = {"wall_s": round(tm_wall, 3), "ran": _ran(tm_counts)}
+            out.append(
+                {"edit": name, "mutation": m.label, "verify": got, "full": full, "testmon": testmon}
+            )
     finally:
         run._timed([str(HABITAT), "host", "stop", "--project", str(run.root)], env)
         reset(run.root)
@@ -127,6 +134,7 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
     reset(root)
     run = Runner(project, root, python, _home("full"))
     _, base_failed, total = run.full()
+    tm_record, _, _ = run.testmon(record=True)  # testmon's recording run, on the clean tree
     files = [
         p.relative_to(root).as_posix()
         for folder in project.sources
@@ -177,7 +185,12 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
     finally:
         reset(root)
         shutil.rmtree(run.home, ignore_errors=True)
-    return {"project": f"{project.name} {project.version}", "tests": total, "rounds": rounds}
+    return {
+        "project": f"{project.name} {project.version}",
+        "tests": total,
+        "testmon_recording_s": round(tm_record, 3),
+        "rounds": rounds,
+    }
 
 
 def rows(p: dict[str, Any]) -> list[list[str]]:
@@ -194,7 +207,14 @@ def rows(p: dict[str, Any]) -> list[list[str]]:
             cells.append(f"{med(r['oneshot']['wall_s'] for r in p['rounds']):.2f}")
         else:
             cells.append("")
-        got = [r[s][index]["verify"] for r in p["rounds"] for s in ("before", "after")]
+        runs = [r[s][index] for r in p["rounds"] for s in ("before", "after")]
+        testmon = [e["testmon"] for e in runs if "testmon" in e]  # runs before it: none
+        cells.append(
+            f"{med(t['wall_s'] for t in testmon):.2f} ({med(t['ran'] for t in testmon):g})"
+            if testmon
+            else ""
+        )
+        got = [e["verify"] for e in runs]
         cells.append(f"{sum(g['miss'] for g in got)} / {sum(g['false_red'] for g in got)}")
         out.append(cells)
     return out

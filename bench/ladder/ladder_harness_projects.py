@@ -188,6 +188,16 @@ PROJECTS: dict[str, Project] = {
             ("tabulate",),
             sha256="0095b12bf5966de529c0feb1fa08671671b3368eec77d7ef7ab114be2c068b3c",
         ),
+        Project(
+            "humanize",
+            "4.9.0",
+            ("pytest", "freezegun"),
+            "human-readable numbers, sizes and times: four modules behind a package root "
+            "that imports them all, gettext catalogues loaded on demand, tests frozen in "
+            "time with freezegun; typed (py.typed), no type checker configured",
+            ("src/humanize",),
+            sha256="582a265c931c683a7e9b8ed9559089dea7edcf6cc95be39a3cbc2c5d5ac2bcfa",
+        ),
     )
 }
 
