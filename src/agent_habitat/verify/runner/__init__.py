@@ -6,6 +6,7 @@
 #   substrate    a fresh temp dir, SQLite db and ports per test task
 #   accounting   where a verify's time went;   warmup  the warm-up when a server opens a project
 #   warm_status  the warm-up as `habitat status` tells it now (warm.json and the live daemons)
+#   give_way     the warm-up's dmypy start, stopped while a verify runs
 #   recorder     the background recording of per-test dependencies the slot starts after it
 #   config       [tool.habitat.verify] (RunnerConfig);   models  tickets, status, progress
 #   args         what the verify verbs take (VerifyRunArgs, VerifyStatusArgs, VerifyCancelArgs)
