@@ -12,6 +12,7 @@ import os
 import pwd
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,54 @@ def test_the_substrates_test_deps_and_mypy_cache_folders_are_private(tmp_path: P
     assert {workspace.substrates_dir, deps_store_dir(state), state / "mypy-cache"} <= set(folders)
     modes = {str(p.relative_to(state)): oct(stat.S_IMODE(p.stat().st_mode)) for p in folders}
     assert set(modes.values()) == {"0o700"}, modes
+
+
+@pytest.mark.timeout(400)
+def test_every_folder_a_warm_host_and_its_verify_make_in_the_state_folder_is_private(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue names `dmypy/`, `pytest-warm/` and `baseline/`: a real host warms a real
+    project (the dmypy daemon, the warm pytest), a verify climbs, under the usual umask, and
+    then every folder and file directly in the state folder is the user's alone (what is
+    deeper, a HEAD export or mypy's own cache, is behind one of them)."""
+    from agent_habitat.reach import ensure_host, stop_host
+    from agent_habitat.trust import ProjectTrust
+    from agent_habitat.verify.runner.warm_status import read_warm
+    from git_tree import commit_tree
+
+    from .hostile import warm_env
+
+    root = commit_tree(
+        tmp_path / "calc",
+        {
+            "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n',
+            "calc.py": "def add(a: int, b: int) -> int:\n    return a + b\n",
+            "tests/test_calc.py": "from calc import add\n\n\ndef test_add() -> None:\n"
+            "    assert add(1, 2) == 3\n",
+        },
+    )
+    for key, value in warm_env().items():
+        if key.startswith("HABITAT_"):
+            monkeypatch.setenv(key, value)
+    workspace = Workspace.for_project(root)
+    old = os.umask(0o022)
+    try:
+        ProjectTrust().grant_sync(root, "verb")
+        ensure_host(root)
+        deadline = time.monotonic() + 300  # a bound: dmypy and pytest start cold here
+        while not (read_warm(workspace) or {}).get("finished_at"):
+            assert time.monotonic() < deadline, f"the warm-up did not end: {read_warm(workspace)}"
+            time.sleep(0.05)
+        (root / "calc.py").write_text(
+            "def add(a: int, b: int) -> int:\n    return b + a\n", encoding="utf-8"
+        )
+        code = main(["verify", "--project", str(root), "--policy", "standard"])
+    finally:
+        os.umask(old)
+        stop_host(root)
+    assert code == 0
+    state = workspace.state_dir
+    made = {p.name: oct(stat.S_IMODE(p.lstat().st_mode)) for p in state.iterdir()}
+    assert {"dmypy", "pytest-warm", "baseline"} <= set(made), made
+    assert {name for name, mode in made.items() if mode not in ("0o700", "0o600")} == set(), made
+    assert oct(stat.S_IMODE(state.stat().st_mode)) == "0o700"
