@@ -76,6 +76,7 @@ def _calls(draw: st.DrawFn, tools: list[types.Tool]) -> tuple[str, dict[str, Any
     return tool.name, draw(_arguments(tool))
 
 
+@pytest.mark.finding("hostile-input")  # issue 23: 1,147 bad calls, internal errors among them
 def test_every_fuzzed_call_is_answered_and_none_is_an_internal_error(
     served: tuple[BlockingPortal, Client], habitat_home: Path
 ) -> None:
