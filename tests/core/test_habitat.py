@@ -12,6 +12,7 @@ import pytest
 from agent_habitat.config import ShellConfig
 from agent_habitat.errors import ConfigError, UsageError
 from agent_habitat.habitat import Habitat
+from agent_habitat.testing.conditions import eventually
 from agent_habitat.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -213,3 +214,25 @@ async def test_a_bad_runner_key_still_fails_a_one_shot_shell_habitat_at_start(
     with pytest.raises(ConfigError, match="idle_seconds"):
         async with Habitat.open(Workspace.for_project(root), runner=False):
             pass
+
+
+async def test_a_calls_time_is_recorded_for_other_processes_once_its_answer_is_done(
+    tmp_path: Path,
+) -> None:
+    repo = _git_tree(tmp_path / "repo")
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+
+        def recorded() -> list[object]:
+            return [s.time for s in habitat.records.servers() if s.time is not None]
+
+        with habitat.call("mcp-1", blocked=True):
+            pass
+        with habitat.call("mcp-1", blocked=False):
+            pass
+        await eventually(lambda: bool(recorded()))
+        assert len(recorded()) == 1
+        with habitat.call("mcp-1", blocked=True):
+            pass
+        first = habitat.records.servers()[0].time
+        assert first is not None
+        await eventually(lambda: habitat.records.servers()[0].time != first)

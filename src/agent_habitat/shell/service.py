@@ -14,7 +14,7 @@ import errno
 import os
 import shutil
 import signal as signal_module
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -189,6 +189,11 @@ class Shell:
     def set_project_root(self, path: Path) -> None:
         """Switch the project; tabs still at the old default cwd follow to the new one."""
         self.tabs.set_project_root(path)
+
+    def after_answers(self, job: Callable[[], Awaitable[None]]) -> None:
+        """Do `job` once no run is being answered (`Lull.later`): what a call's end records
+        that nobody reads before its answer."""
+        self._lull.later(job)
 
     # verbs
     async def run(self, args: RunArgs, progress: Progress | None = None) -> RunResult:
