@@ -18,6 +18,7 @@ from agent_habitat.shell.models import (
     WaitArgs,
     WhichArgs,
 )
+from agent_habitat.testing import EventRecorder
 from shell_waits import await_file
 
 pytestmark = pytest.mark.anyio
@@ -312,3 +313,37 @@ async def test_a_passing_run_carries_no_error_lines(habitat: Shell) -> None:
     result = await habitat.run(RunArgs(command=_BUILD.replace("exit 1", "exit 0")))
     assert result.omitted_bytes > 0
     assert result.error_lines == []
+
+
+async def test_a_quick_run_is_announced_with_its_end_in_order(habitat: Shell) -> None:
+    events: list[Event] = []
+    habitat.bus.subscribe(events.append)
+    first = await habitat.run(RunArgs(command="true", tab="fresh"))
+    second = await habitat.run(RunArgs(command="exit 4", tab="fresh"))
+    kinds = [(e.kind, e.data.get("index")) for e in events if e.tab == "fresh"]
+    assert kinds == [
+        ("shell.tab.opened", None),
+        ("shell.run.started", first.index),
+        ("shell.run.exited", first.index),
+        ("shell.run.started", second.index),
+        ("shell.run.exited", second.index),
+    ]
+    started = [e for e in events if e.kind == "shell.run.started"]
+    assert [e.data["pid"] for e in started] == [first.pid, second.pid]
+    assert [e.id for e in events] == sorted(e.id for e in events)  # journaled in order
+
+
+async def test_a_foreground_run_is_announced_while_it_still_runs(
+    habitat: Shell, tmp_path: Path
+) -> None:
+    recorder = EventRecorder(habitat.bus)
+    go = tmp_path / "go"
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(
+            habitat.run, RunArgs(command=f"while [ ! -e {go} ]; do sleep 0.01; done; echo done")
+        )
+        started = await recorder.wait_for("shell.run.started", bound_seconds=30)
+        assert "shell.run.exited" not in recorder.kinds()
+        go.touch()
+        ended = await recorder.wait_for("shell.run.exited", bound_seconds=30)
+    assert ended.data["index"] == started.data["index"]

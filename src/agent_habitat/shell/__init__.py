@@ -7,6 +7,7 @@
 #   lull        Lull — what a run's end leaves to do waits until no run is being answered
 #   follow      Follower — a run from its start to its answer (a quick one needs no keeper)
 #   supervisor  RunSupervisor — how runs end: adoption, watching, killing, recording the end
+#   orphans     Orphans — a run whose wrapper died while processes of its own run on
 #   waiting     a foreground run's limit and progress; the wait verb (match, exit, timeout)
 #   views       run results, history, last, which, wait (over Tabs)
 #   scene       the scene of every tab (SceneBuilder), built once for callers who overlap

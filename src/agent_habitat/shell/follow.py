@@ -88,6 +88,7 @@ class Follower:
                 if not pumped:
                     self._keeping.settled(ended)
                 return views.run_result(self._tabs, ended)
+            self._runs.announce(run.id)  # not over within its first moment
             self.going(run, process, after=QUICK_SECONDS)
             if not process.record.create_time:
                 self._tg.start_soon(self._runs.identify, run, process)

@@ -284,24 +284,31 @@ class Shell:
         if ready is None or process is not ready.started.process:
             self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
-        self.runs.started(run, process, args.env)
-        if not self._follower.waits_quick(args.background, progress):
-            self._follower.going(run, process)
-        if opened.opened_tab:
+
+        def announce() -> None:
+            if opened.opened_tab:
+                self.bus.publish(
+                    "shell.tab.opened", tab=args.tab, data={"shell": shell.kind, "cwd": cwd}
+                )
             self.bus.publish(
-                "shell.tab.opened", tab=args.tab, data={"shell": shell.kind, "cwd": cwd}
+                "shell.run.started",
+                tab=args.tab,
+                data={
+                    "index": run.idx,
+                    "command": args.command,
+                    "pid": process.pid,
+                    "cwd": cwd,
+                    "background": args.background,
+                },
             )
-        self.bus.publish(
-            "shell.run.started",
-            tab=args.tab,
-            data={
-                "index": run.idx,
-                "command": args.command,
-                "pid": process.pid,
-                "cwd": cwd,
-                "background": args.background,
-            },
-        )
+
+        quick = self._follower.waits_quick(args.background, progress)
+        # A run that may end within its first moment is announced then, in its end's commit
+        # (or at that moment): its wrapper runs at once, and this process, still busy with a
+        # commit, is what it would wait for on a loaded machine.
+        self.runs.started(run, process, args.env, announce, now=not quick)
+        if not quick:
+            self._follower.going(run, process)
         if self.prestarts.enabled and self.prestarts.pid(args.tab) is None:
             # None waits for the next run: one starts while this one runs, so that a call
             # right behind this answer (calls back to back, no lull) finds it ready.

@@ -8,6 +8,7 @@ them still wakes its own waiters (`until_ended`).
 from __future__ import annotations
 
 import signal as signal_module
+from collections.abc import Callable
 
 import anyio
 import anyio.to_thread
@@ -26,6 +27,7 @@ from .leftovers import Leftover
 from .long_runs import LongRuns
 from .lull import Lull
 from .models import RunState
+from .orphans import Orphans
 from .run_store import RunRow, RunStore
 from .wrapper import RunFiles
 
@@ -97,6 +99,7 @@ class RunSupervisor:
         """Runs that ended alone whose empty cgroups are still to remove."""
         self._before: dict[int, RunRow | None] = {}
         """Running run id → the run before it in its tab (`_previous`)."""
+        self._unannounced: dict[int, Callable[[], None]] = {}
 
     def live(self, run_id: int) -> ProcessHandle | None:
         """The handle of a run this process started or adopted, while it runs."""
@@ -120,13 +123,28 @@ class RunSupervisor:
 
     # starting
     def started(
-        self, run: RunRow, process: ProcessHandle, extra_env: dict[str, str] | None
+        self,
+        run: RunRow,
+        process: ProcessHandle,
+        extra_env: dict[str, str] | None,
+        announce: Callable[[], None],
+        *,
+        now: bool = True,
     ) -> None:
         """Take charge of a run just spawned (`extra_env` is not carried to the next run).
-        Its lowering, if it runs long, is asked for apart (`lower_later`)."""
+        Its lowering, if it runs long, is asked for apart (`lower_later`). `announce`
+        publishes its start: `now`, else at `announce(run.id)` or in its end's commit."""
         self._live[run.id] = process
         self._extra_env[run.id] = extra_env
+        self._unannounced[run.id] = announce
+        if now:
+            self.announce(run.id)
         self.not_started(run.id)  # started: whoever waited for it finds it now
+
+    def announce(self, run_id: int) -> None:
+        """Publish the run's start if it is not yet (see `started`)."""
+        if (announce := self._unannounced.pop(run_id, None)) is not None:
+            announce()
 
     def lower_later(self, run: RunRow, process: ProcessHandle, after: float) -> None:
         """Lower the run to the long-run nice if it still runs here `after` seconds from now."""
@@ -300,7 +318,7 @@ class RunSupervisor:
             self._orphaned[run.id] = -returncode
         else:
             self._orphaned.setdefault(run.id, None)
-        orphans = _Orphans(run.record, self.spawner)
+        orphans = Orphans(run.record, self.spawner)
         self._live[run.id] = orphans
         self.watch(run, orphans)
         return True
@@ -327,6 +345,7 @@ class RunSupervisor:
         if recorded is not None and recorded.whole_dump:
             self._lull.later(lambda: self._forget_dump(files))
         if recorded is None and run.id not in self._killing and self._orphans_live(run, returncode):
+            self.announce(run.id)
             return self.store.get(run.id) or run
         exit_code = recorded.exit_code if recorded else None
         sig = -returncode if returncode is not None and returncode < 0 else None
@@ -357,36 +376,41 @@ class RunSupervisor:
         carried = state == "exited" and recorded is not None
         extra = self._extra_env.pop(run.id, None)
         recorded_env = recorded.env if recorded else None
-        if self.store.finish(
-            run.id,
-            state,
-            exit_code=exit_code,
-            signal=sig,
-            timed_out=state == "timed_out",
-            output_bytes=Spool(files.output).size(),
-            ended_at=self._ended_at(run, returncode),
-            tab_cwd=recorded.cwd if carried and recorded else None,
-            tab_env=carried_env(recorded_env, extra)
-            if carried and recorded_env is not None
-            else None,
-        ):
-            ended = self.store.get(run.id) or run
-            left = self._carry_leftovers(run, left or [])
-            kind = _RUN_END.get(state, "shell.run.killed")
-            self.bus.publish(
-                kind,
-                tab=run.tab,
-                data={
-                    "index": run.idx,
-                    "command": run.command,
-                    "state": state,
-                    "exit_code": exit_code,
-                    "signal": sig,
-                    "duration_s": ended.duration_s(self.clock.time()),
-                    "left_running": [item.model().model_dump() for item in left],
-                },
-            )
-        final = self.store.get(run.id) or run
+        final: RunRow | None = None
+        # The run's end and its event: one commit (its locks and WAL frames) on the way out.
+        with self.store.db.transaction():
+            self.announce(run.id)  # a quick run's start, with its end
+            if self.store.finish(
+                run.id,
+                state,
+                exit_code=exit_code,
+                signal=sig,
+                timed_out=state == "timed_out",
+                output_bytes=Spool(files.output).size(),
+                ended_at=self._ended_at(run, returncode),
+                tab_cwd=recorded.cwd if carried and recorded else None,
+                tab_env=carried_env(recorded_env, extra)
+                if carried and recorded_env is not None
+                else None,
+            ):
+                final = self.store.get(run.id)
+                ended = final or run
+                left = self._carry_leftovers(run, left or [])
+                kind = _RUN_END.get(state, "shell.run.killed")
+                self.bus.publish(
+                    kind,
+                    tab=run.tab,
+                    data={
+                        "index": run.idx,
+                        "command": run.command,
+                        "state": state,
+                        "exit_code": exit_code,
+                        "signal": sig,
+                        "duration_s": ended.duration_s(self.clock.time()),
+                        "left_running": [item.model().model_dump() for item in left],
+                    },
+                )
+        final = final or self.store.get(run.id) or run
         end = self._ended.pop(run.id, None)
         if end is not None:
             end.row = final
@@ -470,27 +494,3 @@ class RunSupervisor:
 def _release(spawner: Spawner, records: list[ProcessRecord]) -> None:
     for record in records:
         spawner.release_group(record)
-
-
-class _Orphans:
-    """The processes of a run whose wrapper shell died while they kept running: alive while
-    any process carrying the run's marker (or in its session) lives."""
-
-    def __init__(self, record: ProcessRecord, spawner: Spawner) -> None:
-        self.record = record
-        self.pid = record.pid
-        self.stdin = None
-        self._spawner = spawner
-
-    def identify(self) -> ProcessRecord:
-        return self.record
-
-    def alive(self) -> bool:
-        return bool(self._spawner.members(self.record))
-
-    async def wait(self) -> int | None:
-        while True:
-            left = await anyio.to_thread.run_sync(self._spawner.members, self.record)
-            if not left:
-                return None
-            await self._spawner.adopt(left[0]).wait()

@@ -102,6 +102,8 @@ class Database:
             path, timeout=10.0, isolation_level=None, check_same_thread=False
         )
         self.conn.row_factory = sqlite3.Row
+        self._depth = 0
+        """How many `transaction` blocks are open (the outermost commits)."""
         self.conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL is durable against process crashes in WAL mode; only power loss can drop the tail.
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -126,14 +128,27 @@ class Database:
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """An immediate (write-locking) transaction, committed on success. One whose COMMIT
         fails (a full disk: SQLite then rolls it back itself) is rolled back, so the error
-        reaches the caller and the connection serves the next transaction."""
+        reaches the caller and the connection serves the next transaction.
+
+        Inside another transaction of this connection it is part of that one: what a caller
+        writes together (a run's end and its event) is one commit, and fails together."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self.conn
+            finally:
+                self._depth -= 1
+            return
         self.conn.execute("BEGIN IMMEDIATE")
+        self._depth = 1
         try:
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException:
             self._rollback()
             raise
+        finally:
+            self._depth = 0
 
     def _rollback(self) -> None:
         if self.conn.in_transaction:
