@@ -180,3 +180,23 @@ async def test_a_prestarted_background_run_is_adopted_by_the_next_habitat(
         waited = await second.wait(WaitArgs(tab="bg", timeout_seconds=20))
         assert (waited.reason, waited.exit_code) == ("exited", 4)
     assert not _alive(pid)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "printf '%s|' \"  lead\" 'back\\slash' \"$((6 * 7))\"; printf '\\n%s\\n' x\ty",
+        "cat <<'EOF'\nline one\n  line two\\n\nEOF",
+        "echo " + "x" * 600,  # longer than a wrapper reads from its stdin: from `cmd`
+    ],
+    ids=["quoting", "multi-line", "long"],
+)
+async def test_a_prestarted_run_runs_its_command_exactly_as_typed(
+    habitat: Shell, command: str
+) -> None:
+    pid = await _prestarted(habitat)
+    cold = await habitat.run(RunArgs(command=command, tab="cold", shell="sh"))
+    result = await habitat.run(RunArgs(command=command))
+    assert (result.pid, result.exit_code) == (pid, 0)
+    assert result.output == cold.output
+    assert (Path(result.spool).parent / "cmd").exists() == (len(command) > 512)

@@ -264,10 +264,6 @@ class Shell:
         )
         run = opened.run
         self._keeping.discard(opened.stale)  # the folders of runs trimmed from history
-        # The id is new, so is its folder: whatever is there (a state.db deleted under a
-        # spool kept) belongs to no run of this database.
-        if run.run_dir.exists():
-            shutil.rmtree(run.run_dir, ignore_errors=True)
         self.runs.starting(run.id)
         try:
             process = self._go(run, ready, args.command) if ready else None
@@ -321,10 +317,9 @@ class Shell:
         """Start the run in its tab's prestarted wrapper: its files, then its folder's name
         on the wrapper's stdin. None when the wrapper is gone (the caller starts cold)."""
         try:
-            run.run_dir.mkdir(mode=0o700, parents=True)
+            _new_folder(run.run_dir)
             prepare(run.files.output)  # what lets its keeper cut it on a full disk
-            run.files.prepare_prestarted(command)
-            os.write(ready.started.go, os.fsencode(f"{run.run_dir}\n"))
+            os.write(ready.started.go, run.files.prepare_prestarted(command))
         except BrokenPipeError:
             return None  # it died waiting (killed by someone): the run starts cold
         except OSError as exc:
@@ -340,7 +335,7 @@ class Shell:
         says what to do."""
         holder: int | None = None
         try:
-            run.run_dir.mkdir(mode=0o700, parents=True)
+            _new_folder(run.run_dir)
             prepare(run.files.output)  # what lets its keeper cut it on a full disk
             holder = await self._keeping.pipe(run)
             process = self.spawner.spawn(
@@ -474,6 +469,18 @@ class Shell:
             return await views.wait(self.tabs, args, compile_pattern(args.until, "until"), progress)
         except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
             raise group.exceptions[0] from None
+
+
+def _new_folder(folder: Path) -> None:
+    """Make the run's folder, private. The id is new, so is its folder: whatever is there
+    (a state.db deleted under a spool kept) belongs to no run of this database and goes."""
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.mkdir(folder, 0o700)
+    except FileNotFoundError:  # the spool folder itself is gone
+        folder.mkdir(mode=0o700, parents=True)
 
 
 def _start_error(exc: OSError, run: RunRow, what: str) -> HabitatError:

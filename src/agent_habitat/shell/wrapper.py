@@ -49,15 +49,22 @@ _POSIX_TRAP = (
 )
 _BASH = _POSIX_TRAP.format(dump="unset __hd __c HABITAT_RUN_ID HABITAT_CGROUP; declare -px")
 # Started ahead of its run (`proc.supervised.prestart`, which places it in the run's cgroup
-# before it can fork): it waits for its run folder on stdin (EOF: no run, it exits), then
-# takes its output, its command (from `cmd`: bash reads a file in blocks, a pipe byte by
-# byte) and stdin /dev/null, and goes on as `_BASH` does.
+# before it can fork): it waits for its run folder on stdin (EOF: no run, it exits), then its
+# command, NUL-ended, on stdin too; an empty one means the command is in `cmd` (a long one:
+# bash reads a pipe byte by byte, a file in blocks). Then it takes its output and stdin
+# /dev/null, and goes on as `_BASH` does.
 _BASH_PRESTARTED = (
-    'IFS= read -r __hd || exit 0; exec </dev/null >>"$__hd/output" 2>&1;'
-    " IFS= read -r -d '' __c <\"$__hd/cmd\"; trap '__rc=$?; trap - EXIT; umask 077;"
+    "IFS= read -r __hd || exit 0; IFS= read -r -d '' __c;"
+    ' [ -n "$__c" ] || IFS= read -r -d \'\' __c <"$__hd/cmd";'
+    ' exec </dev/null >>"$__hd/output" 2>&1;'
+    " trap '__rc=$?; trap - EXIT; umask 077;"
     ' { printf "%s\\0%s\\0" "$__rc" "$PWD"; unset __hd __c HABITAT_RUN_ID HABITAT_CGROUP;'
     ' declare -px; } >"$__hd/state" 2>/dev/null\' EXIT; unset __rc; eval "$__c"'
 )
+# The longest command (UTF-8 bytes) a prestarted wrapper reads from its stdin rather than
+# from `cmd`: a file made and read is a few metadata operations on each side, a byte read
+# from a pipe well under a microsecond.
+_INLINE_COMMAND_BYTES = 512
 # What bash runs at its start, before any script: a prestarted wrapper would run it before
 # its command was asked for, and trace its own lines elsewhere than the run's output.
 _STARTUP_ENV = ("BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS")
@@ -110,12 +117,17 @@ class RunFiles:
         """`state` with its environment dump rewritten as the delta (`forget_dump`)."""
         return self.root / "state.lean"
 
-    def prepare_prestarted(self, command: str) -> None:
+    def prepare_prestarted(self, command: str) -> bytes:
         """The files a prestarted wrapper (`prestart_argv`) reads and writes, private: its
-        `cmd` and its `output` (which it opens itself, under the user's umask). Its `state`
-        it makes itself, under `umask 077`."""
-        _write_private(self.root / "cmd", command)
+        `output` (which it opens itself, under the user's umask) and, for a long command,
+        its `cmd`. Its `state` it makes itself, under `umask 077`. Returns what to write
+        on its stdin: the run folder's line, then the command (empty: read `cmd`), NUL-ended."""
+        data = command.encode("utf-8")
+        if len(data) > _INLINE_COMMAND_BYTES or b"\0" in data or not data:
+            _write_private(self.root / "cmd", command)
+            data = b""
         os.close(os.open(self.output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        return os.fsencode(f"{self.root}\n") + data + b"\0"
 
     def prepare_state(self) -> None:
         """Create `state` private (0600) before the wrapper writes it: the shell's redirection
@@ -124,7 +136,7 @@ class RunFiles:
 
     def state_written_at(self) -> float | None:
         """When the wrapper wrote `state` (as its shell exited); None when it never did."""
-        for path in (self.lean_state, self.state, self.lean_state):  # as `_recorded` reads
+        for path in (self.state, self.lean_state):  # as `_recorded` reads
             try:
                 return path.stat().st_mtime
             except OSError:
@@ -132,12 +144,13 @@ class RunFiles:
         return None
 
     def _recorded(self) -> bytes | None:
-        """What the wrapper recorded: the lean rewrite if there is one, else `state`. The
-        rewrite makes `state.lean` before it removes `state`, so when `state` is found gone,
-        a second look finds the rewrite."""
-        for path in (self.lean_state, self.state, self.lean_state):
+        """What the wrapper recorded: `state` as it wrote it, else the lean rewrite. `state`
+        first: a run that just ended has no rewrite yet (an open that fails costs as much as
+        one that reads). The rewrite makes `state.lean` before it removes `state` (never
+        changed in place), so when `state` is gone the rewrite is there."""
+        for path in (self.state, self.lean_state):
             try:
-                return path.read_bytes()
+                return _read_whole(path)
             except OSError:
                 continue
         return None
@@ -226,9 +239,27 @@ def prestart_argv(shell: ShellInfo, env: Mapping[str, str]) -> list[str] | None:
     return [shell.executable, "-c", _BASH_PRESTARTED, shell.kind]
 
 
+def _read_whole(path: Path) -> bytes:
+    """The file's bytes: an open, reads and a close (`Path.read_bytes` adds a stat, an
+    ioctl and two seeks)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _write_private(path: Path, text: str) -> None:
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
-        f.write(text.encode("utf-8"))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    try:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
 
 
 def parse_env_dump(raw: bytes) -> dict[str, str]:
