@@ -150,6 +150,32 @@ def test_the_command_line_runs_in_a_tab_and_shows_the_exit_code(page: Page) -> N
     expect(page.locator("tr[data-kind='shell.run.exited']").first).to_contain_text("exit 3")
 
 
+def test_the_page_asks_the_host_for_nothing_it_does_not_serve(browser: Browser, repo: Path) -> None:
+    # Chromium asks a page with no icon for /favicon.ico, which the host does not serve: every
+    # load of the dashboard logged "Failed to load resource: ... 404" in the console.
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport=WIDE)
+    page = context.new_page()
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.on("console", lambda m: failed.append(m.text) if m.type == "error" else None)
+    try:
+        page.goto(dashboard_url(repo))
+        expect(page.locator("#conn")).to_have_text("live", timeout=WAIT_MS)
+        # Activity after the load, long enough for the browser's own icon request to end.
+        page.get_by_role("textbox", name="Command").fill("echo after-load")
+        page.get_by_role("button", name="Run", exact=True).click()
+        card = page.locator("li.tab[data-tab='main']")
+        expect(card.locator(".tab-result")).to_contain_text("exit 0", timeout=WAIT_MS)
+        page.reload()
+        expect(page.locator("#conn")).to_have_text("live", timeout=WAIT_MS)
+        expect(card.locator(".tab-result")).to_contain_text("exit 0", timeout=WAIT_MS)
+    finally:
+        context.close()
+    assert failed == []
+
+
 def test_keyboard_shortcuts_are_listed_with_question_mark_and_focus_tab_n(
     page: Page, repo: Path
 ) -> None:
