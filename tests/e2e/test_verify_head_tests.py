@@ -12,6 +12,7 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungName, RungResult, run_ladder, stop_type_daemon
+from agent_habitat.workspace import Workspace
 from git_tree import git as _git
 from git_tree import write as _write
 
@@ -137,3 +138,47 @@ async def test_a_collection_error_is_red_even_beside_old_failures(shop: Path) ->
     result = await _rung(shop, "test.full")
     assert result.state == "red", result
     assert any("collection error" in d.message and not d.preexisting for d in result.diagnostics)
+
+
+async def test_head_runs_with_the_generated_files_git_ignores(tmp_path: Path) -> None:
+    # humanize 4.11.0 (hatch-vcs): `src/humanize/_version.py` is written at install and
+    # ignored by git, so HEAD's export lacked it; every test failed to import there, "no
+    # baseline for the failed tests, each counts as new", and a test that already failed
+    # at HEAD was red. The working tree's ignored files (not its ignored folders, such as a
+    # venv) are laid over the export, as they are beside HEAD's files in the project.
+    root = tmp_path / "shop"
+    _write(root, "shop/__init__.py", "from ._version import VERSION as VERSION\n")
+    _write(root, "shop/_version.py", "VERSION = '1.0'\n")
+    _write(root, "shop/core.py", CORE)
+    _write(root, "tests/test_core.py", TESTS)
+    _write(root, "shop/cache/blob.bin", "not needed\n")
+    _write(
+        root,
+        ".gitignore",
+        ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\nshop/_version.py\nshop/cache/\n",
+    )
+    _write(
+        root,
+        "pyproject.toml",
+        f'[project]\nname = "shop"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    )
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "HEAD, with test_old failing")
+    try:
+        core = root / "shop" / "core.py"
+        core.write_text(CORE.replace("x * 2", "x * 3"), encoding="utf-8")
+        result = await _rung(root, "test.scoped")
+        assert result.state == "red", result
+        assert _failures(result) == [
+            ("tests/test_core.py::test_new", False),
+            ("tests/test_core.py::test_old", True),
+        ]
+        assert result.baseline is not None
+        assert result.baseline.startswith("HEAD "), result.baseline
+        export = Workspace.for_project(root).state_dir / "baseline" / "head"
+        assert (export / "shop" / "_version.py").is_file()
+        assert not (export / "shop" / "cache").exists()  # an ignored folder stays out
+    finally:
+        await stop_type_daemon(root)

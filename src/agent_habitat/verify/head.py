@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import threading
 from collections.abc import Iterable
@@ -22,6 +23,10 @@ from ..workspace import private_dirs
 __all__ = ["HeadTree"]
 
 _MARKER = ".habitat-head"
+# The working tree's ignored files laid over the export: at most this many, each at most
+# this big (a generated `_version.py` or `*.mo` catalogue is small; a stray database is not).
+_OVERLAY_FILES = 2000
+_OVERLAY_BYTES = 4 << 20
 _EXPORTING: dict[Path, threading.Lock] = {}
 """One lock per export folder, for this process's threads (dict.setdefault is atomic)."""
 
@@ -101,11 +106,44 @@ class HeadTree:
         return self._lines[path]
 
     def export(self) -> Path:
-        """The project as it is at HEAD, unpacked once per HEAD commit. Threads of one
-        process take turns (the warm-up's steps and a climb's rungs run side by side): a
-        second caller waits for the first one's export instead of unpacking over it."""
+        """The project as it is at HEAD, unpacked once per HEAD commit, with the working
+        tree's ignored files laid over it (`_overlay`). Threads of one process take turns
+        (the warm-up's steps and a climb's rungs run side by side): a second caller waits
+        for the first one's export instead of unpacking over it."""
         with _EXPORTING.setdefault(self.export_dir, threading.Lock()):
-            return self._export()
+            export = self._export()
+            self._overlay(export)
+            return export
+
+    def _overlay(self, export: Path) -> None:
+        """Copy in the files git ignores that sit beside tracked ones, not in an ignored
+        folder: what the project's build wrote into its source (hatch-vcs's and
+        setuptools-scm's `_version.py`, compiled `*.mo` catalogues) and its code needs at
+        HEAD as much as now. Without them every import of the package failed in the export.
+        A wholly ignored folder (a venv, `node_modules`, `target/`, caches) is one entry of
+        `--directory` and is never walked nor copied. A path HEAD tracks keeps HEAD's file."""
+        listed = _git(
+            self.root,
+            *("ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"),
+        )
+        names = [n for n in listed.decode("utf-8", "surrogateescape").split("\0") if n]
+        files = [n for n in names if not n.endswith("/")][:_OVERLAY_FILES]
+        tracked = self.blobs(files) if files else {}
+        for name in files:
+            source, target = self.root / name, export / name
+            if name in tracked or name == _MARKER:
+                continue
+            try:
+                st = source.lstat()
+                if not stat.S_ISREG(st.st_mode) or st.st_size > _OVERLAY_BYTES:
+                    continue
+                have = target.stat() if target.exists() else None
+                if have and (have.st_size, have.st_mtime_ns) == (st.st_size, st.st_mtime_ns):
+                    continue
+                private_dirs(target.parent)
+                shutil.copy2(source, target)
+            except OSError:
+                continue  # gone meanwhile, or unreadable: HEAD's run does without it
 
     def _export(self) -> Path:
         marker = self.export_dir / _MARKER
