@@ -4,6 +4,7 @@ compile.project no work; anything a checker reads (a local annotation, a docstri
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,38 @@ def test_new_deleted_and_non_python_files_are_changes(calc: Path) -> None:
     assert not same_types_as_head(calc, [ARITH])
     assert not same_types_as_head(calc, ["pyproject.toml"])
     assert not same_types_as_head(calc, [])
+
+
+def _commit(root: Path) -> str:
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost"]
+    subprocess.run([*git, "commit", "-qam", "next"], cwd=root, check=True)
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_heads_side_is_read_per_commit(calc: Path) -> None:
+    """With HEAD's commit given, HEAD's side is read once per commit and file; a new
+    commit is compared with its own content, never with the one read before."""
+    first = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=calc, capture_output=True, text=True
+    ).stdout.strip()
+    _edit(calc, "def add", "# a note\ndef add")
+    assert same_types_as_head(calc, [ARITH], first)
+    assert same_types_as_head(calc, [ARITH], first)  # from the cache: the same answer
+    _edit(calc, "return a + b", "return b + a")
+    assert not same_types_as_head(calc, [ARITH], first)
+    second = _commit(calc)
+    assert same_types_as_head(calc, [ARITH], second)  # the tree is that commit's
+    _edit(calc, "# a note\n", "# another note\n")
+    assert same_types_as_head(calc, [ARITH], second)
+    assert not same_types_as_head(calc, [ARITH], first)  # against the first: b + a
+
+
+def test_a_directive_changed_in_a_comment_after_code_is_a_change(calc: Path) -> None:
+    _edit(calc, "return a + b", "return a + b  # pyright: basic")
+    _commit(calc)
+    _edit(calc, "# pyright: basic", "# pyright: strict")
+    assert not same_types_as_head(calc, [ARITH])
 
 
 async def _compile(root: Path) -> RungResult:

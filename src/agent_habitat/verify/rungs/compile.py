@@ -261,7 +261,7 @@ def _same_types(ctx: RungContext) -> bool:
         ctx.policy != "ci_parity"
         and bool(ctx.touched)
         and ctx.touched == ctx.snapshot.touched
-        and same_types_as_head(ctx.root, ctx.touched)
+        and same_types_as_head(ctx.root, ctx.touched, ctx.snapshot.head)
     )
 
 
