@@ -4,14 +4,18 @@ they were written, its middle is counted, and its disk use stays near the budget
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import pytest
 
 from agent_habitat.proc.keepers import keeper_alive
 from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import Budget
 from agent_habitat.testing import eventually
+from agent_habitat.verify import command
 from agent_habitat.verify.command import child_env, run_command, spool_path
 from small_disks import tmpfs
 
@@ -88,3 +92,92 @@ async def test_a_loud_rung_on_a_short_disk_is_pumped_and_ends_whole(tmp_path: Pa
         assert outcome.tail.endswith("THE END\n")
         assert Spool(spool).size() == 96 * _MIB + len(b"THE END\n")
         assert not keeper_alive(spool)  # the drain waited for the pump's end
+
+
+class _HeldKeeper:
+    """`start_keeper` for the seam: records the call and returns only once released."""
+
+    def __init__(self) -> None:
+        self.called = threading.Event()
+        self.release = threading.Event()
+
+    def __call__(self, output: Path, budget: Budget) -> bool:
+        self.called.set()
+        assert self.release.wait(60), "never released"
+        return True
+
+
+async def test_a_run_ending_while_its_keeper_starts_is_answered_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The keeper's start (an interpreter) runs beside the wait: a quick quiet run that
+    outlived KEEPER_AFTER_SECONDS is not held up until its keeper has started."""
+    held = _HeldKeeper()
+    monkeypatch.setattr(command, "start_keeper", held)
+    # Ends only once its keeper is being started: it has outlived the moment for sure.
+    flag = tmp_path / "keeper-called"
+    wait = f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.01)\n"
+
+    async def mark() -> None:
+        await anyio.to_thread.run_sync(held.called.wait, 60)
+        flag.touch()
+
+    try:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(mark)
+                outcome = await run_command(
+                    [sys.executable, "-c", wait + "print('done')"],
+                    cwd=tmp_path,
+                    env=child_env(),
+                    spool=spool_path(tmp_path / "spool", "v1.lint.out"),
+                    limit_s=60,
+                    cap=4096,
+                    budget=Budget(_MIB, 64 * _MIB),
+                )
+        assert not held.release.is_set()  # answered while the keeper was still starting
+        assert outcome.exit_code == 0
+        assert outcome.tail == "done\n"
+    finally:
+        held.release.set()
+
+
+async def test_a_run_past_half_its_budget_waits_for_its_keeper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that wrote more than half its budget is cut by its keeper before it is read."""
+    held = _HeldKeeper()
+    monkeypatch.setattr(command, "start_keeper", held)
+    flag = tmp_path / "keeper-called"
+    body = (
+        "import os, sys, time\nsys.stdout.buffer.write(b'x' * (1 << 20))\nsys.stdout.flush()\n"
+        f"while not os.path.exists({str(flag)!r}): time.sleep(0.01)\n"
+    )
+    returned = anyio.Event()
+
+    async def release_once_called() -> None:
+        await anyio.to_thread.run_sync(held.called.wait, 60)
+        flag.touch()
+        # The run ends now; its answer must wait for the keeper held here.
+        await anyio.to_thread.run_sync(lambda: None)
+        assert not returned.is_set()
+        held.release.set()
+
+    try:
+        with anyio.fail_after(60):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(release_once_called)
+                outcome = await run_command(
+                    [sys.executable, "-c", body],
+                    cwd=tmp_path,
+                    env=child_env(),
+                    spool=spool_path(tmp_path / "spool", "v1.test.full.out"),
+                    limit_s=60,
+                    cap=4096,
+                    budget=Budget(_MIB, 64 * _MIB),
+                )
+                returned.set()
+        assert held.release.is_set()
+        assert outcome.exit_code == 0
+    finally:
+        held.release.set()
