@@ -33,7 +33,8 @@ class Project:
     test_deps: tuple[str, ...]
     why: str
     sources: tuple[str, ...]
-    """Folders (relative to the project root) whose .py files may be mutated."""
+    """Folders (relative to the project root) whose .py files may be mutated, or a module
+    at the root (`parse.py`)."""
     pytest_env: dict[str, str] = field(default_factory=dict)
     sha256: str = ""
     """The sdist's sha256, checked after download (empty: not pinned by hash)."""
@@ -198,6 +199,15 @@ PROJECTS: dict[str, Project] = {
             ("src/humanize",),
             sha256="582a265c931c683a7e9b8ed9559089dea7edcf6cc95be39a3cbc2c5d5ac2bcfa",
         ),
+        Project(
+            "parse",
+            "1.20.2",
+            ("pytest",),
+            "the reverse of format(): one 1,000-line module at the root (no package), a "
+            "format-spec compiler to regexes and type converters; six flat test modules",
+            ("parse.py",),
+            sha256="b41d604d16503c79d81af5165155c0b20f6c8d6c559efa66b4b695c3e5a0a0ce",
+        ),
     )
 }
 
@@ -294,7 +304,8 @@ def _venv(project: Project, root: Path, venv: Path, python: str) -> Path:
 
 def _imports_from(project: Project, root: Path, exe: Path) -> None:
     """The venv imports the project from `root` (run outside it: not from the cwd)."""
-    name = Path(project.sources[0]).name
+    first = Path(project.sources[0])
+    name = first.stem if first.suffix == ".py" else first.name  # a module at the root
     code = f"import {name}, sys; sys.stdout.write({name}.__file__)"
     done = subprocess.run([str(exe), "-c", code], cwd="/", capture_output=True, text=True)
     where = Path(done.stdout.strip() or "/nowhere").resolve()
