@@ -428,3 +428,16 @@ def test_a_failed_test_is_run_again_even_after_a_comment_only_edit(
     _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # the product")
     selection = _impact(calc, tmp_path).selection
     assert _runs(selection.tests, "tests/test_red.py::test_red"), selection
+
+
+def test_heads_blocks_are_the_current_heads_after_a_commit(calc: Path, tmp_path: Path) -> None:
+    """HEAD's side is read once per commit (deps.py): after the change is recorded and
+    committed, the next edit is compared with the new HEAD, not the one read before."""
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    assert _runs(_impact(calc, tmp_path).selection.tests, "tests/test_arith.py::test_mul")
+    _record(calc, tmp_path / "state")  # the whole suite, on the edited tree
+    _git(calc, "commit", "-qam", "mul")
+    _edit(calc, "src/calc/arith.py", "return a + b", "return b + a")
+    selected = _impact(calc, tmp_path).selection.tests
+    assert _runs(selected, "tests/test_arith.py::test_add")
+    assert not _runs(selected, "tests/test_arith.py::test_mul"), selected

@@ -34,6 +34,7 @@ a branch switch) → `extra`, judged as changes (a data file widens to the whole
 
 from __future__ import annotations
 
+import functools
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +82,35 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
 
 
+class _NotCached(Exception):
+    """git could not show the file: said as "new since HEAD", never remembered."""
+
+
+def _at_commit(root: Path, commit: str, rel: str) -> tuple[bytes, FileBlocks | None] | None:
+    """`rel`'s bytes in `commit` and their blocks (None: they do not parse); None when git
+    cannot show it (new since then, or no such commit)."""
+    try:
+        return (
+            _blocks_at(root, commit, rel) if commit != "HEAD" else _show_blocks(root, commit, rel)
+        )
+    except _NotCached:
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _blocks_at(root: Path, commit: str, rel: str) -> tuple[bytes, FileBlocks | None]:
+    """Per commit and file, once: a commit's content never changes, and every verify of a
+    change to one file compared HEAD's side again (a git process and a compile)."""
+    return _show_blocks(root, commit, rel)
+
+
+def _show_blocks(root: Path, commit: str, rel: str) -> tuple[bytes, FileBlocks | None]:
+    shown = _git(root, "show", f"{commit}:./{rel}")
+    if shown.returncode != 0:
+        raise _NotCached(rel)
+    return shown.stdout, file_blocks(shown.stdout)
+
+
 class _Tree:
     """The tree as it is now (content hashes, blocks) and HEAD's blocks, each read once."""
 
@@ -113,16 +143,18 @@ class _Tree:
         """HEAD's blocks of `rel`; a string: why they cannot be compared; None: the same
         content as now."""
         if rel not in self._head:
-            shown = _git(self.root, "show", f"HEAD:./{rel}")
-            if shown.returncode != 0:
+            shown = _at_commit(self.root, self.head or "HEAD", rel)
+            if shown is None:
                 self._head[rel] = f"{rel} is new since HEAD"
             else:
                 try:
                     current = read_regular(self.root / rel, rel)
                 except OSError:
                     current = b""
-                old = None if shown.stdout == current else file_blocks(shown.stdout)
-                if shown.stdout != current and old is None:
+                content, old = shown
+                if content == current:
+                    self._head[rel] = None
+                elif old is None:
                     self._head[rel] = f"{rel} does not parse at HEAD"
                 else:
                     self._head[rel] = old
