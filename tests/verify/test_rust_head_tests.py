@@ -4,7 +4,9 @@ Real cargo and libtest on a crate made here, its HEAD in git."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.toolchains.rust.cargo import head_target_dir
 from agent_habitat.verify.toolchains.rust.head_tests import narrowed
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
-from git_tree import commit_tree, write
+from git_tree import commit_tree, git, write
 from ladder_runs import tree_ctx
 
 pytestmark = [
@@ -145,3 +147,39 @@ async def test_head_builds_and_runs_only_the_targets_that_failed(tmp_path: Path)
     built = {p.name.rsplit("-", 1)[0] for p in deps.iterdir()}
     assert "shaky" in built
     assert "api" not in built, sorted(built)
+
+
+async def test_head_moved_to_an_older_commit_is_built_again(tmp_path: Path) -> None:
+    # HEAD's folder is unpacked from git, and cargo calls a unit fresh when its sources are
+    # older than its last build. A commit older than the last HEAD build (a branch switched
+    # to, a reset) must not run the binary built for the other commit.
+    manifest = '[package]\nname = "shaky"\nversion = "0.1.0"\nedition = "2021"\n'
+    lib = _LIB.replace("assert_eq!(shaky::twice(1), 3)", "assert_eq!(shaky::twice(1), 2)")
+    lib = lib.replace("assert_eq!(super::twice(2), 5)", "assert_eq!(super::twice(2), 4)")
+    files = {"Cargo.toml": manifest, "src/lib.rs": lib, ".gitignore": "target/\nCargo.lock\n"}
+    crate = tmp_path / "moved"
+    for rel, text in files.items():
+        write(crate, rel, text)
+    git(crate, "init", "-q")
+    git(crate, "add", "-A")
+    old = "2020-01-01T00:00:00+00:00"  # git archive gives the files the commit's time
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "passing"],
+        cwd=crate,
+        check=True,
+        env={**os.environ, "GIT_AUTHOR_DATE": old, "GIT_COMMITTER_DATE": old},
+    )
+    broken = lib.replace("x / 2", "x / 3")
+    write(crate, "src/lib.rs", broken)
+    git(crate, "commit", "-qam", "halves breaks")
+    # At the newer commit, halves fails at HEAD too: HEAD's tests are built and run.
+    write(crate, "src/lib.rs", "// a comment\n" + broken)
+    result = await RUNNERS["test.scoped"](_ctx(crate, "h6"))
+    assert result.state == "green", result.reason
+    assert result.preexisting_findings == 1
+    # Back to the older commit, where halves passes; the same edit breaks it: the change's.
+    git(crate, "reset", "-q", "--hard", "HEAD~1")
+    write(crate, "src/lib.rs", broken)
+    result = await RUNNERS["test.scoped"](_ctx(crate, "h7"))
+    assert result.state == "red", result.reason
+    assert (result.new_findings, result.preexisting_findings) == (1, 0)

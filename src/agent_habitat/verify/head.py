@@ -49,8 +49,11 @@ def _unpack(top: Path, tree: str, into: Path) -> None:
     )
     assert archive.stdout is not None
     try:
+        # -m: each file gets the time of this unpacking, not its commit's. cargo calls a
+        # unit fresh when its sources are older than its last build, so HEAD moved back to
+        # an older commit ran the binaries built in HEAD's target folder for the other one.
         tar = subprocess.run(
-            ["tar", "-x", "--no-same-owner", "-f", "-", "-C", str(into)],
+            ["tar", "-x", "-m", "--no-same-owner", "-f", "-", "-C", str(into)],
             stdin=archive.stdout,
             capture_output=True,
             check=False,
