@@ -183,3 +183,29 @@ async def test_head_moved_to_an_older_commit_is_built_again(tmp_path: Path) -> N
     result = await RUNNERS["test.scoped"](_ctx(crate, "h7"))
     assert result.state == "red", result.reason
     assert (result.new_findings, result.preexisting_findings) == (1, 0)
+
+
+async def test_head_builds_its_tests_without_debug_info(tmp_path: Path) -> None:
+    # cargo tells a build script whether its profile has debug info (DEBUG); this crate's
+    # test asserts there is none, so it fails as the user builds and passes on HEAD, whose
+    # binaries are run once for their outcomes (cargo.head_env: debug = 0).
+    manifest = '[package]\nname = "dbg"\nversion = "0.1.0"\nedition = "2021"\n'
+    build = (
+        'fn main() {\n    println!("cargo:rustc-env=DEBUG_INFO={}", '
+        'std::env::var("DEBUG").unwrap());\n}\n'
+    )
+    lib = (
+        "pub fn one() -> u32 {\n    1\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n"
+        '    fn no_debug_info() {\n        assert_eq!(env!("DEBUG_INFO"), "false");\n    }\n}\n'
+    )
+    files = {
+        "Cargo.toml": manifest,
+        "build.rs": build,
+        "src/lib.rs": lib,
+        ".gitignore": "target/\n",
+    }
+    crate = commit_tree(tmp_path / "dbg", files)
+    write(crate, "src/lib.rs", "// a comment\n" + lib)
+    result = await RUNNERS["test.scoped"](_ctx(crate, "h8"))
+    assert result.state == "red", result.reason
+    assert (result.new_findings, result.preexisting_findings) == (1, 0)

@@ -33,7 +33,7 @@ from ...head import HeadTree
 from ...models import Diagnostic, RungName
 from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun
-from .cargo import head_target_dir
+from .cargo import head_env
 from .messages import compiler_messages
 
 __all__ = ["cache_key", "failed_on_head", "narrowed", "test_key"]
@@ -151,9 +151,13 @@ async def failed_on_head(
     not."""
     export = await anyio.to_thread.run_sync(_export, ctx, head)
     run = _head_argv(argv) if whole else list(argv)
-    target = {"CARGO_TARGET_DIR": str(head_target_dir(ctx))}
     outcome = await ctx.run(
-        rung, run, suffix=".head-tests.out", cwd=export, extra_env=target, reap_leftovers=False
+        rung,
+        run,
+        suffix=".head-tests.out",
+        cwd=export,
+        extra_env=head_env(ctx),
+        reap_leftovers=False,
     )
     said = outcome.tail.strip()[-200:]
     if outcome.timed_out or outcome.exit_code not in (0, 101):
