@@ -4,11 +4,14 @@ cancelled. Fakes at the two seams (the warm check, the cold run), real announcem
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
 
+from agent_habitat.proc import priority
 from agent_habitat.verify.rungs import warm_checker
 from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.toolchains.node.race import warm_or_cold
@@ -46,7 +49,10 @@ async def test_the_cold_run_answers_while_the_start_is_under_way(tmp_path: Path)
     assert asked == []  # the warm side was still waiting for the start
     assert notes == [
         "tsc: the warm-up was still starting its warm checker (background priority); tsc ran "
-        "cold beside it, and the cold run answered first"
+        "cold beside it, and the cold run answered first",
+        # Announced, not begun (the warm-up waits for verifies to end): it will not be
+        # background work when it begins.
+        "tsc: its warm checker's start will begin at normal priority, as a verify waited on it",
     ]
 
 
@@ -118,3 +124,57 @@ async def test_with_no_start_announced_the_warm_checker_goes_first(
 
     assert await warm_or_cold(ctx, _SLOT, "tsc", warm, cold, []) == ("cold", False)
     assert order == ["warm True", "cold"]
+
+
+def test_a_verify_that_waits_on_a_start_puts_its_priority_back(tmp_path: Path) -> None:
+    # The warm-up's start runs at background priority; at load 18 defu's warm tsc took 167 s
+    # to its first answer, past every verify of the run. A verify that races it makes it the
+    # user's: a real process in a session of its own, its group's nice put back.
+    ctx = _ctx(tmp_path)
+    spec = warm_checker.ServerSpec(tool="sleep", argv=["sleep", "30"], env={}, slot=_SLOT)
+    warm = warm_checker.WarmChecker(ctx.workspace, tmp_path, spec, "k")
+    warm.background = True
+    proc = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    ours = os.getpriority(os.PRIO_PROCESS, 0)
+    path = f"/proc/{proc.pid}/autogroup"
+    before = priority._autogroup(path)
+    try:
+        warm.priority, warm._put_back = priority.background_for_now(proc.pid, 10)
+        warm_checker._starting[(ctx.workspace.state_dir, _SLOT)] = warm
+        said = warm_checker.hurry(ctx.workspace, _SLOT)
+        if before is not None and before[1] < 10:
+            assert said == "put back to normal priority"
+            assert priority._autogroup(path) == before
+            assert warm.priority.endswith("put back when a verify asked for it")
+        else:  # no autogroups: the process's own nice cannot be raised again
+            assert said in (f"left at {warm.priority}", "") or ours >= 10
+        assert warm_checker.hurry(ctx.workspace, _SLOT) == ""  # once
+    finally:
+        warm_checker._starting.pop((ctx.workspace.state_dir, _SLOT), None)
+        proc.kill()
+        proc.wait()
+
+
+async def test_a_start_a_verify_asked_for_before_it_began_is_not_background(
+    tmp_path: Path,
+) -> None:
+    ctx = _ctx(tmp_path)
+    warm_checker.announce(ctx.workspace, _SLOT)
+    assert warm_checker.hurry(ctx.workspace, _SLOT) == "will begin at normal priority"
+    began: list[bool] = []
+
+    class Probe(warm_checker.WarmChecker):
+        def start(self) -> None:
+            began.append(self.background)
+            raise OSError("not a server")
+
+    spec = warm_checker.ServerSpec(tool="probe", argv=["true"], env={}, slot=_SLOT)
+    warm, _ = await warm_checker.start(
+        ctx.workspace, tmp_path, spec, "k", make=Probe, background=True
+    )
+    assert warm is None
+    assert began == [False]
+    # The next start the warm-up makes is background again.
+    warm_checker.announce(ctx.workspace, _SLOT)
+    await warm_checker.start(ctx.workspace, tmp_path, spec, "k", make=Probe, background=True)
+    assert began == [False, True]

@@ -25,7 +25,12 @@ A start the warm-up makes runs at background priority (`background=True`: its se
 autogroup lowered until it answered `initialize`), and is announced before it begins
 (`announce`): a verify that comes meanwhile does not wait for it, it runs the tool cold
 beside it and takes the first answer (toolchains/node/race.py); the first request after a
-project opens costs what the tool by hand costs, not the warm-up (issue 27).
+project opens costs what the tool by hand costs, not the warm-up (issue 27). That verify
+also makes the start the user's (`hurry`): its priority is put back (or it begins at normal
+priority, if it has not begun), since the next verify waits on it. At background priority
+on a loaded machine the start could outlast every verify: defu's warm tsc took 167 s to its
+first answer at load 18 (a cold tsc 13-20 s), so all four verifies of a run paid the cold
+tsc.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ __all__ = [
     "describe",
     "failed",
     "get",
+    "hurry",
     "live",
     "release",
     "start",
@@ -75,6 +81,9 @@ _servers: dict[tuple[Path, str], WarmChecker] = {}
 _locks: dict[tuple[Path, str], anyio.Lock] = {}
 # Starts the warm-up announced and has not ended: set when each ends, however it ended.
 _announced: dict[tuple[Path, str], anyio.Event] = {}
+# Starts under way, and slots whose start a verify asked for before it began (`hurry`).
+_starting: dict[tuple[Path, str], WarmChecker] = {}
+_hurried: set[tuple[Path, str]] = set()
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,8 @@ class WarmChecker:
         self.priority = ""
         """What `background` applied (`autogroup nice 10 while it starts`), else empty."""
         self._put_back: Callable[[], None] = lambda: None
+        self.hurried = False
+        """A verify asked for it while it started: background no more (`hurry`)."""
 
     def uri(self, rel: str) -> str:
         return (self.root / rel).as_uri()
@@ -145,9 +156,25 @@ class WarmChecker:
         )
         self.client = client
         self.record = ProcessRecord(client.proc.pid, process_create_time(client.proc.pid) or 0.0)
-        if self.background:
-            self.priority, self._put_back = background_for_now(client.proc.pid, BACKGROUND_NICE)
+        with self._guard:
+            if self.background and not self.hurried:
+                self.priority, self._put_back = background_for_now(client.proc.pid, BACKGROUND_NICE)
         return client
+
+    def hurry(self) -> str:
+        """A verify waits on this start: its priority back where it was, when it can be;
+        what was done."""
+        with self._guard:
+            if self.hurried or not self.background:
+                return ""
+            self.hurried = True
+            self._put_back()
+            if self.priority.endswith("while it starts"):
+                self.priority += ", put back when a verify asked for it"
+                return "put back to normal priority"
+            if self.priority:
+                return f"left at {self.priority}"
+            return "begins at normal priority"
 
     def started(self) -> None:
         """It answered `initialize`: it answers requests at the priority it had before."""
@@ -348,8 +375,23 @@ def announced(workspace: Workspace, slot: str) -> anyio.Event | None:
     return _announced.get((workspace.state_dir, slot))
 
 
+def hurry(workspace: Workspace, slot: str) -> str:
+    """A verify waits on the announced start of `slot`'s server: that start is the user's
+    now. Under way, its priority is put back (where autogroups allow it); not begun yet,
+    it begins at normal priority. What was done, for the rung's notes."""
+    key = (workspace.state_dir, slot)
+    warm = _starting.get(key)
+    if warm is not None:
+        return warm.hurry()
+    if key in _announced:
+        _hurried.add(key)
+        return "will begin at normal priority"
+    return ""
+
+
 def settle(workspace: Workspace, slot: str) -> None:
     """The announced start of `slot`'s server ended, or will not happen."""
+    _hurried.discard((workspace.state_dir, slot))
     event = _announced.pop((workspace.state_dir, slot), None)
     if event is not None:
         event.set()
@@ -366,15 +408,19 @@ async def start(
     background: bool = False,
 ) -> tuple[WarmChecker | None, str | None]:
     warm = (make or WarmChecker)(workspace, root, spec, key)
-    warm.background = background
+    slot = (workspace.state_dir, spec.slot)
+    warm.background = background and slot not in _hurried
+    _hurried.discard(slot)
+    _starting[slot] = warm
     try:
         await anyio.to_thread.run_sync(warm.start, abandon_on_cancel=False)
     except (LspError, OSError) as exc:
         await warm.stop()
         return None, f"{spec.tool}'s {spec.kind} did not start ({exc}); ran the CLI cold"
     finally:
+        _starting.pop(slot, None)
         settle(workspace, spec.slot)
-    _servers[(workspace.state_dir, spec.slot)] = warm
+    _servers[slot] = warm
     pid = warm.record.pid if warm.record else "?"
     how = f", {warm.priority}" if warm.priority else ""
     return warm, said or f"{spec.tool}'s {spec.kind} started (pid {pid}{how})"
