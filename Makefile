@@ -66,7 +66,7 @@ test: $(STAMP) $(COVERAGE_TOOLS) test-deps
 SECURITY_ELSEWHERE := tests/shell/test_output.py tests/hardening/test_secrets_at_rest.py \
 	tests/host/test_dashboard_verify_e2e.py tests/shell/test_inline_reads.py \
 	tests/host/test_server_protocols.py tests/host/test_dashboard_login.py \
-	tests/hardening/test_fuzz_tools.py
+	tests/hardening/test_fuzz_tools.py tests/host/test_api.py
 security: $(STAMP)
 	PYTHONPATH=tests $(BIN)/python -m pytest tests/security $(SECURITY_ELSEWHERE) -m finding -q \
 		-p no:cacheprovider -p security.report --no-header -o console_output_style=classic

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -236,3 +237,30 @@ def test_a_quiet_host_builds_its_mcp_side_before_the_first_request(tmp_path: Pat
     assert done.stdout.split("\n")[:2] == ["busy False", "quiet True True"], (
         done.stdout + done.stderr
     )
+
+
+@pytest.mark.finding("under-load")
+async def test_only_calls_that_can_last_watch_for_their_client_leaving(
+    api: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 23 ("Under load"): a task group and a watcher task per call were about a fifth of
+    # the host's CPU for a `shell_scene`; a quick read-only verb starts nothing a departed
+    # client would want cancelled, so it answers without them. A wait still stops with its
+    # client.
+    from agent_habitat.host import api as api_module
+
+    watched: list[str] = []
+    watch = api_module._until_disconnect
+
+    async def recorded(request: Any, cancel: Any) -> None:
+        watched.append(request.url.path)
+        await watch(request, cancel)
+
+    monkeypatch.setattr(api_module, "_until_disconnect", recorded)
+    assert (await api.post("/api/shell_run", json={"command": "true"})).status_code == 200
+    for route in ("shell_scene", "shell_history", "project_scene", "verify_status"):
+        assert (await api.post(f"/api/{route}", json={})).status_code == 200, route
+    assert (await api.post("/api/shell_last", json={"tail_lines": 5})).status_code == 200
+    waited = await api.post("/api/shell_wait", json={"timeout_seconds": 0.1})
+    assert waited.status_code == 200, waited.text
+    assert watched == ["/api/shell_run", "/api/shell_wait"]
