@@ -12,13 +12,15 @@ import pytest
 from agent_habitat.cli import main
 from agent_habitat.cli.demo_sample import break_sample, build_sample
 from agent_habitat.verify import stop_type_daemon
+from mypy_seed import seed_mypy
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture
-def calc(tmp_path: Path) -> Iterator[Path]:
+def calc(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = build_sample(tmp_path / "calc")
+    seed_mypy(root, tmp_path_factory)
     yield root
     anyio.run(stop_type_daemon, root)
 

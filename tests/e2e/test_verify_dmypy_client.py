@@ -14,6 +14,7 @@ from agent_habitat.verify.parsers import parse_mypy
 from agent_habitat.verify.rungs.dmypy_client import run_in_process
 from git_tree import git as _git
 from ladder_runs import climb_one
+from mypy_seed import seed_mypy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -21,7 +22,7 @@ CORE = 'def double(x: int) -> int:\n    return x * 2\n\n\ndef broken() -> int:\n
 
 
 @pytest.fixture
-async def calc(tmp_path: Path) -> AsyncIterator[Path]:
+async def calc(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Path]:
     root = tmp_path / "calc"
     (root / "calc").mkdir(parents=True)
     (root / "calc/__init__.py").write_text("", encoding="utf-8")
@@ -36,6 +37,7 @@ async def calc(tmp_path: Path) -> AsyncIterator[Path]:
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", "calc")
     (root / "calc/core.py").write_text(CORE, encoding="utf-8")
+    seed_mypy(root, tmp_path_factory)  # the daemon's reds are confirmed by plain mypy
     yield root
     await stop_type_daemon(root)
 

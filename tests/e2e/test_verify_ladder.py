@@ -16,13 +16,15 @@ from agent_habitat.proc import kill_tree
 from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder, stop_type_daemon
 from agent_habitat.verify.rungs import DmypyDaemon, pyright_tools
 from agent_habitat.workspace import Workspace
+from mypy_seed import seed_mypy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
 @pytest.fixture
-async def calc(tmp_path: Path) -> AsyncIterator[Path]:
+async def calc(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Path]:
     root = build_sample(tmp_path / "calc")
+    seed_mypy(root, tmp_path_factory)
     yield root
     await stop_type_daemon(root)
 

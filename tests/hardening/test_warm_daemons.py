@@ -23,6 +23,7 @@ from agent_habitat.verify import stop_type_daemon
 from agent_habitat.verify.rungs.dmypy import DmypyDaemon, describe_warm, release
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest
 from agent_habitat.workspace import Workspace
+from mypy_seed import seed_mypy
 
 pytestmark = pytest.mark.anyio
 
@@ -99,11 +100,18 @@ def _dmypy_daemons(status_file: Path) -> list[int]:
     return found
 
 
+def _calc(tmp_path: Path, factory: pytest.TempPathFactory) -> Path:
+    """The sample, its workspace's mypy caches seeded (a one-shot verify runs plain mypy)."""
+    calc = build_sample(tmp_path / "calc")
+    seed_mypy(calc, factory)
+    return calc
+
+
 @pytest.mark.e2e
 def test_a_foreground_cli_verify_leaves_no_dmypy_daemon_behind(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calc = build_sample(tmp_path / "calc")
+    calc = _calc(tmp_path, tmp_path_factory)
     text = calc / "src/calc/text.py"
     text.write_text(text.read_text(encoding="utf-8") + "\nX: int = 1\n", encoding="utf-8")
     daemon = DmypyDaemon(Workspace.for_project(calc))
@@ -122,11 +130,11 @@ def test_a_foreground_cli_verify_leaves_no_dmypy_daemon_behind(
 
 @pytest.mark.e2e
 def test_a_type_error_after_a_cached_one_shot_verify_is_red(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The second one-shot reads the mypy cache the first one wrote: a stale cache must not
     # vouch for the broken module.
-    calc = build_sample(tmp_path / "calc")
+    calc = _calc(tmp_path, tmp_path_factory)
     text = calc / "src/calc/text.py"
     text.write_text(text.read_text(encoding="utf-8") + "\nX: int = 1\n", encoding="utf-8")
     argv = ["verify", "--project", str(calc), "--rung", "compile.project", "--json"]
@@ -143,11 +151,14 @@ def test_a_type_error_after_a_cached_one_shot_verify_is_red(
 
 @pytest.mark.e2e
 def test_a_one_shot_verify_that_selects_no_test_starts_no_pytest(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A warm pytest costs an interpreter and pytest's imports, on the cores the lint and the
     # type check need: none when test.scoped has nothing to run (a module nothing imports).
-    calc = build_sample(tmp_path / "calc")
+    calc = _calc(tmp_path, tmp_path_factory)
     (calc / "src/calc/extra.py").write_text("X = 1\n", encoding="utf-8")
     started: list[Path] = []
     real_start = WarmPytest.start
@@ -172,9 +183,9 @@ def test_a_one_shot_verify_that_selects_no_test_starts_no_pytest(
 
 @pytest.mark.e2e
 def test_a_one_shot_verify_forks_its_tests_from_a_prestarted_pytest_and_leaves_none(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    calc = build_sample(tmp_path / "calc")
+    calc = _calc(tmp_path, tmp_path_factory)
     break_sample(calc, "test")
     warm = WarmPytest(Workspace.for_project(calc))
     argv = ["verify", "--project", str(calc), "--no-host", "--json"]
