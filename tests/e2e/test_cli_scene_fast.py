@@ -9,6 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from agent_habitat.cli import main
 from agent_habitat.cli.scene_fast import SHELL_CONFIG_DEFAULTS
 from agent_habitat.config import ShellConfig
 
@@ -43,11 +46,18 @@ def _habitat(root: Path, *argv: str) -> None:
     )
 
 
+def _prepared(capsys: pytest.CaptureFixture[str], root: Path, *argv: str, code: int = 0) -> None:
+    """The runs a test starts from, made by `habitat ARGV` in this process: the state they
+    leave is the same, without an interpreter's start for each."""
+    assert main([*argv, "--project", str(root)]) == code, capsys.readouterr().err
+    capsys.readouterr()
+
+
 def test_the_fast_scene_prints_the_full_paths_table_without_building_the_habitat(
-    project: Path,
+    project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _habitat(project, "run", "echo one")
-    _habitat(project, "run", "exit 3", "--tab", "build")
+    _prepared(capsys, project, "run", "echo one")
+    _prepared(capsys, project, "run", "exit 3", "--tab", "build", code=3)
     fast = _scene(project)
     assert fast.stderr.strip() == "loaded:"
     # A HABITAT_<field> variable (the default value here) sends it the full way.
@@ -76,8 +86,10 @@ def test_a_run_marked_running_takes_the_full_path_which_follows_it(project: Path
     assert f"#1 `{_LONG}` → killed" in after.stdout
 
 
-def test_json_and_configured_projects_take_the_full_path(project: Path) -> None:
-    _habitat(project, "run", "echo one")
+def test_json_and_configured_projects_take_the_full_path(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _prepared(capsys, project, "run", "echo one")
     assert "pydantic" in _scene(project, "--json").stderr
     (project / "pyproject.toml").write_text("[tool.habitat.shell]\nmax_tabs = 3\n", "utf-8")
     configured = _scene(project)

@@ -157,13 +157,20 @@ def test_every_shell_verb_prints_the_same_through_the_host_and_embedded(
     assert "exit 0 · N.NNs · tab x #1" in _same_text(hosted[0][2], hosted_root)
 
 
+def _prepared(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> None:
+    """The state a test starts from, made by `habitat ARGV` embedded (in this process: the
+    state is the same, without an interpreter's start for it)."""
+    code, _, err, _ = _in_process(capsys, root, *argv)
+    assert code == 0, err
+
+
 def test_the_tab_cap_is_one_line_and_exit_2_in_the_foreground_and_the_background(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = tmp_path / "capped"
     (root / ".git").mkdir(parents=True)
-    _habitat(root, "run", "true", "--tab", "a")
-    _habitat(root, "run", "true", "--tab", "b")
+    _prepared(capsys, root, "run", "true", "--tab", "a")
+    _prepared(capsys, root, "run", "true", "--tab", "b")
     for extra in ((), ("--background",)):
         code, _, err, _ = _habitat(root, "run", "true", "--tab", "c", *extra)
         assert code == 2, err
@@ -199,10 +206,12 @@ def _into_closed_pipe(root: Path, *argv: str) -> subprocess.CompletedProcess[str
 
 
 @pytest.mark.parametrize("host", [False, True])
-def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, host: bool) -> None:
+def test_a_reader_that_goes_away_ends_the_command_quietly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], host: bool
+) -> None:
     root = tmp_path / "piped"
     (root / ".git").mkdir(parents=True)
-    _habitat(root, "run", "echo one; echo two")
+    _prepared(capsys, root, "run", "echo one; echo two")
     if host:
         ensure_host(root)
     try:
@@ -216,11 +225,11 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path: Path, host: 
 
 
 def test_with_a_host_events_are_read_from_the_journal_as_the_full_path_prints_them(
-    tmp_path: Path,
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = tmp_path / "journal"
     (root / ".git").mkdir(parents=True)
-    _habitat(root, "run", "echo one", "--tab", "a")
+    _prepared(capsys, root, "run", "echo one", "--tab", "a")
     ensure_host(root)
     try:
         _habitat(root, "run", "echo two", "--tab", "b")
