@@ -1,8 +1,13 @@
 """tests/habitat_coverage_tools.py: coverage is not started in mypy, dmypy, pip or venv, and is
-in every other Python the suite's processes start."""
+in every other Python the suite's processes start.
+
+The module is loaded from this checkout by its path: under `import habitat_coverage_tools`
+a venv with the hook installed would hand back the copy its .pth imported at start-up.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -12,8 +17,12 @@ from pathlib import Path
 import coverage
 import pytest
 
-import habitat_coverage_tools
-from habitat_coverage_tools import tool_of
+SOURCE = Path(__file__).with_name("habitat_coverage_tools.py")
+_spec = importlib.util.spec_from_file_location("habitat_coverage_tools_checkout", SOURCE)
+assert _spec is not None
+assert _spec.loader is not None
+hook = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(hook)
 
 PY = "/venv/bin/python"
 
@@ -44,16 +53,16 @@ PY = "/venv/bin/python"
     ],
 )
 def test_a_tool_is_known_by_its_command_line(argv: list[str], tool: str | None) -> None:
-    assert tool_of(argv) == tool
+    assert hook.tool_of(argv) == tool
 
 
 def test_install_writes_the_module_and_a_pth_read_before_coverages(tmp_path: Path) -> None:
-    habitat_coverage_tools.install(str(tmp_path))
+    hook.install(str(tmp_path))
     pth = tmp_path / "a0_habitat_coverage_tools.pth"
     assert pth.read_text(encoding="utf-8") == "import habitat_coverage_tools\n"
     assert sorted([pth.name, "a1_coverage.pth"])[0] == pth.name
     copy = (tmp_path / "habitat_coverage_tools.py").read_text(encoding="utf-8")
-    assert copy == Path(habitat_coverage_tools.__file__).read_text(encoding="utf-8")
+    assert copy == SOURCE.read_text(encoding="utf-8")
 
 
 def _imports_coverage(args: list[str], env: dict[str, str]) -> bool:
@@ -72,8 +81,11 @@ def test_a_tool_started_with_coverage_requested_does_not_start_it(tmp_path: Path
     """The venv's own hook (`make test` installs it), in real interpreters: coverage starts in
     a Python that runs code of ours and not in `python -m venv`."""
     site = Path(sysconfig.get_path("purelib"))
-    if not (site / "a0_habitat_coverage_tools.pth").is_file():
+    installed = site / "habitat_coverage_tools.py"
+    if not (site / "a0_habitat_coverage_tools.pth").is_file() or not installed.is_file():
         pytest.skip(f"the hook is not installed in {site} (`make test` installs it)")
+    if installed.read_text(encoding="utf-8") != SOURCE.read_text(encoding="utf-8"):
+        pytest.skip(f"{installed} is not this checkout's hook (`make test` installs it again)")
     config = coverage.Coverage(data_file=str(tmp_path / ".coverage"), config_file=False).config
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
     env["COVERAGE_PROCESS_CONFIG"] = config.serialize()
