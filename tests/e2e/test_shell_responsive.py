@@ -1,6 +1,7 @@
 """Reads of a loud run's spool never freeze the habitat: a wait over a fast writer ends by
-its timeout and other calls are answered all along it (the longest gap between answers is
-bounded); a scan stops when its call gives up."""
+its timeout and other calls are answered all along it (between two answers the process
+spends little CPU: a scan that held the loop, or the GIL, would spend its whole timeout's
+worth there); a scan stops when its call gives up."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from agent_habitat.proc.spool import Spool
 from agent_habitat.shell import Shell
 from agent_habitat.shell.models import LastArgs, RunArgs, WaitArgs, WaitResult
 from agent_habitat.testing import eventually
-from timing import SLOWDOWN
 
 pytestmark = pytest.mark.anyio
 
@@ -39,15 +39,18 @@ async def test_a_wait_over_a_fast_writer_ends_by_its_timeout_and_others_are_answ
     spool = await _loud(habitat, "loud")
     await eventually(lambda: spool.size() > 100 * 1024**2, within=60)
     waited: list[WaitResult] = []
-    # When the wait began, each answer given during it, and when it ended.
+    # The process's CPU time (every thread's) when the wait began, at each answer given
+    # during it, and when it ended. CPU, not the wall: on a loaded machine the process may
+    # get no CPU at all for a second, which says nothing about the habitat; what does is
+    # work done while no answer could get through (the loop held, or the GIL).
     moments: list[float] = []
 
     async def wait() -> None:
-        moments.append(time.monotonic())
+        moments.append(time.process_time())
         waited.append(
             await habitat.wait(WaitArgs(tab="loud", until="NEVER PRINTED", timeout_seconds=2))
         )
-        moments.append(time.monotonic())
+        moments.append(time.process_time())
 
     # Generous: the timeout is 2 s; the bound says "not 30 s late", not how fast.
     with anyio.fail_after(30):
@@ -58,14 +61,15 @@ async def test_a_wait_over_a_fast_writer_ends_by_its_timeout_and_others_are_answ
             while not waited:
                 await habitat.scene()
                 if not waited:
-                    moments.append(time.monotonic())
+                    moments.append(time.process_time())
                 await anyio.sleep(0.05)
     assert waited[0].reason == "timeout"
     # Not "one answer got through": the habitat answered all along the 2 s wait. A wait that
-    # held the loop for most of its timeout leaves a gap near 2 s; the bound is half of it.
+    # held the loop (or the GIL) scanning for most of its timeout spends a second or more of
+    # CPU between two answers; the bound is a quarter of the timeout.
     longest_gap = max(later - earlier for earlier, later in itertools.pairwise(moments))
     assert len(moments) >= 4, moments
-    assert longest_gap < 1.0 * SLOWDOWN, (longest_gap, len(moments))
+    assert longest_gap < 0.5, (longest_gap, len(moments))
 
 
 async def test_a_grep_over_a_big_spool_stops_when_its_call_gives_up(
