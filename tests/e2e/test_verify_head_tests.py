@@ -182,3 +182,29 @@ async def test_head_runs_with_the_generated_files_git_ignores(tmp_path: Path) ->
         assert not (export / "shop" / "cache").exists()  # an ignored folder stays out
     finally:
         await stop_type_daemon(root)
+
+
+async def test_a_failing_parameter_head_does_not_have_is_new_and_the_rest_compared(
+    shop: Path,
+) -> None:
+    # humanize 4.11.0: an edit of a parametrize value made the failing id
+    # `test_intcomma[test_args1-1.000]`, which HEAD does not have; pytest names it without
+    # its brackets ("not found: ...::test_intcomma"), so the id was never dropped, HEAD's
+    # run failed twice, and every failed test counted as new (test_old included).
+    tests = shop / "tests" / "test_core.py"
+    tests.write_text(
+        TESTS
+        + "\n\nimport pytest\n\n\n@pytest.mark.parametrize('x', [5])\n"
+        + "def test_param(x: int) -> None:\n    assert double(x) == 11\n",
+        encoding="utf-8",
+    )
+    _git(shop, "commit", "-qam", "a parametrized test that fails at HEAD")
+    tests.write_text(tests.read_text(encoding="utf-8").replace("[5]", "[6]"), encoding="utf-8")
+    result = await _rung(shop, "test.full")
+    assert result.state == "red", result
+    assert _failures(result) == [
+        ("tests/test_core.py::test_param[6]", False),
+        ("tests/test_core.py::test_old", True),
+    ]
+    assert result.baseline is not None
+    assert result.baseline.startswith("HEAD "), result.baseline

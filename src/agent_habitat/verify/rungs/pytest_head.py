@@ -141,7 +141,9 @@ async def tests_on_head(
         prefixes = (f"{export}{os.sep}", f"{export.resolve()}{os.sep}")
         missing = {_relative(n, prefixes) for n in _NOT_FOUND.findall(outcome.text)}
         if outcome.exit_code == 4 and missing:
-            left = [k for k in left if k not in missing]
+            # A parameter id HEAD lacks is named without its brackets (pytest 9: "not
+            # found: t.py::test_f"): its ids are new, the function's name is what was said.
+            left = [k for k in left if k not in missing and k.split("[", 1)[0] not in missing]
             continue
         said = outcome.tail.strip()[-200:]
         if outcome.timed_out or outcome.exit_code not in (0, 1) or found is None:
