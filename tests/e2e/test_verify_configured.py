@@ -13,7 +13,6 @@ from agent_habitat.events import Event, InMemoryEventBus
 from agent_habitat.testing import eventually
 from agent_habitat.verify import LadderRequest, LadderResult, RungName, run_ladder
 from git_tree import git as _git
-from timing import SLOWDOWN
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -116,15 +115,16 @@ async def test_a_rung_past_its_timeout_is_killed_with_its_children(tmp_path: Pat
     pidfile = tmp_path / "child.pid"
     ladder = (
         LADDER.replace('"sh tests/run.sh {tests}"', f'"sleep 60 & echo $! > {pidfile}; wait"')
-        + "timeout_s = 0.5\n"
+        + "timeout_s = 2\n"  # time for the shell to start its child and name it, under load
     )
     root = _project(tmp_path / "shproj", ladder)
     (root / "bin/greet.sh").write_text(GREET + "\n", encoding="utf-8")
     result = await _climb(root, "test.scoped")
     (rung,) = result.rungs
     assert rung.state == "error"
-    assert rung.reason == "timed out after 0.5 s; process tree killed"
-    assert rung.duration_s < 5 * SLOWDOWN
+    assert rung.reason == "timed out after 2 s; process tree killed"
+    # Ended by its timeout, not by the child's 60 s: half of them, whatever the load.
+    assert rung.duration_s < 30
     child = int(pidfile.read_text(encoding="utf-8"))
     assert not psutil.pid_exists(child) or psutil.Process(child).status() == psutil.STATUS_ZOMBIE
 
