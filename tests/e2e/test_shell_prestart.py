@@ -130,7 +130,8 @@ async def test_what_a_prestarted_run_left_running_is_reported_and_killed(
 async def test_a_prestarted_run_that_times_out_loses_its_whole_tree(habitat: Shell) -> None:
     pid = await _prestarted(habitat)
     result = await habitat.run(
-        RunArgs(command="sleep 3053 & echo $!; sleep 3054", timeout_seconds=0.5)
+        # 2 s: time for the shell to start the child and print its pid, under load too.
+        RunArgs(command="sleep 3053 & echo $!; sleep 3054", timeout_seconds=2)
     )
     assert (result.pid, result.state) == (pid, "timed_out")
     child = int(result.output.split()[0])
