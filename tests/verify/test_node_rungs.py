@@ -401,3 +401,26 @@ async def test_a_run_whose_every_related_test_was_skipped_checked_nothing(
     assert result.state == "skipped", (runner, result)
     assert result.reason is not None
     assert "every test it ran was skipped (1 skipped" in result.reason, result.reason
+
+
+async def test_a_tap_script_says_how_many_passed_and_one_that_ran_none_checked_nothing(
+    tmp_path: Path,
+) -> None:
+    # qs 6.13 (tape): a green test script said "npm test" and nothing of the 739 assertions
+    # tape counted; tape's summary of a run whose every test was skipped is `# pass 0`.
+    summary = "console.log('# tests ' + N + '\\n# pass  ' + N + '\\n\\n# ok');\n"
+    harness = "const N = Number(process.env.TESTS_RUN ?? '2');\n" + summary
+    root = _project(
+        tmp_path,
+        {"src/add.mjs": _ADD, "test/run.mjs": harness},
+        scripts={"test": "node test/run.mjs"},
+    )
+    write(root, "src/add.mjs", _ADD.replace("a + b", "b + a"))
+    green = await _climb(root, "test.scoped")
+    assert green.state == "green", green
+    assert "node: TAP summary: 2 passed" in green.notes, green.notes
+    write(root, "test/run.mjs", harness.replace("'2'", "'0'"))
+    idle = await _climb(root, "test.scoped")
+    assert idle.state == "skipped", idle
+    assert idle.reason is not None
+    assert "nothing was checked" in idle.reason, idle.reason

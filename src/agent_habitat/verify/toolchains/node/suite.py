@@ -28,7 +28,7 @@ from .parsers import (
     suite_counts,
     suite_skipped,
 )
-from .tap import parse_tap
+from .tap import parse_tap, tap_passed
 
 __all__ = ["full_suite", "scoped_suite"]
 
@@ -246,13 +246,21 @@ async def _test_script(
     diagnostics = parse_fail_lines(outcome.text, ctx.root, runner) or parse_tap(
         outcome.text, ctx.root, runner
     )
+    notes = [f"node: {why} ({ws.scripts['test'][:160]}) by {project.manager}", *left_out]
+    passed = tap_passed(outcome.text)
+    if passed is not None:
+        notes.insert(1, f"node: TAP summary: {passed} passed")
+        if passed == 0 and outcome.exit_code == 0 and not diagnostics:
+            # Green means something was checked: tape's `# pass 0` over skipped tests was not.
+            why_not = "node: the test script's TAP summary says 0 passed: nothing was checked"
+            return nothing_to_do(ctx, rung, why_not)
     result = from_outcome(
         ctx,
         rung,
         outcome,
         tool=f"{project.manager} test",
         diagnostics=diagnostics,
-        notes=[f"node: {why} ({ws.scripts['test'][:160]}) by {project.manager}", *left_out],
+        notes=notes,
     )
     _reason(result)
     return result

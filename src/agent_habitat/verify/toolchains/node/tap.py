@@ -14,7 +14,7 @@ from pathlib import Path
 from ...models import Diagnostic
 from ...tracebacks import relative
 
-__all__ = ["parse_tap"]
+__all__ = ["parse_tap", "tap_passed"]
 
 _CAP = 2000
 _NOT_OK = re.compile(r"^\s*not ok\s+\d+\s*(?:-\s*)?(?P<desc>.*?)\s*$")
@@ -23,6 +23,16 @@ _COMMENT = re.compile(r"^#\s+(?P<name>.+?)\s*$")
 _KEY = re.compile(r"^(?P<indent>\s+)(?P<key>[A-Za-z_]+):\s?(?P<value>.*)$")
 _FRAME = re.compile(r"(?:file://)?(?P<path>[^\s()]+?):(?P<line>\d+):(?P<col>\d+)\)?\s*$")
 _SUMMARY = re.compile(r"^(tests|pass|fail|ok|todo|skip)\b", re.IGNORECASE)
+
+
+_PASSED = re.compile(r"^#\s+pass\s+(\d+)\s*$", re.MULTILINE)
+
+
+def tap_passed(text: str) -> int | None:
+    """What TAP's closing summary counts as passed (tape's `# pass N`, summed when a script
+    printed several), or None when it printed no such summary."""
+    found = _PASSED.findall(text)
+    return sum(int(n) for n in found) if found else None
 
 
 def _block(lines: list[str], start: int) -> tuple[dict[str, str], int]:
