@@ -469,3 +469,17 @@ def test_a_green_verdict_over_a_test_failing_at_head_too_says_so_in_its_summary(
     summary = lean_dump(run)["summary"]
     assert summary == "ruff, pytest 4 selected (1 failing at HEAD too: not red)", summary
     assert lean_dump(_green_run())["summary"] == "ruff, pytest 4 selected"
+
+
+def test_a_tool_two_rungs_share_is_named_once_in_the_summary() -> None:
+    # fnv 1.0.7: clippy answers diagnose.files and compile.project in one run, and a green
+    # said "cargo clippy, cargo clippy, cargo test 3 passed".
+    run = _green_run()
+    assert run.result is not None
+    run.result.rungs[0].tool = "cargo clippy"
+    run.result.rungs[1] = RungReport(
+        rung="compile.project", task="v1.compile.project", state="green", tool="cargo clippy"
+    )
+    run.result.rungs[2].tool = "cargo test"
+    run.result.rungs[2].notes = ["3 passed, 0 failed"]
+    assert lean_dump(run)["summary"] == "cargo clippy, cargo test 3 passed"

@@ -120,7 +120,8 @@ def checked(epoch: EpochReport) -> str:
             # failing test reads as fixed.
             what = "failing" if rung.rung.startswith("test.") else "finding(s)"
             part += f" ({rung.preexisting_findings} {what} at HEAD too: not red)"
-        parts.append(part)
+        if part not in parts:  # one tool answering two rungs (cargo clippy) is named once
+            parts.append(part)
     return ", ".join(parts) or "nothing ran"
 
 
