@@ -150,8 +150,10 @@ def _nothing_selected(ctx: RungContext) -> str | None:
 
 
 def _recording(ctx: RungContext, scope: RunScope) -> Recording | None:
-    """Every pytest run of the ladder records per-test dependency data for selection."""
-    if not ctx.layout.packages:
+    """Every pytest run of the ladder records per-test dependency data for selection: of
+    the packages, or of the single-file modules of a project that has no package (parse's
+    `parse.py`), which before were recorded only by the background recording."""
+    if not ctx.layout.packages and not ctx.layout.modules:
         return None
     return Recording(ctx.root, ctx.layout, ctx.workspace.state_dir, ctx.snapshot, scope)
 
