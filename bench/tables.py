@@ -63,6 +63,7 @@ from tables_runs import (  # noqa: E402
     node_tools_table,
     oneshot_tables,
     over_2x_table,
+    per_run,
     rust_tables,
     rust_user_flow_tables,
     rust_workspace_table,
@@ -218,6 +219,23 @@ def first_usable_tables() -> str:
     return "\n\n".join(out)
 
 
+def steady_tables() -> str:
+    """Edit -> verdict through a warm host from the third edit on, before / after interleaved
+    per round, next to testmon and the full suite (bench/ladder/ladder_steady.py)."""
+    from ladder_steady import HEAD as STEADY
+    from ladder_steady import rows
+
+    return per_run(
+        "ladder_steady-*.json",
+        STEADY,
+        lambda path, run: (
+            f"seed {run['seed']}, {len(run['projects'][0]['rounds'])} rounds interleaved, "
+            f"baseline `{run['baseline_src']}`",
+            [row for p in run["projects"] for row in rows(p)],
+        ),
+    )
+
+
 SECTIONS = {
     "ladder": ladder_tables,
     "scoped": scoped_tables,
@@ -248,6 +266,7 @@ SECTIONS = {
     "oneshot": oneshot_tables,
     "comment-host": comment_host_tables,
     "first-verify": first_verify_tables,
+    "steady": steady_tables,
     "node-tools": node_tools_table,
     "rust-workspace": rust_workspace_table,
     "rust-user-flow": rust_user_flow_tables,

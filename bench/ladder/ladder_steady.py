@@ -193,7 +193,8 @@ def _parts(got: list[dict[str, Any]]) -> tuple[str, str]:
     ]
     each = [med(g["rungs"].get(r, ["", 0.0])[1] for g in got) for r in _RUNGS]
     return (
-        f"{med(rungs):.2f} / {med(prepare_s):.2f} / {med(other):.2f}",
+        # `other` is the wall less the parts, each rounded to the millisecond: never below 0
+        f"{med(rungs):.2f} / {med(prepare_s):.2f} / {max(0.0, med(other)):.2f}",
         " / ".join(f"{v:.2f}" for v in each),
     )
 
