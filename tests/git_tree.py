@@ -6,9 +6,13 @@ Imported as `git_tree`: the root conftest puts `tests/` on the path.
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
-__all__ = ["commit_tree", "git", "write"]
+__all__ = ["IGNORED", "commit_tree", "git", "ladder_pyproject", "write"]
+
+IGNORED = ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\n"
+"""A `.gitignore` for what the ladder's tools leave in a Python project."""
 
 
 def git(root: Path, *args: str) -> None:
@@ -34,3 +38,13 @@ def commit_tree(root: Path, files: dict[str, str], message: str = "init") -> Pat
     git(root, "add", "-A")
     git(root, "commit", "-qm", message)
     return root
+
+
+def ladder_pyproject(name: str, ladder: str = "") -> str:
+    """A `pyproject.toml` for project `name` whose ladder runs this interpreter (it has the
+    tools: ruff, mypy, pytest); `ladder`: more `[tool.habitat.ladder]` lines, then any
+    other tables."""
+    return (
+        f'[project]\nname = "{name}"\nversion = "0"\n\n'
+        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n{ladder}"
+    )

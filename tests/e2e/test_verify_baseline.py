@@ -3,7 +3,6 @@ real ruff, dmypy and a configured command, compared with the same tool on HEAD."
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungName, RungResult, run_ladder, stop_type_daemon
+from git_tree import IGNORED, commit_tree, ladder_pyproject
 from git_tree import git as _git
 from git_tree import write as _write
 
@@ -42,16 +42,8 @@ async def legacy(tmp_path: Path) -> AsyncIterator[Path]:
     root = tmp_path / "legacy"
     _write(root, "legacy/__init__.py", "")
     _write(root, "legacy/core.py", CORE)
-    _write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n")
-    _write(
-        root,
-        "pyproject.toml",
-        f'[project]\nname = "legacy"\nversion = "0"\n\n'
-        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
-    )
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "old code with old findings")
+    files = {".gitignore": IGNORED, "pyproject.toml": ladder_pyproject("legacy")}
+    commit_tree(root, files, "old code with old findings")
     yield root
     await stop_type_daemon(root)
 

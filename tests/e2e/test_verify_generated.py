@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, run_ladder
-from git_tree import git as _git
+from git_tree import IGNORED, commit_tree, ladder_pyproject
 from git_tree import write as _write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -36,20 +35,14 @@ def _project(root: Path, command: str) -> None:
     _write(root, "gen/names.txt", "apple\n")
     _write(root, "generate.sh", GENERATE)
     _write(root, "tests/test_names.py", TEST)
-    _write(root, ".gitignore", "__pycache__/\n.mypy_cache/\n.ruff_cache/\n")
-    _write(
-        root,
-        "pyproject.toml",
-        f'[project]\nname = "shop"\nversion = "0"\n\n'
-        f'[tool.habitat.ladder]\npython = {sys.executable!r}\ntype_checker = "compileall"\n'
-        "selection_ignore = []\n\n"
+    ladder = (
+        'type_checker = "compileall"\nselection_ignore = []\n\n'
         '[tool.habitat.generated.names]\ninputs = ["gen/*.txt"]\n'
-        f'outputs = ["shop/names_gen.py"]\ncommand = {command!r}\n',
+        f'outputs = ["shop/names_gen.py"]\ncommand = {command!r}\n'
     )
+    _write(root, "pyproject.toml", ladder_pyproject("shop", ladder))
     subprocess.run(["sh", "generate.sh"], cwd=root, check=True)
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "shop")
+    commit_tree(root, {".gitignore": IGNORED}, "shop")
 
 
 def _older(root: Path, rel: str) -> None:

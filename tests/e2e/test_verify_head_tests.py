@@ -4,7 +4,6 @@ red next to it. Real pytest, run on HEAD's export for the failed node ids."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungName, RungResult, run_ladder, stop_type_daemon
 from agent_habitat.workspace import Workspace
+from git_tree import IGNORED, commit_tree, ladder_pyproject
 from git_tree import git as _git
 from git_tree import write as _write
 
@@ -39,20 +39,12 @@ def test_new() -> None:
 
 @pytest.fixture
 async def shop(tmp_path: Path) -> AsyncIterator[Path]:
-    root = tmp_path / "shop"
-    _write(root, "shop/__init__.py", "")
-    _write(root, "shop/core.py", CORE)
-    _write(root, "tests/test_core.py", TESTS)
-    _write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\n")
-    _write(
-        root,
-        "pyproject.toml",
-        f'[project]\nname = "shop"\nversion = "0"\n\n'
-        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    files = {"shop/__init__.py": "", "shop/core.py": CORE, "tests/test_core.py": TESTS}
+    root = commit_tree(
+        tmp_path / "shop",
+        files | {".gitignore": IGNORED, "pyproject.toml": ladder_pyproject("shop")},
+        "HEAD, with test_old failing",
     )
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "HEAD, with test_old failing")
     yield root
     await stop_type_daemon(root)
 
@@ -152,20 +144,9 @@ async def test_head_runs_with_the_generated_files_git_ignores(tmp_path: Path) ->
     _write(root, "shop/core.py", CORE)
     _write(root, "tests/test_core.py", TESTS)
     _write(root, "shop/cache/blob.bin", "not needed\n")
-    _write(
-        root,
-        ".gitignore",
-        ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\nshop/_version.py\nshop/cache/\n",
-    )
-    _write(
-        root,
-        "pyproject.toml",
-        f'[project]\nname = "shop"\nversion = "0"\n\n'
-        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
-    )
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "HEAD, with test_old failing")
+    ignored = IGNORED + "shop/_version.py\nshop/cache/\n"
+    files = {".gitignore": ignored, "pyproject.toml": ladder_pyproject("shop")}
+    commit_tree(root, files, "HEAD, with test_old failing")
     try:
         core = root / "shop" / "core.py"
         core.write_text(CORE.replace("x * 2", "x * 3"), encoding="utf-8")

@@ -8,7 +8,6 @@ is `@pytest.mark.skip` made test.scoped green ("pytest 1 selected"), and `verify
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from agent_habitat.verify import LadderRequest, run_ladder, stop_type_daemon
 from agent_habitat.verify.models import LadderResult
 from agent_habitat.verify.runner.report import EpochReport, RungReport
 from agent_habitat.verify.runner.text import checked
-from git_tree import git as _git
+from git_tree import IGNORED, commit_tree, ladder_pyproject
 from git_tree import write as _write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -46,20 +45,12 @@ def test_later() -> None:
 
 @pytest.fixture
 async def shop(tmp_path: Path) -> AsyncIterator[Path]:
-    root = tmp_path / "shop"
-    _write(root, "shop/__init__.py", "")
-    _write(root, "shop/core.py", CORE)
-    _write(root, "tests/test_core.py", TESTS)
-    _write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\n")
-    _write(
-        root,
-        "pyproject.toml",
-        f'[project]\nname = "shop"\nversion = "0"\n\n'
-        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    files = {"shop/__init__.py": "", "shop/core.py": CORE, "tests/test_core.py": TESTS}
+    root = commit_tree(
+        tmp_path / "shop",
+        files | {".gitignore": IGNORED, "pyproject.toml": ladder_pyproject("shop")},
+        "HEAD",
     )
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "HEAD")
     yield root
     await stop_type_daemon(root)
 

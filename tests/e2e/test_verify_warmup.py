@@ -4,7 +4,6 @@ built again."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest
 from agent_habitat.verify.runner.warmup import WarmItem, WarmUp, warm_lines
 from agent_habitat.workspace import Workspace
-from git_tree import git as _git
+from git_tree import IGNORED, commit_tree, ladder_pyproject
 from git_tree import write as _write
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -42,17 +41,9 @@ def _shop(root: Path) -> Path:
     _write(root, "shop/__init__.py", "")
     _write(root, "shop/core.py", CORE)  # `import os` unused: a finding at HEAD (F401)
     _write(root, "tests/test_core.py", TEST)
-    _write(root, ".gitignore", ".mypy_cache/\n.ruff_cache/\n__pycache__/\n")
-    _write(
-        root,
-        "pyproject.toml",
-        f'[project]\nname = "shop"\nversion = "0"\n\n'
-        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
+    return commit_tree(
+        root, {".gitignore": IGNORED, "pyproject.toml": ladder_pyproject("shop")}, "shop"
     )
-    _git(root, "init", "-q")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "shop")
-    return root
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import anyio
@@ -20,26 +19,19 @@ from agent_habitat.verify.runner import warmup
 from agent_habitat.verify.runner.warm_status import STEPS, pytest_glance, warm_lines, warmup_glance
 from agent_habitat.verify.select.memo import SelectionMemo
 from agent_habitat.workspace import Workspace, write_private
-from git_tree import git, write
+from git_tree import commit_tree, ladder_pyproject
 
 pytestmark = pytest.mark.anyio
 
 
 def _project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    write(root, "shop/__init__.py", "")
-    write(root, "shop/core.py", "def double(x: int) -> int:\n    return x * 2\n")
-    write(root, "tests/test_core.py", "from shop.core import double\n")
-    write(
-        root,
-        "pyproject.toml",
-        f'[project]\nname = "shop"\nversion = "0"\n\n'
-        f"[tool.habitat.ladder]\npython = {sys.executable!r}\n",
-    )
-    git(root, "init", "-q")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "shop")
-    return root
+    files = {
+        "shop/__init__.py": "",
+        "shop/core.py": "def double(x: int) -> int:\n    return x * 2\n",
+        "tests/test_core.py": "from shop.core import double\n",
+        "pyproject.toml": ladder_pyproject("shop"),
+    }
+    return commit_tree(tmp_path / "shop", files, "shop")
 
 
 def _previous(workspace: Workspace, owner: dict[str, float]) -> None:
