@@ -271,6 +271,9 @@ def _verify_brief(result: BaseModel) -> str:
     # The verdict line, and what is not green in one line; the findings are structured.
     if isinstance(result, VerifyRunResult) and result.green and result.result is not None:
         return "green\n"  # what was checked is the structured summary (wire rule 6)
+    if isinstance(result, VerifyRunResult) and result.result and result.result.covers:
+        if result.result.state == "green" and not result.result.stale:
+            return f"green for {', '.join(result.result.covers)} only: not the ladder\n"
     if isinstance(result, VerifyRunResult) and result.result and failed_verify(result):
         # The failure is the structured content (wire rule 7): which rungs, in a few words.
         failing = [r for r in result.result.rungs if r.state not in ("green", "skipped")]

@@ -46,7 +46,7 @@ from agent_habitat.verify.runner.report import (
     VerifyRunResult,
     VerifyStatusResult,
 )
-from agent_habitat.verify.runner.text import checked
+from agent_habitat.verify.runner.text import checked, coverage
 
 __all__ = [
     "DERIVED",
@@ -72,7 +72,10 @@ def _whole(result: m.RunResult | m.LastResult) -> bool:
 
 
 def _green(result: VerifyRunResult) -> bool:
-    return result.green and result.result is not None
+    """Finished green on the tree as it is: the whole ladder (`green`), or the rungs asked
+    for (`covers`, where `green` is false and the summary says what was left out)."""
+    epoch = result.result
+    return epoch is not None and epoch.state == "green" and not epoch.stale
 
 
 DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
@@ -272,7 +275,7 @@ def lean_dump(
         known.update({k: v for k, v in given.items() if v is not None})
     out = _lean(result, known)
     if isinstance(result, VerifyRunResult) and result.result is not None and _green(result):
-        out["summary"] = checked(result.result)
+        out["summary"] = "; ".join(filter(None, (checked(result.result), coverage(result.result))))
     elif isinstance(result, VerifyRunResult) and failed_verify(result):
         _failure(out)
     elif isinstance(result, VerifyRunResult) and result.state == "nothing_to_verify":

@@ -19,6 +19,8 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import (
+    POLICIES,
+    RUNGS,
     LadderRequest,
     LadderResult,
     LadderState,
@@ -129,9 +131,19 @@ class VerifyEpoch(BaseModel):
         return self.finished_at is not None
 
     @property
+    def covers(self) -> list[RungName]:
+        """The rungs a `rung` request ran when they leave out some of its policy's: the
+        verdict speaks for these alone. Empty for a whole ladder."""
+        asked = self.request.rungs
+        if not asked or self.policy is None or set(POLICIES[self.policy]) <= set(asked):
+            return []
+        return [r for r in RUNGS if r in asked]
+
+    @property
     def green(self) -> bool:
-        """Green on a snapshot that is still the tree's (never when stale)."""
-        return self.state == "green" and not self.stale
+        """Green on a snapshot that is still the tree's (never when stale), for the whole
+        ladder of its policy (never when a `rung` request left some of its rungs out)."""
+        return self.state == "green" and not self.stale and not self.covers
 
 
 class Epoch:

@@ -109,7 +109,11 @@ class EpochReport(_Model):
     """`queued`, `running`, `green`, `red`, `incomplete`, `nothing_to_verify`, `error`,
     `cancelled`, `died`, or `stale` (files changed since its snapshot: never green then)."""
     green: bool
-    """True only when it finished green on a snapshot the tree still matches."""
+    """True only when it finished green on a snapshot the tree still matches, over its
+    policy's whole ladder."""
+    covers: list[RungName] = Field(default_factory=list)
+    """The rungs it ran when a `rung` request left out some of its policy's: its state
+    speaks for these alone, and `green` is false (not a verdict on the ladder)."""
     verified_state: str | None = None
     """What the climb found on its own snapshot (a stale epoch keeps it here)."""
     stale: bool = False
@@ -293,6 +297,7 @@ def epoch_report(epoch: VerifyEpoch, root: Path | None = None) -> EpochReport:
         task=epoch.task,
         state=epoch.state,
         green=epoch.green,
+        covers=epoch.covers,
         verified_state=epoch.verified_state,
         stale=epoch.stale,
         changed=epoch.changed[:LISTED_PATHS],

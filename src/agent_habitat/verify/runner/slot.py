@@ -377,7 +377,7 @@ class VerifySlot:
                 if report.state == "stale" and report.verified_state is not None:
                     # One of the ladder's states, which the report types as a plain str.
                     report.state = report.verified_state  # type: ignore[assignment]
-                report.green = report.state == "green"
+                report.green = report.state == "green" and not report.covers
         return VerifyStatusResult(
             green=report.green,
             summary=epoch_summary(report),

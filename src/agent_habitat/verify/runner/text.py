@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..models import POLICIES
 from .accounting import TimeReport
 from .report import (
     DiagnosticLine,
@@ -24,6 +25,7 @@ from .report import (
 __all__ = [
     "TEXT_BUDGET",
     "checked",
+    "coverage",
     "epoch_summary",
     "render_epoch",
     "render_time",
@@ -66,6 +68,17 @@ def _paths(paths: list[str], count: int) -> str:
     return shown + (f" (+{count - 5} more)" if count > 5 else "")
 
 
+def coverage(epoch: EpochReport) -> str:
+    """What a verdict of some rungs only leaves out (`covers`), in words; "" for a ladder."""
+    if not epoch.covers:
+        return ""
+    left = [r for r in POLICIES[epoch.policy] if r not in epoch.covers] if epoch.policy else []
+    out = f"{', '.join(epoch.covers)} only"
+    if left:
+        out += f"; {', '.join(left)} not run"
+    return out + ": not a verdict on the ladder, green=false (verify_run without rung for it)"
+
+
 def epoch_summary(epoch: EpochReport | None) -> str:
     """One line: the state, where, and what to do next. Never `green` for a stale epoch."""
     if epoch is None:
@@ -93,6 +106,8 @@ def epoch_summary(epoch: EpochReport | None) -> str:
         line += f"; {failing.rung} {failing.state}: {failing.reason}"
     elif epoch.reason:
         line += f"; {epoch.reason}"
+    if epoch.covers:
+        line += f"; {coverage(epoch)}"
     return line
 
 
@@ -130,7 +145,9 @@ def _verdict(epoch: EpochReport) -> str:
     head += f" task={epoch.task}"
     if epoch.snapshot:
         head += f" snapshot={epoch.snapshot}"
-    if epoch.policy:
+    if epoch.covers:
+        head += f" rungs={','.join(epoch.covers)}"
+    elif epoch.policy:
         head += f" policy={epoch.policy}"
     if epoch.duration_s is not None:
         head += f" {epoch.duration_s:.2f}s"
