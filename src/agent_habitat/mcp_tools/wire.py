@@ -311,8 +311,9 @@ def _failure(out: dict[str, Any]) -> None:
         epoch.pop(name, None)
     for rung in epoch.get("rungs", []):
         if rung.get("state", epoch.get("state")) in ("green", "skipped"):
-            rung.pop("duration_s", None)
-            rung.pop("notes", None)
+            # A rung that passed, by name, state and tool: its warnings are not what to fix.
+            for name in ("duration_s", "notes", "diagnostics"):
+                rung.pop(name, None)
             continue
         diagnostics = rung.get("diagnostics", [])
         if any(not d.get("preexisting") and "severity" not in d for d in diagnostics):

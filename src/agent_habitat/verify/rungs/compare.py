@@ -18,7 +18,12 @@ from ..head import HeadTree
 from ..models import Diagnostic, RungResult
 from .context import RungContext
 
-__all__ = ["BaseFindings", "cache_of", "head_of", "lines_now", "settle"]
+__all__ = ["UNCOMPARED", "BaseFindings", "cache_of", "head_of", "lines_now", "settle"]
+
+UNCOMPARED = (
+    "warnings not compared with HEAD (no error, so HEAD was not checked): may predate the change"
+)
+"""The note of a rung whose warnings are listed without HEAD's: it had no error to settle."""
 
 BaseFindings = Callable[[HeadTree], Awaitable[tuple[BaseResult, bool] | str]]
 """Runs (or reads from the cache) the tool on HEAD: (its result, cached), or why it could
@@ -73,8 +78,11 @@ async def settle(ctx: RungContext, result: RungResult, base_findings: BaseFindin
     head_passed = False
     errors = any(d.severity == "error" for d in result.diagnostics)
     if result.state not in ("red", "green") or not errors:
-        # Nothing that could decide the rung: no need to pay for HEAD's check.
+        # Nothing that could decide the rung: no need to pay for HEAD's check. Its warnings
+        # are listed unsettled, and say so: qs's `no-continue` at HEAD read as the change's.
         result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
+        if any(d.severity == "warning" for d in result.diagnostics):
+            result.notes.append(UNCOMPARED)
         return result
     head = head_of(ctx)
     if isinstance(head, str):
