@@ -11,12 +11,12 @@ import pytest
 
 from agent_habitat.mcp_tools.wire import lean_dump
 from agent_habitat.verify import Diagnostic, RungResult, RungStatus
+from agent_habitat.verify.rungs.compare import UNCOMPARED, settle
 from agent_habitat.verify.runner.report import (
     EpochReport,
     VerifyRunResult,
     rung_report,
 )
-from agent_habitat.verify.rungs.compare import UNCOMPARED, settle
 
 pytestmark = pytest.mark.anyio
 
@@ -79,9 +79,7 @@ def test_a_failed_verify_run_leaves_a_passing_rung_s_warnings_out() -> None:
     )
     tests = rung_report(
         RungStatus(rung="test.scoped", task="v1.test.scoped", state="red"),
-        RungResult(
-            rung="test.scoped", task="v1.test.scoped", state="red", diagnostics=[failing]
-        ),
+        RungResult(rung="test.scoped", task="v1.test.scoped", state="red", diagnostics=[failing]),
         None,
     )
     epoch = EpochReport(epoch=1, task="v1", state="red", green=False, rungs=[lint, tests])

@@ -59,7 +59,8 @@ class DiagnosticLine(_Model):
     """Rule or error code (`F821`, `arg-type`, `AssertionError`)."""
     severity: Literal["error", "warning", "note"] = "error"
     """A warning or a note is listed after the errors and never counted: it cannot make a
-    rung red, and it is not compared with HEAD."""
+    rung red; it is compared with HEAD only when the rung had an error to settle (else the
+    rung's notes say it was not)."""
     message: str
     """The message's first line (a failing test's starts with its node id)."""
     source: str = ""
