@@ -14,7 +14,13 @@ class HabitatError(Exception):
 
 
 class UsageError(HabitatError):
-    """Bad input: an argument is malformed or out of range."""
+    """Bad input: an argument is malformed or out of range. `field` names the argument
+    when it is one, for each adapter to say as its caller knows it (the MCP field `files`,
+    the CLI's `--files`); the message then does not name it."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class NotFoundError(HabitatError):

@@ -82,8 +82,14 @@ def test_files_naming_a_missing_file_is_a_usage_error_not_a_green_run(
     code = main(["verify", "--project", str(calc), "--files", "src/calc/typo.py"])
     captured = capsys.readouterr()
     assert code == 2
-    assert "src/calc/typo.py does not exist" in captured.err
+    assert "habitat: --files: src/calc/typo.py does not exist" in captured.err
+    assert "(files)" not in captured.err  # the CLI names its flag, not the MCP field too
     assert "GREEN" not in captured.out.upper()
+    code = main(["verify", "--project", str(calc), "--files", "src/calc/typo.py", "--json"])
+    error = json.loads(capsys.readouterr().err)
+    assert code == 2
+    assert error["field"] == "files"
+    assert error["error"].startswith("--files: src/calc/typo.py does not exist")
 
 
 def test_a_bad_ladder_key_fails_with_a_message_naming_it(

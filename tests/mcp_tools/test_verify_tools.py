@@ -99,3 +99,14 @@ async def test_2026_listeners_hear_the_epoch_resource_change_when_a_run_is_queue
     content = read.contents[0]
     assert isinstance(content, types.TextResourceContents)
     assert '"green":false' in content.text
+
+
+async def test_a_file_that_does_not_exist_is_named_by_the_mcp_field_not_a_cli_flag(
+    tmp_path: Path,
+) -> None:
+    async with primary_client(make_project(tmp_path / "p")) as (_, client):
+        result = await client.call_tool("verify_run", {"files": ["src/nope.py"], "wait": True})
+    assert result.is_error
+    said = text(result)
+    assert said.startswith("verify_run: files: src/nope.py does not exist in the project")
+    assert "--" not in said

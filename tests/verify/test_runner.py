@@ -381,8 +381,9 @@ async def test_a_file_outside_the_project_is_refused_at_request_time(
 async def test_a_file_that_does_not_exist_is_refused_naming_it_and_a_deleted_one_is_not(
     runner: VerifyRunner, calc: Path, ladder: FakeLadder
 ) -> None:
-    with pytest.raises(UsageError, match=r"--files \(files\): src/calc/nope\.py does not exist"):
+    with pytest.raises(UsageError, match=r"^src/calc/nope\.py does not exist") as refused:
         await runner.request(LadderRequest(files=["src/calc/nope.py"]))
+    assert refused.value.field == "files"  # each adapter names it its own way
     assert ladder.calls == []
     (calc / "src/calc/arith.py").unlink()  # deleted since HEAD: a real change
     await runner.request(LadderRequest(files=["src/calc/arith.py"]), wait=True)

@@ -60,8 +60,16 @@ class FlagError(UsageError):
     """A bad command-line value; `field` names the argument (`--json` errors carry it)."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field)
+
+
+def flag_named(exc: HabitatError) -> str:
+    """The error as the command line says it: an argument a service refused by its field
+    name (`files`) is named by its flag (`--files`); a FlagError names its flags itself."""
+    field = getattr(exc, "field", None)
+    if field is None or isinstance(exc, FlagError):
+        return str(exc)
+    return f"--{field.replace('_', '-')}: {exc}"
 
 
 def add_common(parser: argparse.ArgumentParser) -> None:
@@ -137,9 +145,9 @@ def report_error(exc: HabitatError, *, as_json: bool) -> int:
     if as_json:
         # FlagError, and the host's refusal of an argument (reach.client), name the field.
         field = getattr(exc, "field", None)
-        sys.stderr.write(json.dumps({"error": str(exc), "field": field}) + "\n")
+        sys.stderr.write(json.dumps({"error": flag_named(exc), "field": field}) + "\n")
     else:
-        print(f"habitat: {exc}", file=sys.stderr)
+        print(f"habitat: {flag_named(exc)}", file=sys.stderr)
     code = exit_code_of(exc)
     if code == 2:
         note_input_refused()

@@ -191,7 +191,9 @@ class ToolRegistry:
         try:
             result = await handler(args, throttle if throttle and throttle.enabled else None)
         except HabitatError as exc:
-            return tool_error(f"{tool.name}: {exc}")
+            # The argument by the name this tool takes it (`files`), never a CLI flag's.
+            field = getattr(exc, "field", None)
+            return tool_error(f"{tool.name}: {field}: {exc}" if field else f"{tool.name}: {exc}")
         except Exception as exc:  # request boundary: a bug must cost one call, not the server
             logger.exception("tool %s failed", tool.name)
             return tool_error(f"{tool.name}: internal error ({type(exc).__name__}: {exc})")

@@ -119,7 +119,7 @@ def _given_file(root: Path, name: str) -> str:
         if os.path.lexists(candidate):
             rel = _inside(root, candidate)
             if rel is None:
-                raise UsageError(f"--files: {name} is not inside the project {root}")
+                raise UsageError(f"{name} is not inside the project {root}", "files")
             return rel
     # Gone now: a real change only when HEAD has it (a file deleted since HEAD).
     for candidate in candidates:
@@ -127,10 +127,11 @@ def _given_file(root: Path, name: str) -> str:
         if rel is not None and _at_head(root, rel):
             return rel
     if all(_inside(root, c) is None for c in candidates):
-        raise UsageError(f"--files: {name} is not inside the project {root}")
+        raise UsageError(f"{name} is not inside the project {root}", "files")
     raise UsageError(
-        f"--files (files): {name} does not exist in the project {root}, nor at HEAD; "
-        "name files that exist, or that were deleted since HEAD"
+        f"{name} does not exist in the project {root}, nor at HEAD; "
+        "name files that exist, or that were deleted since HEAD",
+        "files",
     )
 
 
@@ -144,12 +145,13 @@ def _given_files(root: Path, files: list[str]) -> list[str]:
             rel = _given_file(root, name)
         except OSError as exc:  # a name too long for the file system, a loop of links
             shown = name if len(name) <= 80 else f"{name[:80]}… ({len(name)} characters)"
-            raise UsageError(f"--files: {shown}: {exc.strerror}") from None
+            raise UsageError(f"{shown}: {exc.strerror}", "files") from None
         if is_special(root / rel):
             # No checker should ever open it: ruff, mypy or pytest reading a FIFO blocks.
             raise UsageError(
-                f"--files: {name} is {kind_of(os.lstat(root / rel).st_mode)}, not a regular "
-                "file; give source files only"
+                f"{name} is {kind_of(os.lstat(root / rel).st_mode)}, not a regular "
+                "file; give source files only",
+                "files",
             )
         out.add(rel)
     return sorted(out)
@@ -181,7 +183,7 @@ def _overall(
         head = f" {ctx.snapshot.head[:12]}" if ctx.snapshot.head else ""
         return "nothing_to_verify", (
             f"the tree is unchanged since HEAD{head}: nothing to verify "
-            "(give --files or --filter, or use the ci_parity policy for the full suite)"
+            "(name files or a filter, or use the ci_parity policy for the full suite)"
         )
     return "nothing_to_verify", (
         f"the change ({', '.join(ctx.touched[:5])}{' …' if len(ctx.touched) > 5 else ''}) "

@@ -33,7 +33,7 @@ __all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped", "spool_bud
 # Rungs whose processes get a fresh substrate each (DESIGN §5 "Substrate").
 _SUBSTRATE_RUNGS = frozenset({"test.scoped", "test.full"})
 
-NOTHING_CHANGED = "nothing changed since HEAD (give --files or --filter, or climb to test.full)"
+NOTHING_CHANGED = "nothing changed since HEAD (name files or a filter, or climb to test.full)"
 
 
 def spool_budget(root: Path) -> Budget:
