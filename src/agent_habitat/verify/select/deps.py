@@ -283,15 +283,9 @@ def _narrow_run(
         for module, ran in run.modules.items():
             for block in sorted(blocks & set(ran.get(rel, ()))):
                 side.setdefault(module, f"{module} runs {rel}:{block} at import time")
-    single = layout.module_files
-    for rel in sorted((set(run.side) | set(layout.side_files) | single) - set(run.files)):
-        if rel in touched and rel not in single:
-            continue  # the change's own test-side files are judged for every test
-        # A single-file module this run has no blocks of (recorded before modules were):
-        # changed for its tests whenever it differs, as a helper would be.
-        if rel in touched or tree.sha(rel) != run.side.get(rel):
-            side.setdefault(rel, f"{rel} changed since the recording")
-            code_moved = True
+    for rel, why in _side_changes(layout, tree, run, touched).items():
+        side.setdefault(rel, why)
+        code_moved = True
     others = (touched | set(run.dirty)) - set(run.files)
     code_moved = code_moved or not all(_compiles_as_seen(tree, run, rel, touched) for rel in others)
     for i in run.ended_early:
@@ -299,6 +293,24 @@ def _narrow_run(
             out.doubts.setdefault(run.id, {}).setdefault(
                 run.tests[i], "failed or was skipped in the run on record (it may have run less)"
             )
+
+
+def _side_changes(layout: Layout, tree: _Tree, run: TestRun, touched: set[str]) -> dict[str, str]:
+    """The test-side files (and single-file modules) that differ from what `run` saw, each
+    with why; not the change's own test-side files, judged for every test."""
+    single = layout.module_files
+    out: dict[str, str] = {}
+    for rel in sorted((set(run.side) | set(layout.side_files) | single) - set(run.files)):
+        if rel in touched and rel not in single:
+            continue
+        # A single-file module this run has no blocks of (recorded before modules were):
+        # changed for its tests whenever it differs, as a helper would be.
+        now = tree.sha(rel)
+        if now is None and is_test_file(rel) and rel not in single:
+            continue  # a test file deleted since: it went with its own tests, no one else's
+        if rel in touched or now != run.side.get(rel):
+            out[rel] = f"{rel} {'deleted' if now is None else 'changed'} since the recording"
+    return out
 
 
 def _compiles_as_seen(tree: _Tree, run: TestRun, rel: str, touched: set[str]) -> bool:
