@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from agent_habitat.mcp_tools.wire import lean_dump
 from agent_habitat.verify import Diagnostic, RungResult, RungStatus
-from agent_habitat.verify.runner.report import NEW_SHOWN, PREEXISTING_SHOWN, rung_report
+from agent_habitat.verify.runner.report import (
+    NEW_SHOWN,
+    PREEXISTING_SHOWN,
+    EpochReport,
+    for_a_model,
+    rung_report,
+)
 
 
 def _warning(line: int) -> Diagnostic:
@@ -32,6 +38,9 @@ def test_warnings_of_a_green_lint_are_not_new_findings_and_are_listed_few() -> N
     report = rung_report(status, result, None)
     assert report.new_findings == 0
     assert report.preexisting_findings == 0
+    assert len(report.diagnostics) == 52  # the CLI's --json keeps them all
+    epoch = EpochReport(epoch=1, task="v1", state="green", green=True, rungs=[report])
+    report = for_a_model(epoch).rungs[0]
     assert len(report.diagnostics) == PREEXISTING_SHOWN < NEW_SHOWN
     assert all(d.severity == "warning" for d in report.diagnostics)
     wire = lean_dump(report)

@@ -23,7 +23,7 @@ from agent_habitat.habitat import Habitat
 from agent_habitat.verify.runner.slot import EPOCH_EVENT_KINDS
 
 from .broadcast import Broadcaster
-from .wire import lean_dump
+from .wire import fit, lean_dump
 
 __all__ = ["EPOCH_URI", "SCENE_EVENT_KINDS", "SCENE_URI", "Resources"]
 
@@ -101,7 +101,7 @@ class Resources:
         if uri == SCENE_URI:
             return _compact(lean_dump(await self._habitat.shell.scene()))
         try:
-            return _compact(lean_dump(await self._habitat.verifier.status()))
+            return _compact(lean_dump(fit(await self._habitat.verifier.status())))
         except HabitatError as exc:  # e.g. no project open: say so, as the tools would
             return _compact({"green": False, "summary": str(exc)})
 

@@ -43,8 +43,10 @@ from agent_habitat.shell.omitted import omitted_marker, split_omitted
 from agent_habitat.verify.runner.report import (
     EpochReport,
     RungReport,
+    VerifyCancelResult,
     VerifyRunResult,
     VerifyStatusResult,
+    for_a_model,
 )
 from agent_habitat.verify.runner.text import checked, coverage
 
@@ -204,7 +206,12 @@ def _fit(output: str, omitted_bytes: int, budget: int) -> _Fitted:
 
 def fit(result: BaseModel) -> BaseModel:
     """`result` with its output body within `OUTPUT_WIRE_BYTES` (results without one: as is).
-    A failed run's error-looking lines among what the cut took join its `error_lines`."""
+    A failed run's error-looking lines among what the cut took join its `error_lines`. A
+    verify result keeps each rung's first findings (`report.for_a_model`)."""
+    if isinstance(result, VerifyRunResult) and result.result is not None:
+        return result.model_copy(update={"result": for_a_model(result.result)})
+    if isinstance(result, VerifyStatusResult | VerifyCancelResult) and result.epoch is not None:
+        return result.model_copy(update={"epoch": for_a_model(result.epoch)})
     if isinstance(result, m.RunResult | m.LastResult):
         fitted = _fit(result.output, result.omitted_bytes, OUTPUT_WIRE_BYTES)
         if fitted.text is result.output:

@@ -28,13 +28,14 @@ __all__ = [
     "VerifyRunResult",
     "VerifyStatusResult",
     "epoch_report",
+    "for_a_model",
     "rung_report",
 ]
 
 NEW_SHOWN = 10
-"""New findings listed per rung (all are counted)."""
+"""New findings an agent reads per rung (all are counted, and listed in the CLI's --json)."""
 PREEXISTING_SHOWN = 3
-"""Pre-existing findings listed per rung (all are counted)."""
+"""Pre-existing findings (and warnings) an agent reads per rung (all are counted)."""
 TAIL_BYTES = 1024
 """Output tail kept for a rung that failed without a parsed finding."""
 LISTED_PATHS = 20
@@ -90,7 +91,8 @@ class RungReport(_Model):
     preexisting_findings: int = 0
     """Findings HEAD has too."""
     diagnostics: list[DiagnosticLine] = Field(default_factory=list)
-    """The first new findings, then the first pre-existing ones."""
+    """New findings, then pre-existing ones, then warnings and notes (an agent reads the
+    first of each: `for_a_model`)."""
     notes: list[str] = Field(default_factory=list)
     output_tail: str | None = None
     """The last output lines, only when it failed without a parsed finding."""
@@ -267,8 +269,10 @@ def rung_report(status: RungStatus, result: RungResult | None, root: Path | None
     report.exit_code, report.signal = result.exit_code, result.signal
     report.new_findings = result.new_findings or len(new)
     report.preexisting_findings = result.preexisting_findings or len(old)
-    shown = (*new[:NEW_SHOWN], *old[:PREEXISTING_SHOWN], *lesser[:PREEXISTING_SHOWN])
-    report.diagnostics = [_line(root, d) for d in shown]
+    # Every finding: the CLI's --json and the host's API keep them all (`for_a_model` cuts
+    # what an agent reads). Only those it reads get their source line, a file read each.
+    shown = {id(d) for d in (*new[:NEW_SHOWN], *old[:PREEXISTING_SHOWN])}
+    report.diagnostics = [_line(root if id(d) in shown else None, d) for d in (*new, *old, *lesser)]
     report.spool = result.spool
     if failed:
         line = result.command_line
@@ -279,6 +283,26 @@ def rung_report(status: RungStatus, result: RungResult | None, root: Path | None
         if not new and result.output.strip():
             report.output_tail = _tail(result.output)
     return report
+
+
+def _first_findings(rung: RungReport) -> RungReport:
+    diagnostics = rung.diagnostics
+    new = [d for d in diagnostics if d.severity == "error" and not d.preexisting]
+    old = [d for d in diagnostics if d.severity == "error" and d.preexisting]
+    lesser = [d for d in diagnostics if d.severity != "error"]
+    cut = [*new[:NEW_SHOWN], *old[:PREEXISTING_SHOWN], *lesser[:PREEXISTING_SHOWN]]
+    if len(cut) == len(diagnostics):
+        return rung
+    return rung.model_copy(update={"diagnostics": cut})
+
+
+def for_a_model(epoch: EpochReport) -> EpochReport:
+    """`epoch` as an agent reads it: each rung's first new findings (`NEW_SHOWN`), then the
+    first pre-existing ones and warnings (`PREEXISTING_SHOWN` each); the counts stay whole."""
+    rungs = [_first_findings(r) for r in epoch.rungs]
+    if all(a is b for a, b in zip(rungs, epoch.rungs, strict=True)):
+        return epoch
+    return epoch.model_copy(update={"rungs": rungs})
 
 
 def _selection(epoch: VerifyEpoch) -> str | None:
