@@ -13,7 +13,7 @@ from agent_habitat.events import InMemoryEventBus
 from agent_habitat.mcp_tools.wire import lean_dump
 from agent_habitat.verify.models import LadderRequest
 from agent_habitat.verify.runner.config import RunnerConfig
-from agent_habitat.verify.runner.report import VerifyRunResult, epoch_report
+from agent_habitat.verify.runner.report import VerifyRunResult, VerifyStatusResult, epoch_report
 from agent_habitat.verify.runner.runner import VerifyRunner
 from agent_habitat.verify.runner.text import epoch_summary, render_epoch
 
@@ -59,6 +59,12 @@ async def test_a_test_scoped_run_after_a_red_ladder_is_not_green_and_names_its_r
     assert "green=false" in verdict
     assert "rungs=test.scoped" in verdict
     assert "policy=" not in verdict
+    wire = lean_dump(
+        VerifyStatusResult(green=status.green, summary=summary, stale=False, epoch=report)
+    )
+    assert wire["green"] is False
+    assert wire["epoch"]["covers"] == ["test.scoped"]
+    assert wire["summary"] == summary  # the words, beside state green and green false
 
 
 async def test_a_lean_verify_run_of_one_rung_says_what_it_left_out(

@@ -132,7 +132,8 @@ DERIVED: Mapping[type[BaseModel], Mapping[str, Derived]] = {
         "task": _green,
         "snapshot": _green,
     },
-    VerifyStatusResult: {"summary": lambda r: r.epoch is not None},
+    # A verdict of some rungs keeps its summary: state green with green false needs the words.
+    VerifyStatusResult: {"summary": lambda r: r.epoch is not None and not r.epoch.covers},
 }
 """Per result type: fields left out when the predicate says they follow from the others."""
 
