@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from agent_habitat.cli import _COMMAND_MODULES, _MODULE_OF, build_parser
 
@@ -237,3 +239,46 @@ def test_the_shell_loads_the_regex_engine_only_for_a_pattern() -> None:
     assert "regex" in _modules_after(
         "from agent_habitat.shell.output import compile_pattern\ncompile_pattern('a+', 'grep')"
     )
+
+
+def _habitat(args: list[str], tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700, exist_ok=True)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("COVERAGE_", "PYDANTIC_"))}
+    code = (
+        "import sys\n"
+        "from agent_habitat.cli import main\n"
+        f"code = main({args!r})\n"
+        "print('metadata' if 'importlib.metadata' in sys.modules else 'no metadata')\n"
+        "sys.exit(code)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={**clean, "HABITAT_HOME": str(home), **env},
+    )
+
+
+def test_a_command_without_a_host_loads_no_pydantic_plugin_nor_leaves_it_to_its_run(
+    tmp_path: Path,
+) -> None:
+    # pydantic's plugin loader imports importlib.metadata and reads every package's entry
+    # points (30-50 ms of CPU): the CLI's models need no plugin. The run's shell sees the
+    # environment as it was: nothing was set to say so.
+    command = "echo ${PYDANTIC_DISABLE_PLUGINS-unset}"
+    run = _habitat(["run", command], tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["unset", "no metadata"]
+    history = _habitat(["history", "--json"], tmp_path)
+    assert history.returncode == 0, history.stderr
+    rows = json.loads(history.stdout.rsplit("\n", 2)[0])["rows"]
+    assert [(r["command"], r["exit_code"]) for r in rows] == [(command, 0)]
+
+
+def test_a_user_naming_the_plugins_to_leave_out_keeps_pydantic_s_loader(tmp_path: Path) -> None:
+    run = _habitat(["run", "true"], tmp_path, PYDANTIC_DISABLE_PLUGINS="some_plugin")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["metadata"]
