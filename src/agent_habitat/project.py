@@ -40,7 +40,13 @@ OnChange = Callable[[Path], Awaitable[None]]
 """Called with the new root after the project switched."""
 
 
-class ProjectOpenArgs(BaseModel):
+class _Model(BaseModel):
+    # Built on first use (validator, serializer), not at import: most commands never use
+    # these, and every shell command imports them with the verb table.
+    model_config = ConfigDict(defer_build=True)
+
+
+class ProjectOpenArgs(_Model):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     path: PathText = Field(
@@ -49,7 +55,7 @@ class ProjectOpenArgs(BaseModel):
     )
 
 
-class ProjectOpenResult(BaseModel):
+class ProjectOpenResult(_Model):
     root: str = Field(description="The project now open.")
     previous: str | None = Field(description="The project open before, if any.")
     git_root: str | None = Field(description="The git work tree containing it, if any.")

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .project_scene_text import project_scene_text
 from .trust import TrustState
@@ -44,18 +44,24 @@ PROJECT_SCENE_DESCRIPTION = (
 )
 
 
-class ProjectSceneArgs(BaseModel):
+class _Model(BaseModel):
+    # Built on first use (validator, serializer), not at import: most commands never use
+    # these, and every shell command imports them with the verb table.
+    model_config = ConfigDict(defer_build=True)
+
+
+class ProjectSceneArgs(_Model):
     """`project_scene` takes no arguments."""
 
     model_config = {"extra": "forbid"}
 
 
-class HeadCommit(BaseModel):
+class HeadCommit(_Model):
     sha: str = Field(description="Abbreviated commit id of HEAD.")
     subject: str = Field(description="First line of its message.")
 
 
-class GitFile(BaseModel):
+class GitFile(_Model):
     path: str = Field(description="Path relative to the git work tree's top (POSIX).")
     status: str = Field(
         description="git's two-letter XY code (index, work tree; `.` = unchanged), `??` untracked."
@@ -64,7 +70,7 @@ class GitFile(BaseModel):
     renamed_from: str | None = Field(default=None, description="Old path of a rename or copy.")
 
 
-class EpochGlance(BaseModel):
+class EpochGlance(_Model):
     """The current verify epoch, as the verify runner reports it."""
 
     task: str | None = Field(default=None, description="Verify task id of the epoch, if any.")
@@ -81,7 +87,7 @@ VerifyProbe = Callable[[], Awaitable[EpochGlance | None] | EpochGlance | None]
 """What the composition root passes so the scene can show the verify epoch."""
 
 
-class ProjectSceneResult(BaseModel):
+class ProjectSceneResult(_Model):
     root: str | None = Field(description="The open project, or None.")
     git: bool = Field(description="Whether the project is inside a git work tree.")
     note: str | None = Field(

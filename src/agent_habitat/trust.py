@@ -58,7 +58,13 @@ TrustHow = Literal["verb", "prompt", "verify"]
 `verify`: a verify the user asked for."""
 
 
-class CheckoutIdentity(BaseModel):
+class _Model(BaseModel):
+    # Built on first use (validator, serializer), not at import: most commands never use
+    # these, and every shell command imports them with the verb table.
+    model_config = ConfigDict(defer_build=True)
+
+
+class CheckoutIdentity(_Model):
     """What checkout sits at a path."""
 
     root: str
@@ -78,24 +84,24 @@ class CheckoutIdentity(BaseModel):
         return bool(set(self.root_commits) & set(other.root_commits))
 
 
-class _Entry(BaseModel):
+class _Entry(_Model):
     identity: CheckoutIdentity
     trusted_at: float
     how: TrustHow
 
 
-class _File(BaseModel):
+class _File(_Model):
     model_config = ConfigDict(extra="ignore")
     roots: dict[str, _Entry] = Field(default_factory=dict)
 
 
-class TrustArgs(BaseModel):
+class TrustArgs(_Model):
     """No arguments: the open project is the one trusted (the CLI's `--project` opens it)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class TrustState(BaseModel):
+class TrustState(_Model):
     """Whether the project's code may run, for scenes and status."""
 
     trusted: bool
@@ -104,7 +110,7 @@ class TrustState(BaseModel):
     trusted_at: float | None = None
 
 
-class TrustResult(BaseModel):
+class TrustResult(_Model):
     """`project_trust`: the project is trusted from now on."""
 
     root: str

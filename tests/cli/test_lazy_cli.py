@@ -282,3 +282,21 @@ def test_a_user_naming_the_plugins_to_leave_out_keeps_pydantic_s_loader(tmp_path
     run = _habitat(["run", "true"], tmp_path, PYDANTIC_DISABLE_PLUGINS="some_plugin")
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines() == ["metadata"]
+
+
+def test_a_shell_command_s_parser_builds_no_model_it_does_not_use() -> None:
+    # The verb table brings every shell, project, trust and file model; each is built on its
+    # first use (defer_build), so `run` pays for its own and not for the 40 others.
+    loaded = _modules_after(
+        "from agent_habitat.cli import build_parser\n"
+        "build_parser('run')\n"
+        "from agent_habitat.files.models import FileEditArgs\n"
+        "from agent_habitat.project_scene import ProjectSceneResult\n"
+        "from agent_habitat.shell.models import HistoryResult, WaitArgs\n"
+        "from agent_habitat.trust import TrustResult\n"
+        "for model in (FileEditArgs, ProjectSceneResult, HistoryResult, WaitArgs, TrustResult):\n"
+        "    assert not model.__pydantic_complete__, model\n"
+        "assert WaitArgs.model_validate({'tab': 'a'}).tab == 'a'\n"
+        "assert WaitArgs.__pydantic_complete__"
+    )
+    assert "agent_habitat.shell.models" in loaded

@@ -33,7 +33,9 @@ _PATH = Field(
 
 
 class _Args(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use (defer_build), as are the results: a shell command imports them
+    # with the verb table and never uses them.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 def encodable(value: str) -> str:
@@ -97,6 +99,8 @@ class FileEditArgs(_Args):
 
 
 class _Result(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str = Field(description="The file, relative to the project root (POSIX separators).")
     bytes: int = Field(description="Size of the file as written, in bytes.")
     line_endings: LineEndings = Field(description="Line-ending style the file was written in.")

@@ -69,7 +69,13 @@ ShownCommand = Annotated[str, AfterValidator(shown_command)]
 class _Args(BaseModel):
     # Strict: `signal: true` is not SIGHUP and `background: "yes"` is not true; JSON's numbers
     # still fit (an int where a float is asked). NaN and infinity are no durations.
-    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, defer_build=True)
+
+
+class _Model(BaseModel):
+    # Each model's validator and serializer are built on first use, not at import: a command
+    # uses two or three of these (`run`: its args and result), and the parser imports them all.
+    model_config = ConfigDict(defer_build=True)
 
 
 DEFAULT_TAB = "main"
@@ -118,7 +124,7 @@ class RunArgs(_Args):
     interactive: bool = Field(default=False, description="Keep stdin open for `input`.")
 
 
-class LeftProcess(BaseModel):
+class LeftProcess(_Model):
     """A process a run started that was still alive when the run ended."""
 
     pid: int
@@ -133,7 +139,7 @@ _ERROR_LINES = (
 _ERROR_LINES_MORE = "Error-looking lines left out beyond those in `error_lines`."
 
 
-class RunResult(BaseModel):
+class RunResult(_Model):
     """What a run did, or is doing."""
 
     tab: str
@@ -160,14 +166,14 @@ class RunResult(BaseModel):
     error_lines_more: int = Field(default=0, description=_ERROR_LINES_MORE)
 
 
-class Caps(BaseModel):
+class Caps(_Model):
     max_tabs: int
     history_rows: int
     output_cap_bytes: int
     preview_bytes: int
 
 
-class LastRunSummary(BaseModel):
+class LastRunSummary(_Model):
     index: int
     command: ShownCommand
     state: RunState
@@ -175,7 +181,7 @@ class LastRunSummary(BaseModel):
     duration_s: float
 
 
-class TabScene(BaseModel):
+class TabScene(_Model):
     name: str
     shell: str
     cwd: str
@@ -190,7 +196,7 @@ class TabScene(BaseModel):
     )
 
 
-class SceneResult(BaseModel):
+class SceneResult(_Model):
     """Every tab at once."""
 
     tabs: list[TabScene]
@@ -202,7 +208,7 @@ class HistoryArgs(_Args):
     limit: int = Field(default=20, ge=1, le=1000, description="Newest rows to return.")
 
 
-class HistoryRow(BaseModel):
+class HistoryRow(_Model):
     index: int
     command: ShownCommand
     cwd: str
@@ -214,7 +220,7 @@ class HistoryRow(BaseModel):
     background: bool
 
 
-class HistoryResult(BaseModel):
+class HistoryResult(_Model):
     tab: str
     rows: list[HistoryRow] = Field(description="Oldest first; no output bodies.")
 
@@ -261,7 +267,7 @@ class LastArgs(_Args):
     )
 
 
-class LastResult(BaseModel):
+class LastResult(_Model):
     tab: str
     index: int
     command: ShownCommand
@@ -282,7 +288,7 @@ class WhichArgs(_Args):
     tab: TabRef = TabOf
 
 
-class WhichResult(BaseModel):
+class WhichResult(_Model):
     tab: str
     shell: str = Field(description="Shell kind: bash, sh, zsh, fish or pwsh.")
     executable: str
@@ -308,7 +314,7 @@ class KillArgs(_Args):
     )
 
 
-class KillResult(BaseModel):
+class KillResult(_Model):
     tab: str
     index: int | None
     killed: bool = Field(description="False when nothing was running.")
@@ -330,7 +336,7 @@ class CloseArgs(_Args):
     tab: TabRef = Field(description="Tab name.")
 
 
-class CloseResult(BaseModel):
+class CloseResult(_Model):
     tab: str
     killed: bool
     open_tabs: list[str]
@@ -346,7 +352,7 @@ class WaitArgs(_Args):
     )
 
 
-class WaitResult(BaseModel):
+class WaitResult(_Model):
     tab: str
     index: int | None
     reason: Literal["matched", "exited", "timeout", "not_running"]
@@ -364,7 +370,7 @@ class InputArgs(_Args):
     eof: bool = Field(default=False, description="Close stdin after writing.")
 
 
-class InputResult(BaseModel):
+class InputResult(_Model):
     tab: str
     index: int
     bytes_written: int
