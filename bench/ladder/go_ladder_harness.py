@@ -73,6 +73,8 @@ PROJECTS = {
     "glob": Project("glob", "/work/.mirror/gobwas+glob/repo", module="github.com/gobwas/glob"),
     # Held out (issue 27): never used while the toolchain was built or tuned.
     "go-version": Project("go-version", "", proxy="github.com/hashicorp/go-version@v1.7.0"),
+    # Added 2026-12-07 after the compile.project change, never used before it.
+    "semver": Project("semver", "", proxy="github.com/Masterminds/semver/v3@v3.3.1"),
 }
 
 _SWAPS = [

@@ -275,3 +275,46 @@ async def test_a_package_whose_every_test_was_skipped_checked_nothing(tmp_path: 
     assert rung.state == "skipped", rung
     assert rung.reason is not None
     assert "every test it ran was skipped (1 skipped" in rung.reason, rung.reason
+
+
+D = 'package d\n\nimport "example.com/m/a"\n\nfunc Three() int { return a.Add(1, 2) }\n'
+
+
+async def test_compile_leaves_packages_with_tests_to_the_scoped_tests_that_build_them(
+    tmp_path: Path,
+) -> None:
+    # a and b have tests: test.scoped's go test compiles them (a with its tests), so the
+    # climb's go build compiles only d, which imports a and has no test to build it.
+    root = _module(tmp_path, {"d/d.go": D})
+    write(root, "a/a.go", A.replace("x + y", "y + x"))
+    result = await _climb(root, policy="standard")
+    assert result.state == "green", result.reason
+    _diagnose, compile_, scoped = result.rungs
+    assert compile_.state == "green", compile_.reason
+    assert compile_.command[-1] == "./d"
+    assert "./a" not in compile_.command
+    assert any("2 affected package(s) with tests" in n for n in compile_.notes)
+    assert "example.com/m/a" in scoped.command
+    # Asked alone, compile.project builds every affected package.
+    (alone,) = (await _climb(root, "compile.project")).rungs
+    assert alone.command[-3:] == ["./a", "./b", "./d"]
+
+
+async def test_a_compile_error_vet_misses_is_red_by_the_scoped_tests_build(
+    tmp_path: Path,
+) -> None:
+    # A function with no body and no assembly: go vet's type check accepts it, the compiler
+    # does not. compile.project leaves a (it has tests) to test.scoped, whose build is red.
+    root = _module(tmp_path)
+    write(root, "a/a.go", A + "\nfunc NoBody() int\n")
+    result = await _climb(root, policy="standard")
+    diagnose, compile_, scoped = result.rungs
+    assert diagnose.state == "green", diagnose.reason
+    assert compile_.state == "skipped"
+    assert compile_.reason is not None
+    assert "compiled by test.scoped's go test" in compile_.reason
+    assert result.state == "red"
+    assert scoped.state == "red", scoped.reason
+    assert any(
+        d.file == "a/a.go" and "missing function body" in d.message for d in scoped.diagnostics
+    ), scoped.diagnostics

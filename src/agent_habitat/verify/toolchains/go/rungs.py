@@ -1,8 +1,10 @@
 """Go's five rungs: `diagnose.files` (gofmt -d and go vet -json on the touched files'
 packages), `compile.project` and `build.affected` (go build of the affected packages),
 `test.scoped` (go test -json of the touched packages and their importers) and `test.full`
-(go test ./...). Findings are compared with the same tool on HEAD's export (head.py), and
-a red test rung's failed tests are run there too: one already failing at HEAD is not red."""
+(go test ./...). When test.scoped follows in the climb, compile.project leaves it the
+affected packages that have tests: its go test compiles them anyway. Findings are compared
+with the same tool on HEAD's export (head.py), and a red test rung's failed tests are run
+there too: one already failing at HEAD is not red."""
 
 from __future__ import annotations
 
@@ -167,7 +169,12 @@ async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult
     if isinstance(found, RungResult):
         return found
     go, graph, aff = found
-    targets = ["./..."] if aff.full else dirs_of(graph, aff.packages)
+    deferred = _compiled_by_tests(ctx, rung, graph, aff)
+    targets = (
+        ["./..."] if aff.full else dirs_of(graph, [p for p in aff.packages if p not in deferred])
+    )
+    if deferred and not targets:
+        return nothing_to_do(ctx, rung, _deferred_note(deferred))
     if not targets:
         return nothing_to_do(ctx, rung, "the touched Go files are in no package (go list)")
     argv = [go, "build", "-o", os.devnull]
@@ -185,11 +192,12 @@ async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult
     what = (
         "every package (" + "; ".join(aff.reasons[:3]) + ")"
         if aff.full
-        else f"{len(targets)} affected package(s): {len(aff.touched)} touched, "
-        f"{len(aff.importers)} importing them"
+        else f"{len(targets)} of {len(aff.packages)} affected package(s): "
+        f"{len(aff.touched)} touched, {len(aff.importers)} importing them"
     )
     notes = [
         f"go: go build of {what}; test files are compiled by test.scoped",
+        *([_deferred_note(deferred)] if deferred else []),
         *([also] if also else []),
         *_graph_notes(ctx),
     ]
@@ -207,6 +215,31 @@ async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult
         result.reason = f"{len(diagnostics)} go build error(s), first {_first(diagnostics)}"
     steps = (Step(tuple(argv), tuple(targets), lambda text, at: parse_build(text, at)),)
     return await settle(ctx, result, lambda head: on_head(ctx, rung, head, "go build", steps))
+
+
+def _compiled_by_tests(
+    ctx: RungContext, rung: RungName, graph: dict[str, Package], aff: Affected
+) -> list[str]:
+    """The affected packages `compile.project` leaves to this climb's `test.scoped`: those
+    with tests, whose every file go test compiles (the package, or its test variant with the
+    same files plus the tests: cgo, assembly and embeds included) and links into a test
+    binary, so a compile or link error is still red, by go test, before any test runs. Only
+    when test.scoped follows in the climb, not when build.affected builds them anyway, and
+    never for the whole module (a package go list did not list is built by `./...`)."""
+    if rung != "compile.project" or aff.full or "test.scoped" not in ctx.rungs:
+        return []
+    if "build.affected" in ctx.rungs:
+        return []
+    return sorted(p for p in aff.packages if p in aff.tests and graph[p].has_tests)
+
+
+def _deferred_note(deferred: list[str]) -> str:
+    names = ", ".join(deferred[:3]) + (f" (+{len(deferred) - 3} more)" if len(deferred) > 3 else "")
+    return (
+        f"{len(deferred)} affected package(s) with tests ({names}) are compiled by "
+        "test.scoped's go test, which builds them with their tests before running any: "
+        "a compile error there is red"
+    )
 
 
 async def compile_project(ctx: RungContext) -> RungResult:
