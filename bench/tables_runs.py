@@ -172,6 +172,7 @@ def _go_row(p: dict[str, Any]) -> dict[str, Any]:
         "verify": med("verify_wall_s"),
         "oneshot": med("oneshot_wall_s"),
         "full": med("full_wall_s"),
+        "own": med("own_wall_s"),
         "load": med("load"),
     }
 
@@ -189,6 +190,7 @@ def go_tables() -> str:
         "verdict through the warm host, median s",
         "one-shot, median s",
         "full suite, median s",
+        "touched package alone, median s",
         "host / full (of medians)",
         "load (median)",
     ]
@@ -209,6 +211,7 @@ def go_tables() -> str:
                     _s(r["verify"]),
                     _s(r["oneshot"]),
                     _s(r["full"]),
+                    _s(r["own"]),
                     f"{r['verify'] / r['full']:.2f}" if r["verify"] and r["full"] else "",
                     _s(r["load"], 0),
                 ]
