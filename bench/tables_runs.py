@@ -368,7 +368,13 @@ def first_verify_tables() -> str:
         HEAD,
         lambda path, run: (
             f"seed {run['seed']}, {len(run['projects'][0]['rounds'])} rounds interleaved, "
-            f"baseline `{run['baseline_src']}`",
+            f"baseline `{run['baseline_src']}`"
+            + (
+                f", {run['think_s']:g} s from a verdict to the next edit (the peers timed "
+                "afterwards, the host stopped)"
+                if run.get("think_s") is not None
+                else ""
+            ),
             [row for p in run["projects"] for row in rows(p)],
         ),
     )

@@ -10,6 +10,9 @@ edit, each on the clean tree, each verified the same way. After every verify, on
 tree, the plain full suite (`python -m pytest -q -p no:cacheprovider`) is timed: the peer a
 user would run instead, and `pytest --testmon` from a copy of its recording run's database
 (made once per project on the clean tree; issue 22's target is testmon's wall + 0.3 s).
+With `--think S` the edits come as a user or an agent makes them, S seconds after the
+verdict before (a warm-up then runs beside the next verify), and the peers are timed once
+the host stopped, each edit applied again.
 Once per round, also on the first edit, the one-shot cold path (`habitat verify --json
 --no-host`, a fresh state folder): the same rungs with nothing warm.
 
@@ -97,10 +100,23 @@ def _truth(got: dict[str, Any], full: dict[str, Any]) -> None:
     got["false_red"] = got["state"] == "red" and not full["caught"] and not got["new_findings"]
 
 
+def _peers(run: Runner, base_failed: set[str]) -> dict[str, Any]:
+    """The plain full suite and testmon on the tree as it stands."""
+    full = _full(run, base_failed)
+    tm_wall, tm_counts, _ = run.testmon()
+    return {"full": full, "testmon": {"wall_s": round(tm_wall, 3), "ran": _ran(tm_counts)}}
+
+
 def _side(
-    run: Runner, env: dict[str, str], edits: list[Mutation], base_failed: set[str]
+    run: Runner,
+    env: dict[str, str],
+    edits: list[Mutation],
+    base_failed: set[str],
+    think: float | None,
 ) -> list[dict[str, Any]]:
-    """A fresh host on the clean project, then each edit verified and the suite timed."""
+    """A fresh host on the clean project, then each edit verified, and the peers timed on
+    its tree: right after its verdict (`think` None), or, with `think` seconds between a
+    verdict and the next edit, once the host stopped (each edit applied again)."""
     reset(run.root)
     run._timed([str(HABITAT), "host", "start", "--project", str(run.root)], env)
     out: list[dict[str, Any]] = []
@@ -109,16 +125,22 @@ def _side(
             reset(run.root)
             apply(run.root, m)
             got = _verify(run, env)
-            full = _full(run, base_failed)
-            _truth(got, full)
-            tm_wall, tm_counts, _ = run.testmon()
-            testmon = {"wall_s": round(tm_wall, 3), "ran": _ran(tm_counts)}
-            out.append(
-                {"edit": name, "mutation": m.label, "verify": got, "full": full, "testmon": testmon}
-            )
+            out.append({"edit": name, "mutation": m.label, "verify": got})
+            if think is None:
+                out[-1].update(_peers(run, base_failed))
+            elif name != EDITS[-1]:
+                time.sleep(think)  # the user reads the verdict and makes the next edit
     finally:
         run._timed([str(HABITAT), "host", "stop", "--project", str(run.root)], env)
         reset(run.root)
+    if think is not None:
+        for e, m in zip(out, edits, strict=True):
+            reset(run.root)
+            apply(run.root, m)
+            e.update(_peers(run, base_failed))
+        reset(run.root)
+    for e in out:
+        _truth(e["verify"], e["full"])
     return out
 
 
@@ -154,7 +176,7 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 home = _home(side[0])
                 env = {**run.env, **sides[side], "HABITAT_HOME": str(home)}
                 try:
-                    row[side] = _side(run, env, edits, base_failed)
+                    row[side] = _side(run, env, edits, base_failed, args.think)
                 finally:
                     shutil.rmtree(home, ignore_errors=True)
             home = _home("o")
@@ -237,6 +259,12 @@ def main() -> None:
     parser.add_argument("--python", default=shutil.which("python3.12") or sys.executable)
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
+    parser.add_argument(
+        "--think",
+        type=float,
+        help="seconds between a verdict and the next edit, the peers timed once the host "
+        "stopped (default: the peers timed between them, on each edit's tree)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     args.baseline_src = args.baseline_src.resolve()
@@ -258,6 +286,7 @@ def main() -> None:
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
     payload = {
         "commit": head.stdout.strip(),
+        "think_s": args.think,
         "baseline_src": str(args.baseline_src),
         "after_src": str(args.after_src or compiled),
         "compiled": compiled,
