@@ -284,6 +284,26 @@ def test_a_user_naming_the_plugins_to_leave_out_keeps_pydantic_s_loader(tmp_path
     assert run.stdout.splitlines() == ["metadata"]
 
 
+def test_the_stand_in_loader_hands_any_other_name_to_pydantic_s_own() -> None:
+    # A newer pydantic may import more than `get_plugins` from its loader: the import must
+    # not fail; it gets the real module's names, and still no plugin.
+    code = (
+        "import sys\n"
+        "from agent_habitat.cli import _no_pydantic_plugins\n"
+        "_no_pydantic_plugins()\n"
+        "from pydantic.plugin._loader import get_plugins\n"
+        "assert tuple(get_plugins()) == ()\n"
+        "assert 'importlib.metadata' not in sys.modules\n"
+        "from pydantic.plugin._loader import PYDANTIC_ENTRY_POINT_GROUP\n"
+        "assert PYDANTIC_ENTRY_POINT_GROUP == 'pydantic'\n"
+        "assert sys.modules['pydantic.plugin._loader'].__file__\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+
+
 def test_a_shell_command_s_parser_builds_no_model_it_does_not_use() -> None:
     # The verb table brings every shell, project, trust and file model; each is built on its
     # first use (defer_build), so `run` pays for its own and not for the 40 others.

@@ -280,6 +280,21 @@ def _no_pydantic_plugins() -> None:
 
     loader = types.ModuleType(name, "pydantic's plugin loader, finding none (cli)")
     loader.get_plugins = tuple  # type: ignore[attr-defined]  # no plugins: ()
+
+    def real(attribute: str) -> object:
+        # Anything else a pydantic asks of its loader (a newer one may import more than
+        # `get_plugins`) comes from the real module, imported then: the stand-in never
+        # makes an import fail. Dunder names (`__path__`, asked by every `from … import`)
+        # are the module's own: it has none of them.
+        if attribute.startswith("__"):
+            raise AttributeError(attribute)
+        if sys.modules.get(name) is loader:
+            del sys.modules[name]
+        import importlib
+
+        return getattr(importlib.import_module(name), attribute)
+
+    loader.__getattr__ = real  # type: ignore[method-assign]  # PEP 562
     sys.modules[name] = loader
 
 
