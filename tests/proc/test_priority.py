@@ -79,3 +79,23 @@ def test_a_start_in_its_own_session_is_lowered_for_now_and_put_back() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_an_idle_process_in_its_own_session_has_its_group_lowered_too() -> None:
+    # The background recording leads a session of its own: under autogroups its group
+    # competed at nice 0 with the host's and the user's, SCHED_IDLE or not.
+    proc = subprocess.Popen(["sleep", "3066"], start_new_session=True)
+    try:
+        path = f"/proc/{proc.pid}/autogroup"
+        group = priority._autogroup(path)
+        own = priority._autogroup("/proc/self/autogroup")
+        applied = priority.make_idle(proc.pid)
+        if group is not None and (own is None or own[0] != group[0]):
+            assert applied[0] == "autogroup nice 19"
+            assert priority._autogroup(path) == (group[0], 19)
+        else:  # no autogroups here: the process's own priority is all there is
+            assert "autogroup nice 19" not in applied
+        assert os.getpriority(os.PRIO_PROCESS, proc.pid) == 19
+    finally:
+        proc.kill()
+        proc.wait()

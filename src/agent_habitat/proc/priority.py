@@ -2,7 +2,9 @@
 
 `make_idle`: a process that must never slow anything down (the background test
 dependency recording): the CPU scheduler's idle class, the lowest nice value, the idle
-I/O class. Children it forks afterwards inherit all three. Set from the parent right after
+I/O class, and, when it leads a session of its own, its session's autogroup at nice 19
+(else the group weighs as much as the host's against every other, whatever its one task's
+class). Children it forks afterwards inherit all of them. Set from the parent right after
 the spawn, before the child (a Python interpreter starting) has forked anything.
 
 `make_background`: a long run of a tab, so that tabs printing or computing flat out leave
@@ -32,8 +34,11 @@ __all__ = ["background_for_now", "make_background", "make_idle"]
 
 
 def make_idle(pid: int) -> list[str]:
-    """Lower `pid` to idle priority; what was applied, e.g. `["SCHED_IDLE", "nice 19"]`."""
+    """Lower `pid` to idle priority; what was applied, e.g. `["autogroup nice 19",
+    "SCHED_IDLE", "nice 19"]`."""
     applied: list[str] = []
+    if _autogroup_to(pid, 19) is not None:
+        applied.append("autogroup nice 19")
     sched_idle = getattr(os, "SCHED_IDLE", None)
     if sched_idle is not None:
         try:
