@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,3 +208,28 @@ def test_a_one_shot_verify_forks_its_tests_from_a_prestarted_pytest_and_leaves_n
         and "habitat_pytest_zygote" in str(p.info["cmdline"])
     ]
     assert left == []
+
+
+def test_a_daemon_a_killed_host_left_stopped_is_continued(tmp_path: Path) -> None:
+    # A host stops the warm-up's dmypy start while a verify runs; killed meanwhile, it never
+    # continues it, and the daemon (a session of its own) would answer no check again.
+    workspace = Workspace(root=tmp_path, state_dir=tmp_path / "state")
+    daemon = DmypyDaemon(workspace)
+    daemon.dir.mkdir(parents=True, exist_ok=True)
+    process = subprocess.Popen(["sleep", "3042"], start_new_session=True)
+    try:
+        daemon.status_file.write_text(json.dumps({"pid": process.pid}), encoding="utf-8")
+        os.killpg(process.pid, signal.SIGSTOP)
+        stopped = psutil.Process(process.pid)
+        deadline = time.monotonic() + 30  # a bound: the signal is taken asynchronously
+        while stopped.status() != psutil.STATUS_STOPPED:
+            assert time.monotonic() < deadline
+        note = daemon.prepare()
+        assert note == (
+            f"dmypy daemon (pid {process.pid}) was left stopped by an earlier host; continued"
+        )
+        assert stopped.status() != psutil.STATUS_STOPPED
+        assert daemon.prepare() is None  # running: nothing to say
+    finally:
+        process.kill()
+        process.wait()

@@ -16,7 +16,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 from pathlib import Path
+
+import psutil
 
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time
 from ...workspace import Workspace, write_private
@@ -102,7 +105,21 @@ class DmypyDaemon:
             return f"dmypy daemon (pid {pid}) was dead; restarted"
         if state == "absent":
             return "dmypy daemon started (cold check)"
-        return None
+        return self._continued()
+
+    def _continued(self) -> str | None:
+        """A live daemon left stopped is continued, and said. A host stops the warm-up's
+        dmypy start while a verify runs (runner/give_way.py) and continues it when it closes;
+        a host killed meanwhile (SIGKILL, the OOM killer) leaves the daemon, a session of its
+        own, stopped for good, and every check asked of it would wait out its timeout."""
+        pid = self.pid()
+        try:
+            if pid is None or psutil.Process(pid).status() != psutil.STATUS_STOPPED:
+                return None
+            os.killpg(os.getpgid(pid), signal.SIGCONT)
+        except (psutil.Error, OSError):
+            return None  # gone meanwhile, or not ours
+        return f"dmypy daemon (pid {pid}) was left stopped by an earlier host; continued"
 
     def argv(self, env: ProjectEnv, targets: list[str]) -> list[str]:
         prefix, extra = env.mypy("mypy.dmypy")
