@@ -258,3 +258,30 @@ def test_every_folder_a_warm_host_and_its_verify_make_in_the_state_folder_is_pri
     assert {"dmypy", "pytest-warm", "baseline"} <= set(made), made
     assert {name for name, mode in made.items() if mode not in ("0o700", "0o600")} == set(), made
     assert oct(stat.S_IMODE(state.stat().st_mode)) == "0o700"
+
+
+def test_the_test_deps_store_is_private_when_a_test_run_writes_it_first(tmp_path: Path) -> None:
+    """The recording plugin, in the project's pytest, made `testdeps/` with `makedirs` under
+    the user's umask (0755) when a test run, not the store's merge, was its first writer."""
+    from agent_habitat.verify.config import LadderConfig
+    from agent_habitat.verify.layout import discover_layout
+    from agent_habitat.verify.select.testdeps import Recording, deps_store_dir
+    from agent_habitat.verify.snapshot import take_snapshot
+    from git_tree import commit_tree
+
+    root = commit_tree(tmp_path / "repo", {"calc.py": "X = 1\n", "tests/test_calc.py": ""})
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    old = os.umask(0o022)
+    try:
+        recording = Recording(
+            root, discover_layout(root, LadderConfig()), state, take_snapshot(root)
+        )
+        # What the plugin does in the test process, at its end.
+        os.makedirs(recording.env()["HABITAT_TESTDEPS_OUT"], mode=0o700, exist_ok=True)
+    finally:
+        os.umask(old)
+    folders = [p for p in state.rglob("*") if p.is_dir()]
+    assert deps_store_dir(state) in folders
+    modes = {str(p.relative_to(state)): oct(stat.S_IMODE(p.stat().st_mode)) for p in folders}
+    assert set(modes.values()) == {"0o700"}, modes

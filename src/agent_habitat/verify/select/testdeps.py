@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ...regular import open_regular, read_regular
+from ...workspace import private_dirs
 from ..blocks import FileBlocks, file_blocks
 from ..deps_store import RecordedDeps, RunScope, TestRun, load_testdeps, merge_run
 from ..layout import Layout, is_test_file
@@ -125,6 +126,9 @@ class Recording:
     def __post_init__(self) -> None:
         self.out_dir = deps_store_dir(self.state_dir) / f"run-{os.getpid()}-{id(self):x}"
         shutil.rmtree(self.out_dir, ignore_errors=True)
+        # The store's folder 0700, made here: the plugin's `makedirs` in the test process
+        # would give it the umask's mode (0755) when a test run is the first to write it.
+        private_dirs(self.out_dir.parent)
 
     @property
     def args(self) -> list[str]:

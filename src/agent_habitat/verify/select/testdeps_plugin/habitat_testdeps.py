@@ -216,7 +216,7 @@ class Recorder:
             "fixtures": {name: pairs(keys) for name, keys in sorted(self.fixtures.items())},
             "tests": self.tests,
         }
-        os.makedirs(self.out_dir, exist_ok=True)
+        os.makedirs(self.out_dir, mode=0o700, exist_ok=True)  # made 0700 by the habitat
         path = os.path.join(self.out_dir, f"deps-{os.getpid()}.json")
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(payload, f)
