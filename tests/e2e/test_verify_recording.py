@@ -29,6 +29,18 @@ from git_tree import git, write
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
 
+@pytest.fixture(autouse=True)
+def _recording_group_at_normal_weight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recording's own session group stays at nice 0 in these tests. `make_idle` lowers
+    it to 19 (tests/proc/test_priority.py checks that): a recording then runs only on a
+    core nothing else wants, and on a machine loaded by other work (the suite's workers,
+    CI's neighbours) it made no progress within the bounds these tests wait for it. The
+    recording itself is still SCHED_IDLE at nice 19, as the tests check."""
+    from agent_habitat.proc import priority
+
+    monkeypatch.setattr(priority, "_autogroup_to", lambda pid, nice: None)
+
+
 def _edit(root: Path, rel: str, old: str, new: str) -> None:
     path = root / rel
     text = path.read_text(encoding="utf-8")
