@@ -20,6 +20,7 @@ from agent_habitat.config import ShellConfig
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import kill_tree, members
 from agent_habitat.shell.models import CloseArgs, RunArgs
+from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
 from shell_waits import await_file
 
@@ -61,17 +62,15 @@ async def test_a_long_run_yields_the_cpu_and_what_it_forks_later_too(
     result = await opened.shell.run(RunArgs(command=command, tab="loud", background=True))
     assert result.pid is not None
     pid = result.pid
-    with anyio.fail_after(30):
-        while os.getpriority(os.PRIO_PROCESS, pid) < _NICE:
-            await anyio.sleep(0.02)
+    await eventually(lambda: os.getpriority(os.PRIO_PROCESS, pid) >= _NICE, within=30)
     host_group = _autogroup_nice(os.getpid())
     if host_group is not None:
         assert _autogroup_nice(pid) == max(host_group, _NICE)
         assert _autogroup_nice(os.getpid()) == host_group  # the host's own group keeps its weight
     go.touch()
-    with anyio.fail_after(30):
-        while not printed.is_file() or not printed.read_text(encoding="ascii").strip():
-            await anyio.sleep(0.02)
+    await eventually(
+        lambda: printed.is_file() and bool(printed.read_text(encoding="ascii").strip()), within=30
+    )
     assert printed.read_text(encoding="ascii").strip() == str(_NICE)  # forked after: inherited
 
 
@@ -135,9 +134,7 @@ async def test_closing_a_loud_tab_removes_its_spool_off_the_event_loop(
         remove(path, *args, **kwargs)
 
     async def meanwhile() -> None:
-        with anyio.fail_after(60):
-            while not removing.is_set():
-                await anyio.sleep(0.005)
+        await eventually(removing.is_set, within=60)
         loop_ran.set()
 
     monkeypatch.setattr(shutil, "rmtree", slow_rmtree)
