@@ -14,7 +14,15 @@ import pytest
 
 from agent_habitat.proc.keepers import keeper_alive, keeper_before, start_keeper
 from agent_habitat.proc.spool_hole import REASON_DISK, prepare, punch, read_hole
-from agent_habitat.proc.spool_keeper import Budget
+from agent_habitat.proc.spool_keeper import (
+    _FASTEST_WRITER_BYTES_PER_SECOND,
+    _SETTLE_MAX_SECONDS,
+    _SETTLE_ROOM_BYTES,
+    _SETTLE_SECONDS,
+    Budget,
+    _Cutter,
+    _pause,
+)
 from agent_habitat.testing import eventually
 from small_disks import fill, tmpfs
 
@@ -89,3 +97,41 @@ async def test_a_started_keeper_leaves_no_zombie_behind(tmp_path: Path) -> None:
     finally:
         os.close(writer)
     await eventually(lambda: not keeper_alive(output), within=30)
+
+
+def _cutter(tmp_path: Path, *, tight: bool = False, disk_bound: bool = False) -> _Cutter:
+    cutter = _Cutter(tmp_path / "run-1" / "output", Budget(256 << 20, 2 << 30))
+    cutter.step, cutter.tight, cutter.disk_bound = 4 << 20, tight, disk_bound
+    cutter.free = 1 << 30
+    return cutter
+
+
+def test_a_keeper_with_room_waits_until_its_writer_nears_the_next_cut(tmp_path: Path) -> None:
+    """Issue 23: a keeper woke every 5 ms for each loud tab, below its budget too, and 8 of
+    them took a third of a core from the host and its callers. With room on the disk it waits
+    until the writer, at the rate seen, comes within half a step of the next cut (at most
+    `_SETTLE_MAX_SECONDS`, which the fastest writer cannot turn into a tight disk)."""
+    roomy = _cutter(tmp_path)
+    mib = 1 << 20
+    # Far below the budget: the longest pause, 10x fewer wakes than 5 ms.
+    assert _pause(10 * mib, 50.0 * mib, roomy, 256 * mib) == _SETTLE_MAX_SECONDS
+    assert _SETTLE_MAX_SECONDS >= 10 * _SETTLE_SECONDS
+    assert _SETTLE_MAX_SECONDS * _FASTEST_WRITER_BYTES_PER_SECOND < _SETTLE_ROOM_BYTES
+    # At the budget: half a step at the writer's rate (2 MiB at 100 MiB/s: 20 ms) ...
+    assert _pause(300 * mib, 100.0 * mib, roomy, 256 * mib) == pytest.approx(0.02)
+    # ... and a writer at 1 GiB/s is looked at again within 2 ms, as before.
+    assert _pause(300 * mib, 1024.0 * mib, roomy, 256 * mib) <= 0.002
+    # Nothing written since the last look: the 5 ms it always waited.
+    assert _pause(300 * mib, 0.0, roomy, 256 * mib) == _SETTLE_SECONDS
+
+
+def test_a_keeper_on_a_tight_disk_paces_itself_as_before(tmp_path: Path) -> None:
+    mib = 1 << 20
+    tight = _cutter(tmp_path, tight=True)
+    assert _pause(10 * mib, 50.0 * mib, tight, 256 * mib) == _SETTLE_SECONDS
+    assert _pause(10 * mib, 4096.0 * mib, tight, 256 * mib) == pytest.approx(4 / 4096)
+    short = _cutter(tmp_path, tight=True, disk_bound=True)
+    short.free = 16 * mib  # the fastest writer fills a quarter of it in about 2 ms
+    assert _pause(10 * mib, 50.0 * mib, short, 256 * mib) == pytest.approx(
+        4 * mib / _FASTEST_WRITER_BYTES_PER_SECOND
+    )

@@ -89,6 +89,10 @@ _WORKSPACE_EVERY_SECONDS = 0.25
 # After a wake it lets writes pile up this long (a busy writer would wake it per write),
 # unless the spool is at its budget and a fast writer fills a step sooner.
 _SETTLE_SECONDS = 0.005
+# With room on the disk it waits for as long as the writer, at the rate seen, needs to come
+# within half a step of its next cut, but never longer than this: at the fastest writer's
+# rate that is less than the room that makes the disk tight (`_SETTLE_ROOM_BYTES`).
+_SETTLE_MAX_SECONDS = 0.05
 _MIN_PAUSE_SECONDS = 0.0002
 # What a fast writer manages (`yes` into tmpfs): how soon a small disk can fill.
 _FASTEST_WRITER_BYTES_PER_SECOND = 2 << 30
@@ -324,20 +328,33 @@ def _settle(
     output: str | Path, seen: tuple[float, int], cutter: _Cutter, run_bytes: int
 ) -> tuple[float, int]:
     """Let writes gather after a wake (a busy writer would wake the keeper per write, and a
-    keeper ahead of it in priority would slow it to a crawl), but once the spool is at its
-    budget or the disk is tight, no longer than the writer, at the rate it was seen
-    writing, needs to fill a step; and on a disk that cannot take the budget, no longer
-    than the fastest writer needs to fill a quarter of what is free. Returns (when, size)."""
+    keeper ahead of it in priority would slow it to a crawl) for `_pause`. Returns (when,
+    size)."""
     now, size = time.monotonic(), _size(output)
     rate = (size - seen[1]) / max(now - seen[0], 1e-6)
-    pause = _SETTLE_SECONDS
-    if (cutter.tight or size >= run_bytes) and rate > 0:
-        pause = min(pause, cutter.step / rate)
-    if cutter.disk_bound:
-        pause = min(pause, max(0, cutter.free) / 4 / _FASTEST_WRITER_BYTES_PER_SECOND)
+    pause = _pause(size, rate, cutter, run_bytes)
     if pause >= _MIN_PAUSE_SECONDS:
         time.sleep(pause)
     return now, size
+
+
+def _pause(size: int, rate: float, cutter: _Cutter, run_bytes: int) -> float:
+    """How long the keeper lets writes gather: with room on the disk, until the writer, at
+    the `rate` it was seen writing, comes within half a step of the next cut (the spool at
+    its budget plus a step), at most `_SETTLE_MAX_SECONDS`; a keeper
+    woken every 5 ms by each of 8 loud tabs took about a third of a core from the host and
+    its callers (issue 23). Once the disk is tight, no longer than the writer needs to fill
+    a step (at most 5 ms); on a disk that cannot take the budget, no longer than the fastest
+    writer needs to fill a quarter of what is free."""
+    if rate <= 0:
+        return _SETTLE_SECONDS
+    if not cutter.tight:
+        due = max(0, run_bytes - size) + cutter.step // 2
+        return min(_SETTLE_MAX_SECONDS, due / rate)
+    pause = min(_SETTLE_SECONDS, cutter.step / rate)
+    if cutter.disk_bound:
+        pause = min(pause, max(0, cutter.free) / 4 / _FASTEST_WRITER_BYTES_PER_SECOND)
+    return pause
 
 
 def _say_ready() -> None:
