@@ -4,6 +4,8 @@ and records everything a run started cold records."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -39,6 +41,14 @@ async def _prestarted(shell: Shell, tab: str = "main") -> int:
     pid = shell.prestarts.pid(tab)
     assert pid is not None
     return pid
+
+
+def _marker(pid: int) -> str:
+    """The run marker a prestarted wrapper waits with (`HABITAT_RUN_ID`)."""
+    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return next(
+        v.decode() for k, _, v in (e.partition(b"=") for e in environ) if k == b"HABITAT_RUN_ID"
+    )
 
 
 def _alive(pid: int) -> bool:
@@ -141,13 +151,10 @@ async def test_a_prestarted_run_that_times_out_loses_its_whole_tree(habitat: She
 async def test_a_closing_habitat_ends_its_prestarted_wrappers(project: Path) -> None:
     async with _open(project) as shell:
         pid = await _prestarted(shell)
-        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        marker = next(
-            v for k, _, v in (e.partition(b"=") for e in environ) if k == b"HABITAT_RUN_ID"
-        )
+        marker = _marker(pid)
     await eventually(lambda: not _alive(pid))
     if cgroup.tracking() == "cgroup":
-        await eventually(lambda: cgroup.group_pids(marker.decode()) is None)
+        await eventually(lambda: cgroup.group_pids(marker) is None)
 
 
 @pytest.mark.skipif(cgroup.tracking() != "cgroup", reason="this machine gives no cgroup")
@@ -201,3 +208,56 @@ async def test_a_prestarted_run_runs_its_command_exactly_as_typed(
     assert (result.pid, result.exit_code) == (pid, 0)
     assert result.output == cold.output
     assert (Path(result.spool).parent / "cmd").exists() == (len(command) > 512)
+
+
+def _ahead(shell: Shell) -> list[Path]:
+    """The run folders made ahead for the prestarted wrappers (`shell.prestarts`)."""
+    return sorted(shell.workspace.spool_dir.glob("next-*"))
+
+
+async def test_a_prestarted_run_takes_the_folder_made_ahead_with_its_files(
+    habitat: Shell,
+) -> None:
+    pid = await _prestarted(habitat)
+    spool = habitat.workspace.spool_dir
+    made = spool / f"next-{os.getpid()}-{_marker(pid)}"
+    assert made.stat().st_mode & 0o777 == 0o700
+    assert sorted(p.name for p in made.iterdir()) == ["output", "output.hole.tmp", "state"]
+    assert {(made / n).stat().st_mode & 0o777 for n in ("output", "state")} == {0o600}
+    inode = made.stat().st_ino
+    result = await habitat.run(RunArgs(command="echo out; exit 2"))
+    assert (result.pid, result.output, result.exit_code) == (pid, "out\n", 2)
+    row = habitat.store.by_index("main", result.index)
+    assert row is not None
+    assert Path(result.spool).parent == row.run_dir == spool / f"run-{row.id}"
+    assert (made.exists(), row.run_dir.stat().st_ino) == (False, inode)  # renamed
+    assert row.ended_at is not None
+    assert row.ended_at >= row.started_at
+
+
+async def test_a_run_whose_folder_made_ahead_is_gone_makes_its_own(habitat: Shell) -> None:
+    pid = await _prestarted(habitat)
+    for folder in _ahead(habitat):
+        shutil.rmtree(folder)
+    result = await habitat.run(RunArgs(command="echo still"))
+    assert (result.pid, result.output, result.exit_code) == (pid, "still\n", 0)
+
+
+async def test_the_folders_made_ahead_go_with_their_habitat_or_after_it(project: Path) -> None:
+    async with _open(project) as shell:
+        await _prestarted(shell)
+        await eventually(lambda: len(_ahead(shell)) == 2, within=30)
+        spool = shell.workspace.spool_dir
+    assert not list(spool.glob("next-*"))  # its close removed them
+    gone = spool / f"next-{_reaped_pid()}-run-p00"
+    live = spool / f"next-{os.getpid()}-run-p01"  # another habitat process, still running
+    for folder in (gone, live):
+        folder.mkdir()
+    async with _open(project):
+        assert (gone.exists(), live.exists()) == (False, True)
+
+
+def _reaped_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid

@@ -81,3 +81,14 @@ def test_a_rewritten_dump_keeps_the_record_and_drops_the_whole_environment(
     assert not again.whole_dump
     assert (again.exit_code, again.cwd, again.env) == (0, "/some/where", first.env)
     assert files.state_written_at() == 1_000_000
+
+
+def test_a_state_made_before_its_run_and_never_written_tells_no_end_time(tmp_path: Path) -> None:
+    files = RunFiles(tmp_path)
+    files.prepare_state()  # what a run's start makes: the wrapper writes it as it exits
+    os.utime(files.state, (1_000_000, 1_000_000))
+    assert files.read_state() is None
+    assert files.state_written_at() is None
+    files.state.write_bytes(b"0\0/some/where\0")
+    os.utime(files.state, (2_000_000, 2_000_000))
+    assert files.state_written_at() == 2_000_000

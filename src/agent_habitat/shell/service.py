@@ -121,6 +121,7 @@ class Shell:
         self._scene = SharedBuild(task_group, SceneBuilder(self.tabs).build)
 
     def _adopt_all(self) -> None:
+        self.prestarts.sweep()  # the folders made ahead by habitat processes now gone
         self.runs.adopt_all()
         for run in self.store.running():
             self._keeping.adopted(run)
@@ -317,8 +318,9 @@ class Shell:
         """Start the run in its tab's prestarted wrapper: its files, then its folder's name
         on the wrapper's stdin. None when the wrapper is gone (the caller starts cold)."""
         try:
-            _new_folder(run.run_dir)
-            prepare(run.files.output)  # what lets its keeper cut it on a full disk
+            if not ready.move_folder(run.run_dir):  # made ahead, else now
+                _new_folder(run.run_dir)
+                prepare(run.files.output)  # what lets its keeper cut it on a full disk
             os.write(ready.started.go, run.files.prepare_prestarted(command))
         except BrokenPipeError:
             return None  # it died waiting (killed by someone): the run starts cold

@@ -119,9 +119,11 @@ class RunFiles:
 
     def prepare_prestarted(self, command: str) -> bytes:
         """The files a prestarted wrapper (`prestart_argv`) reads and writes, private: its
-        `output` (which it opens itself, under the user's umask) and, for a long command,
-        its `cmd`. Its `state` it makes itself, under `umask 077`. Returns what to write
-        on its stdin: the run folder's line, then the command (empty: read `cmd`), NUL-ended."""
+        `output` (which it opens itself, under the user's umask; made already when the
+        folder was made ahead, see `shell.prestarts`) and, for a long command, its `cmd`.
+        Its `state` was made ahead with the folder, or it makes it itself under `umask 077`.
+        Returns what to write on its stdin: the run folder's line, then the command (empty:
+        read `cmd`), NUL-ended."""
         data = command.encode("utf-8")
         if len(data) > _INLINE_COMMAND_BYTES or b"\0" in data or not data:
             _write_private(self.root / "cmd", command)
@@ -135,12 +137,15 @@ class RunFiles:
         os.close(os.open(self.state, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
 
     def state_written_at(self) -> float | None:
-        """When the wrapper wrote `state` (as its shell exited); None when it never did."""
+        """When the wrapper wrote `state` (as its shell exited); None when it never did (an
+        empty `state` is one made before the run, never written)."""
         for path in (self.state, self.lean_state):  # as `_recorded` reads
             try:
-                return path.stat().st_mtime
+                written = path.stat()
             except OSError:
                 continue
+            if written.st_size:
+                return written.st_mtime
         return None
 
     def _recorded(self) -> bytes | None:
