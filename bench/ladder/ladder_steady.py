@@ -77,12 +77,15 @@ def _sources(root: Path, sources: tuple[str, ...]) -> list[str]:
 
 
 def _wait_warm(run: Runner, env: dict[str, str], bound_s: float = 600.0) -> float:
-    """Until `habitat status` lists no warm-up step pending or running (bounded)."""
+    """Until `habitat status` lists no warm-up under way nor a step in progress or pending
+    (bounded)."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < bound_s:
         _, text = run._timed([str(HABITAT), "status", "--json"], env)
         lines = _json(text).get("warm") or []
-        if lines and not any(w in line for line in lines for w in ("pending", "running")):
+        # warm_status.warm_lines: "warming up (pid N)", a step "in progress" or "pending"
+        busy = ("warming up", "in progress", "pending", "running")
+        if lines and not any(w in line for line in lines for w in busy):
             break
         time.sleep(1.0)
     return time.monotonic() - t0
