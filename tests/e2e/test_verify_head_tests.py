@@ -189,3 +189,40 @@ async def test_a_failing_parameter_head_does_not_have_is_new_and_the_rest_compar
     ]
     assert result.baseline is not None
     assert result.baseline.startswith("HEAD "), result.baseline
+
+
+@pytest.mark.parametrize(
+    ("first", "asked"),
+    [
+        # An earlier edit elsewhere (`half`): test_new's record ran `double` as it is at
+        # HEAD, and passed; so it passes at HEAD, and its failure now is the change's.
+        ("(x + 0) // 2", False),
+        # An earlier edit of `double` itself: no record ran HEAD's `double`; HEAD is asked.
+        ("x * 2 + 0", True),
+    ],
+)
+async def test_a_record_of_an_earlier_edit_answers_for_head_where_it_holds(
+    tmp_path: Path, first: str, asked: bool
+) -> None:
+    core_ok = CORE.replace("x // 3  # an old bug test_old has caught since before HEAD", "x // 2")
+    files = {"shop/__init__.py": "", "shop/core.py": core_ok, "tests/test_core.py": TESTS}
+    root = commit_tree(
+        tmp_path / "shop",
+        files | {".gitignore": IGNORED, "pyproject.toml": ladder_pyproject("shop")},
+        "HEAD, every test passing",
+    )
+    try:
+        core = root / "shop" / "core.py"
+        old = "x // 2" if "//" in first else "x * 2"
+        core.write_text(core_ok.replace(old, first), encoding="utf-8")
+        earlier = await _rung(root, "test.full")  # records both tests passing, core.py dirty
+        assert earlier.state == "green", earlier
+        core.write_text(core_ok.replace("x * 2", "x * 3"), encoding="utf-8")
+        result = await _rung(root, "test.scoped")
+        assert result.state == "red", result
+        assert _failures(result) == [("tests/test_core.py::test_new", False)]
+        assert result.baseline is not None
+        assert result.baseline.startswith("HEAD "), result.baseline
+        assert bool(_head_runs(result)) is asked
+    finally:
+        await stop_type_daemon(root)

@@ -4,8 +4,10 @@ failures are pre-existing).
 A failure's key is its pytest node id (`tests/test_x.py::TestA::test_b[1]`); a collection
 error, a conftest that did not import or a run that died is no one test: it stays the
 change's. The recorded data answers first: a test that passed in a run of HEAD's content
-(the background recording of HEAD's export, or a verify of a clean tree) did not fail at
-HEAD, so its failure now is the change's without running anything. The rest run by node id
+(the background recording of HEAD's export, or a verify of a clean tree), or in a run of an
+earlier edit whose record of it holds on HEAD's content (selection's reasoning, applied to
+HEAD's export), did not fail at HEAD, so its failure now is the change's without running
+anything. The rest run by node id
 in HEAD's export (`HeadTree.export`), its packages imported from there (`PYTHONPATH`, checked
 first, as the recording of HEAD checks it: an environment that imports them from elsewhere
 would run the working tree's code and call it HEAD's). A node id HEAD does not have is a new
@@ -29,6 +31,8 @@ from ..head import HeadTree
 from ..layout import Layout, discover_layout
 from ..models import Diagnostic, RungName
 from ..parsers import parse_junit
+from ..select.deps import plain_node_id
+from ..select.selection import unrecorded
 from ..select.testdeps import deps_store_dir
 from .context import RungContext
 from .head_tests import HeadRun
@@ -101,6 +105,41 @@ def _passed_at_head(ctx: RungContext, head: str, keys: Sequence[str]) -> set[str
     return out
 
 
+def _vouched_at_head(ctx: RungContext, layout: Layout, head: str, keys: Sequence[str]) -> set[str]:
+    """Blocking: the tests of `keys` that a recorded run vouches for on HEAD's content
+    (`layout`, its export), passed there: test selection's own reasoning, applied to HEAD
+    instead of the working tree. A test whose record ran no block that differs at HEAD
+    from what that run saw, and that passed in it, runs the same code at HEAD and passes;
+    a record of a failed or skipped test never vouches (select/deps.py). A run of HEAD's
+    whole content is no longer needed for a failure to count as the change's: runs of
+    earlier edits elsewhere in the code answer too."""
+    memo = ctx.hooks.memo if ctx.hooks is not None else None
+    # Its own grimp and test-side caches (the export's files are other files than the
+    # tree's, at other times); the store of recorded runs is the workspace's.
+    doubted = unrecorded(
+        layout,
+        ctx.config,
+        ctx.workspace.state_dir / "grimp-head",
+        memo,
+        head=head,
+        hashes={},
+        git_root=ctx.root,
+    )
+    if doubted is None:
+        return set(keys)
+    if doubted.full:
+        return set()
+    out: set[str] = set()
+    for key in keys:
+        rel = key.partition("::")[0]
+        if not any(
+            pick in (rel, key, plain_node_id(key)) or pick == "." or rel.startswith(pick + "/")
+            for pick in doubted.tests
+        ):
+            out.add(key)
+    return out
+
+
 def _relative(node: str, prefixes: tuple[str, ...]) -> str:
     for prefix in prefixes:
         node = node.removeprefix(prefix)
@@ -125,6 +164,11 @@ async def tests_on_head(
     export, layout = await anyio.to_thread.run_sync(_export, ctx, head)
     if sorted(layout.packages) != sorted(ctx.layout.packages):
         return "HEAD's packages differ from the working tree's"
+    vouched = await anyio.to_thread.run_sync(_vouched_at_head, ctx, layout, head.head, left)
+    ran.failed.update(dict.fromkeys(vouched, 0))
+    left = [k for k in left if k not in vouched]
+    if not left:
+        return ran
     extra = {"PYTHONPATH": os.pathsep.join(str(p) for p in layout.source_roots)}
     if layout.packages and (why := await imported_elsewhere(ctx, layout, ctx.process_env(extra))):
         return why

@@ -112,10 +112,15 @@ def _show_blocks(root: Path, commit: str, rel: str) -> tuple[bytes, FileBlocks |
 
 
 class _Tree:
-    """The tree as it is now (content hashes, blocks) and HEAD's blocks, each read once."""
+    """The tree as it is now (content hashes, blocks) and HEAD's blocks, each read once.
+    `git_root` is the repository that knows the commits (the tree itself, or the project
+    whose HEAD an export of HEAD is)."""
 
-    def __init__(self, root: Path, hashes: dict[str, str], head: str | None) -> None:
+    def __init__(
+        self, root: Path, hashes: dict[str, str], head: str | None, git_root: Path | None = None
+    ) -> None:
         self.root, self.hashes, self.head = root, hashes, head
+        self.git_root = git_root or root
         self._sha: dict[str, str | None] = {}
         self._blocks: dict[str, FileBlocks | None] = {}
         self._head: dict[str, FileBlocks | str | None] = {}
@@ -143,7 +148,7 @@ class _Tree:
         """HEAD's blocks of `rel`; a string: why they cannot be compared; None: the same
         content as now."""
         if rel not in self._head:
-            shown = _at_commit(self.root, self.head or "HEAD", rel)
+            shown = _at_commit(self.git_root, self.head or "HEAD", rel)
             if shown is None:
                 self._head[rel] = f"{rel} is new since HEAD"
             else:
@@ -170,7 +175,7 @@ class _Tree:
                 self._since[recorded] = None
             else:
                 diff = _git(
-                    self.root, "diff", "--name-only", "--relative", "-z", recorded, self.head
+                    self.git_root, "diff", "--name-only", "--relative", "-z", recorded, self.head
                 )
                 self._since[recorded] = (
                     None
@@ -337,10 +342,12 @@ def narrow(
     touched: list[str],
     head: str | None,
     hashes: dict[str, str] | None = None,
+    git_root: Path | None = None,
 ) -> Narrowing:
     """What the data says about the tree as it is now, against HEAD (`head`: the current
-    HEAD commit, None without one; `hashes`: the snapshot's content hashes of `touched`)."""
-    tree = _Tree(layout.root, hashes or {}, head)
+    HEAD commit, None without one; `hashes`: the snapshot's content hashes of `touched`;
+    `git_root`: the repository, when `layout` is an export of HEAD outside it)."""
+    tree = _Tree(layout.root, hashes or {}, head, git_root)
     touched_set = set(touched)
     out = Narrowing()
     live = {rid: run for rid, run in deps.runs.items() if deps.owned(run)}

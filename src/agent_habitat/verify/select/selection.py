@@ -433,10 +433,13 @@ def unrecorded(
     *,
     head: str | None,
     hashes: dict[str, str],
+    git_root: Path | None = None,
 ) -> Selection | None:
     """The tests whose recorded dependency data cannot vouch for the tree as it is now (none
     recorded, or recorded when a file they depend on had other content); None when every
-    test's record holds. Blocking. What the background recording runs."""
+    test's record holds. Blocking. What the background recording runs, and what tells which
+    failed tests passed on HEAD's content (`layout` an export of HEAD, `git_root` the
+    project's repository: pytest_head.py)."""
     store = deps_store_dir(cache_dir.parent)
     deps = memo.deps(store, load_testdeps) if memo is not None else load_testdeps(store)
     if deps is None or not deps.records:
@@ -444,7 +447,7 @@ def unrecorded(
     out = _Collector()
     graph = _Graph(layout, cache_dir, memo)
     side = memo.side_imports(cache_dir) if memo is not None else SideImports(cache_dir)
-    narrowing = narrow(layout, deps, [], head, hashes)
+    narrowing = narrow(layout, deps, [], head, hashes, git_root)
     _select_with_deps(layout, side, graph, deps, narrowing, config, set(), set(), out)
     selection = out.selection()
     return selection if selection.full or selection.tests else None
