@@ -200,6 +200,17 @@ PROJECTS: dict[str, Project] = {
             sha256="582a265c931c683a7e9b8ed9559089dea7edcf6cc95be39a3cbc2c5d5ac2bcfa",
         ),
         Project(
+            "python-slugify",
+            "9.1.3",
+            ("pytest",),
+            "slugs from Unicode text: a package of five modules (a modern and a legacy "
+            "algorithm, a CLI), transliteration by text-unidecode imported on demand, tests "
+            "that run the CLI in a subprocess and compare against reference tables in tools/; "
+            "mypy strict configured, pytest with warnings as errors",
+            ("slugify",),
+            sha256="90e997f2e0987239ce95e12f700086eb18e1d1d3ee22624fbbdbd095afca42b6",
+        ),
+        Project(
             "parse",
             "1.20.2",
             ("pytest",),
