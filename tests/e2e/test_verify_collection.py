@@ -3,6 +3,8 @@ project that raised; the environment failing is `error`. Real pytest on the samp
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from agent_habitat.cli.demo_sample import break_sample, build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
+from agent_habitat.verify.tracebacks import start_failure
 from git_tree import git as _git
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -71,3 +74,71 @@ async def test_a_conftest_importing_a_package_not_installed_is_an_environment_er
     assert (result.state, result.exit_code) == ("error", 4), result
     assert result.reason is not None
     assert "No module named 'habitat_not_installed_anywhere'" in result.reason
+
+
+def _env_whose_pytest_cannot_start(where: Path) -> Path:
+    """A real venv whose installed pytest fails at import, as pytest 3.2 does on Python 3.10+
+    (`from UserDict import DictMixin`): pip resolves that old pytest for a project whose
+    version it reads as 0.1.dev (an sdist put under `git init`, setuptools_scm)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    python = where / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    package = Path(purelib) / "pytest"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "try:\n    from collections import MutableMapping\n"
+        "except ImportError:\n    from UserDict import DictMixin\n",
+        encoding="utf-8",
+    )
+    (package / "__main__.py").write_text("import pytest\n", encoding="utf-8")
+    return python
+
+
+async def test_a_pytest_that_cannot_start_is_an_environment_error_not_red(tmp_path: Path) -> None:
+    # Exit 1, no report, no test named: nothing ran, so nothing the change did is red.
+    python = _env_whose_pytest_cannot_start(tmp_path / "env")
+    root = build_sample(tmp_path / "calc", python=str(python))
+    text = root / "src" / "calc" / "text.py"
+    text.write_text(text.read_text(encoding="utf-8") + "\n\nLOUD = True\n", encoding="utf-8")
+    try:
+        result = await _scoped(root)
+    finally:
+        await stop_type_daemon(root)
+    assert (result.state, result.exit_code) == ("error", 1), result
+    assert result.reason is not None
+    assert "pytest could not start" in result.reason
+    assert "No module named 'UserDict'" in result.reason
+    assert not result.diagnostics
+
+
+def test_a_start_failure_raised_in_the_project_is_located_there(tmp_path: Path) -> None:
+    # pytest imports pluggy at start: a change breaking pluggy's own source stops pytest
+    # there, which is the change's doing (red at that frame), not the environment's.
+    (tmp_path / "src" / "pluggy").mkdir(parents=True)
+    (tmp_path / "src" / "pluggy" / "_hooks.py").write_text("x = (\n", encoding="utf-8")
+    site = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+        f'  File "{site}/pytest/__init__.py", line 8, in <module>\n'
+        "    from _pytest import main\n"
+        f'  File "{tmp_path}/src/pluggy/_hooks.py", line 1, in <module>\n'
+        "    x = (\n"
+        "SyntaxError: '(' was never closed\n"
+    )
+    failure = start_failure(text, tmp_path)
+    assert failure is not None
+    found = failure.diagnostic()
+    assert found is not None
+    assert (found.file, found.line, found.code) == ("src/pluggy/_hooks.py", 1, "SyntaxError")
+    assert "pytest could not start: SyntaxError" in found.message
+    only_installed = text.replace(f"{tmp_path}/src/pluggy", f"{site}/pluggy")
+    elsewhere = start_failure(only_installed, tmp_path)
+    assert elsewhere is not None
+    assert elsewhere.diagnostic() is None
+    assert start_failure("....\n2 failed\n", tmp_path) is None

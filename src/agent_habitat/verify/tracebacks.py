@@ -1,5 +1,5 @@
 """pytest's tracebacks read for the verdict: which frame is the project's, and what a
-conftest that fails to load raised.
+conftest that fails to load raised, and why pytest could not start at all.
 
 A collection error raised from the project's own code (a module-level `ValueError` in a
 changed file, imported by a test or a conftest) is the change's doing: the rung is red and
@@ -10,17 +10,29 @@ conftest importing a package the environment lacks, is the environment failing.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .models import Diagnostic
 
-__all__ = ["conftest_error", "in_project", "project_frame", "raised", "relative"]
+__all__ = [
+    "StartFailure",
+    "conftest_error",
+    "in_project",
+    "project_frame",
+    "raised",
+    "relative",
+    "start_failure",
+]
 
 FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<what>.*)$", re.MULTILINE)
 _RAISED = re.compile(r"^E\s+(?P<text>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed)\b.*)$", re.M)
 _CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^'\n]+)'\.$", re.M)
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '(?P<module>[\w.]+)'")
 _INSTALLED = {"site-packages", "dist-packages"}
+_PY_TRACEBACK = "Traceback (most recent call last):"
+_PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"\n]+)", line (?P<line>\d+)', re.MULTILINE)
+_PY_RAISED = re.compile(r"^(?P<text>[A-Za-z_][\w.]*(?:Error|Exception|Exit)\b.*)$", re.MULTILINE)
 
 
 def relative(path: str, root: Path) -> str:
@@ -86,3 +98,44 @@ def conftest_error(text: str, root: Path) -> Diagnostic | None:
         message=f"{conftest}: collection error: {error} (raised at {frame[0]}:{frame[1]})",
         source="pytest",
     )
+
+
+@dataclass(frozen=True)
+class StartFailure:
+    """A Python traceback that ended a pytest run before any test ran (exit 1, no report):
+    what it raised, and the deepest frame in the project when there is one."""
+
+    error: str
+    frame: tuple[str, int] | None
+
+    def diagnostic(self) -> Diagnostic | None:
+        """The change's error at its frame in the project; None when no frame is the
+        project's (pytest itself, or a package it imports, is broken: the environment)."""
+        if self.frame is None:
+            return None
+        file, line = self.frame
+        return Diagnostic(
+            file=file,
+            line=line,
+            code=self.error.split(":", 1)[0],
+            message=f"pytest could not start: {self.error} (raised at {file}:{line})",
+            source="pytest",
+        )
+
+
+def start_failure(text: str, root: Path) -> StartFailure | None:
+    """The plain Python traceback that stopped pytest before its session (say an old
+    pytest importing `UserDict` on Python 3, or a changed module of the project that pytest
+    itself imports, as pluggy's); None when the output holds none."""
+    at = text.rfind(_PY_TRACEBACK)
+    if at < 0:
+        return None
+    block = text[at:]
+    frame = None
+    for m in _PY_FRAME.finditer(block):
+        rel = relative(m["file"], root)
+        if in_project(rel) and (root / rel).is_file():  # never `<frozen runpy>`
+            frame = (rel, int(m["line"]))
+    errors = _PY_RAISED.findall(block)
+    error = str(errors[-1]).strip() if errors else block.strip().splitlines()[-1].strip()
+    return StartFailure(error=error[:300], frame=frame)

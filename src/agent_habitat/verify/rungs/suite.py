@@ -10,10 +10,10 @@ import anyio
 from ..command import Outcome
 from ..environments import ProjectEnv
 from ..head import HeadTree
-from ..models import RungName, RungResult, RungState
+from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import JunitCounts, junit_counts, parse_junit, parse_pytest_summary
 from ..select.testdeps import Recording, RunScope
-from ..tracebacks import conftest_error
+from ..tracebacks import conftest_error, start_failure
 from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
 from .head_tests import HeadRun, settle_tests
@@ -70,6 +70,23 @@ def _verdict(
     return None, None
 
 
+def _no_session(
+    outcome: Outcome, ctx: RungContext
+) -> tuple[RungState | None, str | None, list[Diagnostic]]:
+    """Exit 1 with no report and no failed test named: pytest stopped before its session
+    when the output ends in a Python traceback. Its deepest frame in the project makes it
+    the change's (red there); with none, pytest or what it imports is broken, which is the
+    environment's failing (`error`), never a test the change failed."""
+    failure = start_failure(outcome.text, ctx.root)
+    if failure is None:
+        return None, None, []
+    found = failure.diagnostic()
+    if found is not None:
+        return None, None, [found]
+    why = f"pytest could not start (exit 1, no test ran): {failure.error}"
+    return "error", why + "; the environment's failing, not the change's", []
+
+
 async def _pytest(
     ctx: RungContext, rung: RungName, tests: list[str], why: str, rec: Recording | None = None
 ) -> RungResult:
@@ -115,6 +132,8 @@ async def _pytest(
         found = conftest_error(outcome.text, ctx.root)
         diagnostics = [found] if found is not None else []
     state, reason = _verdict(outcome, bool(diagnostics), counts)
+    if outcome.exit_code == _TESTS_FAILED and counts is None and not diagnostics:
+        state, reason, diagnostics = _no_session(outcome, ctx)
     result = from_outcome(
         ctx,
         rung,
@@ -133,7 +152,8 @@ async def _pytest(
             if collection == len(diagnostics)
             else f"{len(diagnostics)} test failure(s)"
         )
-        result.reason = f"{what}, first {first}"
+        started = not first.startswith("pytest could not start")
+        result.reason = f"{what}, first {first}" if started else first
 
     async def on_head(head: HeadTree, keys: list[str]) -> HeadRun | str:
         return await tests_on_head(ctx, rung, head, keys, [*base, "-p", "no:cacheprovider"])
