@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 DEFAULT_FILES_CAP = 50
+_VENV_MARKER = "pyvenv.cfg"
 """Dirty and untracked files listed (each); the counts always cover all of them."""
 
 
@@ -66,7 +67,10 @@ class GitFile(_Model):
     status: str = Field(
         description="git's two-letter XY code (index, work tree; `.` = unchanged), `??` untracked."
     )
-    size: int | None = Field(description="Size in bytes now; None when the file is deleted.")
+    size: int | None = Field(
+        description="Size in bytes now; None when the file is deleted, or for an untracked "
+        "virtualenv (`.venv/`, listed as one entry)."
+    )
     renamed_from: str | None = Field(default=None, description="Old path of a rename or copy.")
 
 
@@ -150,6 +154,7 @@ async def project_scene(
         if log is not None and log.returncode == 0:
             sha, _, subject = log.stdout.decode("utf-8", "replace").strip().partition("\0")
             scene.head = HeadCommit(sha=sha, subject=subject)
+    scene.untracked = await anyio.to_thread.run_sync(_fold_venvs, git_root, scene.untracked)
     all_dirty, all_untracked = scene.dirty, scene.untracked
     scene.dirty_count, scene.untracked_count = len(all_dirty), len(all_untracked)
     scene.dirty, scene.untracked = all_dirty[:files_cap], all_untracked[:files_cap]
@@ -217,8 +222,36 @@ def _parse_status(output: str, scene: ProjectSceneResult) -> str | None:
     return oid
 
 
+def _fold_venvs(git_root: Path, files: list[GitFile]) -> list[GitFile]:
+    """An untracked virtualenv (a folder holding `pyvenv.cfg`, whatever its name: a `.venv`
+    the project forgot in `.gitignore`) is one entry, `.venv/`, as `git status` shows it,
+    not its hundreds of files: it is never part of a change (verify's snapshot leaves it
+    out), and listing it filled the scene (772 of colorama 0.4.6's files with a bare venv)."""
+    venv: dict[str, bool] = {}
+    out: list[GitFile] = []
+    folded: set[str] = set()
+    for file in files:
+        parts = file.path.split("/")[:-1]
+        folder = next(
+            (
+                top
+                for top in ("/".join(parts[: n + 1]) for n in range(len(parts)))
+                if venv.setdefault(top, (git_root / top / _VENV_MARKER).is_file())
+            ),
+            None,
+        )
+        if folder is None:
+            out.append(file)
+        elif folder not in folded:
+            folded.add(folder)
+            out.append(GitFile(path=f"{folder}/", status="??", size=None))
+    return out
+
+
 def _measure(git_root: Path, files: list[GitFile]) -> None:
     for file in files:
+        if file.path.endswith("/"):
+            continue  # a folded virtualenv
         try:
             file.size = (git_root / file.path).lstat().st_size
         except OSError:

@@ -29,7 +29,7 @@ def project_scene_text(scene: Mapping[str, Any]) -> str:
             files = scene.get(title) or []
             count = int(scene.get(f"{title}_count") or 0)
             lines.append(f"{title}: {count}" + (" (none)" if not count else ""))
-            lines.extend(f"  {f['status']} {f['path']} ({_size(f.get('size'))})" for f in files)
+            lines.extend(f"  {f['status']} {f['path']} ({_size(f)})" for f in files)
             if count > len(files):
                 lines.append(f"  … {count - len(files)} more")
     verify = scene.get("verify")
@@ -44,5 +44,8 @@ def project_scene_text(scene: Mapping[str, Any]) -> str:
     return "\n".join(line for line in lines if line) + "\n"
 
 
-def _size(size: int | None) -> str:
+def _size(file: Mapping[str, Any]) -> str:
+    size = file.get("size")
+    if str(file["path"]).endswith("/"):
+        return "a virtualenv: never part of a change"
     return "deleted" if size is None else f"{size} B"

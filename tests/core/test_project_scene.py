@@ -74,6 +74,24 @@ async def test_dirty_and_untracked_files_come_with_their_sizes(repo: Path) -> No
     assert untracked == {"new dir/n é.txt": ("??", 3), ".gitignore": ("??", 6)}
 
 
+async def test_an_untracked_virtualenv_is_one_entry_not_its_files(repo: Path) -> None:
+    # A venv the project forgot in .gitignore (any name): git lists its every file with
+    # --untracked-files=all; the scene folds it, as verify leaves it out of the change.
+    for venv in (".venv", "env311"):
+        (repo / venv / "lib" / "site-packages" / "pkg").mkdir(parents=True)
+        (repo / venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+        for n in range(60):
+            (repo / venv / "lib" / "site-packages" / "pkg" / f"m{n}.py").write_text("")
+    (repo / "new.py").write_text("x = 1\n", encoding="utf-8")
+    scene = await project_scene(repo)
+    untracked = {f.path: f.size for f in scene.untracked}
+    assert untracked == {".venv/": None, "env311/": None, "new.py": 6}
+    assert scene.untracked_count == 3
+    text = render_project_scene(scene)
+    assert "?? .venv/ (a virtualenv: never part of a change)" in text
+    assert "site-packages" not in text
+
+
 async def test_a_staged_rename_names_its_origin(repo: Path) -> None:
     git(repo, "mv", "a.py", "c.py")
     scene = await project_scene(repo)
