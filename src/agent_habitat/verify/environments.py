@@ -35,8 +35,10 @@ found = {{m: importlib.util.find_spec(m) is not None for m in {list(_PROBED_MODU
 info = {{"version": sys.version.split()[0], "prefix": sys.prefix, "modules": found}}
 print("HABITAT-PROBE " + json.dumps({{**info, "folders": folders}}))
 """
-# (interpreter path, its mtime) → probe; the host keeps it across climbs.
-_CACHE: dict[tuple[str, int], ProjectEnv] = {}
+# (interpreter path, its mtime) → (env, the probe's answer); the host keeps it across
+# climbs while the mtimes of the interpreter's path folders hold (`_still_true`): a venv's
+# python is a symlink to the base interpreter, whose mtime no `pip install` moves.
+_CACHE: dict[tuple[str, int], tuple[ProjectEnv, dict[str, Any]]] = {}
 
 
 @dataclass(frozen=True)
@@ -129,13 +131,15 @@ async def probe_env(python: Path, spool: Path, kept: Path | None = None) -> Proj
         key = (str(python), (await anyio.Path(python).stat()).st_mtime_ns)
     except OSError as exc:
         raise ConfigError(f"project interpreter {python} is not usable: {exc}") from exc
-    if key in _CACHE:
-        return _CACHE[key]
+    cached = _CACHE.get(key)
+    if cached is not None and _still_true(cached[1]):
+        return cached[0]
     stamp = {"mtime": key[1], "env": _python_env()}
     if kept is not None:
         data = await anyio.to_thread.run_sync(_kept_probe, kept, key[0], stamp)
         if data is not None:
-            _CACHE[key] = env = _env_of(python, data)
+            env = _env_of(python, data)
+            _CACHE[key] = (env, data)
             return env
     outcome = await run_command(
         [str(python), "-c", _PROBE],
@@ -153,7 +157,8 @@ async def probe_env(python: Path, spool: Path, kept: Path | None = None) -> Proj
             f"{outcome.tail.strip()[-300:]}; set [tool.habitat.ladder].python"
         )
     data = json.loads(line.removeprefix("HABITAT-PROBE "))
-    _CACHE[key] = env = _env_of(python, data)
+    env = _env_of(python, data)
+    _CACHE[key] = (env, data)
     if kept is not None:
         await anyio.to_thread.run_sync(_keep_probe, kept, key[0], {**stamp, "probe": data})
     return env
