@@ -34,7 +34,9 @@ class ShellConfig(BaseModel):
     long_run_nice: int = Field(default=5, ge=0, le=19)
     """The nice a run still going after half a second takes (its session's scheduling group
     too, where Linux has them), so loud tabs leave the host and its callers their turn; 5
-    weighs it as systemd's background slice does. 0: runs keep the host's priority."""
+    weighs it as systemd's background slice does. A long run that then writes its output
+    flat out (over 4 MiB/s) takes nice 15 (`shell/long_runs.py`). 0: runs keep the host's
+    priority, loud ones too."""
     journal_limit: int = Field(default=10_000, ge=100)
     spool_run_budget_bytes: int = Field(default=256 * 1024**2, ge=1024**2)
     """Disk one run's output may use: its head and a rolling tail (the middle is counted)."""

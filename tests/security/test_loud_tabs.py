@@ -19,6 +19,7 @@ import pytest
 from agent_habitat.config import ShellConfig
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import kill_tree, members
+from agent_habitat.shell.long_runs import LOUD_RUN_NICE
 from agent_habitat.shell.models import CloseArgs, RunArgs
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
@@ -144,3 +145,44 @@ async def test_closing_a_loud_tab_removes_its_spool_off_the_event_loop(
     assert closed.killed
     assert waited == [True]  # one run folder, removed while the loop ran
     assert not Path(result.spool).parent.exists()  # removed all the same
+
+
+async def test_a_long_run_writing_flat_out_yields_further_and_a_quiet_one_does_not(
+    tmp_path: Path,
+) -> None:
+    # At nice 5, eight tabs of `yes` weighed 8 x 335 against the host's and its callers'
+    # 1,024 each: on a quiet 2-core machine the callers got under half a core, and
+    # shell_scene's loaded p99 stayed above 100 ms. A run that keeps writing its output
+    # faster than LOUD_BYTES_PER_SECOND takes LOUD_RUN_NICE; one that is long but quiet keeps
+    # the long-run nice.
+    if _BASE >= LOUD_RUN_NICE:
+        pytest.skip(f"this process already runs at nice {_BASE}: nothing lower to show")
+    project = tmp_path / "project"
+    project.mkdir()
+    long_nice = _BASE + 1
+    async with Habitat.open(
+        Workspace.for_project(project),
+        project=project,
+        config=ShellConfig(long_run_nice=long_nice),
+    ) as habitat:
+        loud = await habitat.shell.run(RunArgs(command="exec yes", tab="loud", background=True))
+        quiet = await habitat.shell.run(
+            RunArgs(command="exec sleep 3065", tab="quiet", background=True)
+        )
+        assert loud.pid is not None
+        assert quiet.pid is not None
+        loud_pid, quiet_pid = loud.pid, quiet.pid
+        try:
+            await eventually(
+                lambda: os.getpriority(os.PRIO_PROCESS, loud_pid) >= LOUD_RUN_NICE, within=60
+            )
+            host_group = _autogroup_nice(os.getpid())
+            if host_group is not None:
+                assert _autogroup_nice(loud_pid) == max(host_group, LOUD_RUN_NICE)
+            await eventually(
+                lambda: os.getpriority(os.PRIO_PROCESS, quiet_pid) >= long_nice, within=30
+            )
+            assert os.getpriority(os.PRIO_PROCESS, quiet_pid) == long_nice
+        finally:
+            for tab in ("loud", "quiet"):
+                await habitat.shell.close(CloseArgs(tab=tab))

@@ -148,7 +148,9 @@ class RunSupervisor:
 
     def lower_later(self, run: RunRow, process: ProcessHandle, after: float) -> None:
         """Lower the run to the long-run nice if it still runs here `after` seconds from now."""
-        self._long_runs.started(process.record, lambda: self._live.get(run.id) is process, after)
+        self._long_runs.started(
+            process.record, lambda: self._live.get(run.id) is process, after, run.files.output
+        )
 
     def watch(self, run: RunRow, process: ProcessHandle) -> None:
         """Record the run's end when it comes, with nobody waiting for it."""
@@ -272,7 +274,9 @@ class RunSupervisor:
                 if watch:
                     self._live[run.id] = process
                     self.watch(run, process)
-                    self._long_runs.started(process.record, lambda: run.id in self._live, 0.0)
+                    self._long_runs.started(
+                        process.record, lambda: run.id in self._live, 0.0, run.files.output
+                    )
                 return run
         elif self.clock.time() - run.started_at < _SPAWN_GRACE_SECONDS:
             return run  # another habitat is between insert and spawn
