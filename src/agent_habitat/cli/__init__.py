@@ -153,7 +153,10 @@ def build_parser(command: str | None = None, *, summary: bool = False) -> argpar
             if exc.name != name:
                 raise
             continue  # a command module that is not part of this build
-        module.register(subparsers)
+        if name == _SHELL and only:
+            module.register(subparsers, command)  # that verb's row alone
+        else:
+            module.register(subparsers)
     for name, sub in subparsers.choices.items():
         _add_example(name, sub)
     return parser

@@ -25,12 +25,10 @@ import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
-from ..project_scene import ProjectSceneResult, render_project_scene
 from ..reach.launcher import find_host
 from ..reach.lock import HostRecord
 from ..shell import models as m
 from ..verbs import SHELL_VERBS, AnyVerb
-from ..verbs.project import PROJECT_VERBS
 from .attach import Caller, Streamer, follow_run, terminal_env
 from .common import open_habitat, project_root, run_command
 from .flags import add_verb_parser, request_from
@@ -40,11 +38,21 @@ from .styles import dim
 __all__ = ["register"]
 
 
-def register(subparsers: Any) -> None:
-    # The shell and project rows alone: the verify rows' models are not needed to serve a
-    # shell command (the verify commands are `cli.verify_cmds`).
-    for verb in (*SHELL_VERBS, *PROJECT_VERBS):
-        if verb.cli:
+_PROJECT_COMMANDS = frozenset({"project", "trust"})
+"""The project verbs' commands: their rows (and the project scene's models) load for them."""
+
+
+def register(subparsers: Any, only: str | None = None) -> None:
+    """The shell and project rows' subcommands, or `only` that command's: the verify rows'
+    models are not needed to serve a shell command (the verify commands are
+    `cli.verify_cmds`), nor the project verbs' to serve `habitat run`."""
+    rows: tuple[AnyVerb, ...] = SHELL_VERBS
+    if only is None or only in _PROJECT_COMMANDS:
+        from ..verbs.project import PROJECT_VERBS
+
+        rows = (*rows, *PROJECT_VERBS)
+    for verb in rows:
+        if verb.cli and only in (None, verb.cli_name):
             add_verb_parser(subparsers, verb).set_defaults(handler=_handler(verb))
 
 
@@ -129,16 +137,15 @@ def _handler(verb: AnyVerb) -> Callable[[argparse.Namespace], int]:
     return handler
 
 
-def _show_project(result: ProjectSceneResult, streamed: bool) -> None:
-    sys.stdout.write(render_project_scene(result))
-
-
 def _show(verb: AnyVerb, result: BaseModel, args: argparse.Namespace, streamed: bool) -> int:
     """Print the result as the host path prints it (`cli.shell_views`, on the same JSON
     data) and return the exit code."""
-    if isinstance(result, ProjectSceneResult) and not args.json:
-        _show_project(result, streamed)
-        return 0
+    if verb.cli_name in _PROJECT_COMMANDS and not args.json:
+        from ..project_scene import ProjectSceneResult, render_project_scene
+
+        if isinstance(result, ProjectSceneResult):
+            sys.stdout.write(render_project_scene(result))
+            return 0
     data = result.model_dump(mode="json")
     if args.json:
         emit_json_data(data)

@@ -1,18 +1,22 @@
 """`habitat status` and `habitat cancel`: through the workspace host's runner when one
-serves the workspace, else from the workspace's record (which a one-shot verify writes)."""
+serves the workspace, else from the workspace's record (which a one-shot verify writes),
+opened as a one-shot verify opens it (`habitat.VerifyRecord`: the state, bus, project and
+record, without the shell, whose models and open were a third of the command's CPU)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+from ..habitat import VerifyRecord
 from ..reach.launcher import find_host
 from ..verify.runner.args import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.runner.cli_text import cancel_output, status_output
 from ..verify.runner.report import VerifyCancelResult, VerifyStatusResult
 from ..workspace import Workspace
-from .common import open_habitat, project_root, run_command
+from .common import project_root, run_command
 from .verify_oneshot import on_project
 
 __all__ = ["cancel", "status"]
@@ -47,8 +51,16 @@ def status(args: argparse.Namespace) -> int:
     return run_command(body, term_as_interrupt=True)
 
 
+def _open_record(args: argparse.Namespace) -> AbstractAsyncContextManager[VerifyRecord]:
+    """The workspace's record of verify, for the project the CLI is pointed at."""
+    root = project_root(args)
+    return VerifyRecord.open(
+        Workspace.for_project(root), project=root if args.project is not None else None
+    )
+
+
 async def _recorded_status(args: argparse.Namespace) -> VerifyStatusResult:
-    async with open_habitat(args) as habitat:
+    async with _open_record(args) as habitat:
         await on_project(habitat, project_root(args))
         return await habitat.verifier.status(args.task)
 
@@ -59,7 +71,7 @@ def cancel(args: argparse.Namespace) -> int:
         if isinstance(hosted, VerifyCancelResult):
             result = hosted
         else:
-            async with open_habitat(args) as habitat:
+            async with _open_record(args) as habitat:
                 await on_project(habitat, project_root(args))
                 result = await habitat.verifier.cancel(args.task)
         text, code = cancel_output(result, as_json=args.json)

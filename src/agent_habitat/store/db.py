@@ -110,14 +110,22 @@ class Database:
         self.conn.execute("PRAGMA busy_timeout=10000")
         self._migrate()
 
+    def _version(self) -> int:
+        version: int = self.conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"{self.path} has schema version {version}, newer than this habitat "
+                f"({SCHEMA_VERSION}); upgrade agent-habitat"
+            )
+        return version
+
     def _migrate(self) -> None:
+        # A database already at this version (every open but a workspace's first) is read,
+        # not written: no write lock taken behind another process's writes, nothing in the WAL.
+        if self._version() == SCHEMA_VERSION:
+            return
         with self.transaction():
-            version = self.conn.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.path} has schema version {version}, newer than this habitat "
-                    f"({SCHEMA_VERSION}); upgrade agent-habitat"
-                )
+            version = self._version()  # again under the lock: another process may have migrated
             for step in _MIGRATIONS[version:]:
                 for statement in step.split(";"):
                     if statement.strip():
