@@ -114,6 +114,17 @@ async def test_edits_of_one_call_apply_all_or_none(editor: FileEditor, root: Pat
     assert (root / "m.py").read_text(encoding="utf-8") == "AB\nc\n"
 
 
+async def test_old_found_nowhere_says_what_to_do(editor: FileEditor, root: Path) -> None:
+    # No line holds even its first line: the fix is to read the file again, not to retry.
+    (root / "m.py").write_text("a\nb\n", encoding="utf-8")
+    with pytest.raises(EditConflictError) as caught:
+        await editor.edit(edit("m.py", ("nothing like it", "x")))
+    assert str(caught.value) == (
+        "m.py: `old` not found, nor its first line: read the file again (it may have "
+        "changed since you saw it) and copy `old` from it exactly"
+    )
+
+
 async def test_an_edit_that_changes_nothing_is_refused(editor: FileEditor, root: Path) -> None:
     (root / "m.py").write_text("a\n", encoding="utf-8")
     with pytest.raises(EditConflictError, match="the same"):

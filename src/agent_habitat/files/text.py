@@ -148,11 +148,17 @@ def _locate(text: str, old: str, anchor: str | None, where: str) -> int:
     )
 
 
+_NOWHERE = (
+    ", nor its first line: read the file again (it may have changed since you saw it) and "
+    "copy `old` from it exactly"
+)
+
+
 def _near_misses(text: str, old: str) -> str:
     """Lines holding the first line of `old` without its indentation: likely whitespace slips."""
     first = next((line.strip() for line in old.split("\n") if line.strip()), "")
     if not first:
-        return ""
+        return _NOWHERE
     hits: list[int] = []
     position = 0
     for line in text.split("\n"):
@@ -160,7 +166,7 @@ def _near_misses(text: str, old: str) -> str:
             hits.append(position)
         position += len(line) + 1
     if not hits:
-        return ""
+        return _NOWHERE
     return (
         f"; its first line ({first[:60]!r}, ignoring indentation) is at lines "
         f"{_lines(text, hits)}: copy `old` exactly, whitespace included"
