@@ -231,6 +231,9 @@ async def test_a_prestarted_run_takes_the_folder_made_ahead_with_its_files(
     assert row is not None
     assert Path(result.spool).parent == row.run_dir == spool / f"run-{row.id}"
     assert (made.exists(), row.run_dir.stat().st_ino) == (False, inode)  # renamed
+    # What the wrapper recorded goes once the end is in the database: no rewrite.
+    await eventually(lambda: not (row.run_dir / "state").exists())
+    assert not (row.run_dir / "state.lean").exists()
     assert row.ended_at is not None
     assert row.ended_at >= row.started_at
 
@@ -261,3 +264,15 @@ def _reaped_pid() -> int:
     process = subprocess.Popen(["true"])
     process.wait()
     return process.pid
+
+
+async def test_a_dump_whose_end_is_not_recorded_is_rewritten_not_removed(habitat: Shell) -> None:
+    running = await habitat.run(RunArgs(command="sleep 3056", background=True))
+    row = habitat.store.by_index("main", running.index)
+    assert row is not None
+    row.files.state.write_bytes(b'0\0/some/where\0declare -x FOO="bar"\n')
+    await habitat.runs._forget_dump(row)  # as the lull does after an end it failed to record
+    assert not row.files.state.exists()
+    assert row.files.read_state() is not None  # the next habitat still reads it
+    assert row.files.lean_state.exists()
+    await habitat.kill(KillArgs(tab="main"))

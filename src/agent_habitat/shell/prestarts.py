@@ -242,11 +242,9 @@ class Prestarts:
         try:
             started = await self._spawner.prestart(argv, cwd=Path(key.cwd), env=env, marker=marker)
             if started is not None:
-                try:
-                    folder = await anyio.to_thread.run_sync(_make_ahead, self._spool_dir, marker)
-                except BaseException:  # cancelled: the wrapper goes with it
-                    self._close(Ready(started, key, env, marker))
-                    raise
+                # On the loop, in the lull: a worker thread would be one more hop, and one
+                # more holder of the GIL when the next call comes.
+                folder = _make_ahead(self._spool_dir, marker)
         except (OSError, ValueError) as exc:  # the next run starts cold, and says why if it
             # cannot either (ValueError: a NUL in the environment, which exec cannot take)
             logger.info("no prestarted wrapper for tab %s: %s", tab, exc)

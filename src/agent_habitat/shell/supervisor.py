@@ -29,7 +29,6 @@ from .lull import Lull
 from .models import RunState
 from .orphans import Orphans
 from .run_store import RunRow, RunStore
-from .wrapper import RunFiles
 
 __all__ = ["RunSupervisor"]
 
@@ -347,7 +346,7 @@ class RunSupervisor:
         # The environment dump's rewrite as a delta waits until the answer has gone.
         recorded = files.read_state(rewrite=False)
         if recorded is not None and recorded.whole_dump:
-            self._lull.later(lambda: self._forget_dump(files))
+            self._lull.later(lambda: self._forget_dump(run))
         if recorded is None and run.id not in self._killing and self._orphans_live(run, returncode):
             self.announce(run.id)
             return self.store.get(run.id) or run
@@ -421,8 +420,12 @@ class RunSupervisor:
             end.event.set()
         return final
 
-    async def _forget_dump(self, files: RunFiles) -> None:
-        files.forget_dump()  # a file made, renamed and one removed: on the loop
+    async def _forget_dump(self, run: RunRow) -> None:
+        row = self.store.get(run.id)
+        if row is None or row.state != "running":
+            run.files.drop_state()  # its end is recorded: one unlink, on the loop
+        else:  # its record failed (a full disk): the next habitat reads it again
+            run.files.forget_dump()  # a file made, renamed and one removed
 
     async def _release_groups(self, records: list[ProcessRecord]) -> None:
         await anyio.to_thread.run_sync(_release, self.spawner, records)

@@ -6,13 +6,15 @@ The wrapper uses only builtins (no fork): a command substitution would cost a mi
 `state` is `<exit code>\\0<cwd>\\0<env dump>`; the dump is bash's `declare -px`, POSIX
 `export -p` (sh), NUL-separated NAME=value pairs (zsh), or absent (fish, pwsh: cwd only).
 The file is created 0600 before the command starts (and written under `umask 077`), and
-the habitat that reads it rewrites the dump as the delta against its base environment
-(JSON, in `state.lean`, then `state` goes), so the whole environment, secrets included,
+the habitat that records the run's end removes it once it is recorded (`drop_state`), or
+rewrites the dump as the delta against its base environment (JSON, in `state.lean`, then
+`state` goes) when it reads it before that, so the whole environment, secrets included,
 does not stay at rest in the spool.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -184,6 +186,13 @@ class RunFiles:
             self._replace_state(b"\0".join([parts[0], parts[1], delta]))
             whole = False
         return FinalState(code, cwd, env, whole)
+
+    def drop_state(self) -> None:
+        """Remove what the wrapper recorded, once the run's end is in the database (nothing
+        reads it then): the whole environment it dumped does not stay at rest, and no
+        rewrite (`forget_dump`) makes a file for it."""
+        with contextlib.suppress(OSError):
+            os.unlink(self.state)
 
     def forget_dump(self) -> None:
         """Rewrite a whole environment dump in `state` as its delta (`read_state`), if it
