@@ -26,6 +26,7 @@ from ..events import EventBus
 from ..events.kinds import TaskEnd
 from ..regular import is_special, kind_of
 from ..workspace import Workspace
+from .ahead import Ahead, ahead_of
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
 from .environments import ProjectEnv, probe_env, resolve_python
@@ -268,7 +269,11 @@ async def _context(
 
 
 async def _climb_one(
-    ctx: RungContext, rung: RungName, bus: EventBus, chains: list[Toolchain]
+    ctx: RungContext,
+    rung: RungName,
+    bus: EventBus,
+    chains: list[Toolchain],
+    ahead: Ahead | None = None,
 ) -> RungResult:
     task = ctx.task(rung)
     bus.publish(
@@ -283,7 +288,15 @@ async def _climb_one(
     )
     started = time.monotonic()
     try:
-        result = await run_rung(ctx, rung, chains, FALLBACK)
+        if ahead is not None:
+            result = await ahead.result_now()
+            result.notes.append(
+                f"started beside {ahead.beside}, {started - ahead.started:.2f} s before "
+                "the climb reached it"
+            )
+            result.duration_s = 0.0  # the climb's wait in it (below): the rungs add up
+        else:
+            result = await run_rung(ctx, rung, chains, FALLBACK)
     except anyio.get_cancelled_exc_class():
         result = RungResult(
             rung=rung,
@@ -361,10 +374,17 @@ async def _climb(
             # the type check run; the test rung forks it (or waits for its start). A climb
             # that ends first cancels the start.
             beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
+        ahead: Ahead | None = None
         for index, rung in enumerate(rungs):
-            result = await _climb_one(ctx, rung, bus, chains)
+            mine = ahead if ahead is not None and ahead.rung == rung else None
+            if (after := ahead_of(ctx, rungs, index, chains)) is not None:
+                work = partial(run_rung, ctx, after, chains, FALLBACK)
+                ahead = Ahead.start(beside, after, rung, work)
+            result = await _climb_one(ctx, rung, bus, chains, mine)
             results.append(result)
             if result.state in _STOPPING:
+                if ahead is not None and ahead is not mine:
+                    await ahead.drop()
                 results.extend(
                     RungResult(
                         rung=later,
