@@ -219,6 +219,16 @@ PROJECTS: dict[str, Project] = {
             ("parse.py",),
             sha256="b41d604d16503c79d81af5165155c0b20f6c8d6c559efa66b4b695c3e5a0a0ce",
         ),
+        Project(
+            "marshmallow",
+            "3.21.3",
+            ("pytest", "pytz", "simplejson"),
+            "object serialization: a 5,100-line typed package (py.typed, [tool.mypy] "
+            "configured), fields and schemas that import each other, ~1,200 tests, pytest "
+            "addopts -v",
+            ("src/marshmallow",),
+            sha256="4f57c5e050a54d66361e826f94fba213eb10b67b2fdb02c3e0343ce207ba1662",
+        ),
     )
 }
 
