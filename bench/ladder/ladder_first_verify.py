@@ -56,7 +56,7 @@ HEAD = [
     "edit",
     "before: median verify s / pytest s (verify/pytest)",
     "after: median verify s / pytest s (verify/pytest)",
-    "one-shot cold s",
+    "one-shot cold s / pytest s (one-shot/pytest)",
     "testmon s (tests run)",
     "misses / false reds",
 ]
@@ -226,7 +226,10 @@ def rows(p: dict[str, Any]) -> list[list[str]]:
             ratio = med(w / f for w, f in zip(walls, fulls, strict=True))
             cells.append(f"{med(walls):.2f} / {med(fulls):.2f} ({ratio:.2f}x)")
         if index == 0:
-            cells.append(f"{med(r['oneshot']['wall_s'] for r in p['rounds']):.2f}")
+            shots = [r["oneshot"]["wall_s"] for r in p["rounds"]]
+            fulls = [r["oneshot_full"]["wall_s"] for r in p["rounds"]]
+            ratio = med(w / f for w, f in zip(shots, fulls, strict=True))
+            cells.append(f"{med(shots):.2f} / {med(fulls):.2f} ({ratio:.2f}x)")
         else:
             cells.append("")
         runs = [r[s][index] for r in p["rounds"] for s in ("before", "after")]
