@@ -17,6 +17,8 @@ from node_tsc import TSCONFIG_OPTIONS
 from node_tsc import compile_rung as _compile
 from node_warm import tiny_project
 
+from .node_typescript import typescript_only
+
 pytestmark = pytest.mark.anyio
 
 _COMPOSITE = {**TSCONFIG_OPTIONS, "composite": True, "outDir": "dist"}
@@ -49,7 +51,10 @@ def _monorepo(root: Path, *, workspaces: bool = False) -> Path:
         "packages/core/src/old.ts": "export const n: number = 'x';\n",
         "packages/app/src/main.ts": _APP,
     }
-    return tiny_project(root, files)
+    tiny_project(root, files)
+    # The solution's own tsconfig has tsc's defaults: every @types package is read.
+    typescript_only(root)
+    return root
 
 
 def _build(root: Path, copy: Path) -> str:
@@ -145,6 +150,7 @@ def _solution(root: Path) -> Path:
         "packages/app/src/main.ts": _BY_NAME,
     }
     tiny_project(root, files)
+    typescript_only(root)  # as in _monorepo
     link = root / "packages/app/node_modules/@m/core"
     link.parent.mkdir(parents=True)
     link.symlink_to("../../../core", target_is_directory=True)

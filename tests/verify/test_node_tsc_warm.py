@@ -24,30 +24,11 @@ from node_tsc import USE as _USE
 from node_tsc import project as _project
 from node_warm import rung_ctx
 
+from .node_typescript import typescript_only
+
 pytestmark = pytest.mark.anyio
 
 _DECLARATIONS = {**TSCONFIG_OPTIONS, "declaration": True, "isolatedDeclarations": True}
-
-
-def _own_node_modules(root: Path) -> None:
-    """The project's `node_modules`: typescript (the cached one) and one `@types` package of
-    its own, with an error only a check of declaration files finds, in place of the link to
-    every cached tool (whose 15 `@types` packages, checked under tsc's defaults, made that
-    state's checks cost 10x the others')."""
-    cached = (root / "node_modules").resolve()
-    (root / "node_modules").unlink()
-    (root / "node_modules" / ".bin").mkdir(parents=True)
-    (root / "node_modules" / "typescript").symlink_to(
-        cached / "typescript", target_is_directory=True
-    )
-    (root / "node_modules" / ".bin" / "tsc").symlink_to("../typescript/bin/tsc")
-    types = root / "node_modules" / "@types" / "tiny"
-    types.mkdir(parents=True)
-    (types / "package.json").write_text(
-        json.dumps({"name": "@types/tiny", "version": "1.0.0", "types": "index.d.ts"}),
-        encoding="utf-8",
-    )
-    (types / "index.d.ts").write_text("declare const tiny: number = 1;\n", encoding="utf-8")
 
 
 def _cold(root: Path) -> str:
@@ -74,7 +55,8 @@ async def test_the_warm_checker_says_what_tsc_says_byte_for_byte_through_edits(
     tmp_path: Path,
 ) -> None:
     root = _project(tmp_path)
-    _own_node_modules(root)
+    # Its own @types package, with an error only a check of declaration files finds.
+    typescript_only(root, {"tiny": "declare const tiny: number = 1;\n"})
     edits: list[tuple[str, str | None]] = [
         # A change to an exported type: the error lands in the file that imports it.
         ("src/shape.ts", _SHAPE.replace("size: number", "size: string")),
