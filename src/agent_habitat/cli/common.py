@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
     from pydantic import BaseModel
 
-    from ..habitat import Habitat
+    from ..habitat import Habitat, VerifyRecord
 
 __all__ = [
     "JSON_ERRORS",
@@ -36,6 +36,7 @@ __all__ = [
     "emit_json",
     "emit_project_write",
     "exit_code_of",
+    "on_project",
     "open_habitat",
     "project_root",
     "report_error",
@@ -108,6 +109,12 @@ def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habita
         project=root if args.project is not None else None,
         runner=False,
     )
+
+
+async def on_project(habitat: Habitat | VerifyRecord, root: Path) -> None:
+    """Outside a git work tree nothing opens a project at start; the CLI's folder is it."""
+    if habitat.project.root is None:
+        await habitat.project.open(root, source="cwd")
 
 
 def build_args(model: type[M], positional: tuple[str, ...] = (), **values: Any) -> M:

@@ -8,27 +8,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..habitat import VerifyRecord
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
 from ..verify.timing import timing_of
 from ..workspace import Workspace
-from .common import build_args, project_root, run_command
+from .common import build_args, on_project, project_root, run_command
 from .verdict_text import render_verdict
 from .verify_exit import EXIT_CODES
 
-if TYPE_CHECKING:
-    from ..habitat import Habitat
-
 __all__ = ["verify_here"]
-
-
-async def on_project(habitat: Habitat | VerifyRecord, root: Path) -> None:
-    # Outside a git work tree nothing opens a project at start; the CLI's folder is it.
-    if habitat.project.root is None:
-        await habitat.project.open(root, source="cwd")
 
 
 def verify_here(args: argparse.Namespace, requested: float) -> int:

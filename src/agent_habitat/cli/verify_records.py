@@ -16,8 +16,7 @@ from ..verify.runner.args import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.runner.cli_text import cancel_output, status_output
 from ..verify.runner.report import VerifyCancelResult, VerifyStatusResult
 from ..workspace import Workspace
-from .common import project_root, run_command
-from .verify_oneshot import on_project
+from .common import on_project, project_root, run_command
 
 __all__ = ["cancel", "status"]
 

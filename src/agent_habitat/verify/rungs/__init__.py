@@ -10,22 +10,27 @@
 #   same_types.py whether a change is only comments a checker cannot tell from HEAD.
 #   build.py build.affected, regenerate.py its first step (outdated generated sources).
 #   warm_pytest.py the warm pytest of test.scoped and test.full.
-from collections.abc import Awaitable, Callable
+#   checker_files.py the config files a checker reads. runners.py RUNNERS, the rung table.
+#   The package's names load on first use (PEP 562): what
+#   reads one rung module (`habitat status`'s warm lines: dmypy.py, warm_pytest.py) does not
+#   import the ladder.
+from ...lazy import lazy_attributes
 
-from ..models import RungName, RungResult
-from .build import build_affected
-from .compile import compile_project, detect_type_checker
-from .context import RungContext
-from .diagnose import diagnose_files
-from .dmypy import DmypyDaemon
-from .suite import full_suite, scoped_suite
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true
+if TYPE_CHECKING:
+    from .compile import detect_type_checker
+    from .context import RungContext
+    from .dmypy import DmypyDaemon
+    from .runners import RUNNERS
+
+__getattr__ = lazy_attributes(
+    __name__,
+    {
+        "RUNNERS": "runners",
+        "DmypyDaemon": "dmypy",
+        "RungContext": "context",
+        "detect_type_checker": "compile",
+    },
+)
 
 __all__ = ["RUNNERS", "DmypyDaemon", "RungContext", "detect_type_checker"]
-
-RUNNERS: dict[RungName, Callable[[RungContext], Awaitable[RungResult]]] = {
-    "diagnose.files": diagnose_files,
-    "compile.project": compile_project,
-    "build.affected": build_affected,
-    "test.scoped": scoped_suite,
-    "test.full": full_suite,
-}

@@ -18,20 +18,12 @@ import anyio.to_thread
 from ..baseline import BaseResult, fingerprint
 from ..head import HeadTree
 from ..models import Diagnostic, RungName, RungResult
+from .checker_files import CONFIG_FILES
 from .compare import cache_of, settle
 from .context import RungContext
 
 __all__ = ["CONFIG_FILES", "check_on_head", "settle_on_head"]
 
-# Files whose content can change what a type checker or linter reports.
-CONFIG_FILES = (
-    "pyproject.toml",
-    "setup.cfg",
-    "mypy.ini",
-    ".mypy.ini",
-    "pyrightconfig.json",
-    "tox.ini",
-)
 
 Parse = Callable[[str, Path], list[Diagnostic]]
 

@@ -51,7 +51,7 @@ import anyio.to_thread
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time
 from ...proc.priority import background_for_now
 from ...workspace import Workspace, private_dirs, write_private
-from .head_check import CONFIG_FILES
+from .checker_files import CONFIG_FILES
 from .lsp import LspClient, LspError
 
 __all__ = [

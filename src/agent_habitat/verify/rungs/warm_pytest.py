@@ -26,7 +26,7 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -34,7 +34,9 @@ import anyio.to_thread
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time, spawn
 from ...workspace import Workspace, write_private
 from ..environments import ProjectEnv
-from .context import RungContext
+
+if TYPE_CHECKING:
+    from .context import RungContext
 
 __all__ = [
     "CLIENT",
