@@ -264,3 +264,29 @@ async def test_only_calls_that_can_last_watch_for_their_client_leaving(
     waited = await api.post("/api/shell_wait", json={"timeout_seconds": 0.1})
     assert waited.status_code == 200, waited.text
     assert watched == ["/api/shell_run", "/api/shell_wait"]
+
+
+async def test_a_verb_call_is_matched_against_the_verbs_first(
+    api: httpx2.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 23 ("Under load"): the router tries each route's regex in order, and shell_last
+    # came 21st, behind the dashboard's page and assets (a twentieth of the host's CPU for
+    # the call). Every path is a literal, so the order changes no answer, only the cost.
+    from starlette.routing import Route
+
+    tried: list[str] = []
+    matches = Route.matches
+
+    def counted(self: Route, scope: Any) -> Any:
+        tried.append(self.path)
+        return matches(self, scope)
+
+    assert (await api.post("/api/shell_run", json={"command": "true"})).status_code == 200
+    monkeypatch.setattr(Route, "matches", counted)
+    for verb in VERBS:
+        tried.clear()
+        path = f"/api/{verb.tool_name(PREFIX)}"
+        await api.post(path, json=[])  # refused as a body (400): the route is what counts
+        assert tried[-1] == path
+        assert len(tried) <= 1 + len(VERBS) + 2, tried  # /mcp, /api/verbs, /api/meta
+        assert all("{" not in route for route in tried)

@@ -305,15 +305,18 @@ def build_app(
             return JSONResponse({"error": f"cannot listen on {where}: {exc}"}, status_code=409)
         return JSONResponse({"tcp": url})
 
+    # Every path is a literal, so the order only says how many a request is matched against
+    # (a regex each, ~3 us): the MCP endpoint and the verbs first, the dashboard's page and
+    # assets last (a shell_last came 21st, a twentieth of the host's CPU for the call).
     routes = [
         # The bridge's line exchange (host/mcp_stream.py), else Streamable HTTP.
         Route("/mcp", hosted.mcp),
+        *api_routes(hosted.habitat),
         Route("/events", events.endpoint, methods=["GET"]),
         Route("/api/status", status, methods=["GET"]),
         Route("/api/host/tcp", open_tcp, methods=["POST"]),
         token_route(credentials, files),
         *dashboard_routes(credentials=credentials, logins=(logins := Logins())),
-        *api_routes(hosted.habitat),
     ]
     activity = Activity(Starlette(routes=routes), quiet_paths=frozenset({"/api/status"}))
     guarded = Guard(activity, credentials=credentials, extra_hosts=extra_hosts, login=logins.redeem)
