@@ -53,6 +53,7 @@ async def _load(
     server = psutil.Process(handle.record.pid)
     me = psutil.Process()
     names = [f"t{i}" for i in range(tabs)]
+    writers: list[psutil.Process] = []
     out: dict[str, list[float]] = {f"{p} {v}": [] for p in ("idle", "loaded") for v in VERBS}
     last = verb("last", "shell")
     try:
@@ -64,7 +65,7 @@ async def _load(
 
             async def phase(label: str) -> None:
                 deadline = time.perf_counter() + seconds
-                before = _costs(server, me)
+                before = _costs(server, me, writers)
 
                 async def caller(i: int) -> None:
                     tab = names[i % len(names)]
@@ -88,14 +89,18 @@ async def _load(
                 calls = sum(
                     len(out.get(f"{label} {v}{f}", [])) for v in VERBS for f in ("", " FAILED")
                 )
-                after = _costs(server, me)
+                after = _costs(server, me, writers)
                 for what, spent in before.items():
                     if spent is not None and (now := after[what]) is not None:
                         out[f"{label} {what} ms/call"] = [(now - spent) / max(1, calls)]
 
             await phase("idle")
             for name in names:
-                await host.call(run, RunArgs(command="exec yes", tab=name, background=True))
+                started = await host.call(
+                    run, RunArgs(command="exec yes", tab=name, background=True)
+                )
+                if isinstance(pid := getattr(started, "pid", None), int):
+                    writers.append(psutil.Process(pid))
             await anyio.sleep(1.0)  # every writer at full speed
             profiler = _spy(spy, handle.record.pid, seconds)
             try:
@@ -135,21 +140,28 @@ async def _mcp_built(socket: str) -> None:
         await http.get("/mcp", timeout=60.0)
 
 
-def _costs(server: psutil.Process, callers: psutil.Process) -> dict[str, float | None]:
+def _costs(
+    server: psutil.Process, callers: psutil.Process, writers: list[psutil.Process]
+) -> dict[str, float | None]:
     """Milliseconds so far: the host's CPU (what the machine's load cannot inflate much),
-    the callers' own (httpx and pydantic, one process for all of them), and how long each
-    one's threads sat runnable but not running (None where the kernel keeps no schedstat):
-    where a call's wall goes besides the host's CPU."""
+    the callers' own (httpx and pydantic, one process for all of them), the writing runs'
+    (`exec yes`: what the scheduler gave them against the host and its callers), and how
+    long each one's threads sat runnable but not running (None where the kernel keeps no
+    schedstat): where a call's wall goes besides the host's CPU."""
     return {
         "host cpu": _cpu_ms(server),
         "callers cpu": _cpu_ms(callers),
+        "writers cpu": sum(_cpu_ms(w) for w in writers) if writers else None,
         "host run-queue": _waited(server),
         "callers run-queue": _waited(callers),
     }
 
 
 def _cpu_ms(process: psutil.Process) -> float:
-    times = process.cpu_times()
+    try:
+        times = process.cpu_times()
+    except psutil.Error:  # a writer gone early: what it used is no longer known
+        return 0.0
     return float(times.user + times.system) * 1000
 
 
