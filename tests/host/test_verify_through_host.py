@@ -200,3 +200,27 @@ async def test_sigterm_during_a_verify_through_the_host_cancels_it_there_and_exi
     code, status = await cli(capsys, "status", "--json", "--project", str(calc))
     assert code == 1
     assert status["epoch"]["state"] == "cancelled", status
+
+
+async def test_a_host_started_after_a_verify_reports_that_epoch_not_never_verified(
+    calc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The epoch is on record (state.db); a host started later knows only what it climbed
+    # itself. It said "never verified" (xxhash v2.3.0: a red epoch 19, the host restarted
+    # by `habitat dashboard`, and the page and `habitat status` said never verified).
+    p = str(calc)
+    _break(calc)
+    code, red = await cli(
+        capsys, "verify", "--no-host", "--policy", "minimal", "--json", "--project", p
+    )
+    assert (code, red["state"]) == (1, "red"), red
+    await anyio.to_thread.run_sync(ensure_host, calc)
+    code, status = await cli(capsys, "status", "--json", "--project", p)
+    assert code == 1, status
+    assert status["epoch"] is not None, status
+    assert (status["epoch"]["task"], status["epoch"]["state"]) == (red["id"], "red")
+    assert status["served_by"].startswith("the workspace host"), status
+    text = calc / "src/calc/text.py"
+    text.write_text(text.read_text(encoding="utf-8") + "Y = 2\n", encoding="utf-8")
+    code, stale = await cli(capsys, "status", "--json", "--project", p)
+    assert (code, stale["epoch"]["state"], stale["stale"]) == (1, "stale", True), stale

@@ -27,13 +27,7 @@ from ...project import Project
 from ...project_scene import EpochGlance
 from ...trust import NOT_TRUSTED, ProjectTrust
 from ...workspace import Workspace
-from .. import (
-    LadderRequest,
-    LadderResult,
-    RungStatus,
-    Snapshot,
-    VerifyEpoch,
-)
+from .. import LadderRequest, LadderResult, RungStatus, Snapshot, VerifyEpoch
 from ..toolchains import snapshot_of
 from .accounting import TimeAccounting
 from .args import Progress, VerifyRunArgs
@@ -318,6 +312,11 @@ class VerifySlot:
                 raise UsageError("no project is open: open one with project_open")
             return await self._recorded(self.project.root, task)
         status = await runner.status(task, session=session)
+        if status.epoch is None and task is None:  # what it climbed; before it: on record
+            earlier = await self._recorded(runner.root, None)
+            if earlier.epoch is not None:
+                update = {"served_by": self._served_by(), "recorded": False}
+                return earlier.model_copy(update=update)
         report = epoch_report(status.epoch, runner.root) if status.epoch else None
         return VerifyStatusResult(
             green=status.green,
