@@ -73,14 +73,16 @@ def test_the_fast_scene_prints_the_full_paths_table_without_building_the_habitat
 _LONG = "sleep 600"
 
 
-def test_a_run_marked_running_takes_the_full_path_which_follows_it(project: Path) -> None:
+def test_a_run_marked_running_takes_the_full_path_which_follows_it(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _habitat(project, "run", _LONG, "--tab", "srv", "--background")
     try:
         seen = _scene(project)
         assert "agent_habitat.habitat" in seen.stderr
         assert "running (pid" in seen.stdout
     finally:
-        _habitat(project, "kill", "srv")
+        _prepared(capsys, project, "kill", "srv")
     after = _scene(project)
     assert after.stderr.strip() == "loaded:"  # the kill recorded its end: nothing to do
     assert f"#1 `{_LONG}` → killed" in after.stdout
@@ -124,7 +126,9 @@ _FULL_PATH = (
 )
 
 
-def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(project: Path) -> None:
+def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _habitat(project, "host", "start")
     try:
         # Through the host (it serves the workspace): a run only the host watches.
@@ -145,8 +149,8 @@ def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(project: Path)
         # it, maybe, the column's width).
         assert _cells(fast.stdout) == _cells(full.stdout)
     finally:
-        _habitat(project, "kill", "srv")
-        _habitat(project, "host", "stop")
+        _prepared(capsys, project, "kill", "srv")
+        _prepared(capsys, project, "host", "stop")
     after = _scene(project)  # the host is gone: the state is read directly again
     assert after.stderr.strip() == "loaded:"
     assert f"#1 `{_LONG}` → killed" in after.stdout
