@@ -110,6 +110,20 @@ def _make_ahead(spool_dir: Path, marker: str) -> Path | None:
     return folder
 
 
+def _remove_ahead(folder: Path) -> None:
+    """Remove a folder `_make_ahead` made that no run took: its three empty files and
+    itself, a few unlinks on the loop (`shutil.rmtree`, for a run's folder, is a worker
+    thread's job when a tab closes)."""
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        os.rmdir(folder)
+    except OSError:
+        return  # gone already (a sweep), or not ours to judge: the next sweep sees it
+
+
 def sweep_folders(spool_dir: Path) -> None:
     """Remove the folders made ahead by habitat processes that are gone (a live one's
     stay: its next runs take them)."""
@@ -295,9 +309,9 @@ class Prestarts:
         # Reaped, and its empty group removed, once it has read its EOF; its folder made
         # ahead goes (it never learnt its name).
         folder, ready.folder = ready.folder, None
+        if folder is not None:
+            _remove_ahead(folder)
         with anyio.CancelScope(shield=True), anyio.move_on_after(_PENDING_BOUND):
-            if folder is not None:
-                await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
             await ready.started.process.wait()
             record = ready.started.process.record
             if self._spawner.ended_alone(record):

@@ -344,13 +344,14 @@ class RunStore:
         tab_cwd: str | None = None,
         tab_env: dict[str, str] | None = None,
         ended_at: float | None = None,
-    ) -> bool:
+    ) -> RunRow | None:
         """Record the end of a running run (and what its tab carries on), at `ended_at`
-        (default now). False when someone else already did."""
+        (default now): its row as ended. None when someone else already did."""
         with self.db.transaction() as conn:
             cur = conn.execute(
                 "UPDATE runs SET state = ?, exit_code = ?, signal = ?, timed_out = ?,"
-                " cancelled = ?, ended_at = ?, output_bytes = ? WHERE id = ? AND state = 'running'",
+                " cancelled = ?, ended_at = ?, output_bytes = ? WHERE id = ? AND state = 'running'"
+                " RETURNING *",
                 (
                     state,
                     exit_code,
@@ -362,8 +363,9 @@ class RunStore:
                     run_id,
                 ),
             )
-            if cur.rowcount != 1:
-                return False
+            ended = cur.fetchone()
+            if ended is None:
+                return None
             if tab_cwd is not None or tab_env is not None:
                 delta = None if tab_env is None else json.dumps(env_delta(tab_env, base_env()))
                 conn.execute(
@@ -371,7 +373,7 @@ class RunStore:
                     " WHERE name = (SELECT tab FROM runs WHERE id = ?)",
                     (tab_cwd, delta, run_id),
                 )
-        return True
+        return _run(ended)
 
     def _trim(self, conn: sqlite3.Connection, tab: str, newest: int, keep: int) -> list[Path]:
         """Drop finished runs older than the newest `keep`; returns their folders."""

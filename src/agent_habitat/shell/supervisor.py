@@ -379,11 +379,10 @@ class RunSupervisor:
         carried = state == "exited" and recorded is not None
         extra = self._extra_env.pop(run.id, None)
         recorded_env = recorded.env if recorded else None
-        final: RunRow | None = None
         # The run's end and its event: one commit (its locks and WAL frames) on the way out.
         with self.store.db.transaction():
             self.announce(run.id)  # a quick run's start, with its end
-            if self.store.finish(
+            if final := self.store.finish(
                 run.id,
                 state,
                 exit_code=exit_code,
@@ -396,8 +395,6 @@ class RunSupervisor:
                 if carried and recorded_env is not None
                 else None,
             ):
-                final = self.store.get(run.id)
-                ended = final or run
                 left = self._carry_leftovers(run, left or [])
                 kind = _RUN_END.get(state, "shell.run.killed")
                 self.bus.publish(
@@ -409,7 +406,7 @@ class RunSupervisor:
                         "state": state,
                         "exit_code": exit_code,
                         "signal": sig,
-                        "duration_s": ended.duration_s(self.clock.time()),
+                        "duration_s": final.duration_s(self.clock.time()),
                         "left_running": [item.model().model_dump() for item in left],
                     },
                 )
