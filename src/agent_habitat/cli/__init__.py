@@ -22,7 +22,8 @@ The modules:
   verb_help      `habitat VERB --help` for those verbs from that copy, without the models
   host_verbs, host_wire, host_scene   a verb, a call, the scene answered by a running host
   scene_fast, scene_view   `habitat scene` from state.db, and as a table
-  events_cmd, events_fast  `habitat events` (the journal; read straight while a host runs)
+  events_cmd, events_fast  `habitat events` (the journal, read straight when no habitat
+                 need be built: a host runs, or nothing needs doing)
   verify_cmds    `habitat verify|status|cancel`;  verify_exit  their exit codes
   verify_hosted, verify_oneshot   a climb through the host, or in this process
   verify_records `status`/`cancel` from the record;  verdict_text, ladder_view  the verdict

@@ -1,11 +1,14 @@
-"""`habitat events` while a host runs: the journal read from `state.db` with the standard
-library alone.
+"""`habitat events` read from the journal in `state.db` with the standard library alone.
 
-The host keeps the workspace's journal in `state.db` (SQLite, WAL) and, while it runs, the
-database is at its schema: so the events a person asks for are read straight from the
-table, read-only, in this process, without building the habitat (`cli.events_cmd`) to read
-one table. The lines and the `--json` objects are those of `cli.events_cmd`. With no host,
-or for any command line this reader does not take plainly, the full path answers.
+The workspace's journal is a table of `state.db` (SQLite, WAL): while a host runs, the
+database is at its schema; with no host, when nothing needs doing (no configuration to check,
+the state at this schema, no run marked running or without its recorded end: opening the
+habitat would record nothing, `shell.quiet_scene`), the journal is what it would print. Then
+the events a person asks for are read straight from the table, in this process, without
+building the habitat (`cli.events_cmd`) to read one table. The lines and the `--json`
+objects are those of `cli.events_cmd`. Otherwise (`--follow` with no host, whose habitat
+records what ends meanwhile), or for any command line this reader does not take plainly, the
+full path answers.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import datetime
 import json
 import sqlite3
+import sys
 import time
 from pathlib import Path
 
@@ -58,6 +62,43 @@ def _as_json(row: sqlite3.Row, data: dict[str, Any]) -> str:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
 
+def _journal(args: argparse.Namespace) -> sqlite3.Connection | None:
+    """The workspace's `state.db` to read the journal from, or None for the full path."""
+    from ..errors import HabitatError
+    from ..reach.files import HostFiles
+    from ..reach.plain_client import live_host
+    from ..shell.quiet_scene import nothing_to_record
+    from ..workspace import Workspace, find_project_root, habitat_home, refuse_unsafe
+    from .scene_fast import configured
+
+    try:
+        if args.project is not None and not args.project.is_dir():
+            return None  # the full path names the bad flag
+        root = args.project.resolve() if args.project is not None else find_project_root()
+        workspace = Workspace.for_project(root)
+        files = HostFiles(workspace)
+        for path in (habitat_home(), workspace.state_dir, workspace.db_path, files.lock):
+            if path.exists():
+                refuse_unsafe(path)
+        if not workspace.db_path.is_file():
+            return None
+        hosted = live_host(files.lock) is not None
+        if not hosted and (args.follow or configured(root)):
+            return None
+        # Read-only while the host keeps the WAL open; with no host, as `habitat scene` reads.
+        mode = "ro" if hosted else "rw"
+        db = sqlite3.connect(f"file:{workspace.db_path}?mode={mode}", uri=True, timeout=10)
+    except (OSError, HabitatError, sqlite3.Error):
+        return None
+    try:
+        if hosted or nothing_to_record(db):
+            return db
+    except sqlite3.Error:
+        pass
+    db.close()
+    return None
+
+
 def fast_events(argv: list[str]) -> int | None:
     """Print the events and return 0, or None when the full path must answer."""
     if any(word in ("-h", "--help") for word in argv[1:]):
@@ -71,24 +112,8 @@ def fast_events(argv: list[str]) -> int | None:
         args = parser.parse_args(argv[1:])
     except (_Refused, argparse.ArgumentError):
         return None
-    from ..errors import HabitatError
-    from ..reach.files import HostFiles
-    from ..reach.plain_client import live_host
-    from ..workspace import Workspace, find_project_root, habitat_home, refuse_unsafe
-
-    try:
-        if args.project is not None and not args.project.is_dir():
-            return None  # the full path names the bad flag
-        root = args.project.resolve() if args.project is not None else find_project_root()
-        workspace = Workspace.for_project(root)
-        files = HostFiles(workspace)
-        for path in (habitat_home(), workspace.state_dir, workspace.db_path, files.lock):
-            if path.exists():
-                refuse_unsafe(path)
-        if live_host(files.lock) is None or not workspace.db_path.is_file():
-            return None
-        db = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True, timeout=10)
-    except (OSError, HabitatError, sqlite3.Error):
+    db = _journal(args)
+    if db is None:
         return None
     db.row_factory = sqlite3.Row
     cursor: int = args.since
@@ -106,5 +131,8 @@ def fast_events(argv: list[str]) -> int | None:
             time.sleep(_FOLLOW_POLL_SECONDS)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader left (`| head`): as `cli.events_cmd` ends, exit 0
+        sys.stderr.close()
+        return 0
     finally:
         db.close()

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from .scene_view import SceneLike
 
-__all__ = ["SHELL_CONFIG_DEFAULTS", "fast_scene"]
+__all__ = ["SHELL_CONFIG_DEFAULTS", "configured", "fast_scene"]
 
 SHELL_CONFIG_DEFAULTS = {
     "max_tabs": 8,
@@ -51,7 +51,7 @@ def _project(argv: list[str]) -> tuple[bool, str | None]:
     return False, None
 
 
-def _configured(root: Path) -> bool:
+def configured(root: Path) -> bool:
     """True when configuration may change the scene's caps or make the full path refuse."""
     if any(f"HABITAT_{name.upper()}" in os.environ for name in SHELL_CONFIG_DEFAULTS):
         return True
@@ -115,7 +115,7 @@ def _quiet_scene(root_text: str) -> int | None:
 
     root = Path(root_text)
     try:
-        if _configured(root):
+        if configured(root):
             return None
         workspace = Workspace.for_project(root)
         db = workspace.db_path

@@ -17,7 +17,14 @@ from ..secrets import shown_command
 from ..store.db import SCHEMA_VERSION
 from .shells import resolve_shell
 
-__all__ = ["QuietCaps", "QuietRun", "QuietScene", "QuietTab", "read_quiet_scene"]
+__all__ = [
+    "QuietCaps",
+    "QuietRun",
+    "QuietScene",
+    "QuietTab",
+    "nothing_to_record",
+    "read_quiet_scene",
+]
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,15 @@ class QuietCaps:
 class QuietScene:
     tabs: list[QuietTab]
     caps: QuietCaps
+
+
+def nothing_to_record(conn: sqlite3.Connection) -> bool:
+    """True when opening the habitat over this state would record nothing: it is at this
+    habitat's schema, and no run is marked running or lacks its recorded end."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+        return False
+    unsettled = "SELECT 1 FROM runs WHERE state = 'running' OR ended_at IS NULL LIMIT 1"
+    return conn.execute(unsettled).fetchone() is None
 
 
 def read_quiet_scene(db: Path, caps: QuietCaps) -> QuietScene | None:
