@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(STAMP_RUN)
 
-# Coverage is not started in the third-party tools the tests' processes run (mypy, dmypy,
-# pip, venv): a .pth read before coverage's own (tests/habitat_coverage_tools.py says why).
+# Coverage starts in a child Python when our code is about to run there, never in mypy, pip or
+# a project's own tests: .pth files read around coverage's own (tests/habitat_coverage_tools.py).
 COVERAGE_TOOLS := $(VENV)/.coverage-tools
 $(COVERAGE_TOOLS): tests/habitat_coverage_tools.py | $(STAMP)
 	$(BIN)/python tests/habitat_coverage_tools.py

@@ -1,5 +1,6 @@
-"""tests/habitat_coverage_tools.py: coverage is not started in mypy, dmypy, pip or venv, and is
-in every other Python the suite's processes start.
+"""tests/habitat_coverage_tools.py: coverage is not started in mypy, dmypy, pip or venv; in
+every other Python the suite's processes start it is started before the first line of
+agent_habitat's code runs, and only then.
 
 The module is loaded from this checkout by its path: under `import habitat_coverage_tools`
 a venv with the hook installed would hand back the copy its .pth imported at start-up.
@@ -8,6 +9,7 @@ a venv with the hook installed would hand back the copy its .pth imported at sta
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +18,8 @@ from pathlib import Path
 
 import coverage
 import pytest
+
+import agent_habitat.errors
 
 SOURCE = Path(__file__).with_name("habitat_coverage_tools.py")
 _spec = importlib.util.spec_from_file_location("habitat_coverage_tools_checkout", SOURCE)
@@ -56,38 +60,128 @@ def test_a_tool_is_known_by_its_command_line(argv: list[str], tool: str | None) 
     assert hook.tool_of(argv) == tool
 
 
-def test_install_writes_the_module_and_a_pth_read_before_coverages(tmp_path: Path) -> None:
+def test_install_writes_the_module_and_pths_read_around_coverages(tmp_path: Path) -> None:
     hook.install(str(tmp_path))
-    pth = tmp_path / "a0_habitat_coverage_tools.pth"
-    assert pth.read_text(encoding="utf-8") == "import habitat_coverage_tools\n"
-    assert sorted([pth.name, "a1_coverage.pth"])[0] == pth.name
+    before, after = (
+        tmp_path / "a0_habitat_coverage_tools.pth",
+        tmp_path / "a2_habitat_coverage_tools.pth",
+    )
+    assert before.read_text(encoding="utf-8").startswith("import habitat_coverage_tools; ")
+    assert after.read_text(encoding="utf-8").startswith("import habitat_coverage_tools; ")
+    assert sorted([after.name, "a1_coverage.pth", before.name]) == [
+        before.name,
+        "a1_coverage.pth",
+        after.name,
+    ]
     copy = (tmp_path / "habitat_coverage_tools.py").read_text(encoding="utf-8")
     assert copy == SOURCE.read_text(encoding="utf-8")
 
 
-def _imports_coverage(args: list[str], env: dict[str, str]) -> bool:
+_REPORT = (
+    "import json, os, sys\n"
+    "print(json.dumps(['coverage.control' in sys.modules,\n"
+    "                  'COVERAGE_PROCESS_CONFIG' in os.environ]))"
+)
+
+
+def _run(args: list[str], env: dict[str, str]) -> tuple[bool, bool]:
+    """Whether the interpreter imported coverage, and whether its environment (its
+    children's) still asks for it, as `args` leaves them at exit."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", *args],
+        [sys.executable, *args],
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    return "coverage.control" in done.stderr
+    imported, asked = json.loads(done.stdout.splitlines()[-1])
+    return imported, asked
 
 
-def test_a_tool_started_with_coverage_requested_does_not_start_it(tmp_path: Path) -> None:
-    """The venv's own hook (`make test` installs it), in real interpreters: coverage starts in
-    a Python that runs code of ours and not in `python -m venv`."""
+@pytest.fixture
+def requested(tmp_path: Path) -> dict[str, str]:
+    """An environment that asks coverage to measure agent_habitat in every Python, with the
+    venv's own hook (`make test` installs it)."""
     site = Path(sysconfig.get_path("purelib"))
     installed = site / "habitat_coverage_tools.py"
-    if not (site / "a0_habitat_coverage_tools.pth").is_file() or not installed.is_file():
-        pytest.skip(f"the hook is not installed in {site} (`make test` installs it)")
+    for pth in ("a0_habitat_coverage_tools.pth", "a2_habitat_coverage_tools.pth"):
+        if not (site / pth).is_file() or not installed.is_file():
+            pytest.skip(f"the hook is not installed in {site} (`make test` installs it)")
     if installed.read_text(encoding="utf-8") != SOURCE.read_text(encoding="utf-8"):
         pytest.skip(f"{installed} is not this checkout's hook (`make test` installs it again)")
-    config = coverage.Coverage(data_file=str(tmp_path / ".coverage"), config_file=False).config
+    data = tmp_path / ".coverage"
+    config = coverage.Coverage(
+        data_file=str(data), config_file=False, source=["agent_habitat"], branch=True
+    ).config
     env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
     env["COVERAGE_PROCESS_CONFIG"] = config.serialize()
-    assert _imports_coverage(["-c", "pass"], env)
-    assert not _imports_coverage(["-m", "venv", "--help"], env)
+    return env
+
+
+def test_a_tool_started_with_coverage_requested_does_not_start_it(
+    requested: dict[str, str],
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "venv", "--help"],
+        env=requested,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "coverage.control" not in done.stderr
+
+
+def test_a_python_that_runs_none_of_our_code_does_not_start_coverage_nor_hide_it(
+    requested: dict[str, str], tmp_path: Path
+) -> None:
+    """A tab's `python3 -c`, a project's own tests: nothing to measure, and their children
+    are asked to measure as before."""
+    assert _run(["-c", _REPORT], requested) == (False, True)
+    assert not list(tmp_path.glob(".coverage*"))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import agent_habitat.errors",
+        # a module of ours loaded without import's finders (as pytest's rewriter loads a `-p`
+        # plugin): its body's `exec` is what starts coverage
+        "import importlib.util as u\n"
+        "spec = u.spec_from_file_location('agent_habitat.errors', sys.argv[1])\n"
+        "spec.loader.exec_module(u.module_from_spec(spec))",
+    ],
+)
+def test_coverage_starts_before_the_first_line_of_ours_runs(
+    requested: dict[str, str], tmp_path: Path, code: str
+) -> None:
+    errors = Path(agent_habitat.errors.__file__)
+    imported, asked = _run(["-c", f"import sys\n{code}\n{_REPORT}", str(errors)], requested)
+    assert (imported, asked) == (True, True)
+    data = coverage.CoverageData(basename=str(tmp_path / ".coverage"))
+    data.read()
+    measured = {Path(name).resolve() for name in data.measured_files()}
+    assert errors.resolve() in measured
+    lines = data.lines(str(next(n for n in data.measured_files() if Path(n).name == "errors.py")))
+    first = next(
+        i
+        for i, line in enumerate(errors.read_text(encoding="utf-8").splitlines(), 1)
+        if line.startswith(("from ", "import "))
+    )
+    assert lines is not None
+    assert first in lines, "the module's first statement ran under coverage"
+
+
+def test_a_script_of_ours_leaves_coverage_to_start_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm pytest's zygote runs by its path: coverage's own .pth starts it, as before."""
+    zygote = Path(agent_habitat.errors.__file__).parent / "verify/pytest_zygote"
+    script = zygote / "habitat_pytest_zygote.py"
+    assert script.is_file()
+    monkeypatch.setattr(sys, "orig_argv", [PY, "-u", str(script), "address"])
+    monkeypatch.setenv("COVERAGE_PROCESS_CONFIG", "config")
+    hook.hold()
+    assert os.environ["COVERAGE_PROCESS_CONFIG"] == "config"
+    assert hook._held == {}
