@@ -21,7 +21,7 @@ from ..hooks import LadderHooks, WarmSteps
 from ..models import LadderResult, RungName, RungResult
 from ..select.memo import SelectionMemo
 from ..snapshot import Snapshot
-from .epochs import Epoch, contradicts
+from .epochs import Epoch, contradicting
 from .substrate import Substrate, SubstrateFactory
 
 TYPE_CHECKING = False
@@ -100,7 +100,7 @@ class Chain:
         if not watching or self.requested is None:
             return None
         snapshot, count = self.requested
-        if any(contradicts(root, snapshot, path) for path in log.since(count)):
+        if contradicting(root, snapshot, list(log.since(count))):
             return None
         return snapshot
 

@@ -38,6 +38,7 @@ __all__ = [
     "RungStatus",
     "VerifyEpoch",
     "changed_between",
+    "contradicting",
     "contradicts",
     "dirty_now",
     "moved_since",
@@ -341,16 +342,67 @@ def _at_head(root: Path, path: str) -> bool:
 
 def contradicts(root: Path, snapshot: Snapshot, path: str) -> bool:
     """True when a write to `path` makes the tree differ from `snapshot` (blocking: reads it)."""
-    # Dirty at S: only a different content counts (a rewrite of the same bytes does not).
-    # Clean at S: any write makes it differ from HEAD, as far as the watcher can tell —
-    # except a path gone now that HEAD never had: an editor's temp file (`sed -i`'s
-    # `sedXXXXXX`, vim's `4913`), made and removed, which was never part of the tree.
-    known = snapshot.hashes.get(path)
-    if known is not None:
-        return file_hash(root / path) != known
-    if os.path.lexists(root / path):
-        return True
-    return snapshot.in_git and _at_head(root, path)
+    return bool(contradicting(root, snapshot, [path]))
+
+
+_HEAD_COMPARED = 64
+"""Clean-at-snapshot paths of one write compared with HEAD's blobs; past it, all count."""
+
+
+def contradicting(root: Path, snapshot: Snapshot, paths: list[str]) -> list[str]:
+    """The `paths` whose write makes the tree differ from `snapshot` (blocking: reads them).
+    Dirty at S: only a different content counts (a rewrite of the same bytes does not).
+    Clean at S: a content other than HEAD's (one `git ls-tree` for them all), so the watcher's
+    late report of a write that put HEAD's content back (a revert written just before the
+    verify was asked) is no change "while it ran"; a path gone now that HEAD never had (an
+    editor's temp file: `sed -i`'s `sedXXXXXX`, vim's `4913`) was never part of the tree."""
+    out: list[str] = []
+    clean: list[str] = []
+    for path in paths:
+        known = snapshot.hashes.get(path)
+        if known is not None:
+            if file_hash(root / path) != known:
+                out.append(path)
+        elif os.path.lexists(root / path):
+            clean.append(path)
+        elif snapshot.in_git and _at_head(root, path):
+            out.append(path)
+    if not snapshot.in_git or len(clean) > _HEAD_COMPARED:
+        return out + clean
+    head = _head_blobs(root, clean) if clean else {}
+    return out + [p for p in clean if head.get(p) is None or head[p] != _blob_id(root / p)]
+
+
+def _head_blobs(root: Path, paths: list[str]) -> dict[str, str]:
+    """HEAD's blob id of each of `paths` that HEAD has as a regular file."""
+    proc = subprocess.run(
+        ["git", "ls-tree", "-z", "HEAD", "--", *(f"./{p}" for p in paths)],
+        cwd=root,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    blobs: dict[str, str] = {}
+    if proc.returncode != 0:
+        return blobs
+    for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, name = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) == 3 and fields[1] == "blob" and fields[0].startswith("100"):
+            blobs[name] = fields[2]
+    return blobs
+
+
+def _blob_id(path: Path) -> str | None:
+    """git's id of `path`'s content as a blob (sha1, or sha256 in such a repository is
+    compared as different: stale, the safe side); None for what is not a regular file."""
+    if path.is_symlink() or not path.is_file():
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
 async def moved_since(root: Path, snapshot: Snapshot, notes: list[str]) -> list[str]:

@@ -26,7 +26,7 @@ from ..ladder import _given_files
 from ..models import LadderRequest
 from ..toolchains import snapshot_of
 from .chain import Chain
-from .epochs import changed_between, contradicts
+from .epochs import changed_between, contradicting
 from .watch import ProjectWatcher
 
 __all__ = [
@@ -91,7 +91,7 @@ def mark_stale(bus: EventBus, root: Path, chain: Chain, paths: list[str], phase:
     if snapshot is None or not paths:
         return
     if phase == "watch":
-        paths = [p for p in paths if contradicts(root, snapshot, p)]
+        paths = contradicting(root, snapshot, paths)
     new = chain.epoch.mark_stale(paths)
     if not new:
         return
