@@ -1,6 +1,7 @@
 """The warm tsc over project references, as `tsc -b` checks them: each project with its own
-options, red only for the change; two workspaces that reach the same project report its
-findings once; a project that imports an earlier one by package name reads its sources."""
+options, red only for the change; a solution root is no program (an @types package's own
+error is not tsc -b's); two workspaces that reach the same project report its findings once;
+a project that imports an earlier one by package name reads its sources."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.verify.rungs import warm_checker
+from agent_habitat.verify.toolchains.node.detect import load_project
+from agent_habitat.verify.toolchains.node.tsc_warm import warm_tsc
 from agent_habitat.workspace import Workspace
 from git_tree import git, write
 from node_tsc import TSCONFIG_OPTIONS
 from node_tsc import compile_rung as _compile
-from node_warm import tiny_project
+from node_warm import rung_ctx, tiny_project
 
 from .node_typescript import typescript_only
 
@@ -26,7 +29,7 @@ _CORE = "export function area(size: number): number {\n  return size * size;\n}\
 _APP = 'import { area } from "../../core/src/index";\nexport const a: number = area(2);\n'
 
 
-def _monorepo(root: Path, *, workspaces: bool = False) -> Path:
+def _monorepo(root: Path, *, workspaces: bool = False, types: dict[str, str] | None = None) -> Path:
     package: dict[str, object] = {"name": "mono", "private": True, "type": "module"}
     files: dict[str, str] = {}
     if workspaces:  # npm workspaces: a change in core affects app, which depends on it
@@ -52,8 +55,8 @@ def _monorepo(root: Path, *, workspaces: bool = False) -> Path:
         "packages/app/src/main.ts": _APP,
     }
     tiny_project(root, files)
-    # The solution's own tsconfig has tsc's defaults: every @types package is read.
-    typescript_only(root)
+    # The solution's own tsconfig has tsc's defaults: every @types package would be read.
+    typescript_only(root, types)
     return root
 
 
@@ -103,6 +106,42 @@ async def test_project_references_checked_per_project_as_tsc_b_red_only_for_the_
         fixed = await _compile(root, server=True)
         assert fixed.state == "green", fixed
         assert (fixed.new_findings, fixed.preexisting_findings) == (0, 1)
+    finally:
+        await warm_checker.release(workspace)
+
+
+@pytest.mark.timeout(900)
+async def test_a_solution_root_is_not_a_program_its_types_are_not_checked_as_tsc_b(
+    tmp_path: Path,
+) -> None:
+    # `"files": []` with references: tsc -b builds nothing for the root, so an @types
+    # package's own error (TS1039), which a program of the root's defaults would check, is
+    # not tsc -b's; the projects it references read no @types (`types: []`).
+    root = _monorepo(tmp_path / "mono", types={"broken": "declare const broken: number = 1;\n"})
+    workspace = Workspace.for_project(root)
+    write(root, "packages/app/src/main.ts", "// app\n" + _APP)  # a change, no new error
+    built = _build(root, tmp_path / "built")
+    assert built == (
+        "packages/core/src/old.ts(1,14): error TS2322: "
+        "Type 'string' is not assignable to type 'number'.\n"
+    )
+    try:
+        ctx = rung_ctx(root, server=True)
+        project = load_project(root)
+        [ws] = project.workspaces
+        tsc = project.bin(ws, "tsc")
+        assert tsc is not None
+        notes: list[str] = []
+        outcome = await warm_tsc(ctx, project, ws, tsc, notes)
+        assert outcome is not None, notes
+        assert outcome.text == built  # byte for byte
+        cold = await _compile(root, server=False)
+        warm = await _compile(root, server=True)
+        for result in (cold, warm):
+            assert result.state == "green", result
+            assert [(d.file, d.line, d.code, d.preexisting) for d in result.diagnostics] == [
+                ("packages/core/src/old.ts", 1, "TS2322", True),
+            ]
     finally:
         await warm_checker.release(workspace)
 

@@ -224,6 +224,13 @@ function tscsOwn(diagnostics, implicit) {
   });
 }
 
+function isSolution(parsed) {
+  // tsc -b's isSolutionConfig (not exported by every TypeScript): a project it passes
+  // through, building only its references.
+  const raw = parsed.raw || {};
+  return !parsed.fileNames.length && Object.prototype.hasOwnProperty.call(raw, "references");
+}
+
 function checkProject(item, structural, others, earlier) {
   // One project's diagnostics, in tsc's order and with its early stops. With references
   // (`multi`), a project answers only for its own files (its references' sources are in
@@ -234,6 +241,14 @@ function checkProject(item, structural, others, earlier) {
     return { diagnostics: fatal ? [fatal] : [], files: 0, affected: 0, fresh: true };
   }
   const parsed = result;
+  if (isSolution(parsed)) {
+    // No root files, references: a solution, which `tsc -b` does not build (it reports
+    // its config's diagnostics and builds its references). A program of it would read,
+    // and check, every @types package its defaults reach.
+    projects.delete(config);
+    const diagnostics = ts.getConfigFileParsingDiagnostics(parsed);
+    return { diagnostics, files: 0, affected: 0, fresh: false };
+  }
   const state = projects.get(config) || { builder: null, rootKey: "", declarationCache: new Map() };
   projects.set(config, state);
   const roots = parsed.fileNames.filter((f) => overlay.get(path.resolve(f)) !== null);

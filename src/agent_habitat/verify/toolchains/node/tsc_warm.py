@@ -18,7 +18,9 @@ A tsconfig with project references (`references`, a monorepo's solution file) is
 `tsc -b` checks it: each project it reaches, references first, with its own options,
 answering for its own files; unlike `tsc -b`, a project reads its references' sources
 rather than their built `.d.ts` (as tsserver does), so nothing has to be built and nothing
-is written. The cold path runs the same script once (`--once`).
+is written. A solution (no root files, `references`: a monorepo's root) is no program, as for
+`tsc -b`: only its config's diagnostics, so the @types packages its defaults would reach are
+neither read nor checked. The cold path runs the same script once (`--once`).
 """
 
 from __future__ import annotations
