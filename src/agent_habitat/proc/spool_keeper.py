@@ -210,10 +210,13 @@ def _hold_lock(output: str | Path) -> int | None:
 
 def keep(output: str | Path, budget: Budget) -> None:
     """Hold `output` within `budget` until no process writes it (the keeper's main loop)."""
-    lock = _hold_lock(output)
+    try:
+        lock = _hold_lock(output)
+    except FileNotFoundError:
+        lock = None  # its run's folder is gone already (the tab closed as this started)
     if lock is None:
         _say_ready()
-        return  # another keeper holds this spool (two habitats adopted the run at once)
+        return  # or another keeper holds this spool (two habitats adopted the run at once)
     watch = Watch(output)  # before the first look for writers: no close goes unseen
     try:
         prepare(output)  # an adopted run's folder may predate spares

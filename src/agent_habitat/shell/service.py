@@ -32,7 +32,7 @@ from ..proc.spool_hole import prepare
 from ..secrets import remember_typed, shown_command
 from ..store import Database
 from ..workspace import Workspace
-from . import views
+from . import run_folders, views
 from .environment import command_env
 from .follow import Follower
 from .lull import Lull
@@ -122,6 +122,7 @@ class Shell:
 
     def _adopt_all(self) -> None:
         self.prestarts.sweep()  # the folders made ahead by habitat processes now gone
+        run_folders.sweep(self.workspace.spool_dir)  # and those a dying one was removing
         self.runs.adopt_all()
         for run in self.store.running():
             self._keeping.adopted(run)
@@ -413,8 +414,9 @@ class Shell:
         folders = self.store.delete_tab(args.tab)
         # In a worker thread: unlinking a loud run's spool (its freed holes) took ~250 ms of
         # a loaded host's event loop per tab of `yes`, no caller answered meanwhile. Not
-        # abandoned on cancel: the rows are gone, so are the folders.
-        await anyio.to_thread.run_sync(_remove_folders, folders)
+        # abandoned on cancel: the rows are gone, so are the folders (renamed first: its
+        # keeper, still starting, made `keeper.lock` in it as it went, see run_folders).
+        await anyio.to_thread.run_sync(run_folders.remove, folders)
         killed = run is not None or bool(left.pids)
         self.bus.publish("shell.tab.closed", tab=args.tab, data={"killed": killed})
         return CloseResult(
@@ -493,8 +495,3 @@ def _start_error(exc: OSError, run: RunRow, what: str) -> HabitatError:
             f"({run.run_dir.parent}); free space there and run it again"
         )
     return HabitatError(f"could not start {what}: {exc}")
-
-
-def _remove_folders(folders: list[Path]) -> None:
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)

@@ -10,7 +10,6 @@ write no real spool (`Spawner.keeps_spools` false, a test's fake) gets no keeper
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 
 import anyio
@@ -29,6 +28,7 @@ from ..proc.spawner import Spawner
 from ..proc.spool import Spool
 from ..proc.spool_keeper import Budget
 from . import leftovers
+from .run_folders import remove
 from .run_store import RunRow, RunStore
 
 __all__ = ["SpoolKeeping"]
@@ -64,11 +64,11 @@ class SpoolKeeping:
     async def _remove_later(self, folders: list[Path]) -> None:
         with anyio.CancelScope(shield=True):  # a closing shell still removes them
             await anyio.sleep(_AFTER_ANSWER_SECONDS)
-            await anyio.to_thread.run_sync(_remove, folders)
+            await anyio.to_thread.run_sync(remove, folders)
 
     def close(self) -> None:
         """Remove the discarded folders not removed yet (the shell is closing)."""
-        _remove(self._discarded)
+        remove(self._discarded)
         self._discarded = []
 
     def _budget(self) -> Budget:
@@ -149,8 +149,3 @@ def _start_keeper(output: Path, budget: Budget) -> None:
         start_keeper(output, budget)
     except OSError as exc:  # the run goes on; its output is not held to the budget
         logger.warning("no spool keeper for %s: %s", output, exc)
-
-
-def _remove(folders: list[Path]) -> None:
-    for folder in folders:
-        shutil.rmtree(folder, ignore_errors=True)
