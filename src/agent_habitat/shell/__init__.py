@@ -4,6 +4,7 @@
 #   tabs        Tabs — the tabs, their runs and where a command starts (views and scene take it)
 #   spool_keeping SpoolKeeping — which runs get a spool keeper, and when it starts
 #   prestarts   Prestarts — each tab's next wrappers, started once its last run answered
+#   run_folders run folders removed so no late writer keeps one (renamed `gone-…` first)
 #   lull        Lull — what a run's end leaves to do waits until no run is being answered
 #   follow      Follower — a run from its start to its answer (a quick one needs no keeper)
 #   supervisor  RunSupervisor — how runs end: adoption, watching, killing, recording the end
