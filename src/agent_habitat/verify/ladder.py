@@ -374,17 +374,18 @@ async def _climb(
             # the type check run; the test rung forks it (or waits for its start). A climb
             # that ends first cancels the start.
             beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
-        ahead: Ahead | None = None
+        aheads: dict[RungName, Ahead] = {}
         for index, rung in enumerate(rungs):
-            mine = ahead if ahead is not None and ahead.rung == rung else None
-            if (after := ahead_of(ctx, rungs, index, chains)) is not None:
-                work = partial(run_rung, ctx, after, chains, FALLBACK)
-                ahead = Ahead.start(beside, after, rung, work)
+            mine = aheads.pop(rung, None)
+            for after in ahead_of(ctx, rungs, index, chains):
+                if after not in aheads:
+                    work = partial(run_rung, ctx, after, chains, FALLBACK)
+                    aheads[after] = Ahead.start(beside, after, rung, work)
             result = await _climb_one(ctx, rung, bus, chains, mine)
             results.append(result)
             if result.state in _STOPPING:
-                if ahead is not None and ahead is not mine:
-                    await ahead.drop()
+                for dropped in aheads.values():
+                    await dropped.drop()
                 results.extend(
                     RungResult(
                         rung=later,
