@@ -37,6 +37,8 @@ async def test_the_cold_run_answers_while_the_start_is_under_way(tmp_path: Path)
         return "warm"
 
     async def cold() -> str:
+        # The user waits on this run: the start stays background work meanwhile.
+        assert (ctx.workspace.state_dir, _SLOT) not in warm_checker._hurried
         return "cold"
 
     notes: list[str] = []
@@ -52,7 +54,8 @@ async def test_the_cold_run_answers_while_the_start_is_under_way(tmp_path: Path)
         "cold beside it, and the cold run answered first",
         # Announced, not begun (the warm-up waits for verifies to end): it will not be
         # background work when it begins.
-        "tsc: its warm checker's start will begin at normal priority, as a verify waited on it",
+        "tsc: its warm checker's start will begin at normal priority, once the cold run "
+        "answered, for the next verify",
     ]
 
 
