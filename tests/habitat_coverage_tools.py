@@ -127,6 +127,10 @@ def _start() -> None:
         import coverage
     except ImportError:
         return
+    if coverage.Coverage.current() is not None:
+        # Measured already (an xdist worker: pytest-cov started its own before the worker's
+        # first module of ours). A second one on top would make the first one's `stop` fail.
+        return
     coverage.process_startup()
 
 

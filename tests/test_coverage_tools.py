@@ -185,3 +185,27 @@ def test_a_script_of_ours_leaves_coverage_to_start_at_once(
     hook.hold()
     assert os.environ["COVERAGE_PROCESS_CONFIG"] == "config"
     assert hook._held == {}
+
+
+def test_a_python_whose_coverage_already_runs_gets_no_second_one(
+    requested: dict[str, str], tmp_path: Path
+) -> None:
+    """An xdist worker: pytest-cov starts its own coverage, then the worker imports a module
+    of ours. A second coverage started there sat on top of pytest-cov's, whose stop then
+    failed ("Expected current collector to be …"): an INTERNALERROR that lost a worker's
+    tests in a whole-suite run."""
+    own = tmp_path / "own.coverage"
+    code = (
+        "import coverage, sys\n"
+        f"cov = coverage.Coverage(data_file={str(own)!r}, config_file=False,\n"
+        "                         source=['agent_habitat'])\n"
+        "cov.start()\n"
+        "import agent_habitat.errors\n"
+        "cov.stop()\n"
+        "cov.save()\n"
+        f"{_REPORT}"
+    )
+    assert _run(["-c", code], requested) == (True, True)
+    data = coverage.CoverageData(basename=str(own))
+    data.read()
+    assert any(Path(name).name == "errors.py" for name in data.measured_files())
