@@ -14,6 +14,7 @@ from agent_habitat.cli.demo_sample import break_sample, build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
 from agent_habitat.verify.tracebacks import start_failure
+from git_tree import IGNORED, commit_tree, ladder_pyproject
 from git_tree import git as _git
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
@@ -74,6 +75,69 @@ async def test_a_conftest_importing_a_package_not_installed_is_an_environment_er
     assert (result.state, result.exit_code) == ("error", 4), result
     assert result.reason is not None
     assert "No module named 'habitat_not_installed_anywhere'" in result.reason
+
+
+_PKG = "habitat_srcred_pkg"  # a src/ layout package, never installed in this interpreter
+
+
+def _not_installed_project(root: Path) -> Path:
+    return commit_tree(
+        root,
+        {
+            ".gitignore": IGNORED,
+            "pyproject.toml": ladder_pyproject(_PKG),
+            f"src/{_PKG}/__init__.py": "# the package\ndef f() -> int:\n    return 1\n",
+            "tests/test_pkg.py": f"import {_PKG}\n\n\ndef test_f() -> None:\n"
+            f"    assert {_PKG}.f() == 1\n",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [("# the package", "# the package, said better"), ("return 1", "return 2")],
+    ids=["comment", "code"],
+)
+async def test_a_project_pytest_cannot_import_is_an_environment_error_never_red(
+    tmp_path: Path, edit: tuple[str, str]
+) -> None:
+    # src/ layout, not installed, no pythonpath: every test module fails to import the
+    # package, at HEAD too, so no edit (a comment, a real one) is red for it.
+    root = _not_installed_project(tmp_path / "p")
+    init = root / "src" / _PKG / "__init__.py"
+    init.write_text(init.read_text(encoding="utf-8").replace(*edit), encoding="utf-8")
+    try:
+        result = await _scoped(root)
+    finally:
+        await stop_type_daemon(root)
+    assert result.state == "error", result
+    assert result.reason is not None
+    assert "the project is not importable" in result.reason
+    assert f"No module named '{_PKG}'" in result.reason
+    assert f"{sys.executable} -m pip install -e ." in result.reason
+    assert not result.diagnostics
+
+
+async def test_a_test_importing_a_submodule_the_change_removed_stays_red(tmp_path: Path) -> None:
+    # The package imports (pythonpath set); a module of it the change deleted is the code's.
+    root = _not_installed_project(tmp_path / "p")
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text + '\n[tool.pytest.ini_options]\npythonpath = ["src"]\n', "utf-8")
+    (root / "src" / _PKG / "extra.py").write_text("X = 1\n", encoding="utf-8")
+    (root / "tests" / "test_extra.py").write_text(
+        f"from {_PKG}.extra import X\n\n\ndef test_x() -> None:\n    assert X == 1\n",
+        encoding="utf-8",
+    )
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "pythonpath and extra")
+    (root / "src" / _PKG / "extra.py").unlink()
+    try:
+        result = await _scoped(root)
+    finally:
+        await stop_type_daemon(root)
+    assert result.state == "red", result
+    assert f"No module named '{_PKG}.extra'" in (result.reason or "")
 
 
 def _env_whose_pytest_cannot_start(where: Path) -> Path:

@@ -23,12 +23,16 @@ __all__ = [
     "raised",
     "relative",
     "start_failure",
+    "unimportable",
 ]
 
 FRAME = re.compile(r"^(?P<file>[^\s:][^:\n]*\.py):(?P<line>\d+): (?P<what>.*)$", re.MULTILINE)
 _RAISED = re.compile(r"^E\s+(?P<text>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Failed)\b.*)$", re.M)
 _CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^'\n]+)'\.$", re.M)
 _MISSING = re.compile(r"ModuleNotFoundError: No module named '(?P<module>[\w.]+)'")
+_NOT_IMPORTABLE = re.compile(
+    r"collection error: ModuleNotFoundError: No module named '(?P<module>[A-Za-z_]\w*)'"
+)
 _INSTALLED = {"site-packages", "dist-packages"}
 _PY_TRACEBACK = "Traceback (most recent call last):"
 _PY_FRAME = re.compile(r'^\s*File "(?P<file>[^"\n]+)", line (?P<line>\d+)', re.MULTILINE)
@@ -74,6 +78,24 @@ def _own_module(root: Path, module: str) -> bool:
     return any(
         (base / top).is_dir() or (base / f"{top}.py").is_file() for base in (root, root / "src")
     )
+
+
+def unimportable(diag: Diagnostic, root: Path) -> str | None:
+    """The project's own top-level package a collection error could not import at all
+    ("No module named 'p'" while `src/p/` is in the tree): the interpreter the ladder uses
+    does not see the project (not installed, no `pythonpath`), which fails the same at HEAD
+    and is the environment's failing, never the change's. A missing submodule (`p.sub`) of a
+    package that imports, or a module the tree lacks, stays the code's."""
+    if diag.source != "pytest":
+        return None
+    m = _NOT_IMPORTABLE.search(diag.message)
+    if m is None:
+        return None
+    top = m["module"]
+    for base in (root, root / "src"):
+        if (base / top / "__init__.py").is_file() or (base / f"{top}.py").is_file():
+            return top
+    return None
 
 
 def conftest_error(text: str, root: Path) -> Diagnostic | None:

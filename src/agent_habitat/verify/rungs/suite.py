@@ -13,7 +13,7 @@ from ..head import HeadTree
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import JunitCounts, junit_counts, parse_junit, parse_pytest_summary
 from ..select.testdeps import Recording, RunScope
-from ..tracebacks import conftest_error, start_failure
+from ..tracebacks import conftest_error, start_failure, unimportable
 from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
 from .head_tests import HeadRun, settle_tests
@@ -87,6 +87,52 @@ def _no_session(
     return "error", why + "; the environment's failing, not the change's", []
 
 
+def _not_importable(
+    ctx: RungContext, diagnostics: list[Diagnostic]
+) -> tuple[list[Diagnostic], str | None]:
+    """The collection errors that only say the project's own package cannot be imported by
+    the interpreter the ladder uses (not installed, no `pythonpath`): dropped, with why and
+    the fix. Such a run checked nothing of the change and fails the same at HEAD, so it is
+    never red for the change; the other diagnostics stay as they were."""
+    assert ctx.env is not None
+    modules = sorted({m for d in diagnostics if (m := unimportable(d, ctx.root)) is not None})
+    if not modules:
+        return diagnostics, None
+    left = [d for d in diagnostics if unimportable(d, ctx.root) is None]
+    names = ", ".join(f"'{m}'" for m in modules)
+    why = (
+        f"the project is not importable: pytest could not import its own {names} "
+        f"(No module named {names}) with {ctx.env.label}; install it "
+        f"(`{ctx.env.python} -m pip install -e .`) or set pythonpath "
+        '([tool.pytest.ini_options] pythonpath = ["src"] for a src/ layout); '
+        "the environment's failing, not the change's"
+    )
+    return left, why
+
+
+def _judge(
+    ctx: RungContext,
+    outcome: Outcome,
+    diagnostics: list[Diagnostic],
+    counts: JunitCounts | None,
+    notes: list[str],
+) -> tuple[RungState | None, str | None, list[Diagnostic]]:
+    """The run's state, why, and the diagnostics that are the code's (None: by exit code)."""
+    if outcome.exit_code == _USAGE_ERROR and not diagnostics:
+        # A conftest that fails to import writes no report: its traceback is in the output.
+        found = conftest_error(outcome.text, ctx.root)
+        diagnostics = [found] if found is not None else []
+    diagnostics, not_importable = _not_importable(ctx, diagnostics)
+    state, reason = _verdict(outcome, bool(diagnostics), counts)
+    if not_importable is not None and not diagnostics:
+        return "error", not_importable, []
+    if not_importable is not None:
+        notes.append(not_importable)
+    if outcome.exit_code == _TESTS_FAILED and counts is None and not diagnostics:
+        return _no_session(outcome, ctx)
+    return state, reason, diagnostics
+
+
 async def _pytest(
     ctx: RungContext, rung: RungName, tests: list[str], why: str, rec: Recording | None = None
 ) -> RungResult:
@@ -127,13 +173,7 @@ async def _pytest(
     await anyio.Path(junit).unlink(missing_ok=True)
     if counts is not None:
         notes.insert(1, counts.note)  # how many ran, which a filter or a path does not say
-    if outcome.exit_code == _USAGE_ERROR and not diagnostics:
-        # A conftest that fails to import writes no report: its traceback is in the output.
-        found = conftest_error(outcome.text, ctx.root)
-        diagnostics = [found] if found is not None else []
-    state, reason = _verdict(outcome, bool(diagnostics), counts)
-    if outcome.exit_code == _TESTS_FAILED and counts is None and not diagnostics:
-        state, reason, diagnostics = _no_session(outcome, ctx)
+    state, reason, diagnostics = _judge(ctx, outcome, diagnostics, counts, notes)
     result = from_outcome(
         ctx,
         rung,
