@@ -3,7 +3,6 @@ project's policy; a pyproject.toml that cannot name `ci_parity` is not parsed fo
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 import tomllib
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.cli.verify_cmds import _policy
+from agent_habitat.cli.verify_fast import policy_of
 
 _FILES = [
     "[project]\nname = 'p'\n",
@@ -39,7 +38,7 @@ def test_the_path_is_chosen_as_a_full_parse_would_choose_it(
 ) -> None:
     monkeypatch.delenv("HABITAT_POLICY", raising=False)
     (tmp_path / "pyproject.toml").write_text(text)
-    chosen = _policy(argparse.Namespace(policy=None), tmp_path)
+    chosen = policy_of(None, str(tmp_path))
     assert (chosen == "ci_parity") == (_parsed(text) == "ci_parity"), text
     assert (chosen is None) == (_parsed(text) is None and "ci_parity" in text), text
 
@@ -47,9 +46,9 @@ def test_the_path_is_chosen_as_a_full_parse_would_choose_it(
 def test_a_pyproject_that_cannot_name_ci_parity_is_not_parsed(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n[tool.habitat]\n")
     probe = (
-        "import argparse, sys\nfrom pathlib import Path\n"
-        "from agent_habitat.cli.verify_cmds import _policy\n"
-        "print(_policy(argparse.Namespace(policy=None), Path(sys.argv[1])), "
+        "import sys\n"
+        "from agent_habitat.cli.verify_fast import policy_of\n"
+        "print(policy_of(None, sys.argv[1]), "
         "'tomllib' in sys.modules)"
     )
     done = subprocess.run(

@@ -8,7 +8,8 @@ Each module in `_COMMAND_MODULES` has `register(subparsers)`; a subcommand sets
 A CLI call imports only what its command needs: `--version` imports nothing of ours,
 `habitat scene` reads `state.db` directly when nothing needs doing (`cli.scene_fast`), a
 shell verb that a running host answers is sent to it with the standard library alone
-(`cli.host_verbs`), so are `status` and `cancel` (`cli.verify_light`), and otherwise the
+(`cli.host_verbs`), so are `status` and `cancel` (`cli.verify_light`) and the common forms
+of `verify` (`cli.verify_fast`), and otherwise the
 shell verbs alone are registered (no verify ladder, no MCP SDK). The top-level help, a bare
 `habitat` and an unknown command list the commands from `_SUMMARY` (a test keeps it the full
 parser's), without importing a command module.
@@ -28,6 +29,7 @@ The modules:
   verify_hosted, verify_oneshot   a climb through the host, or in this process
   verify_records `status`/`cancel` from the record;  verdict_text, ladder_view  the verdict
   verify_light   `status`/`cancel` answered by a running host (standard library only)
+  verify_fast    `verify`'s command line read without argparse, for a running host
   host_start     the host started behind a shell command a person typed (no host ran)
   host_cmd       `habitat host …`;  dashboard_cmd  `habitat dashboard`;  mcp_cmds  `habitat mcp`
   init_cmd       `habitat init`;  rules_cmd  `habitat rules`
@@ -302,27 +304,35 @@ def _no_pydantic_plugins() -> None:
     sys.modules[name] = loader
 
 
+def _light(command: str, argv: list[str]) -> int | None:
+    """The exit code of a command answered without argparse, or None: `scene` and `events`
+    read straight, `verify`, `status` and `cancel` asked of a running host."""
+    if command == "scene":
+        from .scene_fast import fast_scene
+
+        return fast_scene(argv)
+    if command == "events":
+        from .events_fast import fast_events
+
+        return fast_events(argv)
+    if command == "verify":
+        from .verify_fast import verify_fast
+
+        return verify_fast(argv)
+    if command in ("status", "cancel"):
+        from .verify_light import verify_light
+
+        return verify_light(argv)
+    return None
+
+
 def _main(argv: list[str]) -> int:
     command = _command_in(argv)
     if command is None and argv[:1] == ["--version"]:
         print(f"agent-habitat {__version__}")
         return 0
-    if command == "scene" and argv[0] == "scene":
-        from .scene_fast import fast_scene
-
-        fast = fast_scene(argv)
-        if fast is not None:
-            return fast
-    if command == "events" and argv[0] == "events":
-        from .events_fast import fast_events
-
-        read = fast_events(argv)
-        if read is not None:
-            return read
-    if command in ("status", "cancel") and argv[0] == command:
-        from .verify_light import verify_light
-
-        light = verify_light(argv)
+    if command is not None and argv[0] == command:
+        light = _light(command, argv)
         if light is not None:
             return light
     if command in _LIGHT_VERBS and argv[0] == command and {"-h", "--help"} & set(argv[1:]):

@@ -8,8 +8,9 @@ Colours only for a terminal; a pipe or an agent reads plain whole lines.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, TextIO
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = ["render_timing", "render_verdict"]
 
@@ -81,7 +82,8 @@ def _rung_lines(rung: dict[str, Any], paint: _Paint) -> list[str]:
     if state in ("died", "error") and output and not diagnostics:
         out.append(paint("    " + "\n".join(output.strip().splitlines()[-5:]), code="2"))
     if rung.get("spool") and state not in ("green", "skipped"):
-        out.append(paint(f"    output: {Path(rung['spool'])}", code="2"))
+        # The runner's `str` of a path (`rungs.context`): shown as it is, without `pathlib`.
+        out.append(paint(f"    output: {rung['spool']}", code="2"))
     return out
 
 

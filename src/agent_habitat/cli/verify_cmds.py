@@ -14,7 +14,9 @@ climbs:
   CI's), and for a script (no terminal) when no host runs.
 
 `--json` prints the climb's result (`LadderResult`) either way. This module imports only
-the standard library: the parser and the choice of path cost a person nothing.
+the standard library: the parser and the choice of path cost a person nothing. With a host
+running, the common command lines never come here: `cli.verify_fast` reads them without
+argparse and hands them to the host (the same request, the same output).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 from .common import add_common
 from .host_start import in_a_terminal
 from .verb_argv import VERIFY_ARGUMENTS, add_arguments
+from .verify_fast import files_for_host, policy_of
 
 __all__ = ["register"]
 
@@ -117,51 +120,6 @@ def _root(args: argparse.Namespace) -> Path | None:
     return find_project_root()
 
 
-_CAN_SPELL_CI_PARITY = (b"ci_parity", b"\\u", b"\\U", b"\\\n", b"\\\r", b"\\ ", b"\\\t")
-"""What a pyproject.toml must hold to name the `ci_parity` policy: the name itself, or a TOML
-escape or line-ending backslash that could spell it. Without any of them it cannot name it,
-and `tomllib` (10-30 ms of a loaded machine's import time) is not imported."""
-
-
-def _policy(args: argparse.Namespace, root: Path) -> str | None:
-    """The policy the verify climbs, as `verify.config.load_policy` reads it, as far as the
-    choice of path needs it: "standard" stands for any policy but `ci_parity`; None when the
-    configuration cannot say (the path that climbs reports the bad key)."""
-    if args.policy:
-        return str(args.policy)
-    if "HABITAT_POLICY" in os.environ:
-        return os.environ["HABITAT_POLICY"] or None
-    try:
-        with open(root / "pyproject.toml", "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
-        return "standard"
-    except OSError:
-        return None
-    if not any(part in raw for part in _CAN_SPELL_CI_PARITY):
-        return "standard"  # not ci_parity, whatever else it names (the climb reads it)
-    import tomllib
-
-    try:
-        data = tomllib.loads(raw.decode())
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    tool = data.get("tool")
-    habitat = tool.get("habitat") if isinstance(tool, dict) else None
-    policy = habitat.get("policy", "standard") if isinstance(habitat, dict) else "standard"
-    return policy if isinstance(policy, str) else None
-
-
-def _files_for_host(root: Path, files: list[str] | None) -> list[str] | None:
-    # The host's cwd is not ours: a name the project does not have is ours, made absolute
-    # (the runner then refuses one outside the project, naming it).
-    if not files:
-        return files
-    return [
-        f if (root / f).exists() or Path(f).is_absolute() else str(Path.cwd() / f) for f in files
-    ]
-
-
 def _process_age() -> float:
     """Seconds since this process started (Linux: its start in `/proc/self/stat`, in clock
     ticks since boot), so a climb here counts the interpreter's start and the imports in
@@ -184,16 +142,17 @@ def _verify(args: argparse.Namespace) -> int:
     if (
         root is not None
         and not args.no_host
-        and (args.background or _policy(args, root) != "ci_parity")
+        and (args.background or policy_of(args.policy, str(root)) != "ci_parity")
     ):
         from .verify_hosted import verify_through_host
 
         body = {spec["dest"]: getattr(args, spec["dest"]) for _, spec in VERIFY_ARGUMENTS}
-        body["files"] = _files_for_host(root, args.files)
+        body["files"] = files_for_host(str(root), args.files)
         code = verify_through_host(
-            root,
-            args,
+            str(root),
             {k: v for k, v in body.items() if v is not None},
+            as_json=args.json,
+            background=args.background,
             start=args.background or in_a_terminal(),
         )
         if code is not None:

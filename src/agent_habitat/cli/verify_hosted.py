@@ -6,7 +6,9 @@ agent's. The request goes over the host's socket as `verify_run` (answered at on
 task); then `/api/verify/wait` blocks until the verdict and answers the whole epoch, whose
 climb result is printed as the one-shot path prints it, with the same exit code. Ctrl-C
 (or SIGTERM) cancels the task on the host before exiting 130. `--background` stops after
-the hand-over: exit 5, queued, no verdict yet.
+the hand-over: exit 5, queued, no verdict yet. It imports neither argparse nor `pathlib`,
+`typing`, `json` or `signal` (`_signal` is its C core; `json` only to print `--json`), as
+`cli.verify_fast` reads the command line without them.
 
 None from `verify_through_host` means "take the one-shot path": no host runs and none is
 to be started, or the host is gone before it took the request.
@@ -14,19 +16,18 @@ to be started, or the host is gone before it took the request.
 
 from __future__ import annotations
 
-import argparse
-import json
-import signal
 import sys
-import threading
 import time
-from pathlib import Path
-from typing import Any
 
 from ..reach.plain_client import HostGone, HostRefused, PlainHost, StateNotSafe, host_of
-from .parser import JSON_ERRORS
-from .verdict_text import render_verdict
 from .verify_exit import EXIT_CODES, QUEUED
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    import signal as _signal  # the same functions and numbers, typed
+    from typing import Any
+else:
+    import _signal  # `signal` less its enums: `enum` and `functools` cost 7-29 ms here
 
 __all__ = ["verify_through_host"]
 
@@ -36,27 +37,31 @@ _REFUSED = {400: 2, 422: 2}
 _ANSWER_SECONDS = 30.0  # verify_run answers at once with the task; the verdict is waited on
 
 
-def _say(message: str, field: str | None = None) -> None:
-    if JSON_ERRORS.get():
+def _say(as_json: bool, message: str, field: str | None = None) -> None:
+    if as_json:
+        import json
+
         sys.stderr.write(json.dumps({"error": message, "field": field}) + "\n")
     else:
         sys.stderr.write(f"habitat: {message}\n")
 
 
-def _refused(status: int, answer: Any) -> int:
+def _refused(as_json: bool, status: int, answer: Any) -> int:
     body = answer if isinstance(answer, dict) else {}
     message = str(body.get("error") or f"the workspace host answered HTTP {status}")
     field = body.get("field")
     # The host names the argument as the tool does; here it is a flag.
     shown = f"--{field.replace('_', '-')}: {message}" if isinstance(field, str) else message
-    _say(shown, field if isinstance(field, str) else None)
+    _say(as_json, shown, field if isinstance(field, str) else None)
     return _REFUSED.get(status, 1)
 
 
-def _start(root: Path) -> PlainHost:
+def _start(root: str) -> PlainHost:
+    from pathlib import Path
+
     from ..reach.launcher import ensure_host  # only when a host is to be started
 
-    handle = ensure_host(root)
+    handle = ensure_host(Path(root))
     if handle.started and sys.stderr.isatty():
         sys.stderr.write(
             f"habitat: started the workspace host (pid {handle.record.pid}); later verifies "
@@ -70,9 +75,10 @@ def _as_interrupt(signum: int, frame: object) -> None:
 
 
 def verify_through_host(
-    root: Path, args: argparse.Namespace, body: dict[str, Any], *, start: bool
+    root: str, body: dict[str, Any], *, as_json: bool, background: bool, start: bool
 ) -> int | None:
-    """Hand the verify to the workspace host and print its verdict; see the module."""
+    """Hand the verify to the workspace host and print its verdict (`as_json`: as JSON,
+    errors too); see the module."""
     try:
         host = host_of(root)
     except StateNotSafe:
@@ -87,14 +93,16 @@ def verify_through_host(
         return None  # it never took the request: verifying here is always right
     ticket = answer.data
     if answer.status != 200 or not isinstance(ticket, dict):
-        return _refused(answer.status, answer.refusal())
-    if args.background:
-        return _queued(args, ticket)
-    return _wait(args, host, ticket)
+        return _refused(as_json, answer.status, answer.refusal())
+    if background:
+        return _queued(as_json, ticket)
+    return _wait(as_json, host, ticket)
 
 
-def _queued(args: argparse.Namespace, ticket: dict[str, Any]) -> int:
-    if args.json:
+def _queued(as_json: bool, ticket: dict[str, Any]) -> int:
+    if as_json:
+        import json
+
         sys.stdout.write(json.dumps(ticket, indent=2, ensure_ascii=False) + "\n")
     else:
         sys.stdout.write(
@@ -104,11 +112,13 @@ def _queued(args: argparse.Namespace, ticket: dict[str, Any]) -> int:
     return QUEUED
 
 
-def _wait(args: argparse.Namespace, host: PlainHost, ticket: dict[str, Any]) -> int:
+def _wait(as_json: bool, host: PlainHost, ticket: dict[str, Any]) -> int:
     task = str(ticket["task"])
     previous = None
-    if threading.current_thread() is threading.main_thread():
-        previous = signal.signal(signal.SIGTERM, _as_interrupt)
+    try:
+        previous = _signal.signal(_signal.SIGTERM, _as_interrupt)
+    except ValueError:
+        pass  # not the main thread (a test's): only the main thread takes signals
     line = _LiveLine(f"epoch {ticket['epoch']}") if sys.stderr.isatty() else None
     epoch: Any = None
     try:
@@ -122,34 +132,39 @@ def _wait(args: argparse.Namespace, host: PlainHost, ticket: dict[str, Any]) -> 
     except HostRefused as exc:
         if exc.status == 404 and not (isinstance(exc.answer, dict) and exc.answer.get("field")):
             _say(
+                as_json,
                 f"the workspace host runs an older habitat without {_WAIT}; verify {task} goes "
                 "on there (`habitat status` tells); `habitat host stop` lets the next verify "
-                "start a current one"
+                "start a current one",
             )
             return 1
-        return _refused(exc.status, exc.answer)
+        return _refused(as_json, exc.status, exc.answer)
     except KeyboardInterrupt:
         try:
             host.ask("POST", "/api/verify_cancel", {"task": task}, timeout=10.0)
         except HostGone:
             pass  # gone already: nothing of it runs on
-        _say(f"interrupted: verify {task} cancelled")
+        _say(as_json, f"interrupted: verify {task} cancelled")
         return 130
     except HostGone as exc:
         _say(
+            as_json,
             f"the workspace host did not answer {_WAIT}: {exc}; "
-            "the verify's outcome is unknown: `habitat status` tells"
+            "the verify's outcome is unknown: `habitat status` tells",
         )
         return 1
     finally:
         if line is not None:
             line.clear()
         if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+            _signal.signal(_signal.SIGTERM, previous)
     if not isinstance(epoch, dict):
-        _say(f"the workspace host ended verify {task} without its epoch; `habitat status` tells")
+        _say(
+            as_json,
+            f"the workspace host ended verify {task} without its epoch; `habitat status` tells",
+        )
         return 1
-    return _verdict(args, epoch)
+    return _verdict(as_json, epoch)
 
 
 class _LiveLine:
@@ -178,19 +193,23 @@ class _LiveLine:
             sys.stderr.flush()
 
 
-def _verdict(args: argparse.Namespace, epoch: dict[str, Any]) -> int:
+def _verdict(as_json: bool, epoch: dict[str, Any]) -> int:
     result = epoch.get("result")
     state = str(epoch.get("state"))
     if not isinstance(result, dict):
-        _say(f"verify {epoch.get('task')} ended {state} without a result")
+        _say(as_json, f"verify {epoch.get('task')} ended {state} without a result")
         return EXIT_CODES.get(state, 1)
     stale = list(epoch.get("changed") or []) if epoch.get("stale") else None
-    if args.json:
+    if as_json:
+        import json
+
         # The climb's result, as the one-shot path prints it; `stale` only when the tree
         # moved while it climbed (the exit code then says not green, whatever it found).
         shown = result | {"stale": stale} if stale else result
         sys.stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
     else:
+        from .verdict_text import render_verdict
+
         render_verdict(result, sys.stdout, colour=sys.stdout.isatty(), stale=stale)
         for note in epoch.get("notes") or []:
             sys.stdout.write(f"    note: {note}\n")
