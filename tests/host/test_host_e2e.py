@@ -96,8 +96,8 @@ async def test_the_host_refuses_a_state_folder_others_can_write(
     assert find_host(project) is None
 
 
-async def test_tcp_needs_the_token_and_a_local_host_header(project: Path) -> None:
-    record, token = tcp_start(project)
+async def test_tcp_needs_the_token_and_a_local_host_header(shared_project: Path) -> None:
+    record, token = tcp_start(shared_project)
     async with httpx2.AsyncClient(base_url=record.tcp or "", timeout=10) as client:
         missing = await client.get("/api/status")
         wrong = await client.get("/api/status", headers={"Authorization": "Bearer wrong"})
@@ -114,8 +114,8 @@ async def test_tcp_needs_the_token_and_a_local_host_header(project: Path) -> Non
     assert bad_origin.status_code == 403
 
 
-async def test_both_protocol_eras_call_tools_over_tcp(project: Path) -> None:
-    record, token = tcp_start(project)
+async def test_both_protocol_eras_call_tools_over_tcp(shared_project: Path) -> None:
+    record, token = tcp_start(shared_project)
     url = f"{record.tcp}/mcp?token={token}"
     async with Client(url, mode="legacy") as legacy:
         old = await legacy.call_tool("shell_run", {"command": "echo legacy"})
@@ -166,11 +166,20 @@ async def test_events_resume_from_last_event_id_without_losing_one(project: Path
     assert bad.status_code == 400
 
 
-async def test_events_stream_live_events_as_they_happen(project: Path) -> None:
-    record, token = tcp_start(project)
+def last_event_id(project: Path) -> int:
+    db = Database(host_files(project).workspace.db_path)
+    try:
+        return max(e.id for e in SqliteJournal(db).since(0))
+    finally:
+        db.close()
+
+
+async def test_events_stream_live_events_as_they_happen(shared_project: Path) -> None:
+    record, token = tcp_start(shared_project)
     url = f"{record.tcp}/mcp?token={token}"
     async with uds(record) as client, Client(url, mode="legacy") as mcp:
-        start = (await read_events(client, "", 1))[0]
+        # The host is shared with the module's other tests: only what happens from here on.
+        start = last_event_id(shared_project)
         got: list[str] = []
         async with anyio.create_task_group() as tg:
 
