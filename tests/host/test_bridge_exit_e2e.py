@@ -128,8 +128,8 @@ async def _running(project: Path) -> bool:
     return bool(status and status["running"])
 
 
-async def test_an_idle_bridge_exits_when_stdin_closes(project: Path) -> None:
-    async with raw_bridge(project) as client:
+async def test_an_idle_bridge_exits_when_stdin_closes(shared_project: Path) -> None:
+    async with raw_bridge(shared_project) as client:
         await client.handshake()
         assert await client.close_stdin_and_wait() == 0
 
@@ -189,9 +189,9 @@ async def test_a_bridge_restarting_its_host_exits_when_stdin_closes(project: Pat
 
 
 async def test_a_bridge_told_to_stop_exits_while_its_client_keeps_stdin_open(
-    project: Path,
+    shared_project: Path,
 ) -> None:
-    async with raw_bridge(project) as client:
+    async with raw_bridge(shared_project) as client:
         await client.handshake()
         client.process.send_signal(signal.SIGTERM)
         with anyio.fail_after(EXIT_BOUND_SECONDS):
@@ -211,12 +211,12 @@ _SYS_TGKILL = {"x86_64": 234, "aarch64": 131}.get(os.uname().machine)
 @pytest.mark.skipif(_SYS_TGKILL is None, reason="tgkill's number known for x86_64 and aarch64")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 async def test_a_stop_signal_taken_by_another_thread_still_ends_the_bridge(
-    project: Path, sig: signal.Signals
+    shared_project: Path, sig: signal.Signals
 ) -> None:
     # kill() may deliver to any thread that does not block the signal (the kernel passes
     # over the main thread while it has a signal pending). Python runs handlers only in
     # the main thread, between bytecodes: one blocked reading stdin would never see it.
-    async with raw_bridge(project) as client:
+    async with raw_bridge(shared_project) as client:
         await client.handshake()
         pid = client.process.pid
         others = [t.id for t in psutil.Process(pid).threads() if t.id != pid]
