@@ -18,13 +18,22 @@ def project(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def _module_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+def module_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project folder of a module's shared host; a module may override it (a git repo)."""
+    root = tmp_path_factory.mktemp("module-project") / "project"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def _module_host(
+    tmp_path_factory: pytest.TempPathFactory, module_project: Path
+) -> Iterator[tuple[Path, Path]]:
     """One home folder and one project for a module, its host started once (with loopback
     TCP) and stopped after the module's last test: a host start costs about 2 CPU-s, and
     a test that only reads from a host does not need a fresh one."""
     home = tmp_path_factory.mktemp("habitat-module-home")
-    root = tmp_path_factory.mktemp("module-project") / "project"
-    (root / ".git").mkdir(parents=True)
+    root = module_project
     with pytest.MonkeyPatch.context() as patch:
         # What the autouse `habitat_home` gives each test; this host outlives any one test.
         patch.setenv("HABITAT_HOME", str(home))

@@ -2,7 +2,8 @@
 
 Debian's `chromium` driven by Playwright (`executable_path`): these tests skip, saying
 why, when the browser, Playwright or axe-core is missing. Every wait is Playwright's
-auto-waiting `expect` with a bound; the host is stopped by the `project` fixture.
+auto-waiting `expect` with a bound; the host is stopped by the `project` fixture, or after
+the module for the tests that only read from a host and share one (`shared_project`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -50,14 +52,32 @@ def repo(project: Path) -> Path:
     return make_repo(project)
 
 
+@pytest.fixture(scope="module")
+def module_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture project of the module's shared host (tests/host/conftest.py)."""
+    return make_repo(tmp_path_factory.mktemp("module-project") / "project")
+
+
 @pytest.fixture
 def page(browser: Browser, repo: Path, request: pytest.FixtureRequest) -> Iterator[Page]:
     """A page logged into the host of `repo` (started with loopback TCP), live.
     `@pytest.mark.parametrize("page", [{"bypass_csp": True}], indirect=True)` lets a test
     inject a script (axe-core), which the page's policy otherwise refuses."""
+    with logged_in(browser, repo, getattr(request, "param", {})) as page:
+        yield page
+
+
+@pytest.fixture
+def shared_page(browser: Browser, shared_project: Path) -> Iterator[Page]:
+    """A page logged into the module's shared host: for a test that needs no fresh one."""
+    with logged_in(browser, shared_project, {}) as page:
+        yield page
+
+
+@contextmanager
+def logged_in(browser: Browser, repo: Path, options: dict[str, Any]) -> Iterator[Page]:
     from playwright.sync_api import expect
 
-    options: dict[str, Any] = getattr(request, "param", {})
     context = browser.new_context(viewport=WIDE, **options)
     page = context.new_page()
     errors: list[str] = []
@@ -89,25 +109,25 @@ def scene(repo: Path) -> dict[str, Any]:
 
 
 def test_the_token_is_required_over_tcp_and_the_login_leaves_the_address_bar(
-    page: Page, repo: Path
+    shared_page: Page, shared_project: Path
 ) -> None:
-    record = find_host(repo)
+    record = find_host(shared_project)
     assert record is not None
     assert record.tcp is not None
     with httpx2.Client(base_url=record.tcp, timeout=10) as client:
         assert client.get("/").status_code == 401
         assert client.get("/events").status_code == 401
         assert client.post("/api/shell_scene", json={}).status_code == 401
-    assert urlsplit(page.url).query == ""
-    cookies = {c["name"]: c for c in page.context.cookies()}
+    assert urlsplit(shared_page.url).query == ""
+    cookies = {c["name"]: c for c in shared_page.context.cookies()}
     name = cookie_name(urlsplit(record.tcp).port)
     assert cookies[name]["httpOnly"] is True
     assert cookies[name]["sameSite"] == "Strict"
-    assert page.evaluate("document.cookie") == ""  # HttpOnly: no script reads it
+    assert shared_page.evaluate("document.cookie") == ""  # HttpOnly: no script reads it
 
 
-def test_a_used_login_url_does_not_log_in_again(browser: Browser, repo: Path) -> None:
-    url = dashboard_url(repo)
+def test_a_used_login_url_does_not_log_in_again(browser: Browser, shared_project: Path) -> None:
+    url = dashboard_url(shared_project)
     first = browser.new_context()
     second = browser.new_context()
     try:
@@ -118,12 +138,14 @@ def test_a_used_login_url_does_not_log_in_again(browser: Browser, repo: Path) ->
         second.close()
 
 
-def test_a_cli_run_appears_live_and_the_page_kills_it(page: Page, repo: Path) -> None:
+def test_a_cli_run_appears_live_and_the_page_kills_it(
+    shared_page: Page, shared_project: Path
+) -> None:
     from playwright.sync_api import expect
 
     command = "for i in $(seq 1 2000); do echo line $i; sleep 0.02; done"
-    habitat("run", "--project", str(repo), "--tab", "work", "--background", command)
-    card = page.locator("li.tab[data-tab='work']")
+    habitat("run", "--project", str(shared_project), "--tab", "work", "--background", command)
+    card = shared_page.locator("li.tab[data-tab='work']")
     expect(card).to_have_attribute("data-state", "running", timeout=WAIT_MS)
     expect(card.locator(".tab-cmd")).to_contain_text("seq 1 2000")
     expect(card.locator(".tail")).to_contain_text("line 5", timeout=WAIT_MS)
@@ -131,7 +153,7 @@ def test_a_cli_run_appears_live_and_the_page_kills_it(page: Page, repo: Path) ->
     card.get_by_role("button", name="Kill the command in tab work").click()
     expect(card).to_have_attribute("data-state", "idle", timeout=WAIT_MS)
     expect(card.locator(".tab-result")).to_contain_text("killed")
-    tab = next(t for t in scene(repo)["tabs"] if t["name"] == "work")
+    tab = next(t for t in scene(shared_project)["tabs"] if t["name"] == "work")
     assert tab["state"] == "idle"
     assert tab["last_run"]["state"] == "killed"
 
@@ -177,22 +199,22 @@ def test_the_page_asks_the_host_for_nothing_it_does_not_serve(browser: Browser, 
 
 
 def test_keyboard_shortcuts_are_listed_with_question_mark_and_focus_tab_n(
-    page: Page, repo: Path
+    shared_page: Page, shared_project: Path
 ) -> None:
     from playwright.sync_api import expect
 
-    habitat("run", "--project", str(repo), "--tab", "one", "true")
-    expect(page.locator("li.tab[data-tab='one']")).to_be_visible(timeout=WAIT_MS)
-    page.keyboard.press("?")
-    help_dialog = page.get_by_role("dialog", name="Keyboard shortcuts")
+    habitat("run", "--project", str(shared_project), "--tab", "one", "true")
+    expect(shared_page.locator("li.tab[data-tab='one']")).to_be_visible(timeout=WAIT_MS)
+    shared_page.keyboard.press("?")
+    help_dialog = shared_page.get_by_role("dialog", name="Keyboard shortcuts")
     expect(help_dialog).to_be_visible()
     expect(help_dialog).to_contain_text("kill the focused tab")
-    page.keyboard.press("Escape")
+    shared_page.keyboard.press("Escape")
     expect(help_dialog).to_be_hidden()
-    page.keyboard.press("Shift+E")
-    expect(page.get_by_role("tab", name="Events")).to_have_attribute("aria-selected", "true")
-    page.keyboard.press("1")
-    expect(page.locator("li.tab").first).to_be_focused()
+    shared_page.keyboard.press("Shift+E")
+    expect(shared_page.get_by_role("tab", name="Events")).to_have_attribute("aria-selected", "true")
+    shared_page.keyboard.press("1")
+    expect(shared_page.locator("li.tab").first).to_be_focused()
 
 
 def test_the_events_view_filters_by_kind(page: Page, repo: Path) -> None:
@@ -206,18 +228,18 @@ def test_the_events_view_filters_by_kind(page: Page, repo: Path) -> None:
     expect(page.locator("tr[data-kind='host.started']")).to_have_count(1)
 
 
-def test_the_narrow_layout_fits_400_pixels(page: Page, repo: Path) -> None:
+def test_the_narrow_layout_fits_400_pixels(shared_page: Page, shared_project: Path) -> None:
     from playwright.sync_api import expect
 
-    habitat("run", "--project", str(repo), "--tab", "a-long-tab-name", "echo x")
-    expect(page.locator("li.tab[data-tab='a-long-tab-name']")).to_be_visible(timeout=WAIT_MS)
-    page.set_viewport_size(NARROW)
+    habitat("run", "--project", str(shared_project), "--tab", "a-long-tab-name", "echo x")
+    expect(shared_page.locator("li.tab[data-tab='a-long-tab-name']")).to_be_visible(timeout=WAIT_MS)
+    shared_page.set_viewport_size(NARROW)
     for view in ("Tabs", "Verify epoch", "Timeline", "Events"):
-        page.get_by_role("tab", name=view).click()
-        overflow = page.evaluate("document.documentElement.scrollWidth")
+        shared_page.get_by_role("tab", name=view).click()
+        overflow = shared_page.evaluate("document.documentElement.scrollWidth")
         assert overflow <= NARROW["width"], f"{view}: {overflow}px wide at 400px"
-    page.get_by_role("tab", name="Tabs").click()
-    box = page.locator("li.tab").first.bounding_box()
+    shared_page.get_by_role("tab", name="Tabs").click()
+    box = shared_page.locator("li.tab").first.bounding_box()
     assert box is not None
     assert box["width"] <= NARROW["width"]
 
