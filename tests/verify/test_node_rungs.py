@@ -206,6 +206,23 @@ async def test_jest_find_related_tests_and_the_test_script_for_the_full_suite(
     assert [d.file for d in full.diagnostics] == ["src/add.test.js"]
 
 
+async def test_a_green_jest_run_says_how_many_of_its_tests_passed(tmp_path: Path) -> None:
+    # tiny-invariant 1.3.3: a green verify said "tsc, jest" and not what jest checked, where
+    # cargo's and pytest's say "6 passed"; its related tests were 8 of the suite's 10.
+    add = "function add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n"
+    test = "const { add } = require('./add');\ntest('adds', () => expect(add(1, 2)).toBe(3));\n"
+    root = _project(
+        tmp_path,
+        {"src/add.js": add, "src/add.test.js": test + "test.skip('later', () => {});\n"},
+        devDependencies={"jest": "30"},
+        type="commonjs",
+    )
+    write(root, "src/add.js", add.replace("a + b", "b + a"))
+    green = await _climb(root, "test.scoped")
+    assert (green.state, green.tool) == ("green", "jest"), green
+    assert any("2 test(s) ran, 1 passed" in n for n in green.notes), green.notes
+
+
 _TAP_HARNESS = """\
 import { add } from '../src/add.mjs';
 console.log('TAP version 13');

@@ -103,7 +103,11 @@ async def _jest_like(
     state: RungState | None = None
     if outcome.exit_code not in (0, 1) or (outcome.exit_code == 1 and counts is None):
         state = "error" if not diagnostics else "red"
-    ran = f"{counts[0]} test(s) ran" if counts else "no report"
+    ran = "no report"
+    if counts is not None:
+        # "N passed", as cargo's and pytest's notes say: a green verdict names what it checked.
+        passed = max(counts[0] - counts[1] - suite_skipped(text), 0)
+        ran = f"{counts[0]} test(s) ran, {passed} passed"
     notes = [tool.note(), f"node: {why}; {ran}"]
     result = from_outcome(
         ctx, SCOPED, outcome, tool=runner, state=state, diagnostics=diagnostics, notes=notes
