@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agent_habitat.verify.toolchains.node.parsers import (
@@ -100,6 +101,29 @@ def test_jest_json_failures_and_a_suite_that_failed_to_run() -> None:
         ("src/b.test.js", "suite-error"),
     ]
     assert "Cannot find module './missing'" in every[1].message
+
+
+def test_a_jest_failure_s_first_line_carries_expected_and_received_and_its_test_line() -> None:
+    # tiny-invariant 1.3.3: a red verdict's finding read "expect(received).toEqual(expected)
+    # // deep equality" (the lean report keeps a message's first line) with no line, where
+    # cargo's says "left: 2; right: 4" at the assertion's line.
+    failure = (
+        "Error: \x1b[2mexpect(\x1b[22mreceived\x1b[2m).\x1b[22mtoEqual\x1b[2m(\x1b[22m"
+        'expected\x1b[2m) // deep equality\x1b[22m\n\nExpected: "Invariant failed"\n'
+        'Received: "Invariant failure"\n    at Object.<anonymous> '
+        "(/tmp/ti/test/message-behaviour.spec.ts:9:23)\n"
+        "    at Promise.then.completed (/tmp/ti/node_modules/jest-circus/build/utils.js:298:28)"
+    )
+    case = {"status": "failed", "fullName": "default message", "failureMessages": [failure]}
+    suite = {"name": "/tmp/ti/test/message-behaviour.spec.ts", "assertionResults": [case]}
+    report = {"testResults": [suite]}
+    [found] = parse_jest_json(json.dumps(report), Path("/tmp/ti"), "jest")
+    assert found.line == 9, found
+    assert found.message.splitlines()[0] == (
+        "test/message-behaviour.spec.ts > default message: Error: expect(received)."
+        'toEqual(expected) // deep equality; Expected: "Invariant failed"; '
+        'Received: "Invariant failure"'
+    )
 
 
 def test_not_a_report_has_no_counts() -> None:

@@ -156,6 +156,26 @@ def _first_line(messages: list[Any]) -> str:
     return text[:_CAP]
 
 
+_VALUE = re.compile(r"^(?P<name>(?:Expected|Received)[\w ]{0,40}): (?P<value>.+)$", re.MULTILINE)
+
+
+def _with_values(message: str) -> str:
+    """jest's `Expected: …` and `Received: …` lines joined to the message's first line, as
+    cargo's `left: 2; right: 4` are (a verdict shows a finding's first line)."""
+    first, _, rest = message.partition("\n")
+    values = [f"{m['name']}: {m['value'].strip()[:200]}" for m in _VALUE.finditer(rest)]
+    return "; ".join([first, *values]) + (f"\n{rest}" if rest else "") if values else message
+
+
+def _frame_line(message: str, root: Path, file: str) -> int | None:
+    """The line of the first stack frame in the test file itself (jest's JSON report has no
+    location unless asked with --testLocationInResults)."""
+    for m in _FRAME.finditer(message):
+        if relative(m["path"], root) == file:
+            return int(m["line"])
+    return None
+
+
 def parse_jest_json(text: str, root: Path, tool: str) -> list[Diagnostic]:
     """The jest-shaped JSON report (`jest --json`, `vitest --reporter=json`): a failed test
     per failing assertion; a test file that failed without one (it did not load: a syntax
@@ -168,11 +188,11 @@ def parse_jest_json(text: str, root: Path, tool: str) -> list[Diagnostic]:
         for case in failed:
             loc = case.get("location") or {}
             name = case.get("fullName") or case.get("title") or "?"
-            message = _first_line(case.get("failureMessages") or [])
+            message = _with_values(_first_line(case.get("failureMessages") or []))
             out.append(
                 Diagnostic(
                     file=file,
-                    line=loc.get("line"),
+                    line=loc.get("line") or _frame_line(message, root, file),
                     col=loc.get("column"),
                     code="failed",
                     message=f"{file} > {name}: {message}"[:_CAP],
