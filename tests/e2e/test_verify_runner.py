@@ -209,7 +209,11 @@ async def test_three_quick_requests_are_one_run(
     assert [e.kind for e in chain] == ["environment.task.started", "environment.task.completed"]
     started = [e for e in recorder.events if e.kind == "verify.epoch.started"]
     assert {e.data["epoch"] for e in started} == {epoch.epoch}
-    assert started[-1].data["requests"] == 3
+    # A request the young climb already covers (the second and third ask for nothing the
+    # first does not) joins it without a restart, so the started event counts the requests
+    # that came before the climb began: 3 when all came first, fewer on a loaded machine
+    # (2 in a loaded CI run). The epoch counts all three (above).
+    assert 1 <= started[-1].data["requests"] <= 3
     assert recorder.kinds().count("environment.task.queued") == 3
 
 

@@ -10,6 +10,7 @@ answer is the same either way.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.to_thread
@@ -65,7 +66,14 @@ async def test_a_tail_and_a_scene_of_loud_tabs_use_no_worker_thread(
     for tab in ("a", "b"):
         await habitat.run(RunArgs(command="yes", tab=tab, background=True))
 
-    async def no_thread(*args: object, **kwargs: object) -> None:
+    real = anyio.to_thread.run_sync
+
+    async def no_thread(func: Any, *args: Any, **kwargs: Any) -> Any:
+        # The spawner's own work is no read: a run still going after 0.5 s is lowered in a
+        # thread (shell/long_runs.py), which a loaded machine reaches while the test reads
+        # (an error in a `make security` run at load 20).
+        if getattr(func, "__self__", None) is spawner:
+            return await real(func, *args, **kwargs)
         raise AssertionError("a small read went to a worker thread")
 
     # `shell.views` and `shell.scene` look `anyio.to_thread.run_sync` up at each call.
