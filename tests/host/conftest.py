@@ -32,7 +32,10 @@ def _module_host(
     """One home folder and one project for a module, its host started once (with loopback
     TCP) and stopped after the module's last test: a host start costs about 2 CPU-s, and
     a test that only reads from a host does not need a fresh one."""
-    home = tmp_path_factory.mktemp("habitat-module-home")
+    # A short name: the host's socket is <home>/workspaces/project-<hash>/host.sock, and
+    # under xdist's `popen-gwN` folder "habitat-module-home0" made it too long for AF_UNIX
+    # (every test of the module was an error in a CI run of 0b47ce0).
+    home = tmp_path_factory.mktemp("hm")
     root = module_project
     with pytest.MonkeyPatch.context() as patch:
         # What the autouse `habitat_home` gives each test; this host outlives any one test.
