@@ -4,38 +4,21 @@ habitat would record nothing, and prints what the full path prints; a run marked
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from agent_habitat.cli import main
+from cli_probe import Probed, probe
 
-_PROBE = (
-    "import sys\nfrom agent_habitat.cli import main\ncode = main(sys.argv[1:])\n"
-    "heavy = ('pydantic', 'anyio', 'agent_habitat.habitat')\n"
-    "print('loaded:', *[n for n in heavy if n in sys.modules], file=sys.stderr)\n"
-    "sys.exit(code)"
-)
 _FULL = "import agent_habitat.cli.events_fast as fast\nfast.fast_events = lambda a: None\n"
 """The full path alone: the fast reader stood down."""
 
 
-def _events(
-    root: Path, *argv: str, full: bool = False, **env: str
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", (_FULL if full else "") + _PROBE, "events", *argv],
-        capture_output=True,
-        text=True,
-        # A bound for a hung process, not a speed claim (the full path builds the habitat).
-        timeout=180,
-        check=True,
-        env={**os.environ, **env},
-        cwd=root,
-    )
+def _events(root: Path, *argv: str, full: bool = False, **env: str) -> Probed:
+    probed = probe(root, "events", *argv, stand_down=_FULL if full else "", **env)
+    assert probed.code == 0, probed.loaded
+    return probed
 
 
 def _prepared(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> None:
@@ -51,9 +34,9 @@ def test_with_no_host_the_journal_is_read_as_the_full_path_prints_it(
     for extra in ((), ("--json",), ("--since", "2")):
         argv = (*extra, "--project", str(project))
         fast = _events(project, *argv)
-        assert fast.stderr.strip() == "loaded:", extra
+        assert fast.loaded == "", extra
         full = _events(project, *argv, full=True)
-        assert "agent_habitat.habitat" in full.stderr
+        assert "agent_habitat.habitat" in full.loaded
         assert fast.stdout == full.stdout, extra
     assert "shell.run.exited tab=b" in fast.stdout
 
@@ -63,14 +46,14 @@ def test_a_run_marked_running_or_a_configured_value_takes_the_full_path(
 ) -> None:
     _prepared(capsys, project, "run", "echo one")
     configured = _events(project, "--project", str(project), HABITAT_MAX_TABS="8")
-    assert "agent_habitat.habitat" in configured.stderr
+    assert "agent_habitat.habitat" in configured.loaded
     _prepared(capsys, project, "run", "sleep 600", "--tab", "srv", "--background")
     try:
         seen = _events(project, "--project", str(project))
-        assert "agent_habitat.habitat" in seen.stderr
+        assert "agent_habitat.habitat" in seen.loaded
         assert "shell.run.started tab=srv" in seen.stdout
     finally:
         _prepared(capsys, project, "kill", "srv")
     after = _events(project, "--project", str(project))
-    assert after.stderr.strip() == "loaded:"  # the kill recorded its end: nothing to do
+    assert after.loaded == ""  # the kill recorded its end: nothing to do
     assert "shell.run.killed tab=srv" in after.stdout

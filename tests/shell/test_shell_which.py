@@ -21,7 +21,7 @@ async def test_which_asks_a_shell_its_version_once_and_off_the_event_loop(
         asked.append((executable, threading.current_thread() is threading.main_thread()))
         return "fakesh 1.0"
 
-    monkeypatch.setattr(shells, "_ask_version", ask)
+    monkeypatch.setattr(shells, "ask_version", ask)
     monkeypatch.setattr(shells, "_VERSIONS", {})
     first = await habitat.which(WhichArgs())
     await habitat.run(RunArgs(command="true", tab="other"))
@@ -33,7 +33,7 @@ async def test_which_asks_a_shell_its_version_once_and_off_the_event_loop(
 async def test_which_of_the_default_tab_before_its_first_run_names_the_default_cwd(
     habitat: Shell, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shells, "_ask_version", lambda executable: "x")
+    monkeypatch.setattr(shells, "ask_version", lambda executable: "x")
     monkeypatch.setattr(shells, "_VERSIONS", {})
     result = await habitat.which(WhichArgs())
     assert (result.cwd, result.state, result.pid) == (str(project), "idle", None)
@@ -44,7 +44,7 @@ async def test_which_of_a_busy_tab_names_the_running_pid(
 ) -> None:
     from agent_habitat.testing import Script
 
-    monkeypatch.setattr(shells, "_ask_version", lambda executable: "x")
+    monkeypatch.setattr(shells, "ask_version", lambda executable: "x")
     monkeypatch.setattr(shells, "_VERSIONS", {})
     spawner.scripts["serve"] = Script(keep_running=True)
     await habitat.run(RunArgs(command="serve", background=True))

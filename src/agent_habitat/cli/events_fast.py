@@ -67,9 +67,8 @@ def _journal(args: argparse.Namespace) -> sqlite3.Connection | None:
     from ..errors import HabitatError
     from ..reach.files import HostFiles
     from ..reach.plain_client import live_host
-    from ..shell.quiet_scene import nothing_to_record
     from ..workspace import Workspace, find_project_root, habitat_home, refuse_unsafe
-    from .scene_fast import configured
+    from .quiet_state import quiet_state
 
     try:
         if args.project is not None and not args.project.is_dir():
@@ -82,21 +81,15 @@ def _journal(args: argparse.Namespace) -> sqlite3.Connection | None:
                 refuse_unsafe(path)
         if not workspace.db_path.is_file():
             return None
-        hosted = live_host(files.lock) is not None
-        if not hosted and (args.follow or configured(root)):
-            return None
-        # Read-only while the host keeps the WAL open; with no host, as `habitat scene` reads.
-        mode = "ro" if hosted else "rw"
-        db = sqlite3.connect(f"file:{workspace.db_path}?mode={mode}", uri=True, timeout=10)
+        if live_host(files.lock) is None:
+            # No host: read as `habitat history` reads, when nothing needs doing.
+            return None if args.follow else quiet_state(str(root))
+        # Read-only while the host keeps the WAL open.
+        db = sqlite3.connect(f"file:{workspace.db_path}?mode=ro", uri=True, timeout=10)
     except (OSError, HabitatError, sqlite3.Error):
         return None
-    try:
-        if hosted or nothing_to_record(db):
-            return db
-    except sqlite3.Error:
-        pass
-    db.close()
-    return None
+    db.row_factory = sqlite3.Row
+    return db
 
 
 def fast_events(argv: list[str]) -> int | None:
@@ -115,7 +108,6 @@ def fast_events(argv: list[str]) -> int | None:
     db = _journal(args)
     if db is None:
         return None
-    db.row_factory = sqlite3.Row
     cursor: int = args.since
     try:
         while True:

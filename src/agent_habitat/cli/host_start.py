@@ -19,8 +19,9 @@ import sys
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
     import argparse
+    from pathlib import Path
 
-__all__ = ["in_a_terminal", "start_behind"]
+__all__ = ["in_a_terminal", "start_behind", "start_host"]
 
 
 def in_a_terminal() -> bool:
@@ -35,11 +36,23 @@ def start_behind(args: argparse.Namespace) -> None:
     if not in_a_terminal():
         return
     from ..errors import HabitatError
-    from ..reach.launcher import spawn_host
     from .common import project_root
 
     try:
-        pid = spawn_host(project_root(args))
+        root = project_root(args)
+    except HabitatError:
+        return
+    start_host(root)
+
+
+def start_host(root: Path) -> None:
+    """Start the host of the workspace at `root` when none runs, and say so on stderr (a
+    person at a terminal asked: the caller checks `in_a_terminal`). Best effort."""
+    from ..errors import HabitatError
+    from ..reach.launcher import spawn_host
+
+    try:
+        pid = spawn_host(root)
     except (HabitatError, OSError):
         return
     if pid is not None:

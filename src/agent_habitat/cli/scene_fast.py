@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from .scene_view import SceneLike
 
-__all__ = ["SHELL_CONFIG_DEFAULTS", "configured", "fast_scene"]
+__all__ = ["RUNNER_CONFIG_FIELDS", "SHELL_CONFIG_DEFAULTS", "configured", "fast_scene"]
 
 SHELL_CONFIG_DEFAULTS = {
     "max_tabs": 8,
@@ -36,6 +36,9 @@ SHELL_CONFIG_DEFAULTS = {
 }
 """`config.ShellConfig`'s fields and defaults (a test keeps them equal): a `HABITAT_<FIELD>`
 variable sends the scene the full way, which validates it."""
+RUNNER_CONFIG_FIELDS = ("coalesce_seconds", "idle_seconds")
+"""`verify.runner.config.RunnerConfig`'s fields, which opening the habitat validates too (a
+test keeps them equal)."""
 
 
 def _project(argv: list[str]) -> tuple[bool, str | None]:
@@ -53,7 +56,8 @@ def _project(argv: list[str]) -> tuple[bool, str | None]:
 
 def configured(root: Path) -> bool:
     """True when configuration may change the scene's caps or make the full path refuse."""
-    if any(f"HABITAT_{name.upper()}" in os.environ for name in SHELL_CONFIG_DEFAULTS):
+    names = (*SHELL_CONFIG_DEFAULTS, *RUNNER_CONFIG_FIELDS)
+    if any(f"HABITAT_{name.upper()}" in os.environ for name in names):
         return True
     pyproject = root / "pyproject.toml"
     if not pyproject.is_file():

@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field
 
 from ..proc.spool import Spool
-from .output import clean_text
+from .output import Capped, clean_text
 
-__all__ = ["LIMIT", "ErrorLines", "failed", "find", "in_spool"]
+__all__ = ["LIMIT", "ErrorLines", "failed", "find", "in_spool", "left_out"]
 
 LIMIT = 10
 LINE_CHARS = 300
@@ -108,3 +108,19 @@ def in_spool(spool: Spool, start: int, end: int, secrets: tuple[str, ...] | None
         chunk, carry = data[:cut], data[cut:]
         found.add(clean_text(chunk, secrets))
     return found
+
+
+def left_out(
+    output: str,
+    capped: Capped,
+    state: str,
+    exit_code: int | None,
+    signal: int | None,
+    timed_out: bool,
+) -> ErrorLines:
+    """The error-looking lines of what the cap left out of a run's `output` spool (the
+    middle of `capped`), when the run failed; none otherwise."""
+    start, end = capped.middle
+    if end <= start or not failed(state, exit_code, signal, timed_out):
+        return ErrorLines()
+    return in_spool(Spool(output), start, end, None)

@@ -12,8 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import anyio.from_thread
-
 from ..errors import UsageError
 from ..proc.spool import Hole, Spool, split_lines
 from ..secrets import redact_text, secret_values
@@ -105,7 +103,7 @@ _NEAR_LINE_FRACTION = 8
 
 
 def read_capped(
-    path: Path, cap: int, since: int = 0, secrets: tuple[str, ...] | None = None
+    path: Path | str, cap: int, since: int = 0, secrets: tuple[str, ...] | None = None
 ) -> Capped:
     """Bytes `since`..end of the spool, as head + tail within `cap` bytes (`secrets`: the
     values to show as `***`, default those of this process's environment)."""
@@ -308,6 +306,9 @@ def _lines_backward(offset: int, block: bytes, max_line_bytes: int) -> Iterator[
 
 
 def _check_cancelled() -> None:
+    import anyio.from_thread  # here: a capped read in a process with no event loop (the
+    # CLI's `habitat last` with no host, `shell.quiet_reads`) has no use for anyio
+
     try:
         anyio.from_thread.check_cancelled()
     except RuntimeError:

@@ -13,6 +13,7 @@ from ..errors import UsageError
 __all__ = [
     "KNOWN_SHELLS",
     "ShellInfo",
+    "ask_version",
     "available_shells",
     "default_shell",
     "resolve_shell",
@@ -96,11 +97,12 @@ async def shell_version(executable: str) -> str:
     if executable not in _VERSIONS:
         import anyio.to_thread  # here: `habitat scene` resolves shell kinds without anyio
 
-        _VERSIONS[executable] = await anyio.to_thread.run_sync(_ask_version, executable)
+        _VERSIONS[executable] = await anyio.to_thread.run_sync(ask_version, executable)
     return _VERSIONS[executable]
 
 
-def _ask_version(executable: str) -> str:
+def ask_version(executable: str) -> str:
+    """`shell_version`'s answer, asked now in this thread (a process with no event loop)."""
     import subprocess  # here, as anyio above: the scene's fast path never asks a version
 
     try:

@@ -8,7 +8,6 @@ import functools
 import anyio.to_thread
 
 from ..errors import NotFoundError
-from ..proc.spool import Spool
 from . import error_lines, leftovers
 from .error_lines import ErrorLines
 from .models import (
@@ -33,10 +32,9 @@ __all__ = ["history", "last", "run_result", "wait", "which"]
 
 
 def _error_lines(run: RunRow, capped: Capped) -> ErrorLines:
-    start, end = capped.middle
-    if end <= start or not error_lines.failed(run.state, run.exit_code, run.signal, run.timed_out):
-        return ErrorLines()
-    return error_lines.in_spool(Spool(run.files.output), start, end, None)
+    return error_lines.left_out(
+        str(run.files.output), capped, run.state, run.exit_code, run.signal, run.timed_out
+    )
 
 
 def run_result(tabs: Tabs, run: RunRow) -> RunResult:

@@ -1,0 +1,52 @@
+"""A workspace's `state.db`, opened in this process when no host serves it and opening the
+habitat would do nothing more than read it.
+
+That is the case when no configuration is set (nothing to validate, no cap changed:
+`scene_fast.configured`), the state folder is the user's own, and the state needs nothing
+done (`shell.quiet_scene.nothing_to_record`: at this schema, no run marked running or without
+its recorded end). A run that a habitat now gone left running is adopted, or marked lost, by
+the next command that opens the habitat: this returns None for it, and the command takes the
+full path, which does that first. The readers of `habitat events` (`cli.events_fast`) and of
+`history`, `last` and `which` (`cli.quiet_verbs`) take the state from here.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+__all__ = ["quiet_state"]
+
+_DB_NAME = "state.db"  # `workspace.Workspace.db_path` (a test keeps them one)
+
+
+def quiet_state(root: str) -> sqlite3.Connection | None:
+    """The state of the workspace at `root` (no host serves it), open read-write as the
+    full path opens it, or None when that path must answer."""
+    from pathlib import Path
+
+    from .. import state_place
+    from ..shell.quiet_scene import nothing_to_record
+    from .scene_fast import configured
+
+    state = state_place.state_dir(root)
+    db_path = os.path.join(state, _DB_NAME)
+    try:
+        if configured(Path(root)):
+            return None
+        for path in (state_place.habitat_home(), state, db_path):
+            if state_place.open_to_others(os.lstat(path)):
+                return None  # the full path refuses it and says why
+        if not os.path.isfile(db_path):
+            return None
+        db = sqlite3.connect(Path(db_path).as_uri() + "?mode=rw", uri=True, timeout=10)
+    except (OSError, sqlite3.Error):
+        return None
+    try:
+        if nothing_to_record(db):
+            db.row_factory = sqlite3.Row
+            return db
+    except sqlite3.Error:
+        pass
+    db.close()
+    return None

@@ -1,0 +1,121 @@
+"""`habitat history|last|which` with no host, read from `state.db` in this process.
+
+These verbs only read. When no host serves the workspace and opening the habitat would do
+nothing more than read (`cli.quiet_state`), the command line read for the host
+(`cli.verb_argv`) is answered from the state with the standard library
+(`shell.quiet_reads`), and the answer shown by `cli.shell_views`, as the host's answer and
+the full path's are: the same text, `--json` and exit code (tests keep them equal). Anything
+else takes the full path: a value the verb's model would refuse (its words name the flag),
+`last` with `--head-lines`, `--tail-lines` or `--grep`, a tab or run that is not there (its
+refusal names the open tabs), a state that needs something done. A person at a terminal
+gets the host started behind the command, as after the full path (`cli.host_start`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .shell_views import VIEWS, emit_json_data
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable
+    from typing import Any
+
+    from .verb_argv import VerbCall
+
+    Reader = Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any] | None]
+
+__all__ = ["quiet_verb"]
+
+_INDEX_MAX = 2**63 - 1  # `limits.INDEX_MAX`
+_HISTORY_DEFAULT = 20  # `shell.models.HistoryArgs.limit`: its default, its bounds
+_HISTORY_LIMIT = (1, 1000)
+_OUTPUT_CAP_BYTES = 16 * 1024  # `config.ShellConfig.output_cap_bytes` (none is configured)
+_TAB_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
+def _tab_name(name: object) -> bool:
+    """`shell.models.TAB_NAME_PATTERN`, without `re`."""
+    return isinstance(name, str) and 1 <= len(name) <= 32 and set(name) <= _TAB_CHARS
+
+
+def _counted(value: object, low: int) -> bool:
+    return type(value) is int and low <= value <= _INDEX_MAX
+
+
+def _history(conn: sqlite3.Connection, body: dict[str, Any]) -> dict[str, Any] | None:
+    from ..shell.quiet_reads import quiet_history
+
+    limit = body.get("limit", _HISTORY_DEFAULT)
+    if type(limit) is not int or not _HISTORY_LIMIT[0] <= limit <= _HISTORY_LIMIT[1]:
+        return None
+    return quiet_history(conn, body.get("tab", "main"), limit)
+
+
+def _last(conn: sqlite3.Connection, body: dict[str, Any]) -> dict[str, Any] | None:
+    from ..shell.quiet_reads import quiet_last
+
+    if set(body) - {"tab", "index", "since"}:
+        return None  # a line window or a pattern: the full path reads it
+    index, since = body.get("index"), body.get("since", 0)
+    if (index is not None and not _counted(index, 1)) or not _counted(since, 0):
+        return None
+    return quiet_last(conn, body.get("tab", "main"), index, _OUTPUT_CAP_BYTES, since)
+
+
+def _which(conn: sqlite3.Connection, body: dict[str, Any]) -> dict[str, Any] | None:
+    from ..errors import HabitatError
+    from ..shell.quiet_reads import quiet_which
+
+    try:
+        return quiet_which(conn, body.get("tab", "main"))
+    except HabitatError:
+        return None  # a shell no longer here: the full path says which are
+
+
+_READERS: dict[str, Reader] = {"history": _history, "last": _last, "which": _which}
+
+
+def quiet_verb(call: VerbCall, root: str) -> int | None:
+    """The exit code of `call` answered from the state of the workspace at `root` (no host
+    serves it), or None when the full path must answer."""
+    reader = _READERS.get(call.command)
+    if reader is None or not _tab_name(call.body.get("tab", "main")):
+        return None
+    from .quiet_state import quiet_state
+
+    conn = quiet_state(root)
+    if conn is None:
+        return None
+    import sqlite3
+
+    try:
+        data = reader(conn, call.body)
+    except sqlite3.Error:
+        return None  # busy or changed under us: the full path waits and says what it is
+    finally:
+        conn.close()
+    if data is None:
+        return None
+    view = VIEWS[call.command]
+    if call.json:
+        emit_json_data(data)
+    else:
+        view.show(data, False, root)
+    sys.stdout.flush()
+    _start_host(root)
+    return view.exit_code(data)
+
+
+def _start_host(root: str) -> None:
+    """After the answer, as after the full path: a person at a terminal gets the host."""
+    from .host_start import in_a_terminal
+
+    if in_a_terminal():
+        from pathlib import Path
+
+        from .host_start import start_host
+
+        start_host(Path(root))

@@ -1,0 +1,112 @@
+"""`habitat history|last|which` with no host read `state.db` alone when opening the habitat
+would do nothing more, and print what the full path prints (stdout, stderr, exit code); a
+run marked running, configuration, a missing tab or a flag the reader leaves take the full
+path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agent_habitat.cli import main
+from cli_probe import Probed, probe
+
+_FULL = "import agent_habitat.cli.quiet_verbs as quiet\nquiet.quiet_verb = lambda c, r: None\n"
+"""The full path alone: the quiet reader stood down."""
+
+
+def _cli(root: Path, *argv: str, full: bool = False, **env: str) -> Probed:
+    return probe(root, *argv, "--project", str(root), stand_down=_FULL if full else "", **env)
+
+
+def _prepared(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> None:
+    main([*argv, "--project", str(root)])
+    capsys.readouterr()
+
+
+_FAILED_LOUD = "seq -f 'build line %g' 3000; echo 'error: it broke'; seq -f 'tail %g' 3000; exit 3"
+"""A failed run whose error line the 16 KiB cap leaves out (`error_lines` carries it)."""
+
+
+def test_with_no_host_history_last_and_which_read_as_the_full_path_prints_them(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _prepared(capsys, project, "run", "echo one")
+    _prepared(capsys, project, "run", "API_TOKEN=s3cr3t-value-1 echo two", "--tab", "b")
+    _prepared(capsys, project, "run", _FAILED_LOUD, "--tab", "b")
+    _prepared(capsys, project, "run", "printf 'x\\033[31mred\\033[0m\\n'; kill -INT $$")
+    for argv in (
+        ("history",),
+        ("history", "--json"),
+        ("history", "b", "--limit", "1"),
+        ("history", "--tab", "b", "--json"),
+        ("last",),
+        ("last", "--json"),
+        ("last", "b"),
+        ("last", "b", "--json"),
+        ("last", "b", "--index", "1", "--json"),
+        ("last", "--index", "1", "--since", "2"),
+        ("which",),
+        ("which", "b", "--json"),
+    ):
+        quick = _cli(project, *argv)
+        assert quick.loaded == "", argv  # neither pydantic, anyio nor the habitat
+        full = _cli(project, *argv, full=True)
+        assert "agent_habitat.habitat" in full.loaded, argv
+        assert quick.answer() == full.answer(), argv
+    assert "error: it broke" in _cli(project, "last", "b", "--json").stdout
+
+
+def test_what_the_quiet_reader_leaves_takes_the_full_path(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _prepared(capsys, project, "run", "echo one")
+    for argv in (
+        ("history", "nosuch"),  # the refusal names the open tabs
+        ("last", "--index", "9"),
+        ("last", "--tail-lines", "1"),
+        ("history", "--limit", "0"),  # the model's words name the flag
+    ):
+        loaded = _cli(project, *argv).loaded
+        assert "agent_habitat.habitat" in loaded or "pydantic" in loaded, argv
+    assert _cli(project, "history", "nosuch").code == 1
+    configured = _cli(project, "history", HABITAT_IDLE_SECONDS="60")
+    assert "agent_habitat.habitat" in configured.loaded
+    _prepared(capsys, project, "run", "sleep 600", "--tab", "srv", "--background")
+    try:
+        # A run marked running: the full path looks whether it ended, and records it.
+        seen = _cli(project, "history", "srv")
+        assert "agent_habitat.habitat" in seen.loaded
+        assert "sleep 600" in seen.stdout
+    finally:
+        _prepared(capsys, project, "kill", "srv")
+    after = _cli(project, "history", "srv")
+    assert after.loaded == ""  # the kill recorded its end: nothing to do
+    assert "killed" in after.stdout
+
+
+def test_the_copies_the_quiet_path_keeps_match_their_originals(project: Path) -> None:
+    from agent_habitat.cli import quiet_state, quiet_verbs, scene_fast
+    from agent_habitat.config import ShellConfig
+    from agent_habitat.shell.models import HistoryArgs
+    from agent_habitat.verify.runner.config import RunnerConfig
+    from agent_habitat.workspace import Workspace
+
+    assert Workspace.for_project(project).db_path.name == quiet_state._DB_NAME
+    # The substrate's table is read from pyproject.toml alone (not `HABITAT_SUBSTRATE_*`).
+    fields = set(RunnerConfig.model_fields) - {"substrate"}
+    assert fields == set(scene_fast.RUNNER_CONFIG_FIELDS)
+    assert ShellConfig().output_cap_bytes == quiet_verbs._OUTPUT_CAP_BYTES
+    limit = HistoryArgs.model_fields["limit"]
+    bounds = {type(m).__name__: m for m in limit.metadata}
+    assert (bounds["Ge"].ge, bounds["Le"].le) == quiet_verbs._HISTORY_LIMIT
+    assert limit.default == quiet_verbs._HISTORY_DEFAULT
+    for name in ("main", "a.b-c_9", "x" * 32, "", "x" * 33, "a b", "é", "a/b"):
+        try:
+            HistoryArgs(tab=name)
+        except ValueError:
+            valid = False
+        else:
+            valid = True
+        assert quiet_verbs._tab_name(name) == valid, name
