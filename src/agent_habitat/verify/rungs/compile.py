@@ -30,6 +30,7 @@ from .context import RungContext, from_outcome, nothing_to_do
 from .dmypy import MYPY_FLAGS, DmypyDaemon
 from .dmypy_client import run_in_process
 from .head_check import settle_on_head
+from .mypy_head_cache import seed_cache
 from .preamble import python_rung
 from .same_types import same_types_as_head
 
@@ -204,6 +205,10 @@ async def _settled(
     prefix, extra = env.mypy()
     base_argv = [*prefix, *MYPY_FLAGS, *extra, *flags]
     cache_dir = private_dirs(ctx.workspace.state_dir / "baseline" / "mypy-cache")
+    if errors:  # HEAD may be asked (compare.settle): its first check reuses this tree's cache
+        await anyio.to_thread.run_sync(
+            seed_cache, ctx.workspace.state_dir / "mypy-cache", cache_dir
+        )
     return await settle_on_head(
         ctx,
         RUNG,
