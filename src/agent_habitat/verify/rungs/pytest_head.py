@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -88,21 +88,28 @@ async def imported_elsewhere(ctx: RungContext, layout: Layout, env: dict[str, st
     return None
 
 
-def _passed_at_head(ctx: RungContext, head: str, keys: Sequence[str]) -> set[str]:
-    # Blocking: the tests a run of HEAD's content recorded as passed.
+def _on_record(ctx: RungContext, head: str, keys: Sequence[str]) -> tuple[set[str], set[str]]:
+    """Blocking: the tests of `keys` a run of HEAD's content recorded as passed, and those a
+    record could vouch for at all (one that did not end early, or only skipped): for the
+    rest, `_vouched_at_head` would build HEAD's import graph to doubt them all (the first
+    verify's failures, on record only as this run's)."""
     deps = load_testdeps(deps_store_dir(ctx.workspace.state_dir))
     if deps is None:
-        return set()
-    out: set[str] = set()
+        return set(), set()
+    passed: set[str] = set()
+    may: set[str] = set()
     for key in keys:
         for rid in deps.records.get(key, []):
             run = deps.runs.get(rid)
-            if run is None or not is_clean_at(run, head) or key not in run.tests:
+            if run is None or key not in run.tests:
                 continue
-            if run.tests.index(key) not in run.ended_early:
-                out.add(key)
+            at = run.tests.index(key)
+            if at not in run.ended_early or at in run.skipped:
+                may.add(key)
+            if at not in run.ended_early and is_clean_at(run, head):
+                passed.add(key)
                 break
-    return out
+    return passed, may
 
 
 def _vouched_at_head(ctx: RungContext, layout: Layout, head: str, keys: Sequence[str]) -> set[str]:
@@ -152,11 +159,18 @@ def _export(ctx: RungContext, head: HeadTree) -> tuple[Path, Layout]:
 
 
 async def tests_on_head(
-    ctx: RungContext, rung: RungName, head: HeadTree, keys: list[str], argv: list[str]
+    ctx: RungContext,
+    rung: RungName,
+    head: HeadTree,
+    keys: list[str],
+    argv: list[str],
+    via: Callable[[list[str]], list[str]] | None,
 ) -> HeadRun | str:
     """How many failures each node id of `keys` had on HEAD; `argv` is the pytest command
-    without its junit report and tests. Or why HEAD could not answer."""
-    passed = await anyio.to_thread.run_sync(_passed_at_head, ctx, head.head, keys)
+    without its junit report and tests, `via` what runs a whole command line (the warm
+    pytest's client: a fork of the interpreter that has pytest imported, its path rebuilt
+    for HEAD's export as a fresh one's would be). Or why HEAD could not answer."""
+    passed, may = await anyio.to_thread.run_sync(_on_record, ctx, head.head, keys)
     ran = HeadRun(failed=Counter(dict.fromkeys(passed, 0)))
     left = [k for k in keys if k not in passed]
     if not left:
@@ -164,9 +178,10 @@ async def tests_on_head(
     export, layout = await anyio.to_thread.run_sync(_export, ctx, head)
     if sorted(layout.packages) != sorted(ctx.layout.packages):
         return "HEAD's packages differ from the working tree's"
-    vouched = await anyio.to_thread.run_sync(_vouched_at_head, ctx, layout, head.head, left)
-    ran.failed.update(dict.fromkeys(vouched, 0))
-    left = [k for k in left if k not in vouched]
+    if may & set(left):
+        vouched = await anyio.to_thread.run_sync(_vouched_at_head, ctx, layout, head.head, left)
+        ran.failed.update(dict.fromkeys(vouched, 0))
+        left = [k for k in left if k not in vouched]
     if not left:
         return ran
     extra = {"PYTHONPATH": os.pathsep.join(str(p) for p in layout.source_roots)}
@@ -178,6 +193,7 @@ async def tests_on_head(
             return ran
         junit = ctx.spool(rung, ".head.xml")
         run = [*argv, f"--junitxml={junit}", *left]
+        run = via(run) if via is not None else run
         outcome = await ctx.run(rung, run, suffix=".head-tests.out", cwd=export, extra_env=extra)
         found = parse_junit(junit, export)
         await anyio.Path(junit).unlink(missing_ok=True)
