@@ -1,5 +1,5 @@
-"""test.scoped's work starts beside compile.project (verify/ahead.py), and the climb still
-reports a ladder: real ruff, dmypy and pytest on the sample project."""
+"""compile.project's and test.scoped's work start beside diagnose.files (verify/ahead.py),
+and the climb still reports a ladder: real ruff, dmypy and pytest on the sample project."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ async def test_the_tests_started_beside_the_type_check_report_as_the_climb_reach
         ("test.scoped", "red"),
     ], result
     scoped = result.rungs[2]
-    assert any(n.startswith("started beside compile.project, ") for n in scoped.notes), scoped
+    assert any(n.startswith("started beside diagnose.files, ") for n in scoped.notes), scoped
     # Events in the climb's order: the tests' start once the type check is done.
     kinds = [(e.kind.rsplit(".", 1)[-1], e.data["rung"]) for e in events if "rung" in e.data]
     assert kinds == [
@@ -74,6 +74,23 @@ async def test_a_red_type_check_leaves_the_tests_started_beside_it_not_reached(
     assert result.selection is None
     assert not [e for e in events if e.data.get("rung") == "test.scoped"]
     # The tests' processes are gone with the climb (the drop waits for their kill).
+    left = [p.cmdline() for p in psutil.Process().children(recursive=True) if _pytest_of(p, calc)]
+    assert not left
+
+
+async def test_a_red_lint_leaves_the_type_check_and_the_tests_started_beside_it_not_reached(
+    calc: Path,
+) -> None:
+    break_sample(calc, "lint")
+    events: list[Event] = []
+    result = await _climb(calc, events)
+    assert [(r.rung, r.state) for r in result.rungs] == [
+        ("diagnose.files", "red"),
+        ("compile.project", "skipped"),
+        ("test.scoped", "skipped"),
+    ], result
+    assert result.rungs[1].reason == "not reached: diagnose.files is red"
+    assert not [e for e in events if e.data.get("rung") in ("compile.project", "test.scoped")]
     left = [p.cmdline() for p in psutil.Process().children(recursive=True) if _pytest_of(p, calc)]
     assert not left
 

@@ -1,20 +1,22 @@
-"""The test rung's work started beside the type check, before the climb reaches it.
+"""The later rungs' work started beside the first ones, before the climb reaches them.
 
 The ladder climbs in order and stops at the first rung that is not green (DESIGN.md). A
 first verify after a project opens pays a cold type check (plain mypy while dmypy's start is
 under way: 2-15 s on tabulate, isodate and humanize, bench/ladder/ladder_first_verify.py)
 and then the whole suite (no test dependency data yet), one after the other: its verdict
 came at their sum, where plain pytest takes the suite's wall alone. Here `test.scoped`'s
-work starts with `compile.project` and the climb reports it as it always did: its
+work starts with the rungs before it and the climb reports it as it always did: its
 `environment.task.started` when the climb reaches it, its `duration_s` the climb's wait in
 it (so the rungs still add up to the wall; a note says how long it had run before), and,
-when the type check stops the climb, `not reached` like any rung after a red one, its
+when an earlier rung stops the climb, `not reached` like any rung after a red one, its
 processes killed and what it recorded discarded (the rung's own cancel path).
 
-Python's `compile.project` then `test.scoped`; a Node project's `compile.project` and
-`test.scoped` both start beside `diagnose.files` (eslint, tsc and vitest read the tree and
-write only their own reports: on scule 1.3.0 the first verify after a host start was their
-sum, eslint 26 s + tsc 22 s + vitest 10 s at load 26, where `npx vitest run` took 12 s).
+In both toolchains `compile.project` and `test.scoped` start beside `diagnose.files`: the
+linters, the type checkers and the test runners read the tree and write only their own
+reports (on scule 1.3.0 the first verify after a host start was their sum, eslint 26 s +
+tsc 22 s + vitest 10 s at load 26, where `npx vitest run` took 12 s; a Python project's
+ruff is quick, but HEAD's lint of the touched files comes with it, 0.2-0.5 s at load 15-25
+that the cold mypy and the suite then waited for).
 Never a rung the project configures (a configured command may write what the other reads),
 never across `build.affected`: when a policy runs it, it regenerates sources the tests
 read, so nothing overlaps it; and only for a project of one toolchain.
@@ -38,7 +40,7 @@ from .toolchains.climb import configured
 __all__ = ["Ahead", "ahead_of"]
 
 _BESIDE: dict[str, dict[RungName, tuple[RungName, ...]]] = {
-    "python": {"compile.project": ("test.scoped",)},
+    "python": {"diagnose.files": ("compile.project", "test.scoped")},
     "node": {"diagnose.files": ("compile.project", "test.scoped")},
 }
 """Per toolchain: a rung, and the rungs whose work may start beside it."""
