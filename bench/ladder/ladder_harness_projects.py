@@ -229,6 +229,16 @@ PROJECTS: dict[str, Project] = {
             ("src/marshmallow",),
             sha256="4f57c5e050a54d66361e826f94fba213eb10b67b2fdb02c3e0343ce207ba1662",
         ),
+        Project(
+            "tomlkit",
+            "0.15.2",
+            ("pytest", "PyYAML"),
+            "style-preserving TOML: a 7,000-line typed package (py.typed, mypy strict and ruff "
+            "configured) whose items, container and parser import each other, ~900 tests "
+            "over the toml-test suite's files; built with poetry-core",
+            ("tomlkit",),
+            sha256="83e32755ba1d20d9340bd069ee97e9f6232ba2346b63ffcba425de01f7e327a6",
+        ),
     )
 }
 
