@@ -5,7 +5,8 @@
 #   node ids run on HEAD's export); checkers.py which checker.
 #   diagnose.py diagnose.files; lint_warm.py HEAD's lint baseline built ahead of time.
 #   compile.py compile.project: mypy through dmypy.py (the warm daemon) and dmypy_client.py
-#   (its recheck without a client process); typecheck.py the other checkers, pyright_tools.py
+#   (its recheck without a client process), mypy_head_cache.py HEAD's mypy cache begun from
+#   the tree's; typecheck.py the other checkers, pyright_tools.py
 #   where the pyright family comes from, warm_checker.py + lsp.py one kept as a language server;
 #   same_types.py whether a change is only comments a checker cannot tell from HEAD.
 #   build.py build.affected, regenerate.py its first step (outdated generated sources).
