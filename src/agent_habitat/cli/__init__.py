@@ -31,6 +31,7 @@ The modules:
   verify_hosted, verify_oneshot   a climb through the host, or in this process
   verify_records `status`/`cancel` from the record;  verdict_text, ladder_view  the verdict
   verify_light   `status`/`cancel` answered by a running host (standard library only)
+  verify_quiet   `cancel` with no host and nothing serving verify, from state.db
   verify_fast    `verify`'s command line read without argparse, for a running host
   host_start     the host started behind a shell command a person typed (no host ran)
   host_cmd       `habitat host …`;  dashboard_cmd  `habitat dashboard`;  mcp_cmds  `habitat mcp`

@@ -2,12 +2,14 @@
 habitat would do nothing more than read it.
 
 That is the case when no configuration is set (nothing to validate, no cap changed:
-`scene_fast.configured`), the state folder is the user's own, and the state needs nothing
+`scene_fast.configured`), the state folder is the user's own, no warm daemon left its status
+(closing the habitat would stop it: `habitat._release_warm`), and the state needs nothing
 done (`shell.quiet_scene.nothing_to_record`: at this schema, no run marked running or without
 its recorded end). A run that a habitat now gone left running is adopted, or marked lost, by
 the next command that opens the habitat: this returns None for it, and the command takes the
-full path, which does that first. The readers of `habitat events` (`cli.events_fast`) and of
-`history`, `last` and `which` (`cli.quiet_verbs`) take the state from here.
+full path, which does that first. The readers of `habitat events` (`cli.events_fast`), of
+`history`, `last` and `which` (`cli.quiet_verbs`) and of `cancel` (`cli.verify_quiet`, whose
+full path opens no shell, so runs do not matter to it) take the state from here.
 """
 
 from __future__ import annotations
@@ -20,19 +22,35 @@ __all__ = ["quiet_state"]
 _DB_NAME = "state.db"  # `workspace.Workspace.db_path` (a test keeps them one)
 
 
-def quiet_state(root: str) -> sqlite3.Connection | None:
+_WARM = (("dmypy", "status.json"), ("pytest-warm", "status.json"))
+_WARM_FOLDER = "checker-warm"  # its `*.json`
+
+
+def _warm_left(state: str) -> bool:
+    """Whether a warm daemon's status is in the state folder (the full path releases it)."""
+    if any(os.path.exists(os.path.join(state, *parts)) for parts in _WARM):
+        return True
+    try:
+        names = os.listdir(os.path.join(state, _WARM_FOLDER))
+    except OSError:
+        return False
+    return any(name.endswith(".json") for name in names)
+
+
+def quiet_state(root: str, *, shell: bool = True) -> sqlite3.Connection | None:
     """The state of the workspace at `root` (no host serves it), open read-write as the
-    full path opens it, or None when that path must answer."""
+    full path opens it, or None when that path must answer. `shell=False`: for a command
+    whose full path opens no shell (no run of it is looked at), the schema alone matters."""
     from pathlib import Path
 
     from .. import state_place
-    from ..shell.quiet_scene import nothing_to_record
+    from ..shell.quiet_scene import at_schema, nothing_to_record
     from .scene_fast import configured
 
     state = state_place.state_dir(root)
     db_path = os.path.join(state, _DB_NAME)
     try:
-        if configured(Path(root)):
+        if configured(Path(root)) or _warm_left(state):
             return None
         for path in (state_place.habitat_home(), state, db_path):
             if state_place.open_to_others(os.lstat(path)):
@@ -43,7 +61,7 @@ def quiet_state(root: str) -> sqlite3.Connection | None:
     except (OSError, sqlite3.Error):
         return None
     try:
-        if nothing_to_record(db):
+        if nothing_to_record(db) if shell else at_schema(db):
             db.row_factory = sqlite3.Row
             return db
     except sqlite3.Error:

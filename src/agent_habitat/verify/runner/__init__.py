@@ -14,4 +14,5 @@
 #                verbs;   record  an epoch's record
 #   report       what a verify answers the agent;   text  the verify answers as text
 #   cli_text     what `habitat status` / `habitat cancel` print (the CLI's and the host's)
+#   cancel_text  the cancel's words that need no model (its first line; nothing serves verify)
 # Nothing is imported here: callers name the module they need.

@@ -31,6 +31,7 @@ from .. import LadderRequest, LadderResult, RungStatus, Snapshot, VerifyEpoch
 from ..toolchains import snapshot_of
 from .accounting import TimeAccounting
 from .args import Progress, VerifyRunArgs
+from .cancel_text import NOTHING_SERVES
 from .epochs import changed_between
 from .record import EpochRecords
 from .report import (
@@ -399,9 +400,7 @@ class VerifySlot:
                     "this process cannot reach it until the host lands: cancel there "
                     "(verify_cancel, or the /cancel prompt)"
                 )
-            return VerifyCancelResult(
-                cancelled=False, summary="nothing to cancel: no process serves verify here"
-            )
+            return VerifyCancelResult(cancelled=False, summary=NOTHING_SERVES)
         runner = self.require()
         view = await runner.cancel(task)
         if view is None:

@@ -13,6 +13,7 @@ import re
 
 from ..models import POLICIES
 from .accounting import TimeReport
+from .cancel_text import cancel_head
 from .report import (
     DiagnosticLine,
     EpochReport,
@@ -267,7 +268,7 @@ def render_verify_status(result: VerifyStatusResult) -> str:
 
 
 def render_verify_cancel(result: VerifyCancelResult) -> str:
-    text = f"cancelled={str(result.cancelled).lower()}: {result.summary}\n"
+    text = cancel_head(result.cancelled, result.summary)
     if result.epoch is not None:
         text += render_epoch(result.epoch, TEXT_BUDGET - len(text))
     return text
