@@ -7,7 +7,6 @@ import anyio
 import pytest
 
 from agent_habitat.errors import BusyTabError, NotFoundError, UsageError
-from agent_habitat.events import Event
 from agent_habitat.habitat import Habitat
 from agent_habitat.shell import Shell
 from agent_habitat.shell.models import (
@@ -233,9 +232,11 @@ async def test_bad_input_is_a_clear_error_and_state_stays_consistent(
 
 
 async def test_events_are_published_for_tabs_and_runs(habitat: Shell) -> None:
-    seen: list[Event] = []
-    habitat.bus.subscribe(seen.append)
+    recorder = EventRecorder(habitat.bus)
+    seen = recorder.events
     await habitat.run(RunArgs(command="exit 1", tab="ev"))
+    # A quick run's end is written after its answer (EndRecorder.later), in the lull.
+    await recorder.wait_for("shell.run.exited", where=lambda e: e.tab == "ev")
     kinds = [e.kind for e in seen]
     assert kinds == ["shell.tab.opened", "shell.run.started", "shell.run.exited"]
     assert seen[-1].data["exit_code"] == 1
@@ -316,10 +317,11 @@ async def test_a_passing_run_carries_no_error_lines(habitat: Shell) -> None:
 
 
 async def test_a_quick_run_is_announced_with_its_end_in_order(habitat: Shell) -> None:
-    events: list[Event] = []
-    habitat.bus.subscribe(events.append)
+    recorder = EventRecorder(habitat.bus)
+    events = recorder.events
     first = await habitat.run(RunArgs(command="true", tab="fresh"))
     second = await habitat.run(RunArgs(command="exit 4", tab="fresh"))
+    await recorder.wait_for("shell.run.exited", where=lambda e: e.data.get("index") == second.index)
     kinds = [(e.kind, e.data.get("index")) for e in events if e.tab == "fresh"]
     assert kinds == [
         ("shell.tab.opened", None),

@@ -21,7 +21,14 @@ from agent_habitat.proc.keepers import keeper_alive
 from agent_habitat.proc.spool import Spool
 from agent_habitat.proc.spool_keeper import FLOOR_BYTES, REASON_RUN
 from agent_habitat.shell import Shell
-from agent_habitat.shell.models import InputArgs, KillArgs, LastArgs, RunArgs, WaitArgs
+from agent_habitat.shell.models import (
+    HistoryArgs,
+    InputArgs,
+    KillArgs,
+    LastArgs,
+    RunArgs,
+    WaitArgs,
+)
 from agent_habitat.testing import eventually
 from agent_habitat.workspace import Workspace
 from small_disks import fill, tmpfs
@@ -210,6 +217,9 @@ async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_se
     tiny_habitat: Shell, tiny_disk: Path
 ) -> None:
     await tiny_habitat.run(RunArgs(command="echo before", tab="t"))
+    # Its end is written after its answer: by this read, before the disk fills (see
+    # test_an_end_the_full_disk_kept_from_the_database_says_so for the disk filling first).
+    await tiny_habitat.history(HistoryArgs(tab="t"))
     filler = fill(tiny_disk)
     try:
         with pytest.raises(HabitatError, match="is full") as failed:
@@ -219,6 +229,24 @@ async def test_a_full_disk_fails_the_run_with_a_clear_message_and_the_habitat_se
         assert [(t.name, t.state, t.preview) for t in scene.tabs] == [("t", "idle", "before\n")]
     finally:
         filler.unlink()
+    again = await tiny_habitat.run(RunArgs(command="echo after", tab="t"))
+    assert (again.exit_code, again.output) == (0, "after\n")
+
+
+async def test_an_end_the_full_disk_kept_from_the_database_says_so(
+    tiny_habitat: Shell, tiny_disk: Path
+) -> None:
+    await tiny_habitat.run(RunArgs(command="echo before; exit 3", tab="t"))
+    filler = fill(tiny_disk)  # before its end, written after its answer, is
+    try:
+        with pytest.raises(HabitatError, match="cannot record the end of the run") as failed:
+            await tiny_habitat.history(HistoryArgs(tab="t"))
+        assert "free space there" in str(failed.value)
+    finally:
+        filler.unlink()
+    # Its wrapper's record stayed: the end is recorded from it once there is room.
+    rows = (await tiny_habitat.history(HistoryArgs(tab="t"))).rows
+    assert [(r.state, r.exit_code) for r in rows] == [("exited", 3)]
     again = await tiny_habitat.run(RunArgs(command="echo after", tab="t"))
     assert (again.exit_code, again.output) == (0, "after\n")
 

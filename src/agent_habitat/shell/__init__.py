@@ -8,6 +8,7 @@
 #   lull        Lull — what a run's end leaves to do waits until no run is being answered
 #   follow      Follower — a run from its start to its answer (a quick one needs no keeper)
 #   supervisor  RunSupervisor — how runs end: adoption, watching, killing, recording the end
+#   end_record  EndRecorder — a run's end written (row, tab, event); a quick one's after its answer
 #   orphans     Orphans — a run whose wrapper died while processes of its own run on
 #   waiting     a foreground run's limit and progress; the wait verb (match, exit, timeout)
 #   views       run results, history, last, which, wait (over Tabs)

@@ -11,6 +11,8 @@ looks, at its end, whether something it left may still write its spool.
 
 from __future__ import annotations
 
+import functools
+
 import anyio
 from anyio.abc import TaskGroup
 
@@ -84,9 +86,11 @@ class Follower:
             pumped = run.id in self._runs.pumped  # its keeper started before it
             returncode = await self._quick_end(run, process, limit)
             if returncode is not None:
-                ended = await self._runs.ended(run, returncode[0])
+                # Its end is written after its answer (when it ended alone), and the look
+                # at what it left writing its spool after that.
+                ended = await self._runs.ended(run, returncode[0], answer_first=True)
                 if not pumped:
-                    self._keeping.settled(ended)
+                    self._runs.after_end(functools.partial(self._keeping.settled, ended))
                 return views.run_result(self._tabs, ended)
             self._runs.announce(run.id)  # not over within its first moment
             self.going(run, process, after=QUICK_SECONDS)

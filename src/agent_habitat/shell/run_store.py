@@ -12,6 +12,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BusyTabError, HabitatError, UsageError
@@ -214,12 +215,16 @@ class RunStore:
         try:
             return self._open_run(new, spool_dir=spool_dir, max_tabs=max_tabs, keep=keep)
         except sqlite3.OperationalError as exc:
-            if "full" not in str(exc):
-                raise
-            raise HabitatError(
-                f"cannot record the run: the disk holding {self.db.path} is full ({exc}); "
-                "free space there (old spools are under its spool/ folder) and run it again"
-            ) from exc
+            self.full_disk(exc, "the run")
+
+    def full_disk(self, exc: sqlite3.OperationalError, what: str) -> NoReturn:
+        """`exc` again, or what a full disk under `state.db` means to the caller."""
+        if "full" not in str(exc):
+            raise exc
+        raise HabitatError(
+            f"cannot record {what}: the disk holding {self.db.path} is full ({exc}); "
+            "free space there (old spools are under its spool/ folder) and run it again"
+        ) from exc
 
     def _open_run(self, new: NewRun, *, spool_dir: Path, max_tabs: int, keep: int) -> OpenedRun:
         with self.db.transaction() as conn:
@@ -346,7 +351,9 @@ class RunStore:
         ended_at: float | None = None,
     ) -> RunRow | None:
         """Record the end of a running run (and what its tab carries on), at `ended_at`
-        (default now): its row as ended. None when someone else already did."""
+        (default now): its row as ended. None when someone else already did.
+
+        Raises sqlite3.OperationalError (`full_disk` says what a full disk means)."""
         with self.db.transaction() as conn:
             cur = conn.execute(
                 "UPDATE runs SET state = ?, exit_code = ?, signal = ?, timed_out = ?,"

@@ -16,13 +16,12 @@ from anyio.abc import TaskGroup
 
 from ..clock import Clock
 from ..events import EventBus
-from ..events.kinds import RunEnd
 from ..proc import KillReport, ProcessRecord, marked_leader
 from ..proc.keepers import drained
 from ..proc.spawner import ProcessHandle, Spawner
 from ..proc.spool import Spool
 from . import leftovers
-from .environment import carried_env
+from .end_record import Ending, EndRecorder, carried
 from .leftovers import Leftover
 from .long_runs import LongRuns
 from .lull import Lull
@@ -39,13 +38,9 @@ _IDENTIFY_AFTER_SECONDS = 0.05
 _SPAWN_GRACE_SECONDS = 5.0
 # How often `until_ended` looks for the pid of such a row (it appears within milliseconds).
 _PID_LOOK_SECONDS = 0.02
-# How many running runs' predecessors `_previous` keeps (it forgets them all past this).
-_BEFORE_KEPT = 256
 # Empty cgroups of ended runs are removed this many at a time, in one worker thread (a
 # removal waits while any process on the machine moves between cgroups), and at close.
 _GROUPS_PER_RELEASE = 16
-# The event a run's end publishes, by its state (any other: killed).
-_RUN_END: dict[str, RunEnd] = {"exited": "shell.run.exited", "lost": "shell.run.lost"}
 
 
 class _End:
@@ -96,9 +91,8 @@ class RunSupervisor:
         self._ended: dict[int, _End] = {}
         self._emptied: list[ProcessRecord] = []
         """Runs that ended alone whose empty cgroups are still to remove."""
-        self._before: dict[int, RunRow | None] = {}
-        """Running run id → the run before it in its tab (`_previous`)."""
         self._unannounced: dict[int, Callable[[], None]] = {}
+        self._record = EndRecorder(store, bus, spawner, clock, self.announce, self._recorded)
 
     def live(self, run_id: int) -> ProcessHandle | None:
         """The handle of a run this process started or adopted, while it runs."""
@@ -159,10 +153,13 @@ class RunSupervisor:
         returncode = await process.wait()
         await self.ended(run, returncode)
 
-    async def ended(self, run: RunRow, returncode: int | None) -> RunRow:
+    async def ended(
+        self, run: RunRow, returncode: int | None, *, answer_first: bool = False
+    ) -> RunRow:
         """`finish` for a run whose process exited: first looks (off the event loop) for the
         processes it leaves running, and lets a pumping keeper copy what is left in its
-        pipe (bounded: a daemon the run left may hold the pipe)."""
+        pipe (bounded: a daemon the run left may hold the pipe). `answer_first`: a run that
+        ended alone has its end written after its answer (`EndRecorder.later`)."""
         if run.id in self.pumped:
             self.pumped.discard(run.id)
             if run.id not in self._killing:
@@ -172,7 +169,8 @@ class RunSupervisor:
             # caller waits a bounded grace for this end, which a scan must not delay.
             return self.finish(run, returncode)
         if run.record is not None and self.spawner.ended_alone(run.record):
-            ended = self.finish(run, returncode, left=[])  # its cgroup is empty: no scan
+            # Its cgroup is empty: no scan.
+            ended = self.finish(run, returncode, left=[], later=answer_first)
             self._emptied.append(run.record)
             if len(self._emptied) >= _GROUPS_PER_RELEASE:
                 emptied, self._emptied = self._emptied, []
@@ -197,22 +195,10 @@ class RunSupervisor:
         `newest`: the tab's newest run, when the caller has read it already."""
         last = newest if newest is not None else self.store.by_index(tab, None)
         if last is None or last.state == "running":
-            last = self._previous(last) if last is not None else None
+            last = self._record.previous(last) if last is not None else None
         if last is None:
             return None
         return last, leftovers.alive(self.spawner, leftovers.read(last.run_dir))
-
-    def _previous(self, run: RunRow) -> RunRow | None:
-        """The run before the running `run` in its tab: asked by every scene while it runs,
-        looked up once (its survivors file is still read each time)."""
-        if run.id in self._before:
-            return self._before[run.id]
-        rows = self.store.history(run.tab, 2)
-        previous = rows[0] if len(rows) == 2 and rows[0].id != run.id else None
-        if len(self._before) >= _BEFORE_KEPT:
-            self._before.clear()
-        self._before[run.id] = previous
-        return previous
 
     async def kill_leftovers(self, tab: str, sig: int) -> tuple[int | None, KillReport]:
         """Kill what the tab's ended runs left running: the run index and the report."""
@@ -334,8 +320,10 @@ class RunSupervisor:
         *,
         lost: bool = False,
         left: list[Leftover] | None = None,
+        later: bool = False,
     ) -> RunRow:
-        """Record how a run ended, carry its cwd/env to the tab, publish the event (once).
+        """Record how a run ended, carry its cwd/env to the tab, publish the event (once);
+        `later`: after the caller's answer (`EndRecorder.later`).
 
         The state says what happened: a run ended by a signal this habitat sent is `killed`
         with that signal, whatever exit status its shell chose (a trap may `exit 0`); one
@@ -376,46 +364,39 @@ class RunSupervisor:
             exit_code = (
                 None  # a killed run's wrapper may still have written a code; it means nothing
             )
-        carried = state == "exited" and recorded is not None
         extra = self._extra_env.pop(run.id, None)
-        recorded_env = recorded.env if recorded else None
-        # The run's end and its event: one commit (its locks and WAL frames) on the way out.
-        with self.store.db.transaction():
-            self.announce(run.id)  # a quick run's start, with its end
-            if final := self.store.finish(
-                run.id,
-                state,
-                exit_code=exit_code,
-                signal=sig,
-                timed_out=state == "timed_out",
-                output_bytes=Spool(files.output).size(),
-                ended_at=self._ended_at(run, returncode),
-                tab_cwd=recorded.cwd if carried and recorded else None,
-                tab_env=carried_env(recorded_env, extra)
-                if carried and recorded_env is not None
-                else None,
-            ):
-                left = self._carry_leftovers(run, left or [])
-                kind = _RUN_END.get(state, "shell.run.killed")
-                self.bus.publish(
-                    kind,
-                    tab=run.tab,
-                    data={
-                        "index": run.idx,
-                        "command": run.command,
-                        "state": state,
-                        "exit_code": exit_code,
-                        "signal": sig,
-                        "duration_s": final.duration_s(self.clock.time()),
-                        "left_running": [item.model().model_dump() for item in left],
-                    },
-                )
-        final = final or self.store.get(run.id) or run
-        end = self._ended.pop(run.id, None)
+        tab_cwd, tab_env = (
+            carried(state, recorded.cwd, recorded.env, extra) if recorded else (None, None)
+        )
+        end = Ending(
+            run,
+            state,
+            exit_code,
+            sig,
+            output_bytes=Spool(files.output).size(),
+            ended_at=self._ended_at(run, returncode),
+            tab_cwd=tab_cwd,
+            tab_env=tab_env,
+            left=left or [],
+        )
+        if not later:
+            return self._record.now(end)
+        self._lull.later(self._settle)  # at the latest
+        return self._record.later(end)
+
+    def after_end(self, job: Callable[[], object]) -> None:
+        """Do `job` once the ends decided so far are recorded (`finish`'s `later`)."""
+        self.store.db.defer(job)
+        self._lull.later(self._settle)
+
+    def _recorded(self, run_id: int, row: RunRow) -> None:
+        end = self._ended.pop(run_id, None)
         if end is not None:
-            end.row = final
+            end.row = row
             end.event.set()
-        return final
+
+    async def _settle(self) -> None:
+        self.store.db.settle()
 
     async def _forget_dump(self, run: RunRow) -> None:
         row = self.store.get(run.id)
@@ -431,17 +412,6 @@ class RunSupervisor:
         """Remove the empty cgroups of the runs that ended alone (the shell is closing)."""
         _release(self.spawner, self._emptied)
         self._emptied = []
-
-    def _carry_leftovers(self, run: RunRow, left: list[Leftover]) -> list[Leftover]:
-        """Record what the run left running, with what earlier runs of its tab left that still
-        lives (so the newest ended run's file holds all of the tab's); the run's own part."""
-        previous = self._previous(run)
-        if previous is not None:
-            earlier = leftovers.alive(self.spawner, leftovers.read(previous.run_dir))
-            leftovers.write(run.run_dir, [*earlier, *left])
-        else:
-            leftovers.write(run.run_dir, left)
-        return left
 
     def _ended_at(self, run: RunRow, returncode: int | None) -> float | None:
         """When a run nobody here saw end (adopted, or found ended) ended: when its wrapper

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -104,6 +105,10 @@ class Database:
         self.conn.row_factory = sqlite3.Row
         self._depth = 0
         """How many `transaction` blocks are open (the outermost commits)."""
+        self._deferred: list[Callable[[], object]] = []
+        """Writes left for later (`defer`), done before anything reads or writes here."""
+        self._deferred_in = 0
+        """The thread that deferred them (the event loop's), the only one that does them."""
         self.conn.execute("PRAGMA journal_mode=WAL")
         # NORMAL is durable against process crashes in WAL mode; only power loss can drop the tail.
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -147,6 +152,8 @@ class Database:
             finally:
                 self._depth -= 1
             return
+        if self._deferred:
+            self.settle()
         self.conn.execute("BEGIN IMMEDIATE")
         self._depth = 1
         try:
@@ -164,7 +171,30 @@ class Database:
                 self.conn.execute("ROLLBACK")
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+        if self._deferred:
+            self.settle()
         return self.conn.execute(sql, params).fetchall()
 
+    def defer(self, job: Callable[[], object]) -> None:
+        """Do `job` (its writes) before this connection's next query or transaction, or at
+        `settle`, whichever comes first: what a caller records after its answer is written
+        before anything of this process reads the database, so no reader here sees the
+        state from before it."""
+        self._deferred_in = threading.get_ident()
+        self._deferred.append(job)
+
+    def settle(self) -> None:
+        """Do the deferred jobs now, in the order they were deferred (in the thread that
+        deferred them: another thread reads the database as another process would)."""
+        while self._deferred and threading.get_ident() == self._deferred_in:
+            jobs, self._deferred = self._deferred, []
+            for i, job in enumerate(jobs):
+                try:
+                    job()
+                except BaseException:
+                    self._deferred[:0] = jobs[i + 1 :]
+                    raise
+
     def close(self) -> None:
+        self.settle()
         self.conn.close()
