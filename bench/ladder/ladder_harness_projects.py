@@ -220,6 +220,16 @@ PROJECTS: dict[str, Project] = {
             sha256="b41d604d16503c79d81af5165155c0b20f6c8d6c559efa66b4b695c3e5a0a0ce",
         ),
         Project(
+            "sqlparse",
+            "0.6.1",
+            ("pytest",),
+            "a non-validating SQL parser: a 20-module package (lexer, keyword tables built "
+            "at import, grouping engine, filters, a CLI), ~480 tests that parse and format "
+            "SQL text, some running the CLI's main in-process",
+            ("sqlparse",),
+            sha256="ca722573f848ff2d30e40ea30f53a104b7dea7635ea9285891263eb2c58fb6e7",
+        ),
+        Project(
             "marshmallow",
             "3.21.3",
             ("pytest", "pytz", "simplejson"),

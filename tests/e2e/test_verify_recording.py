@@ -61,14 +61,20 @@ def calc(tmp_path: Path) -> Path:
     return build_sample(tmp_path / "calc")
 
 
+def _shout(root: Path) -> str:
+    """Edits shout's body (no test but test_text's reaches it); returns text.py as it was."""
+    text = (root / "src/calc/text.py").read_text(encoding="utf-8")
+    _edit(root, "src/calc/text.py", 'return s.upper() + "!"', 'return s.upper() + "!" * 1')
+    return text
+
+
 async def test_the_first_scoped_fallback_records_and_the_second_edit_selects_precisely(
     calc: Path,
 ) -> None:
-    # First edit: a comment in the package's __init__, which every module imports: with no
-    # data yet, the import graph selects every test, and that run records them.
-    init = calc / "src/calc/__init__.py"
-    original = init.read_text(encoding="utf-8")
-    init.write_text(original + "# the package\n", encoding="utf-8")
+    # First edit: inside add and shout, which every test file imports: with no data yet,
+    # the import graph selects every test, and that run records them.
+    arith, text = (calc / "src/calc/arith.py").read_text("utf-8"), _shout(calc)
+    _edit(calc, "src/calc/arith.py", "return a + b", "return b + a")
     first = await _scoped(calc)
     (rung,) = first.rungs
     assert rung.state == "green", rung
@@ -77,24 +83,28 @@ async def test_the_first_scoped_fallback_records_and_the_second_edit_selects_pre
     notes = " ".join(rung.notes)
     assert "no test dependency data recorded yet" in notes
     assert "recorded test dependencies of 4 tests" in notes
-    # Second edit, inside mul: only the tests that ran mul, by the data, no full run by hand.
-    init.write_text(original, encoding="utf-8")
+    # Second edit, inside mul, add and shout as at HEAD: the tests that ran mul, and those
+    # that ran add (their record saw another add), by the data, no full run by hand.
+    (calc / "src/calc/arith.py").write_text(arith, encoding="utf-8")
+    (calc / "src/calc/text.py").write_text(text, encoding="utf-8")
     _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
     second = await _scoped(calc)
     (rung,) = second.rungs
     assert rung.state == "green", rung
     assert second.selection is not None
-    assert second.selection.tests == ["tests/test_arith.py::test_mul", "tests/test_report.py"]
-    assert "2 test(s) from recorded dependency data (4 on record)" in " ".join(rung.notes)
+    assert second.selection.tests == ["tests/test_arith.py", "tests/test_report.py"]
+    said = " ".join(rung.notes)
+    assert "3 test(s) from recorded dependency data (4 on record)" in said, said
+    assert "test_text" not in said, said
 
 
 async def test_a_revert_reuses_the_data_recorded_before_the_edit(calc: Path) -> None:
-    init = calc / "src/calc/__init__.py"
-    original_init = init.read_text(encoding="utf-8")
-    init.write_text(original_init + "# the package\n", encoding="utf-8")
-    await _scoped(calc)  # every test, recorded
-    init.write_text(original_init, encoding="utf-8")
     original = (calc / "src/calc/arith.py").read_text(encoding="utf-8")
+    text = _shout(calc)
+    _edit(calc, "src/calc/arith.py", "return a + b", "return b + a")
+    await _scoped(calc)  # every test (test_text's, test_arith's, test_report's), recorded
+    (calc / "src/calc/text.py").write_text(text, encoding="utf-8")
+    (calc / "src/calc/arith.py").write_text(original, encoding="utf-8")
     _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
     await _scoped(calc)  # test_mul and test_total recorded again, with mul edited
     (calc / "src/calc/arith.py").write_text(original, encoding="utf-8")

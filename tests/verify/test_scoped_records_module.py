@@ -53,7 +53,7 @@ async def test_a_single_module_projects_test_rung_records_for_the_next_edit(
 ) -> None:
     root = _project(tmp_path / "calc")
     original = (root / "calc.py").read_text(encoding="utf-8")
-    _edit(root, "def add", "# a first note\ndef add")
+    _edit(root, "return a + b", "return b + a")
     first = await _scoped(root)  # no data yet: every test that imports calc.py
     assert first.state == "green", first.notes
     assert any("recorded test dependencies of 4 tests" in n for n in first.notes), first.notes
@@ -63,7 +63,7 @@ async def test_a_single_module_projects_test_rung_records_for_the_next_edit(
     assert comment.state == "skipped", comment.notes
     assert comment.reason == "no test is affected by the change"
     (root / "calc.py").write_text(original, encoding="utf-8")
-    _edit(root, "return a + b", "return b + a")
+    _edit(root, "return a + b", "return a + b + 0")
     add = await _scoped(root)
     assert add.state == "green", add.notes
     said = " ".join(add.notes)

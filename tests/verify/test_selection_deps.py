@@ -390,7 +390,7 @@ def test_a_comment_only_edit_needs_no_test_though_one_was_skipped(
 
 def test_a_skipped_test_still_cannot_vouch_when_code_changed(calc: Path, tmp_path: Path) -> None:
     test = _skipped(calc, tmp_path)
-    # Code it does not record running (it was skipped) changes: it cannot vouch.
+    # A new function in a module it imports: the import graph decides, and selects it.
     _edit(
         calc, "src/calc/text.py", "def shout", "def unused() -> int:\n    return 1\n\n\ndef shout"
     )

@@ -4,7 +4,7 @@ folder): its model, and how a new run's record is merged into it.
 Records are merged per test: a test keeps the records of its last `RECORDS_PER_TEST`
 runs (`records`, newest first), each from a run at other content, so that after a revert
 or a branch switch one of them may still hold (selection needs just one that does); the
-newest run of HEAD's content is always kept among them. A run
+newest run of HEAD's content and the newest run near it (`near_head`) are kept besides. A run
 no test keeps a record of is dropped, and past `MAX_RUNS` the oldest is (a test left with
 no record is one selection runs). `complete` says, per test file and content, which tests
 the file holds, from a run that ran it whole: a test selection names by node id exists at
@@ -84,6 +84,11 @@ class TestRun:
     skipped: list[int] = field(default_factory=list)
     """Those of `ended_early` that were skipped and never failed: where the tree compiles to
     the code this run saw, they skip the same way again (select/deps.py)."""
+    near_head: bool = False
+    """The run saw HEAD's import-time code: what differed from HEAD were test files and
+    function bodies that did not run at import (select/testdeps.py). Its records can
+    vouch for every later edit of other code; a run of an edit to import-time code (a
+    constant, a `def` line) vouches for nothing once that edit is gone."""
 
     @staticmethod
     def from_json(rid: str, data: dict[str, Any]) -> TestRun:
@@ -101,6 +106,7 @@ class TestRun:
             backend=data.get("backend", ""),
             ended_early=data.get("ended_early", []),
             skipped=data.get("skipped", []),
+            near_head=data.get("near_head", False),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -117,6 +123,7 @@ class TestRun:
             "backend": self.backend,
             "ended_early": self.ended_early,
             "skipped": self.skipped,
+            "near_head": self.near_head,
         }
 
 
@@ -218,14 +225,19 @@ def merge_run(
 
 
 def _kept(ids: list[str], runs: dict[str, TestRun]) -> list[str]:
-    """The newest `RECORDS_PER_TEST` of a test's records, the newest clean one (a run of
-    HEAD's content, `dirty` empty: the background recording's export) always among them:
-    what a revert, or any edit of other code, compares with, as testmon compares with its
-    recording run."""
+    """The newest `RECORDS_PER_TEST` of a test's records, and besides them the newest clean
+    one (a run of HEAD's content, `dirty` empty: the background recording's export) and
+    the newest near HEAD (`near_head`): what a revert, or any edit of other code, compares
+    with, as testmon compares with its recording run. Without the second, three edits of
+    import-time code in a row (python-slugify's constants, toolz's) left a test only
+    records that vouch for nothing, and the import graph decided for the next edit."""
     kept = ids[:RECORDS_PER_TEST]
-    clean = next((r for r in ids if r in runs and not runs[r].dirty), None)
-    if clean is not None and clean not in kept:
-        kept = [*kept[: RECORDS_PER_TEST - 1], clean]
+    for anchor in (
+        next((r for r in ids if r in runs and not runs[r].dirty), None),
+        next((r for r in ids if r in runs and runs[r].near_head), None),
+    ):
+        if anchor is not None and anchor not in kept:
+            kept.append(anchor)
     return kept
 
 

@@ -21,7 +21,10 @@ files whose content differs now:
   to the very code that run saw (the same HEAD; every file that differs from what it saw is
   Python whose blocks and skeleton are the same: a comment, blank lines): it skips the same
   way again, and running it would check nothing (toolz: a test skipped on this Python made
-  every comment-only edit run pytest).
+  every comment-only edit run pytest). It vouches wherever it skipped before running any
+  of the project's code (a `skipif` mark, evaluated before its fixtures): what could make it
+  run further is its mark's condition, import-time or test-side code, all judged as
+  changes here like any test's (toolz's skipped test ran again after every edit).
 
 A test keeps records from a few runs (deps_store.py); it is selected when none of them can
 vouch for it (`doubts`), so after a revert the record from before the edit serves again.
@@ -45,7 +48,7 @@ from ..deps_store import RecordedDeps, TestRun
 from ..layout import Layout, is_test_file
 from .testdeps import UNKNOWN, sha256_of
 
-__all__ = ["Narrowing", "existing", "narrow", "plain_node_id"]
+__all__ = ["Narrowing", "existing", "narrow", "plain_node_id", "same_code_as_head", "still_failing"]
 
 
 @dataclass
@@ -293,8 +296,9 @@ def _narrow_run(
         code_moved = True
     others = (touched | set(run.dirty)) - set(run.files)
     code_moved = code_moved or not all(_compiles_as_seen(tree, run, rel, touched) for rel in others)
+    ran_code = {i for per_block in run.index.values() for ids in per_block.values() for i in ids}
     for i in run.ended_early:
-        if i in owned and (code_moved or i not in run.skipped):
+        if i in owned and (i not in run.skipped or (code_moved and i in ran_code)):
             out.doubts.setdefault(run.id, {}).setdefault(
                 run.tests[i], "failed or was skipped in the run on record (it may have run less)"
             )
@@ -387,3 +391,34 @@ def existing(deps: RecordedDeps, layout: Layout, test: str) -> str | None:
             return plain_node_id(test)
         return rel
     return plain_node_id(test) if test in held else None
+
+
+def same_code_as_head(root: Path, touched: list[str], head: str) -> bool:
+    """Whether every touched file is Python that compiles to HEAD's code (its skeleton and
+    every block the same: comments, blank lines, formatting). No test can run differently
+    then, whatever the records say: they may all be of earlier edits' content (the first
+    comment-only edit after a red one ran the 80 tests the red edit's code had run)."""
+    if not touched or not all(rel.endswith((".py", ".pyi")) for rel in touched):
+        return False
+    tree = _Tree(root, {}, head)
+    for rel in touched:
+        old, new = tree.head_blocks(rel), tree.blocks(rel)
+        if old is None:
+            continue  # HEAD's very content
+        if isinstance(old, str) or new is None or changed_blocks(old.to_json(), new) != set():
+            return False
+    return True
+
+
+def still_failing(deps: RecordedDeps, head: str, hashes: dict[str, str]) -> dict[str, str]:
+    """Tests that failed in a run of the code the tree has now (at this HEAD, its other
+    files as they are now): a comment does not vouch for a red test (deps_store.py)."""
+    out: dict[str, str] = {}
+    for run in deps.runs.values():
+        if run.head != head or any(hashes.get(rel) != sha for rel, sha in run.dirty.items()):
+            continue
+        failed = set(run.ended_early) - set(run.skipped)
+        for i in deps.owned(run):
+            if i in failed:
+                out.setdefault(run.tests[i], "failed in a run of the same code")
+    return out

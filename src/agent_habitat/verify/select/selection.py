@@ -32,7 +32,7 @@ from ..config import LadderConfig
 from ..deps_store import RecordedDeps
 from ..layout import Layout, is_manifest, is_test_file
 from ..models import Selection
-from .deps import Narrowing, existing, narrow
+from .deps import Narrowing, existing, narrow, same_code_as_head, still_failing
 from .memo import SelectionMemo
 from .side_graph import SideImports, side_graph
 from .testdeps import deps_store_dir, load_testdeps, sha256_of
@@ -222,6 +222,10 @@ def analyse_impact(
     impact.affected_files = sorted({layout.rel(f) for f in files if f is not None})
     if not select_tests:
         return impact
+    if head is not None and not deleted and same_code_as_head(layout.root, touched, head):
+        now = {rel: (hashes or {}).get(rel) or sha256_of(layout.root / rel) for rel in touched}
+        hashes = {rel: sha for rel, sha in now.items() if sha}
+        return _same_code(layout, impact, cache_dir, memo, head, hashes)
     store = deps_store_dir(cache_dir.parent)
     deps = None
     if touched:
@@ -244,6 +248,31 @@ def analyse_impact(
             layout, side, graph, deps, narrowing, config, deleted, changed_side, out
         )
     impact.selection = out.selection()
+    return impact
+
+
+def _same_code(
+    layout: Layout,
+    impact: Impact,
+    cache_dir: Path,
+    memo: SelectionMemo | None,
+    head: str,
+    hashes: dict[str, str],
+) -> Impact:
+    """The change is only comments or blank lines (`same_code_as_head`): no test can run
+    differently, except that a test which failed on this very code fails again."""
+    store = deps_store_dir(cache_dir.parent)
+    deps = memo.deps(store, load_testdeps) if memo is not None else load_testdeps(store)
+    out = _Collector()
+    for test, why in (still_failing(deps, head, hashes) if deps is not None else {}).items():
+        assert deps is not None
+        if (given := existing(deps, layout, test)) is not None:
+            out.tests[given] = why
+    impact.selection = out.selection()
+    impact.provenance = (
+        "selection: the change is only comments or blank lines, the same code as HEAD: "
+        "no test can run differently"
+    )
     return impact
 
 

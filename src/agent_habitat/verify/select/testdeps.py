@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 
 from ...regular import open_regular, read_regular
 from ...workspace import private_dirs
-from ..blocks import FileBlocks, file_blocks
+from ..blocks import FileBlocks, changed_blocks, file_blocks
 from ..deps_store import RecordedDeps, RunScope, TestRun, load_testdeps, merge_run
 from ..layout import Layout, is_test_file
 from ..snapshot import Snapshot
@@ -264,6 +265,7 @@ class Recording:
                 per_file = index.setdefault(rel, {})
                 for block in names:
                     per_file.setdefault(block, []).append(i)
+        imports = {rel: sorted(b) for rel, b in blocks_of(merged.imports).items()}
         run = TestRun(
             id=f"r{datetime.now(UTC).strftime('%Y%m%d%H%M%S')}-{os.getpid()}-{id(self) % 9973}",
             head=self.snapshot.head,
@@ -272,7 +274,7 @@ class Recording:
             side=side,
             tests=tests,
             index=index,
-            imports={rel: sorted(b) for rel, b in blocks_of(merged.imports).items()},
+            imports=imports,
             modules={
                 rel: {f: sorted(b) for f, b in blocks_of(keys).items()}
                 for rel, keys in merged.modules.items()
@@ -289,5 +291,43 @@ class Recording:
                 for i, nodeid in enumerate(tests)
                 if merged.tests[nodeid].get("skipped") and not merged.tests[nodeid].get("failed")
             ],
+            near_head=self._near_head(tables, imports, modules),
         )
         return run, blocks
+
+    def _near_head(
+        self, tables: dict[str, FileBlocks], imports: dict[str, list[str]], modules: set[str]
+    ) -> bool:
+        """Whether the run saw HEAD's import-time code (deps_store.TestRun.near_head): every
+        file that differed from HEAD is a test file, or the project's own Python whose
+        skeleton is HEAD's and whose blocks that differ did not run at import time."""
+        head = self.snapshot.head
+        if head is None:
+            return False
+        for rel in self.snapshot.hashes:
+            if is_test_file(rel):
+                continue
+            if not self._own(rel, modules):
+                return False  # a conftest, a helper, a data file: judged whole, not here
+            new = tables.get(rel) or _blocks_now(self.root / rel)
+            shown = subprocess.run(
+                ["git", "show", f"{head}:./{rel}"],
+                cwd=self.root,
+                capture_output=True,
+                check=False,
+                timeout=60,
+            )
+            old = file_blocks(shown.stdout) if shown.returncode == 0 else None
+            if new is None or old is None:
+                return False
+            changed = changed_blocks(old.to_json(), new)
+            if changed is None or changed & set(imports.get(rel, ())):
+                return False
+        return True
+
+
+def _blocks_now(path: Path) -> FileBlocks | None:
+    try:
+        return file_blocks(read_regular(path))
+    except OSError:
+        return None

@@ -114,12 +114,15 @@ class Recorder:
     def _module_owner(self, frame: FrameType | None, base: FrameType | None) -> str | None:
         """The innermost module body running above `frame` (up to the window's base):
         None when there is none, "" for a package module or a file outside the project,
-        else the test-side file's relative path."""
+        else the test-side file's relative path. Only an import's module body counts:
+        code a test runs with `exec` or `runpy` in a namespace of its own (python-slugify
+        execs its README's examples) runs again at every call, so it is the test's; as
+        import-time code it made every function it called select the whole suite."""
         f = frame.f_back if frame is not None else None
         for _ in range(_MAX_WALK):
             if f is None or f is base:
                 return None
-            if f.f_code.co_name == "<module>":
+            if f.f_code.co_name == "<module>" and _importing(f):
                 hit = self.where(f.f_code.co_filename)
                 return "" if hit is None or hit[1] else hit[0]
             f = f.f_back
@@ -221,6 +224,15 @@ class Recorder:
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(payload, f)
         os.replace(path + ".tmp", path)
+
+
+def _importing(frame: FrameType) -> bool:
+    """Whether a module body's frame runs a module's import: its globals are those of a
+    module in `sys.modules` (an import, a reload); `exec` of a snippet, `runpy`'s fresh
+    namespaces and doctest's are not."""
+    namespace = frame.f_globals
+    module = sys.modules.get(namespace.get("__name__", ""))
+    return module is not None and getattr(module, "__dict__", None) is namespace
 
 
 _RECORDER: Recorder | None = None
