@@ -6,6 +6,7 @@
 #   environments the project's interpreter and tools;  command  one rung process via proc/
 #   head         HEAD's files and export;   baseline  findings matched against HEAD's, cached
 #   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
+#   given_files  `--files` as the project's paths, or the usage error that names them
 #   ahead        later rungs' work started beside an earlier one, reported in order
 #   toolchains/  what a language brings (python first): detect, owns, its rungs, ignores
 #   runner/      the background verify runner and its service face (queue, coalesce, cancel,

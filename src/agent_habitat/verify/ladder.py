@@ -8,11 +8,10 @@ Each rung is a task `<ladder id>.<rung>` with events on the bus:
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
 import secrets
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping
 from functools import partial
@@ -21,16 +20,15 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from ..errors import UsageError
 from ..events import EventBus
 from ..events.kinds import TaskEnd
-from ..regular import is_special, kind_of
 from ..workspace import Workspace
 from .ahead import Ahead, ahead_of
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
 from .environments import ProjectEnv, probe_env, resolve_python
 from .generated import load_generators, outdated
+from .given_files import given_files
 from .hooks import LadderHooks
 from .layout import discover_layout
 from .models import (
@@ -43,6 +41,7 @@ from .models import (
     RungResult,
 )
 from .rungs import DmypyDaemon, RungContext
+from .rungs.compare import head_of
 from .rungs.context import spool_budget
 from .rungs.warm_pytest import WarmPytest, ensure, worth_prestarting, worth_warming
 from .select.selection import Impact, analyse_impact, explicit_selection
@@ -65,6 +64,8 @@ _EVENT_OF: dict[str, TaskEnd] = {
     "cancelled": "environment.task.cancelled",
 }
 _NEEDS_IMPACT = {"compile.project", "build.affected", "test.scoped"}
+_HEAD_ASKERS = {"compile.project", "test.scoped", "test.full"}
+"""The rungs that compare what they find with a run in HEAD's export."""
 
 
 def _selects_tests(rungs: list[RungName], config: LadderConfig) -> bool:
@@ -89,73 +90,6 @@ def _ran_selection(results: list[RungResult], config: LadderConfig) -> bool:
 
 def new_ladder_id() -> str:
     return f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
-
-
-def _at_head(root: Path, rel: str) -> bool:
-    # Blocking (one git process), and only for a name that does not exist now.
-    try:
-        proc = subprocess.run(
-            ["git", "cat-file", "-e", f"HEAD:./{rel}"],
-            cwd=root,
-            capture_output=True,
-            check=False,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return proc.returncode == 0
-
-
-def _inside(root: Path, path: Path) -> str | None:
-    try:
-        return path.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return None
-
-
-def _given_file(root: Path, name: str) -> str:
-    path = Path(name)
-    candidates = [path] if path.is_absolute() else [root / name, Path.cwd() / name]
-    for candidate in candidates:
-        if os.path.lexists(candidate):
-            rel = _inside(root, candidate)
-            if rel is None:
-                raise UsageError(f"{name} is not inside the project {root}", "files")
-            return rel
-    # Gone now: a real change only when HEAD has it (a file deleted since HEAD).
-    for candidate in candidates:
-        rel = _inside(root, candidate)
-        if rel is not None and _at_head(root, rel):
-            return rel
-    if all(_inside(root, c) is None for c in candidates):
-        raise UsageError(f"{name} is not inside the project {root}", "files")
-    raise UsageError(
-        f"{name} does not exist in the project {root}, nor at HEAD; "
-        "name files that exist, or that were deleted since HEAD",
-        "files",
-    )
-
-
-def _given_files(root: Path, files: list[str]) -> list[str]:
-    """`--files` as project-relative paths: relative to the root if they exist there, else to
-    the current directory. A name that does not exist is a usage error unless HEAD has it
-    (deleted since HEAD: a real change)."""
-    out: set[str] = set()
-    for name in files:
-        try:
-            rel = _given_file(root, name)
-        except OSError as exc:  # a name too long for the file system, a loop of links
-            shown = name if len(name) <= 80 else f"{name[:80]}… ({len(name)} characters)"
-            raise UsageError(f"{shown}: {exc.strerror}", "files") from None
-        if is_special(root / rel):
-            # No checker should ever open it: ruff, mypy or pytest reading a FIFO blocks.
-            raise UsageError(
-                f"{name} is {kind_of(os.lstat(root / rel).st_mode)}, not a regular "
-                "file; give source files only",
-                "files",
-            )
-        out.add(rel)
-    return sorted(out)
 
 
 def _overall(
@@ -217,16 +151,54 @@ async def _context(
     snapshot = hooks.snapshot if hooks and hooks.snapshot else None
     if snapshot is None:
         snapshot = await anyio.to_thread.run_sync(snapshot_of, root)
-    touched = _given_files(root, request.files) if request.files else snapshot.touched
+    touched = given_files(root, request.files) if request.files else snapshot.touched
     layout = await anyio.to_thread.run_sync(discover_layout, root, config)
-    env: ProjectEnv | None = None
-    if layout.is_python:
-        python = resolve_python(root, config.python)
-        env = await probe_env(
-            python, workspace.spool_dir / f"probe-{ladder_id}.out", workspace.state_dir / _PROBE
-        )
     known = {"python": layout.is_python}  # the layout has said whether Python
     chains = await anyio.to_thread.run_sync(detected, root, known)
+    python_files = impact_files(touched, chains)
+    impact: Impact | None = None
+    if not python_files:
+        impact = Impact()
+    env: ProjectEnv | None = None
+    failed: list[Exception] = []  # raised as they are, never as a task group's ExceptionGroup
+
+    async def _impact() -> None:
+        nonlocal impact
+        try:
+            impact = await anyio.to_thread.run_sync(
+                partial(
+                    analyse_impact,
+                    layout,
+                    python_files,
+                    snapshot.deleted,
+                    config,
+                    workspace.state_dir / "grimp",
+                    hooks.memo if hooks else None,
+                    head=snapshot.head,
+                    hashes=snapshot.hashes,
+                    select_tests=_selects_tests(rungs, config),
+                )
+            )
+        except Exception as exc:
+            failed.append(exc)
+
+    async with anyio.create_task_group() as tg:
+        if _NEEDS_IMPACT & set(rungs) and python_files:
+            # The import graph beside the interpreter's probe (a process: ~0.5 s of a first
+            # verify at load 25): neither needs the other.
+            tg.start_soon(_impact)
+        if layout.is_python:
+            python = resolve_python(root, config.python)
+            try:
+                env = await probe_env(
+                    python,
+                    workspace.spool_dir / f"probe-{ladder_id}.out",
+                    workspace.state_dir / _PROBE,
+                )
+            except Exception as exc:
+                failed.insert(0, exc)
+    if failed:
+        raise failed[0]
     ctx = RungContext(
         root=root,
         workspace=workspace,
@@ -243,26 +215,9 @@ async def _context(
         rungs=tuple(rungs),
         keeps_warm=keeps_warm,
     )
-    python_files = impact_files(touched, chains)
-    if _NEEDS_IMPACT & set(rungs) and python_files:
-        ctx.impact = await anyio.to_thread.run_sync(
-            partial(
-                analyse_impact,
-                layout,
-                python_files,
-                snapshot.deleted,
-                config,
-                workspace.state_dir / "grimp",
-                hooks.memo if hooks else None,
-                head=snapshot.head,
-                hashes=snapshot.hashes,
-                select_tests=_selects_tests(rungs, config),
-            )
-        )
-        ctx.selection = ctx.impact.selection
-    elif not python_files:
-        ctx.impact = Impact()
-        ctx.selection = ctx.impact.selection
+    if impact is not None:
+        ctx.impact = impact
+        ctx.selection = impact.selection
     if request.filter:
         ctx.selection = explicit_selection(request.filter)
     return ctx, chains
@@ -359,6 +314,18 @@ def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
     )
 
 
+async def _export_head(ctx: RungContext) -> None:
+    """HEAD's export made beside the first rungs, in a server: a type error or a failed test
+    is then compared with HEAD's without waiting for `git archive` (0.3-0.9 s of a first
+    verify at load 25), and the background recording of HEAD, which comes after the
+    warm-up, unpacks it anyway. A one-shot climb makes it only when a rung asks."""
+    head = head_of(ctx)
+    if isinstance(head, str):
+        return
+    with contextlib.suppress(OSError):  # the rung that needs it says why it could not
+        await anyio.to_thread.run_sync(head.export, abandon_on_cancel=True)
+
+
 async def _climb(
     ctx: RungContext, rungs: list[RungName], bus: EventBus, chains: list[Toolchain]
 ) -> list[RungResult]:
@@ -374,6 +341,8 @@ async def _climb(
             # the type check run; the test rung forks it (or waits for its start). A climb
             # that ends first cancels the start.
             beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
+        if ctx.hooks is not None and ctx.env is not None and _HEAD_ASKERS & set(rungs):
+            beside.start_soon(_export_head, ctx)
         aheads: dict[RungName, Ahead] = {}
         for index, rung in enumerate(rungs):
             mine = aheads.pop(rung, None)

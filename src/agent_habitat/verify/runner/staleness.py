@@ -22,7 +22,7 @@ import anyio.to_thread
 
 from ...events import EventBus
 from ..config import load_ladder_config, load_policy
-from ..ladder import _given_files
+from ..given_files import given_files
 from ..models import LadderRequest
 from ..toolchains import snapshot_of
 from .chain import Chain
@@ -63,7 +63,7 @@ def validated_request(root: Path, request: LadderRequest) -> LadderRequest:
     load_ladder_config(root)
     load_policy(root)
     if request.files:
-        request = request.model_copy(update={"files": _given_files(root, request.files)})
+        request = request.model_copy(update={"files": given_files(root, request.files)})
     return request
 
 
