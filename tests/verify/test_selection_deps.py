@@ -83,10 +83,14 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base
 
 
+def _copy(prepared: Path, tmp_path: Path) -> Path:
+    shutil.copytree(prepared / "state", tmp_path / "state", symlinks=True)
+    return Path(shutil.copytree(prepared / "calc", tmp_path / "calc", symlinks=True))
+
+
 @pytest.fixture
 def calc(recorded: Path, tmp_path: Path) -> Path:
-    shutil.copytree(recorded / "state", tmp_path / "state", symlinks=True)
-    return Path(shutil.copytree(recorded / "calc", tmp_path / "calc", symlinks=True))
+    return _copy(recorded, tmp_path)
 
 
 def _impact(root: Path, tmp_path: Path) -> Impact:
@@ -242,12 +246,28 @@ def test_a_comment_only_edit_selects_nothing(calc: Path, tmp_path: Path) -> None
     assert _impact(calc, tmp_path).selection.tests == []
 
 
-def test_a_subset_run_merges_per_test_and_the_edit_still_counts_against_head(
-    calc: Path, tmp_path: Path
-) -> None:
+@pytest.fixture(scope="module")
+def recorded_subset(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """mul edited (`b * a`) and the tests selected for that edit recorded after the whole
+    suite's run: once for the module's two tests that begin so, each on a copy. The import
+    graph's cache the selection left is not kept: each test's first selection builds it."""
+    base = tmp_path_factory.mktemp("recorded-subset")
+    calc = _copy(recorded, base)
     _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
-    first = _impact(calc, tmp_path).selection
-    _record(calc, tmp_path / "state", first.tests)
+    _record(calc, base / "state", _impact(calc, base).selection.tests)
+    shutil.rmtree(base / "state" / "grimp", ignore_errors=True)
+    return base
+
+
+@pytest.fixture
+def subset(recorded_subset: Path, tmp_path: Path) -> Path:
+    return _copy(recorded_subset, tmp_path)
+
+
+def test_a_subset_run_merges_per_test_and_the_edit_still_counts_against_head(
+    subset: Path, tmp_path: Path
+) -> None:
+    calc = subset  # mul edited, the selected tests recorded after the whole suite's run
     deps = load_testdeps(deps_store_dir(tmp_path / "state"))
     assert deps is not None
     assert len(deps.runs) == 2
@@ -268,12 +288,10 @@ def test_a_subset_run_merges_per_test_and_the_edit_still_counts_against_head(
 
 
 def test_after_a_revert_the_record_from_before_the_edit_serves_again(
-    calc: Path, tmp_path: Path
+    subset: Path, tmp_path: Path
 ) -> None:
-    original = (calc / "src/calc/arith.py").read_text(encoding="utf-8")
-    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
-    _record(calc, tmp_path / "state", _impact(calc, tmp_path).selection.tests)
-    (calc / "src/calc/arith.py").write_text(original, encoding="utf-8")  # the revert
+    calc = subset  # mul edited, the selected tests recorded after the whole suite's run
+    _edit(calc, "src/calc/arith.py", "return b * a", "return a * b")  # the revert
     _edit(calc, "src/calc/arith.py", "return a + b", "return b + a")
     selected = _impact(calc, tmp_path).selection.tests
     # test_mul's newest record saw the edited mul; the one before saw mul as it is again.
@@ -367,29 +385,43 @@ def test_mul_where_it_runs() -> None:
 """
 
 
-def _skipped(calc: Path, tmp_path: Path) -> str:
+_SKIPPED_TEST = "tests/test_skipped.py::test_mul_where_it_runs"
+
+
+@pytest.fixture(scope="module")
+def recorded_with_a_skip(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample with a test this Python skips, committed, and the whole suite recorded
+    afresh (no older data): once for the module's three tests of skipped tests, each on a
+    copy, as `recorded` is."""
+    base = tmp_path_factory.mktemp("recorded-skip")
+    calc = _copy(recorded, base)
     (calc / "tests/test_skipped.py").write_text(SKIPPED, encoding="utf-8")
     _git(calc, "add", "-A")
     _git(calc, "commit", "-qm", "a test this Python skips")
-    (deps_store_dir(tmp_path / "state") / "deps.json").unlink()
-    _record(calc, tmp_path / "state")
-    return "tests/test_skipped.py::test_mul_where_it_runs"
+    (deps_store_dir(base / "state") / "deps.json").unlink()
+    _record(calc, base / "state")
+    return base
+
+
+@pytest.fixture
+def skipped(recorded_with_a_skip: Path, tmp_path: Path) -> Path:
+    return _copy(recorded_with_a_skip, tmp_path)
 
 
 def test_a_comment_only_edit_needs_no_test_though_one_was_skipped(
-    calc: Path, tmp_path: Path
+    skipped: Path, tmp_path: Path
 ) -> None:
     # toolz's shape: a test skipped on this Python cannot vouch for itself, but when the
     # tree compiles to the very code the skipping run saw, it skips the same way again.
-    _skipped(calc, tmp_path)
+    calc = skipped
     _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # the product")
     _edit(calc, "src/calc/arith.py", "def mul", "# a new first line\ndef mul")
     selection = _impact(calc, tmp_path).selection
     assert (selection.full, selection.tests) == (False, []), selection
 
 
-def test_a_skipped_test_still_cannot_vouch_when_code_changed(calc: Path, tmp_path: Path) -> None:
-    test = _skipped(calc, tmp_path)
+def test_a_skipped_test_still_cannot_vouch_when_code_changed(skipped: Path, tmp_path: Path) -> None:
+    calc, test = skipped, _SKIPPED_TEST
     # A new function in a module it imports: the import graph decides, and selects it.
     _edit(
         calc, "src/calc/text.py", "def shout", "def unused() -> int:\n    return 1\n\n\ndef shout"
@@ -399,9 +431,9 @@ def test_a_skipped_test_still_cannot_vouch_when_code_changed(calc: Path, tmp_pat
 
 
 def test_a_skipped_test_still_cannot_vouch_when_a_data_file_changed(
-    calc: Path, tmp_path: Path
+    skipped: Path, tmp_path: Path
 ) -> None:
-    test = _skipped(calc, tmp_path)
+    calc, test = skipped, _SKIPPED_TEST
     (calc / "tests/data.txt").write_text("a skip condition may read it\n", encoding="utf-8")
     _edit(calc, "src/calc/arith.py", "return a * b", "return a * b  # the product")
     selection = _impact(calc, tmp_path).selection
