@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.reach import stop_host
+from agent_habitat.reach import ensure_host, stop_host
 
 
 @pytest.fixture
@@ -15,3 +15,37 @@ def project(tmp_path: Path) -> Iterator[Path]:
     (root / ".git").mkdir(parents=True)
     yield root
     stop_host(root)
+
+
+@pytest.fixture(scope="module")
+def _module_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """One home folder and one project for a module, its host started once (with loopback
+    TCP, as `habitat dashboard` starts it) and stopped after the module's last test: a host
+    start costs about 2 CPU-s, and a test that logs in and attacks through its own session
+    needs no host of its own. As tests/host/conftest.py's, with a short home folder name
+    (the host's socket path must fit AF_UNIX under xdist's folders)."""
+    home = tmp_path_factory.mktemp("hm")
+    root = tmp_path_factory.mktemp("module-project") / "project"
+    (root / ".git").mkdir(parents=True)
+    with pytest.MonkeyPatch.context() as patch:
+        # What the autouse `habitat_home` gives each test; this host outlives any one test.
+        patch.setenv("HABITAT_HOME", str(home))
+        patch.setenv("HABITAT_LADDER_WARMUP", "false")
+        patch.setenv("HABITAT_LADDER_FETCH_CHECKERS", "false")
+        ensure_host(root, tcp="127.0.0.1:0")
+        try:
+            yield home, root
+        finally:
+            stop_host(root)
+
+
+@pytest.fixture
+def shared_project(
+    _module_host: tuple[Path, Path], habitat_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """The module's project, its host already running and shared by the module's tests that
+    ask for it: the test's `HABITAT_HOME` is the module's home (after the autouse per-test
+    one), so the CLI and `host_files` find that host."""
+    home, root = _module_host
+    monkeypatch.setenv("HABITAT_HOME", str(home))
+    return root

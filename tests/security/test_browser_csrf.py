@@ -1,7 +1,9 @@
 """Issue 23, CSRF: a page on another loopback port cannot act through a logged-in dashboard.
 
 A real host with loopback TCP, logged in as `habitat dashboard` logs a browser in; the
-attacks are the requests such a page can make without a CORS preflight.
+attacks are the requests such a page can make without a CORS preflight. The module's tests
+share one host, each logged in with a session of its own; no test opens the tab an attack
+would ("evil").
 """
 
 from __future__ import annotations
@@ -19,6 +21,12 @@ from .browser_login import login, session_cookie
 pytestmark = [pytest.mark.e2e, pytest.mark.finding("csrf")]
 
 CSRF = re.compile(r'<meta name="habitat-csrf" content="([^"]+)">')
+
+
+@pytest.fixture
+def project(shared_project: Path) -> Path:
+    """The module's host (tests/security/conftest.py), started once for its four tests."""
+    return shared_project
 
 
 def scene_tabs(base: str, token: str) -> list[str]:

@@ -1,5 +1,6 @@
 """Issue 23, the cookie: a browser gets a revocable session secret, never the bearer token,
-in a cookie named for the host's port."""
+in a cookie named for the host's port. The module's tests share one host (each logs in with
+a session of its own); the test of two hosts starts the second."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ from .browser_login import login, session_cookie
 pytestmark = [pytest.mark.e2e, pytest.mark.finding("cookie")]
 
 
+@pytest.fixture
+def project(shared_project: Path) -> Path:
+    """The module's host (tests/security/conftest.py), started once for its tests."""
+    return shared_project
+
+
 def test_the_browser_never_receives_the_bearer_token(project: Path) -> None:
     base, page = login(project)
     token = host_files(project).token()
@@ -31,12 +38,12 @@ def test_the_browser_never_receives_the_bearer_token(project: Path) -> None:
     assert [ok.status_code, token_cookie.status_code] == [200, 401]
 
 
-def test_two_hosts_give_cookies_of_their_own_names(tmp_path: Path) -> None:
+def test_two_hosts_give_cookies_of_their_own_names(project: Path, tmp_path: Path) -> None:
     from agent_habitat.reach import stop_host
 
-    roots = [tmp_path / "one", tmp_path / "two"]
-    for root in roots:
-        (root / ".git").mkdir(parents=True)
+    other = tmp_path / "two"
+    (other / ".git").mkdir(parents=True)
+    roots = [project, other]  # the module's host, and a second one this test starts
     try:
         bases = []
         jar: dict[str, str] = {}
@@ -54,8 +61,7 @@ def test_two_hosts_give_cookies_of_their_own_names(tmp_path: Path) -> None:
             response = httpx2.get(f"{base}/api/shell_scene", cookies=jar, timeout=30)
             assert response.status_code == 200, response.text
     finally:
-        for root in roots:
-            stop_host(root)
+        stop_host(other)
 
 
 def test_a_session_cookie_from_another_port_does_not_open_this_host(project: Path) -> None:
