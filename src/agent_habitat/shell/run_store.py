@@ -63,8 +63,9 @@ class RunRow:
     run_dir: Path
     output_bytes: int
 
-    @property
+    @functools.cached_property
     def files(self) -> RunFiles:
+        """Its folder's paths, made once (a run's path asks for them a dozen times)."""
         return RunFiles(self.run_dir)
 
     @property

@@ -106,11 +106,11 @@ class RunFiles:
 
     root: Path
 
-    @property
+    @functools.cached_property
     def output(self) -> Path:
         return self.root / "output"
 
-    @property
+    @functools.cached_property
     def state(self) -> Path:
         return self.root / "state"
 
