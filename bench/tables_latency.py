@@ -81,8 +81,14 @@ def mcp_hot_path_tables() -> str:
 def mcp_prestart_table() -> str:
     """One row per run of the prestarted-wrapper series: habitat against the peer (and the
     baseline checkout, when it was in the rotation)."""
+    return mcp_series_table("mcp_latency_prestart", "main c10c899")
+
+
+def mcp_series_table(prefix: str, baseline: str) -> str:
+    """One row per run of `docs/bench-data/<prefix>-*.json`: habitat against the peer and
+    the `baseline` checkout (when it was in the rotation), in the order they ran."""
     rows = []
-    series = runs("mcp_latency_prestart-*.json")
+    series = runs(f"{prefix}-*.json")
     for path, run in sorted(series, key=lambda pr: str(pr[1]["generated_at"])):
         by = {s["name"]: s for s in run["servers"] if s["status"] == "ok"}
 
@@ -96,7 +102,7 @@ def mcp_prestart_table() -> str:
         base = run["ratios"]["habitat_vs_baseline"]["ratio"]
         rows.append(
             [
-                f"`{path.stem.removeprefix('mcp_latency_prestart-')}`, {run['generated_at']}",
+                f"`{path.stem.removeprefix(prefix + '-')}`, {run['generated_at']}",
                 p50_90("habitat"),
                 p50_90("habitat-baseline"),
                 p50_90("mcp-shell-server"),
@@ -106,9 +112,9 @@ def mcp_prestart_table() -> str:
             ]
         )
     head = [
-        "run (docs/bench-data/mcp_latency_prestart-…)",
+        f"run (docs/bench-data/{prefix}-…)",
         "habitat p50 / p90 ms",
-        "baseline (main c10c899) p50 / p90",
+        f"baseline ({baseline}) p50 / p90",
         "mcp-shell-server p50 / p90",
         "habitat / mcp-shell-server (target ≤ 0.6×)",
         "habitat / baseline",
