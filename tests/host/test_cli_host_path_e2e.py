@@ -207,13 +207,14 @@ def _into_closed_pipe(root: Path, *argv: str) -> subprocess.CompletedProcess[str
 
 @pytest.mark.parametrize("host", [False, True])
 def test_a_reader_that_goes_away_ends_the_command_quietly(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], host: bool
+    request: pytest.FixtureRequest, tmp_path: Path, capsys: pytest.CaptureFixture[str], host: bool
 ) -> None:
-    root = tmp_path / "piped"
-    (root / ".git").mkdir(parents=True)
+    if host:  # the module's host (tests/host/conftest.py): the tab has a run either way
+        root: Path = request.getfixturevalue("shared_project")
+    else:
+        root = tmp_path / "piped"
+        (root / ".git").mkdir(parents=True)
     _prepared(capsys, root, "run", "echo one; echo two")
-    if host:
-        ensure_host(root)
     try:
         for argv in (("last",), ("history",), ("scene",), ("run", "echo again")):
             done = _into_closed_pipe(root, *argv)
@@ -221,43 +222,37 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(
             assert "BrokenPipeError" not in done.stderr, argv
             assert done.returncode == 141, (argv, done.stderr)
     finally:
-        stop_host(root)
+        if not host:
+            stop_host(root)  # none should have started; the module's host outlives the test
 
 
 def test_with_a_host_events_are_read_from_the_journal_as_the_full_path_prints_them(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    shared_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = tmp_path / "journal"
-    (root / ".git").mkdir(parents=True)
+    root = shared_project  # the module's host: both paths read the same journal
     _prepared(capsys, root, "run", "echo one", "--tab", "a")
-    ensure_host(root)
-    try:
-        _habitat(root, "run", "echo two", "--tab", "b")
-        full_path = (
-            "import agent_habitat.cli.events_fast as fast\nfast.fast_events = lambda a: None\n"
+    _habitat(root, "run", "echo two", "--tab", "b")
+    full_path = "import agent_habitat.cli.events_fast as fast\nfast.fast_events = lambda a: None\n"
+    for extra in ((), ("--json",), ("--since", "2")):
+        code, out, err, loaded = _habitat(root, "events", *extra)
+        assert code == 0, err
+        assert loaded == "", "read without the models"
+        full = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                full_path + _PROBE,
+                "events",
+                *extra,
+                "--project",
+                str(root),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=_CALL_TIMEOUT,
+            env=_env(),
+            check=True,
         )
-        for extra in ((), ("--json",), ("--since", "2")):
-            code, out, err, loaded = _habitat(root, "events", *extra)
-            assert code == 0, err
-            assert loaded == "", "read without the models"
-            full = subprocess.run(
-                [
-                    sys.executable,
-                    "-c",
-                    full_path + _PROBE,
-                    "events",
-                    *extra,
-                    "--project",
-                    str(root),
-                ],
-                capture_output=True,
-                text=True,
-                timeout=_CALL_TIMEOUT,
-                env=_env(),
-                check=True,
-            )
-            assert "pydantic" in full.stderr
-            assert out == full.stdout, extra
-        assert "shell.run.exited" in out
-    finally:
-        stop_host(root)
+        assert "pydantic" in full.stderr
+        assert out == full.stdout, extra
+    assert "shell.run.exited" in out
