@@ -87,3 +87,33 @@ def test_a_long_command_line_is_cut_visibly_never_into_another_path() -> None:
     assert (len(line), line[-1]) == (500, "…")
     short = result.model_copy(update={"command_line": "python -m pytest -q tests/test_a.py"})
     assert rung_report(status, short, None).command_line == short.command_line
+
+
+def test_two_errors_on_one_line_are_told_apart_by_their_columns() -> None:
+    # unicode-width 0.1.11, `src/lib.rs:93` edited: rustc reports two E0308 on that line
+    # (columns 56 and 79), and an agent read "E0308 mismatched types" twice, as if listed
+    # twice. Each keeps its column where another finding shares its line; elsewhere none.
+    def e0308(line: int, col: int) -> Diagnostic:
+        return Diagnostic(
+            file="src/lib.rs",
+            line=line,
+            col=col,
+            code="E0308",
+            message="mismatched types",
+            source="cargo clippy",
+        )
+
+    result = RungResult(
+        rung="diagnose.files",
+        task="v1.diagnose.files",
+        state="red",
+        tool="cargo clippy",
+        diagnostics=[e0308(93, 56), e0308(93, 79), e0308(120, 5)],
+        new_findings=3,
+    )
+    status = RungStatus(rung="diagnose.files", task="v1.diagnose.files", state="red")
+    report = rung_report(status, result, None)
+    assert [(d.line, d.col) for d in report.diagnostics] == [(93, 56), (93, 79), (120, None)]
+    wire = lean_dump(report)
+    assert [d.get("col") for d in wire["diagnostics"]] == [56, 79, None]
+    assert len({tuple(sorted(d.items())) for d in wire["diagnostics"]}) == 3

@@ -9,6 +9,7 @@ and the spool path for the rest. A stale epoch says `stale` and `green: false`, 
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Literal
 
@@ -56,6 +57,9 @@ class DiagnosticLine(_Model):
     file: str | None = None
     """Path relative to the project root."""
     line: int | None = None
+    col: int | None = None
+    """The column, given only when another finding of the rung is on the same line: two
+    errors there (rustc's two E0308 of one edited line) are told apart by it."""
     code: str | None = None
     """Rule or error code (`F821`, `arg-type`, `AssertionError`)."""
     severity: Literal["error", "warning", "note"] = "error"
@@ -226,10 +230,11 @@ def _source_line(root: Path | None, diag: Diagnostic) -> str | None:
     return None
 
 
-def _line(root: Path | None, diag: Diagnostic) -> DiagnosticLine:
+def _line(root: Path | None, diag: Diagnostic, *, col: bool = False) -> DiagnosticLine:
     return DiagnosticLine(
         file=diag.file,
         line=diag.line,
+        col=diag.col if col else None,
         code=diag.code,
         severity=diag.severity,
         message=_first_line(diag.message),
@@ -272,7 +277,13 @@ def rung_report(status: RungStatus, result: RungResult | None, root: Path | None
     # Every finding: the CLI's --json and the host's API keep them all (`for_a_model` cuts
     # what an agent reads). Only those it reads get their source line, a file read each.
     shown = {id(d) for d in (*new[:NEW_SHOWN], *old[:PREEXISTING_SHOWN])}
-    report.diagnostics = [_line(root if id(d) in shown else None, d) for d in (*new, *old, *lesser)]
+    lines: Counter[tuple[str | None, int | None]] = Counter(
+        (d.file, d.line) for d in result.diagnostics if d.line is not None
+    )
+    report.diagnostics = [
+        _line(root if id(d) in shown else None, d, col=lines[(d.file, d.line)] > 1)
+        for d in (*new, *old, *lesser)
+    ]
     report.spool = result.spool
     if failed:
         line = result.command_line
