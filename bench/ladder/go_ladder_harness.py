@@ -28,6 +28,13 @@ off-by-one integer constants, `true`/`false`, removed statements; on lines of no
 
     .venv/bin/python bench/ladder/go_ladder_harness.py [--projects go-cmp,glob] [--mutations 10]
         [--seed 27]
+
+Before and after in one run (`--habitat NAME=CLI`, twice or more): each CLI (a `habitat`
+script, e.g. `PYTHONPATH=<that src> exec .venv/bin/python -m agent_habitat "$@"`) gets its
+own HABITAT_HOME, its own host and its own GOCACHE warmed on HEAD (so neither finds the
+other's compiled mutation); per mutation they verify in a rotating order, and the full suite
+and the touched package run once, after them. `--out` then needs `{habitat}` in its name:
+one file per CLI, in the format of a single run, sharing the reference walls.
 """
 
 from __future__ import annotations
@@ -36,7 +43,6 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import statistics
 import subprocess
@@ -50,6 +56,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from go_ladder_mutations import Mutation, apply, candidates
+
 from _report import print_table
 
 REPO = Path(__file__).resolve().parents[2]
@@ -75,64 +83,19 @@ PROJECTS = {
     "go-version": Project("go-version", "", proxy="github.com/hashicorp/go-version@v1.7.0"),
     # Added 2026-12-07 after the compile.project change, never used before it.
     "semver": Project("semver", "", proxy="github.com/Masterminds/semver/v3@v3.3.1"),
+    # Added 2026-12-07 (session 6) for the vet-beside-tests change, never used before it.
+    "uuid": Project("uuid", "", proxy="github.com/google/uuid@v1.6.0"),
 }
-
-_SWAPS = [
-    (" == ", " != "), (" != ", " == "), (" < ", " >= "), (" >= ", " < "),
-    (" > ", " <= "), (" <= ", " > "), (" + ", " - "), (" - ", " + "),
-    (" && ", " || "), (" || ", " && "), ("true", "false"), ("false", "true"),
-]  # fmt: skip
-_INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
-_STATEMENT = re.compile(r"^\s+[\w.\[\]]+(\s*[-+*/]?=\s*|\+\+$|--$|\(.*\)$)")
 
 
 @dataclass(frozen=True)
-class Mutation:
-    file: str
-    line: int
-    kind: str
-    before: str
-    after: str
+class Side:
+    """One habitat CLI under test, with its own environment (HABITAT_HOME, GOCACHE)."""
 
-
-def _candidates(root: Path) -> list[Mutation]:
-    out: list[Mutation] = []
-    for path in sorted(root.rglob("*.go")):
-        rel = path.relative_to(root).as_posix()
-        if rel.endswith("_test.go") or "testdata/" in rel or rel.startswith(("vendor/", ".")):
-            continue
-        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            code = text.strip()
-            if (
-                not code
-                or any(c in text for c in ('"', "`", "'", "//", "/*"))
-                or code.startswith(("import", "package", "case", "func", "type"))
-            ):
-                continue
-            for old, new in _SWAPS:
-                if old in text and (
-                    old.strip().isalpha() is False or re.search(rf"\b{old}\b", text)
-                ):
-                    kind = "boolean" if old in ("true", "false") else "operator"
-                    out.append(Mutation(rel, number, kind, text, text.replace(old, new, 1)))
-            for m in _INT.finditer(text):
-                value = str(int(m[1]) + 1)
-                out.append(
-                    Mutation(
-                        rel, number, "constant", text, text[: m.start()] + value + text[m.end() :]
-                    )
-                )
-            if _STATEMENT.match(text) and not code.endswith(("{", ",")):
-                indent = text[: len(text) - len(text.lstrip())]
-                out.append(Mutation(rel, number, "removed", text, f"{indent}_ = 0 // removed"))
-    return out
-
-
-def _apply(root: Path, m: Mutation, text: str | None = None) -> None:
-    path = root / m.file
-    lines = path.read_text(encoding="utf-8").split("\n")
-    lines[m.line - 1] = m.after if text is None else text
-    path.write_text("\n".join(lines), encoding="utf-8")
+    name: str
+    cli: Path
+    env: dict[str, str]
+    oneshot_env: dict[str, str]
 
 
 _TIMEOUT = "120s"
@@ -211,13 +174,12 @@ def _prepare(project: Project, work: Path) -> Path:
         )
         _git(root, "add", "go.mod")
         _git(root, "commit", "-qm", "bench: go.mod")
-    _run([str(HABITAT), "trust", "--project", str(root)], root)
     return root
 
 
-def _verify(root: Path, *extra: str) -> tuple[float, dict[str, Any]]:
-    argv = [str(HABITAT), "verify", "--json", "--project", str(root), *extra]
-    wall, text, _ = _run(argv, root, extra=_ONESHOT_ENV if "--no-host" in extra else None)
+def _verify(side: Side, root: Path, *extra: str) -> tuple[float, dict[str, Any]]:
+    argv = [str(side.cli), "verify", "--json", "--project", str(root), *extra]
+    wall, text, _ = _run(argv, root, extra=side.oneshot_env if "--no-host" in extra else side.env)
     start = text.find("{")
     return wall, json.loads(text[start:]) if start >= 0 else {"state": "unparsed", "rungs": []}
 
@@ -248,14 +210,31 @@ def _in_file(result: dict[str, Any], m: Mutation) -> bool:
     )
 
 
-def _one(root: Path, m: Mutation, baseline: set[str]) -> dict[str, Any]:
-    _apply(root, m)
+def _climbs(side: Side, root: Path, oneshot: bool) -> dict[str, Any]:
+    """One side's verdicts of the mutation: through its host, one-shot, test.scoped."""
+    wall, result = _verify(side, root, "--policy", "standard")
+    load = os.getloadavg()[0]
+    one_wall, one = (
+        _verify(side, root, "--policy", "standard", "--no-host")
+        if oneshot
+        else (None, {"state": "not run", "rungs": []})
+    )
+    scoped = result
+    if not any(r["rung"] == "test.scoped" and r["state"] != "skipped" for r in result["rungs"]):
+        _, scoped = _verify(side, root, "--rung", "test.scoped")
+    return {"wall": wall, "result": result, "one_wall": one_wall, "one": one, "scoped": scoped,
+            "load": load}  # fmt: skip
+
+
+def _one(
+    root: Path, m: Mutation, baseline: set[str], sides: list[Side], oneshot: bool, turn: int
+) -> dict[str, dict[str, Any]]:
+    apply(root, m)
+    climbs: dict[str, dict[str, Any]] = {}
     try:
-        wall, result = _verify(root, "--policy", "standard")
-        one_wall, one = _verify(root, "--policy", "standard", "--no-host")
-        scoped = result
-        if not any(r["rung"] == "test.scoped" and r["state"] != "skipped" for r in result["rungs"]):
-            _, scoped = _verify(root, "--rung", "test.scoped")
+        for k in range(len(sides)):
+            side = sides[(turn + k) % len(sides)]
+            climbs[side.name] = _climbs(side, root, oneshot)
         full_wall, full_text, _ = _run(
             ["go", "test", "-count=1", "-timeout", _TIMEOUT, "-json", "./..."], root, reference=True
         )
@@ -265,9 +244,32 @@ def _one(root: Path, m: Mutation, baseline: set[str]) -> dict[str, Any]:
             reference=True,
         )
     finally:
-        _apply(root, m, m.before)
+        apply(root, m, m.before)
     new = _failures(full_text) - baseline
     own_new = _failures(own_text) - baseline
+    return {
+        name: _row(m, c, new, own_new, full_wall, own_wall, turn=list(climbs).index(name))
+        for name, c in climbs.items()
+    }
+
+
+def _row(
+    m: Mutation,
+    c: dict[str, Any],
+    new: set[str],
+    own_new: set[str],
+    full_wall: float,
+    own_wall: float,
+    *,
+    turn: int,
+) -> dict[str, Any]:
+    result, one, scoped, wall, one_wall = (
+        c["result"],
+        c["one"],
+        c["scoped"],
+        c["wall"],
+        c["one_wall"],
+    )
     scoped_rung: dict[str, Any] = next(
         (r for r in scoped["rungs"] if r["rung"] == "test.scoped"), {}
     )
@@ -279,10 +281,12 @@ def _one(root: Path, m: Mutation, baseline: set[str]) -> dict[str, Any]:
         "scoped_state": scoped_rung.get("state"),
         "scoped_packages": _scoped_count(scoped),
         "verify_wall_s": round(wall, 2),
-        "oneshot_wall_s": round(one_wall, 2),
+        "oneshot_wall_s": None if one_wall is None else round(one_wall, 2),
         "oneshot_ladder": one["state"],
         "rung_s": {r["rung"]: r.get("duration_s") for r in result["rungs"]},
-        "load": os.getloadavg()[0],
+        "timing": result.get("timing"),
+        "order": turn,
+        "load": c["load"],
         "full_wall_s": round(full_wall, 2),
         "own_wall_s": round(own_wall, 2),
         "full_new_failures": sorted(new)[:10],
@@ -300,8 +304,10 @@ def _project(
     count: int,
     seed: int,
     work: Path,
-    save: Callable[[dict[str, Any] | None], None],
-) -> dict[str, Any]:
+    sides: list[Side],
+    oneshot: bool,
+    save: Callable[[dict[str, dict[str, Any]] | None], None],
+) -> dict[str, dict[str, Any]]:
     root = _prepare(project, work)
     head = subprocess.run(
         ["git", "describe", "--tags", "--always"], cwd=root, capture_output=True, text=True
@@ -309,38 +315,94 @@ def _project(
     # Both build caches warm on HEAD: the reference runs' own, and go's default (the ladder's).
     _, base_text, _ = _run(["go", "test", "-count=1", "-json", "./..."], root, reference=True)
     baseline = _failures(base_text)
-    _run(["go", "test", "-count=1", "./..."], root)
-    _run(["go", "test", "-count=1", "./..."], root, extra=_ONESHOT_ENV)
+    for side in sides:
+        _run([str(side.cli), "trust", "--project", str(root)], root, extra=side.env)
+        _run(["go", "test", "-count=1", "./..."], root, extra=side.env)
+        if oneshot:
+            _run(["go", "test", "-count=1", "./..."], root, extra=side.oneshot_env)
     _, listed, _ = _run(
         ["go", "list", "-f", "{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}", "./..."],
         root,
     )
     with_tests = [ln for ln in listed.splitlines() if ln.strip()]
-    _run([str(HABITAT), "host", "start", "--project", str(root)], root)
-    rows: list[dict[str, Any]] = []
-    out: dict[str, Any] = {
-        "project": project.name,
-        "version": head,
-        "baseline_failures": sorted(baseline),
-        "packages_with_tests": len(with_tests),
-        "mutations": rows,
+    for side in sides:
+        _run([str(side.cli), "host", "start", "--project", str(root)], root, extra=side.env)
+    out: dict[str, dict[str, Any]] = {
+        side.name: {
+            "project": project.name,
+            "version": head,
+            "baseline_failures": sorted(baseline),
+            "packages_with_tests": len(with_tests),
+            "mutations": [],
+        }
+        for side in sides
     }
     try:
-        pool = _candidates(root)
-        for m in random.Random(seed).sample(pool, min(count, len(pool))):
-            row = _one(root, m, baseline)
-            said = (
-                f"[{project.name}] {m.file}:{m.line} {m.kind}: ladder {row['ladder']} "
-                f"({row['verify_wall_s']} s), full new {len(row['full_new_failures'])} "
-                f"({row['full_wall_s']} s)"
-            )
-            print(said, file=sys.stderr)
-            rows.append(row)
+        pool = candidates(root)
+        for turn, m in enumerate(random.Random(seed).sample(pool, min(count, len(pool)))):
+            rows = _one(root, m, baseline, sides, oneshot, turn)
+            for name, row in rows.items():
+                said = (
+                    f"[{project.name} {name}] {m.file}:{m.line} {m.kind}: ladder {row['ladder']} "
+                    f"({row['verify_wall_s']} s), full new {len(row['full_new_failures'])} "
+                    f"({row['full_wall_s']} s), load {row['load']:.1f}"
+                )
+                print(said, file=sys.stderr)
+                out[name]["mutations"].append(row)
             save(out)
     finally:
-        _run([str(HABITAT), "host", "stop", "--project", str(root)], root)
-    out["candidates"] = len(pool)
+        for side in sides:
+            _run([str(side.cli), "host", "stop", "--project", str(root)], root, extra=side.env)
+    for name in out:
+        out[name]["candidates"] = len(pool)
     return out
+
+
+def _sides(specs: list[str], work: Path, oneshot_cache: Path) -> list[Side]:
+    """`NAME=CLI` each (none: this venv's habitat in the environment as it is)."""
+    if not specs:
+        return [Side("habitat", HABITAT, {}, {**_ONESHOT_ENV})]
+    sides = []
+    for spec in specs:
+        name, sep, cli = spec.partition("=")
+        if not sep or not name or not Path(cli).is_file():
+            sys.exit(f"--habitat {spec!r}: give NAME=PATH of a habitat CLI")
+        home = work / f"home-{name}"
+        home.mkdir(mode=0o700)
+        env = {"HABITAT_HOME": str(home), "GOCACHE": str(work / f"gocache-{name}")}
+        oneshot = {**env, "GOCACHE": str(oneshot_cache.with_name(f"gocache-oneshot-{name}"))}
+        sides.append(Side(name, Path(cli), env, oneshot))
+    return sides
+
+
+def _summary(projects: list[dict[str, Any]], side: str) -> None:
+    rows = []
+    for p in projects:
+        ms = p["mutations"]
+        if not ms:
+            continue
+        caught = sum(1 for m in ms if m["full_new_failures"])
+        scoped = [m["scoped_packages"] for m in ms if m["scoped_packages"] is not None]
+        ones = [m["oneshot_wall_s"] for m in ms if m["oneshot_wall_s"] is not None]
+        rows.append([
+            f"{p['project']} {p['version']}", str(len(ms)), str(caught),
+            str(sum(m["miss"] for m in ms)), str(sum(m["false_red"] for m in ms)),
+            str(sum(m["own_mode_miss"] for m in ms)),
+            f"{statistics.mean(scoped):.1f}/{p['packages_with_tests']}" if scoped else "-",
+            f"{statistics.median(m['verify_wall_s'] for m in ms):.2f}",
+            f"{statistics.median(ones):.2f}" if ones else "-",
+            f"{statistics.median(m['full_wall_s'] for m in ms):.2f}",
+            f"{statistics.median(m['load'] for m in ms):.1f}",
+        ])  # fmt: skip
+    print_table(
+        f"Go toolchain ({side}): mutations, habitat verify (warm host) vs go test ./... "
+        "(-count=1)",
+        ["project", "mutations", "caught by full", "misses", "false reds",
+         "touched-pkg-only misses",
+         "scoped pkgs (mean/with tests)", "verify wall p50 s", "one-shot p50 s",
+         "full suite p50 s", "load p50"],
+        rows,
+    )  # fmt: skip
 
 
 def main() -> None:
@@ -348,49 +410,57 @@ def main() -> None:
     parser.add_argument("--projects", default="go-cmp,glob")
     parser.add_argument("--mutations", type=int, default=10)
     parser.add_argument("--seed", type=int, default=27)
-    parser.add_argument("--out", type=Path, default=DATA, help="the JSON written (after each row)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DATA,
+        help="the JSON written (after each row); with several --habitat, its name holds {habitat}",
+    )
     parser.add_argument("--gocache", type=Path, help="the reference runs' GOCACHE (kept)")
+    parser.add_argument(
+        "--habitat",
+        action="append",
+        default=[],
+        metavar="NAME=CLI",
+        help="a habitat CLI to measure (twice or more: interleaved, each its own home)",
+    )
+    parser.add_argument("--no-oneshot", action="store_true", help="skip the --no-host climbs")
     args = parser.parse_args()
     if shutil.which("go") is None:
         sys.exit("go is not installed: the Go harness needs it")
+    if len(args.habitat) > 1 and "{habitat}" not in str(args.out):
+        sys.exit("--out: with several --habitat, put {habitat} in the file name")
     work = Path(tempfile.mkdtemp(prefix="go-harness-"))
     _REFERENCE_ENV["GOCACHE"] = str(args.gocache or work / "gocache-reference")
     _ONESHOT_ENV["GOCACHE"] = str(work / "gocache-oneshot")
-    projects: list[dict[str, Any]] = []
+    sides = _sides(args.habitat, work, work / "gocache-oneshot")
+    projects: dict[str, list[dict[str, Any]]] = {side.name: [] for side in sides}
 
-    def save(partial: dict[str, Any] | None = None) -> None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"seed": args.seed, "projects": [*projects, *([partial] if partial else [])]}
-        args.out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
+    def save(partial: dict[str, dict[str, Any]] | None = None) -> None:
+        for side in sides:
+            out = Path(str(args.out).replace("{habitat}", side.name))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            mine = [*projects[side.name], *([partial[side.name]] if partial else [])]
+            payload = {
+                "seed": args.seed,
+                "habitat": side.name,
+                "cli": str(side.cli),
+                "interleaved_with": [s.name for s in sides if s is not side],
+                "projects": mine,
+            }
+            out.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
 
     try:
         for name in args.projects.split(","):
-            projects.append(_project(PROJECTS[name], args.mutations, args.seed, work, save))
+            got = _project(
+                PROJECTS[name], args.mutations, args.seed, work, sides, not args.no_oneshot, save
+            )
+            for side in sides:
+                projects[side.name].append(got[side.name])
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    rows = []
-    for p in projects:
-        ms = p["mutations"]
-        caught = sum(1 for m in ms if m["full_new_failures"])
-        scoped = [m["scoped_packages"] for m in ms if m["scoped_packages"] is not None]
-        rows.append([
-            f"{p['project']} {p['version']}", str(len(ms)), str(caught),
-            str(sum(m["miss"] for m in ms)), str(sum(m["false_red"] for m in ms)),
-            str(sum(m["own_mode_miss"] for m in ms)),
-            f"{statistics.mean(scoped):.1f}/{p['packages_with_tests']}" if scoped else "-",
-            f"{statistics.median(m['verify_wall_s'] for m in ms):.1f}",
-            f"{statistics.median(m['oneshot_wall_s'] for m in ms):.1f}",
-            f"{statistics.median(m['full_wall_s'] for m in ms):.1f}",
-            f"{statistics.median(m['load'] for m in ms):.1f}",
-        ])  # fmt: skip
-    print_table(
-        "Go toolchain: mutations, habitat verify (warm host) vs go test ./... (-count=1)",
-        ["project", "mutations", "caught by full", "misses", "false reds",
-         "touched-pkg-only misses",
-         "scoped pkgs (mean/with tests)", "verify wall p50 s", "one-shot p50 s",
-         "full suite p50 s", "load p50"],
-        rows,
-    )  # fmt: skip
+    for side in sides:
+        _summary(projects[side.name], side.name)
     save()
     print(f"wrote {args.out}")
 

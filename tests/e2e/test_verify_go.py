@@ -162,6 +162,39 @@ async def test_a_test_failing_at_head_and_still_failing_is_not_red(tmp_path: Pat
     assert [d.preexisting for d in rung.diagnostics] == [False, False, True]
 
 
+C_TESTS = C_TEST_BROKEN + (
+    '\nfunc TestLeafOne(t *testing.T) {\n\tif Leaf() != 1 {\n\t\tt.Fatal("Leaf() != 1")\n\t}\n}\n'
+)
+
+
+async def test_heads_outcome_of_a_packages_every_test_answers_the_later_reds(
+    tmp_path: Path,
+) -> None:
+    # The first red at a HEAD runs the failed tests' packages whole there: a later red at
+    # that HEAD failing another of their tests asks HEAD nothing (its baseline is cached).
+    root = _module(tmp_path, {"c/c_test.go": C_TESTS})
+    write(root, "c/c.go", C + "\n// Leaf is the first.\n")
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "green", rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
+    assert not (rung.baseline or "").endswith("(cached)"), rung.baseline
+    write(root, "c/c.go", C.replace("return 1", "return 3"))
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "red", rung.reason
+    assert (rung.baseline or "").endswith("(cached)"), rung.baseline
+    assert [(d.message.split(":")[0], d.preexisting) for d in rung.diagnostics] == [
+        ("example.com/m/c.TestLeafOne", False),
+        ("example.com/m/c.TestLeafBroken", True),
+    ]
+    # A test HEAD does not have, failing: not in HEAD's outcomes, so HEAD is asked; new.
+    write(root, "c/more_test.go", C_TEST_BROKEN.replace("TestLeafBroken(", "TestLeafNew("))
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "red", rung.reason
+    assert not (rung.baseline or "").endswith("(cached)"), rung.baseline
+    new = {d.message.split(":")[0] for d in rung.diagnostics if not d.preexisting}
+    assert new == {"example.com/m/c.TestLeafOne", "example.com/m/c.TestLeafNew"}
+
+
 async def test_a_compile_error_names_its_line_and_gofmt_its_file(tmp_path: Path) -> None:
     root = _module(tmp_path)
     write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, missing)"))
@@ -318,3 +351,35 @@ async def test_a_compile_error_vet_misses_is_red_by_the_scoped_tests_build(
     assert any(
         d.file == "a/a.go" and "missing function body" in d.message for d in scoped.diagnostics
     ), scoped.diagnostics
+
+
+async def test_the_tests_start_beside_gofmt_and_vet_and_a_red_vet_stops_them(
+    tmp_path: Path,
+) -> None:
+    # go test reads the tree and writes only go's build cache: its work starts with
+    # diagnose.files (verify/ahead.py), reported in order; a red diagnose.files leaves it
+    # not reached, its process killed.
+    root = _module(tmp_path)
+    write(root, "a/a.go", A.replace("x + y", "x - y"))
+    result = await _climb(root, policy="standard")
+    states = [(r.rung, r.state) for r in result.rungs]
+    assert states == [
+        ("diagnose.files", "green"),
+        ("compile.project", "skipped"),
+        ("test.scoped", "red"),
+    ], result
+    scoped = result.rungs[2]
+    assert any(n.startswith("started beside diagnose.files, ") for n in scoped.notes), scoped
+    # The same edit with a vet finding (a Printf verb with no argument): vet is red, the
+    # tests started beside it are not reached.
+    write(
+        root, "a/a.go", A.replace("x + y", "x - y").replace("fmt.Println(x)", 'fmt.Printf("%d\\n")')
+    )
+    result = await _climb(root, policy="standard")
+    states = [(r.rung, r.state) for r in result.rungs]
+    assert states == [
+        ("diagnose.files", "red"),
+        ("compile.project", "skipped"),
+        ("test.scoped", "skipped"),
+    ], result
+    assert result.rungs[2].reason == "not reached: diagnose.files is red"

@@ -11,12 +11,14 @@ it (so the rungs still add up to the wall; a note says how long it had run befor
 when an earlier rung stops the climb, `not reached` like any rung after a red one, its
 processes killed and what it recorded discarded (the rung's own cancel path).
 
-In both toolchains `compile.project` and `test.scoped` start beside `diagnose.files`: the
-linters, the type checkers and the test runners read the tree and write only their own
+In all three toolchains `compile.project` and `test.scoped` start beside `diagnose.files`:
+the linters, the type checkers and the test runners read the tree and write only their own
 reports (on scule 1.3.0 the first verify after a host start was their sum, eslint 26 s +
 tsc 22 s + vitest 10 s at load 26, where `npx vitest run` took 12 s; a Python project's
 ruff is quick, but HEAD's lint of the touched files comes with it, 0.2-0.5 s at load 15-25
-that the cold mypy and the suite then waited for).
+that the cold mypy and the suite then waited for; a Go project's gofmt and go vet read the
+tree, go build and go test write only to go's build cache: go-version's verdict was vet,
+then the tests, where `go test ./...` overlaps its vet step with its compile).
 Never a rung the project configures (a configured command may write what the other reads),
 never across `build.affected`: when a policy runs it, it regenerates sources the tests
 read, so nothing overlaps it; and only for a project of one toolchain.
@@ -42,6 +44,7 @@ __all__ = ["Ahead", "ahead_of"]
 _BESIDE: dict[str, dict[RungName, tuple[RungName, ...]]] = {
     "python": {"diagnose.files": ("compile.project", "test.scoped")},
     "node": {"diagnose.files": ("compile.project", "test.scoped")},
+    "go": {"diagnose.files": ("compile.project", "test.scoped")},
 }
 """Per toolchain: a rung, and the rungs whose work may start beside it."""
 

@@ -113,8 +113,10 @@ async def settle_tests(
             result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
             return result
         known.update({k: ran.failed.get(k, 0) for k in unknown})
+        # Every test HEAD's run reported is known from now on (a later red at this HEAD
+        # that fails one asks HEAD nothing): its failures, and its passes at 0.
+        known.update({k: n for k, n in ran.failed.items() if k != _WHOLE})
         if ran.whole:
-            known.update({k: n for k, n in ran.failed.items() if k != _WHOLE})
             known[_WHOLE] = 1
         await anyio.to_thread.run_sync(_save, path, known)
     old = _mark(result.diagnostics, keys, {k: n for k, n in known.items() if k != _WHOLE})

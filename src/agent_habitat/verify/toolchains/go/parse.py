@@ -230,11 +230,14 @@ class TestRun:
     skipped: int = 0
     cached: int = 0
     """Packages whose result came from go's test cache."""
+    passed_tests: list[str] = field(default_factory=list)
+    """Each test (and subtest) that passed, as `import/path.TestName/sub`."""
 
-    def count(self, action: str) -> None:
-        """A test's event: its end (`pass`, `fail`, `skip`) is counted."""
+    def count(self, action: str, name: str) -> None:
+        """A test's event: its end (`pass`, `fail`, `skip`) is counted, a pass named."""
         if action == "pass":
             self.passed += 1
+            self.passed_tests.append(name)
         elif action == "fail":
             self.failed += 1
         elif action == "skip":
@@ -285,7 +288,7 @@ def parse_test_events(text: str, root: Path, dirs: dict[str, Path] | None = None
         elif action in ("pass", "fail", "skip") and test and test in running.get(package, []):
             running[package].remove(test)
         if test:
-            run.count(str(action))
+            run.count(str(action), f"{package}.{test}")
         if action == "fail" and test:
             lines = outputs.get((package, test), [])
             _test_failed(run, root, package, test, lines, folders.get(package))

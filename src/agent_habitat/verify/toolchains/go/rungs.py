@@ -13,6 +13,7 @@ import shutil
 from collections import OrderedDict
 from pathlib import Path, PurePosixPath
 
+import anyio
 import anyio.to_thread
 
 from ...baseline import fingerprint
@@ -37,6 +38,9 @@ _LISTED_BY: dict[tuple[str, str], str] = {}
 _USED: dict[str, str] = {}
 """Climb → the earlier climb whose go list it reused."""
 _GRAPH_NOTE = "package graph: go list of climb {climb} (nothing go list reads changed since)"
+_LISTING: OrderedDict[str, anyio.Lock] = OrderedDict()
+"""Climb → the lock its rungs take to list the packages: compile.project and test.scoped
+start together beside diagnose.files (verify/ahead.py), and one go list serves both."""
 
 
 def _go(ctx: RungContext) -> str | None:
@@ -64,6 +68,15 @@ def _own_code(rel: str) -> bool:
 async def _graph(ctx: RungContext, rung: RungName, go: str) -> dict[str, Package] | str:
     """The project's packages (`go list -e -test`): listed again only when what go list
     reads changed since a climb that listed (listkey.py), else once per climb."""
+    if ctx.ladder_id not in _LISTING:
+        _LISTING[ctx.ladder_id] = anyio.Lock()
+        while len(_LISTING) > 16:
+            _LISTING.popitem(last=False)
+    async with _LISTING[ctx.ladder_id]:
+        return await _listed(ctx, rung, go)
+
+
+async def _listed(ctx: RungContext, rung: RungName, go: str) -> dict[str, Package] | str:
     found = await anyio.to_thread.run_sync(list_key, ctx.root, ctx.snapshot, go, ctx.process_env())
     key = (str(ctx.root), found or f"{ctx.ladder_id} {ctx.snapshot.id}")
     if key in _GRAPHS:
