@@ -54,8 +54,12 @@ async def test_the_tests_started_beside_the_type_check_report_as_the_climb_reach
         ("started", "test.scoped"),
         ("failed", "test.scoped"),
     ]
-    # The rungs' durations are the climb's time in each: they add up within the wall.
-    assert sum(r.duration_s for r in result.rungs) <= result.duration_s
+    # The climb's time in each rung adds up within the wall; the tests' own duration is
+    # their run's, from its start beside the type check (never the 0.0 of a rung that was
+    # done before the climb reached it).
+    assert sum(r.climb_s for r in result.rungs) <= result.duration_s
+    assert scoped.duration_s > 0.0
+    assert scoped.duration_s >= scoped.climb_s - 0.05
 
 
 async def test_a_red_type_check_leaves_the_tests_started_beside_it_not_reached(

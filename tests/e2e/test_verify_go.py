@@ -370,6 +370,9 @@ async def test_the_tests_start_beside_gofmt_and_vet_and_a_red_vet_stops_them(
     ], result
     scoped = result.rungs[2]
     assert any(n.startswith("started beside diagnose.files, ") for n in scoped.notes), scoped
+    # Its duration is its go test's, however much of it ran before the climb reached it.
+    assert scoped.duration_s > 0.0
+    assert sum(r.climb_s for r in result.rungs) <= result.duration_s
     # The same edit with a vet finding (a Printf verb with no argument): vet is red, the
     # tests started beside it are not reached.
     write(

@@ -94,7 +94,7 @@ async def test_tsc_and_vitest_started_beside_eslint_report_as_the_climb_reaches_
         ("failed", "test.scoped"),
     ]
     # The rungs' durations are the climb's time in each: they add up within the wall.
-    assert sum(r.duration_s for r in result.rungs) <= result.duration_s
+    assert sum(r.climb_s for r in result.rungs) <= result.duration_s
 
 
 async def test_a_red_lint_leaves_the_check_and_tests_started_beside_it_not_reached(

@@ -74,7 +74,7 @@ def _timed(result: LadderResult, requested: float, climbing: float) -> LadderRes
     # the climb, outside the rungs: the snapshot, the environment probe, the selection.
     timing = timing_of(
         time.monotonic() - requested,
-        (r.duration_s for r in result.rungs),
+        (r.climb_s for r in result.rungs),
         start_s=climbing - requested,
     )
     return result.model_copy(update={"timing": timing})

@@ -6,9 +6,11 @@ under way: 2-15 s on tabulate, isodate and humanize, bench/ladder/ladder_first_v
 and then the whole suite (no test dependency data yet), one after the other: its verdict
 came at their sum, where plain pytest takes the suite's wall alone. Here `test.scoped`'s
 work starts with the rungs before it and the climb reports it as it always did: its
-`environment.task.started` when the climb reaches it, its `duration_s` the climb's wait in
-it (so the rungs still add up to the wall; a note says how long it had run before), and,
-when an earlier rung stops the climb, `not reached` like any rung after a red one, its
+`environment.task.started` when the climb reaches it, its `duration_s` its own time from
+the start of its work (a note says how much of it was before the climb reached it; the
+verdict's timing counts only the climb's wait in it, so the rungs still add up to the
+wall), and, when an earlier rung stops the climb, `not reached` like any rung after a red
+one, its
 processes killed and what it recorded discarded (the rung's own cancel path).
 
 In all three toolchains `compile.project` and `test.scoped` start beside `diagnose.files`:
@@ -81,6 +83,7 @@ class Ahead:
     done: anyio.Event = field(default_factory=anyio.Event)
     result: RungResult | None = None
     error: Exception | None = None
+    ended: float | None = None
 
     @classmethod
     def start(
@@ -99,6 +102,7 @@ class Ahead:
             except Exception as exc:  # given to the climb, which reports it as the rung's
                 ahead.error = exc
             finally:
+                ahead.ended = time.monotonic()
                 ahead.done.set()
 
         tg.start_soon(run)

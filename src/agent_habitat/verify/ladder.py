@@ -245,11 +245,14 @@ async def _climb_one(
     try:
         if ahead is not None:
             result = await ahead.result_now()
+            waited = time.monotonic() - started
+            own = (ahead.ended or time.monotonic()) - ahead.started
             result.notes.append(
                 f"started beside {ahead.beside}, {started - ahead.started:.2f} s before "
-                "the climb reached it"
+                f"the climb reached it; ran {own:.2f} s, the climb waited {waited:.2f} s"
             )
-            result.duration_s = 0.0  # the climb's wait in it (below): the rungs add up
+            result.duration_s = round(own, 3)
+            result.waited(round(waited, 3))
         else:
             result = await run_rung(ctx, rung, chains, FALLBACK)
     except anyio.get_cancelled_exc_class():
@@ -268,7 +271,8 @@ async def _climb_one(
         result = RungResult(rung=rung, task=task, state="error", reason=f"internal error: {exc!r}")
     # The climb's time in the rung, not only its tool's process: a rung that confirms a red
     # with a second run or compares with HEAD spends that too, and a person waits for it.
-    result.duration_s = max(result.duration_s, round(time.monotonic() - started, 3))
+    if ahead is None:
+        result.duration_s = max(result.duration_s, round(time.monotonic() - started, 3))
     result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
     if rung == "diagnose.files" and result.state == "green" and ctx.outdated:
         result.provisional = True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .timing import Timing
 
@@ -107,6 +107,8 @@ class RungResult(BaseModel):
     tool: str | None = None
     """What ran, e.g. `ruff`, `dmypy`, `pyright`, `compileall`, `pytest`, `configured`."""
     duration_s: float = 0.0
+    """The rung's own time: from its work's start (beside an earlier rung, when it started
+    ahead: verify/ahead.py) to its end."""
     command: list[str] = Field(default_factory=list)
     """The exact argv of the (last) process the rung ran; empty when none ran."""
     command_line: str = ""
@@ -133,6 +135,19 @@ class RungResult(BaseModel):
     configures, the command that installs it (the ladder is then `incomplete`)."""
     notes: list[str] = Field(default_factory=list)
     """Facts worth knowing, e.g. `dmypy daemon was dead; restarted`."""
+    _climb_s: float | None = PrivateAttr(default=None)
+
+    @property
+    def climb_s(self) -> float:
+        """The climb's time in this rung: its `duration_s`, or for one whose work started
+        beside an earlier rung, only the wait once the climb reached it (so the rungs of a
+        verdict add up to its wall: `timing.Timing.rungs_s`)."""
+        return self.duration_s if self._climb_s is None else self._climb_s
+
+    def waited(self, seconds: float) -> None:
+        """Its work started ahead: the climb waited `seconds` in it."""
+        self._climb_s = seconds
+
     output: str = ""
     """The tail of the raw output, capped."""
     spool: str | None = None

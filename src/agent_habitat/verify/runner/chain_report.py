@@ -61,7 +61,7 @@ def conclude(bus: EventBus, chain: Chain, result: LadderResult) -> None:
         update={
             "timing": timing_of(
                 now - chain.requested_at,
-                (r.duration_s for r in result.rungs),
+                (r.climb_s for r in result.rungs),
                 queue_s=picked - chain.created_at if chain.behind else 0.0,
                 coalesce_s=chain.coalesce_s,
                 baseline_s=chain.baseline_s,
