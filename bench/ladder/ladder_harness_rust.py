@@ -119,6 +119,14 @@ PROJECTS = {
         ("src/lib.rs",),
         "scope guards: one module, its unit tests, an example, doc tests; the crates.io package",
     ),
+    # Held out (issue 27, session 6): never used by bench/ before the HEAD-prebuild change.
+    "unicode-width": Project(
+        "unicode-width",
+        "crates.io:unicode-width@0.2.3",
+        ("src/lib.rs", "src/lookup.rs", "src/width_info.rs"),
+        "display width of chars and strings: generated tables, unit tests in src/test.rs, an "
+        "integration test target (tests/tests.rs, 690 lines), doc tests; the crates.io package",
+    ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
     "url": Project(

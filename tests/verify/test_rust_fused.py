@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,25 @@ async def test_a_change_inside_the_test_module_runs_the_unit_tests_alone(tmp_pat
     again = await RUNNERS["test.scoped"](_ctx(root, "f8"))
     assert again.command[-2:] == ["-p", "fz"]
     assert "2 passed, 1 failed" in again.notes
+
+
+async def test_a_compile_error_is_judged_by_heads_check_run_beside_the_build(
+    tmp_path: Path,
+) -> None:
+    # HEAD's clippy check (what judges a fused build's errors) starts with the build when
+    # HEAD's answer is not cached: the first compile error at a HEAD waits for the longer of
+    # the two. Its answer is HEAD's all the same, and cached for the next.
+    root = _crate(tmp_path / "fz")
+    # The lock file a user's first build leaves (HEAD's export copies it, as its key reads).
+    subprocess.run(["cargo", "generate-lockfile"], cwd=root, check=True, capture_output=True)
+    write(root, "src/lib.rs", _LIB.replace("x * 2", "x * true"))
+    lint = await RUNNERS["diagnose.files"](_ctx(root, "f9"))
+    assert lint.state == "red", lint.reason
+    assert any("stopped at errors: HEAD judged by cargo clippy" in n for n in lint.notes)
+    assert (lint.new_findings, lint.preexisting_findings) == (1, 0), lint.diagnostics
+    assert (lint.baseline or "").startswith("HEAD "), lint.baseline
+    assert not (lint.baseline or "").endswith("(cached)"), lint.baseline
+    write(root, "src/lib.rs", _LIB.replace("x * 2", 'x * "2"'))
+    again = await RUNNERS["diagnose.files"](_ctx(root, "f10"))
+    assert again.state == "red", again.reason
+    assert (again.baseline or "").endswith("(cached)"), again.baseline

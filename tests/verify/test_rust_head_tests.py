@@ -142,11 +142,37 @@ async def test_head_builds_and_runs_only_the_targets_that_failed(tmp_path: Path)
     assert result.state == "red", result.reason
     new = [d.message.split(": ")[0] for d in result.diagnostics if not d.preexisting]
     assert (new, result.preexisting_findings) == (["tests::halves"], 2)
-    # HEAD built and ran the lib's tests and its doc tests, not tests/api.rs.
+    # HEAD ran the lib's tests and its doc tests, not tests/api.rs (which HEAD's build
+    # beside the tests built: prebuild_on_head): its outcomes are those of the failed tests.
     deps = head_target_dir(ctx) / "debug" / "deps"
     built = {p.name.rsplit("-", 1)[0] for p in deps.iterdir()}
-    assert "shaky" in built
-    assert "api" not in built, sorted(built)
+    assert {"shaky", "api"} <= built, sorted(built)
+    ran = ctx.spool("test.scoped", ".head-tests.out").read_text(encoding="utf-8")
+    assert "Running" in ran, ran
+    assert "tests/api.rs" not in ran, ran
+    assert "test zero ..." not in ran, ran
+
+
+async def test_heads_test_build_runs_beside_the_tests_and_its_runs_only_run(
+    crate: Path,
+) -> None:
+    # A red run's HEAD outcomes need HEAD's test binaries: their build started beside the
+    # working tree's tests, so HEAD's runs of the failed tests compile nothing.
+    write(crate, "src/lib.rs", _LIB.replace("x / 2", "x / 3"))
+    ctx = _ctx(crate, "h8")
+    result = await RUNNERS["test.scoped"](ctx)
+    assert result.state == "red", result.reason
+    assert (result.new_findings, result.preexisting_findings) == (1, 2)
+    built = ctx.spool("test.scoped", ".head-build.out").read_text(encoding="utf-8")
+    assert "Compiling shaky" in built, built
+    ran = ctx.spool("test.scoped", ".head-tests.out").read_text(encoding="utf-8")
+    assert "Compiling" not in ran, ran
+    assert "test tests::halves ... ok" in ran, ran
+    # A green run needs nothing of HEAD: its build beside is cancelled, or was never
+    # started again once it had finished at this HEAD.
+    write(crate, "src/lib.rs", _LIB.replace("x / 2", "(x / 2)"))
+    again = await RUNNERS["test.scoped"](_ctx(crate, "h9"))
+    assert again.preexisting_findings == 2, again.reason
 
 
 async def test_head_moved_to_an_older_commit_is_built_again(tmp_path: Path) -> None:

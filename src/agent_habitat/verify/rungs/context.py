@@ -110,7 +110,10 @@ class RungContext:
         extra_env: Mapping[str, str] | None = None,
         reap_leftovers: bool = True,
         cwd: Path | None = None,
+        substrate: bool = True,
     ) -> Outcome:
+        """`argv` as one of the rung's processes. A test rung's process gets a fresh
+        substrate, unless `substrate` is False (a build that runs no test)."""
         hooks, task = self.hooks, self.task(rung)
         on_spawn = None
         if hooks is not None and hooks.process_started is not None:
@@ -133,7 +136,9 @@ class RungContext:
             )
 
         # runner hook: each test task gets a fresh substrate (temp dir, SQLite db, ports).
-        if hooks is None or hooks.substrate is None or rung not in _SUBSTRATE_RUNGS:
+        if not substrate or hooks is None or hooks.substrate is None:
+            return await run(extra_env)
+        if rung not in _SUBSTRATE_RUNGS:
             return await run(extra_env)
         async with hooks.substrate(task) as lease:
             outcome = await run(_with_substrate(lease.env, extra_env))

@@ -18,9 +18,10 @@ from pathlib import Path, PurePosixPath
 import anyio.to_thread
 
 from ...baseline import BaseResult, fingerprint
+from ...command import Outcome
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState
-from ...rungs.compare import cache_of, settle
+from ...rungs.compare import cache_of, head_of, settle
 from ...rungs.context import RungContext, from_outcome, skipped
 from ...rungs.preamble import before_the_tool
 from .includes import readers
@@ -232,7 +233,13 @@ async def run_compiler(
     judged by it (HEAD's check costs less than HEAD's build, and the climb stops at those
     errors anyway). The errors here stay the build's own: running the check here as well
     cost a second compile of the crate on every red (semver: 2.6 s at load 37)."""
-    outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
+    if on_errors is None:
+        outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
+        early = None
+    else:
+        outcome, early = await _beside_heads_check(
+            ctx, rung, argv, extra_env, on_errors, tool, keep
+        )
     found = compiler_messages(outcome.text, ctx.root, tool=tool)
     head_argv, base_env = argv, dict(extra_env or {})
     if on_errors is not None and any(d.severity == "error" for d in found):
@@ -261,11 +268,66 @@ async def run_compiler(
         if errors:
             first = errors[0]
             result.reason = f"{len(errors)} {tool} error(s), first {first.file}:{first.line}"
-    return await settle(
-        ctx,
-        result,
-        lambda head: _on_head(ctx, rung, head, head_argv, tool=tool, keep=keep, env=base_env),
-    )
+
+    async def base(head: HeadTree) -> tuple[BaseResult, bool] | str:
+        if early is not None and head_argv is on_errors:
+            return early
+        return await _on_head(ctx, rung, head, head_argv, tool=tool, keep=keep, env=base_env)
+
+    return await settle(ctx, result, base)
+
+
+async def _beside_heads_check(
+    ctx: RungContext,
+    rung: RungName,
+    argv: list[str],
+    extra_env: Mapping[str, str] | None,
+    check: list[str],
+    tool: str,
+    keep: Callable[[Diagnostic], bool],
+) -> tuple[Outcome, tuple[BaseResult, bool] | str | None]:
+    """`argv`, with HEAD's `check` (what judges its errors) beside it when HEAD's answer is
+    not cached yet: once per HEAD, the first compile error at a HEAD waits for the longer
+    of the two, not their sum (scopeguard's: a 1.6 s failed build, then HEAD's cold check,
+    3.7 s of a 4.0 s verdict against cargo test's 0.6 s). A build without errors cancels
+    the check (whatever it finished stays built in HEAD's target folder); with errors,
+    HEAD's answer, or None when none was asked."""
+    head = head_of(ctx)
+    # Without a lock file yet, the build writes one that HEAD's export then copies (and its
+    # cache key reads): HEAD's check waits for it, so both resolve the same versions.
+    if (
+        isinstance(head, str)
+        or not (ctx.root / "Cargo.lock").is_file()
+        or await anyio.to_thread.run_sync(_head_cached, ctx, head, check)
+    ):
+        return await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env), None
+    answer: list[tuple[BaseResult, bool] | str] = []
+    scope = anyio.CancelScope()
+
+    async def heads() -> None:
+        with scope:
+            try:
+                answer.append(await _on_head(ctx, rung, head, check, tool=tool, keep=keep, env={}))
+            except OSError as exc:  # git could not give HEAD's files, or cargo did not start
+                answer.append(str(exc))
+
+    async with anyio.create_task_group() as beside:
+        beside.start_soon(heads)
+        try:
+            outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
+        except BaseException:
+            scope.cancel()
+            raise
+        if not any(
+            d.severity == "error" for d in compiler_messages(outcome.text, ctx.root, tool=tool)
+        ):
+            scope.cancel()
+    return outcome, (answer[0] if answer else None)
+
+
+def _head_cached(ctx: RungContext, head: HeadTree, argv: list[str]) -> bool:
+    # Blocking: HEAD's check of `argv` is in the cache (or HEAD is exported for it).
+    return _prepare_head(ctx, head, argv, {})[1] is None
 
 
 def _prepare_head(

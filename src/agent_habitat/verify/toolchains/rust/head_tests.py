@@ -31,12 +31,13 @@ import anyio.to_thread
 from ...baseline import fingerprint
 from ...head import HeadTree
 from ...models import Diagnostic, RungName
+from ...rungs.compare import head_of
 from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun
 from .cargo import head_env
 from .messages import compiler_messages
 
-__all__ = ["cache_key", "failed_on_head", "narrowed", "test_key"]
+__all__ = ["cache_key", "failed_on_head", "narrowed", "prebuild_on_head", "test_key"]
 
 _DOC_LINE = re.compile(r" \(line \d+\)$")
 _OUTCOME = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<what>ok|FAILED|ignored)\b")
@@ -172,3 +173,42 @@ async def failed_on_head(
     if outcome.exit_code == 101 and not any(outcomes.values()):
         return f"cargo test could not run these tests on HEAD: {said}"
     return HeadRun(failed=outcomes, whole=whole)
+
+
+_PREBUILT: set[tuple[str, str, tuple[str, ...]]] = set()
+"""(HEAD target folder, HEAD commit, argv) of the builds `prebuild_on_head` finished."""
+
+
+async def prebuild_on_head(ctx: RungContext, rung: RungName, runs: Sequence[list[str]]) -> None:
+    """HEAD's build of the test targets of `runs` (`cargo test --no-run`, as
+    `failed_on_head` builds them: HEAD's export, HEAD's target folder and environment),
+    started beside the working tree's tests: when they come out red, HEAD's outcome of the
+    failed ones needs those binaries, and they are built (or under way) by then. A climb
+    that does not need them cancels it (what it finished stays built); once it finished at
+    a HEAD, it is not started again there. Nothing runs on HEAD but the compiler."""
+    tree = head_of(ctx)
+    if isinstance(tree, str):
+        return  # no HEAD to compare with: no failure is pre-existing
+    folder = str(head_env(ctx)["CARGO_TARGET_DIR"])
+    todo = [
+        argv
+        for run in runs
+        if (folder, tree.head, tuple(argv := [*_head_argv(run), "--no-run"])) not in _PREBUILT
+    ]
+    if not todo:
+        return
+    export = await anyio.to_thread.run_sync(_export, ctx, tree)
+    for n, argv in enumerate(todo):
+        outcome = await ctx.run(
+            rung,
+            argv,
+            suffix=f".head-build{n or ''}.out",
+            cwd=export,
+            extra_env=head_env(ctx),
+            reap_leftovers=False,
+            substrate=False,
+        )
+        if outcome.exit_code == 0 and not outcome.timed_out:
+            while len(_PREBUILT) >= 64:
+                _PREBUILT.pop()
+            _PREBUILT.add((folder, tree.head, tuple(argv)))
