@@ -10,8 +10,7 @@ work starts with the rungs before it and the climb reports it as it always did: 
 the start of its work (a note says how much of it was before the climb reached it; the
 verdict's timing counts only the climb's wait in it, so the rungs still add up to the
 wall), and, when an earlier rung stops the climb, `not reached` like any rung after a red
-one, its
-processes killed and what it recorded discarded (the rung's own cancel path).
+one, its processes killed and what it recorded discarded (the rung's own cancel path).
 
 In all three toolchains `compile.project` and `test.scoped` start beside `diagnose.files`:
 the linters, the type checkers and the test runners read the tree and write only their own
