@@ -1,5 +1,8 @@
 """Issue 23, rotation: `habitat host token --rotate` revokes the old token and its browser
-sessions in the running host at once; `habitat host token` never prints a token it rejects."""
+sessions in the running host at once; `habitat host token` never prints a token it rejects.
+
+The two tests with a running host share the module's host (tests/security/conftest.py); the
+rotation's test is the one that logs a browser in, so its session is the one to revoke."""
 
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ def scene_status(base: str, **kwargs: object) -> int:
     return httpx2.get(f"{base}/api/shell_scene", timeout=30, **kwargs).status_code  # type: ignore[arg-type]
 
 
-def test_rotate_revokes_the_old_token_and_every_session_at_once(project: Path) -> None:
+def test_rotate_revokes_the_old_token_and_every_session_at_once(shared_project: Path) -> None:
+    project = shared_project
     base, page = login(project)
     name, secret = session_cookie(base, page)
     old = host_files(project).token()
@@ -47,8 +51,9 @@ def test_rotate_revokes_the_old_token_and_every_session_at_once(project: Path) -
 
 
 def test_host_token_prints_what_the_host_accepts_after_the_file_was_deleted(
-    project: Path,
+    shared_project: Path,
 ) -> None:
+    project = shared_project
     record = ensure_host(project, tcp="127.0.0.1:0").record
     assert record.tcp is not None
     files = host_files(project)
