@@ -1,6 +1,7 @@
 """Issue 23, the one-time login code: it never sits on a browser's command line
 (`/proc/PID/cmdline` is readable by every local user). `habitat dashboard` hands the browser
-an owner-only file that forwards to the login URL; tried in a real Chromium."""
+an owner-only file that forwards to the login URL; tried in a real Chromium. The module's
+tests share one host, each `habitat dashboard` handing out a code of its own."""
 
 from __future__ import annotations
 
@@ -28,6 +29,12 @@ if TYPE_CHECKING:
 pytestmark = [pytest.mark.e2e, pytest.mark.finding("login-code")]
 
 WAIT_MS = 30_000
+
+
+@pytest.fixture
+def project(shared_project: Path) -> Path:
+    """The module's host (tests/security/conftest.py), started once for its tests."""
+    return shared_project
 
 
 def open_dashboard(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
