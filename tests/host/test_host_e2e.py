@@ -153,6 +153,15 @@ async def test_events_resume_from_last_event_id_without_losing_one(project: Path
         await mcp.call_tool("shell_run", {"command": "echo three", "tab": "other"})
         db = Database(host_files(project).workspace.db_path)
         try:
+            # Read as another process reads it: a quick run's end and its event are written
+            # right after its answer (shell/end_record), so the last one may come a moment later.
+            def third_ended() -> bool:
+                return any(
+                    e.kind == "shell.run.exited" and e.tab == "other"
+                    for e in SqliteJournal(db).since(first[-1])
+                )
+
+            await eventually(third_ended, within=30)
             expected = [e.id for e in SqliteJournal(db).since(first[-1])]
         finally:
             db.close()
