@@ -54,14 +54,14 @@ def _project(argv: list[str]) -> tuple[bool, str | None]:
     return False, None
 
 
-def configured(root: Path) -> bool:
+def configured(root: Path | str) -> bool:
     """True when configuration may change the scene's caps or make the full path refuse."""
     names = (*SHELL_CONFIG_DEFAULTS, *RUNNER_CONFIG_FIELDS)
     if any(f"HABITAT_{name.upper()}" in os.environ for name in names):
         return True
-    pyproject = root / "pyproject.toml"
-    if not pyproject.is_file():
-        return pyproject.exists()  # a folder or a FIFO there: let the full path say what it is
+    pyproject = os.path.join(root, "pyproject.toml")
+    if not os.path.isfile(pyproject):
+        return os.path.exists(pyproject)  # a folder or a FIFO: the full path says what it is
     import tomllib
 
     try:

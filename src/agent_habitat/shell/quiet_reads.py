@@ -1,6 +1,6 @@
 """`history`, `last` and `which` of a workspace where nothing runs, read from `state.db` alone.
 
-When opening the habitat would record nothing (`quiet_scene.nothing_to_record`: the state at
+When opening the habitat would record nothing (`settled.nothing_to_record`: the state at
 this schema, no run marked running or without its recorded end), these verbs only read: a
 tab's rows, a run's spool. Each reader here returns the result as the verb's model dumps it
 to JSON (`model_dump(mode="json")`: the same keys in the same order), from the same pieces the

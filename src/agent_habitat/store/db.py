@@ -11,7 +11,10 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    from pathlib import Path  # annotations alone: a reader of the schema number skips pathlib
 
 __all__ = ["SCHEMA_VERSION", "Database"]
 
