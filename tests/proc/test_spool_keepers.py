@@ -6,12 +6,15 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
+from agent_habitat.proc import spool_keeper
 from agent_habitat.proc.keepers import keeper_alive, keeper_before, start_keeper
 from agent_habitat.proc.spool_hole import REASON_DISK, prepare, punch, read_hole
 from agent_habitat.proc.spool_keeper import (
@@ -19,9 +22,11 @@ from agent_habitat.proc.spool_keeper import (
     _SETTLE_MAX_SECONDS,
     _SETTLE_ROOM_BYTES,
     _SETTLE_SECONDS,
+    FLOOR_BYTES,
     Budget,
     _Cutter,
     _pause,
+    keep,
 )
 from agent_habitat.testing import eventually
 from small_disks import fill, tmpfs
@@ -135,3 +140,56 @@ def test_a_keeper_on_a_tight_disk_paces_itself_as_before(tmp_path: Path) -> None
     assert _pause(10 * mib, 50.0 * mib, short, 256 * mib) == pytest.approx(
         4 * mib / _FASTEST_WRITER_BYTES_PER_SECOND
     )
+
+
+class _StillClock:
+    """The keeper's `time` with its clock stopped: a look at the workspace that is due by the
+    clock comes only at the first cut (`sleep` is real, the keeper's pauses are short)."""
+
+    sleep = staticmethod(time.sleep)
+
+    @staticmethod
+    def monotonic() -> float:
+        return 1000.0
+
+
+def _filled(output: Path, size: int, mtime: int) -> Path:
+    output.parent.mkdir(parents=True)
+    output.write_bytes(b"o" * size)
+    os.utime(output, (mtime, mtime))
+    return output
+
+
+def _on_disk(path: Path) -> int:
+    return os.stat(path).st_blocks * 512
+
+
+async def test_a_keeper_whose_writer_is_gone_holds_the_workspace_to_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last run's keeper looked at the workspace every 0.25 s: a run that reached its
+    budget and ended within 0.25 s of the keeper's last look left the workspace over its
+    own for good, its keeper gone (test_the_workspace_budget_holds_across_several_runs
+    waited out its bound in 1 of 6 loaded CI runs). Its last cut looks again, whatever
+    the clock says."""
+    mib = 1 << 20
+    spool = tmp_path / "spool"
+    older = [_filled(spool / f"run-{n}" / "output", mib, 1_000 + n) for n in range(1, 5)]
+    output = spool / "run-5" / "output"
+    output.parent.mkdir()
+    writer = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    monkeypatch.setattr(spool_keeper, "time", _StillClock)
+    monkeypatch.setattr(spool_keeper, "_say_ready", lambda: None)  # stdout is pytest's
+    keeper = threading.Thread(target=keep, args=(output, Budget(mib, 3 * mib)))
+    keeper.start()
+    try:
+        # Its first cut looked at the workspace: 4 MiB, the two oldest down to their floor.
+        await eventually(lambda: _on_disk(older[1]) <= FLOOR_BYTES, within=30)
+        assert [_on_disk(p) <= FLOOR_BYTES for p in older] == [True, True, False, False]
+        os.write(writer, b"w" * (2 * mib))  # past its run's budget, then no more
+    finally:
+        os.close(writer)
+    await eventually(lambda: not keeper.is_alive(), within=30)
+    assert _on_disk(output) <= mib + 64 * 1024
+    used = sum(_on_disk(p) for p in [*older, output])
+    assert used <= 3 * mib, f"{used / mib:.2f} MiB on disk"
