@@ -46,6 +46,9 @@ def _module_host(
         try:
             yield home, root
         finally:
+            # Whatever a test left in the environment (a test that asked for this fixture
+            # by `request.getfixturevalue` had its own monkeypatch undo this one's setenv).
+            patch.setenv("HABITAT_HOME", str(home))
             stop_host(root)
 
 

@@ -205,25 +205,30 @@ def _into_closed_pipe(root: Path, *argv: str) -> subprocess.CompletedProcess[str
         os.close(write)
 
 
-@pytest.mark.parametrize("host", [False, True])
-def test_a_reader_that_goes_away_ends_the_command_quietly(
-    request: pytest.FixtureRequest, tmp_path: Path, capsys: pytest.CaptureFixture[str], host: bool
-) -> None:
-    if host:  # the module's host (tests/host/conftest.py): the tab has a run either way
-        root: Path = request.getfixturevalue("shared_project")
-    else:
-        root = tmp_path / "piped"
-        (root / ".git").mkdir(parents=True)
+def _reader_goes_away(capsys: pytest.CaptureFixture[str], root: Path) -> None:
     _prepared(capsys, root, "run", "echo one; echo two")
+    for argv in (("last",), ("history",), ("scene",), ("run", "echo again")):
+        done = _into_closed_pipe(root, *argv)
+        assert "Traceback" not in done.stderr, argv
+        assert "BrokenPipeError" not in done.stderr, argv
+        assert done.returncode == 141, (argv, done.stderr)
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "piped"
+    (root / ".git").mkdir(parents=True)
     try:
-        for argv in (("last",), ("history",), ("scene",), ("run", "echo again")):
-            done = _into_closed_pipe(root, *argv)
-            assert "Traceback" not in done.stderr, argv
-            assert "BrokenPipeError" not in done.stderr, argv
-            assert done.returncode == 141, (argv, done.stderr)
+        _reader_goes_away(capsys, root)
     finally:
-        if not host:
-            stop_host(root)  # none should have started; the module's host outlives the test
+        stop_host(root)  # none should have started
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly_through_the_host(
+    shared_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _reader_goes_away(capsys, shared_project)  # the module's host (tests/host/conftest.py)
 
 
 def test_with_a_host_events_are_read_from_the_journal_as_the_full_path_prints_them(
