@@ -133,3 +133,31 @@ def test_a_comment_only_edit_runs_nothing_whatever_the_records_saw(
     assert "only comments" in impact.provenance
     _edit(calc, "src/calc/arith.py", "return a * b  # the product", "return b * a")
     assert _runs(_impact(calc, tmp_path).selection.tests, "tests/test_arith.py::test_mul")
+
+
+SPAWNS = """\
+import os
+import subprocess
+import sys
+
+
+def test_cli() -> None:
+    # python-slugify's shape: the package run in a child process, which no record sees
+    code = "from calc.text import shout; assert shout('a') == 'A!'"
+    env = {**os.environ, "PYTHONPATH": "src"}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True)
+"""
+
+
+def test_a_test_that_starts_a_process_is_selected_for_a_change_of_the_projects_code(
+    calc: Path, tmp_path: Path
+) -> None:
+    _commit(calc, "tests/test_spawns.py", SPAWNS, tmp_path / "state")
+    deps = load_testdeps(deps_store_dir(tmp_path / "state"))
+    assert deps is not None
+    (run,) = deps.runs.values()
+    assert [run.tests[i] for i in run.spawned] == ["tests/test_spawns.py::test_cli"]
+    _edit(calc, "src/calc/text.py", "return ", "return '' + ")
+    selected = _impact(calc, tmp_path).selection.tests
+    assert _runs(selected, "tests/test_spawns.py::test_cli"), selected
+    assert not _runs(selected, "tests/test_arith.py::test_mul"), selected

@@ -84,6 +84,10 @@ class TestRun:
     skipped: list[int] = field(default_factory=list)
     """Those of `ended_early` that were skipped and never failed: where the tree compiles to
     the code this run saw, they skip the same way again (select/deps.py)."""
+    spawned: list[int] = field(default_factory=list)
+    """Indices into `tests` of the tests that started a process (or used a fixture that
+    did): what the child ran is not in the record, so it cannot vouch for them where the
+    project's own code differs (select/deps.py)."""
     near_head: bool = False
     """The run saw HEAD's import-time code: what differed from HEAD were test files and
     function bodies that did not run at import (select/testdeps.py). Its records can
@@ -107,6 +111,7 @@ class TestRun:
             ended_early=data.get("ended_early", []),
             skipped=data.get("skipped", []),
             near_head=data.get("near_head", False),
+            spawned=data.get("spawned", []),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -124,6 +129,7 @@ class TestRun:
             "ended_early": self.ended_early,
             "skipped": self.skipped,
             "near_head": self.near_head,
+            "spawned": self.spawned,
         }
 
 

@@ -25,6 +25,11 @@ files whose content differs now:
   of the project's code (a `skipif` mark, evaluated before its fixtures): what could make it
   run further is its mark's condition, import-time or test-side code, all judged as
   changes here like any test's (toolz's skipped test ran again after every edit).
+* a test that started a process (or used a fixture that did: `subprocess`, `os.system`,
+  a fork): what the child ran is not in its record (python-slugify runs its CLI with
+  `python -m slugify`), so it cannot vouch wherever the project's own code differs from
+  what its run saw, or is the change's (`_own_moved`). testmon records no child either,
+  and would miss there.
 
 A test keeps records from a few runs (deps_store.py); it is selected when none of them can
 vouch for it (`doubts`), so after a revert the record from before the edit serves again.
@@ -296,12 +301,37 @@ def _narrow_run(
         code_moved = True
     others = (touched | set(run.dirty)) - set(run.files)
     code_moved = code_moved or not all(_compiles_as_seen(tree, run, rel, touched) for rel in others)
+    if run.spawned and _own_moved(layout, tree, run, since, touched):
+        why = "it starts a process, whose code its record does not see"
+        doubts = out.doubts.setdefault(run.id, {})
+        for i in set(run.spawned) & set(owned):
+            doubts.setdefault(run.tests[i], why)
     ran_code = {i for per_block in run.index.values() for ids in per_block.values() for i in ids}
     for i in run.ended_early:
         if i in owned and (i not in run.skipped or (code_moved and i in ran_code)):
             out.doubts.setdefault(run.id, {}).setdefault(
                 run.tests[i], "failed or was skipped in the run on record (it may have run less)"
             )
+
+
+def _own_moved(
+    layout: Layout, tree: _Tree, run: TestRun, since: set[str], touched: set[str]
+) -> bool:
+    """Whether any of the project's own Python differs from what `run` saw, or is the
+    change's: a process a test starts (python-slugify's `python -m slugify`) may run any of
+    it, `__main__.py` too, which the test's own process never loads."""
+    for rel in sorted(touched | since | set(run.dirty) | set(run.files)):
+        if not rel.endswith(".py") or (
+            layout.module_of(rel) is None and rel not in layout.module_files
+        ):
+            continue
+        if rel in touched:
+            return True
+        seen = run.files.get(rel, run.dirty.get(rel))
+        now = tree.sha(rel)
+        if seen is None or (now != seen and not (now is None and seen == UNKNOWN)):
+            return True
+    return False
 
 
 def _side_changes(layout: Layout, tree: _Tree, run: TestRun, touched: set[str]) -> dict[str, str]:

@@ -70,6 +70,7 @@ class _Merged:
     tests: dict[str, dict[str, Any]] = field(default_factory=dict)
     broken: list[str] = field(default_factory=list)
     backend: str = ""
+    spawning: set[str] = field(default_factory=set)
 
 
 def _pairs(items: list[list[Any]]) -> set[tuple[str, int]]:
@@ -101,6 +102,7 @@ def _merge(root: Path, outputs: list[Path]) -> _Merged:
             merged.modules.setdefault(rel, set()).update(_pairs(items))
         for name, items in data["fixtures"].items():
             merged.fixtures.setdefault(name, set()).update(_pairs(items))
+        merged.spawning.update(data.get("spawning", []))
         for nodeid, entry in data["tests"].items():
             merged.tests[_node_id(root, rootdir, nodeid)] = entry
     return merged
@@ -292,6 +294,12 @@ class Recording:
                 if merged.tests[nodeid].get("skipped") and not merged.tests[nodeid].get("failed")
             ],
             near_head=self._near_head(tables, imports, modules),
+            spawned=[
+                i
+                for i, nodeid in enumerate(tests)
+                if merged.tests[nodeid].get("spawned")
+                or merged.spawning & set(merged.tests[nodeid].get("fixtures", []))
+            ],
         )
         return run, blocks
 

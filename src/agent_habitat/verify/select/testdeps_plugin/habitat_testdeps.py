@@ -39,13 +39,14 @@ Key = tuple[str, int]
 
 
 class _Window:
-    __slots__ = ("base", "codes", "key", "outer_seen")
+    __slots__ = ("base", "codes", "key", "outer_seen", "spawned")
 
     def __init__(self, key: str, base: FrameType | None, outer_seen: set[CodeType]) -> None:
         self.key = key
         self.base = base
         self.codes: set[Key] = set()
         self.outer_seen = outer_seen
+        self.spawned = False
 
 
 class Recorder:
@@ -66,6 +67,8 @@ class Recorder:
         self.tool: int | None = None
         self.seen: set[CodeType] = set()
         self.broken: str | None = None
+        self.spawning: set[str] = set()
+        """Fixtures (not function-scoped) that started a process."""
 
     # -- where a file belongs -------------------------------------------------------------
     def where(self, filename: str) -> tuple[str, bool] | None:
@@ -217,6 +220,7 @@ class Recorder:
             "imports": pairs(self.imports),
             "modules": {rel: pairs(keys) for rel, keys in sorted(self.modules.items())},
             "fixtures": {name: pairs(keys) for name, keys in sorted(self.fixtures.items())},
+            "spawning": sorted(self.spawning),
             "tests": self.tests,
         }
         os.makedirs(self.out_dir, mode=0o700, exist_ok=True)  # made 0700 by the habitat
@@ -224,6 +228,20 @@ class Recorder:
         with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(payload, f)
         os.replace(path + ".tmp", path)
+
+
+_SPAWNS = frozenset(
+    ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork")
+)
+"""Audit events of a process started: what it runs (`python -m slugify`, a fork's child) is
+not recorded, so the test's record cannot say what of the project it ran."""
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    rec = _RECORDER
+    if rec is not None and event in _SPAWNS:
+        for window in rec.stack:
+            window.spawned = True
 
 
 def _importing(frame: FrameType) -> bool:
@@ -236,6 +254,7 @@ def _importing(frame: FrameType) -> bool:
 
 
 _RECORDER: Recorder | None = None
+_AUDITING = False
 _CO_GENERATOR = 0x20
 
 
@@ -249,7 +268,7 @@ def _base() -> FrameType | None:
 
 
 def _start(rootpath: str | None) -> None:
-    global _RECORDER
+    global _RECORDER, _AUDITING
     out = os.environ.get(_OUT)
     root = os.environ.get(_ROOT) or rootpath
     if not out or not root or _RECORDER is not None:
@@ -263,6 +282,9 @@ def _start(rootpath: str | None) -> None:
         if isinstance(filename, str):
             _RECORDER.where(filename)
     _RECORDER.start()
+    if not _AUDITING:  # an audit hook stays for the process's life: added once
+        sys.addaudithook(_audit)
+        _AUDITING = True
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -316,6 +338,8 @@ def pytest_fixture_setup(fixturedef: Any, request: Any) -> Any:
         codes = rec.pop(window)
         if getattr(fixturedef, "scope", "function") != "function":
             rec.fixtures.setdefault(fixturedef.argname, set()).update(codes)
+            if window.spawned:
+                rec.spawning.add(fixturedef.argname)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -334,6 +358,8 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         entry["file"] = hit[0] if hit else None
         entry["codes"] = [[rel, line] for rel, line in sorted(codes)]
         entry["fixtures"] = sorted(getattr(item, "fixturenames", []))
+        if window.spawned:
+            entry["spawned"] = True
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
