@@ -15,7 +15,23 @@ from .report import VerifyCancelResult, VerifyStatusResult
 from .text import render_verify_cancel, render_verify_status
 from .warm_status import warm_lines
 
-__all__ = ["cancel_output", "status_output"]
+__all__ = ["cancel_output", "for_terminal", "status_output"]
+
+# The verify text is written for the agent, whose next step is a tool; a person at the
+# terminal types a command, so `habitat status` names the command (on a stale epoch it said
+# "run verify_run again").
+_TERMINAL_WORDS = (
+    ("run verify_run again", "run `habitat verify` again"),
+    ("never verified: run verify_run", "never verified: run `habitat verify`"),
+    ("(verify_run without rung for it)", "(`habitat verify` without --rung for it)"),
+)
+
+
+def for_terminal(text: str) -> str:
+    """The verify text with each next step in the CLI's words instead of the MCP tools'."""
+    for agent, person in _TERMINAL_WORDS:
+        text = text.replace(agent, person)
+    return text
 
 
 def status_output(
@@ -29,7 +45,7 @@ def status_output(
     elif as_json:
         text = result.model_dump_json(indent=2) + "\n"
     else:
-        text = render_verify_status(result) + "".join(f"{w}\n" for w in warm)
+        text = for_terminal(render_verify_status(result)) + "".join(f"{w}\n" for w in warm)
         pytest = WarmPytest(workspace).describe() or ""
         text += describe_warm(workspace) + pytest + describe_checker(workspace)
     return text, 0 if result.green else 1
