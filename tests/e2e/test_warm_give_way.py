@@ -105,7 +105,9 @@ async def test_the_dmypy_start_is_stopped_while_a_verify_runs(
             item = warm.items["type_daemon"]
             assert item.state == "warm", item
             assert item.pid == daemon
-            assert "stopped 1 time(s) while a verify ran" in item.detail, item.detail
+            assert "its start paused 1 time(s) so a verify could run first" in item.detail, (
+                item.detail
+            )
     finally:
         (hold / "release-daemon").touch()
         (hold / "release-plain").touch()

@@ -359,7 +359,7 @@ class WarmUp:
         pid = daemon.pid()
         detail = f"dmypy daemon (pid {pid}), {len(targets)} modules checked"
         if self.give_way is not None and stops:
-            detail += f"; stopped {stops} time(s) while a verify ran"
+            detail += f"; its start paused {stops} time(s) so a verify could run first"
         return WarmItem("warm", detail, pid=pid)
 
     @staticmethod
