@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from agent_habitat.verify.snapshot import take_snapshot
@@ -109,6 +110,21 @@ def test_a_touched_package_reaches_its_importers_tests() -> None:
     assert leaf.tests == []
     # testdata belongs to the package whose folder holds it.
     assert affected(graph, ["a/testdata/x/in.txt"]).touched == ["example.com/m/a"]
+
+
+def test_a_reason_names_an_affected_package_without_tests_as_such() -> None:
+    # agnivade/levenshtein v1.2.0: fuzz/ imports the root package and has no test files; the
+    # selection "1 test path(s)" listed it as a second reason with no word of that.
+    graph = parse_list(LIST, ROOT)
+    c = graph["example.com/m/c"]
+    graph["example.com/m/c"] = replace(c, deps=frozenset({"example.com/m/a"}))
+    aff = affected(graph, ["a/a.go", "c/c.go"])
+    assert aff.tests == ["example.com/m/a", "example.com/m/b"]
+    assert "example.com/m/c is touched (no test files)" in aff.reasons
+    assert "example.com/m/a is touched" in aff.reasons
+    aff = affected(graph, ["a/a.go"])
+    assert "example.com/m/c imports example.com/m/a (no test files)" in aff.reasons
+    assert "example.com/m/b imports example.com/m/a" in aff.reasons
 
 
 def test_module_files_and_unknown_packages_widen_to_everything() -> None:

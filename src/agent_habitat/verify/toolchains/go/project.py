@@ -119,6 +119,9 @@ def _owner(rel: str, by_dir: dict[str, Package], by_file: dict[str, Package]) ->
     return None
 
 
+_NO_TESTS = " (no test files)"
+
+
 def affected(packages: dict[str, Package], touched: Sequence[str]) -> Affected:
     """The packages a change of `touched` (relative paths, deleted ones too) reaches."""
     out = Affected()
@@ -147,11 +150,14 @@ def affected(packages: dict[str, Package], touched: Sequence[str]) -> Affected:
         out.tests = sorted(p.import_path for p in packages.values() if p.has_tests)
         return out
     out.tests = sorted(n for n in {*out.touched, *out.importers} if packages[n].has_tests)
+    # A package without tests is affected (built) but runs no test: said so, as the reasons
+    # read under "1 test path(s)" too (levenshtein's fuzz/ read as a second one).
     for name in out.touched:
-        out.reasons.append(f"{name} is touched")
+        out.reasons.append(f"{name} is touched{_NO_TESTS * (not packages[name].has_tests)}")
     for name in out.importers:
         via = sorted(packages[name].deps & hit)
-        out.reasons.append(f"{name} imports {', '.join(via)}")
+        no_tests = _NO_TESTS * (not packages[name].has_tests)
+        out.reasons.append(f"{name} imports {', '.join(via)}{no_tests}")
     return out
 
 
