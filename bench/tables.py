@@ -253,6 +253,7 @@ SECTIONS = {
     "cli-verbs": lambda: cli_tables("cli_latency-*-verbs.json"),
     "cli-bridge": lambda: cli_tables("cli_latency-*-bridge*.json"),
     "cli-commands": lambda: cli_tables("cli_latency-*-commands-*.json"),
+    "cli-quiet": lambda: cli_tables("cli_latency-*-quiet-*.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-hot-path": mcp_hot_path_tables,
     "mcp-prestart": mcp_prestart_table,
