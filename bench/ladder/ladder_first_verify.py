@@ -278,28 +278,34 @@ def main() -> None:
     for src in filter(None, (args.baseline_src, args.after_src)):
         subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
     load_before = [round(x, 2) for x in os.getloadavg()]
-    results = [run_project(name, args) for name in args.projects.split(",")]
-    load_after = [round(x, 2) for x in os.getloadavg()]
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+    results: list[dict[str, Any]] = []
+    written = None
+    for name in args.projects.split(","):
+        results.append(run_project(name, args))
+        # Written after each project: a run stopped later (a mutation that makes a suite run
+        # for minutes) keeps what it measured.
+        payload = {
+            "commit": head.stdout.strip(),
+            "think_s": args.think,
+            "baseline_src": str(args.baseline_src),
+            "after_src": str(args.after_src or compiled),
+            "compiled": compiled,
+            "seed": args.seed,
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "load_before": load_before,
+            "load_after": [round(x, 2) for x in os.getloadavg()],
+            "projects": results,
+        }
+        written = write_json("ladder_first_verify", payload, args.out)
     print_table(
         f"edit -> verdict through a host opened just before, vs plain pytest on the same tree; "
-        f"{args.rounds} rounds, seed {args.seed}; load {load_before} -> {load_after}",
+        f"{args.rounds} rounds, seed {args.seed}; load {load_before} -> "
+        f"{[round(x, 2) for x in os.getloadavg()]}",
         HEAD,
         [row for p in results for row in rows(p)],
     )
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
-    payload = {
-        "commit": head.stdout.strip(),
-        "think_s": args.think,
-        "baseline_src": str(args.baseline_src),
-        "after_src": str(args.after_src or compiled),
-        "compiled": compiled,
-        "seed": args.seed,
-        "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "load_before": load_before,
-        "load_after": load_after,
-        "projects": results,
-    }
-    print(f"wrote {write_json('ladder_first_verify', payload, args.out)}")
+    print(f"wrote {written}")
 
 
 if __name__ == "__main__":
