@@ -48,7 +48,8 @@ def _written(root: Path) -> list[str]:
 @pytest.mark.parametrize("rung", ["test.full", "test.scoped"])
 async def test_a_test_run_leaves_no_file_of_its_own_in_the_project(calc: Path, rung: str) -> None:
     (calc / "src/calc/text.py").write_text(
-        (calc / "src/calc/text.py").read_text(encoding="utf-8") + "\n# a user's edit\n",
+        # code, not a comment: a comment-only edit runs no test (verify/select/selection.py)
+        (calc / "src/calc/text.py").read_text(encoding="utf-8") + "\nA_USERS_EDIT = 1\n",
         encoding="utf-8",
     )
     ladder = LadderRequest.model_validate({"rungs": [rung]})

@@ -427,17 +427,21 @@ def same_code_as_head(root: Path, touched: list[str], head: str) -> bool:
     """Whether every touched file is Python that compiles to HEAD's code (its skeleton and
     every block the same: comments, blank lines, formatting). No test can run differently
     then, whatever the records say: they may all be of earlier edits' content (the first
-    comment-only edit after a red one ran the 80 tests the red edit's code had run)."""
+    comment-only edit after a red one ran the 80 tests the red edit's code had run).
+    Files that are all HEAD's very content are no edit at all: a person who names them
+    (`--files`) asks for their tests, so they are not "the same code" here."""
     if not touched or not all(rel.endswith((".py", ".pyi")) for rel in touched):
         return False
     tree = _Tree(root, {}, head)
+    edited = False
     for rel in touched:
         old, new = tree.head_blocks(rel), tree.blocks(rel)
         if old is None:
             continue  # HEAD's very content
         if isinstance(old, str) or new is None or changed_blocks(old.to_json(), new) != set():
             return False
-    return True
+        edited = True
+    return edited
 
 
 def still_failing(deps: RecordedDeps, head: str, hashes: dict[str, str]) -> dict[str, str]:
