@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..events import Event, EventBus
+from ..terminal_words import for_terminal
 from ..verify import Diagnostic, LadderResult, RungName, RungResult
 from .verdict_text import render_timing
 
@@ -120,7 +121,9 @@ def _rung_block(rung: RungResult) -> list[RenderableType]:
     )
     out: list[RenderableType] = [head]
     if rung.reason:
-        out.append(Text(f"    {rung.reason}", style="dim" if rung.state == "skipped" else ""))
+        out.append(
+            Text(f"    {for_terminal(rung.reason)}", style="dim" if rung.state == "skipped" else "")
+        )
     if rung.command_line and (
         rung.state in ("error", "died") or (rung.state == "red" and not rung.diagnostics)
     ):
@@ -174,7 +177,7 @@ def render_result(console: Console, result: LadderResult) -> None:
         )
     )
     if result.reason:
-        blocks.append(Text(f"    {result.reason}", style=STYLE.get(result.state, "")))
+        blocks.append(Text(f"    {for_terminal(result.reason)}", style=STYLE.get(result.state, "")))
     if result.timing is not None:
         blocks.append(Text(render_timing(result.timing.model_dump()), style="dim"))
     # A pipe or an agent reads whole lines: wrap only for a terminal, at its own width.

@@ -8,6 +8,8 @@ Colours only for a terminal; a pipe or an agent reads plain whole lines.
 
 from __future__ import annotations
 
+from ..terminal_words import for_terminal
+
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -59,7 +61,7 @@ def _rung_lines(rung: dict[str, Any], paint: _Paint) -> list[str]:
     head = f"{paint(f'{name:<16}', code='1')}{paint(f'{state:<9}', state)}{duration:6.2f}s"
     out = [f"{head}  {rung.get('tool') or ''}".rstrip()]
     if rung.get("reason"):
-        out.append(f"    {rung['reason']}")
+        out.append(f"    {for_terminal(rung['reason'])}")
     diagnostics: list[dict[str, Any]] = rung.get("diagnostics") or []
     command = rung.get("command_line") or ""
     if command and (state in ("error", "died") or (state == "red" and not diagnostics)):
@@ -127,7 +129,7 @@ def render_verdict(
         + paint(f"  touched: {shown or 'nothing'}", code="2")
     )
     if result.get("reason"):
-        lines.append(paint(f"    {result['reason']}", state))
+        lines.append(paint(f"    {for_terminal(result['reason'])}", state))
     if stale:
         listed = ", ".join(stale[:5]) + (" …" if len(stale) > 5 else "")
         lines.append(paint(f"    stale: {listed} changed while it climbed; verify again", "stale"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from ...terminal_words import for_terminal
 from ...workspace import Workspace
 from ..rungs.dmypy import describe_warm
 from ..rungs.warm_checker import describe as describe_checker
@@ -15,23 +16,7 @@ from .report import VerifyCancelResult, VerifyStatusResult
 from .text import render_verify_cancel, render_verify_status
 from .warm_status import warm_lines
 
-__all__ = ["cancel_output", "for_terminal", "status_output"]
-
-# The verify text is written for the agent, whose next step is a tool; a person at the
-# terminal types a command, so `habitat status` names the command (on a stale epoch it said
-# "run verify_run again").
-_TERMINAL_WORDS = (
-    ("run verify_run again", "run `habitat verify` again"),
-    ("never verified: run verify_run", "never verified: run `habitat verify`"),
-    ("(verify_run without rung for it)", "(`habitat verify` without --rung for it)"),
-)
-
-
-def for_terminal(text: str) -> str:
-    """The verify text with each next step in the CLI's words instead of the MCP tools'."""
-    for agent, person in _TERMINAL_WORDS:
-        text = text.replace(agent, person)
-    return text
+__all__ = ["cancel_output", "status_output"]
 
 
 def status_output(
