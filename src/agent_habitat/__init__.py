@@ -15,6 +15,7 @@
 #            files/  file_write, file_edit
 #   trust    whether a project's code may run yet;  project_scene  where the project stands
 #   project_scene_text  that scene as text from its JSON, standard library alone
+#   terminal_words  the CLI's words for a next step the verify text names in MCP terms
 #   rules    the habit rules for an agent (rules_file: merged into a client's file, `--write`)
 #   client_config  `habitat init`'s client configs
 #   testing/ fakes for the seams (spawner, clock) and open_fake_habitat
