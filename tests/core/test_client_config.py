@@ -203,3 +203,19 @@ def test_the_command_is_the_running_habitat_by_absolute_path(
     monkeypatch.setattr(sys, "argv", ["/somewhere/else/pytest"])
     monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "python"))
     assert habitat_command() == [str(tmp_path / "venv" / "python"), "-m", "agent_habitat"]
+
+
+def test_init_without_a_client_names_the_flag_its_values_and_an_example(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A new user's trial read argparse's bare "the following arguments are required: --client".
+    assert main(["init", "--project", str(tmp_path)]) == 2
+    said = capsys.readouterr().err
+    assert said.startswith("habitat: --client is required")
+    assert "claude, cursor, vscode" in said
+    assert "`habitat init --client claude`" in said
+    assert not (tmp_path / ".mcp.json").exists()
+    assert main(["init", "--project", str(tmp_path), "--json"]) == 2
+    error = json.loads(capsys.readouterr().err)
+    assert error["field"] == "client"
+    assert "habitat init --client claude" in error["error"]

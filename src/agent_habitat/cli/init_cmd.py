@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ..client_config import CONFIG_FILES, ClientKind, describe, habitat_command, install_servers
-from .common import add_common, emit_project_write, project_root
+from .common import FlagError, add_common, emit_project_write, project_root, report_error
 
 __all__ = ["register"]
 
@@ -25,7 +25,9 @@ def register(subparsers: Any) -> None:
             "kept."
         ),
     )
-    p.add_argument("--client", required=True, choices=sorted(CONFIG_FILES), help="the client")
+    # Checked in `cmd_init`, not by argparse, whose "the following arguments are required:
+    # --client" names neither the values nor an example (issue 25).
+    p.add_argument("--client", choices=sorted(CONFIG_FILES), help="the client (required)")
     p.add_argument(
         "--absolute",
         action="store_true",
@@ -36,8 +38,19 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_init)
 
 
+def missing_client() -> FlagError:
+    """The usage error of `habitat init` without `--client`: the flag, its values, an example."""
+    return FlagError(
+        f"--client is required: the client whose MCP config to write, one of "
+        f"{', '.join(sorted(CONFIG_FILES))} (e.g. `habitat init --client claude`)",
+        "client",
+    )
+
+
 def cmd_init(args: argparse.Namespace) -> int:
-    client: ClientKind = args.client
+    client: ClientKind | None = args.client
+    if client is None:
+        return report_error(missing_client(), as_json=bool(args.json))
     return emit_project_write(
         args,
         CONFIG_FILES[client],
