@@ -59,7 +59,9 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
                 with LadderView(Console(file=sys.stderr), rungs, bus):
                     result = await run_ladder(root, request, bus=bus, keeps_warm=False)
             result = _timed(result, requested, climbing)
-            await habitat.verifier.record_foreground(request, result, queued_at)
+            report = await habitat.verifier.record_foreground(request, result, queued_at)
+            # Its reason as the record words it (a red change undone: `record.red_gone`).
+            result = result.model_copy(update={"reason": report.reason})
         if args.json:
             sys.stdout.write(result.model_dump_json(indent=2) + "\n")
         else:

@@ -21,9 +21,10 @@ import psutil
 from ...store import Database
 from .. import Snapshot
 from .accounting import TimeReport
-from .report import EpochReport
+from .epochs import VerifyEpoch
+from .report import EpochReport, epoch_report
 
-__all__ = ["EpochRecords", "RecordedEpoch", "Server"]
+__all__ = ["EpochRecords", "RecordedEpoch", "Server", "red_gone"]
 
 _KEPT = 20
 """Epochs kept per project root."""
@@ -163,9 +164,17 @@ class EpochRecords:
                 (str(root), str(root), _KEPT),
             )
 
-    def latest(self, root: Path, task: str | None = None) -> RecordedEpoch | None:
-        """The newest recorded epoch of `root` (or `task`'s)."""
-        if task is not None:
+    def latest(
+        self, root: Path, task: str | None = None, *, before: int | None = None
+    ) -> RecordedEpoch | None:
+        """The newest recorded epoch of `root` (or `task`'s, or the last numbered `before`)."""
+        if before is not None:
+            rows = self.db.query(
+                "SELECT * FROM verify_epochs WHERE root = ? AND epoch < ? "
+                "ORDER BY epoch DESC LIMIT 1",
+                (str(root), before),
+            )
+        elif task is not None:
             rows = self.db.query(
                 "SELECT * FROM verify_epochs WHERE root = ? AND task = ?",
                 (str(root), task.split(".", 1)[0]),
@@ -187,9 +196,42 @@ class EpochRecords:
         report = EpochReport.model_validate_json(row["report_json"])
         return RecordedEpoch(report=report, snapshot=snapshot, updated_at=row["updated_at"])
 
+    def told(self, view: VerifyEpoch, root: Path) -> VerifyEpoch:
+        """`view`, its climb's reason saying so when a clean tree undid the red change of
+        the epoch before (`red_gone`): each way out (verify_run, verify_status, the CLI)."""
+        result = view.result
+        if result is None or result.state != "nothing_to_verify" or result.touched:
+            return view  # only then is the record read
+        line = red_gone(self.latest(root, before=view.epoch), view.head)
+        if line is None:
+            return view
+        return view.model_copy(update={"result": result.model_copy(update={"reason": line})})
+
+    def report(self, view: VerifyEpoch, root: Path) -> EpochReport:
+        """The lean report of `view` (`epoch_report`), as `told` words it."""
+        return epoch_report(self.told(view, root), root)
+
     def last_number(self, root: Path) -> int:
         """The highest epoch number recorded for `root` (0 before any)."""
         rows = self.db.query(
             "SELECT MAX(epoch) AS n FROM verify_epochs WHERE root = ?", (str(root),)
         )
         return int(rows[0]["n"] or 0)
+
+
+def red_gone(before: RecordedEpoch | None, head: str | None) -> str | None:
+    """One line for a climb on HEAD's very content right after a red one on a change to the
+    same HEAD: that change is gone (undone, not committed), which is all a clean tree says.
+    Not green: nothing was checked. None in any other case (today's hint stands)."""
+    if before is None or before.snapshot is None or not before.snapshot.hashes:
+        return None
+    report = before.report
+    red = report.state == "red" or (report.state == "stale" and report.verified_state == "red")
+    if not red or head is None or before.snapshot.head != head:
+        return None
+    paths = sorted(before.snapshot.hashes)
+    what = ", ".join(paths[:3]) + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
+    return (
+        f"the tree is HEAD {head[:12]}'s content again: epoch {report.epoch}'s red change "
+        f"({what}) is gone; nothing else to verify"
+    )

@@ -234,7 +234,7 @@ class VerifySlot:
             return  # a task of another runner (an earlier project's)
         if view is None:
             return
-        self.records.save(runner.root, epoch_report(view, runner.root), snapshot)
+        self.records.save(runner.root, self.records.report(view, runner.root), snapshot)
 
     # ---- the verbs' services ----------------------------------------------------------
 
@@ -270,7 +270,7 @@ class VerifySlot:
         ticket = await runner.request(
             request, wait=args.wait, progress=per_rung if progress is not None else None
         )
-        report = epoch_report(ticket.result, runner.root) if ticket.result is not None else None
+        report = self.records.report(ticket.result, runner.root) if ticket.result else None
         summary = (
             epoch_summary(report)
             if report is not None
@@ -318,7 +318,7 @@ class VerifySlot:
             if earlier.epoch is not None:
                 update = {"served_by": self._served_by(), "recorded": False}
                 return earlier.model_copy(update=update)
-        report = epoch_report(status.epoch, runner.root) if status.epoch else None
+        report = self.records.report(status.epoch, runner.root) if status.epoch else None
         return VerifyStatusResult(
             green=status.green,
             summary=epoch_summary(report),
@@ -451,7 +451,7 @@ class VerifySlot:
             duration_s=result.duration_s,
             result=result,
         )
-        report = epoch_report(view, root)
+        report = self.records.report(view, root)
         after = await anyio.to_thread.run_sync(snapshot_of, root)
         snapshot: Snapshot | None = after
         if after.id != result.snapshot:
