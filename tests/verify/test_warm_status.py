@@ -15,9 +15,11 @@ from agent_habitat.cli.host_cmd import warm_lines as host_warm_lines
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.proc import process_create_time
 from agent_habitat.testing import eventually
+from agent_habitat.verify import deps_store
 from agent_habitat.verify.runner import warmup
 from agent_habitat.verify.runner.warm_status import STEPS, pytest_glance, warm_lines, warmup_glance
 from agent_habitat.verify.select.memo import SelectionMemo
+from agent_habitat.verify.select.testdeps import deps_store_dir
 from agent_habitat.workspace import Workspace, write_private
 from git_tree import commit_tree, ladder_pyproject
 
@@ -147,3 +149,32 @@ async def test_a_daemon_is_warm_only_while_the_process_the_warm_up_left_lives(
     write_private(daemon_dir / "status.json", json.dumps({"pid": os.getpid()}))
     (line,) = [ln for ln in warm_lines(workspace) if "type daemon" in ln]
     assert line == "warm: type daemon: cold — the dmypy daemon has exited since"
+
+
+def _recorded(workspace: Workspace, tests: list[str], at: str) -> None:
+    run = deps_store.TestRun(f"r{len(tests)}", None, {}, {}, {}, tests, {}, {}, {}, recorded_at=at)
+    deps_store.merge_run(deps_store_dir(workspace.state_dir), run, {}, {})
+
+
+def test_the_test_deps_line_reads_the_record_as_it_is_now(tmp_path: Path) -> None:
+    # A trial's `habitat status` said "38 tests" from the warm-up while later verifies'
+    # notes said 40 were on record: the line is the store's now, not the warm-up's snapshot.
+    workspace = Workspace(root=tmp_path, state_dir=tmp_path / "state")
+    _recorded(workspace, ["tests/t.py::a"], "2026-12-07T08:43:20+00:00")
+    items = {
+        "test_deps": {"state": "warm", "detail": "1 tests, recorded 2026-12-07T08:43:20+00:00"}
+    }
+    started = os.stat(deps_store_dir(workspace.state_dir) / "deps.json").st_mtime
+    data = {"started_at": started, "finished_at": started + 1, "items": items}
+    write_private(workspace.state_dir / "warm.json", json.dumps(data))
+    assert warm_lines(workspace) == [
+        "warm: test deps: warm — 1 tests, recorded 2026-12-07T08:43:20+00:00"
+    ]
+    tests = ["tests/t.py::a", "tests/t.py::b", "tests/u.py::c"]
+    _recorded(workspace, tests, "2026-12-07T08:51:02+00:00")
+    store = deps_store_dir(workspace.state_dir) / "deps.json"
+    # Written after the warm-up began, whatever the file system's time grain.
+    os.utime(store, (started + 5, started + 5))
+    assert warm_lines(workspace) == [
+        "warm: test deps: warm — 3 tests, recorded 2026-12-07T08:51:02+00:00"
+    ]

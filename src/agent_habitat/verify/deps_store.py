@@ -153,6 +153,12 @@ class RecordedDeps:
     def recorded_at(self) -> str:
         return max((r.recorded_at for r in self.runs.values()), default="")
 
+    @property
+    def summary(self) -> str:
+        """`38 tests, recorded <the newest run's time>`: the warm-up's words and `habitat
+        status`'s, read from the store as it is."""
+        return f"{self.tests} tests, recorded {self.recorded_at}"
+
     def owned(self, run: TestRun) -> list[int]:
         """Indices of the run's tests it still holds a record of."""
         return [i for i, t in enumerate(run.tests) if run.id in self.records.get(t, ())]

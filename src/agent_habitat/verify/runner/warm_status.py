@@ -11,11 +11,13 @@ alive: a host restarted since has its own, and the old pid is not it.
 from __future__ import annotations
 
 import json
+import os
 import time
 from typing import Any
 
 from ...proc import ProcessRecord, is_alive
 from ...workspace import Workspace
+from ..deps_store import load_testdeps
 from ..rungs import warm_checker
 from ..rungs.dmypy import DmypyDaemon
 from ..rungs.warm_pytest import WarmPytest
@@ -63,17 +65,45 @@ def _gone(name: str, item: dict[str, Any], workspace: Workspace) -> str | None:
     return None
 
 
-def _recorded_since(workspace: Workspace, data: dict[str, Any]) -> str | None:
-    """When test dependencies were recorded after the warm-up found none (the background
-    recording, a test run), else None."""
+def _changed_since(workspace: Workspace, data: dict[str, Any]) -> os.stat_result | None:
+    """The test dependency store's stat when it was written after the warm-up began (the
+    background recording, a verify's test run), else None."""
     try:
-        mtime = (deps_store_dir(workspace.state_dir) / "deps.json").stat().st_mtime
+        st = (deps_store_dir(workspace.state_dir) / "deps.json").stat()
     except OSError:
         return None
     started = data.get("started_at")
-    if not isinstance(started, int | float) or mtime <= started:
+    if not isinstance(started, int | float) or st.st_mtime <= started:
         return None
-    return time.strftime("%H:%M:%S", time.localtime(mtime))
+    return st
+
+
+def _recorded_since(workspace: Workspace, data: dict[str, Any]) -> str | None:
+    """When test dependencies were recorded after the warm-up found none, else None."""
+    st = _changed_since(workspace, data)
+    return None if st is None else time.strftime("%H:%M:%S", time.localtime(st.st_mtime))
+
+
+_SUMMARIES: dict[str, tuple[tuple[int, int], str | None]] = {}
+"""The store's summary by its path, with the (mtime, size) it was read at: a long-lived host
+answering `habitat status` reads the store again only when it changed."""
+
+
+def _deps_now(workspace: Workspace, data: dict[str, Any]) -> str | None:
+    """The store's record as it is now (`40 tests, recorded …`) when a run wrote it after
+    the warm-up read it, else None: the warm-up's line was a snapshot (a trial read "38
+    tests" while later verifies' notes said 40 were on record)."""
+    st = _changed_since(workspace, data)
+    if st is None:
+        return None
+    directory = deps_store_dir(workspace.state_dir)
+    key, seen = (st.st_mtime_ns, st.st_size), _SUMMARIES.get(str(directory))
+    if seen is not None and seen[0] == key:
+        return seen[1]
+    deps = load_testdeps(directory)
+    summary = deps.summary if deps is not None and deps.tests else None
+    _SUMMARIES[str(directory)] = (key, summary)
+    return summary
 
 
 def warm_lines(workspace: Workspace) -> list[str]:
@@ -107,6 +137,8 @@ def warm_lines(workspace: Workspace) -> list[str]:
         state, detail = item.get("state", "?"), item.get("detail", "")
         if state == "warm" and (why := _gone(name, item, workspace)) is not None:
             state, detail = "cold", why
+        if name == "test_deps" and state == "warm":
+            detail = _deps_now(workspace, data) or detail
         if name == "test_deps" and state == "skipped":
             since = _recorded_since(workspace, data)
             if since is not None:

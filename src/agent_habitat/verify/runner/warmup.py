@@ -318,7 +318,7 @@ class WarmUp:
         deps = await anyio.to_thread.run_sync(self.memo.deps, store, load_testdeps)
         if deps is None or not deps.tests:
             return WarmItem("skipped", "none recorded yet (every test run records them)")
-        return WarmItem("warm", f"{deps.tests} tests, recorded {deps.recorded_at}")
+        return WarmItem("warm", deps.summary)
 
     async def _lint(self, ctx: RungContext) -> WarmItem:
         head = head_of(ctx)
