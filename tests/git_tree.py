@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from agent_habitat.git_env import git_env
+
 __all__ = ["IGNORED", "commit_tree", "git", "ladder_pyproject", "write"]
 
 IGNORED = ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\n"
@@ -16,9 +18,11 @@ IGNORED = ".mypy_cache/\n.ruff_cache/\n__pycache__/\n.pytest_cache/\n"
 
 
 def git(root: Path, *args: str) -> None:
-    """Run git in `root` with a throwaway identity (a fresh machine has none configured)."""
+    """Run git in `root` with a throwaway identity (a fresh machine has none configured), on
+    `root`'s repository even when the tests run under a hook or `git bisect run`."""
     subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        env=git_env(),
         cwd=root,
         check=True,
         capture_output=True,

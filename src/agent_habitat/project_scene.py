@@ -9,7 +9,6 @@ event loop never blocks. A folder outside git says so plainly instead of guessin
 from __future__ import annotations
 
 import inspect
-import os
 import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
+from .git_env import git_env
 from .project_scene_text import project_scene_text
 from .trust import TrustState
 
@@ -174,7 +174,7 @@ async def _glance(verify: VerifyProbe | None) -> EpochGlance | None:
 async def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
     # Optional locks off: a status for display must not take the index lock a person's
     # own `git commit` may need at the same moment.
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    env = git_env({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
     try:
         return await anyio.run_process(
             ["git", "-c", "core.quotepath=false", *args], cwd=root, env=env, check=False

@@ -20,7 +20,6 @@ any. Deleting the file takes it back.
 from __future__ import annotations
 
 import logging
-import os
 import shlex
 import subprocess
 import time
@@ -32,6 +31,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .events import EventBus
+from .git_env import git_env
 from .workspace import Workspace, scm_root, write_private
 
 __all__ = [
@@ -139,7 +139,7 @@ def checkout_identity(root: Path) -> CheckoutIdentity:
             timeout=_GIT_SECONDS,
             check=False,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
+            env=git_env({"GIT_TERMINAL_PROMPT": "0"}),
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         logger.info("no root commits for %s: %s", top, exc)

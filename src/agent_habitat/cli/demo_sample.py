@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..git_env import git_env
+
 __all__ = ["DEFECTS", "FILES", "break_sample", "build_sample", "fix_sample"]
 
 FILES: dict[str, str] = {
@@ -92,6 +94,7 @@ def _pyproject(python: str, type_checker: str) -> str:
 def _git(root: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-c", "user.name=habitat", "-c", "user.email=habitat@localhost", *args],
+        env=git_env(),
         cwd=root,
         check=True,
         capture_output=True,

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import UsageError
+from ..git_env import git_env
 from ..regular import is_special, kind_of
 
 __all__ = ["given_files"]
@@ -18,6 +19,7 @@ def _at_head(root: Path, rel: str) -> bool:
     try:
         proc = subprocess.run(
             ["git", "cat-file", "-e", f"HEAD:./{rel}"],
+            env=git_env(),
             cwd=root,
             capture_output=True,
             check=False,

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..git_env import git_env
 from ..workspace import private_dirs
 
 __all__ = ["HeadTree"]
@@ -33,7 +34,13 @@ _EXPORTING: dict[Path, threading.Lock] = {}
 
 def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
     proc = subprocess.run(
-        ["git", *args], cwd=root, input=stdin, capture_output=True, check=False, timeout=120
+        ["git", *args],
+        env=git_env(),
+        cwd=root,
+        input=stdin,
+        capture_output=True,
+        check=False,
+        timeout=120,
     )
     if proc.returncode != 0:
         raise OSError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()}")
@@ -43,6 +50,7 @@ def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes:
 def _unpack(top: Path, tree: str, into: Path) -> None:
     archive = subprocess.Popen(
         ["git", "archive", "--format=tar", tree],
+        env=git_env(),
         cwd=top,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HabitatError
+from ..git_env import git_env
 from ..regular import NotRegularFileError, open_regular
 
 __all__ = [
@@ -187,7 +188,9 @@ def _top_venvs(root: Path) -> list[str]:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
+    return subprocess.run(
+        ["git", *args], env=git_env(), cwd=root, capture_output=True, check=False, timeout=60
+    )
 
 
 def file_hash(path: Path) -> str:

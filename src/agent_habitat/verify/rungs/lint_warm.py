@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from ...git_env import git_env
 from ..baseline import BaseResult
 from ..command import take_report
 from ..environments import ProjectEnv
@@ -36,6 +37,7 @@ def _python_files_at_head(root: Path, head: str) -> list[str]:
     # Run in the project's folder, git lists that folder's files relative to it.
     done = subprocess.run(
         ["git", "ls-tree", "-r", "--name-only", "-z", head],
+        env=git_env(),
         cwd=root,
         capture_output=True,
         check=False,

@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from ...git_env import git_env
 from ...regular import read_regular
 
 __all__ = ["same_types_as_head"]
@@ -56,7 +57,12 @@ def _same(root: Path, rel: str, head: str | None) -> bool:
 
 def _show(root: Path, commit: str, rel: str) -> bytes:
     shown = subprocess.run(
-        ["git", "show", f"{commit}:./{rel}"], cwd=root, capture_output=True, check=False, timeout=60
+        ["git", "show", f"{commit}:./{rel}"],
+        env=git_env(),
+        cwd=root,
+        capture_output=True,
+        check=False,
+        timeout=60,
     )
     if shown.returncode != 0:
         raise _NotAtHead(rel)

@@ -18,6 +18,7 @@ from typing import Literal
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...git_env import git_env
 from ..models import (
     POLICIES,
     RUNGS,
@@ -274,7 +275,9 @@ class Epoch:
 
 
 def _git_out(root: Path, *args: str) -> bytes | None:
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
+    proc = subprocess.run(
+        ["git", *args], env=git_env(), cwd=root, capture_output=True, check=False, timeout=60
+    )
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -318,6 +321,7 @@ def dirty_now(root: Path, paths: list[str]) -> set[str]:
     """Which of `paths` differ from HEAD now (blocking: git)."""
     proc = subprocess.run(
         ["git", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", *paths],
+        env=git_env(),
         cwd=root,
         capture_output=True,
         check=False,
@@ -332,6 +336,7 @@ def dirty_now(root: Path, paths: list[str]) -> set[str]:
 def _at_head(root: Path, path: str) -> bool:
     proc = subprocess.run(
         ["git", "cat-file", "-e", f"HEAD:./{path}"],
+        env=git_env(),
         cwd=root,
         capture_output=True,
         check=False,
@@ -377,6 +382,7 @@ def _head_blobs(root: Path, paths: list[str]) -> dict[str, str]:
     """HEAD's blob id of each of `paths` that HEAD has as a regular file."""
     proc = subprocess.run(
         ["git", "ls-tree", "-z", "HEAD", "--", *(f"./{p}" for p in paths)],
+        env=git_env(),
         cwd=root,
         capture_output=True,
         check=False,

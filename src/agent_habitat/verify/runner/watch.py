@@ -21,6 +21,7 @@ import anyio.to_thread
 from watchfiles import Change, DefaultFilter
 from watchfiles._rust_notify import RustNotify
 
+from ...git_env import git_env
 from ...regular import is_special
 from ..snapshot import NotTheChange
 from ..toolchains import ignored_dirs
@@ -74,6 +75,7 @@ class GitIgnore:
             self._in_git = (self.root / ".git").exists() or (
                 subprocess.run(
                     ["git", "rev-parse", "--is-inside-work-tree"],
+                    env=git_env(),
                     cwd=self.root,
                     capture_output=True,
                     check=False,
@@ -85,6 +87,7 @@ class GitIgnore:
             return set()
         proc = subprocess.run(
             ["git", "check-ignore", "--stdin", "-z"],
+            env=git_env(),
             cwd=self.root,
             input="\0".join(paths).encode("utf-8", "surrogateescape") + b"\0",
             capture_output=True,

@@ -47,6 +47,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...git_env import git_env
 from ...regular import read_regular
 from ..blocks import FileBlocks, changed_blocks, file_blocks
 from ..deps_store import RecordedDeps, TestRun
@@ -87,7 +88,9 @@ def plain_node_id(nodeid: str) -> str:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, timeout=60)
+    return subprocess.run(
+        ["git", *args], env=git_env(), cwd=root, capture_output=True, check=False, timeout=60
+    )
 
 
 class _NotCached(Exception):

@@ -25,6 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ...git_env import git_env
 from ...regular import open_regular, read_regular
 from ...workspace import private_dirs
 from ..blocks import FileBlocks, changed_blocks, file_blocks
@@ -320,6 +321,7 @@ class Recording:
             new = tables.get(rel) or _blocks_now(self.root / rel)
             shown = subprocess.run(
                 ["git", "show", f"{head}:./{rel}"],
+                env=git_env(),
                 cwd=self.root,
                 capture_output=True,
                 check=False,

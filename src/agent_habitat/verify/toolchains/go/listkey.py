@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
+from ....git_env import git_env
 from ...snapshot import Snapshot
 from .detect import MODULE_FILES
 
@@ -65,7 +66,12 @@ def _at_head(root: Path, head: str, paths: list[str]) -> dict[str, bytes] | None
     query = "".join(f"{head}:{p}\n" for p in paths).encode()
     try:
         done = subprocess.run(
-            ["git", "cat-file", "--batch"], cwd=root, input=query, capture_output=True, timeout=30
+            ["git", "cat-file", "--batch"],
+            env=git_env(),
+            cwd=root,
+            input=query,
+            capture_output=True,
+            timeout=30,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
