@@ -16,6 +16,7 @@
 #   trust    whether a project's code may run yet;  project_scene  where the project stands
 #   project_scene_text  that scene as text from its JSON, standard library alone
 #   terminal_words  the CLI's words for a next step the verify text names in MCP terms
+#   git_env  the habitat's own git calls' environment, without a hook's GIT_DIR / GIT_INDEX_FILE
 #   rules    the habit rules for an agent (rules_file: merged into a client's file, `--write`)
 #   client_config  `habitat init`'s client configs
 #   testing/ fakes for the seams (spawner, clock) and open_fake_habitat
