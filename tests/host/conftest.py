@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.reach import ensure_host, stop_host
+from agent_habitat.reach import stop_host
+from module_host import module_host
 
 
 @pytest.fixture
@@ -32,24 +33,8 @@ def _module_host(
     """One home folder and one project for a module, its host started once (with loopback
     TCP) and stopped after the module's last test: a host start costs about 2 CPU-s, and
     a test that only reads from a host does not need a fresh one."""
-    # A short name: the host's socket is <home>/workspaces/project-<hash>/host.sock, and
-    # under xdist's `popen-gwN` folder "habitat-module-home0" made it too long for AF_UNIX
-    # (every test of the module was an error in a CI run of 0b47ce0).
-    home = tmp_path_factory.mktemp("hm")
-    root = module_project
-    with pytest.MonkeyPatch.context() as patch:
-        # What the autouse `habitat_home` gives each test; this host outlives any one test.
-        patch.setenv("HABITAT_HOME", str(home))
-        patch.setenv("HABITAT_LADDER_WARMUP", "false")
-        patch.setenv("HABITAT_LADDER_FETCH_CHECKERS", "false")
-        ensure_host(root, tcp="127.0.0.1:0")
-        try:
-            yield home, root
-        finally:
-            # Whatever a test left in the environment (a test that asked for this fixture
-            # by `request.getfixturevalue` had its own monkeypatch undo this one's setenv).
-            patch.setenv("HABITAT_HOME", str(home))
-            stop_host(root)
+    with module_host(tmp_path_factory, module_project) as shared:
+        yield shared
 
 
 @pytest.fixture

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.reach import ensure_host, stop_host
+from agent_habitat.reach import stop_host
+from module_host import module_host
 
 
 @pytest.fixture
@@ -24,19 +25,10 @@ def _module_host(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Pat
     start costs about 2 CPU-s, and a test that logs in and attacks through its own session
     needs no host of its own. As tests/host/conftest.py's, with a short home folder name
     (the host's socket path must fit AF_UNIX under xdist's folders)."""
-    home = tmp_path_factory.mktemp("hm")
     root = tmp_path_factory.mktemp("module-project") / "project"
     (root / ".git").mkdir(parents=True)
-    with pytest.MonkeyPatch.context() as patch:
-        # What the autouse `habitat_home` gives each test; this host outlives any one test.
-        patch.setenv("HABITAT_HOME", str(home))
-        patch.setenv("HABITAT_LADDER_WARMUP", "false")
-        patch.setenv("HABITAT_LADDER_FETCH_CHECKERS", "false")
-        ensure_host(root, tcp="127.0.0.1:0")
-        try:
-            yield home, root
-        finally:
-            stop_host(root)
+    with module_host(tmp_path_factory, root) as shared:
+        yield shared
 
 
 @pytest.fixture
