@@ -9,8 +9,10 @@ a sub-folder names no index at all (every file of HEAD looked deleted), a `GIT_D
 `GIT_WORK_TREE` makes the current folder the work tree's top, a `git init` lands in the hook's
 repository. The habitat finds the repository from the folder it names, as `git -C` would.
 
-Only the habitat's own git calls take this: a tab's command and the project's tests keep the
-user's environment, hook variables included. Standard library only.
+The habitat's own git calls take this, and so does a workspace host as it starts: it outlives
+the hook that started it, and its tabs and tests serve the hours after. A tab's command and the
+project's tests in a habitat that is not a host keep the caller's environment, hook variables
+included. Standard library only.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ worktree, the hook `habitat verify --project calc`, the commit of what the perso
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -87,3 +88,37 @@ def test_the_sample_is_its_own_repository_under_an_exported_git_dir(
     assert _git_out(outer, "status", "--porcelain") == ""
     assert _git_out(inner, "rev-parse", "--show-toplevel").strip() == str(inner)
     assert _git_out(inner, "log", "--format=%s").splitlines() == ["sample"]
+
+
+def test_a_host_a_hook_started_gives_its_tabs_no_hook_repository(
+    tmp_path: Path, habitat_home: Path
+) -> None:
+    # A pre-commit hook's `habitat verify` starts the host; the agent's tabs of the next hours
+    # run in it, and a GIT_DIR or GIT_INDEX_FILE of that commit would point their git elsewhere.
+    root = build_sample(tmp_path / "calc")
+    env = {**os.environ, "HABITAT_HOME": str(habitat_home), "GIT_INDEX_FILE": ".git/index"}
+    env |= {"GIT_DIR": str(root / ".git"), "GIT_PREFIX": "src/", "LOOK_HOOK_ME": "kept"}
+
+    def habitat(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "agent_habitat", *argv, "--project", str(root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            # A bound for a hung process, not a speed claim: a host's start took over 60 s
+            # of wall on the 2-core machine at load 20.
+            timeout=180,
+            check=False,
+        )
+
+    started = habitat("host", "start")
+    assert started.returncode == 0, started.stderr
+    try:
+        shown = habitat("run", 'echo "${GIT_DIR-none} ${GIT_INDEX_FILE-none} ${GIT_PREFIX-none}"')
+        kept = habitat("run", 'echo "$LOOK_HOOK_ME"')
+    finally:
+        stopped = habitat("host", "stop")
+    assert stopped.returncode == 0, stopped.stderr
+    assert shown.returncode == 0, shown.stderr
+    assert "none none none" in shown.stdout
+    assert "kept" in kept.stdout  # the rest of the starter's environment stays

@@ -22,6 +22,7 @@ from typing import Any
 import psutil
 
 from agent_habitat.errors import HabitatError
+from agent_habitat.git_env import git_env
 from agent_habitat.proc import flocks
 from agent_habitat.workspace import Workspace
 
@@ -133,6 +134,9 @@ def _spawn(
             stderr=fd,
             start_new_session=True,
             pass_fds=pass_fds,
+            # The host outlives whoever started it: a git hook's or `git bisect run`'s
+            # repository variables are that moment's, not the tabs' of the hours after.
+            env=git_env(),
         )
     finally:
         os.close(fd)
