@@ -23,6 +23,13 @@ then the tests, where `go test ./...` overlaps its vet step with its compile).
 Never a rung the project configures (a configured command may write what the other reads),
 never across `build.affected`: when a policy runs it, it regenerates sources the tests
 read, so nothing overlaps it; and only for a project of one toolchain.
+
+A Rust project's `test.scoped` starts beside `diagnose.files` too, passing over
+`compile.project`, which starts nothing: clippy's check of the crates the change reaches
+answers it (toolchains/rust/rungs.py), in the habitat's own target folder, while the tests
+build in the project's `target/` (one folder would give one of them cargo's lock and make
+the other wait: the climb was clippy's check, then the test build, where `cargo test` is
+the test build alone).
 """
 
 from __future__ import annotations
@@ -46,27 +53,36 @@ _BESIDE: dict[str, dict[RungName, tuple[RungName, ...]]] = {
     "python": {"diagnose.files": ("compile.project", "test.scoped")},
     "node": {"diagnose.files": ("compile.project", "test.scoped")},
     "go": {"diagnose.files": ("compile.project", "test.scoped")},
+    "rust": {"diagnose.files": ("test.scoped",)},
 }
 """Per toolchain: a rung, and the rungs whose work may start beside it."""
+
+_PASSED_OVER: dict[str, frozenset[RungName]] = {"rust": frozenset({"compile.project"})}
+"""Per toolchain: rungs between those that start nothing of their own, so the rungs after
+them may still start beside (Rust's `compile.project` is the clippy run's answer)."""
 
 
 def ahead_of(
     ctx: RungContext, rungs: Sequence[RungName], index: int, chains: Sequence[Toolchain]
 ) -> list[RungName]:
     """The rungs whose work starts beside `rungs[index]`: those right after it that its
-    toolchain lets start beside it, up to the first that may not (none if it is
-    configured)."""
+    toolchain lets start beside it (over those it passes over), up to the first that may
+    not (none if it is configured)."""
     if len({chain.name for chain in chains}) != 1:
         return []
     rung = rungs[index]
     may = _BESIDE.get(chains[0].name, {}).get(rung, ())
     if not may or configured(ctx, rung):
         return []
+    passed = _PASSED_OVER.get(chains[0].name, frozenset())
     after: list[RungName] = []
     for later in rungs[index + 1 :]:
-        if later not in may or configured(ctx, later):
+        if configured(ctx, later):
             break
-        after.append(later)
+        if later in may:
+            after.append(later)
+        elif later not in passed:
+            break
     return after
 
 

@@ -3,7 +3,7 @@
 #   affects, includes.py which other crates read a touched file (`include_str!`, `#[path]`);
 #   messages.py cargo's JSON messages and libtest's report as findings; cargo.py
 #   the rungs' shared preamble and the comparison with HEAD; rungs.py the compiler rungs
-#   (clippy, check, build); fused.py clippy inside the test build (one compile for both);
+#   (clippy and check in the habitat's own target folder, build);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,
 #   head_tests.py their failed tests run again on HEAD; runners.py their table.
 from __future__ import annotations

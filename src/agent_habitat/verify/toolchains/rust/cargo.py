@@ -10,7 +10,6 @@ and are built there once, so a later base check recompiles only the workspace's 
 from __future__ import annotations
 
 import functools
-import shlex
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -33,11 +32,14 @@ __all__ = [
     "TOOL_NOTE",
     "affected_of",
     "cargo_rung",
+    "check_env",
+    "check_target_dir",
     "clippy_covered",
     "crate_graph",
     "graph_note",
     "head_env",
     "head_target_dir",
+    "on_head",
     "packages",
     "remember_clippy",
     "run_compiler",
@@ -101,6 +103,19 @@ async def affected_of(ctx: RungContext, graph: CrateGraph) -> Affected:
 
 def head_target_dir(ctx: RungContext) -> Path:
     return ctx.workspace.state_dir / "rust" / "head-target"
+
+
+def check_target_dir(ctx: RungContext) -> Path:
+    return ctx.workspace.state_dir / "rust" / "check-target"
+
+
+def check_env(ctx: RungContext) -> dict[str, str]:
+    """The environment of the working tree's clippy and check runs: the habitat's own target
+    folder. In the project's `target/` they held cargo's lock on it while the tests, started
+    beside them, waited ("Blocking waiting for file lock on build directory"); and a check
+    builds nothing the tests could reuse (no code is generated). Its registry dependencies
+    are checked there once; the workspace's crates incrementally, as in `target/`."""
+    return {"CARGO_TARGET_DIR": str(check_target_dir(ctx))}
 
 
 def head_env(ctx: RungContext) -> dict[str, str]:
@@ -225,31 +240,18 @@ async def run_compiler(
     keep: Callable[[Diagnostic], bool] = lambda d: True,
     notes: list[str],
     extra_env: Mapping[str, str] | None = None,
-    on_errors: list[str] | None = None,
+    head_beside: bool = False,
 ) -> RungResult:
     """`argv` (a cargo compiler command with `--message-format=json`) with `extra_env`, its
-    findings that `keep` keeps, settled against the same command on HEAD. `on_errors`: a
-    check that says the same errors without building; when `argv` stops at errors, HEAD is
-    judged by it (HEAD's check costs less than HEAD's build, and the climb stops at those
-    errors anyway). The errors here stay the build's own: running the check here as well
-    cost a second compile of the crate on every red (semver: 2.6 s at load 37)."""
-    if on_errors is None:
+    findings that `keep` keeps, settled against the same command on HEAD (in HEAD's own
+    target folder, whatever `extra_env` names). `head_beside`: HEAD's run starts beside
+    `argv` when its answer is not cached yet (`_beside_heads_check`)."""
+    if head_beside:
+        outcome, early = await _beside_heads_check(ctx, rung, argv, extra_env, tool, keep)
+    else:
         outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
         early = None
-    else:
-        outcome, early = await _beside_heads_check(
-            ctx, rung, argv, extra_env, on_errors, tool, keep
-        )
     found = compiler_messages(outcome.text, ctx.root, tool=tool)
-    head_argv, base_env = argv, dict(extra_env or {})
-    if on_errors is not None and any(d.severity == "error" for d in found):
-        # A build reports no more than the check of the same code (it stops where the check
-        # stops, codegen aside): HEAD's check holds every error HEAD's build would.
-        head_argv, base_env = on_errors, {}
-        notes = [
-            *notes,
-            f"{shlex.join(argv)} stopped at errors: HEAD judged by {shlex.join(on_errors)}",
-        ]
     diagnostics = [d for d in found if keep(d)]
     state = _settled_state(found, outcome.exit_code)
     result = from_outcome(
@@ -268,13 +270,20 @@ async def run_compiler(
         if errors:
             first = errors[0]
             result.reason = f"{len(errors)} {tool} error(s), first {first.file}:{first.line}"
+    base_env = _head_side(extra_env)
 
     async def base(head: HeadTree) -> tuple[BaseResult, bool] | str:
-        if early is not None and head_argv is on_errors:
+        if early is not None:
             return early
-        return await _on_head(ctx, rung, head, head_argv, tool=tool, keep=keep, env=base_env)
+        return await on_head(ctx, rung, head, argv, tool=tool, keep=keep, env=base_env)
 
     return await settle(ctx, result, base)
+
+
+def _head_side(env: Mapping[str, str] | None) -> dict[str, str]:
+    """What of a working-tree run's environment HEAD's run of the same command takes: all
+    but its target folder (HEAD builds in its own, `head_env`)."""
+    return {k: v for k, v in (env or {}).items() if k != "CARGO_TARGET_DIR"}
 
 
 async def _beside_heads_check(
@@ -282,23 +291,23 @@ async def _beside_heads_check(
     rung: RungName,
     argv: list[str],
     extra_env: Mapping[str, str] | None,
-    check: list[str],
     tool: str,
     keep: Callable[[Diagnostic], bool],
 ) -> tuple[Outcome, tuple[BaseResult, bool] | str | None]:
-    """`argv`, with HEAD's `check` (what judges its errors) beside it when HEAD's answer is
-    not cached yet: once per HEAD, the first compile error at a HEAD waits for the longer
-    of the two, not their sum (scopeguard's: a 1.6 s failed build, then HEAD's cold check,
-    3.7 s of a 4.0 s verdict against cargo test's 0.6 s). A build without errors cancels
-    the check (whatever it finished stays built in HEAD's target folder); with errors,
-    HEAD's answer, or None when none was asked."""
+    """`argv`, with HEAD's run of it beside when HEAD's answer is not cached yet: once per
+    HEAD, the first compile error at a HEAD waits for the longer of the two, not their sum
+    (scopeguard's: a 1.6 s failed build, then HEAD's cold check, 3.7 s of a 4.0 s verdict
+    against cargo test's 0.6 s). A run without errors cancels HEAD's (whatever it finished
+    stays built in HEAD's target folder); with errors, HEAD's answer, or None when none was
+    asked."""
     head = head_of(ctx)
+    env = _head_side(extra_env)
     # Without a lock file yet, the build writes one that HEAD's export then copies (and its
     # cache key reads): HEAD's check waits for it, so both resolve the same versions.
     if (
         isinstance(head, str)
         or not (ctx.root / "Cargo.lock").is_file()
-        or await anyio.to_thread.run_sync(_head_cached, ctx, head, check)
+        or await anyio.to_thread.run_sync(_head_cached, ctx, head, argv, env)
     ):
         return await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env), None
     answer: list[tuple[BaseResult, bool] | str] = []
@@ -307,7 +316,7 @@ async def _beside_heads_check(
     async def heads() -> None:
         with scope:
             try:
-                answer.append(await _on_head(ctx, rung, head, check, tool=tool, keep=keep, env={}))
+                answer.append(await on_head(ctx, rung, head, argv, tool=tool, keep=keep, env=env))
             except OSError as exc:  # git could not give HEAD's files, or cargo did not start
                 answer.append(str(exc))
 
@@ -325,9 +334,9 @@ async def _beside_heads_check(
     return outcome, (answer[0] if answer else None)
 
 
-def _head_cached(ctx: RungContext, head: HeadTree, argv: list[str]) -> bool:
-    # Blocking: HEAD's check of `argv` is in the cache (or HEAD is exported for it).
-    return _prepare_head(ctx, head, argv, {})[1] is None
+def _head_cached(ctx: RungContext, head: HeadTree, argv: list[str], env: Mapping[str, str]) -> bool:
+    # Blocking: HEAD's run of `argv` is in the cache (or HEAD is exported for it).
+    return _prepare_head(ctx, head, argv, env)[1] is None
 
 
 def _prepare_head(
@@ -346,7 +355,7 @@ def _prepare_head(
     return key, export
 
 
-async def _on_head(
+async def on_head(
     ctx: RungContext,
     rung: RungName,
     head: HeadTree,
@@ -356,6 +365,8 @@ async def _on_head(
     keep: Callable[[Diagnostic], bool],
     env: Mapping[str, str],
 ) -> tuple[BaseResult, bool] | str:
+    """`argv` on HEAD (its export, its target folder), or its cached answer: (the findings
+    `keep` keeps, cached), or why it could not run."""
     key, export = await anyio.to_thread.run_sync(_prepare_head, ctx, head, argv, env)
     if export is None:
         hit = cache_of(ctx).get(key)

@@ -2,17 +2,19 @@
 
 - `diagnose.files`: `cargo clippy --all-targets` of the touched files' crates (the project's
   lint settings); its warnings kept for the touched files, compile errors wherever they are.
-  When `test.scoped` follows in the same climb, clippy runs inside `cargo test --no-run
-  --all-targets` instead (fused.py), of those crates and every crate the change reaches
-  (test.scoped's): the same lints, and the test binaries built in the same pass, so the
-  tests compile nothing a second time and `compile.project` checks nothing again. When that
-  build stops at errors, they are its own, and `cargo clippy --all-targets` gives HEAD's
-  (HEAD's check costs less than HEAD's test build, and the climb stops there anyway).
-- `compile.project`: `cargo check --all-targets` of the affected crates — unless this climb's
-  clippy run already checked them all (green): clippy is cargo check plus lints.
-- `build.affected`: `cargo build` of the affected crates (with fused.py's wrapper when the
-  climb uses it, so its units are the ones the tests link).
-- `test.scoped` / `test.full`: tests.py.
+  When `compile.project` follows in the same climb, of those crates and every crate the
+  change reaches (compile.project's): the same check, done once. It runs in the habitat's
+  own target folder (`check_target_dir`), so the tests, started beside it
+  (verify/ahead.py), build in the project's `target/` at the same time instead of waiting
+  for cargo's lock on it, and its clippy-driver units (which cargo hashes apart from
+  rustc's) never stand in the user's way.
+- `compile.project`: `cargo check --all-targets` of the affected crates (in the same folder)
+  — unless this climb's clippy run already checked them all (green): clippy is cargo check
+  plus lints.
+- `build.affected`: `cargo build` of the affected crates.
+- `test.scoped` / `test.full`: tests.py, built as the user's own `cargo test` builds them
+  (the same units: a verdict leaves the user's next `cargo test` nothing to compile, and the
+  user's last build leaves the verdict only the edit to compile).
 Findings of the three compiler rungs are settled against the same command on HEAD."""
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .cargo import (
     TOOL_NOTE,
     affected_of,
     cargo_rung,
+    check_env,
     clippy_covered,
     graph_note,
     packages,
@@ -32,7 +35,6 @@ from .cargo import (
     run_compiler,
 )
 from .detect import owns
-from .fused import clippy_errors, fused_env, unfuse, without_clippy
 from .metadata import CrateGraph
 
 __all__ = ["build_affected", "compile_project", "diagnose_files"]
@@ -76,29 +78,17 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
         verb, tool = "check", "cargo check"
         notes.append("clippy is not installed (rustup component add clippy); compiler lints only")
     notes += graph_note(ctx)
-    argv = ["cargo", verb, _JSON, "--all-targets", *packages(crates)]
-    fused = await fused_env(ctx) if has_clippy and "test.scoped" in ctx.rungs else None
-    if isinstance(fused, dict):
-        # The build test.scoped needs: the touched crates and every crate they reach, in one
-        # cargo run (one feature resolution: the units test.scoped's `cargo test -p` of the
-        # same crates finds fresh), which is compile.project's check of them too.
+    if "compile.project" in ctx.rungs:
+        # compile.project's check of every crate the change reaches, in the same run (one
+        # feature resolution): clippy is cargo check plus lints.
         reached = await _affected(ctx, graph)
         if set(reached) - set(crates):
             crates = sorted({*crates, *reached})
             notes.append(
-                f"built with the crates the change reaches, {', '.join(crates)} "
+                f"checked with the crates the change reaches, {', '.join(crates)} "
                 "(their warnings dropped, their errors kept)"
             )
-        argv = ["cargo", "test", "--no-run", _JSON, "--all-targets", *packages(crates)]
-        notes.append(
-            "clippy ran inside the test build (clippy-driver as rustc's workspace wrapper, "
-            "cargo test --no-run --all-targets): the lints of cargo clippy --all-targets, and "
-            "test.scoped's binaries compiled in the same pass"
-        )
-    elif isinstance(fused, str):
-        notes.append(f"clippy and the tests compile apart: {fused}")
-    extra = fused if isinstance(fused, dict) else None
-    check = ["cargo", "clippy", _JSON, "--all-targets", *packages(crates)]
+    argv = ["cargo", verb, _JSON, "--all-targets", *packages(crates)]
     result = await run_compiler(
         ctx,
         rung,
@@ -106,13 +96,10 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
         tool=tool,
         keep=keep,
         notes=notes,
-        extra_env=extra,
-        on_errors=check if extra is not None else None,
+        extra_env=check_env(ctx),
+        head_beside=True,
     )
-    if has_clippy:
-        remember_clippy(ctx, crates, result)
-    if extra is not None and (denied := clippy_errors(result.diagnostics)):
-        unfuse(ctx, without_clippy(denied))
+    remember_clippy(ctx, crates, result)
     return result
 
 
@@ -135,18 +122,16 @@ async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
                 "notes": [
                     TOOL_NOTE.format(tool="cargo clippy"),
                     *notes,
-                    "checked by diagnose.files' clippy run of this climb (all targets of "
-                    "these crates; clippy is cargo check plus lints): not checked twice",
-                    *(
-                        ["that run was clippy-driver's test build: it compiled what it checked"]
-                        if clipped.command[1:3] == ["test", "--no-run"]
-                        else []
-                    ),
+                    f"checked by diagnose.files' {clipped.tool} run of this climb (all "
+                    "targets of these crates; clippy is cargo check plus lints): not checked "
+                    "twice",
                 ],
             }
         )
     argv = ["cargo", "check", _JSON, "--all-targets", *packages(crates)]
-    return await run_compiler(ctx, rung, argv, tool="cargo check", notes=notes)
+    return await run_compiler(
+        ctx, rung, argv, tool="cargo check", notes=notes, extra_env=check_env(ctx)
+    )
 
 
 @cargo_rung("build.affected", no_work=_nothing_touched)
@@ -157,16 +142,4 @@ async def build_affected(ctx: RungContext, graph: CrateGraph) -> RungResult:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
     argv = ["cargo", "build", _JSON, *packages(crates)]
     notes = [f"affected crates: {', '.join(crates)}"]
-    fused = await fused_env(ctx)
-    if isinstance(fused, dict):
-        notes.append(
-            "built with clippy-driver as rustc's workspace wrapper, as diagnose.files and the "
-            "tests build (the same code; its units are the ones the tests link)"
-        )
-    extra = fused if isinstance(fused, dict) else None
-    result = await run_compiler(ctx, rung, argv, tool="cargo build", notes=notes, extra_env=extra)
-    if extra is not None and (denied := clippy_errors(result.diagnostics)):
-        # A lint the project denies stopped clippy-driver's build: build as rustc builds.
-        notes = [*notes[:1], without_clippy(denied)]
-        result = await run_compiler(ctx, rung, argv, tool="cargo build", notes=notes)
-    return result
+    return await run_compiler(ctx, rung, argv, tool="cargo build", notes=notes)

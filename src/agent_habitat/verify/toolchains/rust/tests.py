@@ -12,9 +12,10 @@ explicit filter (`--filter`) goes to libtest as its name filters. A test binary 
 signal makes the rung `died`; the substrate's variables reach every test process
 (`ctx.run`).
 
-Where the climb fuses clippy with the build (fused.py), cargo test runs with the same
-clippy-driver wrapper, so it finds diagnose.files' units fresh; a lint the project denies
-that stops that build makes the run go again without the wrapper.
+The tests build as the user's own `cargo test` builds them, in the project's `target/`:
+the units of the user's last build are reused, and the user's next `cargo test` finds the
+verdict's fresh. Their work starts beside `diagnose.files` (verify/ahead.py), whose clippy
+checks in the habitat's own target folder, so neither waits for the other's cargo lock.
 
 HEAD's build of the same test targets starts beside the tests (head_tests.prebuild_on_head):
 a red run asks HEAD about its failed tests, whose binaries are then built or under way
@@ -35,17 +36,17 @@ from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from ...rungs.head_tests import HeadRun, settle_tests
 from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, packages
-from .fused import clippy_errors, fused_env, without_clippy
 from .head_tests import cache_key, failed_on_head, narrowed, prebuild_on_head, test_key
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
 
-__all__ = ["full_suite", "scoped_suite"]
+__all__ = ["TEST_BASE", "full_suite", "scoped_suite"]
 
 logger = logging.getLogger(__name__)
 
 TOOL = "cargo test"
-_BASE = ["cargo", "test", "--message-format=json", "--no-fail-fast"]
+TEST_BASE = ["cargo", "test", "--message-format=json", "--no-fail-fast"]
+"""Every cargo test run's start (the warm-up's HEAD build starts the same: warm.py)."""
 
 
 def _no_work(ctx: RungContext) -> str | None:
@@ -119,32 +120,14 @@ async def _tested(
     head_build: _HeadBuild,
 ) -> RungResult:
     results: list[tuple[Outcome, list[Diagnostic], LibtestReport]] = []
-    fused = await fused_env(ctx)
-    wrapper = fused if isinstance(fused, dict) else None
-    why = [*why]
-    if wrapper is not None:
-        why.append(
-            "built with clippy-driver as rustc's workspace wrapper (the same code; the units "
-            "diagnose.files' clippy build compiled are reused, not compiled again)"
-        )
-    elif isinstance(fused, str) and "clippy-driver's build stopped" in fused:
-        why.append(fused)
     for argv in runs:
         suffix = f".{len(results)}.out" if results else ".out"
-        outcome = await ctx.run(rung, argv, suffix=suffix, extra_env=wrapper)
+        outcome = await ctx.run(rung, argv, suffix=suffix)
         errors = [
             d
             for d in compiler_messages(outcome.text, ctx.root, tool="rustc")
             if d.severity == "error"
         ]
-        if wrapper is not None and (denied := clippy_errors(errors)):
-            why.append(without_clippy(denied))
-            outcome = await ctx.run(rung, argv, suffix=".plain" + suffix)
-            errors = [
-                d
-                for d in compiler_messages(outcome.text, ctx.root, tool="rustc")
-                if d.severity == "error"
-            ]
         results.append((outcome, errors, libtest_report(outcome.text, ctx.root, graph.dir_of)))
     worst = next(
         (r for r in results if _state(*r) == "died" or r[0].timed_out),
@@ -227,19 +210,21 @@ async def scoped_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
         scope = packages(crates) if crates else ["--workspace"]
         why = f"filtered: {' '.join(ctx.selection.tests)}"
         return await _cargo_test(
-            ctx, rung, graph, [[*_BASE, *scope, "--", *ctx.selection.tests]], [why]
+            ctx, rung, graph, [[*TEST_BASE, *scope, "--", *ctx.selection.tests]], [why]
         )
     affected = await affected_of(ctx, graph)
     alone = {*affected.only_tests, *affected.only_units}
     whole = [c for c in affected.crates if c not in alone]
     runs: list[list[str]] = []
     if whole:
-        runs.append([*_BASE, *packages(whole)])
+        runs.append([*TEST_BASE, *packages(whole)])
     for crate in sorted(alone):
         units = graph.crates[crate].unit_tests if crate in affected.only_units else ()
         targets = affected.only_tests.get(crate, [])
         if units or targets:
-            runs.append([*_BASE, "-p", crate, *units, *(a for t in targets for a in ("--test", t))])
+            runs.append(
+                [*TEST_BASE, "-p", crate, *units, *(a for t in targets for a in ("--test", t))]
+            )
     ctx.selection = _selection(graph, affected, whole)
     if not runs:
         return nothing_to_do(ctx, rung, "no crate is affected by the change")
@@ -251,5 +236,5 @@ async def scoped_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
 @cargo_rung("test.full")
 async def full_suite(ctx: RungContext, graph: CrateGraph) -> RungResult:
     return await _cargo_test(
-        ctx, "test.full", graph, [[*_BASE, "--workspace"]], ["whole workspace"]
+        ctx, "test.full", graph, [[*TEST_BASE, "--workspace"]], ["whole workspace"]
     )

@@ -1,5 +1,6 @@
-"""clippy inside the test build (toolchains/rust/fused.py) on real crates made here: real
-cargo, clippy-driver and libtest. Skipped only where cargo or clippy is not installed."""
+"""clippy in the habitat's own target folder, the tests in the project's (toolchains/rust/
+rungs.py, tests.py) on real crates made here: real cargo, clippy and libtest. Skipped only
+where cargo or clippy is not installed."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agent_habitat.events import InMemoryEventBus
+from agent_habitat.verify import LadderRequest, run_ladder
 from agent_habitat.verify.models import RungName, RungResult
 from agent_habitat.verify.rungs.context import RungContext
+from agent_habitat.verify.toolchains.rust.cargo import check_target_dir
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
 from git_tree import commit_tree, write
 from ladder_runs import tree_ctx
@@ -58,34 +63,49 @@ async def _climb(ctx: RungContext) -> dict[RungName, object]:
     return out
 
 
-async def test_clippy_runs_inside_the_test_build_and_the_tests_reuse_it(tmp_path: Path) -> None:
+def _test_units(output: str) -> list[dict[str, Any]]:
+    return [
+        message
+        for line in output.splitlines()
+        if line.startswith("{")
+        and (message := json.loads(line)).get("reason") == "compiler-artifact"
+        and message["profile"]["test"]
+    ]
+
+
+async def test_clippy_checks_apart_and_the_users_cargo_test_finds_the_verdicts_build(
+    tmp_path: Path,
+) -> None:
     root = _crate(tmp_path / "fz")
     write(root, "src/lib.rs", _LIB.replace("x * 2", "x * 3") + "pub fn n(v: &Vec<u8>) {}\n")
     ctx = _ctx(root, "f1")
     lint = await RUNNERS["diagnose.files"](ctx)
     assert lint.state == "green", lint.reason
-    assert lint.command[:3] == ["cargo", "test", "--no-run"]
+    assert lint.command[:2] == ["cargo", "clippy"]
     assert "--all-targets" in lint.command
     # clippy's own lint (ptr_arg), a warning on the touched file, as cargo clippy gives it.
     assert "clippy::ptr_arg" in {d.code for d in lint.diagnostics}
-    assert any("clippy ran inside the test build" in n for n in lint.notes)
+    # In the habitat's target folder, not the project's: the tests never wait for its lock.
+    assert (check_target_dir(ctx) / "debug").is_dir()
+    assert not (root / "target").exists()
     check = await RUNNERS["compile.project"](ctx)
     assert (check.state, check.duration_s) == ("green", 0.0)
-    assert any("compiled what it checked" in n for n in check.notes)
+    assert any("not checked twice" in n for n in check.notes)
     tests = await RUNNERS["test.scoped"](ctx)
     assert tests.state == "red", tests.reason  # x * 3 fails `doubles`
     assert [d.message.split(": ")[0] for d in tests.diagnostics] == ["tests::doubles"]
-    assert any("clippy-driver as rustc's workspace wrapper" in n for n in tests.notes)
-    # cargo found the binaries diagnose.files built: it compiled nothing.
-    test_units = [
-        message
-        for line in tests.output.splitlines()
-        if line.startswith("{")
-        and (message := json.loads(line)).get("reason") == "compiler-artifact"
-        and message["profile"]["test"]
-    ]
-    assert test_units, tests.output[-2000:]
-    assert all(unit["fresh"] for unit in test_units)  # built by diagnose.files, not again
+    assert _test_units(tests.output), tests.output[-2000:]
+    # The user's own cargo test after the verdict builds nothing: the same units.
+    after = subprocess.run(
+        ["cargo", "test", "--no-run", "--message-format=json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    units = _test_units(after.stdout)
+    assert units
+    assert all(unit["fresh"] for unit in units), after.stdout[-2000:]
 
 
 async def test_without_test_scoped_in_the_climb_clippy_is_cargo_clippy(tmp_path: Path) -> None:
@@ -101,17 +121,15 @@ async def test_a_denied_clippy_lint_is_red_in_diagnose_files_at_its_line(tmp_pat
     write(root, "src/lib.rs", "#![deny(clippy::ptr_arg)]\n" + _LIB + "pub fn n(v: &Vec<u8>) {}\n")
     lint = await RUNNERS["diagnose.files"](_ctx(root, "f3"))
     assert lint.state == "red", lint.reason
-    # The build stopped at the error, found by its own lints; clippy's check gives HEAD's.
-    assert lint.command[:3] == ["cargo", "test", "--no-run"]
-    assert any("stopped at errors: HEAD judged by cargo clippy" in n for n in lint.notes)
+    assert lint.command[:2] == ["cargo", "clippy"]
     assert [(d.file, d.line, d.code) for d in lint.diagnostics if d.severity == "error"] == [
         ("src/lib.rs", len(_LIB.splitlines()) + 2, "clippy::ptr_arg")
     ]
 
 
 async def test_a_denied_lint_already_at_head_never_stops_the_tests(tmp_path: Path) -> None:
-    # HEAD has a clippy error the project denies: clippy-driver's build stops there, so the
-    # tests run again as rustc builds them, and fail only for what the change did.
+    # HEAD has a clippy error the project denies: clippy's check is red at HEAD too, and the
+    # tests, built as rustc builds them, fail only for what the change did.
     lib = "#![deny(clippy::ptr_arg)]\npub fn n(v: &Vec<u8>) -> usize {\n    v.len()\n}\n" + _LIB
     root = _crate(tmp_path / "fz", lib)
     write(root, "src/lib.rs", lib.replace("x * 2", "x * 3"))
@@ -122,31 +140,28 @@ async def test_a_denied_lint_already_at_head_never_stops_the_tests(tmp_path: Pat
     tests = await RUNNERS["test.scoped"](ctx)
     assert tests.state == "red", tests.reason
     assert [d.message.split(": ")[0] for d in tests.diagnostics] == ["tests::doubles"]
-    assert any("built again without it" in n for n in tests.notes)
-    # diagnose.files' build met the denied lint already: the tests build plainly at once,
-    # not once more through clippy-driver first.
-    assert not any("built with clippy-driver" in n for n in tests.notes), tests.notes
 
 
-async def test_a_crate_that_names_clippy_in_a_cfg_is_never_fused(tmp_path: Path) -> None:
+async def test_code_that_names_clippy_in_a_cfg_is_tested_as_rustc_builds_it(
+    tmp_path: Path,
+) -> None:
     lib = _LIB + '#[cfg(not(clippy))]\npub fn only_rustc() -> &\'static str {\n    "r"\n}\n'
+    lib += '#[test]\nfn rustc_built() {\n    assert_eq!(only_rustc(), "r");\n}\n'
     root = _crate(tmp_path / "fz", lib)
     write(root, "src/lib.rs", lib + "// touched\n")
     ctx = _ctx(root, "f5")
     lint = await RUNNERS["diagnose.files"](ctx)
     assert lint.state == "green", lint.reason
-    assert lint.command[:2] == ["cargo", "clippy"]
-    assert any("src/lib.rs names clippy in a cfg" in n for n in lint.notes)
     tests = await RUNNERS["test.scoped"](ctx)
     assert tests.state == "green", tests.reason
-    assert not any("workspace wrapper" in n for n in tests.notes)
+    assert "2 passed, 0 failed" in tests.notes
 
 
-async def test_a_workspace_climb_builds_the_reached_crates_once_for_clippy_check_and_tests(
+async def test_a_workspace_climb_checks_the_reached_crates_once_for_clippy_and_check(
     tmp_path: Path,
 ) -> None:
-    # basis is touched, app depends on it: clippy's test build takes both in one cargo run,
-    # so compile.project checks nothing again and test.scoped compiles nothing.
+    # basis is touched, app depends on it: clippy takes both in one cargo run, so
+    # compile.project checks nothing again.
     app = "pub fn quad(x: u64) -> u64 {\n    fz::double(fz::double(x))\n}\n"
     app += "#[test]\nfn quads() {\n    assert_eq!(quad(1), 4);\n}\n"
     member = '[package]\nname = "{}"\nversion = "0.1.0"\nedition = "2021"\n'
@@ -165,25 +180,13 @@ async def test_a_workspace_climb_builds_the_reached_crates_once_for_clippy_check
     ctx = _ctx(root, "f6")
     lint = await RUNNERS["diagnose.files"](ctx)
     assert lint.state == "green", lint.reason
-    assert lint.command[:3] == ["cargo", "test", "--no-run"]
+    assert lint.command[:2] == ["cargo", "clippy"]
     assert lint.command[-4:] == ["-p", "app", "-p", "fz"]
     check = await RUNNERS["compile.project"](ctx)
     assert (check.state, check.duration_s) == ("green", 0.0)
     tests = await RUNNERS["test.scoped"](ctx)
     assert tests.state == "red", tests.reason
     assert {d.message.split(": ")[0] for d in tests.diagnostics} == {"tests::doubles", "quads"}
-    units = [
-        message
-        for line in tests.output.splitlines()
-        if line.startswith("{")
-        and (message := json.loads(line)).get("reason") == "compiler-artifact"
-        and message["profile"]["test"]
-    ]
-    # Every test binary, the reverse dependency's too, is diagnose.files' (app's own rlib,
-    # which only its doc tests link, is cargo test's to build, as for any crate).
-    stale = [u["target"]["name"] for u in units if not u["fresh"]]
-    assert len(units) == 2
-    assert not stale, stale
 
 
 async def test_a_change_inside_the_test_module_runs_the_unit_tests_alone(tmp_path: Path) -> None:
@@ -222,16 +225,15 @@ async def test_a_change_inside_the_test_module_runs_the_unit_tests_alone(tmp_pat
 async def test_a_compile_error_is_judged_by_heads_check_run_beside_the_build(
     tmp_path: Path,
 ) -> None:
-    # HEAD's clippy check (what judges a fused build's errors) starts with the build when
-    # HEAD's answer is not cached: the first compile error at a HEAD waits for the longer of
-    # the two. Its answer is HEAD's all the same, and cached for the next.
+    # HEAD's clippy check (what judges the tree's errors) starts with the tree's when HEAD's
+    # answer is not cached: the first compile error at a HEAD waits for the longer of the
+    # two. Its answer is HEAD's all the same, and cached for the next.
     root = _crate(tmp_path / "fz")
     # The lock file a user's first build leaves (HEAD's export copies it, as its key reads).
     subprocess.run(["cargo", "generate-lockfile"], cwd=root, check=True, capture_output=True)
     write(root, "src/lib.rs", _LIB.replace("x * 2", "x * true"))
     lint = await RUNNERS["diagnose.files"](_ctx(root, "f9"))
     assert lint.state == "red", lint.reason
-    assert any("stopped at errors: HEAD judged by cargo clippy" in n for n in lint.notes)
     assert (lint.new_findings, lint.preexisting_findings) == (1, 0), lint.diagnostics
     assert (lint.baseline or "").startswith("HEAD "), lint.baseline
     assert not (lint.baseline or "").endswith("(cached)"), lint.baseline
@@ -239,3 +241,26 @@ async def test_a_compile_error_is_judged_by_heads_check_run_beside_the_build(
     again = await RUNNERS["diagnose.files"](_ctx(root, "f10"))
     assert again.state == "red", again.reason
     assert (again.baseline or "").endswith("(cached)"), again.baseline
+
+
+async def test_the_tests_start_beside_clippy_and_a_red_clippy_stops_them(tmp_path: Path) -> None:
+    root = _crate(tmp_path / "fz")
+    write(root, "src/lib.rs", _LIB.replace("x * 2", "x * 3"))
+    climbed = await run_ladder(root, LadderRequest(), bus=InMemoryEventBus("t"))
+    states = {r.rung: r.state for r in climbed.rungs}
+    assert states == {
+        "diagnose.files": "green",
+        "compile.project": "green",
+        "test.scoped": "red",
+    }, climbed.rungs
+    tests = climbed.rungs[-1]
+    assert any("started beside diagnose.files" in n for n in tests.notes), tests.notes
+    # A compile error: clippy is red, the tests beside it are stopped, never reported.
+    write(root, "src/lib.rs", _LIB.replace("x * 2", "x * true"))
+    stopped = await run_ladder(root, LadderRequest(), bus=InMemoryEventBus("t"))
+    assert [(r.rung, r.state) for r in stopped.rungs] == [
+        ("diagnose.files", "red"),
+        ("compile.project", "skipped"),
+        ("test.scoped", "skipped"),
+    ]
+    assert stopped.rungs[-1].reason == "not reached: diagnose.files is red"
