@@ -80,6 +80,7 @@ from ..select.testdeps import deps_store_dir, load_testdeps
 from ..snapshot import Snapshot
 from ..toolchains import snapshot_of
 from ..toolchains.node.detect import is_node_project
+from ..toolchains.rust.warm import warm_rust
 from .give_way import GiveWay
 from .warm_status import FILE, STEPS, pytest_glance, warm_lines
 
@@ -147,9 +148,9 @@ class WarmUp:
         await self._done.wait()
 
     async def climbable(self) -> None:
-        """Returns once a climb may begin: once the steps of a Python project are under way
-        (each rung waits for its own, `ready`), once a Node project announced the warm
-        checkers it starts (which a climb races), else when the warm-up ended."""
+        """Returns once a climb may begin: once the steps of a Python or Cargo project are
+        under way (each rung waits for its own, `ready`), once a Node project announced the
+        warm checkers it starts (which a climb races), else when the warm-up ended."""
         await self._climbable.wait()
 
     def ended(self, step: str) -> bool:
@@ -208,8 +209,9 @@ class WarmUp:
             if await anyio.to_thread.run_sync(is_node_project, self.root):
                 snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
                 await self._step("type_daemon", self._node, config, snapshot, layout)
-            self._skip_all("not a Python project")
-            return
+            if not (self.root / "Cargo.toml").is_file():
+                self._skip_all("not a Python project")
+                return
         # The climbs go at once, each rung waiting only for a step under way that it uses;
         # the steps begin once no verify runs (the one that trusted the project climbs
         # alone, as fast as a cold run: on 2 cores the steps took the CPU it needed).
@@ -217,6 +219,11 @@ class WarmUp:
         if self._quiet is not None:
             await self._quiet()
         snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
+        if not layout.is_python:  # a Cargo project: one step
+            rust = self._context(config, snapshot, layout, toolchain="rust")
+            await self._step("lint_baseline", warm_rust, rust, WarmItem)
+            self._skip_all("not a Python project")
+            return
         env = await probe_env(
             resolve_python(self.root, config.python), self.workspace.spool_dir / "probe-warm.out"
         )
@@ -366,9 +373,8 @@ class WarmUp:
     async def _giving_way(
         ctx: RungContext, give_way: GiveWay, daemon: DmypyDaemon, argv: list[str]
     ) -> tuple[Outcome, int]:
-        """dmypy's start, stopped while a verify runs: the client's group from its spawn,
-        the daemon's (a session of its own) once its status file names it; and how many
-        times a verify stopped it."""
+        """dmypy's start, stopped while a verify runs: the client's group from its spawn, the
+        daemon's (a session of its own) once its status file names it; and how many stops."""
         hooks = LadderHooks(
             ladder_id=ctx.ladder_id,
             process_started=lambda task, record: give_way.add_process(record.pid),
@@ -469,10 +475,9 @@ class WarmUp:
         return WarmItem("warm", detail, pid=pid)
 
     async def _write(self) -> dict[str, object]:
-        """`warm.json` as it stands: `finished_at` None while under way, with the process
-        that runs it (a reader tells a warm-up under way from one its process left). One
-        write at a time, each of the state when it writes: steps side by side end in any
-        order, and the file ends as the last state."""
+        """`warm.json` as it stands: `finished_at` None while under way, with the process that
+        runs it (a reader tells a warm-up under way from one its process left). One write at a
+        time, each of the state when it writes: the file ends as the last state."""
         async with self._writing:
             data: dict[str, object] = {
                 "root": str(self.root),

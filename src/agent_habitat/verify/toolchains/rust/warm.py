@@ -1,0 +1,67 @@
+"""A Cargo project's warm-up, once its user trusted it (building runs its build scripts and
+proc macros: the warm-up waits on trust, as every step does) and no verify runs.
+
+What a red verdict waits for at a HEAD it has not seen is HEAD's: its clippy check (what
+judges a compile error) and its test build (what a failed test runs on). Both are built
+here in HEAD's export and target folder, as the rungs build them: a one-crate project's
+clippy answer goes to the findings cache under the very key `diagnose.files` looks up, and
+its test build is the one `test.scoped` would start beside its tests (then skipped). The
+working tree's clippy check is built in the habitat's own target folder too, so a verify
+after a trust given before any verify checks only the edit. A workspace of several crates
+gets every crate checked and built (`--workspace`), whose units a later run of some of them
+finds fresh. Nothing runs in the project's own `target/`."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from typing import TypeVar
+
+from ...models import Diagnostic, RungResult
+from ...rungs.compare import head_of
+from ...rungs.context import RungContext
+from .cargo import check_env, crate_graph, on_head, packages
+from .head_tests import prebuild_on_head
+from .tests import TEST_BASE
+
+__all__ = ["warm_rust"]
+
+_JSON = "--message-format=json"
+Item = TypeVar("Item")
+
+
+def _all(_: Diagnostic) -> bool:
+    return True
+
+
+async def warm_rust(ctx: RungContext, item: Callable[[str, str], Item]) -> Item:
+    """The warm-up step's `item(state, detail)` (runner/warmup.py's `WarmItem`)."""
+    state, detail = await _warm(ctx)
+    return item(state, detail)
+
+
+async def _warm(ctx: RungContext) -> tuple[str, str]:
+    if shutil.which("cargo", path=ctx.process_env().get("PATH")) is None:
+        return "skipped", "cargo is not on PATH"
+    graph = await crate_graph(ctx, "diagnose.files")
+    if isinstance(graph, RungResult):
+        return "failed", graph.reason or "cargo metadata failed"
+    crates = sorted(graph.crates)
+    scope = packages(crates) if len(crates) == 1 else ["--workspace"]
+    verb = "clippy" if shutil.which("cargo-clippy", path=ctx.process_env().get("PATH")) else "check"
+    argv = ["cargo", verb, _JSON, "--all-targets", *scope]
+    done = []
+    mine = await ctx.run("diagnose.files", argv, suffix=".warm.out", extra_env=check_env(ctx))
+    if mine.exit_code in (0, 101):
+        done.append(f"the working tree's cargo {verb}")
+    head = head_of(ctx)
+    if isinstance(head, str):
+        return "warm" if done else "failed", ", ".join(done) or f"no HEAD: {head}"
+    answer = await on_head(
+        ctx, "diagnose.files", head, argv, tool=f"cargo {verb}", keep=_all, env={}
+    )
+    if not isinstance(answer, str):
+        done.append(f"HEAD's cargo {verb} ({len(answer[0].findings)} findings)")
+    await prebuild_on_head(ctx, "test.scoped", [[*TEST_BASE, *scope]])
+    done.append("HEAD's test build")
+    return "warm", "; ".join(done)
