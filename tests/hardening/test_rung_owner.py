@@ -77,3 +77,36 @@ async def test_a_living_owners_rung_is_left_alone(tmp_path: Path) -> None:
         assert rung.popen is not None
         rung.popen.kill()
         await rung.wait()
+
+
+# A stand-in host of another pid namespace (a container sharing the cgroup tree): its folder
+# is named by a namespace that is not this one.
+_FOREIGN_HOST = _HOST.replace(
+    "from agent_habitat.proc import spawn\n",
+    "from agent_habitat.proc import spawn, cgroup\ncgroup.pid_namespace = lambda: '1'\n",
+)
+
+
+async def test_a_rung_of_another_pid_namespaces_habitat_is_never_swept(tmp_path: Path) -> None:
+    # Its owner's pid means another process here (or none): its rungs are not this
+    # habitat's to judge. Swept as gone, a live container's rungs died mid-run.
+    rung, run = ["sleep", f"3054.{os.getpid()}"], ["sleep", f"3055.{os.getpid()}"]
+    with stand_in(_FOREIGN_HOST, str(tmp_path / "out"), rung[1], run[1]) as (host, said):
+        try:
+            assert said == "started\n"
+            assert len(processes_running(rung)) == 1
+            host.kill()
+            assert host.wait(timeout=30) == -9
+            cgroup.sweep()
+            assert len(processes_running(rung)) == 1
+        finally:
+            for left in processes_running(rung) + processes_running(run):
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    left.kill()
+
+
+def test_this_process_names_its_pid_namespace_where_linux_says() -> None:
+    space = cgroup.pid_namespace()
+    assert space == "" or space.isdigit()
+    if Path("/proc/self/ns/pid").exists():
+        assert space.isdigit()

@@ -7,10 +7,16 @@ create cgroups under its own (root, or a delegated subtree), each run gets one, 
 its marker: its members are read from `cgroup.procs` and `cgroup.kill` ends them all at
 once. Where it may not, `tracking()` says so and the callers report what they could not see.
 
-Layout: `<our cgroup>/agent-habitat/h<pid>-<start>/<marker>`: each habitat process makes its
-run groups in a folder of its own, named by its pid and start time. A run's group is removed
-once it is empty; `sweep` touches only the folders of habitat processes that are gone, so it
-never removes a group another live habitat has just made or still reads.
+Layout: `<our cgroup>/agent-habitat/h<pid>-<start>-n<pid namespace>/<marker>`: each habitat
+process makes its run groups in a folder of its own, named by its pid, start time and pid
+namespace. A run's group is removed once it is empty; `sweep` touches only the folders of
+habitat processes that are gone, so it never removes a group another live habitat has just
+made or still reads. A pid is a pid in its own namespace: containers that share the cgroup
+tree but not the pids see each other's owners as gone (`h42-…` is some other process here,
+or none), so a folder of another namespace is never swept: a habitat in one killed the
+rungs of a live one in another, mid-run, as `died` or exit -9 (issue 27's Rust bench, with
+engineers' sandboxes side by side). A folder named without one (an older habitat's) is
+judged as before.
 """
 
 from __future__ import annotations
@@ -129,17 +135,37 @@ _owned: dict[str, Path] = {}
 # process): every process of such a run was born in its group.
 _born_inside: set[str] = set()
 _OWNER = re.compile(r"\.owner-(\d+)-(\d+)$")
-# The folder of one habitat process's run groups (`h<pid>-<start>`).
-_HOLDER = re.compile(r"^h(\d+)-(\d+)$")
+# The folder of one habitat process's run groups (`h<pid>-<start>-n<pid namespace>`).
+_HOLDER = re.compile(r"^h(\d+)-(\d+)(?:-n(\d+))?$")
 _names: dict[int, str] = {}
 
 
 def _owner_name() -> str:
-    """This process's folder name, `h<pid>-<start>` (again after a fork: another pid)."""
+    """This process's folder name, `h<pid>-<start>-n<pid namespace>` (again after a fork:
+    another pid)."""
     pid = os.getpid()
     if pid not in _names:
-        _names[pid] = f"h{pid}-{int(psutil.Process(pid).create_time())}"
+        space = pid_namespace()
+        tag = f"-n{space}" if space else ""
+        _names[pid] = f"h{pid}-{int(psutil.Process(pid).create_time())}{tag}"
     return _names[pid]
+
+
+def pid_namespace() -> str:
+    """This process's pid namespace (the inode `/proc/self/ns/pid` names), '' where the
+    system does not say (no /proc, or not Linux)."""
+    try:
+        link = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return ""
+    found = re.search(r"\[(\d+)\]", link)
+    return found[1] if found else ""
+
+
+def _judged_here(holder: re.Match[str]) -> bool:
+    """A holder folder whose owner's pid means the same process here: one named in this
+    pid namespace, or one named without (an older habitat's, judged as before)."""
+    return holder[3] is None or holder[3] == pid_namespace()
 
 
 def _own(marker: str) -> Path | None:
@@ -318,6 +344,8 @@ def sweep() -> None:
     with contextlib.suppress(OSError):
         for holder in root.iterdir():
             found = _HOLDER.match(holder.name)
+            if found is not None and not _judged_here(found):
+                continue  # another pid namespace's habitat: its pids are not ours to judge
             if found is not None and not _owner_alive(int(found[1]), int(found[2])):
                 _clear(holder)
                 with contextlib.suppress(OSError):
