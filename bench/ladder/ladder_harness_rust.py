@@ -127,6 +127,14 @@ PROJECTS = {
         "display width of chars and strings: generated tables, unit tests in src/test.rs, an "
         "integration test target (tests/tests.rs, 690 lines), doc tests; the crates.io package",
     ),
+    # Held out (issue 27, session 7): never used by bench/ before the check-target change.
+    "unicase": Project(
+        "unicase",
+        "crates.io:unicase@2.8.1",
+        ("src/lib.rs", "src/ascii.rs", "src/unicode/mod.rs"),
+        "case-insensitive strings: 3 modules, 16 unit tests, a 2,000-line generated case-fold "
+        "table, doc tests; no dependencies; the crates.io package",
+    ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
     "url": Project(

@@ -28,6 +28,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_harness_rust import PROJECTS, Runner, _git, prepare
 from ladder_harness_rust_mutations import Mutation, apply, choose
+from rust_phases import cargo_build_s, verdict_phases
 
 from _report import load_now, print_table, run_meta, started, write_json
 
@@ -42,11 +44,12 @@ DATA = Path(__file__).resolve().parents[2] / "docs" / "bench-data"
 _TEST = ["cargo", "test", "--no-fail-fast"]
 
 
-def _cargo_test(run: Runner) -> tuple[float, bool, bool]:
+def _cargo_test(run: Runner) -> tuple[float, bool, bool, float | None]:
     """The user's `cargo test` in the project's own target folder: (wall, passed, compiled
-    anything)."""
+    anything, its build's seconds)."""
     wall, text = run.timed(_TEST)
-    return wall, "test result: FAILED" not in text and "error" not in text, "Compiling " in text
+    passed = "test result: FAILED" not in text and "error" not in text
+    return wall, passed, "Compiling " in text, cargo_build_s(text)
 
 
 def _edit(run: Runner, m: Mutation | None) -> None:
@@ -55,12 +58,15 @@ def _edit(run: Runner, m: Mutation | None) -> None:
         apply(run.root, m)
 
 
-def _verify(run: Runner, habitat: str) -> tuple[float, dict[str, Any]]:
+def _verify(run: Runner, habitat: str) -> tuple[float, dict[str, Any], dict[str, Any]]:
+    """The verdict's wall, its JSON, and its phases (rust_phases)."""
+    since = time.time()
     wall, text = run.timed([habitat, "verify", "--json"])
+    phases = verdict_phases(run.home, since)
     try:
-        return wall, json.loads(text[text.find("{") :])
+        return wall, json.loads(text[text.find("{") :]), phases
     except ValueError:
-        return wall, {"error": text[-500:]}
+        return wall, {"error": text[-500:]}, phases
 
 
 def _round(name: str, index: int, args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -99,10 +105,12 @@ def _round(name: str, index: int, args: argparse.Namespace) -> list[dict[str, An
             for side in order:
                 run = runs[side]
                 if side == "peer":
-                    row["cargo_test_s"], row["cargo_test_passed"], _ = _cargo_test(run)
+                    peer = _cargo_test(run)
+                    row["cargo_test_s"], row["cargo_test_passed"], _, build = peer
+                    row["cargo_test_build_s"] = build
                     continue
-                wall, result = _verify(run, args.habitats[side])
-                after, _, compiled = _cargo_test(run)
+                wall, result, phases = _verify(run, args.habitats[side])
+                after, _, compiled, _ = _cargo_test(run)
                 row[side] = {
                     "open_s": round(opened[side], 2) if n == 1 else None,
                     "verify_s": round(wall, 2),
@@ -110,6 +118,7 @@ def _round(name: str, index: int, args: argparse.Namespace) -> list[dict[str, An
                     "rung_s": {r["rung"]: r.get("duration_s") for r in result.get("rungs", [])},
                     "after_s": round(after, 2),
                     "after_compiled": compiled,
+                    "phases": phases,
                 }
             row["cargo_test_s"] = round(row["cargo_test_s"], 2)
             for side in args.habitats:
@@ -155,6 +164,41 @@ def summarise(rows: list[dict[str, Any]], habitats: list[str]) -> list[dict[str,
     return out
 
 
+def phase_rows(rows: list[dict[str, Any]], habitats: list[str]) -> list[list[str]]:
+    """Per edit and habitat: the verdict, each phase as start+length, and the peer's build
+    and wall beside them."""
+
+    def cell(phase: dict[str, Any] | None) -> str:
+        if phase is None:
+            return ""
+        built = f" (build {phase['build_s']})" if phase.get("build_s") is not None else ""
+        return f"{phase['start_s']}+{phase['length_s']}{built}"
+
+    names = ["clippy", "HEAD clippy", "cargo test", "HEAD test build", "HEAD tests"]
+    out = []
+    for r in rows:
+        for side in habitats:
+            got = r[side].get("phases", {})
+            out.append(
+                [
+                    r["project"],
+                    str(r["edit"]),
+                    side,
+                    r[side]["state"],
+                    str(r[side]["verify_s"]),
+                    *(cell(got.get(n)) for n in names),
+                    f"{r['cargo_test_s']} (build {r.get('cargo_test_build_s')})",
+                ]
+            )
+    return out
+
+
+def print_phases(rows: list[dict[str, Any]], habitats: list[str]) -> None:
+    head = ["project", "edit", "habitat", "verdict", "wall s", "clippy", "HEAD clippy"]
+    head += ["cargo test", "HEAD test build", "HEAD tests", "user's cargo test"]
+    print_table("Phases (start+length s from the verify's start)", head, phase_rows(rows, habitats))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--projects", default="strsim,scopeguard")
@@ -194,6 +238,7 @@ def main() -> None:
         for row in _round(name, index, args)
     ]
     summaries = summarise(rows, list(args.habitats))
+    print_phases(rows, list(args.habitats))
     shown = {
         "project": "project",
         "edit": "edit",

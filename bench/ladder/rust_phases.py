@@ -1,0 +1,61 @@
+"""Where a Rust verdict's seconds went, from the spool files its climb left (issue 27).
+
+Every process a rung runs writes a spool file in the workspace's state folder, named after
+the climb and the rung (`verify-<id>.test.scoped.head-build.out`); its `.keeper` companion
+is made when the process starts and never written again, the spool itself as its output
+ends. So each process's start and end, relative to the verify's start, come back without
+the product timing anything for the bench. `cargo_build_s` reads cargo's own "Finished …
+in N s" line, which splits a `cargo test` into its build and its run (the rest)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+__all__ = ["PHASES", "cargo_build_s", "verdict_phases"]
+
+PHASES = {
+    "diagnose.files.metadata.out": "cargo metadata",
+    "diagnose.files.out": "clippy",
+    "diagnose.files.base.out": "HEAD clippy",
+    "compile.project.out": "check",
+    "test.scoped.metadata.out": "cargo metadata (tests)",
+    "test.scoped.out": "cargo test",
+    "test.scoped.head-build.out": "HEAD test build",
+    "test.scoped.head-tests.out": "HEAD tests",
+}
+"""A spool file's suffix after the climb's id → the phase it is."""
+
+_FINISHED = re.compile(r"Finished `\w+` profile .* in (\d+(?:\.\d+)?)(m?s)\b")
+
+
+def cargo_build_s(text: str) -> float | None:
+    """The build's seconds from cargo's "Finished" line (the first), None without one."""
+    m = _FINISHED.search(text)
+    if m is None:
+        return None
+    value = float(m[1])
+    return value / 1000 if m[2] == "ms" else value
+
+
+def verdict_phases(home: Path, since: float) -> dict[str, dict[str, float | None]]:
+    """Per phase of the verify that started at `since` (`time.time()`): its start and its
+    length in seconds from then, and for a cargo test its build's seconds."""
+    out: dict[str, dict[str, float | None]] = {}
+    for keeper in home.glob("workspaces/*/spool/verify-*.keeper"):
+        spool = keeper.with_suffix("")
+        try:
+            began, ended = keeper.stat().st_mtime, spool.stat().st_mtime
+        except FileNotFoundError:
+            continue
+        if began < since:
+            continue
+        suffix = spool.name.split(".", 1)[1]
+        name = PHASES.get(suffix, suffix)
+        text = spool.read_text(encoding="utf-8", errors="replace")
+        out[name] = {
+            "start_s": round(began - since, 2),
+            "length_s": round(ended - began, 2),
+            "build_s": cargo_build_s(text) if "test" in suffix else None,
+        }
+    return dict(sorted(out.items(), key=lambda kv: kv[1]["start_s"] or 0.0))
