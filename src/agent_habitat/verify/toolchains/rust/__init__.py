@@ -5,7 +5,8 @@
 #   the rungs' shared preamble and the comparison with HEAD; rungs.py the compiler rungs
 #   (clippy and check in the habitat's own target folder, build);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,
-#   head_tests.py their failed tests run again on HEAD; runners.py their table.
+#   head_tests.py their failed tests run again on HEAD; runners.py their table;
+#   warm.py the warm-up's step (HEAD's clippy and test build, once trusted).
 from __future__ import annotations
 
 from ..base import LazyRunners, Toolchain
