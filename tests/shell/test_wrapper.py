@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.shell.shells import resolve_shell
-from agent_habitat.shell.wrapper import RunFiles, parse_env_dump, wrapper_argv
+from agent_habitat.shell.shells import ShellInfo, resolve_shell
+from agent_habitat.shell.wrapper import RunFiles, parse_env_dump, prestart_argv, wrapper_argv
 
 
 def test_bash_declare_dump_is_unescaped() -> None:
@@ -92,3 +92,23 @@ def test_a_state_made_before_its_run_and_never_written_tells_no_end_time(tmp_pat
     files.state.write_bytes(b"0\0/some/where\0")
     os.utime(files.state, (2_000_000, 2_000_000))
     assert files.state_written_at() == 2_000_000
+
+
+@pytest.mark.parametrize("kind", ["bash", "sh", "zsh", "fish"])
+def test_the_wrapper_appends_to_the_state_made_for_it_and_never_truncates_it(
+    kind: str, tmp_path: Path
+) -> None:
+    # On ext4 an open that truncates a file, even an empty one, makes its close write the
+    # data out at once (auto_da_alloc): the wrapper's exit, then the unlink of `state`,
+    # waited milliseconds for that on a busy disk. `state` is made empty before the run.
+    shell = ShellInfo(kind, f"/usr/bin/{kind}")
+    scripts = [" ".join(wrapper_argv(shell, tmp_path, "true"))]
+    prestarted = prestart_argv(shell, {})
+    if prestarted is not None:
+        scripts.append(" ".join(prestarted))
+    for script in scripts:
+        assert "$__hd/state" in script
+        assert script.count("$__hd/state") == script.count(">>$__hd/state") + script.count(
+            '>>"$__hd/state"'
+        )
+    assert RunFiles(tmp_path).state.read_bytes() == b""
