@@ -39,7 +39,8 @@ def test_the_screen_passes_good_lines_and_drops_bad_notifications() -> None:
     assert screen('{"jsonrpc":"2.0","id":1,"result":{}}').forward
     dropped = screen('{"jsonrpc":"1.0","method":"notifications/initialized"}')
     assert (dropped.forward, dropped.reply) == (False, None)
-    assert screen("   \n") == (False, None)
+    blank = screen("   \n")
+    assert (blank.forward, blank.reply) == (False, None)
 
 
 class _Wire:

@@ -22,10 +22,8 @@ import logging
 from typing import Any
 
 import anyio
-import mcp.types as types
 from mcp.shared._context_streams import create_context_streams
 from mcp.shared.message import SessionMessage
-from pydantic import ValidationError
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -130,16 +128,10 @@ class _Exchange:
     async def _take(self, line: bytes, to_server: Any) -> None:
         text = line.decode("utf-8", "replace")
         verdict = screen(text)
-        if not verdict.forward:
-            if verdict.reply is not None:
-                await self._emit(verdict.reply.encode() + b"\n")
-            return
-        try:
-            message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
-        except ValidationError as exc:  # the screen passed it, so the SDK reports it
-            await to_server.send(exc)
-            return
-        await to_server.send(SessionMessage(message))
+        if verdict.message is not None:  # parsed by the screen, once
+            await to_server.send(SessionMessage(verdict.message))
+        elif verdict.reply is not None:
+            await self._emit(verdict.reply.encode() + b"\n")
 
     async def _write(self, from_server: Any) -> None:
         async with from_server:

@@ -194,9 +194,9 @@ async def serve_stdio(
         else:
             code = 0 if signalled else None
         if code is not None:
-            # The SDK reads stdin in a worker thread that only a new line or EOF wakes, so
-            # leaving `stdio_server` would wait on a client that may never write again.
-            # Everything this process owns is closed by now: leave without waiting.
+            # A stdin that is no pipe is read in a worker thread that only a new line or EOF
+            # wakes, so leaving `guarded_stdio` would wait on a client that may never write
+            # again. Everything this process owns is closed by now: leave without waiting.
             sys.stderr.flush()
             os._exit(code)
 
