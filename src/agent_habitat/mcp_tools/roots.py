@@ -59,7 +59,10 @@ class ClientRoots:
             self._settled.set()
 
     async def settled(self) -> None:
-        """Wait (bounded) until a pending `roots/list` exchange has finished."""
+        """Wait (bounded) until a pending `roots/list` exchange has finished. None pending
+        (every call but the first few): no wait, no timer and no turn of the event loop."""
+        if self._settled.is_set():
+            return
         with anyio.move_on_after(ROOTS_TIMEOUT_SECONDS):
             await self._settled.wait()
 

@@ -183,13 +183,13 @@ class ToolRegistry:
         if self._before_call is not None:
             await self._before_call()
         throttle = None
-        if tool.reports_progress:
-            throttle = ProgressThrottle(
-                ctx.session.report_progress, enabled=_has_progress_token(ctx)
-            )
+        if tool.reports_progress and _has_progress_token(ctx):
+            # Only for a request that asked for progress: closing it waits for a report
+            # being sent, a turn of the event loop in every call otherwise.
+            throttle = ProgressThrottle(ctx.session.report_progress, enabled=True)
         handler = self._around(ctx, tool, args, tool.handler) if self._around else tool.handler
         try:
-            result = await handler(args, throttle if throttle and throttle.enabled else None)
+            result = await handler(args, throttle)
         except HabitatError as exc:
             # The argument by the name this tool takes it (`files`), never a CLI flag's.
             field = getattr(exc, "field", None)
