@@ -9,8 +9,9 @@ commands without starting anything.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, NotRequired, Protocol, TypedDict, Unpack
 
@@ -84,11 +85,19 @@ class Spawner(Protocol):
         when it cannot be started."""
 
     async def prestart(
-        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        marker: str,
+        then: Callable[[], object] | None = None,
     ) -> Prestarted | None:
         """Start `argv` ahead of its run, waiting for a line on its stdin (see
         `proc.supervised.prestart`); None where this spawner cannot (a fake's scripts). Raises
-        OSError when it cannot be started."""
+        OSError when it cannot be started. `then`: more blocking work, done once the process
+        is started in the same worker thread (no second hand-off), never on the event loop
+        (the run folder made ahead: file creations that wait milliseconds on a busy disk)."""
 
     def ended_alone(self, record: ProcessRecord) -> bool:
         """Whether nothing of the run `record` names lives any more, known without a scan (a
@@ -130,12 +139,27 @@ class ProcSpawner:
         return spawn(argv, **args)
 
     async def prestart(
-        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        marker: str,
+        then: Callable[[], object] | None = None,
     ) -> Prestarted:
         prepare_child_signals()  # on the loop's (main) thread, before the worker's fork
-        return await anyio.to_thread.run_sync(
-            lambda: prestart(argv, cwd=cwd, env=env, marker=marker)
-        )
+
+        def start() -> Prestarted:
+            started = prestart(argv, cwd=cwd, env=env, marker=marker)
+            if then is not None:
+                try:
+                    then()
+                except BaseException:
+                    os.close(started.go)  # it exits at EOF on its stdin, unused
+                    raise
+            return started
+
+        return await anyio.to_thread.run_sync(start)
 
     def ended_alone(self, record: ProcessRecord) -> bool:
         return record.marker is not None and cgroup.emptied(record.marker)

@@ -1,7 +1,8 @@
 """Prestarts: each tab's next wrappers (two), started in the lull after its last run's answer
 (`lull`; as a run begins when none waits), so that the next run starts with one write
 instead of a fork, an exec and a cgroup move; and the run folder each of them will get,
-made with its files then too (`next-<pid>-<marker>` in the spool folder), so that the run
+made with its files then too, by the worker thread that started it (`next-<pid>-<marker>`
+in the spool folder), so that the run
 renames one folder instead of making a folder and three files (each a new inode, 0.3-1 ms
 of the answer's path on a busy disk: `bench/latency/mcp_latency.py`).
 
@@ -252,13 +253,18 @@ class Prestarts:
     ) -> bool:
         """Start one more wrapper for `tab`; whether it now waits there."""
         marker = f"run-p{secrets.token_hex(8)}"
-        folder: Path | None = None
+        made: list[Path | None] = [None]
+
+        def ahead() -> None:
+            made[0] = _make_ahead(self._spool_dir, marker)
+
         try:
-            started = await self._spawner.prestart(argv, cwd=Path(key.cwd), env=env, marker=marker)
-            if started is not None:
-                # On the loop, in the lull: a worker thread would be one more hop, and one
-                # more holder of the GIL when the next call comes.
-                folder = _make_ahead(self._spool_dir, marker)
+            # Its folder is made in the worker thread that started it, after it: a folder
+            # and three files made on the loop kept it from the next request for 1-2 ms a
+            # run on a busy disk (py-spy at load 13), each create waiting for the journal.
+            started = await self._spawner.prestart(
+                argv, cwd=Path(key.cwd), env=env, marker=marker, then=ahead
+            )
         except (OSError, ValueError) as exc:  # the next run starts cold, and says why if it
             # cannot either (ValueError: a NUL in the environment, which exec cannot take)
             logger.info("no prestarted wrapper for tab %s: %s", tab, exc)
@@ -269,7 +275,7 @@ class Prestarts:
             done.set()
         if started is None:
             return False
-        ready = Ready(started, key, env, marker, folder)
+        ready = Ready(started, key, env, marker, made[0])
         kept = self._ready.setdefault(tab, [])
         if self._closed or self._generation.get(tab) != generation or len(kept) >= _KEPT:
             self._close(ready)  # closed meanwhile, or the tab moved on

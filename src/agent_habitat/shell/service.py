@@ -319,10 +319,12 @@ class Shell:
         """Start the run in its tab's prestarted wrapper: its files, then its folder's name
         on the wrapper's stdin. None when the wrapper is gone (the caller starts cold)."""
         try:
-            if not ready.move_folder(run.run_dir):  # made ahead, else now
+            moved = ready.move_folder(run.run_dir)  # made ahead, else now
+            if not moved:
                 _new_folder(run.run_dir)
                 prepare(run.files.output)  # what lets its keeper cut it on a full disk
-            os.write(ready.started.go, run.files.prepare_prestarted(command))
+            go = run.files.prepare_prestarted(command, made_ahead=moved)
+            os.write(ready.started.go, go)
         except BrokenPipeError:
             return None  # it died waiting (killed by someone): the run starts cold
         except OSError as exc:

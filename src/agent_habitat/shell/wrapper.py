@@ -123,10 +123,10 @@ class RunFiles:
         """`state` with its environment dump rewritten as the delta (`forget_dump`)."""
         return self.root / "state.lean"
 
-    def prepare_prestarted(self, command: str) -> bytes:
+    def prepare_prestarted(self, command: str, *, made_ahead: bool = False) -> bytes:
         """The files a prestarted wrapper (`prestart_argv`) reads and writes, private: its
         `output` (which it opens itself, under the user's umask; made already when the
-        folder was made ahead, see `shell.prestarts`) and, for a long command, its `cmd`.
+        folder was `made_ahead`, see `shell.prestarts`) and, for a long command, its `cmd`.
         Its `state` was made ahead with the folder, or it makes it itself under `umask 077`.
         Returns what to write on its stdin: the run folder's line, then the command (empty:
         read `cmd`), NUL-ended."""
@@ -134,7 +134,8 @@ class RunFiles:
         if len(data) > _INLINE_COMMAND_BYTES or b"\0" in data or not data:
             _write_private(self.root / "cmd", command)
             data = b""
-        os.close(os.open(self.output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        if not made_ahead:
+            os.close(os.open(self.output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         return os.fsencode(f"{self.root}\n") + data + b"\0"
 
     def prepare_state(self) -> None:

@@ -259,7 +259,13 @@ class FakeSpawner:
         """Fake processes belong to no cgroup: nothing a dead habitat left to clear."""
 
     async def prestart(
-        self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], marker: str
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        marker: str,
+        then: Callable[[], object] | None = None,
     ) -> None:
         """A script plays once its command is known: every run starts at its call."""
 
