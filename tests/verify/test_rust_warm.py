@@ -68,6 +68,7 @@ async def test_the_warm_up_builds_heads_check_and_tests_and_waits_for_trust(
     assert item.state == "warm", item.detail
     assert "HEAD's cargo clippy" in item.detail
     assert "HEAD's test build" in item.detail
+    assert "HEAD's tests (1 outcomes kept)" in item.detail
     assert up.items["pytest"].state == "skipped"
     assert not (root / "target").exists()  # the project's own folder is the user's
     # A compile error at that HEAD finds HEAD's answer cached: no check of HEAD runs.
@@ -75,9 +76,12 @@ async def test_the_warm_up_builds_heads_check_and_tests_and_waits_for_trust(
     lint = await RUNNERS["diagnose.files"](tree_ctx(root, "w1", rungs=("diagnose.files",)))
     assert lint.state == "red", lint.reason
     assert (lint.baseline or "").endswith("(cached)"), lint.baseline
-    # A failed test there runs on HEAD's binary, built by the warm-up: no build beside it.
+    # A failed test there: HEAD's outcome of it is the warm-up's, nothing runs on HEAD.
     write(root, "src/lib.rs", _LIB.replace("x * 2", "x * 3"))
     ctx = tree_ctx(root, "w2", rungs=("test.scoped",))
     tests = await RUNNERS["test.scoped"](ctx)
     assert tests.state == "red", tests.reason
+    assert (tests.new_findings, tests.preexisting_findings) == (1, 0)
+    assert (tests.baseline or "").endswith("(cached)"), tests.baseline
     assert not ctx.spool("test.scoped", ".head-build.out").exists()
+    assert not ctx.spool("test.scoped", ".head-tests.out").exists()

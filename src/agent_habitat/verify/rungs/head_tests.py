@@ -29,7 +29,7 @@ from ..models import Diagnostic, RungResult
 from .compare import head_of
 from .context import RungContext
 
-__all__ = ["HeadRun", "OnHead", "settle_tests"]
+__all__ = ["HeadRun", "OnHead", "remember_head_run", "settle_tests"]
 
 
 @dataclass
@@ -77,6 +77,18 @@ def _mark(diagnostics: Sequence[Diagnostic], keys: list[str | None], failed: dic
             diag.preexisting = True
             marked += 1
     return marked
+
+
+async def remember_head_run(ctx: RungContext, cache_key: str, ran: HeadRun) -> None:
+    """Keeps HEAD's outcomes of a run made ahead of any red (a warm-up's), where
+    `settle_tests` looks them up for the same command: a later red at that HEAD asks HEAD
+    nothing it answered."""
+    path = _store(ctx, cache_key)
+    known = await anyio.to_thread.run_sync(_load, path)
+    known.update({k: n for k, n in ran.failed.items() if k != _WHOLE})
+    if ran.whole:
+        known[_WHOLE] = 1
+    await anyio.to_thread.run_sync(_save, path, known)
 
 
 async def settle_tests(

@@ -2,10 +2,14 @@
 proc macros: the warm-up waits on trust, as every step does) and no verify runs.
 
 What a red verdict waits for at a HEAD it has not seen is HEAD's: its clippy check (what
-judges a compile error) and its test build (what a failed test runs on). Both are built
-here in HEAD's export and target folder, as the rungs build them: a one-crate project's
-clippy answer goes to the findings cache under the very key `diagnose.files` looks up, and
-its test build is the one `test.scoped` would start beside its tests (then skipped). The
+judges a compile error), its test build and its failed tests' outcomes there. All are made
+here in HEAD's export and target folder, as the rungs make them: a one-crate project's
+clippy answer goes to the findings cache under the very key `diagnose.files` looks up, its
+test build is the one `test.scoped` would start beside its tests (then skipped), and every
+test's outcome on HEAD is kept where `test.scoped`'s red looks (rungs/head_tests.py), so
+that red waits for no run on HEAD (strsim's second edit: 1.06 s of HEAD's tests after its
+own, at load 15). The tests are the project's code: they run once it is trusted, as every
+step does, as Python's background recording runs its suite. The
 working tree's clippy check is built in the habitat's own target folder too, so a verify
 after a trust given before any verify checks only the edit. A workspace of several crates
 gets every crate checked and built (`--workspace`), whose units a later run of some of them
@@ -20,8 +24,9 @@ from typing import TypeVar
 from ...models import Diagnostic, RungResult
 from ...rungs.compare import head_of
 from ...rungs.context import RungContext
+from ...rungs.head_tests import HeadRun, remember_head_run
 from .cargo import check_env, crate_graph, on_head, packages
-from .head_tests import prebuild_on_head
+from .head_tests import cache_key, failed_on_head, prebuild_on_head
 from .tests import TEST_BASE
 
 __all__ = ["warm_rust"]
@@ -62,6 +67,14 @@ async def _warm(ctx: RungContext) -> tuple[str, str]:
     )
     if not isinstance(answer, str):
         done.append(f"HEAD's cargo {verb} ({len(answer[0].findings)} findings)")
-    await prebuild_on_head(ctx, "test.scoped", [[*TEST_BASE, *scope]])
+    run = [*TEST_BASE, *scope]
+    await prebuild_on_head(ctx, "test.scoped", [run])
     done.append("HEAD's test build")
+    if len(crates) == 1:
+        # HEAD's outcome of every test, where a red test.scoped of the crate looks first:
+        # its failed tests then run on HEAD only when HEAD had no such test.
+        ran = await failed_on_head(ctx, "test.scoped", head, run, whole=True)
+        if isinstance(ran, HeadRun):
+            await remember_head_run(ctx, cache_key(head.head, run, ctx.root), ran)
+            done.append(f"HEAD's tests ({len(ran.failed)} outcomes kept)")
     return "warm", "; ".join(done)
