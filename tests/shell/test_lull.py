@@ -3,6 +3,8 @@ in order, in one task; calls back to back still get it done within the bound."""
 
 from __future__ import annotations
 
+import threading
+
 import anyio
 import anyio.lowlevel
 import pytest
@@ -89,3 +91,27 @@ async def test_a_job_left_at_the_close_still_runs() -> None:
         waits.later(job)
         tg.cancel_scope.cancel()  # the shell closing: the job is shielded
     assert ran == [True]
+
+
+async def test_a_blocking_job_runs_in_a_worker_thread_beside_the_others_once_at_a_time() -> None:
+    release = threading.Event()
+    threads: list[str] = []
+    other = anyio.Event()
+
+    def blocking() -> None:
+        threads.append(threading.current_thread().name)
+        release.wait(10)  # a sync of the disk, say
+
+    async def next_job() -> None:
+        other.set()
+
+    async with anyio.create_task_group() as tg:
+        waits = Lull(tg)
+        waits.in_thread(blocking)
+        waits.later(next_job)
+        with anyio.fail_after(10):
+            await other.wait()  # the job after it did not wait for it
+        waits.in_thread(blocking)  # still running: not again
+        release.set()
+    assert len(threads) == 1
+    assert threads[0] != threading.main_thread().name

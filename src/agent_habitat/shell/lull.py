@@ -2,7 +2,8 @@
 
 A run's end leaves work nothing reads before its answer: the tab's next prestarted wrapper
 (a fork, an exec and a cgroup move in a worker thread), the rewrite of its environment dump,
-the removal of empty cgroups. Done while a run is being answered, it takes the core or the
+the removal of empty cgroups, the database's checkpoint (`in_thread`: a worker thread's, its
+sync of the disk beside the other jobs). Done while a run is being answered, it takes the core or the
 GIL from that answer: a worker thread in `subprocess.Popen` holds the GIL until its child
 has exec'd (Python 3.11's vfork), which on a loaded machine is milliseconds the event loop
 cannot run. An agent leaves seconds between its calls; the work waits for them, in one task
@@ -17,6 +18,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 
 import anyio
+import anyio.to_thread
 from anyio.abc import TaskGroup
 
 __all__ = ["Lull"]
@@ -41,6 +43,7 @@ class Lull:
         self._quiet.set()
         self._jobs: list[Job] = []
         self._draining = False
+        self._threaded: set[Callable[[], object]] = set()
 
     @contextmanager
     def answer(self) -> Iterator[None]:
@@ -62,6 +65,25 @@ class Lull:
         if not self._draining:
             self._draining = True
             self._tg.start_soon(self._drain)
+
+    def in_thread(self, job: Callable[[], object]) -> None:
+        """Run the blocking `job` in a worker thread from the next lull on, beside the jobs
+        left for it (they do not wait for it: a sync of the disk takes milliseconds); not
+        again while it still runs."""
+        if job in self._threaded:
+            return
+        self._threaded.add(job)
+
+        async def run() -> None:
+            try:
+                await anyio.to_thread.run_sync(job)
+            finally:
+                self._threaded.discard(job)
+
+        async def start() -> None:
+            self._tg.start_soon(run)
+
+        self.later(start)
 
     async def wait(self) -> None:
         """Until no run has been answered for `_AFTER_ANSWER_SECONDS` (at most `_BOUND`)."""

@@ -102,6 +102,7 @@ class Shell:
         self.clock: Clock = clock or SYSTEM_CLOCK
         self.store = RunStore(db, self.clock)
         self._lull = Lull(task_group)
+        db.checkpoint_apart(lambda: self._lull.in_thread(db.checkpoint))
         self.runs = RunSupervisor(
             self.store,
             bus,
