@@ -78,13 +78,19 @@ class Spool:
         """The range the run's keeper freed (written, not kept), if any."""
         return read_hole(self.path)
 
-    def read(self, start: int, length: int) -> bytes:
-        """What is kept of the `length` bytes at offset `start` (the freed range left out)."""
+    def read(
+        self, start: int, length: int, hole: Hole | None = None, *, hole_read: bool = False
+    ) -> bytes:
+        """What is kept of the `length` bytes at offset `start` (the freed range left out).
+        `hole_read`: the caller has just read the hole record (`hole`), so the first try
+        reads with it instead of reading the record again."""
         if length <= 0:
             return b""
         data = b""
         for _ in range(_STABLE_TRIES):
-            hole = self.hole()
+            if not hole_read:
+                hole = self.hole()
+            hole_read = False
             data = self._read_kept(max(0, start), length, hole)
             if self.hole() == hole:
                 break  # else the keeper freed more meanwhile: what was read may be zeros

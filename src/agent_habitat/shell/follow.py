@@ -88,10 +88,10 @@ class Follower:
             if returncode is not None:
                 # Its end is written after its answer (when it ended alone), and the look
                 # at what it left writing its spool after that.
-                ended = await self._runs.ended(run, returncode[0], answer_first=True)
+                ended, alone = await self._runs.ended_quick(run, returncode[0])
                 if not pumped:
                     self._runs.after_end(functools.partial(self._keeping.settled, ended))
-                return views.run_result(self._tabs, ended)
+                return views.run_result(self._tabs, ended, alone=alone)
             self._runs.announce(run.id)  # not over within its first moment
             self.going(run, process, after=QUICK_SECONDS)
             if not process.record.create_time:

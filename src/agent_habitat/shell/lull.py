@@ -3,12 +3,12 @@
 A run's end leaves work nothing reads before its answer: the tab's next prestarted wrapper
 (a fork, an exec and a cgroup move in a worker thread), the rewrite of its environment dump,
 the removal of empty cgroups, the database's checkpoint (`in_thread`: a worker thread's, its
-sync of the disk beside the other jobs). Done while a run is being answered, it takes the core or the
-GIL from that answer: a worker thread in `subprocess.Popen` holds the GIL until its child
-has exec'd (Python 3.11's vfork), which on a loaded machine is milliseconds the event loop
-cannot run. An agent leaves seconds between its calls; the work waits for them, in one task
-for all of it (a task and a timer each cost the loop a turn). Calls back to back without a
-lull still get it done: it waits at most `_BOUND`.
+sync of the disk beside the other jobs). Done while a run is being answered, it takes the
+core or the GIL from that answer: a worker thread in `subprocess.Popen` holds the GIL until
+its child has exec'd (Python 3.11's vfork), which on a loaded machine is milliseconds the
+event loop cannot run. An agent leaves seconds between its calls; the work waits for them,
+in one task for all of it (a task and a timer each cost the loop a turn). Calls back to back
+without a lull still get it done: it waits at most `_BOUND`.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ def read_capped(
     if secrets is None:
         secrets = secret_values()
     if kept <= cap:
-        data = spool.read(start, total - start)
+        data = spool.read(start, total - start, hole, hole_read=True)
         if hole is None:
             return Capped(clean_text(data, secrets), 0, total)
         cut = max(0, hole.start - start)

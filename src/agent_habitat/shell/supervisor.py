@@ -153,13 +153,20 @@ class RunSupervisor:
         returncode = await process.wait()
         await self.ended(run, returncode)
 
-    async def ended(
-        self, run: RunRow, returncode: int | None, *, answer_first: bool = False
-    ) -> RunRow:
+    async def ended(self, run: RunRow, returncode: int | None) -> RunRow:
         """`finish` for a run whose process exited: first looks (off the event loop) for the
         processes it leaves running, and lets a pumping keeper copy what is left in its
-        pipe (bounded: a daemon the run left may hold the pipe). `answer_first`: a run that
-        ended alone has its end written after its answer (`EndRecorder.later`)."""
+        pipe (bounded: a daemon the run left may hold the pipe)."""
+        return (await self._end_of(run, returncode, answer_first=False))[0]
+
+    async def ended_quick(self, run: RunRow, returncode: int | None) -> tuple[RunRow, bool]:
+        """`ended` for a quick foreground run, and whether it ended alone (nothing of it
+        lives); if so its end is written after its answer (`EndRecorder.later`)."""
+        return await self._end_of(run, returncode, answer_first=True)
+
+    async def _end_of(
+        self, run: RunRow, returncode: int | None, *, answer_first: bool
+    ) -> tuple[RunRow, bool]:
         if run.id in self.pumped:
             self.pumped.discard(run.id)
             if run.id not in self._killing:
@@ -167,7 +174,7 @@ class RunSupervisor:
         if run.id in self._killing or run.id in self._signalled:
             # Ended by a signal sent here: the kill looks at the whole tree itself, and its
             # caller waits a bounded grace for this end, which a scan must not delay.
-            return self.finish(run, returncode)
+            return self.finish(run, returncode), False
         if run.record is not None and self.spawner.ended_alone(run.record):
             # Its cgroup is empty: no scan.
             ended = self.finish(run, returncode, left=[], later=answer_first)
@@ -175,9 +182,9 @@ class RunSupervisor:
             if len(self._emptied) >= _GROUPS_PER_RELEASE:
                 emptied, self._emptied = self._emptied, []
                 self._lull.later(lambda: self._release_groups(emptied))
-            return ended
+            return ended, True
         left = await anyio.to_thread.run_sync(self._left_behind, run)
-        return self.finish(run, returncode, left=left)
+        return self.finish(run, returncode, left=left), False
 
     def _left_behind(self, run: RunRow) -> list[Leftover]:
         if run.record is None or run.files.read_state() is None:

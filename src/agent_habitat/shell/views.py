@@ -37,9 +37,12 @@ def _error_lines(run: RunRow, capped: Capped) -> ErrorLines:
     )
 
 
-def run_result(tabs: Tabs, run: RunRow) -> RunResult:
+def run_result(tabs: Tabs, run: RunRow, *, alone: bool = False) -> RunResult:
+    """`run` as its caller reads it. `alone`: it ended alone (`RunSupervisor.ended_quick`),
+    so it left nothing running, and its file of what runs left running is not read."""
     capped = read_capped(run.files.output, tabs.config.output_cap_bytes)
     errors = _error_lines(run, capped)
+    left = [] if alone else leftovers.read(run.run_dir)
     return RunResult(
         tab=run.tab,
         index=run.idx,
@@ -56,9 +59,7 @@ def run_result(tabs: Tabs, run: RunRow) -> RunResult:
         output_bytes=capped.total_bytes,
         spool=str(run.files.output),
         cursor=capped.total_bytes,
-        left_running=[
-            item.model() for item in leftovers.read(run.run_dir) if item.index == run.idx
-        ],
+        left_running=[item.model() for item in left if item.index == run.idx],
         error_lines=errors.lines,
         error_lines_more=errors.more,
     )
