@@ -203,3 +203,17 @@ def test_a_note_goes_with_the_finding_on_its_line_old_with_an_old_one_new_with_a
         (1, "note", True),
         (1, "error", True),
     ]
+
+
+def test_heads_error_pairs_with_the_error_not_with_the_same_lint_as_a_warning() -> None:
+    # One lint on one line, warned of in the lib and denied in its test build
+    # (`#![cfg_attr(test, deny(warnings))]`); HEAD's run stopped before the lib's warning.
+    # The tree's warning comes first: had it taken HEAD's error, the error was new (red).
+    warning = _diag(1, "clippy::redundant_closure", "redundant closure")
+    warning.severity = "warning"
+    error = _diag(1, "clippy::redundant_closure", "redundant closure")
+    error.severity = "error"
+    head_error = error.model_copy()
+    marked = _mark([warning, error], [head_error], HEAD, HEAD)
+    assert [(d.severity, d.preexisting) for d in marked] == [("warning", False), ("error", True)]
+    assert summarize(marked) == (0, 1)  # no new error: not red

@@ -29,6 +29,7 @@ from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_
 from .test_code import only_test_code
 
 __all__ = [
+    "EVERY_UNIT",
     "TOOL_NOTE",
     "affected_of",
     "cargo_rung",
@@ -46,6 +47,11 @@ __all__ = [
 ]
 
 TOOL_NOTE = "rust toolchain: {tool}"
+EVERY_UNIT = ("--all-targets", "--keep-going")
+"""What a clippy or check run covers, here and on HEAD alike: every target, and every unit
+whatever another one's errors (cargo stops scheduling at the first failed unit otherwise,
+in an order of its own: unicase 2.8.1, which denies warnings under `cfg(test)`, gave HEAD's
+check without the lib's warnings and the tree's with them, and its lint read as new)."""
 NO_CARGO = "cargo is not on PATH; install Rust with rustup (https://rustup.rs)"
 _GRAPHS: dict[tuple[str, str], tuple[str, CrateGraph]] = {}
 """(root, `_graph_key`) → (the climb that ran `cargo metadata`, the crate graph)."""

@@ -24,6 +24,7 @@ import shutil
 from ...models import Diagnostic, RungName, RungResult
 from ...rungs.context import RungContext, nothing_to_do
 from .cargo import (
+    EVERY_UNIT,
     TOOL_NOTE,
     affected_of,
     cargo_rung,
@@ -88,7 +89,7 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
                 f"checked with the crates the change reaches, {', '.join(crates)} "
                 "(their warnings dropped, their errors kept)"
             )
-    argv = ["cargo", verb, _JSON, "--all-targets", *packages(crates)]
+    argv = ["cargo", verb, _JSON, *EVERY_UNIT, *packages(crates)]
     result = await run_compiler(
         ctx,
         rung,
@@ -128,7 +129,7 @@ async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
                 ],
             }
         )
-    argv = ["cargo", "check", _JSON, "--all-targets", *packages(crates)]
+    argv = ["cargo", "check", _JSON, *EVERY_UNIT, *packages(crates)]
     return await run_compiler(
         ctx, rung, argv, tool="cargo check", notes=notes, extra_env=check_env(ctx)
     )

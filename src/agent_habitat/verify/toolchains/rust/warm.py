@@ -25,7 +25,7 @@ from ...models import Diagnostic, RungResult
 from ...rungs.compare import head_of
 from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun, remember_head_run
-from .cargo import check_env, crate_graph, on_head, packages
+from .cargo import EVERY_UNIT, check_env, crate_graph, on_head, packages
 from .head_tests import cache_key, failed_on_head, prebuild_on_head
 from .tests import TEST_BASE
 
@@ -54,7 +54,7 @@ async def _warm(ctx: RungContext) -> tuple[str, str]:
     crates = sorted(graph.crates)
     scope = packages(crates) if len(crates) == 1 else ["--workspace"]
     verb = "clippy" if shutil.which("cargo-clippy", path=ctx.process_env().get("PATH")) else "check"
-    argv = ["cargo", verb, _JSON, "--all-targets", *scope]
+    argv = ["cargo", verb, _JSON, *EVERY_UNIT, *scope]
     done = []
     mine = await ctx.run("diagnose.files", argv, suffix=".warm.out", extra_env=check_env(ctx))
     if mine.exit_code in (0, 101):
