@@ -205,3 +205,30 @@ def test_quick_json_refuses_what_json_refuses(text: str) -> None:
         json.loads(text)
     with pytest.raises(ValueError, match=r"JSON value|Expecting|extra data|Unterminated"):
         loads(text)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        [],
+        {"a": [1, 2.5, None, True, False, 'é\n"x\\', {"b": {}}, []], "c": {"d": [[]]}},
+        "\u2028\x00\x7f",
+        [float("nan"), float("inf"), -float("inf"), -0.0, 1e100, 10**30],
+        {1: 2, 2.5: 3, None: 4, False: 5},
+        (1, (2,)),
+    ],
+)
+def test_quick_json_indents_as_json_does(value: object) -> None:
+    from agent_habitat.reach.quick_json import dumps_indented
+
+    assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_quick_json_refuses_to_indent_what_json_cannot_hold() -> None:
+    from agent_habitat.reach.quick_json import dumps_indented
+
+    with pytest.raises(TypeError, match="set"):
+        dumps_indented({"a": {1}})
+    with pytest.raises(TypeError, match="keys"):
+        dumps_indented({(1,): 1})

@@ -30,6 +30,18 @@ def test_a_pyproject_without_tool_ruff_is_not_a_ruff_configuration(tmp_path: Pat
     assert ruff_configured(tmp_path, ["mod.py"]) == []
 
 
+def test_a_pyproject_that_gains_or_loses_tool_ruff_is_read_again(tmp_path: Path) -> None:
+    # Its answer is kept by the file's size and mtime (sizes differ here: two writes within
+    # one clock tick may share an mtime).
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text("[tool.mypy]\n", encoding="utf-8")
+    assert ruff_configured(tmp_path, ["mod.py"]) == []
+    pyproject.write_text("[tool.ruff]\nfix = false\n", encoding="utf-8")
+    assert ruff_configured(tmp_path, ["mod.py"]) == [pyproject]
+    pyproject.write_text("[tool.mypy]\nstrict = true\n", encoding="utf-8")
+    assert ruff_configured(tmp_path, ["mod.py"]) == []
+
+
 def test_the_closest_configuration_to_a_file_applies(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.ruff]\n", encoding="utf-8")
     (tmp_path / "sub").mkdir()

@@ -110,13 +110,17 @@ class _HeldKeeper:
 async def test_a_run_ending_while_its_keeper_starts_is_answered_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The keeper's start (an interpreter) runs beside the wait: a quick quiet run that
-    outlived KEEPER_AFTER_SECONDS is not held up until its keeper has started."""
+    """The keeper's start (an interpreter) runs beside the wait: a run that wrote enough to
+    get one, but less than half its budget, is not held up until its keeper has started."""
     held = _HeldKeeper()
     monkeypatch.setattr(command, "start_keeper", held)
-    # Ends only once its keeper is being started: it has outlived the moment for sure.
+    # A quarter of its budget written, then it ends only once its keeper is being started.
     flag = tmp_path / "keeper-called"
-    wait = f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.01)\n"
+    wait = (
+        "import os, sys, time\nsys.stdout.buffer.write(b'x' * (1 << 18) + b'\\n')\n"
+        "sys.stdout.flush()\n"
+        f"while not os.path.exists({str(flag)!r}): time.sleep(0.01)\n"
+    )
 
     async def mark() -> None:
         await anyio.to_thread.run_sync(held.called.wait, 60)
@@ -137,9 +141,44 @@ async def test_a_run_ending_while_its_keeper_starts_is_answered_at_once(
                 )
         assert not held.release.is_set()  # answered while the keeper was still starting
         assert outcome.exit_code == 0
-        assert outcome.tail == "done\n"
+        assert outcome.tail.endswith("\ndone\n")
     finally:
         held.release.set()
+
+
+async def test_a_quiet_run_gets_no_keeper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that writes little (a linter on one file) never pays for a keeper's interpreter,
+    however long it lasts: its spool is looked at, not held."""
+    calls: list[Path] = []
+    monkeypatch.setattr(command, "start_keeper", lambda output, budget: calls.append(output))
+    monkeypatch.setattr(command, "KEEPER_AFTER_SECONDS", 0.01)
+    # Runs until its spool has been looked at several times (the flag: the 5th look).
+    flag = tmp_path / "looked"
+    looks = 0
+    size = Spool.size
+
+    def counted(self: Spool) -> int:
+        nonlocal looks
+        looks += 1
+        if looks == 5:
+            flag.touch()
+        return size(self)
+
+    monkeypatch.setattr(Spool, "size", counted)
+    wait = f"import os, time\nwhile not os.path.exists({str(flag)!r}): time.sleep(0.01)\n"
+    with anyio.fail_after(60):
+        outcome = await run_command(
+            [sys.executable, "-c", wait + "print('done')"],
+            cwd=tmp_path,
+            env=child_env(),
+            spool=spool_path(tmp_path / "spool", "v1.lint.out"),
+            limit_s=60,
+            cap=4096,
+            budget=Budget(_MIB, 64 * _MIB),
+        )
+    assert outcome.exit_code == 0
+    assert outcome.tail == "done\n"
+    assert calls == []
 
 
 async def test_a_run_past_half_its_budget_waits_for_its_keeper(

@@ -7,8 +7,8 @@ task); then `/api/verify/wait` blocks until the verdict and answers the whole ep
 climb result is printed as the one-shot path prints it, with the same exit code. Ctrl-C
 (or SIGTERM) cancels the task on the host before exiting 130. `--background` stops after
 the hand-over: exit 5, queued, no verdict yet. It imports neither argparse nor `pathlib`,
-`typing`, `json` or `signal` (`_signal` is its C core; `json` only to print `--json`), as
-`cli.verify_fast` reads the command line without them.
+`typing`, `json` or `signal` (`_signal` is its C core; `--json` is written by
+`reach.quick_json`), as `cli.verify_fast` reads the command line without them.
 
 None from `verify_through_host` means "take the one-shot path": no host runs and none is
 to be started, or the host is gone before it took the request.
@@ -104,9 +104,9 @@ def verify_through_host(
 
 def _queued(as_json: bool, ticket: dict[str, Any]) -> int:
     if as_json:
-        import json
+        from ..reach.quick_json import dumps_indented
 
-        sys.stdout.write(json.dumps(ticket, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps_indented(ticket) + "\n")
     else:
         sys.stdout.write(
             f"queued: epoch {ticket['epoch']} ({ticket['task']}), no verdict yet: "
@@ -128,6 +128,9 @@ def _wait(as_json: bool, host: PlainHost, ticket: dict[str, Any], host_start: fl
         for message in host.lines("POST", _WAIT, {"task": task}):
             if "epoch" in message:
                 epoch = message["epoch"]
+                # The last line: the answer's end (a chunk the host sends once its loop
+                # comes back to it, 5 ms later on a quiet machine) is not waited for.
+                break
             elif "task" in message and "state" in message:
                 epoch = message  # a host started before the route streamed: the epoch alone
             elif line is not None and isinstance(message.get("progress"), dict):
@@ -218,12 +221,12 @@ def _verdict(as_json: bool, epoch: dict[str, Any], host_start: float = 0.0) -> i
         return EXIT_CODES.get(state, 1)
     stale = list(epoch.get("changed") or []) if epoch.get("stale") else None
     if as_json:
-        import json
+        from ..reach.quick_json import dumps_indented  # `json.dumps(…, indent=2)`'s text
 
         # The climb's result, as the one-shot path prints it; `stale` only when the tree
         # moved while it climbed (the exit code then says not green, whatever it found).
         shown = result | {"stale": stale} if stale else result
-        sys.stdout.write(json.dumps(shown, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(dumps_indented(shown) + "\n")
     else:
         from .verdict_text import render_verdict
 

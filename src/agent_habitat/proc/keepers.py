@@ -32,7 +32,8 @@ __all__ = [
 ]
 
 KEEPER_AFTER_SECONDS = 0.05
-"""How long after its start a run gets its keeper (if it still writes): a short run none."""
+"""How often a rung's spool is looked at for a keeper (`verify.command`): a run that has
+written a share of its budget gets one; a short or quiet run none."""
 # How long a habitat waits for a keeper it must have before the command starts.
 _READY_SECONDS = 10.0
 # What a writer at ~1 GB/s puts in its spool before a keeper started after it makes its
