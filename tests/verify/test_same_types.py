@@ -12,6 +12,7 @@ import pytest
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.verify import LadderRequest, RungResult, run_ladder, stop_type_daemon
+from agent_habitat.verify.rungs import same_types
 from agent_habitat.verify.rungs.same_types import same_types_as_head
 
 ARITH = "src/calc/arith.py"
@@ -83,6 +84,60 @@ def test_heads_side_is_read_per_commit(calc: Path) -> None:
     _edit(calc, "# a note\n", "# another note\n")
     assert same_types_as_head(calc, [ARITH], second)
     assert not same_types_as_head(calc, [ARITH], first)  # against the first: b + a
+
+
+def _head(root: Path) -> str:
+    done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def test_whole_line_comments_are_told_from_the_lines_without_a_tree(
+    calc: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # HEAD's strings are read first (its tree, once per commit), then no tree is dumped.
+    head = _head(calc)
+    _edit(calc, "def add", "# one\n\n# two\ndef add")
+    assert same_types._head_strings(calc, head, ARITH) is not None
+
+    def no_tree(source: bytes) -> None:
+        raise AssertionError("compared tree to tree")
+
+    monkeypatch.setattr(same_types, "_read", no_tree)
+    assert same_types_as_head(calc, [ARITH], head)
+
+
+@pytest.mark.parametrize(
+    ("head_text", "text"),
+    [
+        # Inside a docstring: its text changes.
+        (
+            'def f():\n    """A.\n\n    B.\n    """\n',
+            'def f():\n    """A.\n    # c\n\n    B.\n    """\n',
+        ),
+        ('X = """a\n\nb"""\n', 'X = """a\n\n\nb"""\n'),
+        # After a line a backslash continues: the comment ends the statement early.
+        ("x = 1 + \\\n    2\n", "x = 1 + \\\n# c\n    2\n"),
+        # A coding declaration moved past the second line no longer declares it.
+        (
+            "# -*- coding: latin-1 -*-\nS = 'caf\xe9'\n",
+            "\n\n# -*- coding: latin-1 -*-\nS = 'caf\xe9'\n",
+        ),
+        ("X = 1\n", "# type: int\nX = 1\n"),
+    ],
+)
+def test_a_comment_line_that_changes_what_is_read_is_a_change(
+    tmp_path: Path, head_text: str, text: str
+) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    mod = root / "mod.py"
+    mod.write_bytes(head_text.encode("utf-8", "surrogateescape"))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@localhost"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "."], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "head"], cwd=root, check=True)
+    mod.write_bytes(text.encode("utf-8", "surrogateescape"))
+    assert not same_types_as_head(root, ["mod.py"], _head(root))
 
 
 def test_a_directive_changed_in_a_comment_after_code_is_a_change(calc: Path) -> None:
