@@ -149,12 +149,50 @@ def checkout_identity(root: Path) -> CheckoutIdentity:
     return identity
 
 
+def _stat(path: Path, whole: bool = True) -> tuple[int, ...] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if whole else (st.st_dev, st.st_ino)
+
+
+def _history_key(root: Path, trust_file: Path) -> tuple[object, ...] | None:
+    """What changes whenever the checkout's identity or its trust entry could: the folder's
+    and its `.git`'s inodes, `trust.json`, and every file that names HEAD's commit (whose
+    root commits are fixed): `.git/HEAD`, the ref it names, `packed-refs`, the reftable's
+    list, replacements and grafts. None where git keeps them elsewhere (a linked worktree's
+    or a submodule's `.git` file): the identity is then read whole."""
+    top = scm_root(root)
+    git = top / ".git" if top is not None else None
+    if git is None or not git.is_dir():
+        return None
+    try:
+        head = (git / "HEAD").read_bytes()
+    except OSError:
+        return None
+    ref = head[5:].strip().decode("utf-8", "replace") if head.startswith(b"ref: ") else None
+    return (
+        _stat(root, whole=False),
+        _stat(git, whole=False),
+        _stat(trust_file),
+        head,
+        _stat(git / ref) if ref else None,
+        *(_stat(git / name) for name in ("packed-refs", "reftable/tables.list", "info/grafts")),
+        _stat(git / "refs" / "replace"),
+    )
+
+
 class ProjectTrust:
     """Reads and grants the trust of projects (each in its own state folder)."""
 
     def __init__(self, bus: EventBus | None = None) -> None:
         self.bus = bus
         self._granted = anyio.Event()
+        self._known: dict[Path, tuple[tuple[object, ...], str]] = {}
+        """root → (`_history_key` when it was last found trusted, what the grant said): a
+        verify's grant then costs a few `stat`s, not the `git rev-list` of
+        `checkout_identity` (a process on the way to every verify's start)."""
 
     @staticmethod
     def _path(root: Path) -> Path:
@@ -203,17 +241,20 @@ class ProjectTrust:
         return (await self.state(root)).trusted
 
     def grant_sync(self, root: Path, how: TrustHow) -> TrustResult:
+        path = self._path(root)
+        key = _history_key(root, path)
+        known = self._known.get(root)
+        if key is not None and known is not None and known[0] == key:
+            return TrustResult(root=str(root), already=True, summary=known[1])
         identity = checkout_identity(root)
         entry = self._entry(root, identity)
         if entry is not None:
-            return TrustResult(
-                root=str(root),
-                already=True,
-                summary=f"{root} was already trusted ({entry.how})",
-            )
+            summary = f"{root} was already trusted ({entry.how})"
+            if key is not None:
+                self._known[root] = (key, summary)
+            return TrustResult(root=str(root), already=True, summary=summary)
         data = self._read(root)
         data.roots[str(root)] = _Entry(identity=identity, trusted_at=time.time(), how=how)
-        path = self._path(root)
         write_private(path, data.model_dump_json(indent=1))
         return TrustResult(
             root=str(root),

@@ -221,6 +221,38 @@ def test_a_different_checkout_at_the_same_path_does_not_inherit_the_trust(
     assert NOT_TRUSTED in state.summary
 
 
+def test_a_verifys_grant_of_a_trusted_checkout_runs_no_git(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every verify grants: once trusted, its HEAD, refs and trust file unchanged, the
+    # identity (a `git rev-list`) is not read again.
+    import agent_habitat.trust as trust_module
+
+    trust = ProjectTrust()
+    assert not trust.grant_sync(repo, "verify").already
+    assert trust.grant_sync(repo, "verify").already
+
+    def no_git(root: Path) -> None:
+        raise AssertionError("read the identity again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(trust_module, "checkout_identity", no_git)
+        assert trust.grant_sync(repo, "verify").already
+
+
+def test_a_grant_reads_the_checkout_again_once_it_changed(repo: Path) -> None:
+    trust = ProjectTrust()
+    trust.grant_sync(repo, "verify")
+    trust.grant_sync(repo, "verify")
+    from agent_habitat.workspace import Workspace
+
+    (Workspace.for_project(repo).state_dir / "trust.json").unlink()  # trust taken back
+    assert not trust.grant_sync(repo, "verify").already
+    clone_other(repo)
+    assert not trust.grant_sync(repo, "verify").already
+    assert trust.state_sync(repo).trusted
+
+
 def test_a_new_commit_keeps_the_trust_of_the_checkout(repo: Path) -> None:
     trust = ProjectTrust()
     trust.grant_sync(repo, "verb")
