@@ -15,6 +15,7 @@ again (deps_selection.py).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -319,21 +320,38 @@ class Recording:
             if not self._own(rel, modules):
                 return False  # a conftest, a helper, a data file: judged whole, not here
             new = tables.get(rel) or _blocks_now(self.root / rel)
-            shown = subprocess.run(
-                ["git", "show", f"{head}:./{rel}"],
-                env=git_env(),
-                cwd=self.root,
-                capture_output=True,
-                check=False,
-                timeout=60,
-            )
-            old = file_blocks(shown.stdout) if shown.returncode == 0 else None
+            try:
+                old = _head_blocks(self.root, head, rel)
+            except _NotShown:
+                old = None
             if new is None or old is None:
                 return False
             changed = changed_blocks(old.to_json(), new)
             if changed is None or changed & set(imports.get(rel, ())):
                 return False
         return True
+
+
+class _NotShown(Exception):
+    """git could not show the file at that commit: never remembered."""
+
+
+@functools.lru_cache(maxsize=64)
+def _head_blocks(root: Path, head: str, rel: str) -> FileBlocks | None:
+    """`rel`'s blocks in commit `head` (None: they do not parse), once per commit and file:
+    a commit's content never changes, and every recorded run of an edit showed and compiled
+    HEAD's file again (parse's 1,000-line module: a git process and a compile per run)."""
+    shown = subprocess.run(
+        ["git", "show", f"{head}:./{rel}"],
+        env=git_env(),
+        cwd=root,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    if shown.returncode != 0:
+        raise _NotShown(rel)
+    return file_blocks(shown.stdout)
 
 
 def _blocks_now(path: Path) -> FileBlocks | None:
