@@ -180,6 +180,11 @@ class Prestarts:
         ready = self._ready.get(tab)
         return ready[0].started.process.pid if ready else None
 
+    def idle(self, tab: str) -> bool:
+        """Whether a wrapper may be started for the tab now: prestarts are on, and none is
+        being started for it already (a `prepare` under way tops it up)."""
+        return self._enabled and tab not in self._pending
+
     async def take(
         self, tab: str, shell: ShellInfo, cwd: str, env: Mapping[str, str]
     ) -> Ready | None:

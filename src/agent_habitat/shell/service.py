@@ -308,9 +308,9 @@ class Shell:
         self.runs.started(run, process, args.env, announce, now=not quick)
         if not quick:
             self._follower.going(run, process)
-        if self.prestarts.enabled and self.prestarts.pid(args.tab) is None:
-            # None waits for the next run: one starts while this one runs, so that a call
-            # right behind this answer (calls back to back, no lull) finds it ready.
+        if self.prestarts.pid(args.tab) is None and self.prestarts.idle(args.tab):
+            # None waits, none is being started: one starts while this one runs, so that a
+            # call right behind this answer (calls back to back, no lull) finds it ready.
             self._tg.start_soon(self._prepare_next, args.tab)
         return await self._follower.follow(
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
