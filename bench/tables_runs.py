@@ -317,6 +317,7 @@ def oneshot_tables() -> str:
         "project",
         "edits",
         "median wall s: before / after / full",
+        "median verdict s: before / after",
         "after / before per edit: median (p10, max)",
         "one-shot − full s: before / after",
         "misses before / after",
@@ -327,8 +328,11 @@ def oneshot_tables() -> str:
         "ladder_oneshot-*.json",
         head,
         lambda path, run: (
-            f"seed {run['seed']}, baseline `{run['baseline']}`, from the second edit",
-            [summary(p) for p in run["projects"]],
+            f"seed {run['seed']}, baseline `{run['baseline']}`, "
+            + {"steady": "from the second edit", "first": "flow first: every edit"}.get(
+                run.get("flow", "steady"), "flow new-project: from the run's second edit"
+            ),
+            [summary(p, run.get("flow", "steady")) for p in run["projects"]],
         ),
     )
 

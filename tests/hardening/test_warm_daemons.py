@@ -185,14 +185,29 @@ def test_a_one_shot_verify_that_selects_no_test_starts_no_pytest(
 
 @pytest.mark.e2e
 def test_a_one_shot_verify_forks_its_tests_from_a_prestarted_pytest_and_leaves_none(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calc = _calc(tmp_path, tmp_path_factory)
     break_sample(calc, "test")
     warm = WarmPytest(Workspace.for_project(calc))
+    # The verdict is out before the climb's warm pytest is stopped: that waits for no one.
+    printed_before_stop: list[str] = []
+    real_stop = WarmPytest.stop_now
+
+    async def stop_now(self: WarmPytest) -> None:
+        if self.dir != warm.dir and self.record() is not None:  # the climb's own, running
+            printed_before_stop.append(capsys.readouterr().out)
+        await real_stop(self)
+
+    monkeypatch.setattr(WarmPytest, "stop_now", stop_now)
     argv = ["verify", "--project", str(calc), "--no-host", "--json"]
     code = main(argv)
-    out = json.loads(capsys.readouterr().out)
+    assert len(printed_before_stop) == 1
+    out = json.loads(printed_before_stop[0] + capsys.readouterr().out)
+    assert printed_before_stop[0].rstrip().endswith("}"), printed_before_stop
     scoped = next(r for r in out["rungs"] if r["rung"] == "test.scoped")
     # Still the truth: the broken add() is red, from the forked run.
     assert (code, scoped["state"]) == (1, "red"), out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Awaitable, Callable
 
 from ..habitat import VerifyRecord
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
@@ -45,8 +46,9 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
             bus = habitat.bus
             queued_at = time.time()
             climbing = time.monotonic()
+            after: list[Callable[[], Awaitable[None]]] = []
             if args.json:
-                result = await run_ladder(root, request, bus=bus, keeps_warm=False)
+                result = await run_ladder(root, request, bus=bus, keeps_warm=False, after=after)
             else:
                 # Only the live view draws with rich: a `--json` verify (a script's) skips
                 # importing it.
@@ -57,18 +59,29 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
                 policy_rungs = request.rungs or list(POLICIES[request.policy or load_policy(root)])
                 rungs = [r for r in RUNGS if r in policy_rungs]
                 with LadderView(Console(file=sys.stderr), rungs, bus):
-                    result = await run_ladder(root, request, bus=bus, keeps_warm=False)
+                    result = await run_ladder(root, request, bus=bus, keeps_warm=False, after=after)
             result = _timed(result, requested, climbing)
             report = await habitat.verifier.record_foreground(request, result, queued_at)
             # Its reason as the record words it (a red change undone: `record.red_gone`).
             result = result.model_copy(update={"reason": report.reason})
-        if args.json:
-            sys.stdout.write(result.model_dump_json(indent=2) + "\n")
-        else:
-            render_verdict(result.model_dump(mode="json"), sys.stdout, colour=sys.stdout.isatty())
+            # The verdict out as soon as it is known; what it need not wait for (stopping the
+            # warm pytest this climb started) after it, before the exit that carries its code.
+            try:
+                _print(result, args.json)
+            finally:
+                for step in after:
+                    await step()
         return EXIT_CODES[result.state]
 
     return run_command(body, term_as_interrupt=True)
+
+
+def _print(result: LadderResult, as_json: bool) -> None:
+    if as_json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        render_verdict(result.model_dump(mode="json"), sys.stdout, colour=sys.stdout.isatty())
+    sys.stdout.flush()
 
 
 def _timed(result: LadderResult, requested: float, climbing: float) -> LadderResult:

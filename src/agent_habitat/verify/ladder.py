@@ -13,7 +13,7 @@ import logging
 import secrets
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -90,6 +90,12 @@ def _ran_selection(results: list[RungResult], config: LadderConfig) -> bool:
 
 def new_ladder_id() -> str:
     return f"v{time.strftime('%H%M%S')}-{secrets.token_hex(3)}"
+
+
+async def _stop_prestarted(warm: WarmPytest) -> None:
+    with anyio.CancelScope(shield=True):
+        await warm.stop_now()
+        await anyio.to_thread.run_sync(partial(shutil.rmtree, warm.dir, ignore_errors=True))
 
 
 def _overall(
@@ -382,12 +388,16 @@ async def run_ladder(
     environ: Mapping[str, str] | None = None,
     hooks: LadderHooks | None = None,
     keeps_warm: bool = True,
+    after: list[Callable[[], Awaitable[None]]] | None = None,
 ) -> LadderResult:
     """Verify the project at `root` as it is now; see `LadderRequest` for the knobs.
 
     `hooks` is how the verify runner takes part (see `verify.hooks`); others pass none.
     `keeps_warm=False`: this process ends after the verdict (a one-shot CLI verify), so a
     cold daemon would be started only to be stopped (`RungContext.keeps_warm`).
+    `after`: where a climb that ended puts the clean-up the verdict need not wait for
+    (stopping the warm pytest it started); the caller awaits each once the verdict is out.
+    Without it, or when the climb did not end (cancelled), it is done before returning.
     """
     request = request or LadderRequest()
     root = Path(await anyio.Path(root).resolve())
@@ -414,15 +424,18 @@ async def run_ladder(
     )
     ctx.generators, ctx.outdated = generators, outdated_now
     results: list[RungResult] = []
+    ended = False
     try:
         results = await _climb(ctx, rungs, bus, chains)
+        ended = True
     finally:
         if ctx.prestarted_pytest is not None:
-            with anyio.CancelScope(shield=True):
-                await ctx.prestarted_pytest.stop_now()
-                await anyio.to_thread.run_sync(
-                    partial(shutil.rmtree, ctx.prestarted_pytest.dir, ignore_errors=True)
-                )
+            stop = partial(_stop_prestarted, ctx.prestarted_pytest)
+            if ended and after is not None:
+                after.append(stop)
+            else:
+                with anyio.CancelScope(shield=True):
+                    await stop()
     state, reason = _overall(results, ctx, chains)
 
     return LadderResult(

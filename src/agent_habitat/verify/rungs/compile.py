@@ -19,7 +19,7 @@ from ..hooks import WarmSteps
 from ..layout import Layout
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy
-from . import typecheck
+from . import mypy_stdlib, typecheck
 from .checkers import (
     DEFAULT_MYPY_FLAGS,
     detect_type_checker,
@@ -137,25 +137,62 @@ async def _mypy(
         tool = "dmypy"
         if outcome.exit_code == 2 and "Daemon crashed" in outcome.text:
             note = "dmypy daemon crashed during the check; the next run restarts it"
+    shared = _shared_stdlib(ctx, env, flags, configured)
     if tool != "dmypy":
-        outcome = await ctx.run(RUNG, _plain_mypy(ctx, env, flags, targets))
-    result = await _settled(
-        ctx, env, flags, targets, outcome, tool, [*([note] if note else []), *notes], outside
-    )
+        outcome = await _run_plain(ctx, env, flags, targets, shared)
+    async with anyio.create_task_group() as tg:
+        if tool != "dmypy" and shared is not None and outcome.exit_code in (0, 1):
+            # Beside HEAD's check (off the verdict's path): the standard library's entries
+            # this run cached, for the user's other workspaces (mypy_stdlib.py).
+            tg.start_soon(_publish, _cache_dir(ctx), shared)
+        result = await _settled(
+            ctx, env, flags, targets, outcome, tool, [*([note] if note else []), *notes], outside
+        )
     if tool == "dmypy" and result.state == "red" and result.new_findings:
         return await _confirmed(ctx, env, flags, targets, result, daemon)
     return result
 
 
+def _cache_dir(ctx: RungContext) -> Path:
+    # Its incremental cache lives in the workspace state, never in the project's tree; the
+    # plain run of a one-shot verify and the run that confirms a daemon's red share it.
+    # Made here, 0700 like every state folder: mypy would make it with the umask's 0755.
+    return private_dirs(ctx.workspace.state_dir / "mypy-cache")
+
+
 def _plain_mypy(
     ctx: RungContext, env: ProjectEnv, flags: list[str], targets: list[str]
 ) -> list[str]:
-    # Its incremental cache lives in the workspace state, never in the project's tree; the
-    # plain run of a one-shot verify and the run that confirms a daemon's red share it.
     prefix, extra = env.mypy()
-    # Made here, 0700 like every state folder: mypy would make it with the umask's 0755.
-    cache = ["--cache-dir", str(private_dirs(ctx.workspace.state_dir / "mypy-cache"))]
+    cache = ["--cache-dir", str(_cache_dir(ctx))]
     return [*prefix, *MYPY_FLAGS, *extra, *flags, *cache, *targets]
+
+
+def _shared_stdlib(
+    ctx: RungContext, env: ProjectEnv, flags: list[str], configured: bool
+) -> Path | None:
+    """The standard library's shared cache this check may start from and add to: the
+    habitat's own mypy on a project that configures none (mypy_stdlib.py)."""
+    if configured or env.has("mypy"):
+        return None
+    return mypy_stdlib.shared_dir([*MYPY_FLAGS, *flags])
+
+
+async def _run_plain(
+    ctx: RungContext,
+    env: ProjectEnv,
+    flags: list[str],
+    targets: list[str],
+    shared: Path | None,
+    suffix: str = ".out",
+) -> Outcome:
+    if shared is not None:
+        await anyio.to_thread.run_sync(mypy_stdlib.seed, shared, _cache_dir(ctx))
+    return await ctx.run(RUNG, _plain_mypy(ctx, env, flags, targets), suffix=suffix)
+
+
+async def _publish(cache: Path, shared: Path) -> None:
+    await anyio.to_thread.run_sync(mypy_stdlib.publish, cache, shared)
 
 
 async def _ask_daemon(
@@ -241,7 +278,9 @@ async def _confirmed(
     it is reported: dmypy's fine-grained state can drift from what mypy says (seen on
     packaging: a `no-redef` the daemon reported and mypy did not). On a difference the
     daemon is restarted and mypy's result stands, saying so."""
-    outcome = await ctx.run(RUNG, _plain_mypy(ctx, env, flags, targets), suffix=".confirm.out")
+    configured = await anyio.to_thread.run_sync(mypy_configured, ctx.root)
+    shared = _shared_stdlib(ctx, env, flags, configured)
+    outcome = await _run_plain(ctx, env, flags, targets, shared, suffix=".confirm.out")
     plain = await _settled(ctx, env, flags, targets, outcome, "mypy", [])
     if plain.state == "error":
         daemon_result.notes.append(f"not confirmed by plain mypy: {plain.reason}")
