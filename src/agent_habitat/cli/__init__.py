@@ -244,7 +244,44 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _silence_stdout()
         return _SIGPIPE_EXIT
+    if argv is None and _NO_TEARDOWN:
+        _exit_without_teardown(code)
     return code
+
+
+_NO_TEARDOWN: list[bool] = []
+"""Set by a command whose process has nothing left to do once it returns (a one-shot
+`habitat verify`: its verdict printed, what it started stopped, its state closed)."""
+
+
+def end_without_teardown() -> None:
+    """Once this command returns, the process exits at once (when it was started for it).
+
+    The interpreter's teardown frees every module's objects one by one: after a one-shot
+    verify's verdict, 0.34-0.47 s of wall at load 13-18 (isodate 0.7.2, `--rung
+    diagnose.files`), against 0.03-0.06 s for an exit without it."""
+    _NO_TEARDOWN.append(True)
+
+
+def _exit_without_teardown(code: int) -> None:
+    import atexit
+    import contextlib
+    import os
+    import threading
+
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
+        return  # a thread the interpreter would wait for: the ordinary exit waits for it
+    # What registered for the exit still runs (logging's flush, a finalizer's folder, a
+    # coverage measurement of this process); only the objects are not freed one by one.
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a reader gone: nothing to keep
+            stream.flush()
+    os._exit(code)
 
 
 def _broken_pipe(exc: BaseException) -> bool:

@@ -73,7 +73,11 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
                     await step()
         return EXIT_CODES[result.state]
 
-    return run_command(body, term_as_interrupt=True)
+    code = run_command(body, term_as_interrupt=True)
+    from . import end_without_teardown
+
+    end_without_teardown()
+    return code
 
 
 def _print(result: LadderResult, as_json: bool) -> None:
