@@ -175,3 +175,42 @@ def test_a_verify_in_its_own_process_counts_its_start_apart_from_the_snapshot(
     assert timing["wall_s"] <= waited  # never more than the person waited
     parts = ("rungs_s", "prepare_s", "start_s", "baseline_s", "queue_s", "coalesce_s")
     assert round(sum(timing.get(p) or 0 for p in parts), 3) == timing["wall_s"]
+
+
+def test_a_verify_in_its_own_process_exits_with_its_verdict_and_leaves_nothing_running(
+    calc: Path,
+) -> None:
+    # Its process ends without the interpreter's teardown once the verdict is out and the
+    # warm pytest it started is stopped: the code is the verdict's, the JSON whole.
+    import subprocess
+    import sys
+
+    import psutil
+
+    argv = [sys.executable, "-m", "agent_habitat", "verify", "--no-host", "--json"]
+    for broken, code in ((None, 0), ("test", 1)):
+        if broken is not None:
+            break_sample(calc, broken)
+        else:
+            (calc / "src/calc/arith.py").write_text(
+                (calc / "src/calc/arith.py").read_text(encoding="utf-8") + "\nX = 1\n",
+                encoding="utf-8",
+            )
+        done = subprocess.run(
+            [*argv, "--project", str(calc)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        result = json.loads(done.stdout)
+        assert (done.returncode, result["state"]) == (code, "green" if code == 0 else "red")
+        scoped = next(r for r in result["rungs"] if r["rung"] == "test.scoped")
+        assert any("forked from the warm pytest" in n for n in scoped["notes"]), scoped
+        left = [
+            p.pid
+            for p in psutil.process_iter(["cmdline"])
+            if "habitat_pytest_zygote" in str(p.info["cmdline"])
+            and str(calc) in (p.info["cmdline"] or [])
+        ]
+        assert left == []

@@ -250,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _NO_TEARDOWN: list[bool] = []
+_THREADS_WAIT_S = 1.0
 """Set by a command whose process has nothing left to do once it returns (a one-shot
 `habitat verify`: its verdict printed, what it started stopped, its state closed)."""
 
@@ -268,13 +269,16 @@ def _exit_without_teardown(code: int) -> None:
     import contextlib
     import os
     import threading
+    import time
 
-    if any(
-        t.is_alive() and not t.daemon
-        for t in threading.enumerate()
-        if t is not threading.main_thread()
-    ):
-        return  # a thread the interpreter would wait for: the ordinary exit waits for it
+    # The threads the interpreter's exit would wait for (worker threads ending with the
+    # event loop): waited for here too, a while; one still going gets the ordinary exit.
+    deadline = time.monotonic() + _THREADS_WAIT_S
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join(max(0.0, deadline - time.monotonic()))
+            if thread.is_alive():
+                return
     # What registered for the exit still runs (logging's flush, a finalizer's folder, a
     # coverage measurement of this process); only the objects are not freed one by one.
     atexit._run_exitfuncs()
