@@ -6,7 +6,8 @@
 #   diagnose.py diagnose.files; lint_warm.py HEAD's lint baseline built ahead of time.
 #   compile.py compile.project: mypy through dmypy.py (the warm daemon) and dmypy_client.py
 #   (its recheck without a client process), mypy_head_cache.py HEAD's mypy cache begun from
-#   the tree's; typecheck.py the other checkers, pyright_tools.py
+#   the tree's, mypy_stdlib.py the standard library's cache shared by a user's workspaces;
+#   typecheck.py the other checkers, pyright_tools.py
 #   where the pyright family comes from, warm_checker.py + lsp.py one kept as a language server;
 #   same_types.py whether a change is only comments a checker cannot tell from HEAD.
 #   build.py build.affected, regenerate.py its first step (outdated generated sources).
