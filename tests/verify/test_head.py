@@ -53,3 +53,23 @@ def test_a_project_in_a_sub_folder_exports_only_its_own_tree(tmp_path: Path) -> 
     head = HeadTree(sub, _head(repo), tmp_path / "state")
     assert head.blobs(["app.py"]).keys() == {"app.py"}
     assert sorted(p.name for p in head.export().iterdir()) == [".habitat-head", "app.py"]
+
+
+def test_the_ignored_files_are_laid_over_only_for_a_rung_that_uses_the_export(
+    tmp_path: Path,
+) -> None:
+    # Made ahead beside the first rungs, the export is HEAD's tree alone; the rung that
+    # uses it gets the working tree's ignored files (a generated `_version.py`) laid over.
+    root = build_sample(tmp_path / "calc")
+    (root / ".gitignore").write_text("_version.py\n", encoding="utf-8")
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ignore"],
+        cwd=root,
+        check=True,
+    )
+    (root / "src/calc/_version.py").write_text("VERSION = '1'\n", encoding="utf-8")
+    head = HeadTree(root, _head(root), tmp_path / "state")
+    ahead = head.export(overlay=False)
+    assert not (ahead / "src/calc/_version.py").exists()
+    assert (head.export() / "src/calc/_version.py").read_text(encoding="utf-8") == "VERSION = '1'\n"

@@ -116,14 +116,17 @@ class HeadTree:
             )
         return self._lines[path]
 
-    def export(self) -> Path:
+    def export(self, overlay: bool = True) -> Path:
         """The project as it is at HEAD, unpacked once per HEAD commit, with the working
         tree's ignored files laid over it (`_overlay`). Threads of one process take turns
         (the warm-up's steps and a climb's rungs run side by side): a second caller waits
-        for the first one's export instead of unpacking over it."""
+        for the first one's export instead of unpacking over it. `overlay=False`: the
+        unpacking alone, made ahead of a rung that may use it (which lays them over then:
+        a `git ls-files` spared where none does, as in a comment's verify)."""
         with _EXPORTING.setdefault(self.export_dir, threading.Lock()):
             export = self._export()
-            self._overlay(export)
+            if overlay:
+                self._overlay(export)
             return export
 
     def _overlay(self, export: Path) -> None:

@@ -328,12 +328,13 @@ async def _export_head(ctx: RungContext) -> None:
     """HEAD's export made beside the first rungs, in a server: a type error or a failed test
     is then compared with HEAD's without waiting for `git archive` (0.3-0.9 s of a first
     verify at load 25), and the background recording of HEAD, which comes after the
-    warm-up, unpacks it anyway. A one-shot climb makes it only when a rung asks."""
+    warm-up, unpacks it anyway. A one-shot climb makes it only when a rung asks. The
+    ignored files are laid over it by the rung that uses it (most verifies use none)."""
     head = head_of(ctx)
     if isinstance(head, str):
         return
     with contextlib.suppress(OSError):  # the rung that needs it says why it could not
-        await anyio.to_thread.run_sync(head.export, abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(partial(head.export, overlay=False), abandon_on_cancel=True)
 
 
 async def _climb(
