@@ -6,7 +6,8 @@
 #   (clippy and check in the habitat's own target folder, build);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,
 #   head_tests.py their failed tests run again on HEAD; runners.py their table;
-#   warm.py the warm-up's step (HEAD's clippy and test build, once trusted).
+#   warm.py the warm-up's step (HEAD's clippy and test build, once trusted); spool_watch.py
+#   what a cargo run's output says as it comes (HEAD's work starts on it).
 from __future__ import annotations
 
 from ..base import LazyRunners, Toolchain

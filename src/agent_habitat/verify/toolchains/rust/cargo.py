@@ -26,6 +26,7 @@ from ...rungs.preamble import before_the_tool
 from .includes import readers
 from .messages import compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
+from .spool_watch import ERROR, said
 from .test_code import only_test_code
 
 __all__ = [
@@ -318,12 +319,13 @@ async def _beside_heads_check(
     tool: str,
     keep: Callable[[Diagnostic], bool],
 ) -> tuple[Outcome, tuple[BaseResult, bool] | str | None]:
-    """`argv`, with HEAD's run of it beside when HEAD's answer is not cached yet: once per
-    HEAD, the first compile error at a HEAD waits for the longer of the two, not their sum
-    (scopeguard's: a 1.6 s failed build, then HEAD's cold check, 3.7 s of a 4.0 s verdict
-    against cargo test's 0.6 s). A run without errors cancels HEAD's (whatever it finished
-    stays built in HEAD's target folder); with errors, HEAD's answer, or None when none was
-    asked."""
+    """`argv`, with HEAD's run of it beside from the tree's first error on, when HEAD's
+    answer is not cached yet: once per HEAD, the first compile error at a HEAD waits for
+    less than the sum of the two (scopeguard's: a 1.6 s failed build, then HEAD's cold
+    check, 3.7 s of a 4.0 s verdict against cargo test's 0.6 s). Started with the run, it
+    took a green climb's CPU for nothing (strsim's first verify: 6.5 s of HEAD's clippy,
+    then cancelled, beside a 13.7 s cargo test at load 30). A run without errors asks HEAD
+    nothing; with errors, HEAD's answer, or None when none was asked."""
     head = head_of(ctx)
     env = _head_side(extra_env)
     # Without a lock file yet, the build writes one that HEAD's export then copies (and its
@@ -335,10 +337,12 @@ async def _beside_heads_check(
     ):
         return await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env), None
     answer: list[tuple[BaseResult, bool] | str] = []
-    scope = anyio.CancelScope()
+    scope, ended = anyio.CancelScope(), anyio.Event()
 
     async def heads() -> None:
         with scope:
+            if not await said(ctx.spool(rung, ".out"), ERROR, ended):
+                return  # no error while it ran: HEAD's answer is not needed (or asked after)
             try:
                 answer.append(await on_head(ctx, rung, head, argv, tool=tool, keep=keep, env=env))
             except OSError as exc:  # git could not give HEAD's files, or cargo did not start
@@ -351,6 +355,8 @@ async def _beside_heads_check(
         except BaseException:
             scope.cancel()
             raise
+        finally:
+            ended.set()
         if not any(
             d.severity == "error" for d in compiler_messages(outcome.text, ctx.root, tool=tool)
         ):

@@ -24,11 +24,9 @@ its own tests: 4.9 + 7.1 s of a 28 s verdict at load 25); a run that is not red 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import anyio
 
@@ -41,6 +39,7 @@ from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, packages
 from .head_tests import cache_key, failed_on_head, narrowed, prebuild_on_head, test_key
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
+from .spool_watch import BUILD_FINISHED, said
 
 __all__ = ["TEST_BASE", "full_suite", "scoped_suite"]
 
@@ -80,7 +79,7 @@ async def _cargo_test(
     async def prebuild() -> None:
         with head_build.scope:
             try:
-                await _built(ctx.spool(rung, ".out"), head_build.tests_ended)
+                await said(ctx.spool(rung, ".out"), BUILD_FINISHED, head_build.tests_ended)
                 await prebuild_on_head(ctx, rung, runs)
             except OSError:
                 logger.debug("HEAD's test build could not start", exc_info=True)
@@ -103,30 +102,6 @@ class _HeadBuild:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
     tests_ended: anyio.Event = field(default_factory=anyio.Event)
-
-
-_BUILD_FINISHED = b'"reason":"build-finished"'
-
-
-async def _built(spool: Path, ended: anyio.Event) -> None:
-    """Returns once cargo test's build (its output at `spool`) finished, or its runs ended.
-    Its JSON says so ("build-finished") before the first test binary runs; the output is
-    a file written as it comes, read here for what was added since."""
-    seen, tail = 0, b""
-    while not ended.is_set():
-        with contextlib.suppress(FileNotFoundError):
-            with spool.open("rb") as f:
-                f.seek(seen)
-                added = f.read()
-            seen += len(added)
-            if _BUILD_FINISHED in tail + added:
-                return
-            tail = (tail + added)[-len(_BUILD_FINISHED) :]
-        with anyio.move_on_after(_LOOK_EVERY_S):
-            await ended.wait()
-
-
-_LOOK_EVERY_S = 0.1
 
 
 def _notes(ctx: RungContext, runs: list[list[str]], why: list[str]) -> list[str]:
