@@ -1,15 +1,24 @@
 """A `habitat` command in a fresh interpreter, and which heavy modules it loaded: how the
 tests of the CLI's quick paths (a reader of `state.db`, no habitat built) tell which path
-answered, and compare it with the full path's answer (the quick reader stood down)."""
+answered, and compare it with the full path's answer (the quick reader stood down).
+
+The full path's answers to many commands come from one interpreter (`full_path`): each
+fresh one cost about 0.4 CPU-s to build the habitat (a quick one 0.05 s), and
+test_cli_quiet_verbs.py asked 12 of them in a row. Each command there still runs as
+`main(argv)` with its own stdout and stderr (file descriptors 1 and 2, as a process's)."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["HEAVY", "Probed", "probe"]
+__all__ = ["HEAVY", "FullPath", "Probed", "full_path", "probe"]
 
 HEAVY = ("pydantic", "anyio", "agent_habitat.habitat")
 _PROBE = (
@@ -18,6 +27,40 @@ _PROBE = (
     "print('\\nloaded:', *[n for n in heavy if n in sys.modules], file=sys.stderr)\n"
     "sys.exit(code)"
 )
+# One JSON line in (argv), one out (code, stdout, stderr, loaded), over descriptors of its
+# own: 1 and 2 are a temporary file each while a command runs.
+_SERVE = f"""
+import json, os, sys, tempfile
+from agent_habitat.cli import main
+
+heavy = {HEAVY!r}
+replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+for line in sys.stdin:
+    argv = json.loads(line)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if isinstance(exc.code, str):
+                print(exc.code, file=sys.stderr)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+        out.seek(0)
+        err.seek(0)
+        said = {{"out": out.read().hex(), "err": err.read().hex()}}
+    loaded = [n for n in heavy if n in sys.modules]
+    replies.write(json.dumps({{"code": code, **said, "loaded": loaded}}) + "\\n")
+    replies.flush()
+"""
 
 
 class Probed:
@@ -33,11 +76,10 @@ class Probed:
         return self.code, self.stdout, self.stderr
 
 
-def probe(root: Path, *argv: str, stand_down: str = "", **env: str) -> Probed:
-    """`habitat ARGV` in `root`; `stand_down`: code run first (e.g. a quick reader replaced
-    by `lambda *a: None`, so the full path answers)."""
+def probe(root: Path, *argv: str, **env: str) -> Probed:
+    """`habitat ARGV` in `root`, in a fresh interpreter with `env` added."""
     done = subprocess.run(
-        [sys.executable, "-c", stand_down + _PROBE, *argv],
+        [sys.executable, "-c", _PROBE, *argv],
         capture_output=True,
         text=True,
         # A bound for a hung process, not a speed claim (the full path builds the habitat).
@@ -47,3 +89,61 @@ def probe(root: Path, *argv: str, stand_down: str = "", **env: str) -> Probed:
         cwd=root,
     )
     return Probed(done)
+
+
+def _text(hexed: str) -> str:
+    """Bytes as `subprocess.run(text=True)` decodes them (locale encoding, universal
+    newlines), so an answer from `FullPath` compares with one from `probe`."""
+    return io.TextIOWrapper(io.BytesIO(bytes.fromhex(hexed))).read()
+
+
+class FullPath:
+    """One interpreter (the quick reader stood down) that answers command after command."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self._process = process
+
+    def __call__(self, *argv: str) -> Probed:
+        """`habitat ARGV` as `probe` answers it, from the full path; `loaded` is what the
+        interpreter has loaded by then (so far, not this command's alone)."""
+        process = self._process
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write(json.dumps(list(argv)) + "\n")
+        process.stdin.flush()
+        line = process.stdout.readline()
+        assert line, f"the full-path interpreter ended (exit {process.wait(timeout=30)})"
+        reply = json.loads(line)
+        done = subprocess.CompletedProcess(
+            argv,
+            reply["code"],
+            _text(reply["out"]),
+            _text(reply["err"]) + "\nloaded: " + " ".join(reply["loaded"]),
+        )
+        return Probed(done)
+
+
+@contextmanager
+def full_path(root: Path, stand_down: str) -> Iterator[FullPath]:
+    """`FullPath` in `root`, with this process's environment at the start; `stand_down`:
+    code run first, a quick reader replaced by `lambda *a: None` so the full path answers."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", stand_down + _SERVE],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+        cwd=root,
+    )
+    try:
+        yield FullPath(process)
+    finally:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.close()  # its end of input: the interpreter leaves
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stdout.close()

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.cli import main
-from cli_probe import Probed, probe
+from cli_probe import Probed, full_path, probe
 
 _FULL = "import agent_habitat.cli.events_fast as fast\nfast.fast_events = lambda a: None\n"
 """The full path alone: the fast reader stood down."""
 
 
-def _events(root: Path, *argv: str, full: bool = False, **env: str) -> Probed:
-    probed = probe(root, "events", *argv, stand_down=_FULL if full else "", **env)
+def _events(root: Path, *argv: str, **env: str) -> Probed:
+    probed = probe(root, "events", *argv, **env)
     assert probed.code == 0, probed.loaded
     return probed
 
@@ -31,13 +31,15 @@ def test_with_no_host_the_journal_is_read_as_the_full_path_prints_it(
 ) -> None:
     _prepared(capsys, project, "run", "echo one")
     _prepared(capsys, project, "run", "echo two", "--tab", "b")
-    for extra in ((), ("--json",), ("--since", "2")):
-        argv = (*extra, "--project", str(project))
-        fast = _events(project, *argv)
-        assert fast.loaded == "", extra
-        full = _events(project, *argv, full=True)
-        assert "agent_habitat.habitat" in full.loaded
-        assert fast.stdout == full.stdout, extra
+    with full_path(project, _FULL) as answer:  # one interpreter for the full path's answers
+        for extra in ((), ("--json",), ("--since", "2")):
+            argv = (*extra, "--project", str(project))
+            fast = _events(project, *argv)
+            assert fast.loaded == "", extra
+            full = answer("events", *argv)
+            assert full.code == 0, full.stderr
+            assert "agent_habitat.habitat" in full.loaded
+            assert fast.stdout == full.stdout, extra
     assert "shell.run.exited tab=b" in fast.stdout
 
 

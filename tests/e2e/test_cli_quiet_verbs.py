@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.cli import main
-from cli_probe import Probed, probe
+from cli_probe import Probed, full_path, probe
 
 _FULL = "import agent_habitat.cli.quiet_verbs as quiet\nquiet.quiet_verb = lambda c, r: None\n"
 """The full path alone: the quiet reader stood down."""
 
 
-def _cli(root: Path, *argv: str, full: bool = False, **env: str) -> Probed:
-    return probe(root, *argv, "--project", str(root), stand_down=_FULL if full else "", **env)
+def _cli(root: Path, *argv: str, **env: str) -> Probed:
+    return probe(root, *argv, "--project", str(root), **env)
 
 
 def _prepared(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> None:
@@ -36,25 +36,27 @@ def test_with_no_host_history_last_and_which_read_as_the_full_path_prints_them(
     _prepared(capsys, project, "run", "API_TOKEN=s3cr3t-value-1 echo two", "--tab", "b")
     _prepared(capsys, project, "run", _FAILED_LOUD, "--tab", "b")
     _prepared(capsys, project, "run", "printf 'x\\033[31mred\\033[0m\\n'; kill -INT $$")
-    for argv in (
-        ("history",),
-        ("history", "--json"),
-        ("history", "b", "--limit", "1"),
-        ("history", "--tab", "b", "--json"),
-        ("last",),
-        ("last", "--json"),
-        ("last", "b"),
-        ("last", "b", "--json"),
-        ("last", "b", "--index", "1", "--json"),
-        ("last", "--index", "1", "--since", "2"),
-        ("which",),
-        ("which", "b", "--json"),
-    ):
-        quick = _cli(project, *argv)
-        assert quick.loaded == "", argv  # neither pydantic, anyio nor the habitat
-        full = _cli(project, *argv, full=True)
-        assert "agent_habitat.habitat" in full.loaded, argv
-        assert quick.answer() == full.answer(), argv
+    # The full path's answers from one interpreter, each after the quick one (cli_probe.py).
+    with full_path(project, _FULL) as answer:
+        for argv in (
+            ("history",),
+            ("history", "--json"),
+            ("history", "b", "--limit", "1"),
+            ("history", "--tab", "b", "--json"),
+            ("last",),
+            ("last", "--json"),
+            ("last", "b"),
+            ("last", "b", "--json"),
+            ("last", "b", "--index", "1", "--json"),
+            ("last", "--index", "1", "--since", "2"),
+            ("which",),
+            ("which", "b", "--json"),
+        ):
+            quick = _cli(project, *argv)
+            assert quick.loaded == "", argv  # neither pydantic, anyio nor the habitat
+            full = answer(*argv, "--project", str(project))
+            assert "agent_habitat.habitat" in full.loaded, argv
+            assert quick.answer() == full.answer(), argv
     assert "error: it broke" in _cli(project, "last", "b", "--json").stdout
 
 

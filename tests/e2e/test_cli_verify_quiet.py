@@ -12,14 +12,14 @@ import pytest
 
 from agent_habitat.cli import main
 from agent_habitat.workspace import Workspace
-from cli_probe import Probed, probe
+from cli_probe import Probed, full_path, probe
 
 _FULL = "import agent_habitat.cli.verify_quiet as quiet\nquiet.quiet_cancel = lambda call: None\n"
 """The full path alone: the quiet reader stood down."""
 
 
-def _cancel(root: Path, *argv: str, full: bool = False) -> Probed:
-    return probe(root, "cancel", *argv, stand_down=_FULL if full else "")
+def _cancel(root: Path, *argv: str) -> Probed:
+    return probe(root, "cancel", *argv)
 
 
 def test_with_nothing_serving_verify_cancel_answers_as_the_full_path(
@@ -27,13 +27,14 @@ def test_with_nothing_serving_verify_cancel_answers_as_the_full_path(
 ) -> None:
     main(["run", "true", "--project", str(project)])
     capsys.readouterr()
-    for extra in ((), ("--json",), ("--task", "t-1")):
-        argv = (*extra, "--project", str(project))
-        quick = _cancel(project, *argv)
-        assert quick.loaded == "", argv
-        full = _cancel(project, *argv, full=True)
-        assert "agent_habitat.habitat" in full.loaded, argv
-        assert quick.answer() == full.answer(), argv
+    with full_path(project, _FULL) as answer:  # one interpreter for the full path's answers
+        for extra in ((), ("--json",), ("--task", "t-1")):
+            argv = (*extra, "--project", str(project))
+            quick = _cancel(project, *argv)
+            assert quick.loaded == "", argv
+            full = answer("cancel", *argv)
+            assert "agent_habitat.habitat" in full.loaded, argv
+            assert quick.answer() == full.answer(), argv
     assert "nothing to cancel" in quick.stdout
 
 

@@ -1,4 +1,7 @@
-"""`habitat mcp` as a bridge: an MCP client over stdio, the host behind it, and its death."""
+"""`habitat mcp` as a bridge: an MCP client over stdio, the host behind it, and its death.
+
+A test that only talks through a bridge to a running host shares the module's host
+(`shared_project`); one that starts, kills or needs the state of a host has its own."""
 
 from __future__ import annotations
 
@@ -192,10 +195,11 @@ async def test_the_bridge_says_why_it_cannot_start_the_host(project: Path) -> No
     assert find_host(project) is None
 
 
-async def test_a_cancelled_call_stops_its_run_and_restarts_nothing(project: Path) -> None:
-    async with bridged(project) as client:
+async def test_a_cancelled_call_stops_its_run_and_restarts_nothing(shared_project: Path) -> None:
+    # The module's host: no test sharing it leaves a run running, which `_stopped` would see.
+    async with bridged(shared_project) as client:
         await client.call_tool("shell_run", {"command": "echo warm"})
-        pid = host(project).pid
+        pid = host(shared_project).pid
         async with anyio.create_task_group() as tg:
             scope = anyio.CancelScope()
 
@@ -204,16 +208,16 @@ async def test_a_cancelled_call_stops_its_run_and_restarts_nothing(project: Path
                     await client.call_tool("shell_run", {"command": "sleep 30"})
 
             tg.start_soon(long_call)
-            await eventually(lambda: _running(project), within=30)
+            await eventually(lambda: _running(shared_project), within=30)
             scope.cancel()
-        await eventually(lambda: _stopped(project), within=30)
+        await eventually(lambda: _stopped(shared_project), within=30)
         after = await client.call_tool("shell_run", {"command": "echo next"})
         assert output(after) == "next\n"
-        assert host(project).pid == pid
+        assert host(shared_project).pid == pid
 
 
-async def test_a_2026_era_client_works_over_the_bridge(project: Path) -> None:
-    async with bridged(project, mode="auto") as client:
+async def test_a_2026_era_client_works_over_the_bridge(shared_project: Path) -> None:
+    async with bridged(shared_project, mode="auto") as client:
         echo = await client.call_tool("shell_run", {"command": "echo modern"})
         tools = {t.name for t in (await client.list_tools()).tools}
     assert output(echo) == "modern\n"
@@ -221,16 +225,16 @@ async def test_a_2026_era_client_works_over_the_bridge(project: Path) -> None:
 
 
 async def test_verify_status_through_the_bridge_names_the_host_that_serves_it(
-    project: Path,
+    shared_project: Path,
 ) -> None:
     # The client talks to `habitat mcp`, its own child: "this process" would name the bridge,
     # while the verify runner, its warm daemons and its epochs live in the host.
-    async with bridged(project) as client:
+    async with bridged(shared_project) as client:
         status = await client.call_tool("verify_status", {})
         assert not status.is_error, text(status)
         assert isinstance(status.structured_content, dict)
         served_by = status.structured_content["served_by"]
-        pid = host(project).pid
+        pid = host(shared_project).pid
     assert (
         served_by
         == f"the workspace host (pid {pid}), reached through the stdio bridge of `habitat mcp`"

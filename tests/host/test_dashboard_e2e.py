@@ -158,9 +158,10 @@ def test_a_cli_run_appears_live_and_the_page_kills_it(
     assert tab["last_run"]["state"] == "killed"
 
 
-def test_the_command_line_runs_in_a_tab_and_shows_the_exit_code(page: Page) -> None:
+def test_the_command_line_runs_in_a_tab_and_shows_the_exit_code(shared_page: Page) -> None:
     from playwright.sync_api import expect
 
+    page = shared_page  # tab `build` is this test's alone on the module's host
     page.get_by_role("textbox", name="Tab", exact=True).fill("build")
     page.get_by_role("textbox", name="Command").fill("echo built; exit 3")
     page.get_by_role("button", name="Run", exact=True).click()
@@ -169,12 +170,16 @@ def test_the_command_line_runs_in_a_tab_and_shows_the_exit_code(page: Page) -> N
     expect(card).to_have_attribute("data-result", "bad")
     expect(card.locator(".tab-state")).to_contain_text("✗")  # not by colour alone
     page.get_by_role("tab", name="Events").click()
+    # Newest first: this run's exit, whatever the module's other tests ran before.
     expect(page.locator("tr[data-kind='shell.run.exited']").first).to_contain_text("exit 3")
 
 
-def test_the_page_asks_the_host_for_nothing_it_does_not_serve(browser: Browser, repo: Path) -> None:
+def test_the_page_asks_the_host_for_nothing_it_does_not_serve(
+    browser: Browser, shared_project: Path
+) -> None:
     # Chromium asks a page with no icon for /favicon.ico, which the host does not serve: every
     # load of the dashboard logged "Failed to load resource: ... 404" in the console.
+    # The module's host: tab `main` is this test's alone there.
     from playwright.sync_api import expect
 
     context = browser.new_context(viewport=WIDE)
@@ -183,7 +188,7 @@ def test_the_page_asks_the_host_for_nothing_it_does_not_serve(browser: Browser, 
     page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     page.on("console", lambda m: failed.append(m.text) if m.type == "error" else None)
     try:
-        page.goto(dashboard_url(repo))
+        page.goto(dashboard_url(shared_project))
         expect(page.locator("#conn")).to_have_text("live", timeout=WAIT_MS)
         # Activity after the load, long enough for the browser's own icon request to end.
         page.get_by_role("textbox", name="Command").fill("echo after-load")

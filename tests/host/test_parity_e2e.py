@@ -49,10 +49,10 @@ async def test_the_cli_and_an_mcp_client_over_the_bridge_see_the_same_tabs(
 
 
 async def test_cli_input_reaches_an_interactive_run_started_over_mcp(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    shared_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    p = str(project)
-    async with bridged(project) as client:
+    p = str(shared_project)
+    async with bridged(shared_project) as client:
         started = await client.call_tool(
             "shell_run",
             {
@@ -111,12 +111,12 @@ async def test_exit_codes_and_json_are_the_same_through_the_host_as_embedded(
     assert json.loads(hosted[0][1])["output"] == "out\n"
 
 
-def test_a_foreground_run_through_the_host_streams_its_output_live(project: Path) -> None:
-    ensure_host(project)
-    gate = project / "go"
+def test_a_foreground_run_through_the_host_streams_its_output_live(shared_project: Path) -> None:
+    ensure_host(shared_project)  # the module's host, already running
+    gate = shared_project / "go"
     command = f"echo started; while [ ! -e {gate} ]; do sleep 0.05; done; echo finished"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "agent_habitat", "run", command, "--project", str(project)],
+        [sys.executable, "-m", "agent_habitat", "run", command, "--project", str(shared_project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
