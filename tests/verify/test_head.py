@@ -27,6 +27,17 @@ def test_head_content_is_read_and_a_new_file_has_none(tmp_path: Path) -> None:
     assert head.lines("src/calc/new.py") is None
 
 
+def test_a_path_outside_the_repository_is_not_at_head_and_the_rest_still_is(
+    tmp_path: Path,
+) -> None:
+    # rustc names a span in the standard library by its absolute path (`/rustc/<hash>/...`).
+    root = build_sample(tmp_path / "calc")
+    head = HeadTree(root, _head(root), tmp_path / "state")
+    std = "/rustc/0123abcd/library/alloc/src/macros.rs"
+    assert set(head.blobs([std, "../elsewhere.rs", "src/calc/text.py"])) == {"src/calc/text.py"}
+    assert head.lines(std) is None
+
+
 def test_the_export_is_the_tree_at_head_and_is_reused_until_head_moves(tmp_path: Path) -> None:
     root = build_sample(tmp_path / "calc")
     (root / "src/calc/text.py").write_text("X = 1\n", encoding="utf-8")

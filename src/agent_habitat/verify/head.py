@@ -89,6 +89,12 @@ class HeadTree:
     def blobs(self, paths: Iterable[str]) -> dict[str, str]:
         """Path → blob id for the paths that exist at HEAD."""
         wanted = sorted({p for p in paths if p not in self._blobs})
+        for path in [p for p in wanted if p.startswith(("/", "../")) or p == ".."]:
+            # Outside the repository: rustc's span in the standard library (`/rustc/<hash>/
+            # library/...`, unicase 2.8.1 without `extern crate alloc`) made git refuse the
+            # whole call ("Invalid path"), and the rung an internal error.
+            self._blobs[path] = None
+            wanted.remove(path)
         if wanted:
             out = _git(self.root, "ls-tree", "-z", self.head, "--", *wanted)
             found: dict[str, str] = {}
