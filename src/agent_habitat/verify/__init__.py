@@ -18,6 +18,7 @@
 #   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
 #   pytest_zygote/  the warm pytest and its client: scripts the project's interpreter runs
 #   timing       where the wall a person waited went, parts that add up to it
+#   field_docs   the report's models, described by their attribute docstrings, built on use
 # Names load from their module on first use (PEP 562): a caller that needs only the models
 # (the verb table, a shell command) does not pay for the ladder, the runner or grimp.
 from typing import TYPE_CHECKING

@@ -39,7 +39,7 @@ _RUNG_KEYS: dict[RungName, str] = {
 class LadderConfig(BaseModel):
     """`[tool.habitat.ladder]`; rung keys may be written `test_scoped` or `"test.scoped"`."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     diagnose_files: Command | None = Field(default=None, alias="diagnose.files")
     compile_project: Command | None = Field(default=None, alias="compile.project")
@@ -94,7 +94,7 @@ class LadderConfig(BaseModel):
 
 class _PolicyTable(BaseModel):
     # Only `policy` is ours at this level; sibling tables belong to other parts.
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     policy: Policy = "standard"
 

@@ -65,6 +65,8 @@ Severity = Literal["error", "warning", "note"]
 class Diagnostic(BaseModel):
     """One finding of a tool, located in a file when the tool says where."""
 
+    model_config = ConfigDict(defer_build=True)
+
     file: str | None = None
     """Path relative to the project root when inside it."""
     line: int | None = None
@@ -84,6 +86,8 @@ class Diagnostic(BaseModel):
 class Selection(BaseModel):
     """Which tests the change affects, and why."""
 
+    model_config = ConfigDict(defer_build=True)
+
     full: bool
     """True: run the whole suite (see `reasons`)."""
     tests: list[str] = Field(default_factory=list)
@@ -97,6 +101,8 @@ class Selection(BaseModel):
 
 class RungResult(BaseModel):
     """The outcome of one rung."""
+
+    model_config = ConfigDict(defer_build=True)
 
     rung: RungName
     task: str
@@ -157,7 +163,7 @@ class RungResult(BaseModel):
 class LadderRequest(BaseModel):
     """What to verify."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     policy: Policy | None = None
     """Default: `[tool.habitat] policy`, else `standard`."""
@@ -171,6 +177,8 @@ class LadderRequest(BaseModel):
 
 class LadderResult(BaseModel):
     """The outcome of one climb."""
+
+    model_config = ConfigDict(defer_build=True)
 
     id: str
     snapshot: str

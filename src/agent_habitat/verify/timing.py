@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
+from .field_docs import DocumentedModel
 
 __all__ = ["Timing", "timing_of"]
 
 
-class Timing(BaseModel):
+class Timing(DocumentedModel):
     """Seconds from the request to the verdict; `rungs_s` plus the others add up to `wall_s`
     (a part that took no time is absent)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     wall_s: float
     """Request to verdict: what the person (or the agent's call) waited."""

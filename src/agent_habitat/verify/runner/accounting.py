@@ -19,9 +19,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ConfigDict
-
 from ...events import Event
+from ..field_docs import DocumentedModel
 
 __all__ = ["WORKSPACE", "TimeAccount", "TimeAccounting", "TimeReport"]
 
@@ -32,10 +31,8 @@ _ENDS = ("completed", "failed", "cancelled", "died")
 Interval = tuple[float, float]
 
 
-class TimeAccount(BaseModel):
+class TimeAccount(DocumentedModel):
     """Seconds, rounded to milliseconds; active = reasoning + blocked, active ≤ wall."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     wall_s: float
     """Since the first call (the workspace: since the runner opened)."""
@@ -53,10 +50,8 @@ class TimeAccount(BaseModel):
     """Tool calls counted."""
 
 
-class TimeReport(BaseModel):
+class TimeReport(DocumentedModel):
     """The workspace's account and, when asked for one, a session's."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     idle_threshold_s: float
     """A gap with nothing going on longer than this is idle."""

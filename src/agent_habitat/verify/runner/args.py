@@ -23,7 +23,7 @@ def _listed(value: Any) -> Any:
 
 
 class VerifyRunArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     policy: Policy | None = Field(
         default=None,
@@ -57,7 +57,7 @@ class VerifyRunArgs(BaseModel):
 
 
 class VerifyStatusArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     task: str | None = Field(
         default=None, description="A verify_run task id; default the newest epoch."
@@ -65,6 +65,6 @@ class VerifyStatusArgs(BaseModel):
 
 
 class VerifyCancelArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     task: str | None = Field(default=None, description="A task id from verify_run.")

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import anyio.to_thread
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ...git_env import git_env
+from ..field_docs import DocumentedModel
 from ..models import (
     POLICIES,
     RUNGS,
@@ -55,10 +56,8 @@ _KEEP_WHEN_STALE = ("cancelled", "error")
 RungProgress = Literal["waiting", "running"] | RungState
 
 
-class RungStatus(BaseModel):
+class RungStatus(DocumentedModel):
     """One rung of an epoch, as far as it got."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     rung: RungName
     """The rung's name."""
@@ -78,10 +77,8 @@ class RungStatus(BaseModel):
     """E.g. `dmypy daemon (pid 4242) was dead; restarted`, `running tests/x.py::t when it died`."""
 
 
-class VerifyEpoch(BaseModel):
+class VerifyEpoch(DocumentedModel):
     """One verify run bound to its snapshot."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     epoch: int
     """The run's number in this workspace (monotonic)."""

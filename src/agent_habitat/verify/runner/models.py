@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from ..field_docs import DocumentedModel
 from .accounting import TimeReport
 from .epochs import EpochState, VerifyEpoch
 
@@ -16,10 +17,8 @@ ProgressSink = Callable[[float, float | None, str], Awaitable[None]]
 """(rungs done, rungs in the plan, message) → None; the adapter throttles."""
 
 
-class VerifyTicket(BaseModel):
+class VerifyTicket(DocumentedModel):
     """The answer to a verify request."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     task: str
     """Task id of the chain that answers it (`verify_status(task)`, `verify_cancel(task)`)."""
@@ -38,10 +37,8 @@ class VerifyTicket(BaseModel):
     """The finished epoch, with `wait=True`."""
 
 
-class VerifyStatus(BaseModel):
+class VerifyStatus(DocumentedModel):
     """Is the code as it is now green? One call's answer."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
 
     green: bool
     """True only when the epoch finished green on a snapshot the tree still matches."""

@@ -13,10 +13,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ...regular import open_regular
 from .. import Diagnostic, EpochState, Policy, RungName, RungResult, RungStatus, VerifyEpoch
+from ..field_docs import DocumentedModel
 from ..timing import Timing
 from .accounting import TimeReport
 
@@ -47,11 +48,7 @@ ReportState = EpochState | Literal["lost"]
 """The epoch's state; `lost` when the process that ran it ended before it finished."""
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(use_attribute_docstrings=True)
-
-
-class DiagnosticLine(_Model):
+class DiagnosticLine(DocumentedModel):
     """One finding, located."""
 
     file: str | None = None
@@ -76,7 +73,7 @@ class DiagnosticLine(_Model):
     """The source line it points at (a failing test: its assertion line)."""
 
 
-class RungReport(_Model):
+class RungReport(DocumentedModel):
     """One rung, as far as it got."""
 
     rung: RungName
@@ -106,7 +103,7 @@ class RungReport(_Model):
     """Path of the rung's full output."""
 
 
-class EpochReport(_Model):
+class EpochReport(DocumentedModel):
     """One verify run bound to its snapshot."""
 
     epoch: int
@@ -151,7 +148,7 @@ class EpochReport(_Model):
     """Unix time it ended."""
 
 
-class VerifyRunResult(_Model):
+class VerifyRunResult(DocumentedModel):
     """`verify_run`: the ticket, and the finished epoch when waited for."""
 
     task: str
@@ -173,7 +170,7 @@ class VerifyRunResult(_Model):
     """The finished epoch, with `wait=true`."""
 
 
-class VerifyStatusResult(_Model):
+class VerifyStatusResult(DocumentedModel):
     """`verify_status`: is the code as it is now green?"""
 
     green: bool
@@ -201,7 +198,7 @@ class VerifyStatusResult(_Model):
     trusted: bool = True
 
 
-class VerifyCancelResult(_Model):
+class VerifyCancelResult(DocumentedModel):
     """`verify_cancel`."""
 
     cancelled: bool
