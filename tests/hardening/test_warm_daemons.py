@@ -248,3 +248,12 @@ def test_a_daemon_a_killed_host_left_stopped_is_continued(tmp_path: Path) -> Non
     finally:
         process.kill()
         process.wait()
+
+
+def test_status_says_no_daemon_as_the_daemon_module_does(tmp_path: Path) -> None:
+    # `habitat status` loads the daemon's module only when its status file is there.
+    from agent_habitat.verify.runner.cli_text import dmypy_line
+
+    workspace = Workspace.for_project(tmp_path)
+    assert DmypyDaemon(workspace).state() == "absent"
+    assert dmypy_line(workspace) == describe_warm(workspace)

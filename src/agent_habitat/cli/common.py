@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ..habitat import Habitat, VerifyRecord
+    from ..reach.lock import HostRecord
 
 __all__ = [
     "JSON_ERRORS",
@@ -41,6 +42,7 @@ __all__ = [
     "project_root",
     "report_error",
     "run_command",
+    "running_host",
 ]
 
 M = TypeVar("M", bound="BaseModel")
@@ -95,6 +97,21 @@ def project_root(args: argparse.Namespace) -> Path:
     from ..workspace import find_project_root
 
     return find_project_root()
+
+
+def running_host(root: Path) -> HostRecord | None:
+    """`reach.launcher.find_host`, its module loaded only when a process holds the host's
+    lock: with no host, a command pays for neither the launcher (psutil) nor the record's
+    model."""
+    from ..proc.flocks import is_held
+    from ..reach.files import HostFiles
+    from ..workspace import Workspace
+
+    if not is_held(HostFiles(Workspace.for_project(root)).lock):
+        return None
+    from ..reach.launcher import find_host
+
+    return find_host(root)
 
 
 def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habitat]:

@@ -19,21 +19,22 @@ import argparse
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 from pydantic import BaseModel
 
-from ..reach.launcher import find_host
-from ..reach.lock import HostRecord
 from ..shell import models as m
 from ..verbs import SHELL_VERBS, AnyVerb
 from .attach import Caller, Streamer, follow_run, terminal_env
-from .common import open_habitat, project_root, run_command
+from .common import open_habitat, project_root, run_command, running_host
 from .flags import add_verb_parser, request_from
 from .shell_views import VIEWS, emit_json_data
 from .styles import dim
+
+if TYPE_CHECKING:
+    from ..reach.lock import HostRecord
 
 __all__ = ["register"]
 
@@ -105,7 +106,7 @@ def _handler(verb: AnyVerb) -> Callable[[argparse.Namespace], int]:
             background = bool(getattr(request, "background", False))
             interactive = bool(getattr(request, "interactive", False))
             root = project_root(args)
-            record = find_host(root)
+            record = running_host(root)
             if interactive and background:
                 record = await _host_for_stdin(root, record)
             elif interactive and isinstance(request, m.RunArgs):

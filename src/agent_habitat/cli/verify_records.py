@@ -11,19 +11,18 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from ..habitat import VerifyRecord
-from ..reach.launcher import find_host
 from ..verify.runner.args import VerifyCancelArgs, VerifyStatusArgs
 from ..verify.runner.cli_text import cancel_output, status_output
 from ..verify.runner.report import VerifyCancelResult, VerifyStatusResult
 from ..workspace import Workspace
-from .common import on_project, project_root, run_command
+from .common import on_project, project_root, run_command, running_host
 
 __all__ = ["cancel", "status"]
 
 
 async def _through_host(args: argparse.Namespace, name: str, request: Any) -> Any | None:
     """The verify verb's answer from the workspace host, or None when no host serves it."""
-    record = find_host(project_root(args))
+    record = running_host(project_root(args))
     if record is None:
         return None
     # Here, not with the module: the client (httpx) and the whole verb table (the shell's

@@ -9,14 +9,16 @@ import json
 
 from ...terminal_words import for_terminal
 from ...workspace import Workspace
-from ..rungs.dmypy import describe_warm
 from ..rungs.warm_checker import describe as describe_checker
 from ..rungs.warm_pytest import WarmPytest
 from .report import VerifyCancelResult, VerifyStatusResult
 from .text import render_verify_cancel, render_verify_status
 from .warm_status import warm_lines
 
-__all__ = ["cancel_output", "status_output"]
+__all__ = ["cancel_output", "dmypy_line", "status_output"]
+
+_NO_DMYPY = "warm: none (dmypy daemon absent)\n"
+"""`rungs.dmypy.describe_warm` with no status file (`DmypyDaemon.state()` is `absent`)."""
 
 
 def status_output(
@@ -32,8 +34,19 @@ def status_output(
     else:
         text = for_terminal(render_verify_status(result)) + "".join(f"{w}\n" for w in warm)
         pytest = WarmPytest(workspace).describe() or ""
-        text += describe_warm(workspace) + pytest + describe_checker(workspace)
+        text += dmypy_line(workspace) + pytest + describe_checker(workspace)
     return text, 0 if result.green else 1
+
+
+def dmypy_line(workspace: Workspace) -> str:
+    """The type daemon's line (`rungs.dmypy.describe_warm`); its module (psutil, the rung's
+    command runner: 45M instructions, a twentieth of `habitat status`) loads only when the
+    daemon left its status file."""
+    if not (workspace.state_dir / "dmypy" / "status.json").exists():
+        return _NO_DMYPY
+    from ..rungs.dmypy import describe_warm
+
+    return describe_warm(workspace)
 
 
 def cancel_output(result: VerifyCancelResult, *, as_json: bool) -> tuple[str, int]:

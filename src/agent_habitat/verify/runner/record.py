@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 from ...store import Database
 from .. import Snapshot
 from .accounting import TimeReport
@@ -59,6 +57,8 @@ def _ts(t: float) -> str:
 
 
 def _alive(pid: int, create_time: float) -> bool:
+    import psutil  # here: `habitat status` with nothing serving verify never asks
+
     try:
         return bool(abs(psutil.Process(pid).create_time() - create_time) < 0.01)
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
@@ -74,6 +74,8 @@ def _me() -> tuple[int, float]:
 
 @functools.lru_cache(maxsize=4)
 def _create_time(pid: int) -> float:
+    import psutil
+
     return float(psutil.Process(pid).create_time())
 
 

@@ -19,7 +19,6 @@ from ...proc import ProcessRecord, is_alive
 from ...workspace import Workspace
 from ..deps_store import load_testdeps
 from ..rungs import warm_checker
-from ..rungs.dmypy import DmypyDaemon
 from ..rungs.warm_pytest import WarmPytest
 from ..select.testdeps import deps_store_dir
 
@@ -51,6 +50,8 @@ def _gone(name: str, item: dict[str, Any], workspace: Workspace) -> str | None:
     """Why a step's warm daemon is not warm now (None: it still is)."""
     detail, pid = str(item.get("detail", "")), item.get("pid")
     if name == "type_daemon" and detail.startswith("dmypy daemon"):
+        from ..rungs.dmypy import DmypyDaemon  # here: its rung's module is most of a status
+
         daemon = DmypyDaemon(workspace)
         if daemon.state() != "alive" or (pid is not None and daemon.pid() != pid):
             return "the dmypy daemon has exited since"
