@@ -25,9 +25,15 @@ import contextlib
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import psutil
+from ..lazy import lazy_module
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    psutil = lazy_module("psutil")  # proc/ calls it in a few places: loaded when one runs
+
 
 __all__ = [
     "CGROUP_ENV",
@@ -147,7 +153,7 @@ def _owner_name() -> str:
     if pid not in _names:
         space = pid_namespace()
         tag = f"-n{space}" if space else ""
-        _names[pid] = f"h{pid}-{int(psutil.Process(pid).create_time())}{tag}"
+        _names[pid] = f"h{pid}-{_started(pid)}{tag}"
     return _names[pid]
 
 
@@ -191,14 +197,31 @@ def _group(marker: str) -> Path | None:
     return legacy if legacy.is_dir() else own
 
 
+def _started(pid: int) -> int:
+    """`int(psutil.Process(pid).create_time())`, computed as psutil computes it on Linux
+    (cgroups are Linux's): the stat line's start in clock ticks over the clock rate, plus
+    the boot time of `/proc/stat`, the same float operations in the same order, so a name
+    an earlier habitat's psutil wrote, or reads, is the same; psutil (loaded then) where
+    either file cannot be read. Loading psutil was a thirtieth of `habitat run`."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            line = f.read()
+        # Field 22 (starttime), counted after the command name's closing parenthesis.
+        ticks = float(line[line.rindex(b")") + 2 :].split()[19])
+        with open("/proc/stat", "rb") as f:
+            boot = next(float(row.split()[1]) for row in f if row.startswith(b"btime"))
+        return int(ticks / os.sysconf("SC_CLK_TCK") + boot)
+    except (OSError, ValueError, IndexError, StopIteration):
+        return int(psutil.Process(pid).create_time())
+
+
 def _owner_tag() -> str:
-    created = psutil.Process().create_time()
-    return f".owner-{os.getpid()}-{int(created)}"
+    return f".owner-{os.getpid()}-{_started(os.getpid())}"
 
 
 def _owner_alive(pid: int, created: int) -> bool:
     try:
-        return int(psutil.Process(pid).create_time()) == created
+        return _started(pid) == created
     except psutil.Error:
         return False
 

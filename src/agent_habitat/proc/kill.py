@@ -26,14 +26,20 @@ import os
 import signal as signal_module
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
-import psutil
 
+from ..lazy import lazy_module
 from . import cgroup
 from .record import ProcessRecord
 from .supervised import MARKER_ENV
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    psutil = lazy_module("psutil")  # proc/ calls it in a few places: loaded when one runs
 
 __all__ = ["DEFAULT_POLICY", "KillPolicy", "KillReport", "kill_tree", "marked_leader", "members"]
 

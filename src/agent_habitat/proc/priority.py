@@ -27,8 +27,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import psutil
+from ..lazy import lazy_module
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    psutil = lazy_module("psutil")  # proc/ calls it in a few places: loaded when one runs
+
 
 __all__ = ["background_for_now", "make_background", "make_idle"]
 

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import psutil
+from ..lazy import lazy_module
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    psutil = lazy_module("psutil")  # proc/ calls it in a few places: loaded when one runs
+
 
 __all__ = ["ProcessRecord", "is_alive", "process_create_time"]
 

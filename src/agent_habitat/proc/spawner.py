@@ -13,16 +13,21 @@ import os
 import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import IO, NotRequired, Protocol, TypedDict, Unpack
+from typing import IO, TYPE_CHECKING, NotRequired, Protocol, TypedDict, Unpack
 
 import anyio.to_thread
-import psutil
 
+from ..lazy import lazy_module
 from . import cgroup
 from .kill import KillReport, kill_tree, members
 from .priority import make_background
 from .record import ProcessRecord
 from .supervised import Prestarted, Supervised, prepare_child_signals, prestart, spawn
+
+if TYPE_CHECKING:
+    import psutil
+else:
+    psutil = lazy_module("psutil")  # proc/ calls it in a few places: loaded when one runs
 
 __all__ = ["ProcSpawner", "ProcessHandle", "SpawnArgs", "Spawner"]
 
