@@ -258,6 +258,7 @@ SECTIONS = {
     "mcp-hot-path": mcp_hot_path_tables,
     "mcp-prestart": mcp_prestart_table,
     "mcp-end-later": lambda: mcp_series_table("mcp_latency_end_later", "main ea7e7bf"),
+    "mcp-disk-waits": lambda: mcp_series_table("mcp_latency_disk_waits", "main 08b5489"),
     "over-2x": over_2x_table,
     "answer-bytes": answer_bytes_tables,
     "substrate": substrate_tables,
