@@ -55,6 +55,7 @@ def test_only_the_standard_librarys_entries_are_kept_and_none_is_overwritten(
         "os/path.data.ff",
     ]
     assert kept.stat().st_mode & 0o777 == 0o600
+    assert not list(shared.rglob("*.tmp"))  # written aside, renamed over the shard
     assert (shared / "3.12").stat().st_mode & 0o777 == 0o700
 
     # A later run adds what the store lacks; what it has stays as it was.

@@ -126,7 +126,8 @@ def _merge(shard: Path, target: Path) -> int:
         return 0
     if not rows:
         return 0
-    fresh = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    # Beside the version's folder, not in it: `seed` copies what that folder holds.
+    fresh = target.parent.parent / f".{target.parent.name}-{target.name}.{os.getpid()}.tmp"
     try:
         with contextlib.closing(sqlite3.connect(fresh)) as out:
             fresh.chmod(0o600)
