@@ -318,6 +318,7 @@ def oneshot_tables() -> str:
         "edits",
         "median wall s: before / after / full",
         "median verdict s: before / after",
+        "median CPU s: before / after / full",
         "after / before per edit: median (p10, max)",
         "one-shot − full s: before / after",
         "misses before / after",

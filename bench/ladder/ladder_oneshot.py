@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -53,6 +54,14 @@ from _report import print_table, write_json
 REPO = Path(__file__).resolve().parents[2]
 AFTER = Path(sys.executable).parent / "habitat"
 HOMES = ("before", "after")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process's waited-for descendants so far: a verify's whole tree
+    (its rungs' processes are reaped by it, their forks by them), the measure the machine's
+    load moves least."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def _timed(run: Runner, argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
@@ -88,12 +97,16 @@ def _timed(run: Runner, argv: list[str], env: dict[str, str]) -> tuple[float, fl
 def verify(run: Runner, habitat: Path, home: Path) -> tuple[float, float, dict[str, Any]]:
     env = {**run.env, "HABITAT_HOME": str(home)}
     argv = [str(habitat), "verify", "--json", "--no-host", "--policy", "standard"]
+    cpu = _cpu()
     wall, verdict, text = _timed(run, argv, env)
+    cpu = _cpu() - cpu
     start = text.find("{")
     try:
-        return wall, verdict, json.loads(text[start:]) if start >= 0 else {"error": text[-500:]}
+        result = json.loads(text[start:]) if start >= 0 else {"error": text[-500:]}
     except ValueError:
-        return wall, verdict, {"error": text[-500:]}
+        result = {"error": text[-500:]}
+    result["_cpu_s"] = cpu
+    return wall, verdict, result
 
 
 def _fresh(home: Path, flow: str) -> None:
@@ -110,6 +123,7 @@ def _side(wall: float, verdict: float, result: dict[str, Any], caught: bool) -> 
     return {
         "wall_s": round(wall, 3),
         "verdict_s": round(verdict, 3),
+        "cpu_s": round(result.get("_cpu_s", 0.0), 3),
         "state": state,
         "rungs": {
             r["rung"]: [r["state"], r["duration_s"], r.get("tool")] for r in result.get("rungs", [])
@@ -150,12 +164,15 @@ def run_project(
             for side in order:
                 _fresh(homes[side], args.flow)
                 got[side] = verify(run, clis[side], homes[side])
+            cpu = _cpu()
             full_wall, full_failed, _ = run.full()
+            full_cpu = _cpu() - cpu
             caught = bool(full_failed - base_failed)
             row: dict[str, Any] = {
                 "mutation": m.label,
                 "order": list(order),
                 "full_s": round(full_wall, 3),
+                "full_cpu_s": round(full_cpu, 3),
                 "full_caught": caught,
                 **{side: _side(*got[side], caught) for side in order},
             }
@@ -180,7 +197,7 @@ def summary(p: dict[str, Any], flow: str = "steady") -> list[str]:
     skip = 0 if flow == "first" or (flow == "new-project" and not p.get("opens_run")) else 1
     rows = p["mutations"][skip:]
     if not rows:
-        return [p["project"], "0", *["-"] * 7]
+        return [p["project"], "0", *["-"] * 8]
     med = statistics.median
 
     def walls(side: str) -> list[float]:
@@ -189,6 +206,12 @@ def summary(p: dict[str, Any], flow: str = "steady") -> list[str]:
     ratios = [r["after"]["wall_s"] / r["before"]["wall_s"] for r in rows]
     over = [r["after"]["wall_s"] - r["full_s"] for r in rows]
     over_before = [r["before"]["wall_s"] - r["full_s"] for r in rows]
+
+    def cpus() -> str:
+        if any("cpu_s" not in r["after"] for r in rows):
+            return "-"  # a run from before it was measured
+        sides = [f"{med(r[side]['cpu_s'] for r in rows):.2f}" for side in ("before", "after")]
+        return " / ".join([*sides, f"{med(r['full_cpu_s'] for r in rows):.2f}"])
 
     def verdicts(side: str) -> str:
         if any("verdict_s" not in r[side] for r in rows):
@@ -201,6 +224,7 @@ def summary(p: dict[str, Any], flow: str = "steady") -> list[str]:
         f"{med(walls('before')):.2f} / {med(walls('after')):.2f} / "
         f"{med(r['full_s'] for r in rows):.2f}",
         f"{verdicts('before')} / {verdicts('after')}",
+        cpus(),
         f"{med(ratios):.2f} (p10 {sorted(ratios)[len(ratios) // 10]:.2f}, max {max(ratios):.2f})",
         f"{med(over_before):+.2f} / {med(over):+.2f}",
         f"{sum(r['before']['miss'] for r in rows)} / {sum(r['after']['miss'] for r in rows)}",
@@ -251,6 +275,7 @@ def main() -> None:
             "edits",
             "median wall s: before / after / full",
             "median verdict s: before / after",
+            "median CPU s: before / after / full",
             "after/before per edit: median",
             "one-shot - full s: before / after",
             "misses before / after",

@@ -282,6 +282,12 @@ def _exit_without_teardown(code: int) -> None:
     # What registered for the exit still runs (logging's flush, a finalizer's folder, a
     # coverage measurement of this process); only the objects are not freed one by one.
     atexit._run_exitfuncs()
+    # Children stopped and not waited for yet (the warm pytest) are reaped here, as the
+    # teardown's last references to them would have: their CPU time counts as this
+    # command's for whoever waits for it, and none is left for init to reap.
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):  # a reader gone: nothing to keep
             stream.flush()
