@@ -28,12 +28,12 @@ _PROBE = (
     "sys.exit(code)"
 )
 # One JSON line in (argv), one out (code, stdout, stderr, loaded), over descriptors of its
-# own: 1 and 2 are a temporary file each while a command runs.
-_SERVE = f"""
+# own: 1 and 2 are a temporary file each while a command runs. Its argv: the heavy modules.
+_SERVE = """
 import json, os, sys, tempfile
 from agent_habitat.cli import main
 
-heavy = {HEAVY!r}
+heavy = sys.argv[1:]
 replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
 for line in sys.stdin:
     argv = json.loads(line)
@@ -56,9 +56,9 @@ for line in sys.stdin:
             os.close(saved[1])
         out.seek(0)
         err.seek(0)
-        said = {{"out": out.read().hex(), "err": err.read().hex()}}
+        said = {"out": out.read().hex(), "err": err.read().hex()}
     loaded = [n for n in heavy if n in sys.modules]
-    replies.write(json.dumps({{"code": code, **said, "loaded": loaded}}) + "\\n")
+    replies.write(json.dumps({"code": code, **said, "loaded": loaded}) + "\\n")
     replies.flush()
 """
 
@@ -91,10 +91,10 @@ def probe(root: Path, *argv: str, **env: str) -> Probed:
     return Probed(done)
 
 
-def _text(hexed: str) -> str:
+def _text(said: bytes) -> str:
     """Bytes as `subprocess.run(text=True)` decodes them (locale encoding, universal
     newlines), so an answer from `FullPath` compares with one from `probe`."""
-    return io.TextIOWrapper(io.BytesIO(bytes.fromhex(hexed))).read()
+    return io.TextIOWrapper(io.BytesIO(said)).read()
 
 
 class FullPath:
@@ -106,6 +106,12 @@ class FullPath:
     def __call__(self, *argv: str) -> Probed:
         """`habitat ARGV` as `probe` answers it, from the full path; `loaded` is what the
         interpreter has loaded by then (so far, not this command's alone)."""
+        code, out, err, loaded = self.raw(*argv)
+        text = _text(out), _text(err) + "\nloaded: " + loaded
+        return Probed(subprocess.CompletedProcess(argv, code, *text))
+
+    def raw(self, *argv: str) -> tuple[int, bytes, bytes, str]:
+        """Exit code, stdout, stderr (bytes) and the heavy modules loaded so far."""
         process = self._process
         assert process.stdin is not None
         assert process.stdout is not None
@@ -114,21 +120,17 @@ class FullPath:
         line = process.stdout.readline()
         assert line, f"the full-path interpreter ended (exit {process.wait(timeout=30)})"
         reply = json.loads(line)
-        done = subprocess.CompletedProcess(
-            argv,
-            reply["code"],
-            _text(reply["out"]),
-            _text(reply["err"]) + "\nloaded: " + " ".join(reply["loaded"]),
-        )
-        return Probed(done)
+        said = bytes.fromhex(reply["out"]), bytes.fromhex(reply["err"])
+        return reply["code"], *said, " ".join(reply["loaded"])
 
 
 @contextmanager
-def full_path(root: Path, stand_down: str) -> Iterator[FullPath]:
+def full_path(root: Path, stand_down: str, heavy: tuple[str, ...] = HEAVY) -> Iterator[FullPath]:
     """`FullPath` in `root`, with this process's environment at the start; `stand_down`:
-    code run first, a quick reader replaced by `lambda *a: None` so the full path answers."""
+    code run first, a quick reader replaced by `lambda *a: None` so the full path answers;
+    `heavy`: the modules whose loading it reports."""
     process = subprocess.Popen(
-        [sys.executable, "-c", stand_down + _SERVE],
+        [sys.executable, "-c", stand_down + _SERVE, *heavy],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
