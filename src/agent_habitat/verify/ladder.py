@@ -21,9 +21,8 @@ import anyio
 import anyio.to_thread
 
 from ..events import EventBus
-from ..events.kinds import TaskEnd
 from ..workspace import Workspace
-from .ahead import Ahead, ahead_of
+from .ahead import Ahead, RedBeside, ahead_of
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
 from .environments import ProjectEnv, probe_env, resolve_python
@@ -40,6 +39,7 @@ from .models import (
     RungName,
     RungResult,
 )
+from .rung_events import announce, finished
 from .rungs import DmypyDaemon, RungContext
 from .rungs.compare import head_of
 from .rungs.context import spool_budget
@@ -55,14 +55,6 @@ logger = logging.getLogger(__name__)
 _STOPPING = ("red", "error", "died", "cancelled")
 # The project interpreter's probe, kept in the workspace's state across processes.
 _PROBE = "probe.json"
-_EVENT_OF: dict[str, TaskEnd] = {
-    "green": "environment.task.completed",
-    "skipped": "environment.task.completed",
-    "red": "environment.task.failed",
-    "error": "environment.task.failed",
-    "died": "environment.task.died",
-    "cancelled": "environment.task.cancelled",
-}
 _NEEDS_IMPACT = {"compile.project", "build.affected", "test.scoped"}
 _HEAD_ASKERS = {"compile.project", "test.scoped", "test.full"}
 """The rungs that compare what they find with a run in HEAD's export."""
@@ -102,7 +94,7 @@ def _overall(
     results: list[RungResult], ctx: RungContext, chains: list[Toolchain]
 ) -> tuple[LadderState, str | None]:
     """The ladder's state, and for `incomplete` / `nothing_to_verify` why."""
-    states = {r.state for r in results}
+    states = {r.state for r in results if r.stopped_by is None}
     order: tuple[LadderState, ...] = ("cancelled", "died", "red", "error")
     for state in order:
         if state in states:
@@ -235,32 +227,17 @@ async def _climb_one(
     bus: EventBus,
     chains: list[Toolchain],
     ahead: Ahead | None = None,
+    red: RedBeside | None = None,
 ) -> RungResult:
     task = ctx.task(rung)
-    bus.publish(
-        "environment.task.started",
-        task=task,
-        data={
-            "rung": rung,
-            "ladder": ctx.ladder_id,
-            "snapshot": ctx.snapshot.id,
-            "spool": str(ctx.spool(rung)),
-        },
-    )
+    announce(bus, ctx, rung)
     started = time.monotonic()
+    red = red or RedBeside({})
     try:
-        if ahead is not None:
-            result = await ahead.result_now()
-            waited = time.monotonic() - started
-            own = (ahead.ended or time.monotonic()) - ahead.started
-            result.notes.append(
-                f"started beside {ahead.beside}, {started - ahead.started:.2f} s before "
-                f"the climb reached it; ran {own:.2f} s, the climb waited {waited:.2f} s"
-            )
-            result.duration_s = round(own, 3)
-            result.waited(round(waited, 3))
-        else:
-            result = await run_rung(ctx, rung, chains, FALLBACK)
+        with red.scope:
+            result = await _work(ctx, rung, chains, ahead, started)
+        if (by := red.stopped()) is not None:
+            result = _stopped(ctx, rung, by, time.monotonic() - started)
     except anyio.get_cancelled_exc_class():
         result = RungResult(
             rung=rung,
@@ -269,15 +246,14 @@ async def _climb_one(
             reason="request cancelled",
             duration_s=round(time.monotonic() - started, 3),
         )
-        _rung_finished(ctx, result)
-        _publish_end(bus, result, ctx)
+        finished(bus, ctx, result)
         raise
     except Exception as exc:  # a rung's bug must end as an `error` result, not kill the climb
         logger.exception("rung %s crashed", rung)
         result = RungResult(rung=rung, task=task, state="error", reason=f"internal error: {exc!r}")
     # The climb's time in the rung, not only its tool's process: a rung that confirms a red
     # with a second run or compares with HEAD spends that too, and a person waits for it.
-    if ahead is None:
+    if ahead is None and result.stopped_by is None:
         result.duration_s = max(result.duration_s, round(time.monotonic() - started, 3))
     result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
     if rung == "diagnose.files" and result.state == "green" and ctx.outdated:
@@ -287,40 +263,35 @@ async def _climb_one(
             f"provisional: generated sources are older than their inputs ({why}); "
             "build.affected regenerates them"
         )
-    _rung_finished(ctx, result)
-    _publish_end(bus, result, ctx)
+    finished(bus, ctx, result)
     return result
 
 
-def _rung_finished(ctx: RungContext, result: RungResult) -> None:
-    # runner hook: a cancelled climb returns nothing, so the runner collects results here.
-    if ctx.hooks is not None and ctx.hooks.rung_finished is not None:
-        ctx.hooks.rung_finished(result)
+async def _work(
+    ctx: RungContext, rung: RungName, chains: list[Toolchain], ahead: Ahead | None, started: float
+) -> RungResult:
+    if ahead is None:
+        return await run_rung(ctx, rung, chains, FALLBACK)
+    result = await ahead.result_now()
+    waited = time.monotonic() - started
+    own = (ahead.ended or time.monotonic()) - ahead.started
+    result.notes.append(
+        f"started beside {ahead.beside}, {started - ahead.started:.2f} s before "
+        f"the climb reached it; ran {own:.2f} s, the climb waited {waited:.2f} s"
+    )
+    result.duration_s = round(own, 3)
+    result.waited(round(waited, 3))
+    return result
 
 
-def _publish_end(bus: EventBus, result: RungResult, ctx: RungContext) -> None:
-    bus.publish(
-        _EVENT_OF[result.state],
-        task=result.task,
-        data={
-            "rung": result.rung,
-            "ladder": ctx.ladder_id,
-            "snapshot": ctx.snapshot.id,
-            "state": result.state,
-            "reason": result.reason,
-            "tool": result.tool,
-            "command": result.command_line,
-            "duration_s": result.duration_s,
-            "exit_code": result.exit_code,
-            "signal": result.signal,
-            "spool": result.spool,
-            "diagnostics": len(result.diagnostics),
-            "new_findings": result.new_findings,
-            "preexisting_findings": result.preexisting_findings,
-            "notes": result.notes,
-            "provisional": result.provisional,
-            "last_lines": result.output.splitlines()[-5:] if result.state == "died" else [],
-        },
+def _stopped(ctx: RungContext, rung: RungName, by: RungName, seconds: float) -> RungResult:
+    return RungResult(
+        rung=rung,
+        task=ctx.task(rung),
+        state="cancelled",
+        reason=f"stopped: {by} is red",
+        stopped_by=by,
+        duration_s=round(seconds, 3),
     )
 
 
@@ -361,22 +332,71 @@ async def _climb(
                 if after not in aheads:
                     work = partial(run_rung, ctx, after, chains, FALLBACK)
                     aheads[after] = Ahead.start(beside, after, rung, work)
-            result = await _climb_one(ctx, rung, bus, chains, mine)
+            red = RedBeside({r: a for r, a in aheads.items() if a.beside == rung})
+            red.watch(beside)
+            result = await _climb_one(ctx, rung, bus, chains, mine, red)
             results.append(result)
+            if result.stopped_by is not None:
+                if mine is not None:
+                    await mine.drop()
+                rest = rungs[index + 1 :]
+                results.extend(await _end_at(ctx, rest, result.stopped_by, bus, chains, aheads))
+                break
             if result.state in _STOPPING:
                 for dropped in aheads.values():
                     await dropped.drop()
-                results.extend(
-                    RungResult(
-                        rung=later,
-                        task=ctx.task(later),
-                        state="skipped",
-                        reason=f"not reached: {rung} is {result.state}",
-                    )
-                    for later in rungs[index + 1 :]
-                )
+                results.extend(_not_reached(ctx, rungs[index + 1 :], rung, result.state))
                 break
         beside.cancel_scope.cancel()
+    return results
+
+
+def _not_reached(
+    ctx: RungContext, rungs: list[RungName], by: RungName, state: str
+) -> list[RungResult]:
+    return [
+        RungResult(
+            rung=later,
+            task=ctx.task(later),
+            state="skipped",
+            reason=f"not reached: {by} is {state}",
+        )
+        for later in rungs
+    ]
+
+
+async def _end_at(
+    ctx: RungContext,
+    rungs: list[RungName],
+    red: RungName,
+    bus: EventBus,
+    chains: list[Toolchain],
+    aheads: dict[RungName, Ahead],
+) -> list[RungResult]:
+    """The climb ends at `red`, a later rung whose work ended red before the one the climb
+    was at: the rungs between it report as they ended, or stopped when still running (their
+    processes killed first); `red` reports its findings; the rungs after it are not reached."""
+    running = {r for r, a in aheads.items() if r != red and not a.done.is_set()}
+    for rung in running:
+        await aheads[rung].drop()
+    results: list[RungResult] = []
+    for index, rung in enumerate(rungs):
+        ahead = aheads.pop(rung, None)
+        if rung == red:
+            results.append(await _climb_one(ctx, rung, bus, chains, ahead))
+            results.extend(_not_reached(ctx, rungs[index + 1 :], rung, "red"))
+            break
+        if ahead is None or rung in running:
+            announce(bus, ctx, rung)
+            ran = 0.0 if ahead is None else (ahead.ended or time.monotonic()) - ahead.started
+            result = _stopped(ctx, rung, red, ran)
+            result.waited(0.0)
+            finished(bus, ctx, result)
+            results.append(result)
+        else:
+            results.append(await _climb_one(ctx, rung, bus, chains, ahead))
+    for ahead in aheads.values():
+        await ahead.drop()
     return results
 
 

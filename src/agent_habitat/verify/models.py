@@ -141,6 +141,9 @@ class RungResult(BaseModel):
     configures, the command that installs it (the ladder is then `incomplete`)."""
     notes: list[str] = Field(default_factory=list)
     """Facts worth knowing, e.g. `dmypy daemon was dead; restarted`."""
+    stopped_by: RungName | None = None
+    """`cancelled` before it finished because this later rung, whose work ran beside it,
+    ended red first: the climb ended there (verify/ahead.py); never the verdict's state."""
     _climb_s: float | None = PrivateAttr(default=None)
 
     @property
