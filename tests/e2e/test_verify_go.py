@@ -148,7 +148,7 @@ C_TEST_BROKEN = (
 
 async def test_a_test_failing_at_head_and_still_failing_is_not_red(tmp_path: Path) -> None:
     root = _module(tmp_path, {"c/c_test.go": C_TEST_BROKEN})
-    write(root, "c/c.go", C + "\n// Leaf is the first.\n")
+    write(root, "c/c.go", C + "\nfunc Second() int { return 2 }\n")  # code: go test runs
     (rung,) = (await _climb(root, "test.scoped")).rungs
     assert rung.state == "green", rung.reason
     assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
@@ -173,7 +173,7 @@ async def test_heads_outcome_of_a_packages_every_test_answers_the_later_reds(
     # The first red at a HEAD runs the failed tests' packages whole there: a later red at
     # that HEAD failing another of their tests asks HEAD nothing (its baseline is cached).
     root = _module(tmp_path, {"c/c_test.go": C_TESTS})
-    write(root, "c/c.go", C + "\n// Leaf is the first.\n")
+    write(root, "c/c.go", C + "\nfunc Second() int { return 2 }\n")  # code: go test runs
     (rung,) = (await _climb(root, "test.scoped")).rungs
     assert rung.state == "green", rung.reason
     assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
@@ -197,7 +197,6 @@ async def test_heads_outcome_of_a_packages_every_test_answers_the_later_reds(
 
 async def test_a_compile_error_names_its_line_and_gofmt_its_file(tmp_path: Path) -> None:
     root = _module(tmp_path)
-    write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, missing)"))
     write(root, "c/c.go", C.replace("func Leaf()", "func   Leaf()"))
     result = await _climb(root, policy="standard")
     diagnose, compile_, scoped = result.rungs
@@ -206,12 +205,33 @@ async def test_a_compile_error_names_its_line_and_gofmt_its_file(tmp_path: Path)
     assert compile_.state == "skipped"
     assert scoped.state == "skipped"
     write(root, "c/c.go", C)
+    write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, missing)"))
     (compile_,) = (await _climb(root, "compile.project")).rungs
     assert compile_.state == "red"
     assert compile_.tool == "go build"
     (d,) = compile_.diagnostics
     assert (d.file, d.line, d.code) == ("b/b.go", 5, "compile")
     assert "missing" in d.message
+
+
+async def test_a_compile_error_is_red_at_the_first_rung_that_reports_it(tmp_path: Path) -> None:
+    # go vet's type check (diagnose.files) and go test's compiler (test.scoped, started
+    # beside it) both see it: the climb ends at whichever is red first, the other stopped or
+    # not reached, never green (verify/ahead.py RedBeside).
+    root = _module(tmp_path)
+    write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, missing)"))
+    result = await _climb(root, policy="standard")
+    assert result.state == "red", result
+    red = [r for r in result.rungs if r.state == "red"]
+    assert len(red) == 1, result.rungs
+    assert any(
+        (d.file, d.line) == ("b/b.go", 5) and not d.preexisting for d in red[0].diagnostics
+    ), red[0].diagnostics
+    for rung in result.rungs:
+        assert rung.state in ("red", "skipped", "cancelled"), rung
+        if rung.state == "cancelled":
+            assert rung.reason == f"stopped: {red[0].rung} is red"
+            assert rung.stopped_by == red[0].rung
 
 
 async def test_a_test_binary_killed_by_a_signal_died(tmp_path: Path) -> None:
@@ -340,12 +360,16 @@ async def test_a_compile_error_vet_misses_is_red_by_the_scoped_tests_build(
     # does not. compile.project leaves a (it has tests) to test.scoped, whose build is red.
     root = _module(tmp_path)
     write(root, "a/a.go", A + "\nfunc NoBody() int\n")
+    (vet,) = (await _climb(root, "diagnose.files")).rungs
+    assert vet.state == "green", vet.reason
     result = await _climb(root, policy="standard")
     diagnose, compile_, scoped = result.rungs
-    assert diagnose.state == "green", diagnose.reason
-    assert compile_.state == "skipped"
-    assert compile_.reason is not None
-    assert "compiled by test.scoped's go test" in compile_.reason
+    # go vet's green, or stopped by the scoped tests' red when that came first.
+    assert diagnose.state == "green" or diagnose.stopped_by == "test.scoped", diagnose
+    assert compile_.state == "skipped" or compile_.stopped_by == "test.scoped", compile_
+    if compile_.state == "skipped":
+        assert compile_.reason is not None
+        assert "compiled by test.scoped's go test" in compile_.reason
     assert result.state == "red"
     assert scoped.state == "red", scoped.reason
     assert any(
@@ -373,11 +397,9 @@ async def test_the_tests_start_beside_gofmt_and_vet_and_a_red_vet_stops_them(
     # Its duration is its go test's, however much of it ran before the climb reached it.
     assert scoped.duration_s > 0.0
     assert sum(r.climb_s for r in result.rungs) <= result.duration_s
-    # The same edit with a vet finding (a Printf verb with no argument): vet is red, the
+    # A vet finding (a Printf verb with no argument) where the tests pass: vet is red, the
     # tests started beside it are not reached.
-    write(
-        root, "a/a.go", A.replace("x + y", "x - y").replace("fmt.Println(x)", 'fmt.Printf("%d\\n")')
-    )
+    write(root, "a/a.go", A.replace("fmt.Println(x)", 'fmt.Printf("%d\\n")'))
     result = await _climb(root, policy="standard")
     states = [(r.rung, r.state) for r in result.rungs]
     assert states == [
@@ -386,3 +408,41 @@ async def test_the_tests_start_beside_gofmt_and_vet_and_a_red_vet_stops_them(
         ("test.scoped", "skipped"),
     ], result
     assert result.rungs[2].reason == "not reached: diagnose.files is red"
+
+
+A_EXAMPLE = (
+    'package a_test\n\nimport (\n\t"fmt"\n\n\t"example.com/m/a"\n)\n\n'
+    "// ExampleAdd shows Add.\nfunc ExampleAdd() {\n\tfmt.Println(a.Add(1, 2))\n"
+    "\t// Output: 3\n}\n"
+)
+
+
+async def test_a_comment_only_edit_runs_no_build_or_test_but_gofmt_and_vet_answer(
+    tmp_path: Path,
+) -> None:
+    root = _module(tmp_path, {"a/example_test.go": A_EXAMPLE})
+    doc = A.replace("func Add(", "// Add adds\n// two ints.\nfunc Add(")
+    write(root, "a/a.go", doc)
+    write(root, "a/example_test.go", A_EXAMPLE.replace("shows Add.", "shows Add (1 + 2)."))
+    result = await _climb(root, policy="standard")
+    assert result.state == "green", result
+    diagnose, compile_, scoped = result.rungs
+    assert diagnose.state == "green"
+    assert diagnose.tool == "gofmt+go vet"
+    for rung in (compile_, scoped):
+        assert rung.state == "skipped"
+        assert rung.reason is not None
+        assert rung.reason.startswith("the change is only comments in 2 Go file(s)"), rung
+        assert not rung.command
+    # An example's expected output is a test: its comment is code.
+    write(root, "a/example_test.go", A_EXAMPLE.replace("Output: 3", "Output: 4"))
+    result = await _climb(root, policy="standard")
+    assert result.state == "red", result
+    assert result.rungs[2].state == "red"
+    assert any("ExampleAdd" in d.message for d in result.rungs[2].diagnostics)
+    # A directive is code too: go test runs.
+    write(root, "a/example_test.go", A_EXAMPLE)
+    write(root, "a/a.go", A.replace("func Add(", "//go:noinline\nfunc Add("))
+    result = await _climb(root, policy="standard")
+    assert result.state == "green", result
+    assert result.rungs[2].tool == "go test"

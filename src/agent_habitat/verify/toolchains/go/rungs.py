@@ -17,11 +17,13 @@ import anyio
 import anyio.to_thread
 
 from ...baseline import fingerprint
+from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from ...rungs.head_tests import settle_tests
 from ..base import Rung
+from .comments import comments_only
 from .detect import owns
 from .head import Step, on_head, test_key, tests_on_head
 from .listkey import list_key
@@ -38,6 +40,8 @@ _LISTED_BY: dict[tuple[str, str], str] = {}
 _USED: dict[str, str] = {}
 """Climb → the earlier climb whose go list it reused."""
 _GRAPH_NOTE = "package graph: go list of climb {climb} (nothing go list reads changed since)"
+_COMMENTS: OrderedDict[tuple[str, str, tuple[str, ...]], int] = OrderedDict()
+"""(root, snapshot, touched) → how many touched Go files changed only in comments."""
 _LISTING: OrderedDict[str, anyio.Lock] = OrderedDict()
 """Climb → the lock its rungs take to list the packages: compile.project and test.scoped
 start together beside diagnose.files (verify/ahead.py), and one go list serves both."""
@@ -96,6 +100,21 @@ async def _listed(ctx: RungContext, rung: RungName, go: str) -> dict[str, Packag
         gone, _ = _GRAPHS.popitem(last=False)
         _LISTED_BY.pop(gone, None)
     return graph
+
+
+async def _comments_only(ctx: RungContext) -> int:
+    """`comments.comments_only` of the change, once per snapshot (both rungs ask)."""
+    snapshot = ctx.snapshot
+    if not snapshot.in_git or snapshot.head is None:
+        return 0
+    key = (str(ctx.root), snapshot.id, tuple(ctx.touched))
+    if key not in _COMMENTS:
+        ctx.head = ctx.head or HeadTree(ctx.root, snapshot.head, ctx.workspace.state_dir)
+        found = await anyio.to_thread.run_sync(comments_only, ctx.root, ctx.head, ctx.touched)
+        _COMMENTS[key] = found
+        while len(_COMMENTS) > 16:
+            _COMMENTS.popitem(last=False)
+    return _COMMENTS[key]
 
 
 def _graph_notes(ctx: RungContext) -> list[str]:
@@ -168,6 +187,13 @@ async def _affected(
     no Go file was touched, there is no `go`, or `go list` failed."""
     if not _go_touched(ctx):
         return nothing_to_do(ctx, rung, f"no Go file among the {len(ctx.touched)} touched files")
+    if comments := await _comments_only(ctx):
+        return nothing_to_do(
+            ctx,
+            rung,
+            f"the change is only comments in {comments} Go file(s), the same code as HEAD: "
+            "nothing compiles or tests differently (gofmt and go vet answer in diagnose.files)",
+        )
     go = _go(ctx)
     if go is None:
         return _missing(ctx, rung)
