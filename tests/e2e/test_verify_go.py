@@ -437,7 +437,7 @@ async def test_a_comment_only_edit_runs_no_build_or_test_but_gofmt_and_vet_answe
     # An example's expected output is a test: its comment is code.
     write(root, "a/example_test.go", A_EXAMPLE.replace("Output: 3", "Output: 4"))
     result = await _climb(root, policy="standard")
-    assert result.state == "red", result
+    assert result.state == "red", [(r.rung, r.state, r.reason, r.output) for r in result.rungs]
     assert result.rungs[2].state == "red"
     assert any("ExampleAdd" in d.message for d in result.rungs[2].diagnostics)
     # A directive is code too: go test runs.

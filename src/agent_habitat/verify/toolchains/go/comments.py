@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from ....regular import read_regular
-from ...head import HeadTree
+from .listkey import at_head
 
 __all__ = ["code_tokens", "comments_only", "same_code"]
 
@@ -99,20 +99,24 @@ def same_code(head: str, now: str, *, test_file: bool) -> bool:
     return old is not None and old == code_tokens(now, test_file=test_file)
 
 
-def comments_only(root: Path, head: HeadTree, touched: list[str]) -> int:
+def comments_only(root: Path, head: str, touched: list[str]) -> int:
     """How many of the touched files differ from HEAD only in comments, when every touched
     file is a Go source HEAD has with the same code; 0 otherwise (a file that is not Go, new,
     deleted or under testdata/ or vendor/, or none edited). Blocks: call from a thread."""
-    edited = 0
     for rel in touched:
         parts = rel.split("/")
         if not rel.endswith(".go") or "testdata" in parts or "vendor" in parts:
             return 0
+    olds = at_head(root, head, touched)
+    if olds is None:
+        return 0
+    edited = 0
+    for rel in touched:
         try:
             now = read_regular(root / rel, rel)
-            old = head.read(rel)
         except OSError:
             return 0
+        old = olds.get(rel)
         if old is None:
             return 0
         if old == now:

@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import subprocess
+from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
@@ -25,7 +26,7 @@ from ....git_env import git_env
 from ...snapshot import Snapshot
 from .detect import MODULE_FILES
 
-__all__ = ["list_key"]
+__all__ = ["at_head", "list_key"]
 
 _DECL = re.compile(r"^(?:func|type|var|const)\b")
 _GO_ENV = (
@@ -58,11 +59,32 @@ def _answer(text: str) -> bytes:
     return "\n".join([*lines[:end], "\0", *embeds]).encode()
 
 
-def _at_head(root: Path, head: str, paths: list[str]) -> dict[str, bytes] | None:
-    """HEAD's content of `paths` that HEAD has (one `git cat-file --batch`), or None when
-    git cannot say."""
-    if not paths:
-        return {}
+_HEAD: OrderedDict[tuple[str, str, str], bytes | None] = OrderedDict()
+"""(root, HEAD commit, path) → the path's content at that commit (None: not there). A
+commit's content never changes: list_key and comments.py ask for the same touched files in
+one climb and the next, and git answers once."""
+
+
+def at_head(root: Path, head: str, paths: list[str]) -> dict[str, bytes] | None:
+    """HEAD's content of `paths` that HEAD has (one `git cat-file --batch` for those not
+    asked before), or None when git cannot say. Blocks: call from a thread."""
+    wanted = [p for p in paths if (str(root), head, p) not in _HEAD]
+    if wanted:
+        found = _cat_file(root, head, wanted)
+        if found is None:
+            return None
+        for path in wanted:
+            _HEAD[(str(root), head, path)] = found.get(path)
+        while len(_HEAD) > 512:
+            _HEAD.popitem(last=False)
+    out: dict[str, bytes] = {}
+    for path in paths:
+        if (content := _HEAD.get((str(root), head, path))) is not None:
+            out[path] = content
+    return out
+
+
+def _cat_file(root: Path, head: str, paths: list[str]) -> dict[str, bytes] | None:
     query = "".join(f"{head}:{p}\n" for p in paths).encode()
     try:
         done = subprocess.run(
@@ -110,7 +132,7 @@ def list_key(root: Path, snapshot: Snapshot, go: str, env: Mapping[str, str]) ->
     above = [str(p / "go.work") for p in root.parents if (p / "go.work").is_file()]
     digest.update(("\0".join(above) + f"\0{snapshot.head}\0").encode())
     present = [rel for rel, content in sorted(snapshot.hashes.items()) if content != "-"]
-    head = _at_head(root, snapshot.head, present)
+    head = at_head(root, snapshot.head, present)
     if head is None:
         return None
     for rel, content in sorted(snapshot.hashes.items()):

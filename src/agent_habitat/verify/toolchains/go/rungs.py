@@ -17,7 +17,6 @@ import anyio
 import anyio.to_thread
 
 from ...baseline import fingerprint
-from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
@@ -43,8 +42,9 @@ _GRAPH_NOTE = "package graph: go list of climb {climb} (nothing go list reads ch
 _COMMENTS: OrderedDict[tuple[str, str, tuple[str, ...]], int] = OrderedDict()
 """(root, snapshot, touched) → how many touched Go files changed only in comments."""
 _LISTING: OrderedDict[str, anyio.Lock] = OrderedDict()
-"""Climb → the lock its rungs take to list the packages: compile.project and test.scoped
-start together beside diagnose.files (verify/ahead.py), and one go list serves both."""
+"""Climb → the lock its rungs take to list the packages and to read HEAD's touched files
+for the comments check: compile.project and test.scoped start together beside
+diagnose.files (verify/ahead.py), and one go list and one git cat-file serve both."""
 
 
 def _go(ctx: RungContext) -> str | None:
@@ -72,12 +72,16 @@ def _own_code(rel: str) -> bool:
 async def _graph(ctx: RungContext, rung: RungName, go: str) -> dict[str, Package] | str:
     """The project's packages (`go list -e -test`): listed again only when what go list
     reads changed since a climb that listed (listkey.py), else once per climb."""
+    async with _lock(ctx):
+        return await _listed(ctx, rung, go)
+
+
+def _lock(ctx: RungContext) -> anyio.Lock:
     if ctx.ladder_id not in _LISTING:
         _LISTING[ctx.ladder_id] = anyio.Lock()
         while len(_LISTING) > 16:
             _LISTING.popitem(last=False)
-    async with _LISTING[ctx.ladder_id]:
-        return await _listed(ctx, rung, go)
+    return _LISTING[ctx.ladder_id]
 
 
 async def _listed(ctx: RungContext, rung: RungName, go: str) -> dict[str, Package] | str:
@@ -103,17 +107,20 @@ async def _listed(ctx: RungContext, rung: RungName, go: str) -> dict[str, Packag
 
 
 async def _comments_only(ctx: RungContext) -> int:
-    """`comments.comments_only` of the change, once per snapshot (both rungs ask)."""
+    """`comments.comments_only` of the change, once per snapshot (both rungs ask; HEAD's
+    content of the touched files is read once, for go list's key too)."""
     snapshot = ctx.snapshot
     if not snapshot.in_git or snapshot.head is None:
         return 0
     key = (str(ctx.root), snapshot.id, tuple(ctx.touched))
-    if key not in _COMMENTS:
-        ctx.head = ctx.head or HeadTree(ctx.root, snapshot.head, ctx.workspace.state_dir)
-        found = await anyio.to_thread.run_sync(comments_only, ctx.root, ctx.head, ctx.touched)
-        _COMMENTS[key] = found
-        while len(_COMMENTS) > 16:
-            _COMMENTS.popitem(last=False)
+    async with _lock(ctx):
+        if key not in _COMMENTS:
+            found = await anyio.to_thread.run_sync(
+                comments_only, ctx.root, snapshot.head, ctx.touched
+            )
+            _COMMENTS[key] = found
+            while len(_COMMENTS) > 16:
+                _COMMENTS.popitem(last=False)
     return _COMMENTS[key]
 
 
