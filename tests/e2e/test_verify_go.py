@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 
 from agent_habitat.events import InMemoryEventBus
@@ -446,3 +447,29 @@ async def test_a_comment_only_edit_runs_no_build_or_test_but_gofmt_and_vet_answe
     result = await _climb(root, policy="standard")
     assert result.state == "green", result
     assert result.rungs[2].tool == "go test"
+
+
+async def test_the_warm_up_vets_the_module_once_at_background_priority(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # go vet's analysis of the standard library a package imports is in go's build cache
+    # only once a go vet ran: a climb whose red tests stop diagnose.files kills go vet, so
+    # the host's warm-up runs it once to its end (toolchains/go/warm.py).
+    from agent_habitat.verify.runner import warmup
+    from agent_habitat.verify.select.memo import SelectionMemo
+    from agent_habitat.workspace import Workspace
+
+    monkeypatch.setenv("HABITAT_LADDER_WARMUP", "true")  # the tests' default is off
+    root = _module(tmp_path / "m")
+    workspace = Workspace.for_project(root).ensure()
+    up = warmup.WarmUp(
+        root, workspace=workspace, bus=InMemoryEventBus(str(root)), memo=SelectionMemo()
+    )
+    with anyio.fail_after(120):
+        await up.run()
+    item = up.items["lint_baseline"]
+    assert item.state == "warm", item
+    assert item.detail.startswith("go vet ./...")
+    assert up.items["type_daemon"].state == "skipped"
+    spool = list(workspace.spool_dir.glob("*.diagnose.files.warm-vet.out"))
+    assert len(spool) == 1, spool

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ...proc import ProcessRecord, is_alive
@@ -22,10 +23,22 @@ from ..rungs import warm_checker
 from ..rungs.warm_pytest import WarmPytest
 from ..select.testdeps import deps_store_dir
 
-__all__ = ["FILE", "STEPS", "pytest_glance", "read_warm", "warm_lines", "warmup_glance"]
+__all__ = ["FILE", "STEPS", "WarmItem", "pytest_glance", "read_warm", "warm_lines", "warmup_glance"]
 
 FILE = "warm.json"
 STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon", "pytest")
+
+
+@dataclass
+class WarmItem:
+    state: str
+    """`warm`, `skipped` (nothing to warm, or turned off), `fresh` (the warm pytest would not
+    be faithful here, so the test runs are fresh, rightly) or `failed`."""
+    detail: str
+    duration_s: float = 0.0
+    pid: int | None = None
+    """The daemon the step left warm (dmypy, a language server, the warm pytest): `habitat
+    status` calls it warm only while that very process lives."""
 
 
 def read_warm(workspace: Workspace) -> dict[str, Any] | None:

@@ -1,40 +1,41 @@
 """Warming the ladder when a project opens, so the first verify is already warm.
 
-The verify slot starts `WarmUp.run` beside a new runner (`VerifyRunner.warm`). A climb
-waits only until the steps are under way (`climbable`), and each rung only for the step it
-uses (`ready`): `compile.project` for a language server's start (pyright, ty), which it
-would otherwise start a second time; while dmypy's start is under way it runs plain mypy
-cold instead, as a one-shot verify does (the start is a whole check, and the edit's recheck
-would come after it). Nothing else waits: `diagnose.files` builds HEAD's findings for the touched
-files itself when the lint baseline is not there yet, the import graph's build is shared
-(`SelectionMemo.graph`: one build, a second asker waits for it), and the warm pytest's start
-too (`warm_pytest.ensure`, under one lock). A Node project's climbs wait only until its warm
-checkers are announced, and race them (toolchains/node/race.py). A Python project's steps
-begin once no verify runs (`quiet`, the background recording's view of the requests): the
-verify that trusted the project climbs alone, as a cold run does, instead of sharing the
-cores with a whole warm-up it does not use. Then the project's interpreter is probed
-(cached per process) and the steps run side by side, each bounded by the ladder's timeout;
-dmypy's start, which no rung waits for, stopped while a verify runs (give_way.py):
+The verify slot starts `WarmUp.run` beside a new runner (`VerifyRunner.warm`). A climb waits
+only until the steps are under way (`climbable`), and each rung only for the step it uses
+(`ready`): `compile.project` for a language server's start (pyright, ty), which it would
+otherwise start a second time; while dmypy's start is under way it runs plain mypy cold instead,
+as a one-shot verify does (the start is a whole check, and the edit's recheck would come after
+it). Nothing else waits: `diagnose.files` builds HEAD's findings for the touched files itself
+when the lint baseline is not there yet, the import graph's build is shared
+(`SelectionMemo.graph`: one build, a second asker waits for it), and the warm pytest's start too
+(`warm_pytest.ensure`, under one lock). A Node project's climbs wait only until its warm
+checkers are announced, and race them (toolchains/node/race.py); a Go project's, not at all: its
+one step, `go vet ./...` at background priority once no verify runs, fills go's build cache with
+what a climb's go vet reads (toolchains/go/warm.py). A Python project's steps begin once no
+verify runs (`quiet`, the background recording's view of the requests): the verify that trusted
+the project climbs alone, as a cold run does, instead of sharing the cores with a whole warm-up
+it does not use. Then the project's interpreter is probed (cached per process) and the steps run
+side by side, each bounded by the ladder's timeout; dmypy's start, which no rung waits for,
+stopped while a verify runs (give_way.py):
 
-* the import graph built into the runner's `SelectionMemo`, then the recorded test
-  dependencies loaded into it (a climb reuses both while they are still true);
-* the lint baseline: HEAD's ruff findings for every Python file, in the cache
-  `diagnose.files` reads (rungs/lint_warm.py);
+* the import graph built into the runner's `SelectionMemo`, then the recorded test dependencies
+  loaded into it (a climb reuses both while they are still true);
+* the lint baseline: HEAD's ruff findings for every Python file, in the cache `diagnose.files`
+  reads (rungs/lint_warm.py);
 * the type-check daemon started and checked over the packages (dmypy, with the flags
-  `compile.project` gives it, so it does not restart for the first check); for a project
-  that configures pyright, the checker found, or basedpyright fetched (rungs/pyright_tools.py),
-  and its language server (or ty's) started and asked about every package module
+  `compile.project` gives it, so it does not restart for the first check); for a project that
+  configures pyright, the checker found, or basedpyright fetched (rungs/pyright_tools.py), and
+  its language server (or ty's) started and asked about every package module
   (rungs/warm_checker.py);
 * the warm pytest started, which the test rungs fork per run (rungs/warm_pytest.py).
 
-Once it went through every step, the slot starts the background recording of test
-dependencies from it (recorder.py): the same condition gates both.
+Once it went through every step, the slot starts the background recording of test dependencies
+from it (recorder.py): the same condition gates both.
 
-What it did goes to `warm.json` in the workspace state folder, written as it goes (each
-step as it ends, with the process that runs it), where `habitat status` reads it
-(warm_status.py), and, once it ended, to the bus as `verify.warmup.finished`. `[tool.habitat.ladder]
-warmup = false` (or `HABITAT_LADDER_WARMUP=false`) turns it off.
-"""
+What it did goes to `warm.json` in the workspace state folder, written as it goes (each step as
+it ends, with the process that runs it), where `habitat status` reads it (warm_status.py), and,
+once it ended, to the bus as `verify.warmup.finished`. `[tool.habitat.ladder] warmup = false`
+(or `HABITAT_LADDER_WARMUP=false`) turns it off."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import anyio
@@ -79,26 +80,16 @@ from ..select.selection import warm_graph
 from ..select.testdeps import deps_store_dir, load_testdeps
 from ..snapshot import Snapshot
 from ..toolchains import snapshot_of
+from ..toolchains.go import GO
+from ..toolchains.go.warm import warm_vet
 from ..toolchains.node.detect import is_node_project
 from ..toolchains.rust.warm import warm_rust
 from .give_way import GiveWay
-from .warm_status import FILE, STEPS, pytest_glance, warm_lines
+from .warm_status import FILE, STEPS, WarmItem, pytest_glance, warm_lines
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class WarmItem:
-    state: str
-    """`warm`, `skipped` (nothing to warm, or turned off), `fresh` (the warm pytest would not
-    be faithful here, so the test runs are fresh, rightly) or `failed`."""
-    detail: str
-    duration_s: float = 0.0
-    pid: int | None = None
-    """The daemon the step left warm (dmypy, a language server, the warm pytest): `habitat
-    status` calls it warm only while that very process lives."""
 
 
 class WarmUp:
@@ -209,7 +200,8 @@ class WarmUp:
             if await anyio.to_thread.run_sync(is_node_project, self.root):
                 snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
                 await self._step("type_daemon", self._node, config, snapshot, layout)
-            if not (self.root / "Cargo.toml").is_file():
+            cargo = (self.root / "Cargo.toml").is_file()
+            if not cargo and not await anyio.to_thread.run_sync(GO.detect, self.root):
                 self._skip_all("not a Python project")
                 return
         # The climbs go at once, each rung waiting only for a step under way that it uses;
@@ -219,9 +211,13 @@ class WarmUp:
         if self._quiet is not None:
             await self._quiet()
         snapshot = await anyio.to_thread.run_sync(snapshot_of, self.root)
-        if not layout.is_python:  # a Cargo project: one step
-            rust = self._context(config, snapshot, layout, toolchain="rust")
-            await self._step("lint_baseline", warm_rust, rust, WarmItem)
+        if not layout.is_python:  # a Cargo or Go project: one step
+            if cargo:
+                rust = self._context(config, snapshot, layout, toolchain="rust")
+                await self._step("lint_baseline", warm_rust, rust, WarmItem)
+            else:
+                go = self._context(config, snapshot, layout, toolchain="go")
+                await self._step("lint_baseline", self._go, go)
             self._skip_all("not a Python project")
             return
         env = await probe_env(
@@ -313,6 +309,9 @@ class WarmUp:
         if linters and state == "skipped":
             state, detail = "warm", ""
         return WarmItem(state, ", ".join(d for d in (detail, *linters) if d))
+
+    async def _go(self, ctx: RungContext) -> WarmItem:
+        return WarmItem(*await warm_vet(ctx))  # go vet ./... (toolchains/go/warm.py)
 
     async def _graph(self, layout: Layout, cache_dir: Path) -> WarmItem:
         modules = await anyio.to_thread.run_sync(warm_graph, layout, cache_dir, self.memo)
