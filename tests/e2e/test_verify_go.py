@@ -469,7 +469,7 @@ async def test_the_warm_up_vets_the_module_once_at_background_priority(
         await up.run()
     item = up.items["lint_baseline"]
     assert item.state == "warm", item
-    assert item.detail.startswith("go vet ./...")
+    assert item.detail.startswith("go vet -json ./...")
     assert up.items["type_daemon"].state == "skipped"
     spool = list(workspace.spool_dir.glob("*.diagnose.files.warm-vet.out"))
     assert len(spool) == 1, spool

@@ -10,8 +10,8 @@ when the lint baseline is not there yet, the import graph's build is shared
 (`SelectionMemo.graph`: one build, a second asker waits for it), and the warm pytest's start too
 (`warm_pytest.ensure`, under one lock). A Node project's climbs wait only until its warm
 checkers are announced, and race them (toolchains/node/race.py); a Go project's, not at all: its
-one step, `go vet ./...` at background priority once no verify runs, fills go's build cache with
-what a climb's go vet reads (toolchains/go/warm.py). A Python project's steps begin once no
+one step, `go vet -json ./...` at background priority once no verify runs, fills go's build cache
+with what a climb's go vet reads (toolchains/go/warm.py). A Python project's steps begin once no
 verify runs (`quiet`, the background recording's view of the requests): the verify that trusted
 the project climbs alone, as a cold run does, instead of sharing the cores with a whole warm-up
 it does not use. Then the project's interpreter is probed (cached per process) and the steps run
@@ -311,7 +311,7 @@ class WarmUp:
         return WarmItem(state, ", ".join(d for d in (detail, *linters) if d))
 
     async def _go(self, ctx: RungContext) -> WarmItem:
-        return WarmItem(*await warm_vet(ctx))  # go vet ./... (toolchains/go/warm.py)
+        return WarmItem(*await warm_vet(ctx))  # go vet -json ./... (toolchains/go/warm.py)
 
     async def _graph(self, layout: Layout, cache_dir: Path) -> WarmItem:
         modules = await anyio.to_thread.run_sync(warm_graph, layout, cache_dir, self.memo)

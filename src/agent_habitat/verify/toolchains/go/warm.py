@@ -1,4 +1,4 @@
-"""The warm-up's step for a Go project (verify/runner/warmup.py): `go vet ./...` once, at
+"""The warm-up's step for a Go project (verify/runner/warmup.py): `go vet -json ./...` once, at
 background priority, when a host opens a trusted Go project and no verify runs.
 
 One `go vet` of one package vets the package and every standard-library package it
@@ -25,15 +25,17 @@ async def warm_vet(ctx: RungContext) -> tuple[str, str]:
     if go is None:
         return "skipped", "go is not on PATH"
     nice = shutil.which("nice", path=ctx.process_env().get("PATH"))
-    argv = [*([nice, "-n", "10"] if nice else []), go, "vet", "./..."]
+    # -json as diagnose.files runs it: go keys vet's results by its flags, and a plain go vet
+    # left the climb's `go vet -json` as cold as before (uuid v1.6.0: 28 s after it).
+    argv = [*([nice, "-n", "10"] if nice else []), go, "vet", "-json", "./..."]
     outcome = await ctx.run("diagnose.files", argv, suffix=".warm-vet.out", substrate=False)
     if outcome.timed_out:
-        return "failed", f"go vet ./... timed out after {ctx.config.timeout_s:g} s"
+        return "failed", f"go vet -json ./... timed out after {ctx.config.timeout_s:g} s"
     if outcome.signal is not None:
-        return "failed", f"go vet ./... killed by {outcome.signal}"
+        return "failed", f"go vet -json ./... killed by {outcome.signal}"
     priority = " at background priority (nice 10)" if nice else ""
     return "warm", (
-        f"go vet ./...{priority}: its analysis of the packages and the standard library "
+        f"go vet -json ./...{priority}: its analysis of the packages and the standard library "
         f"they import is in go's build cache (exit {outcome.exit_code}; findings are "
         "diagnose.files' to judge)"
     )
