@@ -145,3 +145,25 @@ def test_without_data_a_change_selects_the_tests_that_import_the_module(
     selection = _impact(root, tmp_path / "state").selection
     assert selection.full is False  # not "outside the packages and tests the graph covers"
     assert selection.tests == [f"{tests_dir}test_calc.py", f"{tests_dir}test_other.py"]
+
+
+def test_a_module_no_test_loaded_is_not_called_changed_when_it_is_not(tmp_path: Path) -> None:
+    """xmltodict 0.14.2 ships `ez_setup.py` beside `xmltodict.py`; no test loads it. Every
+    verify said "ez_setup.py changed since the recording" (untrue: it was HEAD's) and sent
+    it to the import graph."""
+    root = _project(tmp_path / "calc", "")
+    (root / "ez_setup.py").write_text("def use_setuptools() -> None:\n    pass\n")
+    subprocess.run(["git", "add", "ez_setup.py"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "ez_setup"],
+        cwd=root,
+        check=True,
+    )
+    _record(root, tmp_path / "state")
+    _edit(root, "return [1, 2, 3]", "return [1, 2, 3, 4]")  # import-time: the graph decides
+    impact = _impact(root, tmp_path / "state")
+    assert impact.selection.tests == ["test_calc.py", "test_other.py"]
+    assert "ez_setup.py" not in impact.provenance
+    (root / "ez_setup.py").write_text("def use_setuptools() -> None:\n    return None\n")
+    provenance = _impact(root, tmp_path / "state").provenance
+    assert "ez_setup.py" in provenance  # now it did change: named

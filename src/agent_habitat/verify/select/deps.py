@@ -299,7 +299,7 @@ def _narrow_run(
         for module, ran in run.modules.items():
             for block in sorted(blocks & set(ran.get(rel, ()))):
                 side.setdefault(module, f"{module} runs {rel}:{block} at import time")
-    for rel, why in _side_changes(layout, tree, run, touched).items():
+    for rel, why in _side_changes(layout, tree, run, touched, since).items():
         side.setdefault(rel, why)
         code_moved = True
     others = (touched | set(run.dirty)) - set(run.files)
@@ -337,7 +337,9 @@ def _own_moved(
     return False
 
 
-def _side_changes(layout: Layout, tree: _Tree, run: TestRun, touched: set[str]) -> dict[str, str]:
+def _side_changes(
+    layout: Layout, tree: _Tree, run: TestRun, touched: set[str], since: set[str]
+) -> dict[str, str]:
     """The test-side files (and single-file modules) that differ from what `run` saw, each
     with why; not the change's own test-side files, judged for every test."""
     single = layout.module_files
@@ -350,6 +352,14 @@ def _side_changes(layout: Layout, tree: _Tree, run: TestRun, touched: set[str]) 
         now = tree.sha(rel)
         if now is None and is_test_file(rel) and rel not in single:
             continue  # a test file deleted since: it went with its own tests, no one else's
+        if rel in single and rel not in run.side and rel not in touched:
+            # No hash of it on record (a module the run never loaded, such as xmltodict's
+            # ez_setup.py): what it was then is the run's dirty content, else its HEAD's.
+            then = run.dirty.get(rel)
+            if then is None and rel not in since:
+                continue
+            if then is not None and (now == then or (now is None and then == "-")):
+                continue
         if rel in touched or now != run.side.get(rel):
             out[rel] = f"{rel} {'deleted' if now is None else 'changed'} since the recording"
     return out
