@@ -57,6 +57,8 @@ async def test_a_single_module_projects_test_rung_records_for_the_next_edit(
     first = await _scoped(root)  # no data yet: every test that imports calc.py
     assert first.state == "green", first.notes
     assert any("recorded test dependencies of 4 tests" in n for n in first.notes), first.notes
+    # Two files, four tests: "2 selected" read as two tests beside "4 passed" (xmltodict).
+    assert any(n.startswith("2 test path(s) selected: ") for n in first.notes), first.notes
     (root / "calc.py").write_text(original, encoding="utf-8")
     _edit(root, "def add", "# another note\ndef add")
     comment = await _scoped(root)
