@@ -202,7 +202,8 @@ def _started(pid: int) -> int:
     (cgroups are Linux's): the stat line's start in clock ticks over the clock rate, plus
     the boot time of `/proc/stat`, the same float operations in the same order, so a name
     an earlier habitat's psutil wrote, or reads, is the same; psutil (loaded then) where
-    either file cannot be read. Loading psutil was a thirtieth of `habitat run`."""
+    either file cannot be read; ProcessLookupError when /proc is there and the process is
+    not. Loading psutil was a thirtieth of `habitat run`."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             line = f.read()
@@ -211,6 +212,10 @@ def _started(pid: int) -> int:
         with open("/proc/stat", "rb") as f:
             boot = next(float(row.split()[1]) for row in f if row.startswith(b"btime"))
         return int(ticks / os.sysconf("SC_CLK_TCK") + boot)
+    except FileNotFoundError:
+        if os.path.exists("/proc/self/stat"):
+            raise ProcessLookupError(pid) from None  # /proc answers: no such process
+        return int(psutil.Process(pid).create_time())
     except (OSError, ValueError, IndexError, StopIteration):
         return int(psutil.Process(pid).create_time())
 
@@ -222,6 +227,8 @@ def _owner_tag() -> str:
 def _owner_alive(pid: int, created: int) -> bool:
     try:
         return _started(pid) == created
+    except ProcessLookupError:
+        return False  # gone (an earlier CLI call's, most often): psutil is not loaded
     except psutil.Error:
         return False
 
