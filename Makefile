@@ -25,6 +25,13 @@ $(COVERAGE_TOOLS): tests/habitat_coverage_tools.py | $(STAMP)
 	$(BIN)/python tests/habitat_coverage_tools.py
 	touch $@
 
+# The interpreter the tests' projects run in, as a user's project runs in its own .venv:
+# pytest only: none of the dev venv's pytest plugins, no coverage (tests/project_venv.py).
+PROJECT_VENV := $(VENV)/project
+PROJECT_STAMP := $(PROJECT_VENV)/.installed
+$(PROJECT_STAMP): tests/project_venv.py $(STAMP)
+	$(BIN)/python tests/project_venv.py $(PROJECT_VENV)
+
 demo: $(STAMP_RUN)
 	$(BIN)/habitat demo
 
@@ -56,7 +63,7 @@ browser-deps: test-deps
 # starting, real processes ending), so two workers left the cores idle between the waits.
 # A worker takes a whole module (its fixtures set up once), the longest modules first
 # (tests/schedule.py): in collection order the longest began last and ran alone.
-test: $(STAMP) $(COVERAGE_TOOLS) test-deps
+test: $(STAMP) $(COVERAGE_TOOLS) $(PROJECT_STAMP) test-deps
 	$(TEST_ENV) $(BIN)/python -m pytest -n 4 --dist loadfile --no-loadscope-reorder \
 		--cov --cov-report=term:skip-covered
 

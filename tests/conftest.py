@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Generator, Iterator
@@ -10,6 +11,7 @@ import pytest
 
 import bytecode
 import node_tools
+import project_venv
 import required
 import schedule
 import session_jobs
@@ -28,6 +30,11 @@ _REQUIRED: list[bool] = []
 
 def pytest_configure(config: pytest.Config) -> None:
     _REQUIRED[:] = [required.required()]  # a wrong value stops the run before any test
+    # The tests' projects run in a venv of their own, as a user's do (tests/project_venv.py);
+    # set here, before any module's host starts, so every host and child inherits it.
+    project_python = project_venv.python()
+    if project_python is not None:
+        os.environ.setdefault("HABITAT_LADDER_PYTHON", str(project_python))
     if not hasattr(config, "workerinput"):  # once, before any xdist worker starts
         bytecode.compile_package()
 
@@ -69,6 +76,14 @@ def habitat_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     # No test downloads a type checker from PyPI unless it says so (test_verify_pyright.py).
     monkeypatch.setenv("HABITAT_LADDER_FETCH_CHECKERS", "false")
     return home
+
+
+@pytest.fixture
+def own_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's interpreter chosen as a user's is, without the suite's venv for its
+    projects (tests/project_venv.py): the one its pyproject names, its `.venv`, else the
+    habitat's own (with the dev venv's pytest plugins, pytest-cov among them)."""
+    monkeypatch.delenv("HABITAT_LADDER_PYTHON", raising=False)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -93,6 +93,7 @@ def _not_installed_project(root: Path) -> Path:
     )
 
 
+@pytest.mark.usefixtures("own_interpreter")
 @pytest.mark.parametrize(
     "edit",
     [("# the package", "# the package, said better"), ("return 1", "return 2")],
@@ -169,6 +170,7 @@ def _env_whose_pytest_cannot_start(where: Path) -> Path:
     return python
 
 
+@pytest.mark.usefixtures("own_interpreter")
 async def test_a_pytest_that_cannot_start_is_an_environment_error_not_red(tmp_path: Path) -> None:
     # Exit 1, no report, no test named: nothing ran, so nothing the change did is red.
     python = _env_whose_pytest_cannot_start(tmp_path / "env")

@@ -86,6 +86,7 @@ async def test_the_climb_stops_at_the_first_red_rung(calc: Path) -> None:
     assert result.selection is None
 
 
+@pytest.mark.usefixtures("own_interpreter")
 async def test_a_green_climb_publishes_started_and_completed_for_each_rung(calc: Path) -> None:
     _append(calc / "src/calc/text.py", "X = 1\n")
     events: list[Event] = []
@@ -171,6 +172,7 @@ async def test_plain_mypy_and_compileall_are_used_when_configured(calc: Path) ->
     assert rung.notes[0].startswith("syntax only: type_checker = compileall is configured")
 
 
+@pytest.mark.usefixtures("own_interpreter")
 async def test_a_project_env_without_tools_uses_the_habitat_tools_and_reports_missing_pytest(
     tmp_path: Path,
 ) -> None:
@@ -281,6 +283,7 @@ async def test_a_clean_tree_is_nothing_to_verify_with_every_rung_saying_nothing_
     assert all(r.reason is not None and "nothing changed" in r.reason for r in result.rungs)
 
 
+@pytest.mark.usefixtures("own_interpreter")
 async def test_a_manifest_change_is_not_installed_into_the_habitats_own_environment(
     calc: Path,
 ) -> None:

@@ -22,7 +22,8 @@ _WRITES = "--cov=calc --cov-report=xml --cov-report=html --cov-fail-under=100 --
 
 
 @pytest.fixture
-async def calc(tmp_path: Path) -> AsyncIterator[Path]:
+async def calc(tmp_path: Path, own_interpreter: None) -> AsyncIterator[Path]:
+    # The habitat's interpreter, the dev venv: the project measures coverage (pytest-cov).
     pytest.importorskip("pytest_cov")
     root = build_sample(tmp_path / "calc")
     pyproject = root / "pyproject.toml"

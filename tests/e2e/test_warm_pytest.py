@@ -247,6 +247,7 @@ async def _runner_on(root: Path) -> AsyncIterator[VerifyRunner]:
         await stop_type_daemon(root)
 
 
+@pytest.mark.usefixtures("own_interpreter")
 async def test_a_package_installed_since_it_started_makes_the_run_fresh_and_restarts_it(
     tmp_path: Path, dumps: Path
 ) -> None:
@@ -287,6 +288,7 @@ def _entry_point(site: Path, dist: str, module: str) -> None:
     (info / "entry_points.txt").write_text(f"[pytest11]\n{dist} = {module}\n", "utf-8")
 
 
+@pytest.mark.usefixtures("own_interpreter")
 async def test_installed_plugins_are_imported_warm_and_the_projects_own_in_each_run(
     tmp_path: Path, dumps: Path
 ) -> None:

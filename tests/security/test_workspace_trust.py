@@ -53,7 +53,9 @@ def marker(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def repo(project: Path, marker: Path) -> Path:
+def repo(project: Path, marker: Path, own_interpreter: None) -> Path:
+    """The repository commits the interpreter it names: the suite's own for its projects
+    (tests/project_venv.py) would stand in for it."""
     (project / ".git").rmdir()
     return hostile_repo(project, marker)
 
