@@ -131,7 +131,17 @@ def _start() -> None:
         # Measured already (an xdist worker: pytest-cov started its own before the worker's
         # first module of ours). A second one on top would make the first one's `stop` fail.
         return
-    coverage.process_startup()
+    measured = coverage.process_startup()
+    if measured is not None and hasattr(measured, "_post_save_work"):
+        # At its save coverage walks the source tree to list the files this process never
+        # ran (0.023 of a child's 0.030 CPU s save, in hundreds of children): the suite's
+        # own processes (the xdist workers) list them when they save, and the report
+        # combines every file. What a child ran, its lines and arcs, it still writes.
+        measured._post_save_work = _nothing  # type: ignore[method-assign]
+
+
+def _nothing() -> None:
+    return None
 
 
 def restore() -> None:
