@@ -18,9 +18,11 @@ included. Standard library only.
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 
-__all__ = ["REPOSITORY_VARIABLES", "git_env"]
+__all__ = ["REPOSITORY_VARIABLES", "git_env", "git_show"]
 
 REPOSITORY_VARIABLES = frozenset(
     {
@@ -54,3 +56,17 @@ def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     if extra:
         env.update(extra)
     return env
+
+
+def git_show(root: Path, commit: str, rel: str) -> bytes | None:
+    """File `rel` (relative to `root`) as it is in `commit`; None when git cannot show it (not
+    in that commit, not a repository). Blocks: a git process."""
+    shown = subprocess.run(
+        ["git", "show", f"{commit}:./{rel}"],
+        env=git_env(),
+        cwd=root,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    return shown.stdout if shown.returncode == 0 else None

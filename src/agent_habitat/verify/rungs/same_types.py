@@ -23,7 +23,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from ...git_env import git_env
+from ...git_env import git_show
 from ...regular import read_regular
 
 __all__ = ["same_types_as_head"]
@@ -66,17 +66,10 @@ def _same(root: Path, rel: str, head: str | None) -> bool:
 
 
 def _show(root: Path, commit: str, rel: str) -> bytes:
-    shown = subprocess.run(
-        ["git", "show", f"{commit}:./{rel}"],
-        env=git_env(),
-        cwd=root,
-        capture_output=True,
-        check=False,
-        timeout=60,
-    )
-    if shown.returncode != 0:
+    shown = git_show(root, commit, rel)
+    if shown is None:
         raise _NotAtHead(rel)
-    return shown.stdout
+    return shown
 
 
 @functools.lru_cache(maxsize=64)

@@ -20,13 +20,12 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ...git_env import git_env
+from ...git_env import git_show
 from ...regular import open_regular, read_regular
 from ...workspace import private_dirs
 from ..blocks import FileBlocks, changed_blocks, file_blocks
@@ -341,17 +340,10 @@ def _head_blocks(root: Path, head: str, rel: str) -> FileBlocks | None:
     """`rel`'s blocks in commit `head` (None: they do not parse), once per commit and file:
     a commit's content never changes, and every recorded run of an edit showed and compiled
     HEAD's file again (parse's 1,000-line module: a git process and a compile per run)."""
-    shown = subprocess.run(
-        ["git", "show", f"{head}:./{rel}"],
-        env=git_env(),
-        cwd=root,
-        capture_output=True,
-        check=False,
-        timeout=60,
-    )
-    if shown.returncode != 0:
+    shown = git_show(root, head, rel)
+    if shown is None:
         raise _NotShown(rel)
-    return file_blocks(shown.stdout)
+    return file_blocks(shown)
 
 
 def _blocks_now(path: Path) -> FileBlocks | None:
