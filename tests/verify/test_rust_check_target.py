@@ -259,15 +259,15 @@ async def test_the_tests_start_beside_clippy_and_a_red_clippy_stops_them(tmp_pat
     # ends the climb red (ahead.RedBeside); the other is stopped, never reported green.
     write(root, "src/lib.rs", _LIB.replace("x * 2", "x * true"))
     stopped = await run_ladder(root, LadderRequest(), bus=InMemoryEventBus("t"))
-    states = [(r.rung, r.state) for r in stopped.rungs]
+    order = [(r.rung, r.state) for r in stopped.rungs]
     red = [r for r in stopped.rungs if r.state == "red"]
     assert len(red) == 1, stopped.rungs
     assert [d.code for d in red[0].diagnostics] == ["E0277"], red[0]
     if red[0].rung == "diagnose.files":
-        assert states[1:] == [("compile.project", "skipped"), ("test.scoped", "skipped")]
+        assert order[1:] == [("compile.project", "skipped"), ("test.scoped", "skipped")]
         assert stopped.rungs[-1].reason == "not reached: diagnose.files is red"
     else:
-        assert states == [
+        assert order == [
             ("diagnose.files", "cancelled"),
             ("compile.project", "cancelled"),
             ("test.scoped", "red"),
