@@ -143,7 +143,7 @@ def test_module_level_code_falls_back_to_the_import_graph(calc: Path, tmp_path: 
     _edit(calc, "src/calc/report.py", "WIDTH = 20", "WIDTH = 21")
     selection = _impact(calc, tmp_path).selection
     assert selection.tests == ["tests/test_report.py"]
-    assert "import-time code changed" in selection.reasons[0]
+    assert "report.py: import-time code differs from the recorded run's" in selection.reasons[0]
 
 
 def test_a_function_that_runs_at_import_time_falls_back_to_the_import_graph(

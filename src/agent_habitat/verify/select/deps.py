@@ -215,7 +215,9 @@ def _file_change(
             return set(), f"no dependency data for {rel}"
         since = changed_blocks(old, new)
         if since is None:
-            return set(), f"{rel}: import-time code changed (module or class body, def line)"
+            # Against the run's copy, which may hold an earlier edit: not "your edit changed".
+            where = "(module or class body, def line)"
+            return set(), f"{rel}: import-time code differs from the recorded run's {where}"
         out |= since
     if touched:
         # The change is against HEAD: a block the run saw as it is now may still differ
