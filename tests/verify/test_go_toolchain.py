@@ -393,6 +393,29 @@ def test_a_build_failure_is_the_compiler_errors() -> None:
     assert run.died is None
 
 
+def test_a_build_failure_that_fails_its_importers_too_is_told_once() -> None:
+    # go-humanize v1.0.1, a compile error in comma.go: go builds the package once and fails
+    # both it and english/, which imports it, naming the same FailedBuild.
+    pkg, importer = "example.com/m", "example.com/m/english"
+    text = _events(
+        {"ImportPath": pkg, "Action": "build-output", "Output": f"# {pkg}\n"},
+        {
+            "ImportPath": pkg,
+            "Action": "build-output",
+            "Output": "./comma.go:42:13: cannot use v (variable of type int64) as string value\n",
+        },
+        {"ImportPath": pkg, "Action": "build-fail"},
+        {"Action": "output", "Package": pkg, "Output": f"FAIL\t{pkg} [build failed]\n"},
+        {"Action": "fail", "Package": pkg, "Elapsed": 0, "FailedBuild": pkg},
+        {"Action": "output", "Package": importer, "Output": f"FAIL\t{importer} [build failed]\n"},
+        {"Action": "fail", "Package": importer, "Elapsed": 0, "FailedBuild": pkg},
+    )
+    run = parse_test_events(text, ROOT)
+    (d,) = run.failures
+    assert (d.file, d.line, d.col) == ("comma.go", 42, 13)
+    assert run.packages == {pkg: "fail", importer: "fail"}
+
+
 def test_a_parent_failed_by_its_subtests_is_not_repeated() -> None:
     pkg = "example.com/m/a"
     text = _events(

@@ -232,6 +232,9 @@ class TestRun:
     """Packages whose result came from go's test cache."""
     passed_tests: list[str] = field(default_factory=list)
     """Each test (and subtest) that passed, as `import/path.TestName/sub`."""
+    failed_builds: set[str] = field(default_factory=set)
+    """The builds whose failure is told (`FailedBuild`): go fails every package that imports
+    one with the same build, whose errors are told once."""
 
     def count(self, action: str, name: str) -> None:
         """A test's event: its end (`pass`, `fail`, `skip`) is counted, a pass named."""
@@ -351,6 +354,9 @@ def _package_failed(
 ) -> None:
     failed_build = event.get("FailedBuild")
     if failed_build:
+        if str(failed_build) in run.failed_builds:
+            return  # an importer of a build already told: its errors are that build's
+        run.failed_builds.add(str(failed_build))
         found = parse_build("".join(builds.get(str(failed_build), [])), root)
         run.failures.extend(found)
         if not found:
