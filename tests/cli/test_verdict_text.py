@@ -67,3 +67,18 @@ def test_a_verdict_the_tree_moved_away_from_says_stale() -> None:
     out = io.StringIO()
     render_verdict(_result().model_dump(mode="json"), out, stale=["src/a.py"])
     assert "stale: src/a.py changed while it climbed; verify again" in out.getvalue()
+
+
+def test_a_selection_longer_than_its_lines_says_how_many_more() -> None:
+    # wcwidth 0.2.13: "selection: 16 test path(s)" over six reasons, the other ten unsaid.
+    reasons = [f"tests/test_core.py::test_{n} ran wcwidth/wcwidth.py:_bisearch" for n in range(16)]
+    tests = [r.split(" ")[0] for r in reasons]
+    result = _result().model_copy(
+        update={"selection": Selection(full=False, tests=tests, reasons=reasons)}
+    )
+    rich_out, plain_out = io.StringIO(), io.StringIO()
+    render_result(Console(file=rich_out, width=200), result)
+    render_verdict(result.model_dump(mode="json"), plain_out)
+    rich_lines = [line.rstrip() for line in rich_out.getvalue().splitlines()]
+    assert plain_out.getvalue().splitlines() == rich_lines
+    assert rich_lines[rich_lines.index("selection: 16 test path(s)") + 7] == "    … 10 more"

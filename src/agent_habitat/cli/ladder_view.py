@@ -165,6 +165,8 @@ def render_result(console: Console, result: LadderResult) -> None:
         blocks.append(Text(f"selection: {what}", style="bold"))
         for reason in sel.reasons[:6]:
             blocks.append(Text(f"    {reason}", style="dim"))
+        if len(sel.reasons) > 6:
+            blocks.append(Text(f"    … {len(sel.reasons) - 6} more", style="dim"))
     touched = ", ".join(result.touched[:6]) + (" …" if len(result.touched) > 6 else "")
     blocks.append(
         Text.assemble(

@@ -118,7 +118,10 @@ def render_verdict(
         tests = selection.get("tests") or []
         what = "whole suite" if selection.get("full") else f"{len(tests)} test path(s)"
         lines.append(paint(f"selection: {what}", code="1"))
-        lines.extend(paint(f"    {r}", code="2") for r in (selection.get("reasons") or [])[:6])
+        reasons: list[str] = selection.get("reasons") or []
+        lines.extend(paint(f"    {r}", code="2") for r in reasons[:6])
+        if len(reasons) > 6:
+            lines.append(paint(f"    … {len(reasons) - 6} more", code="2"))
     state = str(result.get("state"))
     touched: list[str] = result.get("touched") or []
     shown = ", ".join(touched[:6]) + (" …" if len(touched) > 6 else "")

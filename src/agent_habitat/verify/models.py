@@ -98,6 +98,11 @@ class Selection(BaseModel):
     filtered: bool = False
     """True when an explicit filter replaced the import-graph selection."""
 
+    def listed(self, count: int) -> str:
+        """The first `count` reasons, and how many more there are when some are left out."""
+        rest = len(self.reasons) - count
+        return "; ".join(self.reasons[:count]) + (f"; {rest} more" if rest > 0 else "")
+
 
 class RungResult(BaseModel):
     """The outcome of one rung."""

@@ -241,7 +241,7 @@ async def scoped_suite(ctx: RungContext, env: ProjectEnv) -> RungResult:
     if selection.full:
         why = "whole suite: " + "; ".join(selection.reasons)
     else:
-        why = f"{len(selection.tests)} test path(s) selected: " + "; ".join(selection.reasons[:5])
+        why = f"{len(selection.tests)} test path(s) selected: " + selection.listed(5)
     if ctx.impact.provenance and not selection.filtered:
         why += f" ({ctx.impact.provenance})"
     tests = [] if selection.full else selection.tests

@@ -318,8 +318,16 @@ def _selection(epoch: VerifyEpoch) -> str | None:
     if selection is None:
         return None
     what = "whole suite" if selection.full else f"{len(selection.tests)} test path(s)"
-    why = "; ".join(selection.reasons[:2])
-    return f"{what}: {why}"[:_MESSAGE_CAP] if why else what
+    shown = selection.reasons[:2]
+    if not shown:
+        return what
+    rest = len(selection.reasons) - len(shown)
+    tail = f"; {rest} more" if rest > 0 else ""
+    why = "; ".join(shown)
+    room = _MESSAGE_CAP - len(what) - len(": ") - len(tail)
+    if len(why) > room:
+        why = why[: room - 1] + "…"
+    return f"{what}: {why}{tail}"
 
 
 def epoch_report(epoch: VerifyEpoch, root: Path | None = None) -> EpochReport:
