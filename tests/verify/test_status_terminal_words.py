@@ -4,7 +4,10 @@ epoch; the agent's verify_status keeps the tool's name."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import psutil
 
 from agent_habitat.verify.runner.cli_text import status_output
 from agent_habitat.verify.runner.report import EpochReport, VerifyStatusResult
@@ -45,3 +48,20 @@ def test_habitat_status_names_the_command_when_never_verified(tmp_path: Path) ->
 
 def test_the_agent_still_reads_the_tool_to_call() -> None:
     assert "run verify_run again" in render_verify_status(_stale())
+
+
+def test_habitat_status_says_none_warm_only_when_no_daemon_is(tmp_path: Path) -> None:
+    # destr 2.0.5 (TypeScript): "warm: none (dmypy daemon absent)" above the lines of its
+    # warm tsc checker and eslint linter.
+    workspace = Workspace(root=tmp_path, state_dir=tmp_path / "state")
+    never = VerifyStatusResult(green=False, summary="never verified: run verify_run", stale=False)
+    alone, _ = status_output(never, workspace, as_json=False)
+    assert "warm: none (dmypy daemon absent)" in alone
+    checkers = workspace.state_dir / "checker-warm"
+    checkers.mkdir(parents=True)
+    me = psutil.Process()
+    record = {"pid": me.pid, "create_time": me.create_time(), "tool": "tsc", "owner": me.pid}
+    (checkers / "tsc.json").write_text(json.dumps(record | {"kind": "checker"}), encoding="utf-8")
+    text, _ = status_output(never, workspace, as_json=False)
+    assert f"warm: tsc checker pid {me.pid}" in text
+    assert "warm: none" not in text

@@ -33,8 +33,11 @@ def status_output(
         text = result.model_dump_json(indent=2) + "\n"
     else:
         text = for_terminal(render_verify_status(result)) + "".join(f"{w}\n" for w in warm)
-        pytest = WarmPytest(workspace).describe() or ""
-        text += dmypy_line(workspace) + pytest + describe_checker(workspace)
+        others = (WarmPytest(workspace).describe() or "") + describe_checker(workspace)
+        dmypy = dmypy_line(workspace)
+        if dmypy == _NO_DMYPY and others:
+            dmypy = ""  # "none" is untrue beside a warm pytest or checker
+        text += dmypy + others
     return text, 0 if result.green else 1
 
 
