@@ -180,6 +180,10 @@ def test_the_verify_button_climbs_live_to_green_and_a_write_raises_the_stale_ban
     expect(banner.locator(".files")).to_have_text("src/calc/report.py")
     expect(badge).to_contain_text("stale")
     expect(page.locator("#epoch .s-stale")).to_contain_text("verified: green")
+    # A person reads the page: its next step is the page's key, not the agent's tool.
+    meta = page.locator("#epoch .epoch-meta")
+    expect(meta).to_contain_text("not verified now; verify again (v)")
+    expect(meta).not_to_contain_text("verify_run")
     now = status(calc)
     assert (now["green"], now["stale"]) == (False, True)
     assert now["changed"] == ["src/calc/report.py"]

@@ -6,6 +6,19 @@
 import { $, ApiError, api, el, fmtDuration, mark, onRender, problem, say, state } from "./core.js";
 
 const RUNGS_KEPT = 100; // start times of rung tasks kept for their elapsed time
+
+// The runner's text names the agent's next step (a tool and its fields); a person on this
+// page presses a key or picks a policy (as terminal_words.py does for the CLI).
+const PAGE_WORDS = [
+  ["run verify_run again", "verify again (v)"],
+  ["never verified: run verify_run", "never verified."],
+  ["(verify_run without rung for it)", "(verify again for it)"],
+  ["(name files or a filter, or use the ci_parity policy for the full suite)", "(pick the ci_parity policy for the full suite)"],
+  ["(name files or a filter, or climb to test.full)", "(pick the ci_parity policy for the full suite)"],
+];
+function forPerson(text) {
+  return PAGE_WORDS.reduce((t, [agent, person]) => t.replaceAll(agent, person), text || "");
+}
 const STATUS_DELAY_MS = 200; // a verify or environment event asks for the status this often
 
 let verifyBusy = false;
@@ -37,7 +50,7 @@ export async function verify() {
   try {
     const r = await api("verify_run", { policy });
     state.asked = r.task;
-    say("verify-message", r.summary || `${r.state}: epoch ${r.epoch} (${r.task})`);
+    say("verify-message", forPerson(r.summary) || `${r.state}: epoch ${r.epoch} (${r.task})`);
     state.verifyAvailable = true;
   } catch (err) {
     say("verify-message", `verify: ${problem(err)}`, true);
@@ -50,7 +63,7 @@ export async function cancelVerify() {
   state.asked = null; // the cancel's own answer is the news, not the end of that run
   try {
     const r = await api("verify_cancel", {});
-    say("verify-message", r.summary || (r.cancelled ? "cancelled" : "nothing to cancel"));
+    say("verify-message", forPerson(r.summary) || (r.cancelled ? "cancelled" : "nothing to cancel"));
   } catch (err) {
     say("verify-message", `cancel: ${problem(err)}`, true);
   }
@@ -129,7 +142,7 @@ function renderVerify() {
   badge.textContent = `verify: ${STATE_GLYPH[shown] || ""} ${shown.replace(/_/g, " ")}${ep ? ` (epoch ${ep.epoch})` : ""}${now ? ` · ${now}` : ""}`;
   badge.dataset.state = shown;
   if (!ep) {
-    box.replaceChildren(el("p", { class: "empty", text: `${v.summary || "No verify yet."} Press v to verify.` }));
+    box.replaceChildren(el("p", { class: "empty", text: `${forPerson(v.summary) || "No verify yet."} Press v to verify.` }));
     return;
   }
   if (state.asked === ep.task && ep.state !== "queued" && ep.state !== "running") {
@@ -149,10 +162,10 @@ function renderVerify() {
     el("dt", { text: "state" }), el("dd", { class: `s-${shown}`, text: `${STATE_GLYPH[shown] || ""} ${shown.replace(/_/g, " ")}${verified}` }),
     el("dt", { text: "snapshot" }), el("dd", { class: "mono", text: `${ep.snapshot || "–"}${ep.head ? ` on HEAD ${ep.head.slice(0, 10)}` : ""}` }),
     el("dt", { text: "policy" }), el("dd", { text: ep.policy || "–" }),
-    el("dt", { text: "summary" }), el("dd", { text: v.summary || "" }),
+    el("dt", { text: "summary" }), el("dd", { text: forPerson(v.summary) }),
     el("dt", { text: "change" }), el("dd", { text: ep.touched_count ? `${ep.touched_count} file(s): ${ep.touched.join(", ")}${ep.touched_count > ep.touched.length ? ", …" : ""}` : "none" }),
     ep.selection ? el("dt", { text: "tests" }) : null, ep.selection ? el("dd", { text: ep.selection }) : null,
-    ep.reason ? el("dt", { text: "reason" }) : null, ep.reason ? el("dd", { text: ep.reason }) : null,
+    ep.reason ? el("dt", { text: "reason" }) : null, ep.reason ? el("dd", { text: forPerson(ep.reason) }) : null,
     ep.superseded_by ? el("dt", { text: "superseded" }) : null, ep.superseded_by ? el("dd", { text: `by ${ep.superseded_by}` }) : null,
     ep.notes && ep.notes.length ? el("dt", { text: "notes" }) : null, ep.notes && ep.notes.length ? el("dd", { text: ep.notes.join("; ") }) : null,
     el("dt", { text: "duration" }), el("dd", { text: ep.duration_s === null || ep.duration_s === undefined ? (progress ? "running" : "–") : fmtDuration(ep.duration_s) }));
@@ -180,7 +193,7 @@ function renderRung(r) {
     el("span", { class: "rung-tool", text: r.tool || "" }),
     el("span", { class: "rung-time", text: rungTime(r) }),
     el("span", { class: "rung-count", text: count })));
-  if (r.reason) item.append(el("p", { class: "rung-reason", text: r.reason }));
+  if (r.reason) item.append(el("p", { class: "rung-reason", text: forPerson(r.reason) }));
   if (r.signal || (r.exit_code !== null && r.exit_code !== undefined && r.state !== "green"))
     item.append(el("p", { class: "rung-exit", text: r.signal ? `died by ${r.signal}` : `exit code ${r.exit_code}` }));
   const fresh = (r.diagnostics || []).filter((d) => !d.preexisting);
