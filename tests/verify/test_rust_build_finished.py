@@ -1,5 +1,5 @@
 """When HEAD's test build may start beside the tests (toolchains/rust/spool_watch.py `said`): once
-cargo's JSON says its build finished, or once the tests' runs ended without saying so."""
+cargo's JSON says its build succeeded, or once the tests' runs ended without saying so."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agent_habitat.verify.toolchains.rust.spool_watch import BUILD_FINISHED, said
+from agent_habitat.verify.toolchains.rust.spool_watch import BUILD_SUCCEEDED, said
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +22,7 @@ async def test_it_waits_for_the_build_finished_message_even_split_across_writes(
     ended, returned = anyio.Event(), anyio.Event()
 
     async def wait() -> None:
-        assert await said(spool, BUILD_FINISHED, ended)
+        assert await said(spool, BUILD_SUCCEEDED, ended)
         returned.set()
 
     async with anyio.create_task_group() as tg:
@@ -46,4 +46,4 @@ async def test_it_returns_once_the_runs_ended_without_the_message(tmp_path: Path
     ended = anyio.Event()
     ended.set()
     with anyio.fail_after(10):
-        assert not await said(tmp_path / "never-written.out", BUILD_FINISHED, ended)
+        assert not await said(tmp_path / "never-written.out", BUILD_SUCCEEDED, ended)

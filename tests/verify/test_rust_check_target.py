@@ -222,12 +222,12 @@ async def test_a_change_inside_the_test_module_runs_the_unit_tests_alone(tmp_pat
     assert "2 passed, 1 failed" in again.notes
 
 
-async def test_a_compile_error_is_judged_by_heads_check_run_beside_the_build(
+async def test_a_compile_error_is_judged_by_the_crates_own_check_on_both_sides(
     tmp_path: Path,
 ) -> None:
-    # HEAD's clippy check (what judges the tree's errors) starts with the tree's when HEAD's
-    # answer is not cached: the first compile error at a HEAD waits for the longer of the
-    # two. Its answer is HEAD's all the same, and cached for the next.
+    # HEAD's answer is not cached: the crates' own check (lib_check.py) runs on the tree and
+    # on HEAD from the tree's first error, and a new error there is red at once. HEAD's
+    # answer is cached for the next.
     root = _crate(tmp_path / "fz")
     # The lock file a user's first build leaves (HEAD's export copies it, as its key reads).
     subprocess.run(["cargo", "generate-lockfile"], cwd=root, check=True, capture_output=True)
@@ -237,6 +237,7 @@ async def test_a_compile_error_is_judged_by_heads_check_run_beside_the_build(
     assert (lint.new_findings, lint.preexisting_findings) == (1, 0), lint.diagnostics
     assert (lint.baseline or "").startswith("HEAD "), lint.baseline
     assert not (lint.baseline or "").endswith("(cached)"), lint.baseline
+    assert any("judged by `cargo check" in n for n in lint.notes), lint.notes
     write(root, "src/lib.rs", _LIB.replace("x * 2", 'x * "2"'))
     again = await RUNNERS["diagnose.files"](_ctx(root, "f10"))
     assert again.state == "red", again.reason

@@ -2,12 +2,13 @@
 #   files are Rust's; metadata.py the crate graph (`cargo metadata`) and the crates a change
 #   affects, includes.py which other crates read a touched file (`include_str!`, `#[path]`);
 #   messages.py cargo's JSON messages and libtest's report as findings; cargo.py
-#   the rungs' shared preamble and the comparison with HEAD; rungs.py the compiler rungs
-#   (clippy and check in the habitat's own target folder, build);
+#   the rungs' shared preamble and the comparison with HEAD; lib_check.py a compile error
+#   judged first by the crates' own check on the tree and on HEAD; rungs.py the compiler
+#   rungs (clippy and check in the habitat's own target folder, build);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,
 #   head_tests.py their failed tests run again on HEAD; runners.py their table;
 #   warm.py the warm-up's step (HEAD's clippy and test build, once trusted); spool_watch.py
-#   what a cargo run's output says as it comes (HEAD's work starts on it).
+#   what a cargo run's output says as it comes (work that starts on it).
 from __future__ import annotations
 
 from ..base import LazyRunners, Toolchain

@@ -20,13 +20,12 @@ from ...baseline import BaseResult, fingerprint
 from ...command import Outcome
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState
-from ...rungs.compare import cache_of, head_of, settle
+from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, skipped
 from ...rungs.preamble import before_the_tool
 from .includes import readers
 from .messages import compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
-from .spool_watch import ERROR, said
 from .test_code import only_test_code
 
 __all__ = [
@@ -39,7 +38,9 @@ __all__ = [
     "clippy_covered",
     "crate_graph",
     "graph_note",
+    "head_cached",
     "head_env",
+    "head_side",
     "head_target_dir",
     "on_head",
     "packages",
@@ -265,17 +266,14 @@ async def run_compiler(
     keep: Callable[[Diagnostic], bool] = lambda d: True,
     notes: list[str],
     extra_env: Mapping[str, str] | None = None,
-    head_beside: bool = False,
+    outcome: Outcome | None = None,
 ) -> RungResult:
     """`argv` (a cargo compiler command with `--message-format=json`) with `extra_env`, its
     findings that `keep` keeps, settled against the same command on HEAD (in HEAD's own
-    target folder, whatever `extra_env` names). `head_beside`: HEAD's run starts beside
-    `argv` when its answer is not cached yet (`_beside_heads_check`)."""
-    if head_beside:
-        outcome, early = await _beside_heads_check(ctx, rung, argv, extra_env, tool, keep)
-    else:
+    target folder, whatever `extra_env` names). `outcome`: the run of `argv`, made already
+    (lib_check.run_judged)."""
+    if outcome is None:
         outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
-        early = None
     found = compiler_messages(outcome.text, ctx.root, tool=tool)
     diagnostics = [d for d in found if keep(d)]
     state = _settled_state(found, outcome.exit_code)
@@ -295,77 +293,22 @@ async def run_compiler(
         if errors:
             first = errors[0]
             result.reason = f"{len(errors)} {tool} error(s), first {first.file}:{first.line}"
-    base_env = _head_side(extra_env)
+    base_env = head_side(extra_env)
 
     async def base(head: HeadTree) -> tuple[BaseResult, bool] | str:
-        if early is not None:
-            return early
         return await on_head(ctx, rung, head, argv, tool=tool, keep=keep, env=base_env)
 
     return await settle(ctx, result, base)
 
 
-def _head_side(env: Mapping[str, str] | None) -> dict[str, str]:
+def head_side(env: Mapping[str, str] | None) -> dict[str, str]:
     """What of a working-tree run's environment HEAD's run of the same command takes: all
     but its target folder (HEAD builds in its own, `head_env`)."""
     return {k: v for k, v in (env or {}).items() if k != "CARGO_TARGET_DIR"}
 
 
-async def _beside_heads_check(
-    ctx: RungContext,
-    rung: RungName,
-    argv: list[str],
-    extra_env: Mapping[str, str] | None,
-    tool: str,
-    keep: Callable[[Diagnostic], bool],
-) -> tuple[Outcome, tuple[BaseResult, bool] | str | None]:
-    """`argv`, with HEAD's run of it beside from the tree's first error on, when HEAD's
-    answer is not cached yet: once per HEAD, the first compile error at a HEAD waits for
-    less than the sum of the two (scopeguard's: a 1.6 s failed build, then HEAD's cold
-    check, 3.7 s of a 4.0 s verdict against cargo test's 0.6 s). Started with the run, it
-    took a green climb's CPU for nothing (strsim's first verify: 6.5 s of HEAD's clippy,
-    then cancelled, beside a 13.7 s cargo test at load 30). A run without errors asks HEAD
-    nothing; with errors, HEAD's answer, or None when none was asked."""
-    head = head_of(ctx)
-    env = _head_side(extra_env)
-    # Without a lock file yet, the build writes one that HEAD's export then copies (and its
-    # cache key reads): HEAD's check waits for it, so both resolve the same versions.
-    if (
-        isinstance(head, str)
-        or not (ctx.root / "Cargo.lock").is_file()
-        or await anyio.to_thread.run_sync(_head_cached, ctx, head, argv, env)
-    ):
-        return await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env), None
-    answer: list[tuple[BaseResult, bool] | str] = []
-    scope, ended = anyio.CancelScope(), anyio.Event()
-
-    async def heads() -> None:
-        with scope:
-            if not await said(ctx.spool(rung, ".out"), ERROR, ended):
-                return  # no error while it ran: HEAD's answer is not needed (or asked after)
-            try:
-                answer.append(await on_head(ctx, rung, head, argv, tool=tool, keep=keep, env=env))
-            except OSError as exc:  # git could not give HEAD's files, or cargo did not start
-                answer.append(str(exc))
-
-    async with anyio.create_task_group() as beside:
-        beside.start_soon(heads)
-        try:
-            outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
-        except BaseException:
-            scope.cancel()
-            raise
-        finally:
-            ended.set()
-        if not any(
-            d.severity == "error" for d in compiler_messages(outcome.text, ctx.root, tool=tool)
-        ):
-            scope.cancel()
-    return outcome, (answer[0] if answer else None)
-
-
-def _head_cached(ctx: RungContext, head: HeadTree, argv: list[str], env: Mapping[str, str]) -> bool:
-    # Blocking: HEAD's run of `argv` is in the cache (or HEAD is exported for it).
+def head_cached(ctx: RungContext, head: HeadTree, argv: list[str], env: Mapping[str, str]) -> bool:
+    """Blocking: HEAD's run of `argv` is in the cache (else HEAD is exported for it)."""
     return _prepare_head(ctx, head, argv, env)[1] is None
 
 

@@ -37,7 +37,7 @@ from ...rungs.head_tests import HeadRun
 from .cargo import head_env
 from .messages import compiler_messages
 
-__all__ = ["cache_key", "failed_on_head", "narrowed", "prebuild_on_head", "test_key"]
+__all__ = ["cache_key", "failed_on_head", "head_argv", "narrowed", "prebuild_on_head", "test_key"]
 
 _DOC_LINE = re.compile(r" \(line \d+\)$")
 _OUTCOME = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<what>ok|FAILED|ignored)\b")
@@ -56,7 +56,7 @@ def test_key(diag: Diagnostic) -> str | None:
     return _DOC_LINE.sub("", name)
 
 
-def _head_argv(argv: list[str]) -> list[str]:
+def head_argv(argv: list[str]) -> list[str]:
     """The run's cargo test without its libtest arguments (an explicit filter)."""
     return argv[: argv.index("--")] if "--" in argv else list(argv)
 
@@ -100,7 +100,7 @@ def narrowed(
     out: list[list[str]] = []
     for (i, args), names in sorted(grouped.items()):
         selects = shlex.split(args)
-        argv = _without(_head_argv(runs[i]), _TARGET_FLAGS, _TARGET_NAMED)
+        argv = _without(head_argv(runs[i]), _TARGET_FLAGS, _TARGET_NAMED)
         if any(a in _PACKAGE_NAMED for a in selects):
             argv = _without(argv, frozenset({"--workspace", "--all"}), _PACKAGE_NAMED)
         out.append([*argv, *selects, "--", *sorted({_filter(k) for k in names})])
@@ -117,7 +117,7 @@ def _filter(key: str) -> str:
 
 
 def cache_key(head: str, argv: list[str], root: Path) -> str:
-    return fingerprint("cargo test on HEAD", head, *_head_argv(argv), root / "Cargo.lock")
+    return fingerprint("cargo test on HEAD", head, *head_argv(argv), root / "Cargo.lock")
 
 
 def _export(ctx: RungContext, head: HeadTree) -> Path:
@@ -151,7 +151,7 @@ async def failed_on_head(
     (`narrowed`'s); the failures by key and every test that passed at 0; or why it could
     not."""
     export = await anyio.to_thread.run_sync(_export, ctx, head)
-    run = _head_argv(argv) if whole else list(argv)
+    run = head_argv(argv) if whole else list(argv)
     outcome = await ctx.run(
         rung,
         run,
@@ -193,7 +193,7 @@ async def prebuild_on_head(ctx: RungContext, rung: RungName, runs: Sequence[list
     todo = [
         argv
         for run in runs
-        if (folder, tree.head, tuple(argv := [*_head_argv(run), "--no-run"])) not in _PREBUILT
+        if (folder, tree.head, tuple(argv := [*head_argv(run), "--no-run"])) not in _PREBUILT
     ]
     if not todo:
         return

@@ -19,7 +19,9 @@ Findings of the three compiler rungs are settled against the same command on HEA
 
 from __future__ import annotations
 
+import shlex
 import shutil
+import time
 
 from ...models import Diagnostic, RungName, RungResult
 from ...rungs.context import RungContext, nothing_to_do
@@ -36,6 +38,7 @@ from .cargo import (
     run_compiler,
 )
 from .detect import owns
+from .lib_check import decided_by, run_judged
 from .metadata import CrateGraph
 
 __all__ = ["build_affected", "compile_project", "diagnose_files"]
@@ -90,15 +93,26 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
                 "(their warnings dropped, their errors kept)"
             )
     argv = ["cargo", verb, _JSON, *EVERY_UNIT, *packages(crates)]
+    started = time.monotonic()
+    env = check_env(ctx)
+    outcome, check = await run_judged(ctx, rung, graph, argv, tool=tool, extra_env=env)
+    if check is not None:
+        ran = RungResult(
+            rung=rung,
+            task=ctx.task(rung),
+            state="red",
+            tool=tool,
+            duration_s=round(time.monotonic() - started, 3),
+            command=argv,
+            command_line=shlex.join(argv),
+            exit_code=None if outcome is None else outcome.exit_code,
+            notes=[TOOL_NOTE.format(tool=tool), *notes],
+        )
+        if outcome is None:
+            ran.notes.append(f"{tool} stopped once the compile error was judged")
+        return decided_by(ran, check, f"{tool}'s own findings")
     result = await run_compiler(
-        ctx,
-        rung,
-        argv,
-        tool=tool,
-        keep=keep,
-        notes=notes,
-        extra_env=check_env(ctx),
-        head_beside=True,
+        ctx, rung, argv, tool=tool, keep=keep, notes=notes, extra_env=env, outcome=outcome
     )
     remember_clippy(ctx, crates, result)
     return result

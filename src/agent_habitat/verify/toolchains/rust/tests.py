@@ -20,7 +20,12 @@ checks in the habitat's own target folder, so neither waits for the other's carg
 HEAD's build of the same test targets starts beside the tests' runs, once their build
 finished (head_tests.prebuild_on_head): a red run asks HEAD about its failed tests, whose
 binaries are then built or under way (strsim's red verdict waited for HEAD's build after
-its own tests: 4.9 + 7.1 s of a 28 s verdict at load 25); a run that is not red cancels it."""
+its own tests: 4.9 + 7.1 s of a 28 s verdict at load 25); a run that is not red cancels it.
+
+A build that stops at compile errors is red only for errors HEAD does not have: judged by the
+crates' own check on both sides (lib_check.py), else by HEAD's build of the same tests. The
+tests' own build often reports a compile error before clippy's rung does, and ends the climb
+there (verify/ahead.py): without HEAD's word it was red for an error HEAD already had."""
 
 from __future__ import annotations
 
@@ -30,16 +35,26 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from ...baseline import BaseResult
 from ...command import Outcome
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState, Selection
+from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from ...rungs.head_tests import HeadRun, settle_tests
-from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, packages
-from .head_tests import cache_key, failed_on_head, narrowed, prebuild_on_head, test_key
+from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, on_head, packages
+from .head_tests import (
+    cache_key,
+    failed_on_head,
+    head_argv,
+    narrowed,
+    prebuild_on_head,
+    test_key,
+)
+from .lib_check import decided_by, new_lib_errors
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
-from .spool_watch import BUILD_FINISHED, said
+from .spool_watch import BUILD_SUCCEEDED, said
 
 __all__ = ["TEST_BASE", "full_suite", "scoped_suite"]
 
@@ -79,7 +94,7 @@ async def _cargo_test(
     async def prebuild() -> None:
         with head_build.scope:
             try:
-                await said(ctx.spool(rung, ".out"), BUILD_FINISHED, head_build.tests_ended)
+                await said(ctx.spool(rung, ".out"), BUILD_SUCCEEDED, head_build.tests_ended)
                 await prebuild_on_head(ctx, rung, runs)
             except OSError:
                 logger.debug("HEAD's test build could not start", exc_info=True)
@@ -164,6 +179,14 @@ async def _tested(
             f"cargo test failed to run (exit {outcome.exit_code}): " + (outcome.tail.strip()[-300:])
         )
 
+    if result.state == "red" and any(d.source == "rustc" for d in result.diagnostics):
+        result = await _settle_build(ctx, rung, graph, result, runs)
+        if result.state == "red" and any(
+            d.source != "cargo test" and not d.preexisting for d in result.diagnostics
+        ):
+            head_build.scope.cancel()  # no test ran where the build failed
+            return result
+
     async def on_head(head: HeadTree, keys: list[str]) -> HeadRun | str:
         plan = narrowed(runs, [rep.reruns for _, _, rep in results], keys)
         ran = HeadRun(whole=plan is None)
@@ -183,6 +206,37 @@ async def _tested(
         await head_build.done.wait()
     key = cache_key(ctx.snapshot.head or "", [a for argv in runs for a in argv], ctx.root)
     return await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
+
+
+async def _settle_build(
+    ctx: RungContext, rung: RungName, graph: CrateGraph, result: RungResult, runs: list[list[str]]
+) -> RungResult:
+    """A red run whose build stopped at compile errors: red only for errors HEAD does not
+    have. First the crates' own check on both sides (lib_check.py, shared with clippy's
+    rung); when it decides nothing, HEAD's build of the same test targets (its answer cached
+    per HEAD, its units those HEAD's test runs use): an error it has too is pre-existing,
+    and a build HEAD passes makes every error now the change's."""
+    check = await new_lib_errors(ctx, rung, graph)
+    if check is not None:
+        return decided_by(result, check, "the tests' build's own errors")
+
+    async def base(head: HeadTree) -> tuple[BaseResult, bool] | str:
+        found: list[Diagnostic] = []
+        code, cached = 0, True
+        for argv in runs:
+            built = [*head_argv(argv), "--no-run"]
+            got = await on_head(ctx, rung, head, built, tool="rustc", keep=_error, env={})
+            if isinstance(got, str):
+                return got
+            found += got[0].findings
+            code, cached = code or (got[0].exit_code or 0), cached and got[1]
+        return BaseResult(findings=found, exit_code=code), cached
+
+    return await settle(ctx, result, base)
+
+
+def _error(d: Diagnostic) -> bool:
+    return d.severity == "error"
 
 
 def _target_file(graph: CrateGraph, crate: str, target: str) -> str:

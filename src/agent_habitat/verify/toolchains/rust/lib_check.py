@@ -1,0 +1,228 @@
+"""A compile error judged first by the crates' own code's check, on the tree and on HEAD.
+
+Red means the change did it: a compile error is the change's only if HEAD does not have it.
+The whole answer is HEAD's run of the rung's own command (clippy of every target, or the
+tests' build), which the first compile error at a HEAD waited for from nothing: scopeguard's
+verdict 5.4 s against the user's `cargo test` 0.9 s (issue 27). But most compile errors are
+in a library's or a binary's own code, and `cargo check --lib --bins` (rustc, no lints, no
+test harness, one unit per target) of the crates the change reaches compiles that code alone:
+from nothing 0.3-0.8 s where clippy of every target takes 1.2-15.8 s (scopeguard, unicase,
+strsim, unicode-width at load 11-15). Run on the tree (in a target folder of its own, so it
+waits for no other cargo's lock) and on HEAD (its export and target folder, the answer cached
+per HEAD as every compiler run there is), its errors are settled one for one as any compiler
+rung's (verify/baseline.py). A new one decides the climb: red, with that check's findings.
+Anything else decides nothing and the rung's own comparison follows: no error there (the
+errors are a test target's, an example's, or a lint only clippy denies), each of them at
+HEAD too, or either run failing for another reason.
+
+Both rungs that meet a project's compile errors ask it (diagnose.files' clippy, test.scoped's
+build); one climb runs it once: the first asks, a later one waits for that answer (or asks
+again, when the first was stopped before it had one)."""
+
+from __future__ import annotations
+
+import functools
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+
+from ...baseline import BaseResult, mark_preexisting, summarize
+from ...command import Outcome
+from ...head import HeadTree
+from ...models import Diagnostic, RungName, RungResult
+from ...rungs.compare import head_of, lines_now
+from ...rungs.context import RungContext
+from .cargo import affected_of, head_cached, head_side, on_head, packages
+from .messages import compiler_messages
+from .metadata import CrateGraph
+from .spool_watch import compile_error, said_line
+
+__all__ = ["TOOL", "LibCheck", "decided_by", "lib_target_dir", "new_lib_errors", "run_judged"]
+
+TOOL = "cargo check"
+_ARGV = ("cargo", "check", "--message-format=json", "--keep-going")
+_UNITS = ("--lib", "--bins")
+"""Each crate's library and binaries as they are built for use (not as tests): cargo takes
+the ones a crate has, and refuses only a selection none of them has."""
+
+
+@dataclass
+class LibCheck:
+    """A new compile error in the crates' own code: the check's findings, settled."""
+
+    argv: list[str]
+    diagnostics: list[Diagnostic]
+    baseline: str
+
+
+@dataclass
+class _Asked:
+    ended: anyio.Event = field(default_factory=anyio.Event)
+    answered: bool = False
+    answer: LibCheck | None = None
+
+
+_ASKED: dict[tuple[str, str], _Asked] = {}
+"""(ladder id, root) → the climb's check, under way or answered."""
+
+
+def lib_target_dir(ctx: RungContext) -> Path:
+    return ctx.workspace.state_dir / "rust" / "lib-target"
+
+
+def _error(d: Diagnostic) -> bool:
+    return d.severity == "error"
+
+
+async def new_lib_errors(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibCheck | None:
+    """The climb's new compile errors in its crates' own code, or None when that check
+    decides nothing (see the module)."""
+    key = (ctx.ladder_id, str(ctx.root))
+    while (asked := _ASKED.get(key)) is not None:
+        if asked.answered:
+            return asked.answer
+        await asked.ended.wait()  # its asker gone without an answer: the key is gone too
+    asked = _ASKED[key] = _Asked()
+    while len(_ASKED) > 16:
+        del _ASKED[next(iter(_ASKED))]
+    try:
+        asked.answer = await _check(ctx, rung, graph)
+        asked.answered = True
+    finally:
+        if not asked.answered and _ASKED.get(key) is asked:
+            del _ASKED[key]
+        asked.ended.set()
+    return asked.answer
+
+
+async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibCheck | None:
+    head = head_of(ctx)
+    # Without a lock file, each side would resolve the registry on its own.
+    if isinstance(head, str) or not (ctx.root / "Cargo.lock").is_file():
+        return None
+    crates = (await affected_of(ctx, graph)).crates
+    if not crates:
+        return None
+    argv = [*_ARGV, *packages(crates), *_UNITS]
+    heads: list[tuple[BaseResult, bool] | str] = []
+
+    async def on_heads() -> None:
+        try:
+            heads.append(await on_head(ctx, rung, head, argv, tool=TOOL, keep=_error, env={}))
+        except OSError as exc:  # git could not give HEAD's files, or cargo did not start
+            heads.append(str(exc))
+
+    async with anyio.create_task_group() as beside:
+        beside.start_soon(on_heads)
+        env = {"CARGO_TARGET_DIR": str(lib_target_dir(ctx))}
+        outcome = await ctx.run(rung, argv, suffix=".lib.out", reap_leftovers=False, extra_env=env)
+        errors = [d for d in compiler_messages(outcome.text, ctx.root, tool=TOOL) if _error(d)]
+        if outcome.exit_code != 101 or outcome.timed_out or not errors:
+            beside.cancel_scope.cancel()  # the crates' own code compiles: nothing to decide
+    if not heads or isinstance(heads[0], str):
+        return None
+    base, cached = heads[0]
+    marked = await anyio.to_thread.run_sync(_mark, ctx, head, errors, base.findings)
+    if not any(not d.preexisting for d in marked):
+        return None
+    label = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
+    return LibCheck(argv=argv, diagnostics=marked, baseline=label)
+
+
+def _mark(
+    ctx: RungContext, head: HeadTree, current: list[Diagnostic], base: list[Diagnostic]
+) -> list[Diagnostic]:
+    # Blocking: the working files and HEAD's blobs of the files with an error now.
+    files = {d.file for d in current}
+    mine = [b for b in base if b.file in files]
+    return mark_preexisting(
+        current, mine, functools.cache(functools.partial(lines_now, ctx)), head.lines
+    )
+
+
+def _judged(d: Diagnostic) -> bool:
+    """An error this check may decide: any but a lint only clippy has."""
+    return d.severity == "error" and not (d.code or "").startswith("clippy::")
+
+
+async def run_judged(
+    ctx: RungContext,
+    rung: RungName,
+    graph: CrateGraph,
+    argv: list[str],
+    *,
+    tool: str,
+    extra_env: Mapping[str, str],
+) -> tuple[Outcome | None, LibCheck | None]:
+    """`argv` (a compiler run of the tree), and from its first compile error on, when HEAD's
+    run of `argv` is not cached yet, the crates' own check (`new_lib_errors`) beside it: a new
+    error there ends the run, else it runs to its end: (the run's outcome, the
+    check's answer for its errors or None). Decided before the run ended, its outcome is
+    None."""
+    head = head_of(ctx)
+    if isinstance(head, str) or not await anyio.to_thread.run_sync(
+        _worth_judging, ctx, head, argv, head_side(extra_env)
+    ):
+        return await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env), None
+    decided: list[LibCheck] = []
+    outcome: Outcome | None = None
+    ended = anyio.Event()
+    async with anyio.create_task_group() as beside:
+
+        async def judge() -> None:
+            if await said_line(ctx.spool(rung, ".out"), compile_error, ended):
+                answer = await new_lib_errors(ctx, rung, graph)
+                if answer is not None:
+                    decided.append(answer)
+                    beside.cancel_scope.cancel()  # the run's other units decide nothing now
+
+        beside.start_soon(judge)
+        try:
+            outcome = await ctx.run(rung, argv, reap_leftovers=False, extra_env=extra_env)
+        finally:
+            ended.set()
+        if not any(_judged(d) for d in compiler_messages(outcome.text, ctx.root, tool=tool)):
+            beside.cancel_scope.cancel()
+    if decided:
+        return outcome, decided[0]
+    assert outcome is not None
+    if any(_judged(d) for d in compiler_messages(outcome.text, ctx.root, tool=tool)):
+        return outcome, await new_lib_errors(ctx, rung, graph)
+    return outcome, None
+
+
+def _worth_judging(
+    ctx: RungContext, head: HeadTree, argv: list[str], env: Mapping[str, str]
+) -> bool:
+    # Blocking: a lock file is there (HEAD's check reads the same one) and HEAD's run of
+    # `argv` is not cached.
+    return (ctx.root / "Cargo.lock").is_file() and not head_cached(ctx, head, argv, env)
+
+
+def decided_by(result: RungResult, check: LibCheck, what: str) -> RungResult:
+    """`result` (the rung's run, `what` it found) made red by `check`'s new errors: its
+    findings are the check's, and a note says what the rung's own ones were."""
+    new, old = summarize(check.diagnostics)
+    first = next(d for d in check.diagnostics if d.severity == "error" and not d.preexisting)
+    also = f" (+{old} pre-existing)" if old else ""
+    return result.model_copy(
+        update={
+            "state": "red",
+            "diagnostics": check.diagnostics,
+            "baseline": check.baseline,
+            "new_findings": new,
+            "preexisting_findings": old,
+            "reason": f"{new} new compile error(s){also}, first "
+            f"{first.file}:{first.line} {first.code or ''}".rstrip(),
+            "notes": [
+                *result.notes,
+                f"judged by `{shlex.join(check.argv)}` on the tree and on HEAD: a compile "
+                f"error in the crates' own code that HEAD's does not have; {what} not "
+                "compared with HEAD one by one",
+            ],
+        }
+    )
