@@ -135,6 +135,14 @@ PROJECTS = {
         "case-insensitive strings: 3 modules, 16 unit tests, a 2,000-line generated case-fold "
         "table, doc tests; no dependencies; the crates.io package",
     ),
+    # Held out (issue 27, session 8): never used by bench/ before the lib_check change.
+    "either": Project(
+        "either",
+        "crates.io:either@1.13.0",
+        ("src/lib.rs", "src/iterator.rs", "src/into_either.rs"),
+        "the Either enum: 3 modules, unit tests in lib.rs, 60-odd doc tests; no dependencies "
+        "(serde optional, off); the crates.io package",
+    ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
     "url": Project(

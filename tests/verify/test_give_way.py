@@ -7,12 +7,14 @@ import os
 import subprocess
 from collections.abc import Iterator
 
+import anyio
 import psutil
 import pytest
 
 from agent_habitat.events import InMemoryEventBus
 from agent_habitat.testing import eventually
 from agent_habitat.verify.runner.give_way import GiveWay
+from agent_habitat.verify.toolchains.rust.warm import Yielding
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +85,52 @@ def test_the_habitats_own_group_is_never_added() -> None:
     give_way.add(os.getpgrp())
     give_way.add_process(os.getpid())
     assert not give_way._groups
+
+
+async def test_a_cargo_projects_warm_run_is_cancelled_by_a_verify_and_runs_again_after_it() -> None:
+    # toolchains/rust/warm.py: its cargo would hold a target folder's lock the verify's own
+    # runs wait for, so it is cancelled, not stopped, and asked again once no verify runs.
+    bus = InMemoryEventBus("t")
+    give_way = GiveWay(bus)
+    runs: list[str] = []
+    answers: list[str] = []
+
+    async def work() -> str:
+        runs.append("run")
+        if len(runs) == 1:
+            await anyio.sleep_forever()  # under way when the verify comes
+        return "built"
+
+    yielding = Yielding(give_way)
+    with give_way.listening():
+        async with anyio.create_task_group() as tg:
+
+            async def warm() -> None:
+                answers.append(await yielding(work))
+
+            tg.start_soon(warm)
+            await eventually(lambda: runs == ["run"])
+            bus.publish("environment.task.queued", task="v1")
+            await anyio.wait_all_tasks_blocked()
+            assert (runs, answers) == (["run"], [])  # cancelled, and waiting for the verify
+            bus.publish("verify.epoch.finished", task="v1")  # the task group waits for it
+    assert (runs, answers, yielding.times) == (["run", "run"], ["built"], 1)
+
+
+async def test_a_warm_run_asked_while_a_verify_runs_waits_for_it() -> None:
+    bus = InMemoryEventBus("t")
+    give_way = GiveWay(bus)
+    runs: list[str] = []
+
+    async def work() -> str:
+        runs.append("run")
+        return "built"
+
+    with give_way.listening():
+        bus.publish("environment.task.queued", task="v1")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(Yielding(give_way), work)
+            await anyio.wait_all_tasks_blocked()
+            assert runs == []
+            bus.publish("verify.epoch.finished", task="v1")
+    assert runs == ["run"]

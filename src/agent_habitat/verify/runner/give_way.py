@@ -18,6 +18,12 @@ daemon's nice, once lowered, cannot be raised back without a privilege, and the 
 answers every later recheck. Between verifies the start runs at its own priority, so it
 still ends, in the gaps a user leaves.
 
+A Cargo project's warm-up cannot be stopped so: its cargo holds the lock on a target folder
+the verify's own cargo runs then wait for (the tree's clippy in the check folder, HEAD's
+checks and builds in HEAD's), so a stopped one would hold them forever. Its runs are
+cancelled instead (`cancelled_by_verify`: their processes killed, what they finished kept in
+the target folder) and asked again once no verify runs (`quiet`).
+
 A group is continued when the step lets go of it (`hold` ends: the daemon then answers the
 verifies' rechecks) and when listening ends (the host closes: a stopped process would not
 act on the SIGTERM that stops it). Only a group this stopped is continued: a group id may be
@@ -52,6 +58,9 @@ class GiveWay:
         self.stops = 0
         """Times verify stopped the work (one stop however many groups it held)."""
         self._holding_back = False
+        self._scopes: set[anyio.CancelScope] = set()
+        self._quiet: anyio.Event | None = None
+        """Set once no verify is queued or running (made by the first to wait for it)."""
 
     @property
     def busy(self) -> bool:
@@ -68,9 +77,31 @@ class GiveWay:
         finally:
             unsubscribe()
             self._busy.clear()
+            self._let_waiters_go()
             self._holding_back = False
             for group in list(self._groups):
                 self._continue(group)
+
+    async def quiet(self) -> None:
+        """Returns once no verify is queued or running."""
+        while self._busy:
+            if self._quiet is None:
+                self._quiet = anyio.Event()
+            await self._quiet.wait()
+
+    @contextlib.contextmanager
+    def cancelled_by_verify(self) -> Iterator[anyio.CancelScope]:
+        """A block cancelled as soon as a verify is queued (at once if one is): its scope,
+        which says whether it was (`cancelled_caught`)."""
+        scope = anyio.CancelScope()
+        if self._busy:
+            scope.cancel()
+        self._scopes.add(scope)
+        try:
+            with scope:
+                yield scope
+        finally:
+            self._scopes.discard(scope)
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[GiveWay]:
@@ -112,14 +143,22 @@ class GiveWay:
     def _on_event(self, event: Event) -> None:
         if event.kind == "environment.task.queued" and event.task:
             self._busy.add(event.task.split(".", 1)[0])
+            for scope in self._scopes:
+                scope.cancel()
             for group in list(self._groups):
                 self._stop(group)
         elif event.kind == "verify.epoch.finished" and event.task:
             self._busy.discard(event.task.split(".", 1)[0])
             if not self._busy:
+                self._let_waiters_go()
                 self._holding_back = False
                 for group in list(self._groups):
                     self._continue(group)
+
+    def _let_waiters_go(self) -> None:
+        if self._quiet is not None:
+            self._quiet.set()
+            self._quiet = None
 
     def _stop(self, group: int) -> None:
         if self._groups.get(group):

@@ -214,7 +214,7 @@ class WarmUp:
         if not layout.is_python:  # a Cargo or Go project: one step
             if cargo:
                 rust = self._context(config, snapshot, layout, toolchain="rust")
-                await self._step("lint_baseline", warm_rust, rust, WarmItem)
+                await self._step("lint_baseline", warm_rust, rust, WarmItem, self.give_way)
             else:
                 go = self._context(config, snapshot, layout, toolchain="go")
                 await self._step("lint_baseline", self._go, go)

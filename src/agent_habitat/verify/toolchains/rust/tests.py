@@ -54,7 +54,7 @@ from .head_tests import (
 from .lib_check import decided_by, new_lib_errors
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
-from .spool_watch import BUILD_SUCCEEDED, said
+from .spool_watch import BUILD_SUCCEEDED, compile_error, said, said_line
 
 __all__ = ["TEST_BASE", "full_suite", "scoped_suite"]
 
@@ -88,8 +88,15 @@ async def _cargo_test(
     build of the same test targets beside their runs (`prebuild_on_head`), from the end of
     the first one's build (it took the CPU that build needed: strsim's green first verify
     built HEAD's tests for 8.4 s of its 10.3 s cargo test at load 25), cancelled as soon as
-    HEAD's outcomes are not (or no longer) needed."""
+    HEAD's outcomes are not (or no longer) needed. From the first run's first compile error
+    on, the crates' own check (lib_check.py) that judges it starts, before the build ends."""
     head_build = _HeadBuild()
+    judging = anyio.CancelScope()
+
+    async def judge() -> None:
+        with judging:
+            if await said_line(ctx.spool(rung, ".out"), compile_error, head_build.tests_ended):
+                await new_lib_errors(ctx, rung, graph)  # `_settle_build` takes its answer
 
     async def prebuild() -> None:
         with head_build.scope:
@@ -103,10 +110,12 @@ async def _cargo_test(
 
     async with anyio.create_task_group() as beside:
         beside.start_soon(prebuild)
+        beside.start_soon(judge)
         try:
             result = await _tested(ctx, rung, graph, runs, why, head_build)
         finally:
             head_build.scope.cancel()
+            judging.cancel()
     return result
 
 
