@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ...config import ShellConfig, load_shell_config
 from ...errors import ConfigError
@@ -28,7 +28,16 @@ from ..snapshot import Snapshot
 if TYPE_CHECKING:
     from .warm_pytest import WarmPytest
 
-__all__ = ["RungContext", "from_outcome", "nothing_to_do", "skipped", "spool_budget"]
+__all__ = [
+    "RungContext",
+    "from_outcome",
+    "nothing_to_do",
+    "skipped",
+    "spool_budget",
+    "with_substrate",
+]
+
+T = TypeVar("T")
 
 # Rungs whose processes get a fresh substrate each (DESIGN §5 "Substrate").
 _SUBSTRATE_RUNGS = frozenset({"test.scoped", "test.full"})
@@ -147,6 +156,26 @@ class RungContext:
             if outcome.signal is not None and (test := lease.current_test()):
                 self.running_test[rung] = test
             return outcome
+
+
+async def with_substrate(
+    ctx: RungContext,
+    rung: RungName,
+    extra_env: Mapping[str, str] | None,
+    work: Callable[[dict[str, str]], Awaitable[T]],
+    failed: Callable[[T], bool],
+) -> T:
+    """`work` with the variables a process of `rung` gets (`run`'s): a test rung's, a fresh
+    substrate's under the rung's own; the substrate is kept as failed when `failed` says so.
+    For work a warm process does in the rung's stead (the warm jest's run)."""
+    hooks = ctx.hooks
+    if hooks is None or hooks.substrate is None or rung not in _SUBSTRATE_RUNGS:
+        return await work(dict(extra_env or {}))
+    async with hooks.substrate(ctx.task(rung)) as lease:
+        result = await work(_with_substrate(lease.env, extra_env))
+        if failed(result):
+            lease.mark_failed()
+        return result
 
 
 def _with_substrate(

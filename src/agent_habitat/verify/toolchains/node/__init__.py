@@ -13,12 +13,15 @@ compile.py: `compile.project` (`tsc --noEmit`: warm in a habitat server, increme
   cold) and `build.affected`.
 tsc_warm.py + tsc_warm.cjs: the warm tsc a habitat server keeps per checked workspace (the
   project's own typescript's compiler API), with the warm checkers' lifecycle.
-stdio_rpc.cjs: what both warm checkers' scripts share: JSON-RPC in LSP framing on stdio.
+jest_warm.py + jest_warm.cjs: the warm jest a habitat server keeps per workspace that runs
+  jest (jest's own `runCLI`, its configuration loaded once; the tests in its workers).
+stdio_rpc.cjs: what the warm processes' scripts share: JSON-RPC in LSP framing on stdio.
 race.py: a check while the warm-up still starts the warm checker: the tool's cold run beside
   it, the first answer taken.
 graph.py: relative-import graph, for the node test runner's related tests.
-suite.py: `test.scoped` (vitest related, jest --findRelatedTests, node --test; another
-  runner: the workspace's whole `test` script) and `test.full` (the `test` script).
+suite.py: `test.scoped` (vitest related, jest --findRelatedTests, warm in a habitat server,
+  node --test; another runner: the workspace's whole `test` script) and `test.full` (the
+  `test` script).
 rungs.py: the rung table (imported on first climb: this package's import stays light for
   the snapshot and the watcher, which only ask `detect` and `owns`).
 """

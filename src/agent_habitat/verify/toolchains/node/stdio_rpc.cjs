@@ -5,10 +5,14 @@
 // owner's pid (`initialize`'s processId) is gone.
 "use strict";
 
+// The channel's own write, taken when this module loads: a checker may route what other
+// code writes to process.stdout elsewhere (jest_warm.cjs keeps it as a run's output).
+const write = process.stdout.write.bind(process.stdout);
+
 function send(obj) {
   const body = Buffer.from(JSON.stringify(obj), "utf8");
-  process.stdout.write(`Content-Length: ${body.length}\r\n\r\n`);
-  process.stdout.write(body);
+  write(`Content-Length: ${body.length}\r\n\r\n`);
+  write(body);
 }
 
 function watchOwner(processId) {

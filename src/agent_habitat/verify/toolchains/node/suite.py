@@ -20,6 +20,7 @@ from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
+from .jest_warm import warm_jest
 from .parsers import (
     junit_skipped,
     parse_fail_lines,
@@ -91,7 +92,12 @@ async def _jest_like(
         # Coverage thresholds judge a whole suite; a scoped run is judged by its tests.
         argv = [str(tool.path), *mode, "--json", f"--outputFile={report}", "--ci"]
         argv += ["--passWithNoTests", "--coverage=false"]
-    outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
+    warm_notes: list[str] = []
+    outcome = None
+    if runner == "jest":
+        outcome = await warm_jest(ctx, project, ws, tool.path, argv[1:], _ENV, warm_notes)
+    if outcome is None:
+        outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
     text = await take_report(report)
     counts = suite_counts(text)
     if counts is not None and counts[0] == 0 and outcome.exit_code == 0:
@@ -108,7 +114,7 @@ async def _jest_like(
         # "N passed", as cargo's and pytest's notes say: a green verdict names what it checked.
         passed = max(counts[0] - counts[1] - suite_skipped(text), 0)
         ran = f"{counts[0]} test(s) ran, {passed} passed"
-    notes = [tool.note(), f"node: {why}; {ran}"]
+    notes = [tool.note(), *warm_notes, f"node: {why}; {ran}"]
     result = from_outcome(
         ctx, SCOPED, outcome, tool=runner, state=state, diagnostics=diagnostics, notes=notes
     )
