@@ -119,6 +119,56 @@ PROJECTS = {
         "eslint . && vitest run",
         "vitest",
     ),
+    # Held out (not used before 2026-12-07): jest 30 + ts-jest, eslint 10 (typescript-eslint
+    # and prettier through eslint-plugin-prettier, flat config), tsc 6 with `declaration`;
+    # fifteen source modules and seven test files. Its own `test` script also lints, builds
+    # and runs tsd on the built types, then jest with coverage thresholds: the build and tsd
+    # are left out (a release check of dist/), and coverage, whose thresholds would call a
+    # mutant that only lowers coverage a failure of the suite.
+    "cron-parser": Project(
+        "cron-parser",
+        (
+            "src/CronDate.ts",
+            "src/CronExpression.ts",
+            "src/CronExpressionParser.ts",
+            "src/CronFieldCollection.ts",
+            "src/CronFileParser.ts",
+            "src/fields/CronField.ts",
+            "src/fields/CronDayOfMonth.ts",
+            "src/fields/CronDayOfWeek.ts",
+            "src/fields/CronHour.ts",
+            "src/fields/CronMonth.ts",
+        ),
+        (
+            "@types/jest",
+            "@types/luxon",
+            "@types/node",
+            "@typescript-eslint/eslint-plugin",
+            "@typescript-eslint/parser",
+            "cross-env",
+            "eslint",
+            "eslint-config-prettier",
+            "eslint-plugin-prettier",
+            "jest",
+            "prettier",
+            "sinon",
+            "ts-jest",
+            "typescript",
+        ),
+        "eslint . && cross-env TZ=UTC jest",
+        "jest",
+    ),
+    # Held out (not used before 2026-12-07): vitest 4, eslint 9 (eslint-config-unjs), tsc 5.9;
+    # seven source modules, four test files (each imports the package's index). Its own
+    # `test` script is `pnpm lint && vitest run --coverage` (lint: eslint and prettier):
+    # prettier and coverage left out, as for ufo and pathe.
+    "knitwork": Project(
+        "knitwork",
+        ("src/esm.ts", "src/object.ts", "src/string.ts", "src/typescript.ts", "src/_utils.ts"),
+        ("@types/node", "esbuild", "eslint", "eslint-config-unjs", "typescript", "vitest"),
+        "eslint . && vitest run",
+        "vitest",
+    ),
 }
 
 
@@ -189,9 +239,11 @@ def _tests_run(note_text: str) -> int | None:
 
 
 class Bench:
-    def __init__(self, root: Path, home: Path, oneshot: bool) -> None:
+    def __init__(self, root: Path, home: Path, oneshot: bool, src: str | None = None) -> None:
         self.root, self.oneshot = root, oneshot
         self.env = {**os.environ, "HABITAT_HOME": str(home)}
+        if src:  # another habitat's code (`--compare`): its `src` first on the path
+            self.env["PYTHONPATH"] = src
 
     def verify(self, *extra: str) -> tuple[float, dict[str, Any]]:
         via = ["--no-host"] if self.oneshot else []
@@ -224,7 +276,11 @@ def _rung(result: dict[str, Any], name: str) -> dict[str, Any] | None:
     return next((r for r in result.get("rungs", []) if r["rung"] == name), None)
 
 
-def measure(bench: Bench, mutation: dict[str, Any]) -> dict[str, Any]:
+def measure(
+    bench: Bench, mutation: dict[str, Any], full: tuple[float, int] | None = None
+) -> dict[str, Any]:
+    """One mutation's verify (and `--rung test.scoped` when the climb stopped before it),
+    then the full suite unless `full` gives its (wall, exit code) from another copy's run."""
     _apply(bench.root, mutation)
     try:
         wall, result = bench.verify("--policy", "standard")
@@ -233,7 +289,7 @@ def measure(bench: Bench, mutation: dict[str, Any]) -> dict[str, Any]:
         if scoped is None or (scoped.get("reason") or "").startswith("not reached"):
             scoped_wall, again = bench.verify("--rung", "test.scoped")
             scoped = _rung(again, "test.scoped")
-        full_wall, full_code, _ = bench.full()
+        full_wall, full_code = full if full is not None else bench.full()[:2]
     finally:
         _git(bench.root, "checkout", "-q", "--", mutation["file"])
     scoped = scoped or {"state": "missing", "notes": [], "diagnostics": []}
@@ -260,31 +316,9 @@ def measure(bench: Bench, mutation: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_project(project: Project, root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    home = Path(args.workdir) / f"home-{project.name}-{args.via}"
-    bench = Bench(root, home, args.via == "oneshot")
-    base_wall, base_code, base_tests = bench.full()
-    if base_code != 0:
-        sys.exit(f"{project.name}: the full suite fails on the clean tree")
-    chosen = mutations(root, project, args.mutations, args.seed)
-    if args.via == "host":
-        bench.host("start")
-    rows = []
-    try:
-        for i, mutation in enumerate(chosen, 1):
-            row = measure(bench, mutation)
-            rows.append(row)
-            print(
-                f"[{project.name}] {i}/{len(chosen)} {row['file']}:{row['line']} {row['kind']}: "
-                f"ladder {row['ladder']} scoped {row['scoped']} full "
-                f"{'red' if row['full_red'] else 'green'} verify {row['verify_wall_s']} s "
-                f"full {row['full_wall_s']} s{' MISS' if row['miss'] else ''}"
-                f"{' FALSE-RED' if row['false_red'] else ''}",
-                file=sys.stderr,
-            )
-    finally:
-        if args.via == "host":
-            bench.host("stop")
+def _summary(
+    project: Project, root: Path, rows: list[dict[str, Any]], base: tuple[float, int]
+) -> dict[str, Any]:
     version = json.loads((root / "package.json").read_text(encoding="utf-8"))["version"]
     head = subprocess.run(
         ["git", "rev-parse", "--short=12", "HEAD~1"], cwd=root, capture_output=True, text=True
@@ -301,12 +335,78 @@ def run_project(project: Project, root: Path, args: argparse.Namespace) -> dict[
         "caught_by_ladder": sum(r["ladder"] == "red" for r in rows),
         "misses": sum(r["miss"] for r in rows),
         "false_reds": sum(r["false_red"] for r in rows),
-        "full_tests": base_tests,
+        "full_tests": base[1],
         "scoped_tests_median": statistics.median(scoped_tests) if scoped_tests else None,
-        "full_wall_s": round(base_wall, 2),
+        "full_wall_s": round(base[0], 2),
         "verify_wall_median_s": round(statistics.median(verify), 2) if verify else None,
         "rows": rows,
     }
+
+
+def _copy(root: Path, label: str) -> Path:
+    """A copy of the prepared project for another habitat (`--compare`), made once."""
+    other = root.with_name(f"{root.name}-{label}")
+    if not other.is_dir():
+        subprocess.run(["cp", "-a", str(root), str(other)], check=True)
+    return other
+
+
+def run_project(
+    project: Project, root: Path, args: argparse.Namespace, habitats: dict[str, str | None]
+) -> dict[str, dict[str, Any]]:
+    """Each habitat's summary (`habitats`: label → its `src`, None for this checkout's).
+    With more than one, every mutation is verified by each in turn, on its own copy of the
+    project through its own host, the order rotated per mutation, and the full suite runs
+    once per mutation, right after the first verify."""
+    benches = {
+        label: Bench(
+            root if i == 0 else _copy(root, label),
+            Path(args.workdir) / f"home-{project.name}-{args.via}-{label}",
+            args.via == "oneshot",
+            src,
+        )
+        for i, (label, src) in enumerate(habitats.items())
+    }
+    first = next(iter(benches.values()))
+    base_wall, base_code, base_tests = first.full()
+    if base_code != 0:
+        sys.exit(f"{project.name}: the full suite fails on the clean tree")
+    chosen = mutations(root, project, args.mutations, args.seed)
+    rows: dict[str, list[dict[str, Any]]] = {label: [] for label in benches}
+    load: list[float] = [os.getloadavg()[0]]
+    if args.via == "host":
+        for bench in benches.values():
+            bench.host("start")
+    try:
+        for i, mutation in enumerate(chosen, 1):
+            labels = list(benches)
+            order = labels[i % len(labels) :] + labels[: i % len(labels)]
+            full: tuple[float, int] | None = None
+            for label in order:
+                row = measure(benches[label], mutation, full)
+                row["load"] = round(os.getloadavg()[0], 1)
+                load.append(row["load"])
+                full = (row["full_wall_s"], 1 if row["full_red"] else 0)
+                rows[label].append(row)
+                print(
+                    f"[{project.name}:{label}] {i}/{len(chosen)} {row['file']}:{row['line']} "
+                    f"{row['kind']}: ladder {row['ladder']} scoped {row['scoped']} full "
+                    f"{'red' if row['full_red'] else 'green'} verify {row['verify_wall_s']} s "
+                    f"full {row['full_wall_s']} s load {row['load']}"
+                    f"{' MISS' if row['miss'] else ''}{' FALSE-RED' if row['false_red'] else ''}",
+                    file=sys.stderr,
+                )
+    finally:
+        if args.via == "host":
+            for bench in benches.values():
+                bench.host("stop")
+    out = {}
+    for label, bench in benches.items():
+        summary = _summary(project, bench.root, rows[label], (base_wall, base_tests))
+        summary["load"] = [min(load), max(load)]
+        summary["habitat"] = label
+        out[label] = summary
+    return out
 
 
 def main() -> None:
@@ -318,14 +418,26 @@ def main() -> None:
     parser.add_argument("--source", action="append", default=[], help="NAME=git repository")
     parser.add_argument("--via", choices=("host", "oneshot"), default="host")
     parser.add_argument("--out", default=None, help="JSON file (default docs/bench-data/…)")
+    parser.add_argument(
+        "--compare",
+        action="append",
+        default=[],
+        help="LABEL=SRC: another habitat's code (a `git archive` of its src) verifying the "
+        "same mutations, interleaved; each label's JSON beside --out (`-LABEL`); this "
+        "checkout's is `after`",
+    )
     args = parser.parse_args()
+    habitats: dict[str, str | None] = {"after": None} if args.compare else {"": None}
+    habitats.update(dict(c.split("=", 1) for c in args.compare))
     sources = dict(s.split("=", 1) for s in args.source)
     Path(args.workdir).mkdir(parents=True, exist_ok=True)
-    summaries = []
+    by_label: dict[str, list[dict[str, Any]]] = {label: [] for label in habitats}
     for name in args.projects.split(","):
         project = PROJECTS[name]
         root = prepare(project, Path(args.workdir), sources.get(name))
-        summaries.append(run_project(project, root, args))
+        for label, summary in run_project(project, root, args, habitats).items():
+            by_label[label].append(summary)
+    summaries = [s for label in habitats for s in by_label[label]]
     print_table(
         f"Node toolchain, {args.mutations} seeded mutations per project (via {args.via})",
         [
@@ -341,7 +453,7 @@ def main() -> None:
         ],
         [
             [
-                f"{s['project']} {s['version']}",
+                f"{s['project']} {s['version']}{' (' + s['habitat'] + ')' if s['habitat'] else ''}",
                 s["runner"],
                 f"{s['caught_by_full']}/{s['caught_by_ladder']} of {s['mutations']}",
                 str(s["misses"]),
@@ -356,9 +468,18 @@ def main() -> None:
     )
     out = Path(args.out) if args.out else DATA / f"ladder_harness_node-{args.via}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"seed": args.seed, "via": args.via, "projects": summaries}
-    out.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
-    print(f"wrote {out}", file=sys.stderr)
+    for label in habitats:
+        path = out.with_name(f"{out.stem}-{label}{out.suffix}") if label else out
+        payload = {
+            "seed": args.seed,
+            "via": args.via,
+            "habitat": label or None,
+            "compared": sorted(habitats) if len(habitats) > 1 else None,
+            "command": " ".join(sys.argv),
+            "projects": by_label[label],
+        }
+        path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {path}", file=sys.stderr)
 
 
 if __name__ == "__main__":
