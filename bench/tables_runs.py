@@ -129,6 +129,7 @@ def node_tables() -> str:
         "edit→verdict through the host, median s",
         "full suite, median s",
         "verdict / full",
+        "load",
     ]
     rows = []
     for path, run in runs("ladder_harness_node-*.json"):
@@ -149,6 +150,7 @@ def node_tables() -> str:
                     _s(verdict),
                     _s(full_median),
                     f"{verdict / full_median:.2f}" if full_median else "",
+                    "–".join(f"{x:g}" for x in p["load"]) if p.get("load") else "",
                 ]
             )
     return "\n".join(md(head, rows))
