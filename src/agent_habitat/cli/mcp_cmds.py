@@ -6,6 +6,7 @@ stdout carries the protocol, so everything said to a person goes to stderr.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -90,11 +91,23 @@ async def open_terminal() -> AsyncIterator[TerminalServer]:
         yield terminal
 
 
+def _not_a_folder(project: str) -> str:
+    """Why `--project` is refused; a client variable left as it was says so."""
+    variable = re.search(r"\$\{[^}]*\}", project)
+    if variable is None:
+        return f"--project {project} is not a directory"
+    return (
+        f"--project {project}: the MCP client did not replace {variable[0]}; give the "
+        "project's path, or leave --project out where the client starts the server in the "
+        "project (Claude Code: habitat init --client claude writes that line)"
+    )
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     """Serve the primary server until the client closes stdin (or SIGTERM)."""
     project: Path | None = args.project
     if project is not None and not project.is_dir():
-        print(f"habitat mcp: --project {project} is not a directory", file=sys.stderr)
+        print(f"habitat mcp: {_not_a_folder(str(project))}", file=sys.stderr)
         return 2
     # `--project`, else the git work tree around the cwd, else the cwd.
     try:
