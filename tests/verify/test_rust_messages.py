@@ -47,6 +47,18 @@ def test_failed_unit_integration_and_doc_tests_each_a_finding_where_they_failed(
     }
 
 
+def test_a_doc_test_failed_in_its_own_lines_is_found_at_the_doc_test() -> None:
+    # humantime 2.2.0 (edition 2021), cargo 1.95: rustdoc names the doc test's panic by the
+    # source file and the line in the snippet as it compiled it ("src/duration.rs:9:1" for
+    # the assertion on line 222), which pointed at the file's imports; the doc test is at
+    # the line its name gives.
+    report = libtest_report(_read("test_doc_failure_2021.txt"), Path("/tmp/rs/humantime"))
+    (d,) = report.failures
+    assert (d.file, d.line) == ("src/duration.rs", 217)
+    assert d.message.startswith("src/duration.rs - duration::parse_duration (line 217): ")
+    assert "left: Ok(3.2ms)" in d.message
+
+
 def test_a_test_binary_killed_by_a_signal_is_named_with_its_signal() -> None:
     report = libtest_report(_read("test_segv.txt"), ROOT)
     assert report.signal == "SIGSEGV"
