@@ -287,6 +287,33 @@ def _red_status() -> VerifyStatusResult:
     )
 
 
+def test_the_brief_of_a_red_verify_leaves_out_the_rungs_its_red_stopped() -> None:
+    # destr 2.0.5: "red: diagnose.files cancelled, compile.project cancelled, test.scoped red"
+    # for a failing vitest that ended the climb while eslint and tsc still ran.
+    red = RungReport(rung="test.scoped", task="v1.test.scoped", state="red", tool="vitest")
+    stopped = [
+        RungReport(
+            rung=name, task=f"v1.{name}", state="cancelled", reason="stopped: test.scoped is red"
+        )
+        for name in ("diagnose.files", "compile.project")
+    ]
+    epoch = EpochReport(epoch=1, task="v1", state="red", green=False, snapshot="s")
+    epoch.rungs, epoch.finished_at = [*stopped, red], 1.0
+    run = VerifyRunResult(
+        task="v1", epoch=1, snapshot="s", state="red", green=False, summary="red", result=epoch
+    )
+    assert brief(run) == "red: test.scoped red\n"
+    wire = lean_dump(run)["result"]["rungs"]
+    assert [(r["rung"], r["state"]) for r in wire][:2] == [
+        ("diagnose.files", "cancelled"),
+        ("compile.project", "cancelled"),
+    ], "the structured content still says they were stopped"
+    # A rung cancelled by a person's request is what happened to the verify: it is said.
+    epoch.state = run.state = "cancelled"
+    epoch.rungs = [stopped[0].model_copy(update={"reason": "cancelled by request"})]
+    assert "diagnose.files cancelled" in brief(run)
+
+
 def test_a_red_status_with_one_failing_test_fits_in_4_kib_text_and_structured() -> None:
     status = _red_status()
     wire = json.dumps(lean_dump(status), separators=(",", ":"), ensure_ascii=False)

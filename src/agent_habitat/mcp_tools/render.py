@@ -276,7 +276,13 @@ def _verify_brief(result: BaseModel) -> str:
             return f"green for {', '.join(result.result.covers)} only: not the ladder\n"
     if isinstance(result, VerifyRunResult) and result.result and failed_verify(result):
         # The failure is the structured content (wire rule 7): which rungs, in a few words.
-        failing = [r for r in result.result.rungs if r.state not in ("green", "skipped")]
+        # A rung the first red stopped (`stopped: <rung> is red`) is in the structured
+        # content; the few words name what failed.
+        failing = [
+            r
+            for r in result.result.rungs
+            if r.state not in ("green", "skipped") and not (r.reason or "").startswith("stopped: ")
+        ]
         said = ", ".join(f"{r.rung} {r.state}" for r in failing) or result.result.reason
         return f"{result.state}: {said}\n" if said else f"{result.state}\n"
     lines = render(result).splitlines()
