@@ -25,7 +25,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["DEFAULT", "PACKAGES", "build", "python"]
+__all__ = ["DEFAULT", "PACKAGES", "build", "interpreter", "python"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = _ROOT / ".venv" / "project"
@@ -37,6 +37,12 @@ _STAMP = ".installed"
 def python(venv: Path = DEFAULT) -> Path | None:
     """The venv's interpreter once `build` finished, else None."""
     return venv / "bin" / "python" if (venv / _STAMP).is_file() else None
+
+
+def interpreter() -> str:
+    """The interpreter a test runs a project's own pytest in, as the ladder would: this venv's
+    once built, else the habitat's own (the dev venv's, with its plugins and coverage)."""
+    return str(python() or sys.executable)
 
 
 def build(venv: Path) -> None:

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from agent_habitat.verify.layout import discover_layout
 from agent_habitat.verify.select.selection import Impact, analyse_impact
 from agent_habitat.verify.select.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
 from agent_habitat.verify.snapshot import take_snapshot
+from project_venv import interpreter
 
 # Extra package code: a function that runs at import time (`TABLE = build()`), a session
 # fixture that runs package code once for the two tests that use it, and a test helper
@@ -61,7 +61,7 @@ def _record(root: Path, state: Path, tests: list[str] | None = None) -> Recordin
     )
     rec = Recording(root, layout, state, take_snapshot(root), scope)
     env = {**os.environ, **rec.env()}
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
+    argv = [interpreter(), "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
     argv += tests or []
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -71,8 +71,8 @@ def _record(root: Path, state: Path, tests: list[str] | None = None) -> Recordin
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample project with its dependency data recorded, once for the module (a nested
-    pytest under coverage is the slow part); each test works on a copy."""
+    """The sample project with its dependency data recorded, once for the module (the nested
+    pytest is the slow part); each test works on a copy."""
     base = tmp_path_factory.mktemp("recorded")
     root = build_sample(base / "calc")
     for rel, text in _EXTRA.items():
@@ -357,7 +357,7 @@ def test_a_record_of_a_test_that_failed_cannot_vouch_for_it(calc: Path, tmp_path
     rec = Recording(
         calc, layout, tmp_path / "state", take_snapshot(calc), RunScope(whole_suite=False)
     )
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args, test_b]
+    argv = [interpreter(), "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args, test_b]
     env = {**os.environ, **rec.env()}
     done = subprocess.run(argv, cwd=calc, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stdout + done.stderr
@@ -452,7 +452,7 @@ def test_a_failed_test_is_run_again_even_after_a_comment_only_edit(
     (deps_store_dir(tmp_path / "state") / "deps.json").unlink()
     layout = discover_layout(calc, LadderConfig())
     rec = Recording(calc, layout, tmp_path / "state", take_snapshot(calc), RunScope())
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
+    argv = [interpreter(), "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
     env = {**os.environ, **rec.env()}
     done = subprocess.run(argv, cwd=calc, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 1, done.stdout + done.stderr

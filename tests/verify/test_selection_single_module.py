@@ -5,8 +5,8 @@ package's, so a change inside one function selects the tests that ran it, not th
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +17,7 @@ from agent_habitat.verify.select.selection import Impact, analyse_impact
 from agent_habitat.verify.select.testdeps import Recording, deps_store_dir, load_testdeps
 from agent_habitat.verify.snapshot import take_snapshot
 from git_tree import commit_tree
+from project_venv import interpreter
 
 MODULE = """def build() -> list[int]:
     return [1, 2, 3]
@@ -75,7 +76,7 @@ def _record(root: Path, state: Path) -> None:
     layout = discover_layout(root, LadderConfig())
     rec = Recording(root, layout, state, take_snapshot(root))
     env = {**os.environ, **rec.env()}
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
+    argv = [interpreter(), "-m", "pytest", "-q", "-p", "no:cacheprovider", *rec.args]
     done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "recorded test dependencies of 4 tests" in rec.finish(complete=True)
@@ -97,12 +98,23 @@ def _edit(root: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
-@pytest.fixture(params=["", "tests/"], ids=["flat", "testpaths"])
-def project(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[Path, str]:
+@pytest.fixture(scope="module", params=["", "tests/"], ids=["flat", "testpaths"])
+def recorded(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, str]:
+    """The project of each layout with its dependency data recorded, once for the module (the
+    nested pytest is the slow part); each test works on a copy."""
     tests_dir: str = request.param
-    root = _project(tmp_path / "calc", tests_dir)
-    _record(root, tmp_path / "state")
-    return root, tests_dir
+    base = tmp_path_factory.mktemp("recorded")
+    _record(_project(base / "calc", tests_dir), base / "state")
+    return base, tests_dir
+
+
+@pytest.fixture
+def project(recorded: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    base, tests_dir = recorded
+    shutil.copytree(base / "state", tmp_path / "state", symlinks=True)
+    return Path(shutil.copytree(base / "calc", tmp_path / "calc", symlinks=True)), tests_dir
 
 
 def test_the_module_is_recorded_block_by_block_like_a_package_file(
