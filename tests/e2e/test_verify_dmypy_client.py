@@ -50,7 +50,7 @@ def _keys(result: RungResult) -> set[tuple[str | None, int | None, str | None]]:
     return {(d.file, d.line, d.code) for d in result.diagnostics if d.severity == "error"}
 
 
-async def test_the_in_process_recheck_answers_what_the_client_process_answers(
+async def test_the_in_process_recheck_answers_what_the_client_process_answers_and_is_confirmed(
     calc: Path,
 ) -> None:
     cold = await _compile(calc)  # starts the daemon through the `dmypy run` process
@@ -62,8 +62,10 @@ async def test_the_in_process_recheck_answers_what_the_client_process_answers(
     assert outcome.exit_code == 1
     errors = {(d.file, d.line, d.code) for d in parse_mypy(outcome.text, calc)}
     assert errors == _keys(cold)
-    warm = await _compile(calc)
+    warm = await _compile(calc)  # the daemon's red, checked by plain mypy
     assert warm.state == "red"
+    assert warm.tool == "dmypy"
+    assert "confirmed by a plain mypy run" in warm.notes
     assert _keys(warm) == _keys(cold)
     assert not any("daemon" in note for note in warm.notes), warm.notes
 
@@ -100,11 +102,3 @@ async def test_a_red_the_daemon_alone_reports_is_mypys_green_and_the_daemon_rest
     assert result.tool == "mypy"
     assert any("diverged from a plain mypy run" in note for note in result.notes), result.notes
     assert not status.exists(), "the drifted daemon is still running"
-
-
-async def test_a_red_both_report_is_confirmed(calc: Path) -> None:
-    await _compile(calc)
-    result = await _compile(calc)  # warm: the daemon's red, checked by plain mypy
-    assert result.state == "red"
-    assert result.tool == "dmypy"
-    assert "confirmed by a plain mypy run" in result.notes
