@@ -27,6 +27,7 @@ from agent_habitat.verify.runner.runner import VerifyRunner
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree
 from ladder_runs import climb_one
+from project_venv import interpreter
 
 pytestmark = [pytest.mark.anyio, pytest.mark.e2e]
 
@@ -227,13 +228,20 @@ async def test_a_cancelled_warm_run_leaves_nothing_running(
     assert is_alive(zygote), "cancelling a run does not stop the warm pytest"
 
 
+def _purelib(venv: Path) -> Path:
+    return Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
+
+
 def _venv(tmp_path: Path) -> tuple[Path, Path]:
     """(its interpreter, its site-packages): a venv of its own whose site-packages reaches
-    pytest through a .pth file, so "installing" a package is writing into that folder."""
+    pytest through a .pth file, so "installing" a package is writing into that folder. The
+    pytest it reaches is the projects' venv's (pytest alone, tests/project_venv.py), once
+    built, else this one's (with the dev venv's plugins)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = Path(sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)}))
-    (site / "habitat-test.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
+    site = _purelib(venv)
+    pytest_site = _purelib(Path(interpreter()).parent.parent)
+    (site / "habitat-test.pth").write_text(f"{pytest_site}\n", encoding="utf-8")
     return venv / "bin/python", site
 
 
