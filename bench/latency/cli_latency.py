@@ -13,7 +13,16 @@ Python's bytecode cache is on for the measured processes, as in a user's install
 the calling shell sets `PYTHONDONTWRITEBYTECODE`.
 
     .venv/bin/python bench/latency/cli_latency.py [--iterations 30] [--only run,terminal,mcp,bridge]
-        [--out docs/bench-data/cli_latency-DATE-first-usable.json]
+        [--baseline /tmp/old/src] [--out docs/bench-data/cli_latency-DATE-first-usable.json]
+
+`--baseline SRC` measures every verb row a second time, right after it in the same round,
+with another checkout's `agent_habitat` (`SRC`: the folder holding it, e.g. from
+`git archive REV src | tar -x -C /tmp/old`; first on PYTHONPATH, so it shadows this venv's,
+and the hosts it starts inherit it; this checkout's src is put first on PYTHONPATH
+likewise, so both look up their imports alike; the baseline's bytecode is compiled first, as
+an install compiles it), on projects and a HABITAT_HOME of its own: rows
+"… [baseline]", and each verb row's median over its baseline's ("vs base"). The terminal,
+host start and MCP rows are measured for this checkout only.
 
 A person at a terminal with no host running (stdin and stderr a terminal, stdout a pipe:
 `_at_a_terminal`): the first `habitat run 'echo hi'` answers in its own process and then
@@ -170,6 +179,53 @@ def _env() -> dict[str, str]:
     return env
 
 
+BASELINE = " [baseline]"
+"""The suffix of a row measured with `--baseline`'s code."""
+
+
+def _baseline_env(src: Path, env: dict[str, str]) -> dict[str, str]:
+    """The environment of the baseline's commands: its package first on PYTHONPATH (the
+    `habitat` script of this venv then imports it), a HABITAT_HOME of its own. Its bytecode
+    is compiled first, as an install compiles it. `env`, this checkout's, gets its own src
+    first on PYTHONPATH too: every import then looks in one folder more on both sides."""
+    if not (src / "agent_habitat" / "__main__.py").is_file():
+        raise SystemExit(f"--baseline {src}: no agent_habitat/__main__.py there; pass a src folder")
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
+    import agent_habitat
+
+    env["PYTHONPATH"] = str(Path(agent_habitat.__file__).resolve().parents[1])
+    base = _env()
+    base["PYTHONPATH"] = str(src.resolve())
+    base["HABITAT_HOME"] = tempfile.mkdtemp(prefix="bench-cli-home-baseline-")
+    return base
+
+
+class Side:
+    """One checkout's code under measurement: its environment and its two projects (one no
+    host serves, one a host serves), and the suffix of its rows."""
+
+    def __init__(self, env: dict[str, str], suffix: str) -> None:
+        self.env = env
+        self.suffix = suffix
+        self.bare, self.hosted = (
+            Path(tempfile.mkdtemp(prefix=f"bench-cli-{name}{'-base' if suffix else ''}-"))
+            for name in ("bare", "hosted")
+        )
+
+    def prepare(self) -> None:
+        """A finished run in each project, the host of `hosted` up, its tab `repl` busy."""
+        for folder in (self.bare, self.hosted):
+            _quiet([_HABITAT, "run", "echo ready", "--project", str(folder)], self.env, folder)
+        _quiet([_HABITAT, "host", "start", "--project", str(self.hosted)], self.env, self.hosted)
+        repl = ["run", "cat", "--tab", "repl", "--interactive", "--background"]
+        _quiet([_HABITAT, *repl, "--project", str(self.hosted)], self.env, self.hosted)
+
+    def close(self) -> None:
+        _quiet([_HABITAT, "kill", "repl", "--project", str(self.hosted)], self.env, self.hosted)
+        for folder in (self.bare, self.hosted):  # bare: a dashboard's, if cut short
+            _stop(self.env, folder)
+
+
 def _quiet(argv: list[str], env: dict[str, str], cwd: Path) -> None:
     subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
 
@@ -304,44 +360,53 @@ def _mcp_paths(
     return paths
 
 
+def _verb_paths(
+    sides: list[Side], only: set[str] | None, paths: dict[str, Callable[[], float]]
+) -> None:
+    """Every verb row, with no host and with one, for each side (a baseline's right after)."""
+    for label, argv in _VERBS:
+        if only is not None and label.split()[0] not in only:
+            continue
+        for where in ("no host", "host"):
+            if label in _HOST_ONLY and where == "no host":
+                continue
+            for side in sides:
+                root = side.bare if where == "no host" else side.hosted
+                cmd = [_HABITAT, *argv, "--project", str(root)]
+                reopen = [_HABITAT, "run", "true", "--tab", "gone", "--project", str(root)]
+
+                def measure(
+                    cmd: list[str] = cmd,
+                    root: Path = root,
+                    reopen: list[str] = reopen,
+                    env: dict[str, str] = side.env,
+                    closes: bool = argv[0] == "close",
+                    starts: bool = argv[0] == "dashboard" and where == "no host",
+                ) -> float:
+                    if closes:
+                        _quiet(reopen, env, root)
+                    value = _timed_any(cmd, env, root)
+                    if starts:
+                        _stop(env, root)  # the next sample (and every other no-host row) finds none
+                    return value
+
+                paths[f"{label} ({where}){side.suffix}"] = measure
+
+
 def _paths(
-    env: dict[str, str],
-    bare: Path,
-    hosted: Path,
+    sides: list[Side],
     bridged: Path,
     typed: Path,
     only: set[str] | None,
     cold: Path | None = None,
     peer: list[str] | None = None,
 ) -> dict[str, Callable[[], float]]:
+    env, bare = sides[0].env, sides[0].bare
     paths: dict[str, Callable[[], float]] = {
         "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], env, bare),
         "habitat --version": lambda: _timed([_HABITAT, "--version"], env, bare),
     }
-    for label, argv in _VERBS:
-        if only is not None and label.split()[0] not in only:
-            continue
-        for where, root in (("no host", bare), ("host", hosted)):
-            if label in _HOST_ONLY and where == "no host":
-                continue
-            cmd = [_HABITAT, *argv, "--project", str(root)]
-            reopen = [_HABITAT, "run", "true", "--tab", "gone", "--project", str(root)]
-
-            def measure(
-                cmd: list[str] = cmd,
-                root: Path = root,
-                reopen: list[str] = reopen,
-                closes: bool = argv[0] == "close",
-                starts: bool = argv[0] == "dashboard" and where == "no host",
-            ) -> float:
-                if closes:
-                    _quiet(reopen, env, root)
-                value = _timed_any(cmd, env, root)
-                if starts:
-                    _stop(env, root)  # the next sample (and every other no-host row) finds none
-                return value
-
-            paths[f"{label} ({where})"] = measure
+    _verb_paths(sides, only, paths)
     if only is None or "terminal" in only:
         echo = [_HABITAT, "run", "echo hi", "--project", str(typed)]
 
@@ -403,8 +468,52 @@ def _targets(medians: dict[str, float], bare: float) -> dict[str, tuple[str, boo
     return targets
 
 
+def _vs_baseline(medians: dict[str, float]) -> dict[str, float]:
+    """Each row measured with `--baseline` too: its median over the baseline's."""
+    return {
+        name: value / medians[name + BASELINE]
+        for name, value in medians.items()
+        if medians.get(name + BASELINE)
+    }
+
+
 _TARGET_MS = {"≤ 500 ms": 500.0, "old: ≤ 500 ms": 500.0, "≤ 250 ms": 250.0}
 """The targets that are a fixed bound: their verdict comes from the median's interval."""
+
+
+def _rows(
+    samples: dict[str, list[float]],
+    medians: dict[str, float],
+    bare_ms: float,
+    targets: dict[str, tuple[str, bool]],
+    vs_base: dict[str, float],
+) -> tuple[list[list[str]], dict[str, str]]:
+    """The table's rows, and the verdicts of the fixed-bound targets."""
+    rows = []
+    verdicts: dict[str, str] = {}
+    for name, values in samples.items():
+        target, met = targets.get(name, ("", True))
+        if target in _TARGET_MS:
+            low, high = median_ci(values)
+            verdicts[name] = verdict(values, _TARGET_MS[target])
+            target = f"{target} (median 95 % CI {low:.0f}–{high:.0f}): {verdicts[name]}"
+        rows.append(
+            [
+                name,
+                f"{medians[name]:.0f}",
+                f"{percentile(values, 0.9):.0f}",
+                f"{min(values):.0f}",
+                f"{medians[name] / bare_ms:.1f}×",
+                f"{medians[name] - bare_ms:+.0f}",
+                f"{vs_base[name]:.2f}×" if name in vs_base else "",
+                target
+                if name in verdicts
+                else f"{target} {'met' if met else 'MISSED'}"
+                if target
+                else "",
+            ]
+        )
+    return rows, verdicts
 
 
 def main() -> int:
@@ -422,36 +531,30 @@ def main() -> int:
         default=Path(__file__).resolve().parents[2] / ".bench-cache",
         help="where bench/peers.py installs mcp-shell-server (the mcp rows' peer)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout's src folder (holding agent_habitat): every verb row is also "
+        "measured with it, interleaved (rows '… [baseline]')",
+    )
     parser.add_argument("--out", type=Path, help="also write the JSON here (docs/bench-data/)")
     args = parser.parse_args()
     start = started()
     only = set(args.only.split(",")) if args.only else None
     env = _env()
-    bare, hosted, bridged, typed, cold = (
-        Path(tempfile.mkdtemp(prefix=f"bench-cli-{name}-"))
-        for name in ("bare", "hosted", "bridged", "typed", "cold")
+    sides = [Side(env, "")]
+    if args.baseline is not None:
+        sides.append(Side(_baseline_env(args.baseline, env), BASELINE))
+    bridged, typed, cold = (
+        Path(tempfile.mkdtemp(prefix=f"bench-cli-{name}-")) for name in ("bridged", "typed", "cold")
     )
     mcp = only is None or "mcp" in only
     peer = _peer(args.peer_cache) if mcp else None
-    for folder in (bare, hosted, bridged, typed, cold):
+    for folder in (bridged, typed, cold):
         _quiet([_HABITAT, "run", "echo ready", "--project", str(folder)], env, folder)
-    _quiet([_HABITAT, "host", "start", "--project", str(hosted)], env, hosted)
-    _quiet(
-        [
-            _HABITAT,
-            "run",
-            "cat",
-            "--tab",
-            "repl",
-            "--interactive",
-            "--background",
-            "--project",
-            str(hosted),
-        ],
-        env,
-        hosted,
-    )
-    paths = _paths(env, bare, hosted, bridged, typed, only, cold if mcp else None, peer)
+    for side in sides:
+        side.prepare()
+    paths = _paths(sides, bridged, typed, only, cold if mcp else None, peer)
     samples: dict[str, list[float]] = {name: [] for name in paths}
     rounds = 0
     try:
@@ -471,40 +574,19 @@ def main() -> int:
             if not rounds:
                 raise
     finally:
-        for folder in (hosted, bridged, cold):
-            _quiet([_HABITAT, "kill", "repl", "--project", str(folder)], env, folder)
-        for folder in (bare, hosted, bridged, typed, cold):  # bare: a dashboard's, if cut short
+        for side in sides:
+            side.close()
+        for folder in (bridged, typed, cold):
             _stop(env, folder)
     load_after = [round(x, 2) for x in os.getloadavg()]
     bare_ms = statistics.median(samples["python -c pass"])
     medians = {name: statistics.median(values) for name, values in samples.items()}
     targets = _targets(medians, bare_ms)
-    rows = []
-    verdicts: dict[str, str] = {}
-    for name, values in samples.items():
-        target, met = targets.get(name, ("", True))
-        if target in _TARGET_MS:
-            low, high = median_ci(values)
-            verdicts[name] = verdict(values, _TARGET_MS[target])
-            target = f"{target} (median 95 % CI {low:.0f}–{high:.0f}): {verdicts[name]}"
-        rows.append(
-            [
-                name,
-                f"{medians[name]:.0f}",
-                f"{percentile(values, 0.9):.0f}",
-                f"{min(values):.0f}",
-                f"{medians[name] / bare_ms:.1f}×",
-                f"{medians[name] - bare_ms:+.0f}",
-                target
-                if name in verdicts
-                else f"{target} {'met' if met else 'MISSED'}"
-                if target
-                else "",
-            ]
-        )
+    vs_base = _vs_baseline(medians)
+    rows, verdicts = _rows(samples, medians, bare_ms, targets, vs_base)
     print_table(
         f"CLI latency, {rounds} interleaved fresh processes each (ms)",
-        ["path", "median", "p90", "min", "vs python", "added", "target"],
+        ["path", "median", "p90", "min", "vs python", "added", "vs base", "target"],
         rows,
     )
     path = write_json(
@@ -527,6 +609,7 @@ def main() -> int:
                     "p90_ms": round(percentile(values, 0.9), 1),
                     "min_ms": round(min(values), 1),
                     "vs_python": round(medians[name] / bare_ms, 2),
+                    **({"vs_baseline": round(vs_base[name], 2)} if name in vs_base else {}),
                     "ci_ms": [round(x, 1) for x in median_ci(values)],
                     "samples_ms": [round(x, 1) for x in values],
                 }
