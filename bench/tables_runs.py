@@ -150,7 +150,7 @@ def node_tables() -> str:
                     _s(verdict),
                     _s(full_median),
                     f"{verdict / full_median:.2f}" if full_median else "",
-                    "–".join(f"{x:g}" for x in p["load"]) if p.get("load") else "",
+                    "–".join(f"{x:.0f}" for x in p["load"]) if p.get("load") else "",
                 ]
             )
     return "\n".join(md(head, rows))
