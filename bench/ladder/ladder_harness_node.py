@@ -424,11 +424,13 @@ def main() -> None:
         default=[],
         help="LABEL=SRC: another habitat's code (a `git archive` of its src) verifying the "
         "same mutations, interleaved; each label's JSON beside --out (`-LABEL`); this "
-        "checkout's is `after`",
+        "checkout's is `after` unless a label begins with it",
     )
     args = parser.parse_args()
-    habitats: dict[str, str | None] = {"after": None} if args.compare else {"": None}
-    habitats.update(dict(c.split("=", 1) for c in args.compare))
+    given: dict[str, str | None] = dict(c.split("=", 1) for c in args.compare)
+    habitats: dict[str, str | None] = given or {"": None}
+    if given and not any(label.startswith("after") for label in given):
+        habitats = {"after": None, **given}  # this checkout's, first
     sources = dict(s.split("=", 1) for s in args.source)
     Path(args.workdir).mkdir(parents=True, exist_ok=True)
     by_label: dict[str, list[dict[str, Any]]] = {label: [] for label in habitats}
