@@ -2,16 +2,20 @@
 CLI: the same failures through `test.scoped`; the tests run in jest's workers, never in the
 warm process, with the environment of the run (not the one the process started with); an
 edit of a module the configuration loaded starts the process again and the new
-configuration decides; a one-shot climb runs the CLI cold."""
+configuration decides; a one-shot climb runs the CLI cold; a run the climb stops stops the
+process and its workers."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agent_habitat.proc import ProcessRecord, is_alive
 from agent_habitat.verify.models import RungResult
 from agent_habitat.verify.rungs import warm_checker
 from agent_habitat.verify.toolchains.node.rungs import RUNNERS
@@ -103,3 +107,46 @@ async def test_the_warm_jest_fails_what_the_cli_fails_its_tests_in_workers(
     finally:
         await warm_checker.release(workspace)
     assert warm_checker.live(workspace) == []
+
+
+# A test that says where it runs, then waits far longer than the test allows.
+_SLOW = """\
+const fs = require('fs');
+const { add } = require('./add');
+test('waits', async () => {
+  fs.writeFileSync(process.env.JEST_PROBE_OUT, String(process.pid));
+  await new Promise((resolve) => setTimeout(resolve, 600000));
+  expect(add(1, 2)).toBe(3);
+}, 700000);
+"""
+
+
+@pytest.mark.timeout(600)
+async def test_a_stopped_run_stops_the_warm_jest_and_its_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probe = tmp_path / "probe.txt"
+    root = _project(tmp_path / "p")
+    monkeypatch.setenv("JEST_PROBE_OUT", str(probe))
+    workspace = Workspace.for_project(root)
+    try:
+        write(root, "src/add.js", _ADD.replace("a + b", "b + a"))
+        assert (await _scoped(root, server=True)).state == "green"  # started, warm
+        [listed] = warm_checker.live(workspace)
+        write(root, "src/add.test.js", _SLOW)
+        probe.unlink()
+        with anyio.move_on_after(300) as scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(functools.partial(_scoped, root, server=True))
+                while not probe.is_file() or not probe.read_text(encoding="utf-8"):
+                    await anyio.sleep(0.1)
+                tg.cancel_scope.cancel()  # the climb stops the rung, as a red beside it does
+        assert not scope.cancelled_caught, "the slow test never started"
+        worker = ProcessRecord(int(probe.read_text(encoding="utf-8")), 0.0)
+        with anyio.fail_after(60):
+            warm = ProcessRecord(int(listed["pid"]), 0.0)
+            while is_alive(worker) or is_alive(warm):
+                await anyio.sleep(0.1)
+        assert warm_checker.live(workspace) == []
+    finally:
+        await warm_checker.release(workspace)
