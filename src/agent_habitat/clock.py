@@ -10,8 +10,6 @@ from __future__ import annotations
 import time
 from typing import Protocol
 
-import anyio
-
 __all__ = ["SYSTEM_CLOCK", "Clock", "SystemClock"]
 
 
@@ -34,6 +32,8 @@ class SystemClock:
         return time.monotonic()
 
     async def sleep(self, seconds: float) -> None:
+        import anyio  # here: what only stamps times (`shell.run_store`) has no event loop
+
         await anyio.sleep(seconds)
 
 

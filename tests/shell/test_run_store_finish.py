@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from agent_habitat.shell.run_store import NewRun, RunStore
@@ -43,3 +46,35 @@ def test_finish_gives_the_row_as_ended_once_and_none_to_a_second_recorder(
     assert again is None
     assert store.get(opened.run.id) == ended
     db.close()
+
+
+_STDLIB_CORE = """
+import sys
+from pathlib import Path
+from agent_habitat.shell.run_store import NewRun, RunStore
+from agent_habitat.store import Database
+
+root = Path(sys.argv[1])
+store = RunStore(Database(root / "state.db"))
+new = NewRun(tab="main", command="true", cwd=str(root), shell="/bin/bash",
+             background=False, interactive=False)
+opened = store.open_run(new, spool_dir=root / "spool", max_tabs=8, keep=50)
+ended = store.finish(opened.run.id, "exited", exit_code=0, signal=None, output_bytes=0,
+                     ended_at=None, tab_cwd=None, tab_env=None)
+assert ended is not None and ended.state == "exited"
+print(" ".join(m for m in ("pydantic", "anyio", "asyncio") if m in sys.modules))
+"""
+
+
+def test_the_run_rows_are_written_with_the_standard_library_alone(tmp_path: Path) -> None:
+    # The SQL of a run's start and end is the core a CLI path without pydantic and anyio
+    # would record through (issue 25): it must not load them itself.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+    out = subprocess.run(
+        [sys.executable, "-c", _STDLIB_CORE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    ).stdout
+    assert out.split() == []

@@ -12,7 +12,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from ..clock import SYSTEM_CLOCK, Clock
 from ..errors import BusyTabError, HabitatError, UsageError
@@ -20,8 +20,10 @@ from ..proc import ProcessRecord
 from ..secrets import remember_typed, shown_command
 from ..store import Database
 from .environment import EnvDelta, apply_delta, base_env, env_delta
-from .models import HistoryRow, RunState
 from .wrapper import RunFiles
+
+if TYPE_CHECKING:
+    from .models import HistoryRow, RunState
 
 __all__ = ["NewRun", "OpenedRun", "RunRow", "RunStore", "TabRow", "busy_error"]
 
@@ -80,6 +82,8 @@ class RunRow:
         return round(max(0.0, end - self.started_at), 3)
 
     def history_row(self, now: float) -> HistoryRow:
+        from .models import HistoryRow  # the verbs' model: the SQL needs no pydantic
+
         return HistoryRow(
             index=self.idx,
             command=self.command,
