@@ -12,8 +12,9 @@ swaps, removed statements, swapped returns.
 For each mutation, on the clean tree: `habitat verify --policy standard --json` through a
 warm host (`--via oneshot`: `--no-host`), then `--rung test.scoped` when the climb stopped
 before it, then the full suite (`npm test`). A miss: the full suite failed and
-`test.scoped` was not red. A false red: a rung was red with no new finding, or
-`test.scoped` was red while the full suite passed.
+neither the verdict nor `test.scoped` was red (`scoped_green_full_red` marks a suite red where
+`test.scoped` was not, as when the suite's own lint fails a mutant its tests pass). A false
+red: a rung was red with no new finding, or `test.scoped` was red while the full suite passed.
 
     .venv/bin/python bench/ladder/ladder_harness_node.py --source ms=/path/to/ms.git \
         --source defu=/path/to/defu.git [--projects ms,defu] [--mutations 10] [--seed 9]
@@ -308,7 +309,10 @@ def measure(
         "scoped_tests": _tests_run(" ".join(scoped.get("notes", []))),
         "scoped_command": scoped.get("command_line", ""),
         "full_red": full_red,
-        "miss": full_red and scoped["state"] != "red",
+        # A miss: the suite failed and the verdict did not (a suite that lints first fails on
+        # a lint finding its tests pass; the ladder's lint rung says the same).
+        "miss": full_red and scoped["state"] != "red" and result.get("state") != "red",
+        "scoped_green_full_red": full_red and scoped["state"] != "red",
         "false_red": false_red,
         "verify_wall_s": round(wall, 2),
         "scoped_wall_s": round(scoped_wall, 2),
