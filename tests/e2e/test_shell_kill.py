@@ -10,6 +10,7 @@ import anyio
 import psutil
 import pytest
 
+from agent_habitat.reach import stop_host
 from agent_habitat.shell import Shell
 from agent_habitat.shell.models import (
     CloseArgs,
@@ -20,6 +21,7 @@ from agent_habitat.shell.models import (
     WaitArgs,
 )
 from agent_habitat.testing import eventually
+from cli_probe import full_path
 
 pytestmark = pytest.mark.anyio
 
@@ -263,7 +265,7 @@ async def test_kill_waits_the_configured_grace_of_the_shell(
     assert graces[:1] == [habitat.config.kill_grace_seconds]
 
 
-async def test_a_signal_the_habitat_inherited_as_ignored_still_reaches_the_command(
+def test_a_signal_the_habitat_inherited_as_ignored_still_reaches_the_command(
     project: Path,
 ) -> None:
     # A habitat started under `nohup`, or by `cmd &` in a script, inherits SIGINT and SIGHUP
@@ -277,39 +279,29 @@ async def test_a_signal_the_habitat_inherited_as_ignored_still_reaches_the_comma
         "os.execv(sys.argv[1], sys.argv[1:])\n"
     )
     common = ["--project", str(project)]
-    # A bound for a hung process, not a speed claim: five fresh habitat processes took over
-    # 60 s together at load 30 on the 2-core machine (the calls' own waits are 30 s each).
+    deaf_argv = ["run", trap, "--tab", "int", "--background", *common]
+    # Bounds for a hung process, not speed claims: fresh habitat processes took over 60 s
+    # together at load 30 on the 2-core machine (the calls' own waits are 30 s each).
     try:
-        with anyio.fail_after(150):
-            started = await anyio.run_process(
-                [
-                    sys.executable,
-                    "-c",
-                    deaf_start,
-                    habitat,
-                    "run",
-                    trap,
-                    "--tab",
-                    "int",
-                    "--background",
-                    *common,
-                ],
-                check=False,
-            )
-            assert started.returncode == 0, started.stderr
-            armed = await anyio.run_process(
-                [habitat, "wait", "int", "--until", "armed", "--timeout-seconds", "30", *common],
-                check=False,
-            )
-            assert armed.returncode == 0, armed.stdout + armed.stderr
-            killed = await anyio.run_process(
-                [habitat, "kill", "int", "--signal", "INT", *common], check=False
-            )
-            assert killed.returncode == 0, killed.stdout + killed.stderr
-            waited = await anyio.run_process(
-                [habitat, "wait", "int", "--timeout-seconds", "30", *common], check=False
-            )
-            last = await anyio.run_process([habitat, "last", "int", *common], check=False)
-    finally:  # a failed run leaves no loop behind: the tab's tree is killed
+        # The deaf `habitat run --background` starts the workspace's host, which inherits
+        # what it ignores, and the run's shell is the host's child.
+        started = subprocess.run(
+            [sys.executable, "-c", deaf_start, habitat, *deaf_argv],
+            capture_output=True,
+            timeout=150,
+            check=False,
+        )
+        assert started.returncode == 0, started.stderr
+        # The calls after it ask that host, one command after another from one interpreter
+        # (cli_probe.full_path; a fresh one each cost its start and coverage's).
+        with full_path(project, "") as cli:
+            armed = cli("wait", "int", "--until", "armed", "--timeout-seconds", "30", *common)
+            assert armed.code == 0, armed.stdout + armed.stderr
+            killed = cli("kill", "int", "--signal", "INT", *common)
+            assert killed.code == 0, killed.stdout + killed.stderr
+            waited = cli("wait", "int", "--timeout-seconds", "30", *common)
+            last = cli("last", "int", *common)
+    finally:  # a failed run leaves no loop behind: the tab's tree is killed, the host stopped
         subprocess.run([habitat, "close", "int", *common], check=False, timeout=60)
-    assert b"got-int" in last.stdout, (waited.stdout, last.stdout, last.stderr)
+        stop_host(project)
+    assert "got-int" in last.stdout, (waited.stdout, last.stdout, last.stderr)
