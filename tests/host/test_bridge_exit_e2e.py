@@ -134,11 +134,15 @@ async def test_an_idle_bridge_exits_when_stdin_closes(shared_project: Path) -> N
         assert await client.close_stdin_and_wait() == 0
 
 
-async def test_a_bridge_with_a_request_pending_exits_when_stdin_closes(project: Path) -> None:
-    async with raw_bridge(project) as client:
+async def test_a_bridge_with_a_request_pending_exits_when_stdin_closes(
+    shared_project: Path,
+) -> None:
+    # The module's host: the other tests there only shake hands, so the run is this one's
+    # (its `sleep 30` ends with the module's host at the latest).
+    async with raw_bridge(shared_project) as client:
         await client.handshake()
         await client.send(SLEEP_CALL)
-        await eventually(lambda: _running(project), within=30)
+        await eventually(lambda: _running(shared_project), within=30)
         assert await client.close_stdin_and_wait() == 0
 
 
