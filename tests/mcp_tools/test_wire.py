@@ -424,7 +424,7 @@ def test_a_finished_green_verify_run_is_its_verdict_and_what_it_checked() -> Non
         "epoch": 3,
         "state": "green",
         "green": True,
-        "summary": "ruff, pytest 4 selected",
+        "summary": "ruff, pytest 4 selected; not run: compile.project",
     }
     assert brief(_green_run()) == "green\n"
     jsonschema.validate(wire, wire_schema(VerifyRunResult))
@@ -435,7 +435,39 @@ def test_a_green_epoch_that_ran_nothing_says_so() -> None:
     run = _green_run()
     assert run.result is not None
     run.result.rungs = [r for r in run.result.rungs if r.state == "skipped"]
-    assert lean_dump(run)["summary"] == "nothing ran"
+    assert lean_dump(run)["summary"] == "nothing ran; not run: compile.project"
+
+
+def test_a_green_verdict_names_the_rungs_it_did_not_run_and_why() -> None:
+    # wcwidth/destr (a new user's trial): a comment-only edit's green verify_run answered
+    # "summary": "ruff", which read as if the type check and the tests had passed.
+    run = _green_run()
+    assert run.result is not None
+    same = "the change is only comments or blank lines"
+    run.result.rungs = [
+        run.result.rungs[0],
+        RungReport(
+            rung="compile.project",
+            task="v1.compile.project",
+            state="skipped",
+            reason=f"{same}: the same code and checker directives as HEAD, so no type "
+            "finding can be new",
+        ),
+        RungReport(
+            rung="test.scoped",
+            task="v1.test.scoped",
+            state="skipped",
+            reason="no test is affected by the change",
+        ),
+        RungReport(
+            rung="build.affected", task="v1.build.affected", state="skipped", reason=f"{same}: x"
+        ),
+    ]
+    summary = lean_dump(run)["summary"]
+    assert summary == (
+        f"ruff; not run: compile.project, build.affected ({same}), "
+        "test.scoped (no test is affected by the change)"
+    ), summary
 
 
 def test_a_kill_found_by_cgroup_leaves_tracking_out_and_marker_keeps_it() -> None:
@@ -494,8 +526,8 @@ def test_a_green_verdict_over_a_test_failing_at_head_too_says_so_in_its_summary(
         DiagnosticLine(file="tests/test_b.py", line=4, message="assert 3 == 5", preexisting=True)
     ]
     summary = lean_dump(run)["summary"]
-    assert summary == "ruff, pytest 4 selected (1 failing at HEAD too: not red)", summary
-    assert lean_dump(_green_run())["summary"] == "ruff, pytest 4 selected"
+    assert summary.startswith("ruff, pytest 4 selected (1 failing at HEAD too: not red);"), summary
+    assert lean_dump(_green_run())["summary"].startswith("ruff, pytest 4 selected;")
 
 
 def test_a_tool_two_rungs_share_is_named_once_in_the_summary() -> None:

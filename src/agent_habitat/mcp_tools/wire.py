@@ -48,7 +48,7 @@ from agent_habitat.verify.runner.report import (
     VerifyStatusResult,
     for_a_model,
 )
-from agent_habitat.verify.runner.text import checked, coverage
+from agent_habitat.verify.runner.text import checked, coverage, not_run
 
 __all__ = [
     "DERIVED",
@@ -283,7 +283,8 @@ def lean_dump(
         known.update({k: v for k, v in given.items() if v is not None})
     out = _lean(result, known)
     if isinstance(result, VerifyRunResult) and result.result is not None and _green(result):
-        out["summary"] = "; ".join(filter(None, (checked(result.result), coverage(result.result))))
+        epoch = result.result
+        out["summary"] = "; ".join(filter(None, (checked(epoch), not_run(epoch), coverage(epoch))))
     elif isinstance(result, VerifyRunResult) and failed_verify(result):
         _failure(out)
     elif isinstance(result, VerifyRunResult) and result.state == "nothing_to_verify":

@@ -26,6 +26,7 @@ from .report import (
 __all__ = [
     "TEXT_BUDGET",
     "checked",
+    "not_run",
     "coverage",
     "epoch_summary",
     "render_epoch",
@@ -139,6 +140,27 @@ def checked(epoch: EpochReport) -> str:
         if part not in parts:  # one tool answering two rungs (cargo clippy) is named once
             parts.append(part)
     return ", ".join(parts) or "nothing ran"
+
+
+def not_run(epoch: EpochReport) -> str:
+    """The rungs a green epoch skipped, each with the first clause of its reason:
+    `not run: compile.project (the change is only comments or blank lines), test.scoped
+    (no test is affected by the change)`; "" when every rung ran. A green "ruff" alone read
+    as if the type check and the tests had passed."""
+    why: dict[str, list[str]] = {}
+    for rung in epoch.rungs:
+        if rung.state == "skipped":
+            clause = re.split(r":\s|;\s|\s\(", rung.reason or "", maxsplit=1)[0].strip()
+            why.setdefault(clause[:_CLAUSE], []).append(rung.rung)
+    parts = [
+        f"{', '.join(names)} ({clause})" if clause else ", ".join(names)
+        for clause, names in why.items()
+    ]
+    return f"not run: {', '.join(parts)}" if parts else ""
+
+
+_CLAUSE = 90
+"""At most this much of a skipped rung's reason in a green summary: the rest is in verify_status."""
 
 
 def _verdict(epoch: EpochReport) -> str:
