@@ -26,9 +26,9 @@ from .report import (
 __all__ = [
     "TEXT_BUDGET",
     "checked",
-    "not_run",
     "coverage",
     "epoch_summary",
+    "not_run",
     "render_epoch",
     "render_time",
     "render_verify_cancel",
