@@ -174,7 +174,8 @@ def phase_rows(rows: list[dict[str, Any]], habitats: list[str]) -> list[list[str
         built = f" (build {phase['build_s']})" if phase.get("build_s") is not None else ""
         return f"{phase['start_s']}+{phase['length_s']}{built}"
 
-    names = ["clippy", "HEAD clippy", "cargo test", "HEAD test build", "HEAD tests"]
+    names = ["clippy", "HEAD clippy", "lib check", "HEAD lib check", "cargo test"]
+    names += ["HEAD test build", "HEAD tests"]
     out = []
     for r in rows:
         for side in habitats:
@@ -195,6 +196,7 @@ def phase_rows(rows: list[dict[str, Any]], habitats: list[str]) -> list[list[str
 
 def print_phases(rows: list[dict[str, Any]], habitats: list[str]) -> None:
     head = ["project", "edit", "habitat", "verdict", "wall s", "clippy", "HEAD clippy"]
+    head += ["lib check", "HEAD lib check"]
     head += ["cargo test", "HEAD test build", "HEAD tests", "user's cargo test"]
     print_table("Phases (start+length s from the verify's start)", head, phase_rows(rows, habitats))
 

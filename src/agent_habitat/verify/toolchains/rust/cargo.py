@@ -337,6 +337,7 @@ async def on_head(
     tool: str,
     keep: Callable[[Diagnostic], bool],
     env: Mapping[str, str],
+    suffix: str = ".base.out",
 ) -> tuple[BaseResult, bool] | str:
     """`argv` on HEAD (its export, its target folder), or its cached answer: (the findings
     `keep` keeps, cached), or why it could not run."""
@@ -348,7 +349,7 @@ async def on_head(
         export = await anyio.to_thread.run_sync(head.export)
     target = {**env, **head_env(ctx)}
     outcome = await ctx.run(
-        rung, argv, suffix=".base.out", cwd=export, extra_env=target, reap_leftovers=False
+        rung, argv, suffix=suffix, cwd=export, extra_env=target, reap_leftovers=False
     )
     if outcome.timed_out or outcome.exit_code not in (0, 101):
         return f"{tool} failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"

@@ -138,7 +138,10 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
 
     async def on_heads() -> None:
         try:
-            heads.append(await on_head(ctx, rung, head, argv, tool=TOOL, keep=_error, env={}))
+            answer = await on_head(
+                ctx, rung, head, argv, tool=TOOL, keep=_error, env={}, suffix=".lib.base.out"
+            )
+            heads.append(answer)
         except OSError as exc:  # git could not give HEAD's files, or cargo did not start
             heads.append(str(exc))
 

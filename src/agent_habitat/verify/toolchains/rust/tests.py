@@ -234,7 +234,9 @@ async def _settle_build(
         code, cached = 0, True
         for argv in runs:
             built = [*head_argv(argv), "--no-run"]
-            got = await on_head(ctx, rung, head, built, tool="rustc", keep=_error, env={})
+            got = await on_head(
+                ctx, rung, head, built, tool="rustc", keep=_error, env={}, suffix=".built.out"
+            )
             if isinstance(got, str):
                 return got
             found += got[0].findings
