@@ -168,6 +168,11 @@ def _verify(args: argparse.Namespace) -> int:
         else:
             sys.stderr.write(f"habitat: {message}\n")
         return 1
+    if root is not None:
+        # The test process's start first, beside this process's own imports and set-up.
+        from ..verify.early_pytest import begin_for_oneshot
+
+        begin_for_oneshot(root, args.policy, args.rung)
     from .verify_oneshot import verify_here
 
     return verify_here(args, requested)

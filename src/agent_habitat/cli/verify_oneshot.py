@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from ..habitat import VerifyRecord
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
+from ..verify.rungs.warm_pytest import drop_early
 from ..verify.timing import timing_of
 from ..workspace import Workspace
 from .common import build_args, on_project, project_root, run_command
@@ -26,6 +27,12 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
     this process's start, so the interpreter and the imports are in the wall, as `start`."""
 
     async def body() -> int:
+        try:
+            return await climb()
+        finally:
+            await drop_early()  # a warm pytest begun early that the climb did not take over
+
+    async def climb() -> int:
         root = project_root(args)
         request = build_args(
             LadderRequest,

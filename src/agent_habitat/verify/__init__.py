@@ -18,6 +18,7 @@
 #   blocks, line_map   a file as blocks, a HEAD line's place now (findings through an edit)
 #   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
 #   pytest_zygote/  the warm pytest and its client: scripts the project's interpreter runs
+#   early_pytest a one-shot verify's warm pytest begun before the ladder is imported
 #   timing       where the wall a person waited went, parts that add up to it
 #   field_docs   the report's models, described by their attribute docstrings, built on use
 # Names load from their module on first use (PEP 562): a caller that needs only the models

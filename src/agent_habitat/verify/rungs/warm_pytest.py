@@ -25,6 +25,7 @@ import json
 import os
 import secrets
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ import anyio.to_thread
 
 from ...proc import ProcessRecord, is_alive, kill_tree, process_create_time, spawn
 from ...workspace import Workspace, write_private
+from ..command import child_env
 from ..environments import ProjectEnv
 
 if TYPE_CHECKING:
@@ -43,6 +45,8 @@ __all__ = [
     "IDLE_TIMEOUT_S",
     "ZYGOTE",
     "WarmPytest",
+    "begin_early",
+    "drop_early",
     "ensure",
     "for_rung",
     "release",
@@ -79,6 +83,58 @@ STAYS_FRESH = "its test runs stay fresh"
 """How the zygote says it would not be faithful (pytest imports the project at start-up):
 the zygote runs in the project's interpreter and imports nothing of ours, so the words are
 the contract (tests/verify check both sides)."""
+
+
+@dataclass(frozen=True)
+class _Spawned:
+    """A zygote started and not yet waited for."""
+
+    record: ProcessRecord
+    address: str
+    python: str
+    root: str
+    env: dict[str, str]
+
+    def serves(self, env: ProjectEnv, root: Path, clean: dict[str, str]) -> bool:
+        return (self.python, self.root, self.env) == (
+            str(env.python),
+            str(root),
+            clean,
+        ) and is_alive(self.record)
+
+
+_early: dict[Path, _Spawned] = {}
+"""Zygotes this process began before its climb knew it would want them (`begin_early`), by
+folder: the climb's `start` of the same folder takes one over; `drop_early` stops the rest."""
+
+
+def own_folder() -> str:
+    """The folder of a one-shot climb's own warm pytest: this process's."""
+    return f"pytest-warm-{os.getpid()}"
+
+
+def begin_early(workspace: Workspace, python: Path, root: Path) -> bool:
+    """Blocking: begin the warm pytest of a one-shot climb (in its own folder, as
+    `worth_prestarting` names it) before this process has imported the ladder, so that the
+    interpreter's start and pytest's imports run while it does (0.3 s of CPU, 1-2 s of wall
+    on a loaded machine, before the climb would begin it). The climb takes it over when it
+    wants a warm pytest there for the same interpreter, root and environment; otherwise
+    `drop_early` stops it. A start that fails is the climb's to find and say; whether one
+    was begun."""
+    warm = WarmPytest(workspace, own_folder())
+    try:
+        _early[warm.dir] = warm.spawn(python, root, child_env(None, python.parent))
+    except OSError:
+        return False
+    return True
+
+
+async def drop_early() -> None:
+    """Stop the zygotes begun early that no climb took over."""
+    with anyio.CancelScope(shield=True):
+        while _early:
+            _, early = _early.popitem()
+            await kill_tree(early.record, grace=1.0)
 
 
 class WarmPytest:
@@ -120,34 +176,48 @@ class WarmPytest:
         address = str(data.get("address", "none"))
         return [argv[0], "-I", "-S", str(CLIENT), address, str(report), "--", *argv]
 
-    async def start(self, env: ProjectEnv, root: Path, process_env: dict[str, str]) -> str | None:
-        """Start one for `env` in `root` (stopping one for another interpreter or root);
-        None once it serves, else why it could not."""
-        await self.stop_now()
+    def spawn(self, python: Path, root: Path, process_env: dict[str, str]) -> _Spawned:
+        """Blocking: the zygote started for `python` in `root`, not yet waited for; OSError
+        when it could not start."""
         self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         address = f"agent-habitat-pytest-{secrets.token_hex(8)}"
-        argv = [str(env.python), str(ZYGOTE), address, str(root)]
+        argv = [str(python), str(ZYGOTE), address, str(root)]
         argv += [str(IDLE_TIMEOUT_S), str(os.getpid())]
         # PYTHONPATH is each run's own: the test process puts it on its path as a fresh
         # interpreter would, so the warm one starts without.
         clean = {k: v for k, v in process_env.items() if k != "PYTHONPATH"}
         self.log_file.unlink(missing_ok=True)
+        sup = spawn(
+            argv,
+            cwd=root,
+            env=clean,
+            output=self.log_file,
+            marker=f"pytest-warm-{secrets.token_hex(4)}",
+        )
+        return _Spawned(sup.record, address, str(python), str(root), clean)
+
+    async def start(self, env: ProjectEnv, root: Path, process_env: dict[str, str]) -> str | None:
+        """Start one for `env` in `root` (stopping one for another interpreter or root);
+        None once it serves, else why it could not. One this process began early for the
+        same interpreter, root and environment (`begin_early`) is waited for instead."""
+        await self.stop_now()
+        clean = {k: v for k, v in process_env.items() if k != "PYTHONPATH"}
+        early = _early.pop(self.dir, None)
+        if early is not None and not early.serves(env, root, clean):
+            with anyio.CancelScope(shield=True):
+                await kill_tree(early.record, grace=1.0)
+            early = None
+        if early is None:
+            try:
+                early = self.spawn(env.python, root, process_env)
+            except OSError as exc:
+                return f"could not start {env.python}: {exc}"
         try:
-            sup = spawn(
-                argv,
-                cwd=root,
-                env=clean,
-                output=self.log_file,
-                marker=f"pytest-warm-{secrets.token_hex(4)}",
-            )
-        except OSError as exc:
-            return f"could not start {env.python}: {exc}"
-        try:
-            return await self._wait_ready(sup.record, address, env, root)
+            return await self._wait_ready(early.record, early.address, env, root)
         except BaseException:
             # Cancelled mid-start (a one-shot climb ended first): not left running.
             with anyio.CancelScope(shield=True):
-                await kill_tree(sup.record, grace=1.0)
+                await kill_tree(early.record, grace=1.0)
             raise
 
     async def _wait_ready(
@@ -239,7 +309,7 @@ def worth_prestarting(ctx: RungContext) -> WarmPytest | None:
     it theirs."""
     if ctx.keeps_warm or not _tests_coming(ctx):
         return None
-    return WarmPytest(ctx.workspace, f"pytest-warm-{os.getpid()}")
+    return WarmPytest(ctx.workspace, own_folder())
 
 
 def worth_warming(ctx: RungContext) -> WarmPytest | None:
