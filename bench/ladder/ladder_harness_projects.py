@@ -249,6 +249,17 @@ PROJECTS: dict[str, Project] = {
             ("tomlkit",),
             sha256="83e32755ba1d20d9340bd069ee97e9f6232ba2346b63ffcba425de01f7e327a6",
         ),
+        Project(
+            "pyflakes",
+            "3.2.0",
+            ("pytest",),
+            "the linter: one 2,200-line checker module (an AST visitor) with its messages, api "
+            "and reporter, ~700 tests inside the package (pyflakes/test) that run the checker on "
+            "source snippets, some through a `python -m pyflakes` subprocess; untyped, no type "
+            "checker configured",
+            ("pyflakes",),
+            sha256="1c61603ff154621fb2a9172037d84dca3500def8c8b630657d1701f026f8af3f",
+        ),
     )
 }
 

@@ -8,7 +8,6 @@ Each rung is a task `<ladder id>.<rung>` with events on the bus:
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import secrets
 import shutil
@@ -42,8 +41,8 @@ from .models import (
 )
 from .rung_events import announce, finished
 from .rungs import DmypyDaemon, RungContext
-from .rungs.compare import head_of
 from .rungs.context import spool_budget
+from .rungs.head_check import unpack_head
 from .rungs.warm_pytest import (
     WarmPytest,
     drop_early,
@@ -302,19 +301,6 @@ def _stopped(ctx: RungContext, rung: RungName, by: RungName, seconds: float) -> 
     )
 
 
-async def _export_head(ctx: RungContext) -> None:
-    """HEAD's export made beside the first rungs, in a server: a type error or a failed test
-    is then compared with HEAD's without waiting for `git archive` (0.3-0.9 s of a first
-    verify at load 25), and the background recording of HEAD, which comes after the
-    warm-up, unpacks it anyway. A one-shot climb makes it only when a rung asks. The
-    ignored files are laid over it by the rung that uses it (most verifies use none)."""
-    head = head_of(ctx)
-    if isinstance(head, str):
-        return
-    with contextlib.suppress(OSError):  # the rung that needs it says why it could not
-        await anyio.to_thread.run_sync(partial(head.export, overlay=False), abandon_on_cancel=True)
-
-
 async def _climb(
     ctx: RungContext, rungs: list[RungName], bus: EventBus, chains: list[Toolchain]
 ) -> list[RungResult]:
@@ -331,7 +317,7 @@ async def _climb(
             # that ends first cancels the start.
             beside.start_soon(ensure, warm, ctx.env, ctx.root, ctx.process_env())
         if ctx.hooks is not None and ctx.env is not None and _HEAD_ASKERS & set(rungs):
-            beside.start_soon(_export_head, ctx)
+            beside.start_soon(unpack_head, ctx)
         aheads: dict[RungName, Ahead] = {}
         for index, rung in enumerate(rungs):
             mine = aheads.pop(rung, None)

@@ -10,6 +10,7 @@ import time
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
+import anyio
 import anyio.to_thread
 
 from ...workspace import private_dirs
@@ -29,7 +30,7 @@ from .checkers import (
 from .context import RungContext, from_outcome, nothing_to_do
 from .dmypy import MYPY_FLAGS, DmypyDaemon
 from .dmypy_client import run_in_process
-from .head_check import settle_on_head
+from .head_check import settle_on_head, unpack_head
 from .mypy_head_cache import seed_cache
 from .preamble import python_rung
 from .same_types import same_types_as_head
@@ -243,9 +244,11 @@ async def _settled(
     base_argv = [*prefix, *MYPY_FLAGS, *extra, *flags]
     cache_dir = private_dirs(ctx.workspace.state_dir / "baseline" / "mypy-cache")
     if errors:  # HEAD may be asked (compare.settle): its first check reuses this tree's cache
-        await anyio.to_thread.run_sync(
-            seed_cache, ctx.workspace.state_dir / "mypy-cache", cache_dir
-        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(unpack_head, ctx)  # beside the copy, not after it
+            await anyio.to_thread.run_sync(
+                seed_cache, ctx.workspace.state_dir / "mypy-cache", cache_dir
+            )
     return await settle_on_head(
         ctx,
         RUNG,
