@@ -311,7 +311,11 @@ async def _climb(
         # A server's: the workspace's shared one, kept after the climb (a cancelled start
         # leaves nothing running); a one-shot's: its own, which `run_ladder` stops.
         warm = ctx.prestarted_pytest or worth_warming(ctx)
-        if warm is not None and ctx.env is not None:
+        if warm is None or ctx.env is None:
+            # No test process to come (nothing selected, no pytest, a warm one serving):
+            # one begun before the climb knew is stopped now (beside), not after the verdict.
+            beside.start_soon(drop_early)
+        else:
             # The test process's interpreter and pytest's imports, done while the lint and
             # the type check run; the test rung forks it (or waits for its start). A climb
             # that ends first cancels the start.
