@@ -177,3 +177,21 @@ async def test_a_servers_climb_with_nothing_to_test_stops_the_one_begun_early(
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
     assert WarmPytest(Workspace.for_project(shop)).record() is None
     assert warm_pytest._early == {}
+
+
+async def test_a_climb_stops_only_its_own_workspaces_early_pytest(
+    shop: Path, tmp_path: Path
+) -> None:
+    other = commit_tree(tmp_path / "other", {"pyproject.toml": '[project]\nname = "o"\n'})
+    mine, theirs = (Workspace.for_project(root).ensure() for root in (shop, other))
+    assert begin_early(mine, Path(sys.executable), shop, shared=True)
+    assert begin_early(theirs, Path(sys.executable), other, shared=True)
+    kept = warm_pytest._early[WarmPytest(theirs).dir].record
+    dropped = warm_pytest._early[WarmPytest(mine).dir].record
+    try:
+        await drop_early(mine)
+        assert not is_alive(dropped)
+        assert is_alive(kept)
+    finally:
+        await drop_early()
+    assert not is_alive(kept)

@@ -21,7 +21,7 @@ from ..project_folder import a_project
 from .parser import JSON_ERRORS, note_input_refused
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterator
     from contextlib import AbstractAsyncContextManager
 
     from pydantic import BaseModel
@@ -206,16 +206,25 @@ def run_command(body: Callable[[], Awaitable[int]], *, term_as_interrupt: bool =
     once and leaving them running."""
     import anyio
 
+    with terms_as_interrupt() if term_as_interrupt else contextlib.nullcontext():
+        try:
+            return anyio.run(body)
+        except HabitatError as exc:
+            return report_error(exc, as_json=JSON_ERRORS.get())
+        except KeyboardInterrupt:
+            return 130
+
+
+@contextlib.contextmanager
+def terms_as_interrupt() -> Iterator[None]:
+    """SIGTERM taken as Ctrl-C while the block runs (see `run_command`), unless this process
+    already handles it its own way; a block inside another keeps the outer one's."""
     previous = None
     main = threading.current_thread() is threading.main_thread()  # signals are main-only
-    if term_as_interrupt and main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+    if main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
         previous = signal.signal(signal.SIGTERM, _as_interrupt)
     try:
-        return anyio.run(body)
-    except HabitatError as exc:
-        return report_error(exc, as_json=JSON_ERRORS.get())
-    except KeyboardInterrupt:
-        return 130
+        yield
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

@@ -168,14 +168,27 @@ def _verify(args: argparse.Namespace) -> int:
         else:
             sys.stderr.write(f"habitat: {message}\n")
         return 1
-    if root is not None:
-        # The test process's start first, beside this process's own imports and set-up.
-        from ..verify.early_pytest import begin_for_oneshot
+    from .common import terms_as_interrupt
 
-        begin_for_oneshot(root, args.policy, args.rung)
-    from .verify_oneshot import verify_here
+    # SIGTERM is Ctrl-C from here, before the climb's own handling begins: a warm pytest
+    # begun early does not outlive a verify stopped while it imports the ladder.
+    with terms_as_interrupt():
+        try:
+            if root is not None:
+                # The test process's start first, beside this process's imports and set-up.
+                from ..verify.early_pytest import begin_for_oneshot
 
-    return verify_here(args, requested)
+                begin_for_oneshot(root, args.policy, args.rung)
+            from .verify_oneshot import verify_here
+
+            return verify_here(args, requested)
+        except KeyboardInterrupt:
+            import anyio
+
+            from ..verify.rungs.warm_pytest import drop_early
+
+            anyio.run(drop_early)
+            return 130
 
 
 def _status(args: argparse.Namespace) -> int:

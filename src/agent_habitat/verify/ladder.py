@@ -314,7 +314,7 @@ async def _climb(
         if warm is None or ctx.env is None:
             # No test process to come (nothing selected, no pytest, a warm one serving):
             # one begun before the climb knew is stopped now (beside), not after the verdict.
-            beside.start_soon(drop_early)
+            beside.start_soon(drop_early, ctx.workspace)
         else:
             # The test process's interpreter and pytest's imports, done while the lint and
             # the type check run; the test rung forks it (or waits for its start). A climb
@@ -453,7 +453,7 @@ async def run_ladder(
         ended = True
     finally:
         if early:
-            await drop_early()
+            await drop_early(workspace)
         if ctx.prestarted_pytest is not None:
             stop = partial(_stop_prestarted, ctx.prestarted_pytest)
             if ended and after is not None:

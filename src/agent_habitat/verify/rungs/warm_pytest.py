@@ -129,12 +129,15 @@ def begin_early(workspace: Workspace, python: Path, root: Path, *, shared: bool 
     return True
 
 
-async def drop_early() -> None:
-    """Stop the zygotes begun early that no climb took over."""
+async def drop_early(workspace: Workspace | None = None) -> None:
+    """Stop the zygotes begun early (for `workspace`'s climbs; None: any) that no climb took
+    over."""
     with anyio.CancelScope(shield=True):
-        while _early:
-            _, early = _early.popitem()
-            await kill_tree(early.record, grace=1.0)
+        for folder in list(_early):
+            if workspace is None or folder.parent == workspace.state_dir:
+                early = _early.pop(folder, None)
+                if early is not None:
+                    await kill_tree(early.record, grace=1.0)
 
 
 class WarmPytest:
