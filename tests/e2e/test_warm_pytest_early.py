@@ -9,23 +9,17 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import psutil
 import pytest
 
-from agent_habitat.events import InMemoryEventBus
 from agent_habitat.proc import ProcessRecord, is_alive
-from agent_habitat.verify import LadderRequest, stop_type_daemon
+from agent_habitat.verify import stop_type_daemon
 from agent_habitat.verify.command import child_env
-from agent_habitat.verify.early_pytest import begin_for_server
 from agent_habitat.verify.environments import ProjectEnv
-from agent_habitat.verify.models import LadderResult
 from agent_habitat.verify.rungs import warm_pytest
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest, begin_early, drop_early, own_folder
-from agent_habitat.verify.runner.config import RunnerConfig
-from agent_habitat.verify.runner.runner import VerifyRunner
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree
 
@@ -118,76 +112,15 @@ def test_a_one_shot_verify_with_nothing_to_test_leaves_no_warm_pytest_running(
     assert left == []
 
 
-@pytest.fixture
-def spawned(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The pids of the warm pytests started, early or not; -1 first for each climb that
-    began one early."""
-    pids: list[int] = []
-    real = WarmPytest.spawn
-    begin = begin_for_server
-
-    def began(*args: Any) -> bool:
-        if begin(*args):
-            pids.insert(0, -1)
-            return True
-        return False
-
-    def counted(self: WarmPytest, *args: object, **kwargs: object) -> object:
-        started = real(self, *args, **kwargs)  # type: ignore[arg-type]
-        pids.append(started.record.pid)
-        return started
-
-    monkeypatch.setattr(WarmPytest, "spawn", counted)
-    monkeypatch.setattr("agent_habitat.verify.ladder.begin_for_server", began)
-    return pids
-
-
-async def _verify(root: Path, rungs: list[str]) -> LadderResult:
-    bus = InMemoryEventBus(str(root))
-    async with VerifyRunner.open(root, bus=bus, config=RunnerConfig(coalesce_seconds=0)) as r:
-        ticket = await r.request(LadderRequest(rungs=rungs), wait=True)  # type: ignore[arg-type]
-        assert ticket.result is not None
-        assert ticket.result.result is not None
-        return ticket.result.result
-
-
-async def test_a_servers_first_climb_takes_over_the_warm_pytest_begun_before_its_probe(
-    shop: Path, spawned: list[int]
-) -> None:
-    (shop / "shop/core.py").write_text("def double(x: int) -> int:\n    return x + x\n")
-    result = await _verify(shop, ["test.scoped"])
-    assert result.state == "green", result
-    (scoped,) = result.rungs
-    assert any("forked from the warm pytest" in note for note in scoped.notes), scoped.notes
-    assert spawned[0] == -1  # begun early
-    _, pid = spawned  # and taken over: no second start
-    serving = WarmPytest(Workspace.for_project(shop)).record()
-    assert serving is not None
-    assert serving.pid == pid
-    assert warm_pytest._early == {}
-
-
-async def test_a_servers_climb_with_nothing_to_test_stops_the_one_begun_early(
-    shop: Path, spawned: list[int]
-) -> None:
-    (shop / "README.md").write_text("words only\n", encoding="utf-8")
-    result = await _verify(shop, ["test.scoped"])
-    assert result.rungs[0].state == "skipped", result
-    _, pid = spawned  # begun early, then stopped
-    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == "zombie"
-    assert WarmPytest(Workspace.for_project(shop)).record() is None
-    assert warm_pytest._early == {}
-
-
 async def test_a_climb_stops_only_its_own_workspaces_early_pytest(
     shop: Path, tmp_path: Path
 ) -> None:
     other = commit_tree(tmp_path / "other", {"pyproject.toml": '[project]\nname = "o"\n'})
     mine, theirs = (Workspace.for_project(root).ensure() for root in (shop, other))
-    assert begin_early(mine, Path(sys.executable), shop, shared=True)
-    assert begin_early(theirs, Path(sys.executable), other, shared=True)
-    kept = warm_pytest._early[WarmPytest(theirs).dir].record
-    dropped = warm_pytest._early[WarmPytest(mine).dir].record
+    assert begin_early(mine, Path(sys.executable), shop)
+    assert begin_early(theirs, Path(sys.executable), other)
+    kept = warm_pytest._early[WarmPytest(theirs, own_folder()).dir].record
+    dropped = warm_pytest._early[WarmPytest(mine, own_folder()).dir].record
     try:
         await drop_early(mine)
         assert not is_alive(dropped)

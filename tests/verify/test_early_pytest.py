@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent_habitat.verify.early_pytest import TESTING_POLICIES, _python, begin_for_server
+from agent_habitat.verify.early_pytest import TESTING_POLICIES, _python
 from agent_habitat.verify.models import POLICIES
-from agent_habitat.workspace import Workspace
 
 
 @pytest.fixture(autouse=True)
@@ -93,27 +92,3 @@ def test_a_policy_given_on_the_command_line_wins_over_the_projects(tmp_path: Pat
     assert _python(root, "standard", None) == Path(sys.executable)
     assert _python(root, None, ["test.scoped"]) is None  # the project's policy: minimal
     assert _python(root, "strict", ["test.full"]) == Path(sys.executable)
-
-
-@pytest.mark.parametrize(
-    ("policy", "rungs"),
-    [
-        ("minimal", ["diagnose.files"]),
-        ("ci_parity", ["test.full"]),
-        ("standard", ["diagnose.files", "compile.project"]),
-    ],
-)
-def test_a_server_begins_none_for_a_climb_that_runs_no_warm_pytest(
-    tmp_path: Path, policy: str, rungs: list[str]
-) -> None:
-    root = _project(tmp_path / "p", None)
-    workspace = Workspace.for_project(root)
-    assert not begin_for_server(root, workspace, policy, rungs)
-    assert not workspace.state_dir.exists()  # nothing started, nothing made
-
-
-def test_a_server_begins_none_where_the_ladder_says_no_warm_pytest(tmp_path: Path) -> None:
-    root = _project(tmp_path / "p", "[tool.habitat.ladder]\nwarm_pytest = false\n")
-    workspace = Workspace.for_project(root)
-    assert not begin_for_server(root, workspace, "standard", ["test.scoped"])
-    assert not workspace.state_dir.exists()

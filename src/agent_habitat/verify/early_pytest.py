@@ -18,13 +18,12 @@ nothing, and the climb does as it always did.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..workspace import Workspace
 
-__all__ = ["TESTING_POLICIES", "begin_for_oneshot", "begin_for_server"]
+__all__ = ["TESTING_POLICIES", "begin_for_oneshot"]
 
 TESTING_POLICIES = ("standard", "strict")
 """The policies whose climb runs a test rung through a warm pytest (`models.POLICIES`; not
@@ -93,25 +92,3 @@ def begin_for_oneshot(root: Path, policy: str | None, rungs: list[str] | None) -
 
     workspace = Workspace.for_project(root).ensure()
     return begin_early(workspace, python, root)
-
-
-def begin_for_server(root: Path, workspace: Workspace, policy: str, rungs: Sequence[str]) -> bool:
-    """Blocking: in a server (a host, an MCP server) with no warm pytest serving the
-    workspace yet, begin the one a climb of `policy` and `rungs` will start, before its
-    snapshot, probe and import graph; whether one was begun. The configuration is the
-    climb's own (`load_ladder_config`); one it cannot load begins nothing."""
-    if policy not in TESTING_POLICIES or not set(rungs) & set(_TEST_RUNGS):
-        return False
-    from ..errors import ConfigError
-    from .config import load_ladder_config
-    from .environments import ProjectEnv, resolve_python
-    from .rungs.warm_pytest import WarmPytest, begin_early
-
-    try:
-        config = load_ladder_config(root)
-        python = resolve_python(root, config.python)
-    except ConfigError:
-        return False
-    if not config.warm_pytest or WarmPytest(workspace).usable(ProjectEnv(python=python), root):
-        return False
-    return begin_early(workspace, python, root, shared=True)

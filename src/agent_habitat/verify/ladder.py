@@ -24,7 +24,6 @@ from ..workspace import Workspace
 from .ahead import Ahead, RedBeside, ahead_of
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
-from .early_pytest import begin_for_server
 from .environments import ProjectEnv, probe_env, resolve_python
 from .generated import load_generators, outdated
 from .given_files import given_files
@@ -427,11 +426,6 @@ async def run_ladder(
     )
     ladder_id = (hooks.ladder_id if hooks else None) or new_ladder_id()
     started = time.monotonic()
-    early = hooks is not None and keeps_warm
-    if early:
-        # A server's warm pytest, when none serves yet, begun before the probe and the
-        # import graph; the climb takes it over, or it is stopped below.
-        await anyio.to_thread.run_sync(begin_for_server, root, workspace, policy, rungs)
     generators = load_generators(root)
     outdated_now = await anyio.to_thread.run_sync(outdated, root, generators)
     rungs = _with_regeneration(rungs, outdated_now)
@@ -452,8 +446,6 @@ async def run_ladder(
         results = await _climb(ctx, rungs, bus, chains)
         ended = True
     finally:
-        if early:
-            await drop_early(workspace)
         if ctx.prestarted_pytest is not None:
             stop = partial(_stop_prestarted, ctx.prestarted_pytest)
             if ended and after is not None:

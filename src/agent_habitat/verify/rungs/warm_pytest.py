@@ -113,15 +113,14 @@ def own_folder() -> str:
     return f"pytest-warm-{os.getpid()}"
 
 
-def begin_early(workspace: Workspace, python: Path, root: Path, *, shared: bool = False) -> bool:
-    """Blocking: begin a climb's warm pytest before the climb would: a one-shot's (in its own
-    folder, as `worth_prestarting` names it) before this process has imported the ladder, a
-    server's (`shared`: the workspace's) before the snapshot, the probe and the import graph,
-    so that the interpreter's start and pytest's imports run while they do (1-2 s of wall on
-    a loaded machine). The climb takes it over when it wants a warm pytest there for the
-    same interpreter, root and environment; otherwise `drop_early` stops it. A start that
-    fails is the climb's to find and say; whether one was begun."""
-    warm = WarmPytest(workspace) if shared else WarmPytest(workspace, own_folder())
+def begin_early(workspace: Workspace, python: Path, root: Path) -> bool:
+    """Blocking: begin a one-shot climb's warm pytest (in its own folder, as
+    `worth_prestarting` names it) before this process has imported the ladder, so that the
+    interpreter's start and pytest's imports run while it does (1-2 s of wall on a loaded
+    machine). The climb takes it over when it wants a warm pytest there for the same
+    interpreter, root and environment; otherwise `drop_early` stops it. A start that fails
+    is the climb's to find and say; whether one was begun."""
+    warm = WarmPytest(workspace, own_folder())
     try:
         _early[warm.dir] = warm.spawn(python, root, child_env(None, python.parent))
     except OSError:
