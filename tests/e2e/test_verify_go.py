@@ -449,6 +449,38 @@ async def test_a_comment_only_edit_runs_no_build_or_test_but_gofmt_and_vet_answe
     assert result.rungs[2].tool == "go test"
 
 
+QUINE = (
+    'package q\n\nimport _ "embed"\n\n// Src is this file.\n//\n//go:embed q.go\nvar Src string\n'
+)
+QUINE_TEST = (
+    'package q\n\nimport (\n\t"strings"\n\t"testing"\n)\n\n'
+    'func TestNoTodo(t *testing.T) {\n\tif strings.Contains(Src, "TODO") {\n'
+    '\t\tt.Fatal("q.go says TODO")\n\t}\n}\n'
+)
+
+
+async def test_a_comment_edit_of_a_file_its_package_embeds_is_tested(tmp_path: Path) -> None:
+    # The package reads its own source (//go:embed q.go): a comment there is data its
+    # tests see, so the edit is not comments-only and go test runs (red: the new comment
+    # says TODO); a comment edit in a file nothing embeds still runs no go test.
+    root = _module(tmp_path, {"q/q.go": QUINE, "q/q_test.go": QUINE_TEST})
+    write(root, "q/q.go", QUINE.replace("// Src is this file.", "// Src is this file. TODO"))
+    result = await _climb(root, policy="standard")
+    states = [(r.rung, r.state) for r in result.rungs]
+    assert states == [
+        ("diagnose.files", "green"),
+        ("compile.project", "skipped"),
+        ("test.scoped", "red"),
+    ], [(r.rung, r.state, r.reason) for r in result.rungs]
+    assert any("TestNoTodo" in d.message for d in result.rungs[2].diagnostics)
+    write(root, "q/q.go", QUINE)
+    write(root, "a/a.go", A.replace("func Add(", "// Add adds. TODO\nfunc Add("))
+    result = await _climb(root, policy="standard")
+    assert result.state == "green", result
+    assert result.rungs[2].reason is not None
+    assert result.rungs[2].reason.startswith("the change is only comments"), result.rungs[2]
+
+
 async def test_the_warm_up_vets_the_module_once_at_background_priority(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,9 +4,11 @@ output and a line break that changes Go's inserted semicolons are."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from agent_habitat.verify.toolchains.go.comments import code_tokens, same_code
+from agent_habitat.verify.toolchains.go.comments import code_tokens, embeddable, same_code
 
 A = (
     'package a\n\nimport "fmt"\n\n// Add adds.\nfunc Add(x, y int) int { return x + y }\n\n'
@@ -63,3 +65,28 @@ def test_literals_scan_whole_and_what_is_not_go_is_never_the_same() -> None:
     assert tokens == ["x", ":=", "1e+5", ";", "y", ":=", "`a\n// b`", ";", "z", ":=", "'\\n'", ";"]
     assert code_tokens('s := "open\n', test_file=False) is None
     assert not same_code('s := "open\n', 's := "open\n', test_file=False)
+
+
+def test_a_file_an_embed_pattern_may_match_is_embeddable(tmp_path: Path) -> None:
+    # A package that embeds its own sources sees their comments: editing one is not
+    # comments-only. Patterns reach down from their package's folder: a folder whole, a
+    # glob, a quoted name; never up, nor into a nested module.
+    files = {
+        "q/q.go": 'package q\n\nimport _ "embed"\n\n//go:embed q.go\nvar src string\n',
+        "q/r.go": "package q\n",
+        "t/t.go": 'package t\n\n//go:embed all:sub "x y.txt"\nvar f embed.FS\n',
+        "t/sub/s.go": "package sub\n",
+        "t/u.go": "package t\n",
+        "g/g.go": "package g\n\n//go:embed *.go\nvar f embed.FS\n",
+        "g/inner/go.mod": "module inner\n",
+        "g/inner/i.go": "package inner\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    assert embeddable(tmp_path, ["q/q.go"])
+    assert not embeddable(tmp_path, ["q/r.go"])
+    assert embeddable(tmp_path, ["t/sub/s.go"])
+    assert not embeddable(tmp_path, ["t/u.go"])
+    assert embeddable(tmp_path, ["g/g.go"])
+    assert not embeddable(tmp_path, ["g/inner/i.go"])

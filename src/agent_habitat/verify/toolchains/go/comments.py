@@ -8,17 +8,23 @@ dropped unless something reads it: a directive (`//go:…`, `//line`, `/*line`, 
 `// +build`), anything in a file that imports "C" (the cgo preamble is a comment), and in a
 `_test.go` file any comment inside a `func Example…` body (`// Output:` is the test's
 expected output). Line numbers are not compared: code that moves down a line is the same
-code, as for Python (`select/deps.same_code_as_head`)."""
+code, as for Python (`select/deps.same_code_as_head`).
+
+A file that a `//go:embed` pattern may match is data, not only code: a package that embeds
+its own sources (a quine, a "show the code" handler, a test that reads them) sees every
+byte of it, comments included. Such an edit is never comments-only (`embeddable`)."""
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from pathlib import Path
+import shlex
+from pathlib import Path, PurePosixPath
 
 from ....regular import read_regular
 from .listkey import at_head
 
-__all__ = ["code_tokens", "comments_only", "same_code"]
+__all__ = ["code_tokens", "comments_only", "embeddable", "same_code"]
 
 _TOKEN = re.compile(
     r"""(?P<space>[ \t\r]+)
@@ -34,6 +40,7 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
+_EMBED = re.compile(r"^[ \t]*//go:embed[ \t](.*)$", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^(//go:|//line |/\*line |//export |//\s*\+build)")
 _KEYWORDS = frozenset(
     "break case chan const continue default defer else fallthrough for func go goto if "
@@ -128,4 +135,64 @@ def comments_only(root: Path, head: str, touched: list[str]) -> int:
         ):
             return 0
         edited += 1
-    return edited
+    # Read only for a change that is comments-only otherwise: most changes are code.
+    return 0 if edited and embeddable(root, touched) else edited
+
+
+def _patterns(line: str) -> list[str]:
+    """A `//go:embed` line's patterns (space-separated, Go-quoted or back-quoted), without
+    `all:`; every word when the line does not split (then anything may match)."""
+    try:
+        words = shlex.split(line.replace("`", '"'), posix=True)
+    except ValueError:
+        return ["*"]
+    return [w.removeprefix("all:") for w in words]
+
+
+def _matches(pattern: str, rel: PurePosixPath) -> bool:
+    """Whether `pattern` (go's path.Match syntax) names `rel` or a folder above it (a
+    folder is embedded whole). fnmatch's `*` also crosses `/`: it matches more, never
+    less, which keeps this on the safe side."""
+    parts = rel.parts
+    return any(
+        fnmatch.fnmatchcase("/".join(parts[:n]), pattern.rstrip("/"))
+        for n in range(1, len(parts) + 1)
+    )
+
+
+def embeddable(root: Path, touched: list[str]) -> bool:
+    """Whether a `//go:embed` line of a Go file in a touched file's folder or a folder
+    above it (inside the module: embed patterns reach only down from their package's
+    folder) may match the touched file. Reads those folders' Go files as they are now: the
+    untouched ones are HEAD's. Blocks: call from a thread."""
+    seen: dict[Path, list[str]] = {}
+    for rel in touched:
+        path = PurePosixPath(rel)
+        for depth in range(len(path.parts) - 1, -1, -1):
+            folder = root.joinpath(*path.parts[:depth])
+            if folder not in seen:
+                seen[folder] = _embeds_in(folder)
+            below = PurePosixPath(*path.parts[depth:])
+            if any(_matches(p, below) for p in seen[folder]):
+                return True
+            if depth and (folder / "go.mod").is_file():
+                break  # a nested module's files are not this module's to embed
+    return False
+
+
+def _embeds_in(folder: Path) -> list[str]:
+    patterns: list[str] = []
+    try:
+        names = sorted(e.name for e in folder.iterdir() if e.name.endswith(".go"))
+    except OSError:
+        return patterns
+    for name in names:
+        try:
+            text = (folder / name).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "//go:embed" not in text:
+            continue
+        for line in _EMBED.findall(text):
+            patterns.extend(_patterns(line))
+    return patterns
