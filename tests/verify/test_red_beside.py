@@ -6,6 +6,7 @@ rung ends first is decided by events, not by timing."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -136,3 +137,60 @@ async def test_a_red_lint_still_stops_the_rungs_beside_it(
     ], result
     assert result.state == "red"
     assert sorted(script.cancelled) == ["compile.project", "test.scoped"]
+
+
+def _alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+
+
+async def test_the_stopped_rungs_process_is_signalled_and_reaped_after_the_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lint's process ignores SIGTERM (so only the kill's SIGKILL, after the grace, ends
+    # it). The verdict does not wait for that kill (verify/stopping.py): run_ladder returns
+    # red with the process still there, and the clean-up it hands to its caller (`after`)
+    # ends it. Without a caller to take it, run_ladder ends it before returning.
+    from agent_habitat.proc import kill
+
+    monkeypatch.setattr(kill.DEFAULT_POLICY, "grace_seconds", 0.3)
+    pidfile = tmp_path / "lint.pid"
+
+    async def lint(ctx: RungContext) -> RungResult:
+        script = f'trap "" TERM; echo $$ > "{pidfile}.tmp"; mv "{pidfile}.tmp" "{pidfile}"; '
+        await ctx.run("diagnose.files", ["sh", "-c", script + "exec sleep 60"])
+        raise AssertionError("the lint's process ends only when killed")
+
+    async def red(ctx: RungContext) -> RungResult:
+        while not pidfile.exists():  # the lint's process is up (bounded by _climb's 30 s)
+            await anyio.sleep(0.01)
+        return await _Script().red("test.scoped")(ctx)
+
+    monkeypatch.setitem(go_rungs.RUNNERS, "diagnose.files", lint)
+    monkeypatch.setitem(go_rungs.RUNNERS, "compile.project", _Script().green("compile.project"))
+    monkeypatch.setitem(go_rungs.RUNNERS, "test.scoped", red)
+    root = _module(tmp_path / "m")
+    after: list[Callable[[], Awaitable[None]]] = []
+    with anyio.fail_after(30):
+        result = await run_ladder(
+            root, LadderRequest(policy="standard"), bus=InMemoryEventBus("t"), after=after
+        )
+    assert [(r.rung, r.state) for r in result.rungs] == [
+        ("diagnose.files", "cancelled"),
+        ("compile.project", "green"),
+        ("test.scoped", "red"),
+    ], result
+    pid = int(pidfile.read_text())
+    assert _alive(pid), "the verdict waited for the stopped rung's kill"
+    with anyio.fail_after(30):
+        for clean_up in after:
+            await clean_up()
+    assert not _alive(pid)
+    pidfile.unlink()
+    with anyio.fail_after(30):
+        await run_ladder(root, LadderRequest(policy="standard"), bus=InMemoryEventBus("t"))
+    assert not _alive(int(pidfile.read_text()))

@@ -49,6 +49,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from . import stopping
 from .models import RungName, RungResult, RungState
 from .rungs.context import RungContext
 from .toolchains import Toolchain
@@ -178,6 +179,8 @@ class RedBeside:
         if self.closed or self.by is not None or not _red(ahead):
             return
         self.by = next(rung for rung, other in self.aheads.items() if _red(other))
+        if (climb := stopping.current()) is not None:
+            climb.end()  # what it stops is reaped after the verdict (verify/stopping.py)
         self.scope.cancel()
 
     def stopped(self) -> RungName | None:

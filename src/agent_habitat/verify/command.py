@@ -10,6 +10,7 @@ import signal as signal_module
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -18,6 +19,7 @@ from ..proc import ProcessRecord, Supervised, kill_tree, spawn
 from ..proc.keepers import KEEPER_AFTER_SECONDS, drained, keeper_before, start_keeper
 from ..proc.spool import Spool
 from ..proc.spool_keeper import Budget
+from . import stopping
 
 _log = logging.getLogger(__name__)
 
@@ -184,6 +186,27 @@ def _read(path: Path, cap: int) -> tuple[str, str, bool]:
     )
 
 
+def _stopped_by_the_climb(exc: BaseException, sup: Supervised) -> bool:
+    """A rung the climb stops as it ends at a red (`verify.stopping`): its process group gets
+    SIGTERM now, the rest of the kill and the reaping come after the verdict."""
+    climb = stopping.current()
+    if climb is None or not climb.ending or not isinstance(exc, anyio.get_cancelled_exc_class()):
+        return False
+    popen = sup.popen
+    if popen is not None and popen.poll() is None:  # not reaped: its pid is still its own
+        try:
+            os.killpg(sup.pid, signal_module.SIGTERM)
+        except OSError:
+            pass  # gone, or not a group leader: kill_tree finds its members
+    climb.later.append(partial(_kill_now, sup))
+    return True
+
+
+async def _kill_now(sup: Supervised) -> None:
+    await kill_tree(sup.record)
+    await sup.wait()
+
+
 async def run_command(
     argv: Sequence[str],
     *,
@@ -237,7 +260,9 @@ async def run_command(
             await kill_tree(sup.record)
         if holder is not None:
             await drained(spool)  # what its pump has not yet copied into the spool
-    except BaseException:
+    except BaseException as exc:
+        if _stopped_by_the_climb(exc, sup):
+            raise
         # Cancelled (or anything else): the process tree must not outlive the request.
         with anyio.CancelScope(shield=True):
             await kill_tree(sup.record)

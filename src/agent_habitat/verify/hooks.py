@@ -8,7 +8,7 @@ test rung a fresh substrate.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
@@ -79,6 +79,10 @@ class LadderHooks:
     """The runner's import graph and dependency data, kept between climbs."""
     warm: WarmSteps | None = None
     """The open project's warm-up, whose steps a rung may wait for."""
+    after: list[Callable[[], Awaitable[None]]] | None = None
+    """Where the climb puts the clean-up its verdict need not wait for (the processes of
+    the rungs it stopped as it ended red, verify/stopping.py): the runner awaits each once
+    it published the verdict, before the next climb."""
 
 
 class LadderFn(Protocol):

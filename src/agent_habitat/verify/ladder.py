@@ -21,6 +21,7 @@ import anyio.to_thread
 
 from ..events import EventBus
 from ..workspace import Workspace
+from . import stopping
 from .ahead import Ahead, RedBeside, ahead_of
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
@@ -50,6 +51,7 @@ from .rungs.warm_pytest import (
     worth_warming,
 )
 from .select.selection import Impact, analyse_impact, explicit_selection
+from .stopping import Stopping
 from .toolchains import FALLBACK, Toolchain, detected, snapshot_of
 from .toolchains.climb import impact_files, run_rung
 
@@ -339,10 +341,14 @@ async def _climb(
                 results.extend(await _end_at(ctx, rest, result.stopped_by, bus, chains, aheads))
                 break
             if result.state in _STOPPING:
+                if (climb := stopping.current()) is not None:
+                    climb.end()
                 for dropped in aheads.values():
                     await dropped.drop()
                 results.extend(_not_reached(ctx, rungs[index + 1 :], rung, result.state))
                 break
+        if (climb := stopping.current()) is not None:
+            climb.end()
         beside.cancel_scope.cancel()
     return results
 
@@ -442,8 +448,10 @@ async def run_ladder(
     ctx.generators, ctx.outdated = generators, outdated_now
     results: list[RungResult] = []
     ended = False
+    stopped = Stopping()
     try:
-        results = await _climb(ctx, rungs, bus, chains)
+        with stopping.stopping(stopped):
+            results = await _climb(ctx, rungs, bus, chains)
         ended = True
     finally:
         if ctx.prestarted_pytest is not None:
@@ -453,6 +461,13 @@ async def run_ladder(
             else:
                 with anyio.CancelScope(shield=True):
                     await stop()
+        # The stopped rungs' processes, signalled already: reaped after the verdict by the
+        # caller that takes them, else now (verify/stopping.py).
+        later = after if after is not None else (hooks.after if hooks is not None else None)
+        if ended and later is not None and stopped.later:
+            later.append(stopped.reap)
+        else:
+            await stopped.reap()
     state, reason = _overall(results, ctx, chains)
 
     return LadderResult(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,6 +80,9 @@ class Chain:
     cancel_reason: str | None = None
     processes: dict[str, ProcessRecord] = field(default_factory=dict)
     """Task id → the last process its rung started."""
+    after: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    """What its climbs left for after their verdict (the processes of the rungs a climb
+    stopped as it ended red, verify/stopping.py): `clean_up` does it."""
     substrates: dict[str, Substrate] = field(default_factory=dict)
     running_test: dict[str, str] = field(default_factory=dict)
     """Task id → the test its substrate last saw start (kept after the folder is gone)."""
@@ -130,6 +133,14 @@ class Chain:
         with anyio.CancelScope(shield=True):
             for record in list(self.processes.values()):
                 await kill_tree(record, signal.SIGTERM, CANCEL_GRACE_S)
+        await self.clean_up()
+
+    async def clean_up(self) -> None:
+        """What the climbs left for after their verdict, done (the runner's next climb
+        starts after it; shielded: the processes must not outlive the chain)."""
+        with anyio.CancelScope(shield=True):
+            while self.after:
+                await self.after.pop(0)()
 
     def kill_soon(self, tg: anyio.abc.TaskGroup) -> None:
         """Kill the climb's process trees in `tg`, faster than the climb's own kill (2 s of
@@ -212,6 +223,7 @@ class Chain:
             substrate=substrate,
             memo=memo,
             warm=warm,
+            after=chain.after,
         )
 
 

@@ -375,9 +375,12 @@ class VerifyRunner:
                     result = cancelled_result(chain, snapshot, list(epoch.rungs), started)
                     self._finish(chain, result)
                 chain.done.set()
+                await chain.clean_up()
         if snapshot is not None:  # stale on arrival: the tree may have moved during the climb
             self._mark(chain, await moved_since(self.root, snapshot, epoch.notes), "on arrival")
         self._finish(chain, result)
+        # The stopped rungs' processes, signalled already, reaped once the verdict is out.
+        await chain.clean_up()
 
     def _finish(self, chain: Chain, result: LadderResult) -> None:
         conclude(self.bus, chain, result)
