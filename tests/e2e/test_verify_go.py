@@ -354,6 +354,45 @@ async def test_compile_leaves_packages_with_tests_to_the_scoped_tests_that_build
     assert alone.command[-3:] == ["./a", "./b", "./d"]
 
 
+E = "package e\n\nfunc One() int { return 1 }\n"
+F = 'package f\n\nimport "example.com/m/e"\n\nfunc Two() int { return e.One() + 1 }\n'
+F_TEST = (
+    'package f\n\nimport "testing"\n\nfunc TestTwo(t *testing.T) {\n'
+    '\tif Two() != 2 {\n\t\tt.Fatal("Two() != 2")\n\t}\n}\n'
+)
+
+
+async def test_a_package_without_tests_that_a_tested_package_imports_is_compiled_by_go_test(
+    tmp_path: Path,
+) -> None:
+    # e has no tests, f imports e and has tests: f's go test compiles e as its test
+    # binary's dependency, so the climb's go build has nothing left, and a compile error in
+    # e is red by test.scoped's build (asked alone too, where go vet cannot say it first).
+    root = _module(tmp_path, {"e/e.go": E, "f/f.go": F, "f/f_test.go": F_TEST})
+    write(root, "e/e.go", E.replace("return 1", "return 2 - 1"))
+    result = await _climb(root, policy="standard")
+    assert result.state == "green", result.reason
+    _diagnose, compile_, scoped = result.rungs
+    assert compile_.state == "skipped", compile_
+    assert compile_.reason is not None
+    assert "1 imported by a tested package" in compile_.reason, compile_.reason
+    assert scoped.command[-1] == "example.com/m/f", scoped.command
+    write(root, "e/e.go", E.replace("return 1", "return undefinedName"))
+    result = await _climb(root, policy="standard")
+    assert result.state == "red", result
+    # Red at whichever says it first: go vet's type check or go test's build (never green).
+    (red,) = [r for r in result.rungs if r.state == "red"]
+    assert red.rung in ("diagnose.files", "test.scoped"), red
+    assert any(d.file == "e/e.go" and "undefinedName" in d.message for d in red.diagnostics)
+    (build_red,) = (await _climb(root, "test.scoped")).rungs
+    assert build_red.state == "red", (build_red.reason, build_red.output)
+    assert any(d.file == "e/e.go" and "undefinedName" in d.message for d in build_red.diagnostics)
+    # Asked alone, compile.project builds e.
+    (alone,) = (await _climb(root, "compile.project")).rungs
+    assert alone.state == "red", alone
+    assert "./e" in alone.command
+
+
 async def test_a_compile_error_vet_misses_is_red_by_the_scoped_tests_build(
     tmp_path: Path,
 ) -> None:

@@ -220,7 +220,7 @@ async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult
         ["./..."] if aff.full else dirs_of(graph, [p for p in aff.packages if p not in deferred])
     )
     if deferred and not targets:
-        return nothing_to_do(ctx, rung, _deferred_note(deferred))
+        return nothing_to_do(ctx, rung, _deferred_note(deferred, graph))
     if not targets:
         return nothing_to_do(ctx, rung, "the touched Go files are in no package (go list)")
     argv = [go, "build", "-o", os.devnull]
@@ -243,7 +243,7 @@ async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult
     )
     notes = [
         f"go: go build of {what}; test files are compiled by test.scoped",
-        *([_deferred_note(deferred)] if deferred else []),
+        *([_deferred_note(deferred, graph)] if deferred else []),
         *([also] if also else []),
         *_graph_notes(ctx),
     ]
@@ -269,21 +269,35 @@ def _compiled_by_tests(
     """The affected packages `compile.project` leaves to this climb's `test.scoped`: those
     with tests, whose every file go test compiles (the package, or its test variant with the
     same files plus the tests: cgo, assembly and embeds included) and links into a test
-    binary, so a compile or link error is still red, by go test, before any test runs. Only
+    binary, and those a tested package imports, which go test compiles as dependencies; so a
+    compile or link error is still red, by go test, before any test runs. Only
     when test.scoped follows in the climb, not when build.affected builds them anyway, and
     never for the whole module (a package go list did not list is built by `./...`)."""
     if rung != "compile.project" or aff.full or "test.scoped" not in ctx.rungs:
         return []
     if "build.affected" in ctx.rungs:
         return []
-    return sorted(p for p in aff.packages if p in aff.tests and graph[p].has_tests)
+    tested = [graph[t] for t in aff.tests if t in graph]
+    # A package without tests that a tested package imports (its tests' imports included:
+    # `deps` holds the test variants' too) is compiled by go test as that test binary's
+    # dependency, its every file, with go test's flags; a main package never is (nothing
+    # imports it), so go build still links it.
+    return sorted(
+        p
+        for p in aff.packages
+        if (p in aff.tests and graph[p].has_tests) or any(p in t.deps for t in tested)
+    )
 
 
-def _deferred_note(deferred: list[str]) -> str:
+def _deferred_note(deferred: list[str], graph: dict[str, Package]) -> str:
     names = ", ".join(deferred[:3]) + (f" (+{len(deferred) - 3} more)" if len(deferred) > 3 else "")
+    with_tests = sum(graph[p].has_tests for p in deferred if p in graph)
+    what = f"{with_tests} with tests"
+    if with_tests < len(deferred):
+        what += f", {len(deferred) - with_tests} imported by a tested package"
     return (
-        f"{len(deferred)} affected package(s) with tests ({names}) are compiled by "
-        "test.scoped's go test, which builds them with their tests before running any: "
+        f"{len(deferred)} affected package(s) with tests or imported by one ({what}: {names}) "
+        "are compiled by test.scoped's go test, which builds them before running any test: "
         "a compile error there is red"
     )
 
