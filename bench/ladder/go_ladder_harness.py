@@ -85,6 +85,9 @@ PROJECTS = {
     "semver": Project("semver", "", proxy="github.com/Masterminds/semver/v3@v3.3.1"),
     # Added 2026-12-07 (session 6) for the vet-beside-tests change, never used before it.
     "uuid": Project("uuid", "", proxy="github.com/google/uuid@v1.6.0"),
+    # Added 2026-12-07 (session 8) for the stopped rungs reaped after the verdict, never used
+    # before that run.
+    "golang-set": Project("golang-set", "", proxy="github.com/deckarep/golang-set/v2@v2.9.0"),
 }
 
 
