@@ -8,6 +8,7 @@
 #   rungs/       one module per rung;   ladder  the climb (presentation lives in cli/)
 #   given_files  `--files` as the project's paths, or the usage error that names them
 #   ahead        later rungs' work started beside an earlier one, reported in order
+#   stopping     the processes of the rungs a red ends, reaped after the verdict
 #   rung_events  a rung's task events on the bus and the runner's hook
 #   toolchains/  what a language brings (python first): detect, owns, its rungs, ignores
 #   runner/      the background verify runner and its service face (queue, coalesce, cancel,
