@@ -446,3 +446,42 @@ async def test_a_tap_script_says_how_many_passed_and_one_that_ran_none_checked_n
     assert idle.state == "skipped", idle
     assert idle.reason is not None
     assert "nothing was checked" in idle.reason, idle.reason
+
+
+_TESTS = "test('adds', () => { expect(add(1, 2)).toBe(3); });\n"
+_FAILING_AT_HEAD = "test('broken at HEAD', () => { expect(add(2, 2)).toBe(5); });\n"
+
+
+@pytest.mark.parametrize("runner", ["vitest", "jest"])
+async def test_a_test_failing_at_head_is_not_red_a_new_failure_is(
+    tmp_path: Path, runner: str
+) -> None:
+    # A new user's Node trial: the Node test rung asked HEAD about no failure, so a test
+    # already failing at HEAD made every verify that selected it red (Go, Rust and Python
+    # compare with HEAD, rungs/head_tests.py).
+    if runner == "vitest":
+        head = "import { test, expect } from 'vitest';\nimport { add } from '../src/add.js';\n"
+        files = {"src/add.js": _ADD, "test/add.test.js": head + _TESTS + _FAILING_AT_HEAD}
+        root = _project(tmp_path, files, devDependencies={"vitest": "3"})
+        source, test = "src/add.js", "test/add.test.js"
+    else:
+        add = "function add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n"
+        head = "const { add } = require('./add');\n"
+        files = {"src/add.js": add, "src/add.test.js": head + _TESTS + _FAILING_AT_HEAD}
+        root = _project(tmp_path, files, devDependencies={"jest": "30"}, type="commonjs")
+        source, test = "src/add.js", "src/add.test.js"
+    original = (root / source).read_text(encoding="utf-8")
+    write(root, source, original.replace("a + b", "b + a"))
+    green = await _climb(root, "test.scoped")
+    assert (green.state, green.tool) == ("green", runner), green
+    assert green.reason is not None and "already failing at HEAD" in green.reason, green.reason
+    assert [(d.file, d.preexisting) for d in green.diagnostics] == [(test, True)]
+    write(root, source, original.replace("a + b", "a - b"))
+    red = await _climb(root, "test.scoped")
+    assert red.state == "red", red
+    assert red.baseline is not None and red.baseline.startswith("HEAD "), red.baseline
+    assert sorted((d.message.split(": ")[0], d.preexisting) for d in red.diagnostics) == [
+        (f"{test} > adds", False),
+        (f"{test} > broken at HEAD", True),
+    ], red.diagnostics
+    assert (red.new_findings, red.preexisting_findings) == (1, 1)

@@ -22,6 +22,8 @@ graph.py: relative-import graph, for the node test runner's related tests.
 suite.py: `test.scoped` (vitest related, jest --findRelatedTests, warm in a habitat server,
   node --test; another runner: the workspace's whole `test` script) and `test.full` (the
   `test` script).
+head_tests.py: a red vitest or jest run's failed tests run on HEAD's export: those HEAD fails
+  too are already failing, not red.
 rungs.py: the rung table (imported on first climb: this package's import stays light for
   the snapshot and the watcher, which only ask `detect` and `owns`).
 """

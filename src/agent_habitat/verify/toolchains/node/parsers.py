@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from ...models import Diagnostic, Severity
 from ...tracebacks import relative
 
 __all__ = [
+    "jest_outcomes",
     "junit_skipped",
     "parse_biome",
     "parse_eslint",
@@ -209,6 +211,22 @@ def parse_jest_json(text: str, root: Path, tool: str) -> list[Diagnostic]:
                     source=tool,
                 )
             )
+    return out
+
+
+def jest_outcomes(text: str, root: Path) -> Counter[str] | None:
+    """Each test of a jest-shaped report by its key, `file > full name` (the start of its
+    `parse_jest_json` finding's message), with how many times it failed: a test that passed
+    is there at 0. None when the text is not such a report."""
+    data = _load(text or "")
+    if not isinstance(data, dict) or "testResults" not in data:
+        return None
+    out: Counter[str] = Counter()
+    for suite in data.get("testResults") or []:
+        file = relative(str(suite.get("name", "")), root)
+        for case in suite.get("assertionResults") or []:
+            key = f"{file} > {case.get('fullName') or case.get('title') or '?'}"
+            out[key] += case.get("status") == "failed"
     return out
 
 

@@ -20,6 +20,7 @@ from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
+from .head_tests import settle_jest_like
 from .jest_warm import warm_jest
 from .parsers import (
     junit_skipped,
@@ -121,6 +122,11 @@ async def _jest_like(
     if result.state == "error" and result.reason is None:
         result.reason = f"{runner} failed to run (exit {outcome.exit_code}): {outcome.tail[-300:]}"
     _reason(result)
+    if result.state == "red":
+        settle = settle_jest_like(
+            ctx, result, project=project, ws=ws, runner=runner, tool=tool.path, report=text
+        )
+        result = await settle
     return result
 
 
