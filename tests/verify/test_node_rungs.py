@@ -474,12 +474,14 @@ async def test_a_test_failing_at_head_is_not_red_a_new_failure_is(
     write(root, source, original.replace("a + b", "b + a"))
     green = await _climb(root, "test.scoped")
     assert (green.state, green.tool) == ("green", runner), green
-    assert green.reason is not None and "already failing at HEAD" in green.reason, green.reason
+    assert green.reason is not None
+    assert "already failing at HEAD" in green.reason, green.reason
     assert [(d.file, d.preexisting) for d in green.diagnostics] == [(test, True)]
     write(root, source, original.replace("a + b", "a - b"))
     red = await _climb(root, "test.scoped")
     assert red.state == "red", red
-    assert red.baseline is not None and red.baseline.startswith("HEAD "), red.baseline
+    assert red.baseline is not None
+    assert red.baseline.startswith("HEAD "), red.baseline
     assert sorted((d.message.split(": ")[0], d.preexisting) for d in red.diagnostics) == [
         (f"{test} > adds", False),
         (f"{test} > broken at HEAD", True),
