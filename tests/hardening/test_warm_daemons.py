@@ -21,7 +21,9 @@ from agent_habitat.cli import main
 from agent_habitat.cli.demo_sample import break_sample, build_sample
 from agent_habitat.habitat import Habitat
 from agent_habitat.proc import process_create_time
+from agent_habitat.proc.record import ProcessRecord, is_alive
 from agent_habitat.verify import stop_type_daemon
+from agent_habitat.verify.rungs import warm_pytest
 from agent_habitat.verify.rungs.dmypy import DmypyDaemon, describe_warm, release
 from agent_habitat.verify.rungs.warm_pytest import WarmPytest
 from agent_habitat.workspace import Workspace
@@ -152,7 +154,7 @@ def test_a_type_error_after_a_cached_one_shot_verify_is_red(
 
 
 @pytest.mark.e2e
-def test_a_one_shot_verify_that_selects_no_test_starts_no_pytest(
+def test_a_one_shot_verify_that_selects_no_test_keeps_no_pytest(
     tmp_path: Path,
     tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],
@@ -160,22 +162,35 @@ def test_a_one_shot_verify_that_selects_no_test_starts_no_pytest(
 ) -> None:
     # A warm pytest costs an interpreter and pytest's imports, on the cores the lint and the
     # type check need: none when test.scoped has nothing to run (a module nothing imports).
+    # The one-shot begins its test process before it knows the selection (early_pytest.py);
+    # the climb starts none of its own, and the early one is gone once the climb has begun.
     calc = _calc(tmp_path, tmp_path_factory)
     (calc / "src/calc/extra.py").write_text("X = 1\n", encoding="utf-8")
     started: list[Path] = []
     real_start = WarmPytest.start
+    early: list[ProcessRecord] = []
+    real_begin = warm_pytest.begin_early
 
     async def spy(self: WarmPytest, *args: object, **kwargs: object) -> str | None:
         started.append(self.dir)
         return await real_start(self, *args, **kwargs)  # type: ignore[arg-type]
 
+    def begin_spy(workspace: Workspace, python: Path, root: Path) -> bool:
+        begun = real_begin(workspace, python, root)
+        early.extend(z.record for z in warm_pytest._early.values())
+        return begun
+
     monkeypatch.setattr(WarmPytest, "start", spy)
+    monkeypatch.setattr(warm_pytest, "begin_early", begin_spy)
     argv = ["verify", "--project", str(calc), "--no-host", "--json"]
     code = main(argv)
     out = json.loads(capsys.readouterr().out)
     scoped = next(r for r in out["rungs"] if r["rung"] == "test.scoped")
     assert (code, scoped["state"]) == (0, "skipped"), out
     assert started == []
+    assert len(early) == 1, early  # the early start did begin one: it is not kept
+    assert not warm_pytest._early
+    assert not any(is_alive(record) for record in early), early
     break_sample(calc, "test")  # a test to run: the prestart is still there
     code = main(argv)
     out = json.loads(capsys.readouterr().out)
