@@ -18,7 +18,15 @@ from ..head import HeadTree
 from ..models import Diagnostic, RungResult
 from .context import RungContext
 
-__all__ = ["UNCOMPARED", "BaseFindings", "cache_of", "head_of", "lines_now", "settle"]
+__all__ = [
+    "UNCOMPARED",
+    "BaseFindings",
+    "cache_of",
+    "head_of",
+    "lines_now",
+    "mark_against_head",
+    "settle",
+]
 
 UNCOMPARED = (
     "warnings not compared with HEAD (no error, so HEAD was not checked): may predate the change"
@@ -54,7 +62,7 @@ def lines_now(ctx: RungContext, rel: str) -> list[str] | None:
         return None
 
 
-def _mark(
+def mark_against_head(
     ctx: RungContext, head: HeadTree, current: list[Diagnostic], base: list[Diagnostic]
 ) -> list[Diagnostic]:
     # Blocking: reads the working files, and HEAD's blobs through git. Only HEAD's findings in
@@ -98,7 +106,7 @@ async def settle(ctx: RungContext, result: RungResult, base_findings: BaseFindin
         else:
             found, cached = base
             result.diagnostics = await anyio.to_thread.run_sync(
-                _mark, ctx, head, result.diagnostics, found.findings
+                mark_against_head, ctx, head, result.diagnostics, found.findings
             )
             if found.exit_code == 0:
                 # HEAD passed: a failure now is the change's even if its lines are old.

@@ -26,7 +26,6 @@ before it had one)."""
 
 from __future__ import annotations
 
-import functools
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,11 +34,11 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from ...baseline import BaseResult, mark_preexisting, summarize
+from ...baseline import BaseResult, summarize
 from ...command import Outcome
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult
-from ...rungs.compare import head_of, lines_now
+from ...rungs.compare import head_of, mark_against_head
 from ...rungs.context import RungContext
 from .cargo import affected_of, head_cached, head_side, on_head, packages
 from .messages import compiler_messages
@@ -149,22 +148,11 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
     if nothing or not heads or isinstance(heads[0], str):
         return None
     base, cached = heads[0]
-    marked = await anyio.to_thread.run_sync(_mark, ctx, head, errors, base.findings)
+    marked = await anyio.to_thread.run_sync(mark_against_head, ctx, head, errors, base.findings)
     if not any(not d.preexisting for d in marked):
         return None
     label = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
     return LibCheck(argv=argv, diagnostics=marked, baseline=label)
-
-
-def _mark(
-    ctx: RungContext, head: HeadTree, current: list[Diagnostic], base: list[Diagnostic]
-) -> list[Diagnostic]:
-    # Blocking: the working files and HEAD's blobs of the files with an error now.
-    files = {d.file for d in current}
-    mine = [b for b in base if b.file in files]
-    return mark_preexisting(
-        current, mine, functools.cache(functools.partial(lines_now, ctx)), head.lines
-    )
 
 
 def _judged(d: Diagnostic) -> bool:
