@@ -119,14 +119,17 @@ def _in_crate(crate_dir: CrateDir | None, name: str, rel: str) -> str:
 def _failure(name: str, body: list[str], root: Path, target: str | None, folder: str) -> Diagnostic:
     where = next((m for ln in body if (m := _PANIC.search(ln.strip()))), None)
     doc = _DOC_TEST.match(name)
-    if where is not None and doc is not None and where["file"] == doc["file"]:
-        # A doc test's own panic: rustdoc names its source file with the line in the
-        # snippet as compiled (humantime 2.2.0: "src/duration.rs:9:1" for line 222).
-        where = None
+    # A doc test's own panic: rustdoc names its source file with the line in the snippet as
+    # compiled (humantime 2.2.0: "src/duration.rs:9:1" for line 222), so the line is the doc
+    # test's; the file is the panic's, which is the workspace root's already (a member's
+    # doc test is named `helper/src/lib.rs - …`, not relative to its crate).
+    own_panic = where is not None and doc is not None and where["file"] == doc["file"]
     file: str | None = None
     line: int | None = None
     if where is not None and not Path(where["file"]).is_absolute():
         file, line = relative(where["file"], root), int(where["line"])
+        if own_panic and doc is not None:
+            line = int(doc["line"])
     elif doc is not None:
         file = posixpath.normpath(posixpath.join(folder, doc["file"]))
         line = int(doc["line"])
