@@ -178,3 +178,36 @@ def test_the_test_deps_line_reads_the_record_as_it_is_now(tmp_path: Path) -> Non
     assert warm_lines(workspace) == [
         "warm: test deps: warm — 3 tests, recorded 2026-12-07T08:51:02+00:00"
     ]
+
+
+async def test_a_checker_the_warm_up_could_not_start_and_a_verify_started_since_says_both(
+    tmp_path: Path,
+) -> None:
+    # destr 2.0.5 (a new user's trial): the warm-up's "eslint did not start (initialize: no
+    # answer within 60 s)" stood in `habitat status` beside the eslint linter a verify had
+    # started since, as if it were still down.
+    workspace = Workspace.for_project(_project(tmp_path))
+    said = "the warm tsc (pid 7), eslint did not start (initialize: no answer within 60 s)"
+    items = {name: {"state": "skipped", "detail": "x"} for name in STEPS}
+    items["type_daemon"] = {"state": "warm", "detail": said}
+    owner = await _dead_owner()
+    data = {"started_at": 1.0, "finished_at": 2.0, "owner": owner, "items": items}
+    workspace.state_dir.mkdir(parents=True, exist_ok=True)
+    write_private(workspace.state_dir / "warm.json", json.dumps(data))
+    assert f"warm: type daemon: warm — {said}" in warm_lines(workspace)
+    async with await anyio.open_process(["sleep", "300"]) as linter:
+        status = {
+            "pid": linter.pid,
+            "create_time": process_create_time(linter.pid),
+            "tool": "eslint",
+            "kind": "linter",
+            "owner": os.getpid(),
+        }
+        write_private(workspace.state_dir / "checker-warm" / "eslint.json", json.dumps(status))
+        try:
+            line = next(ln for ln in warm_lines(workspace) if ln.startswith("warm: type daemon"))
+            assert line == (
+                f"warm: type daemon: warm — {said}; eslint started since (pid {linter.pid})"
+            ), line
+        finally:
+            linter.kill()

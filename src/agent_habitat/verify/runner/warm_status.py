@@ -120,6 +120,17 @@ def _deps_now(workspace: Workspace, data: dict[str, Any]) -> str | None:
     return summary
 
 
+def _started_since(detail: str, workspace: Workspace) -> str:
+    """The warm-up's `X did not start (…)`, with the X a verify has started since (destr
+    2.0.5: "eslint did not start" stood beside the live eslint linter's own line)."""
+    since = [
+        f"{c['tool']} started since (pid {c['pid']})"
+        for c in warm_checker.live(workspace)
+        if c.get("tool") and f"{c['tool']} did not start" in detail
+    ]
+    return "; ".join([detail, *since])
+
+
 def warm_lines(workspace: Workspace) -> list[str]:
     """What the last warm-up of the workspace warmed, one line per step (for `habitat
     status`), none when no warm-up ran; each as it is now, not as it was."""
@@ -157,6 +168,8 @@ def warm_lines(workspace: Workspace) -> list[str]:
             since = _recorded_since(workspace, data)
             if since is not None:
                 state, detail = "recorded", f"since the warm-up, at {since}"
+        if name == "type_daemon":
+            detail = _started_since(detail, workspace)
         if state == "fresh":
             out.append(f"warm: {label}: fresh ({detail})")
             continue
