@@ -4,14 +4,16 @@ cancelled. Fakes at the two seams (the warm check, the cold run), real announcem
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
 
-from agent_habitat.proc import priority
+from agent_habitat.proc import ProcessRecord, is_alive, priority, process_create_time
 from agent_habitat.verify.rungs import warm_checker
 from agent_habitat.verify.rungs.context import RungContext
 from agent_habitat.verify.toolchains.node.race import warm_or_cold
@@ -181,3 +183,33 @@ async def test_a_start_a_verify_asked_for_before_it_began_is_not_background(
     warm_checker.announce(ctx.workspace, _SLOT)
     await warm_checker.start(ctx.workspace, tmp_path, spec, "k", make=Probe, background=True)
     assert began == [False, True]
+
+
+def _ended_leader(tmp_path: Path) -> tuple[ProcessRecord, ProcessRecord]:
+    """A session leader that has exited, and the child it left running in its session."""
+    pidfile = tmp_path / "child.pid"
+    script = f'sleep 300 & echo $! > "{pidfile}.tmp"; mv "{pidfile}.tmp" "{pidfile}"'
+    leader = subprocess.Popen(["sh", "-c", script], start_new_session=True)
+    created = process_create_time(leader.pid) or 0.0
+    leader.wait(timeout=60)
+    return ProcessRecord(leader.pid, created), ProcessRecord(int(pidfile.read_text()), 0.0)
+
+
+async def test_stopping_a_server_that_has_ended_still_stops_what_it_started(
+    tmp_path: Path,
+) -> None:
+    # The warm Node servers exit when their stdin closes, which `stop` does first; jest's
+    # workers, running a test the verify stopped, then outlived the warm jest whenever it had
+    # exited before `stop` looked (a loaded fresh-clone CI at f66e067).
+    ctx = _ctx(tmp_path)
+    spec = warm_checker.ServerSpec(tool="probe", argv=["true"], env={}, slot=_SLOT)
+    warm = warm_checker.WarmChecker(ctx.workspace, tmp_path, spec, "k")
+    leader, child = _ended_leader(tmp_path)
+    try:
+        assert is_alive(child)
+        warm.record = leader
+        await warm.stop()
+        assert not is_alive(child)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signal.SIGKILL)

@@ -317,7 +317,11 @@ class WarmChecker:
         self.client = None
         if client is not None:
             await anyio.to_thread.run_sync(client.close)
-        if record is not None and is_alive(record):
+        if record is not None:
+            # Even when the server has ended (closing its stdin ends the Node ones), what it
+            # started may live on in its session: jest's workers, running a test the verify
+            # stopped, outlived the warm jest whenever it exited before this looked (a
+            # loaded fresh-clone CI at f66e067). kill_tree finds them by the session.
             await kill_tree(record, grace=2.0)
         if client is not None:
             await anyio.to_thread.run_sync(client.reap)
