@@ -2,7 +2,7 @@
 #   runner       VerifyRunner: queue, coalesce, cancel, follow the tree
 #   chain        one chain of climbs;   chain_report  what a chain says on the bus, its timing
 #   coalesce     requests that cover each other;   epochs  snapshot-bound runs and stale ones
-#   staleness    stale on write, the checks on arrival;   watch  the project watcher
+#   staleness    stale on write, the checks on arrival and at status;   watch  the project watcher
 #   substrate    a fresh temp dir, SQLite db and ports per test task
 #   accounting   where a verify's time went;   warmup  the warm-up when a server opens a project
 #   warm_status  the warm-up as `habitat status` tells it now (warm.json and the live daemons)

@@ -48,16 +48,17 @@ from .chain import Chain, ChainBus, WriteLog, cancelled_result, error_result
 from .chain_report import announce, conclude
 from .coalesce import covers, idle, merge_requests, rungs_of
 from .config import RunnerConfig, load_runner_config
-from .epochs import Epoch, VerifyEpoch, changed_between, dirty_now, moved_since
+from .epochs import Epoch, VerifyEpoch, moved_since
 from .models import ProgressSink, VerifyStatus, VerifyTicket, summary
 from .staleness import (
-    follow_tree,
+    against_tree,
     mark_stale,
     may_return,
     project_relative,
     recheck,
     start_watcher,
     validated_request,
+    written_early,
 )
 from .substrate import SubstrateFactory
 
@@ -305,15 +306,7 @@ class VerifyRunner:
         epoch.touched = request.files or snapshot.touched
         epoch.notes.extend(notes)
         epoch.plan(rungs)
-        early = sorted(chain.early_changes)
-        chain.early_changes.clear()
-        # Written around the snapshot: a clean path counts only if it is dirty now. Asked
-        # of git only for those (usually none: the write the watcher reports late is the
-        # edit this snapshot already holds), which saves a `git status` per verify.
-        clean = [p for p in early if p not in snapshot.hashes]
-        if clean:
-            dirty = await anyio.to_thread.run_sync(dirty_now, self.root, clean)
-            early = [p for p in early if p in snapshot.hashes or p in dirty]
+        early = await written_early(self.root, chain, snapshot)
         announce(self.bus, chain, snapshot, request, rungs)
         if early:
             self._mark(chain, early, "watch")
@@ -449,16 +442,7 @@ class VerifyRunner:
     async def status(self, task: str | None = None, *, session: str | None = None) -> VerifyStatus:
         """The newest epoch (or `task`'s) against the tree as it is now."""
         chain = self._chain(task) if task else self._newest()
-        current = await anyio.to_thread.run_sync(snapshot_of, self.root)
-        verified = chain.epoch.snapshot if chain is not None else None
-        if chain is not None and verified is not None:
-            changed: list[str] = []
-            if verified.id != current.id:
-                changed = await anyio.to_thread.run_sync(
-                    changed_between, self.root, verified, current
-                )
-                self._mark(chain, changed, "status")
-            follow_tree(self.bus, chain, changed, "status")
+        current = await against_tree(self.bus, self.root, chain)
         view = chain.epoch.view() if chain else None
         return VerifyStatus(
             green=bool(view and view.green),

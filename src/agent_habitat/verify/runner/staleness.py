@@ -24,12 +24,14 @@ from ...events import EventBus
 from ..config import load_ladder_config, load_policy
 from ..given_files import given_files
 from ..models import LadderRequest
+from ..snapshot import Snapshot
 from ..toolchains import snapshot_of
 from .chain import Chain
-from .epochs import changed_between, contradicting
+from .epochs import changed_between, contradicting, dirty_now
 from .watch import ProjectWatcher
 
 __all__ = [
+    "against_tree",
     "follow_tree",
     "mark_stale",
     "may_return",
@@ -37,6 +39,7 @@ __all__ = [
     "recheck",
     "start_watcher",
     "validated_request",
+    "written_early",
 ]
 
 logger = logging.getLogger(__name__)
@@ -165,3 +168,32 @@ async def recheck(bus: EventBus, root: Path, chain: Chain) -> None:
         logger.info("could not compare the tree with %s again: %s", snapshot.id, exc)
     finally:
         chain.rechecking = False
+
+
+async def written_early(root: Path, chain: Chain, snapshot: Snapshot) -> list[str]:
+    """The paths the watcher reported while `chain` took its snapshot that it does not hold.
+
+    Written around the snapshot: a clean path counts only if it is dirty now. Asked of git
+    only for those (usually none: the write the watcher reports late is the edit this
+    snapshot already holds), which saves a `git status` per verify.
+    """
+    early = sorted(chain.early_changes)
+    chain.early_changes.clear()
+    clean = [p for p in early if p not in snapshot.hashes]
+    if clean:
+        dirty = await anyio.to_thread.run_sync(dirty_now, root, clean)
+        early = [p for p in early if p in snapshot.hashes or p in dirty]
+    return early
+
+
+async def against_tree(bus: EventBus, root: Path, chain: Chain | None) -> Snapshot:
+    """The tree as it is now, with `chain`'s epoch marked stale (or fresh again) against it."""
+    current = await anyio.to_thread.run_sync(snapshot_of, root)
+    verified = chain.epoch.snapshot if chain is not None else None
+    if chain is not None and verified is not None:
+        changed: list[str] = []
+        if verified.id != current.id:
+            changed = await anyio.to_thread.run_sync(changed_between, root, verified, current)
+            mark_stale(bus, root, chain, changed, "status")
+        follow_tree(bus, chain, changed, "status")
+    return current
