@@ -20,6 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from . import python_ast
+
 __all__ = ["DocumentedModel", "attribute_docs"]
 
 
@@ -49,9 +51,9 @@ def attribute_docs(cls: type) -> dict[str, str]:
     while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t)"):
         end += 1
     try:
-        block = ast.parse("".join(lines[start:end])).body
+        block = python_ast.parse("".join(lines[start:end])).body
     except SyntaxError:  # a string in the body at the margin: the whole module, then
-        block = ast.parse("".join(lines)).body
+        block = python_ast.parse("".join(lines)).body
         block = [node for node in block if getattr(node, "name", None) == cls.__qualname__]
     node = block[0] if block else None
     return _docstrings(node) if isinstance(node, ast.ClassDef) else {}

@@ -15,6 +15,7 @@ from ..command import take_report
 from ..environments import ProjectEnv
 from ..models import Diagnostic, RungName, RungResult, RungState
 from ..parsers import parse_ruff
+from ..python_ast import parse
 from .compare import settle
 from .context import RungContext, from_outcome, nothing_to_do
 from .lint import DEFAULT_SELECT, ruff_argv, ruff_base, ruff_configured
@@ -32,7 +33,7 @@ def _syntax_errors(ctx: RungContext, files: list[str]) -> list[Diagnostic]:
             continue
         try:
             source = read_regular(ctx.root / rel, rel)
-            compile(source, rel, "exec", flags=0x400, dont_inherit=True)  # PyCF_ONLY_AST
+            parse(source, rel)
         except SyntaxError as exc:
             out.append(
                 Diagnostic(

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ...git_env import git_show
 from ...regular import read_regular
+from .. import python_ast
 
 __all__ = ["same_types_as_head"]
 
@@ -93,7 +94,7 @@ def _head_strings(root: Path, head: str, rel: str) -> tuple[tuple[int, int], ...
     """The first and last lines of each string of HEAD's file that spans lines (f-strings
     and t-strings too, whose fields may hold comments); None when it does not parse."""
     try:
-        tree = ast.parse(_at_head(root, head, rel))
+        tree = python_ast.parse(_at_head(root, head, rel))
     except (SyntaxError, ValueError, OSError, subprocess.SubprocessError, _NotAtHead):
         return None
     kinds = tuple(k for k in (ast.JoinedStr, getattr(ast, "TemplateStr", None)) if k)
@@ -158,7 +159,7 @@ def _read(source: bytes) -> _Read | None:
     around one only makes the check run); None when it does not parse. Lines, not tokens:
     Python's tokenize took 90 ms for a 1,000-line module, the regex 2 ms."""
     try:
-        tree = ast.dump(ast.parse(source, type_comments=True))
+        tree = ast.dump(python_ast.parse(source, type_comments=True))
     except (SyntaxError, ValueError):
         return None
     lines = [

@@ -18,6 +18,7 @@ from typing import Any
 
 from ...regular import read_regular
 from ...workspace import write_private
+from .. import python_ast
 from ..layout import Layout
 
 __all__ = ["SideImports", "imported_names", "side_graph", "side_names"]
@@ -96,7 +97,7 @@ class SideImports:
         if entry is not None and entry.get("key") == key:
             return set(entry["names"])
         try:
-            found = imported_names(ast.parse(read_regular(path, rel), filename=rel), own)
+            found = imported_names(python_ast.parse(read_regular(path, rel), rel), own)
         except (SyntaxError, ValueError, OSError):
             return set()  # not cached: read again once it parses
         with self._lock:
