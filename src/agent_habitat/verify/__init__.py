@@ -22,6 +22,7 @@
 #   early_pytest a one-shot verify's warm pytest begun before the ladder is imported
 #   timing       where the wall a person waited went, parts that add up to it
 #   field_docs   the report's models, described by their attribute docstrings, built on use
+#   python_ast   Python source into ast objects, one build at a time in the process
 # Names load from their module on first use (PEP 562): a caller that needs only the models
 # (the verb table, a shell command) does not pay for the ladder, the runner or grimp.
 from typing import TYPE_CHECKING
