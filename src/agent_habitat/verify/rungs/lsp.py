@@ -17,6 +17,7 @@ import json
 import logging
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +39,28 @@ class _Pending:
         self.done = threading.Event()
         self.result: Any = None
         self.error: Any = None
+
+
+def _waited(
+    done: threading.Event,
+    timeout: float,
+    counts: Callable[[], bool] | None,
+    bound: float | None,
+) -> bool:
+    """Whether `done` was set within `timeout` counted seconds (all of them without
+    `counts`), and within `bound` seconds in all."""
+    if counts is None:
+        return done.wait(timeout)
+    spent = 0.0
+    began = last = time.monotonic()
+    while not done.wait(min(0.5, max(timeout - spent, 0.01))):
+        now = time.monotonic()
+        if counts():
+            spent += now - last
+        last = now
+        if spent >= timeout or (bound is not None and now - began >= bound):
+            return False
+    return True
 
 
 class LspClient:
@@ -167,9 +190,20 @@ class LspClient:
         self._send({"id": ident, "method": method, "params": params})
         return ident, pending
 
-    def wait(self, started: tuple[int, _Pending], method: str, timeout: float) -> Any:
+    def wait(
+        self,
+        started: tuple[int, _Pending],
+        method: str,
+        timeout: float,
+        *,
+        counts: Callable[[], bool] | None = None,
+        bound: float | None = None,
+    ) -> Any:
+        """The request's answer; LspError when none came within `timeout`. With `counts`,
+        only the seconds during which it says True count against `timeout` (a start left
+        at background priority is slow, not stuck), and `bound` caps the whole wait."""
         ident, pending = started
-        if not pending.done.wait(timeout):
+        if not _waited(pending.done, timeout, counts, bound):
             with self._state:
                 self._pending.pop(ident, None)
             with contextlib.suppress(LspError):

@@ -89,7 +89,7 @@ class EslintWarm(WarmChecker):
     def start(self) -> None:
         client = self.spawn("eslint.log", lambda _section: None)
         params = {"processId": os.getpid(), **self.spec.settings["$init"]}
-        client.request("initialize", params, warm_checker.START_TIMEOUT_S)  # config loaded here
+        self.initialize(client, params, warm_checker.START_TIMEOUT_S)  # config loaded here
         self.started()
 
     def lint(self, params: dict[str, Any], timeout: float) -> dict[str, Any]:

@@ -92,7 +92,7 @@ class JestWarm(WarmChecker):
         client = self.spawn("jest.log", lambda _section: None)
         timeout = max(warm_checker.START_TIMEOUT_S, float(self.spec.settings.get("$timeout", 0)))
         params = {"processId": os.getpid(), **self.spec.settings["$init"]}
-        client.request("initialize", params, timeout)  # the configuration is read here
+        self.initialize(client, params, timeout)  # the configuration is read here
         self.started()
 
     def run(self, args: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:

@@ -86,7 +86,7 @@ class TscWarm(WarmChecker):
         client = self.spawn("tsc.log", lambda _section: None)
         timeout = max(warm_checker.START_TIMEOUT_S, float(self.spec.settings.get("$timeout", 0)))
         params = {"processId": os.getpid(), **self.spec.settings["$init"]}
-        client.request("initialize", params, timeout)  # the first full check happens here
+        self.initialize(client, params, timeout)  # the first full check happens here
         self.started()
 
     def tsc(
