@@ -21,7 +21,7 @@ from agent_habitat.verify.rungs import warm_checker
 from agent_habitat.verify.toolchains.node.rungs import RUNNERS
 from agent_habitat.workspace import Workspace
 from git_tree import write
-from node_warm import rung_ctx, tiny_project
+from node_warm import rung_ctx, tiny_project, warm_up_starts
 
 pytestmark = pytest.mark.anyio
 
@@ -150,3 +150,11 @@ async def test_a_stopped_run_stops_the_warm_jest_and_its_workers(
         assert warm_checker.live(workspace) == []
     finally:
         await warm_checker.release(workspace)
+
+
+@pytest.mark.timeout(600)
+async def test_the_warm_up_starts_the_runner_and_it_stops_with_its_owner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first verify after the project opened then finds jest's configuration loaded.
+    await warm_up_starts(_project(tmp_path), monkeypatch, "jest", "jest runner pid")

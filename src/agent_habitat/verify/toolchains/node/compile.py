@@ -158,7 +158,9 @@ async def _tsc(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungRes
         argv = tsc_argv(tsc, ctx.workspace.state_dir, ws.path, "work")
         return await ctx.run(RUNG, argv, suffix=each(ws.rel), cwd=ws.path, reap_leftovers=False)
 
-    outcome, was_warm = await warm_or_cold(ctx, slot(ws), "tsc", warm, cold, notes)
+    outcome, was_warm = await warm_or_cold(
+        ctx, slot(ws), "tsc", warm, cold, notes, wait_for_start=True
+    )
     diagnostics = _findings(outcome.text, ws, ws.path)
     state: RungState | None = None
     if outcome.exit_code in (1, 2) and diagnostics:

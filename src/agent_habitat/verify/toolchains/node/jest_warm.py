@@ -18,6 +18,12 @@ module the configuration loaded (the process answers `stale` and is started agai
 the verify stops (a red beside it, the climb cancelled) stops the process and its workers.
 A one-shot `habitat verify` keeps no server and runs the CLI cold, as does jest before 29
 (no `workerIdleMemoryLimit`, so no way to keep the tests out of the warm process).
+
+The host's warm-up starts it (`warm_up`, at background priority, beside the warm tsc and
+eslint) once the project is opened, so the first verify does not wait for jest's
+configuration; a verify that comes while that start is under way makes it the user's
+(`warm_checker.hurry`) and waits for it: the start is the configuration's load a cold CLI
+would make too.
 """
 
 from __future__ import annotations
@@ -39,7 +45,16 @@ from ...rungs.lsp import LspError
 from ...rungs.warm_checker import ServerSpec, WarmChecker
 from .detect import NodeProject, Workspace
 
-__all__ = ["SCRIPT", "JestWarm", "jest_package", "slot", "spec_for", "warm_jest"]
+__all__ = [
+    "SCRIPT",
+    "JestWarm",
+    "jest_package",
+    "slot",
+    "spec_for",
+    "warm_jest",
+    "warm_up",
+    "warmed",
+]
 
 SCRIPT = Path(__file__).with_name("jest_warm.cjs")
 _LOCKS = ("package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb")
@@ -156,6 +171,14 @@ async def warm_jest(
         notes.append("jest ran cold: the warm runner needs jest 29 or later")
         return None
     spec = await anyio.to_thread.run_sync(spec_for, ctx, project, ws, jest)
+    if warm_checker.announced(ctx.workspace, spec.slot) is not None:
+        # The warm-up's start is under way (or about to begin): the verify waits on it, so
+        # it is the user's now; a cold CLI beside it would read the configuration again.
+        hurried = warm_checker.hurry(ctx.workspace, spec.slot)
+        notes.append(
+            "jest: the warm-up was starting its warm runner; the verify waited for that start"
+            + (f" ({hurried})" if hurried else "")
+        )
     for attempt in (1, 2):
         warm, said = await warm_checker.get(
             ctx.workspace, ws.path, spec, "", may_start=True, make=_make
@@ -204,3 +227,28 @@ async def warm_jest(
 def slot(ws: Workspace) -> str:
     """The warm checkers' slot of the workspace's warm jest."""
     return f"jest:{ws.path}"
+
+
+def warmed(project: NodeProject) -> list[tuple[Workspace, Path]]:
+    """Each workspace whose tests jest runs (29 or later, from the project's own
+    `node_modules`), with its jest."""
+    found = [(ws, project.bin(ws, "jest")) for ws in project.workspaces if ws.runner() == "jest"]
+    return [(ws, jest) for ws, jest in found if jest is not None and _major(jest) >= 29]
+
+
+async def warm_up(ctx: RungContext, project: NodeProject) -> list[str]:
+    """Start the warm jest of every workspace `warmed` lists, at background priority (the
+    warm-up's step for a Node project): what it started."""
+    done: list[str] = []
+    for ws, jest in await anyio.to_thread.run_sync(warmed, project):
+        spec = await anyio.to_thread.run_sync(spec_for, ctx, project, ws, jest)
+        warm, said = await warm_checker.get(
+            ctx.workspace, ws.path, spec, "", may_start=True, make=_make, background=True
+        )
+        where = ws.rel or "the project"
+        if warm is None:
+            done.append(f"jest did not start in {where} ({said})")
+            continue
+        pid = warm.record.pid if warm.record else "?"
+        done.append(f"jest runner pid {pid} ({where})")
+    return done
