@@ -487,3 +487,41 @@ async def test_a_test_failing_at_head_is_not_red_a_new_failure_is(
         (f"{test} > broken at HEAD", True),
     ], red.diagnostics
     assert (red.new_findings, red.preexisting_findings) == (1, 1)
+
+
+async def test_a_node_test_failing_at_head_is_not_red_a_new_failure_is(tmp_path: Path) -> None:
+    # The node test runner's junit report names a test by its own name: the same name in a
+    # describe block and in another file must not be taken for the test HEAD fails.
+    head = (
+        "import { test, describe } from 'node:test';\nimport assert from 'node:assert';\n"
+        "import { add } from '../src/add.mjs';\n"
+    )
+    body = (
+        "test('adds', () => assert.strictEqual(add(1, 2), 3));\n"
+        "test('broken at HEAD', () => assert.strictEqual(add(2, 2), 5));\n"
+        "describe('group', () => {\n"
+        "  test('broken at HEAD', () => assert.strictEqual(add(0, 1), 1));\n});\n"
+    )
+    other = head + "test('broken at HEAD', () => assert.strictEqual(add(1, 1), 2));\n"
+    files = {"src/add.mjs": _ADD, "test/add.test.mjs": head + body, "test/b.test.mjs": other}
+    root = _project(tmp_path, files, scripts={"test": "node --test"})
+    write(root, "src/add.mjs", _ADD.replace("a + b", "b + a"))
+    green = await _climb(root, "test.scoped")
+    assert (green.state, green.tool) == ("green", "node-test"), green
+    assert green.reason is not None
+    assert "already failing at HEAD" in green.reason, green.reason
+    assert [(d.message.split(": ")[0], d.preexisting) for d in green.diagnostics] == [
+        ("test/add.test.mjs > broken at HEAD", True)
+    ]
+    write(root, "src/add.mjs", _ADD.replace("a + b", "a * b"))
+    red = await _climb(root, "test.scoped")
+    assert red.state == "red", red
+    assert red.baseline is not None
+    assert red.baseline.startswith("HEAD "), red.baseline
+    assert sorted((d.message.split(": ")[0], d.preexisting) for d in red.diagnostics) == [
+        ("test/add.test.mjs > adds", False),
+        ("test/add.test.mjs > broken at HEAD", True),
+        ("test/add.test.mjs > group > broken at HEAD", False),
+        ("test/b.test.mjs > broken at HEAD", False),
+    ], red.diagnostics
+    assert (red.new_findings, red.preexisting_findings) == (3, 1)

@@ -22,8 +22,9 @@ graph.py: relative-import graph, for the node test runner's related tests.
 suite.py: `test.scoped` (vitest related, jest --findRelatedTests, warm in a habitat server,
   node --test; another runner: the workspace's whole `test` script) and `test.full` (the
   `test` script).
-head_tests.py: a red vitest or jest run's failed tests run on HEAD's export: those HEAD fails
-  too are already failing, not red.
+head_tests.py: a red vitest, jest or node test runner's failed tests run on HEAD's export:
+  those HEAD fails too are already failing, not red.
+node_test_keys.cjs: the node test runner's reporter of each test's file and full name.
 rungs.py: the rung table (imported on first climb: this package's import stays light for
   the snapshot and the watcher, which only ask `detect` and `owns`).
 """

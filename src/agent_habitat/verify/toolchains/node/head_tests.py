@@ -1,13 +1,24 @@
-"""Red means the change did it, for vitest and jest: a red scoped run's failed tests run
-again on HEAD's content (its export, with the working tree's `node_modules` linked in, as
-tsc's baseline runs), each failure keyed by its file and full name (`test/a.test.js > adds`),
-and rungs/head_tests.py marks those HEAD failed too as already failing, not red. Only the
-failed tests' files run on HEAD, by the same runner and the tree's installed version of it;
-what HEAD's run reports passing is kept at 0 for the later reds at that HEAD. A failure that
-names no test (a file that did not load) is never matched: it counts as the change's."""
+"""Red means the change did it, for vitest, jest and the node test runner: a red scoped
+run's failed tests run again on HEAD's content (its export, with the working tree's
+`node_modules` linked in, as tsc's baseline runs), each failure keyed by its file and full
+name (`test/a.test.js > adds`), and rungs/head_tests.py marks those HEAD failed too as
+already failing, not red. Only the failed tests' files run on HEAD, by the same runner and
+the tree's installed version of it; what HEAD's run reports passing is kept at 0 for the
+later reds at that HEAD. A failure that names no test (a file that did not load) is never
+matched: it counts as the change's.
+
+The node test runner's junit report names a test by its own name only (no file, no describe
+blocks): its runs also write `node_test_keys.cjs`'s report, each test's file and full name
+in the order the tests started, which the junit failures take as their keys when both list
+the same failed tests in the same order (else no failure is keyed, and each counts as new).
+HEAD's run of the failed tests' files writes the same report. A workspace's whole `test`
+script (a runner with no affected-test mode) is not compared with HEAD: its failures are
+read from its console, which names no test reliably."""
 
 from __future__ import annotations
 
+import json
+import os
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -24,9 +35,61 @@ from .common import head_with_modules
 from .detect import NodeProject, Workspace
 from .parsers import jest_outcomes
 
-__all__ = ["settle_jest_like"]
+__all__ = ["KEYS", "name_node_failures", "node_test_outcomes", "settle_jest_like", "settle_node"]
 
 _ENV = {"FORCE_COLOR": "0"}
+KEYS = Path(__file__).with_name("node_test_keys.cjs")
+"""The node test runner's reporter of each test's file and full name."""
+_NODE = "node-test"
+
+
+def _node_tests(text: str, root: Path) -> list[tuple[str, str | None, bool]] | None:
+    """(name, key, failed) of each test `node_test_keys.cjs` reported, describe blocks left
+    out; the key is None for a file's own failure (it did not load: no test of it ran).
+    None when the text is not such a report."""
+    out: list[tuple[str, str | None, bool]] = []
+    for line in text.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(item, dict) or item.get("suite"):
+            continue
+        file, name = str(item.get("file", "")), str(item.get("name", ""))
+        own = not file or name == file  # node names a file that did not load by its path
+        rel = os.path.relpath(file, root) if file else ""
+        key = None if own else f"{rel} > {item.get('key', name)}"
+        out.append((name, key, bool(item.get("failed"))))
+    return out
+
+
+def node_test_outcomes(text: str, root: Path) -> Counter[str] | None:
+    """Each keyed test of a `node_test_keys.cjs` report with how many times it failed (a test
+    that passed is there at 0); None when the text is not such a report."""
+    tests = _node_tests(text, root)
+    if tests is None:
+        return None
+    out: Counter[str] = Counter()
+    for _, key, failed in tests:
+        if key is not None:
+            out[key] += failed
+    return out
+
+
+def name_node_failures(diagnostics: list[Diagnostic], text: str, root: Path) -> bool:
+    """Each junit failure of a node test run named by its key (`file > full name: message`),
+    when the keys report lists the same failed tests in the same order; whether it did."""
+    tests = _node_tests(text, root)
+    failed = [(name, key) for name, key, bad in tests or [] if bad]
+    if tests is None or len(failed) != len(diagnostics):
+        return False
+    for diag, (name, _) in zip(diagnostics, failed, strict=True):
+        if not diag.message.startswith(f"{name}: "):
+            return False
+    for diag, (name, key) in zip(diagnostics, failed, strict=True):
+        if key is not None:
+            diag.message = f"{key}: {diag.message[len(name) + 2 :]}"
+    return True
 
 
 def _key_of(failing: Counter[str]) -> Callable[[Diagnostic], str | None]:
@@ -95,4 +158,57 @@ async def settle_jest_like(
         run_on_head=lambda head, keys: _on_head(
             ctx, result.rung, project, ws, runner, tool, head, keys
         ),
+    )
+
+
+def _node_key_of(failing: Counter[str]) -> Callable[[Diagnostic], str | None]:
+    keys = sorted(failing, key=len, reverse=True)
+
+    def key_of(diag: Diagnostic) -> str | None:
+        if diag.source != _NODE:
+            return None
+        return next((k for k in keys if diag.message.startswith(f"{k}: ")), None)
+
+    return key_of
+
+
+async def _node_on_head(
+    ctx: RungContext,
+    rung: RungName,
+    project: NodeProject,
+    ws: Workspace,
+    head: HeadTree,
+    keys: list[str],
+) -> HeadRun | str:
+    export = await anyio.to_thread.run_sync(head_with_modules, head, project)
+    folder = export / ws.rel if ws.rel else export
+    files = sorted({k.split(" > ", 1)[0] for k in keys})
+    present = [str(export / f) for f in files if (export / f).is_file()]
+    if not present:
+        return HeadRun()  # every failed test's file is new since HEAD: each failure is new
+    report = ctx.spool(rung, ".head.keys.jsonl")
+    argv = ["node", "--test", f"--test-reporter={KEYS}", f"--test-reporter-destination={report}"]
+    outcome = await ctx.run(
+        rung, [*argv, *present], suffix=".head-tests.out", cwd=folder, extra_env=_ENV
+    )
+    text = await take_report(report)
+    outcomes = node_test_outcomes(text, export)
+    if outcome.timed_out or outcome.exit_code not in (0, 1) or outcomes is None:
+        said = outcome.tail.strip()[-200:]
+        return f"the node test runner failed on HEAD (exit {outcome.exit_code}): {said}"
+    return HeadRun(failed=outcomes)
+
+
+async def settle_node(
+    ctx: RungContext, result: RungResult, *, project: NodeProject, ws: Workspace, keys: str
+) -> RungResult:
+    """`result` (a node test run whose keys report is `keys`, its failures named by
+    `name_node_failures`) with the failures HEAD has too marked as already failing."""
+    failing = node_test_outcomes(keys, ctx.root) or Counter()
+    return await settle_tests(
+        ctx,
+        result,
+        cache_key=fingerprint("node tests on HEAD", ctx.snapshot.head or "", _NODE, ws.rel),
+        key_of=_node_key_of(+failing),
+        run_on_head=lambda head, asked: _node_on_head(ctx, result.rung, project, ws, head, asked),
     )

@@ -20,7 +20,7 @@ from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
-from .head_tests import settle_jest_like
+from .head_tests import KEYS, name_node_failures, settle_jest_like, settle_node
 from .jest_warm import warm_jest
 from .parsers import (
     junit_skipped,
@@ -131,7 +131,7 @@ async def _jest_like(
 
 
 async def _node_test(
-    ctx: RungContext, ws: Workspace, files: list[str] | None, why: str
+    ctx: RungContext, project: NodeProject, ws: Workspace, files: list[str] | None, why: str
 ) -> RungResult:
     if files is None:
         tests = await anyio.to_thread.run_sync(test_files, ctx.root, ws.path)
@@ -142,11 +142,14 @@ async def _node_test(
     if not tests:
         return nothing_to_do(ctx, SCOPED, "node: no test file imports a touched file")
     junit = ctx.spool(SCOPED, ".xml")
+    keys = ctx.spool(SCOPED, ".keys.jsonl")
     argv = [
         "node",
         "--test",
         "--test-reporter=junit",
         f"--test-reporter-destination={junit}",
+        f"--test-reporter={KEYS}",
+        f"--test-reporter-destination={keys}",
         "--test-reporter=spec",
         "--test-reporter-destination=stdout",
         *(str(ctx.root / t) for t in tests),
@@ -155,6 +158,7 @@ async def _node_test(
     parsed = await anyio.to_thread.run_sync(parse_node_junit, junit, ctx.root)
     skipped_cases = await anyio.to_thread.run_sync(junit_skipped, junit)
     await anyio.Path(junit).unlink(missing_ok=True)
+    keyed = await take_report(keys)
     diagnostics, cases = parsed if parsed is not None else ([], 0)
     idle = _all_skipped(outcome.exit_code, cases, skipped_cases)
     if idle is not None:
@@ -163,10 +167,18 @@ async def _node_test(
     if outcome.exit_code not in (0, 1) or (outcome.exit_code == 1 and not diagnostics):
         state = "error" if parsed is None else None
     notes = [f"node: node's test runner on {len(tests)} file(s) ({cases} test(s)); {why}"]
+    named = name_node_failures(diagnostics, keyed, ctx.root)
     result = from_outcome(
         ctx, SCOPED, outcome, tool="node-test", state=state, diagnostics=diagnostics, notes=notes
     )
     _reason(result)
+    if result.state == "red":
+        if not named:
+            result.notes.append(
+                "node: its failures could not each be named by file and full name (the keys "
+                "report did not list the junit report's failures): each counts as new"
+            )
+        result = await settle_node(ctx, result, project=project, ws=ws, keys=keyed)
     return result
 
 
@@ -202,7 +214,7 @@ async def _scoped_one(
         why = f"tests related to {len(mine_here)} touched file(s) by {mode[runner]}"
     chosen.append((files is None, folder, why))
     if runner == "node":
-        return await _node_test(ctx, ws, files, why)
+        return await _node_test(ctx, project, ws, files, why)
     return await _jest_like(ctx, project, ws, runner, files, why)
 
 
