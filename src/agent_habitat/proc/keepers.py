@@ -16,8 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import anyio
-
 from . import spool_keeper
 from .flocks import is_held
 from .spool_keeper import Budget, lock_path, room, spool_dir_of
@@ -85,6 +83,8 @@ async def drained(output: Path, within: float = _DRAIN_SECONDS) -> bool:
     exits at the pipe's end, once no process of the run holds it. False when something
     the run left running (a daemon) still holds the pipe after `within`: its later output
     arrives in the spool as it writes it."""
+    import anyio  # here: a one-shot run with no host starts a keeper without it
+
     deadline = anyio.current_time() + within
     # A lock's release sends no event: a short bounded poll (the keeper is done within
     # milliseconds of its run's last close).

@@ -28,9 +28,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import anyio
-import anyio.to_thread
-
 from ..lazy import lazy_module
 from . import cgroup
 from .record import ProcessRecord
@@ -303,6 +300,8 @@ async def kill_tree(
     policy = policy or DEFAULT_POLICY
     grace = policy.grace_seconds if grace is None else grace
     report = _report(record)
+    import anyio.to_thread  # here: `members` serves a process without an event loop
+
     scan = await anyio.to_thread.run_sync(_scan, record)
     report.pids = _signal(scan, sig)
     escalate = sig in (signal_module.SIGTERM, signal_module.SIGKILL)

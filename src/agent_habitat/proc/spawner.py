@@ -15,8 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NotRequired, Protocol, TypedDict, Unpack
 
-import anyio.to_thread
-
 from ..lazy import lazy_module
 from . import cgroup
 from .kill import KillReport, kill_tree, members
@@ -152,6 +150,8 @@ class ProcSpawner:
         marker: str,
         then: Callable[[], object] | None = None,
     ) -> Prestarted:
+        import anyio.to_thread  # here: `spawn` serves a process without an event loop
+
         prepare_child_signals()  # on the loop's (main) thread, before the worker's fork
 
         def start() -> Prestarted:

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import anyio
-
 from . import cgroup
 from .record import ProcessRecord, is_alive, process_create_time
 
@@ -113,8 +111,38 @@ class Supervised:
             return self.popen.poll() is None
         return is_alive(self.record)
 
+    def wait_within(self, seconds: float) -> int | None:
+        """Our child's return code if it exits within `seconds` (blocking, no event loop: a
+        one-shot run with no host, `shell.quiet_run`); None while it runs. Adopted: None."""
+        if self.popen is None:
+            return None
+        if self.popen.poll() is None:
+            if _HAS_PIDFD:
+                import select
+
+                try:
+                    fd = os.pidfd_open(self.pid)
+                except ProcessLookupError:
+                    fd = -1
+                if fd >= 0:
+                    try:
+                        select.select([fd], [], [], seconds)
+                    finally:
+                        os.close(fd)
+            else:
+                try:
+                    self.popen.wait(seconds)
+                except subprocess.TimeoutExpired:
+                    return None
+            if self.popen.poll() is None:
+                return None
+        _UNREAPED.discard(self.popen)
+        return self.popen.returncode
+
     async def wait(self) -> int | None:
         """Wait for exit. Our child: its returncode (negative = signal). Adopted: None."""
+        import anyio  # here: a one-shot run with no host spawns and waits without it
+
         if self.popen is not None and self.popen.poll() is not None:
             return self.popen.returncode
         if self.popen is None and not is_alive(self.record):
