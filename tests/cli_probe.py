@@ -76,10 +76,11 @@ class Probed:
         return self.code, self.stdout, self.stderr
 
 
-def probe(root: Path, *argv: str, **env: str) -> Probed:
-    """`habitat ARGV` in `root`, in a fresh interpreter with `env` added."""
+def probe(root: Path, *argv: str, prelude: str = "", **env: str) -> Probed:
+    """`habitat ARGV` in `root`, in a fresh interpreter with `env` added; `prelude`: code
+    run first (a test's seam)."""
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE, *argv],
+        [sys.executable, "-c", prelude + _PROBE, *argv],
         capture_output=True,
         text=True,
         # A bound for a hung process, not a speed claim (the full path builds the habitat).

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .proc.spawner import Spawner
     from .project_scene import EpochGlance
     from .shell import Shell
+    from .shell.quiet_run import Handed
     from .verify import VerifyRunner
     from .verify.runner.accounting import TimeAccounting
     from .verify.runner.record import EpochRecords
@@ -122,6 +123,7 @@ class Habitat:
         runner: bool = True,
         spawner: Spawner | None = None,
         clock: Clock | None = None,
+        handed: Handed | None = None,
     ) -> AsyncIterator[Habitat]:
         """Build the services over the workspace's state; they close in reverse on exit.
 
@@ -133,7 +135,8 @@ class Habitat:
         one command, nor a prestarted wrapper for a next run it will not make); verify status
         then comes from the workspace's record. `spawner` and
         `clock` are the shell's (real processes and the system's clock by default;
-        `agent_habitat.testing.open_fake_habitat` passes fakes).
+        `agent_habitat.testing.open_fake_habitat` passes fakes). `handed`: a run this
+        process started before (`shell.quiet_run`), for `shell.follow_handed`.
         """
         # The shell and the edit verbs load here, not with this module: a one-shot verify
         # (`VerifyRecord.open`) builds neither.
@@ -153,6 +156,7 @@ class Habitat:
                     spawner=spawner,
                     clock=clock,
                     prestart=runner,
+                    handed=handed,
                 )
             )
 

@@ -111,4 +111,4 @@ def test_the_copies_the_quiet_path_keeps_match_their_originals(project: Path) ->
             valid = False
         else:
             valid = True
-        assert quiet_verbs._tab_name(name) == valid, name
+        assert quiet_verbs.tab_name(name) == valid, name

@@ -27,7 +27,7 @@ from ..errors import HabitatError, NotFoundError
 from ..shell import models as m
 from ..verbs import SHELL_VERBS, AnyVerb
 
-__all__ = ["Caller", "Streamer", "follow_run", "terminal_env"]
+__all__ = ["Caller", "Streamer", "follow_run", "stream_spool", "terminal_env", "verb_row"]
 
 
 def verb_row(name: str) -> AnyVerb:
@@ -99,7 +99,8 @@ async def _find_run(call: Caller, tab: str, before: int | None) -> m.LastResult:
         await anyio.sleep(FOLLOW_SECONDS)
 
 
-async def _stream(streamer: Streamer, spool: str) -> None:
+async def stream_spool(streamer: Streamer, spool: str) -> None:
+    """Copy the spool `spool` to the terminal as it grows, until cancelled."""
     streamer.spool = spool
     while True:
         streamer.pump()
@@ -216,7 +217,7 @@ async def follow_run(
         run = await _find_run(aside, tab, before)
         async with anyio.create_task_group() as inner:
             if streamer is not None:
-                inner.start_soon(_stream, streamer, run.spool)
+                inner.start_soon(stream_spool, streamer, run.spool)
             if interactive and run.running:
                 inner.start_soon(_forward_stdin, aside, tab)
                 inner.start_soon(_forward_signals, aside, tab)

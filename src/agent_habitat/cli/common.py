@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
     from ..habitat import Habitat, VerifyRecord
     from ..reach.lock import HostRecord
+    from ..shell.quiet_run import Handed
 
 __all__ = [
     "JSON_ERRORS",
@@ -114,9 +115,12 @@ def running_host(root: Path) -> HostRecord | None:
     return find_host(root)
 
 
-def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habitat]:
+def open_habitat(
+    args: argparse.Namespace, handed: Handed | None = None
+) -> AbstractAsyncContextManager[Habitat]:
     """`Habitat.open` for the workspace the CLI is pointed at (`--project`, else the cwd's);
-    a one-shot command serves no verify runner (no file watcher for one command)."""
+    a one-shot command serves no verify runner (no file watcher for one command).
+    `handed`: a run this process started already (`shell.quiet_run`)."""
     from ..habitat import Habitat
     from ..workspace import Workspace
 
@@ -125,6 +129,7 @@ def open_habitat(args: argparse.Namespace) -> AbstractAsyncContextManager[Habita
         Workspace.for_project(root),
         project=root if args.project is not None else None,
         runner=False,
+        handed=handed,
     )
 
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     Reader = Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any] | None]
 
-__all__ = ["quiet_verb"]
+__all__ = ["quiet_verb", "start_host", "tab_name"]
 
 _INDEX_MAX = 2**63 - 1  # `limits.INDEX_MAX`
 _HISTORY_DEFAULT = 20  # `shell.models.HistoryArgs.limit`: its default, its bounds
@@ -36,7 +36,7 @@ _OUTPUT_CAP_BYTES = 16 * 1024  # `config.ShellConfig.output_cap_bytes` (none is 
 _TAB_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 
-def _tab_name(name: object) -> bool:
+def tab_name(name: object) -> bool:
     """`shell.models.TAB_NAME_PATTERN`, without `re`."""
     return isinstance(name, str) and 1 <= len(name) <= 32 and set(name) <= _TAB_CHARS
 
@@ -82,7 +82,7 @@ def quiet_verb(call: VerbCall, root: str) -> int | None:
     """The exit code of `call` answered from the state of the workspace at `root` (no host
     serves it), or None when the full path must answer."""
     reader = _READERS.get(call.command)
-    if reader is None or not _tab_name(call.body.get("tab", "main")):
+    if reader is None or not tab_name(call.body.get("tab", "main")):
         return None
     from .quiet_state import quiet_state
 
@@ -105,11 +105,11 @@ def quiet_verb(call: VerbCall, root: str) -> int | None:
     else:
         view.show(data, False, root)
     sys.stdout.flush()
-    _start_host(root)
+    start_host(root)
     return view.exit_code(data)
 
 
-def _start_host(root: str) -> None:
+def start_host(root: str) -> None:
     """After the answer, as after the full path: a person at a terminal gets the host."""
     from .host_start import in_a_terminal
 

@@ -27,16 +27,19 @@ from pydantic import BaseModel
 
 from ..shell import models as m
 from ..verbs import SHELL_VERBS, AnyVerb
-from .attach import Caller, Streamer, follow_run, terminal_env
-from .common import open_habitat, project_root, run_command, running_host
+from .attach import Caller, Streamer, follow_run, stream_spool, terminal_env, verb_row
+from .common import JSON_ERRORS, open_habitat, project_root, run_command, running_host
 from .flags import add_verb_parser, request_from
+from .parser import input_refused
 from .shell_views import VIEWS, emit_json_data
 from .styles import dim
 
 if TYPE_CHECKING:
     from ..reach.lock import HostRecord
+    from ..shell.quiet_run import Handed
+    from .verb_argv import VerbCall
 
-__all__ = ["register"]
+__all__ = ["handed_run", "register"]
 
 
 _PROJECT_COMMANDS = frozenset({"project", "trust"})
@@ -158,3 +161,36 @@ def _show(verb: AnyVerb, result: BaseModel, args: argparse.Namespace, streamed: 
     if not args.json:
         view.show(data, streamed, project_root(args))
     return view.exit_code(data)
+
+
+def handed_run(call: VerbCall, handed: Handed) -> int:
+    """`habitat run` for a run `cli.quiet_run` started in this process and hands over (it
+    went on past its first moment, or ended in a way only this path records): followed from
+    there by the shell (`Shell.follow_handed`), its output streamed, its result shown, as
+    for a run started here."""
+    args = argparse.Namespace(
+        project=Path(call.project) if call.project is not None else None, json=call.json
+    )
+    JSON_ERRORS.set(call.json)
+    verb = verb_row("run")
+
+    async def body() -> int:
+        request = m.RunArgs.model_validate(call.body)
+        streamer = None if call.json else Streamer(request.tab)
+        async with open_habitat(args, handed) as habitat:
+            if streamer is None:
+                result: BaseModel = await habitat.shell.follow_handed(request, handed)
+            else:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(stream_spool, streamer, str(handed.run.files.output))
+                    result = await habitat.shell.follow_handed(request, handed)
+                    tg.cancel_scope.cancel()
+                streamer.finish(result)
+        return _show(verb, result, args, streamer is not None)
+
+    code = run_command(body)
+    if not input_refused():
+        from .host_start import start_behind
+
+        start_behind(args)
+    return code

@@ -16,6 +16,8 @@
 #   leftovers   what ended runs left running;  error_lines  a failed run's error lines
 #   quiet_scene the scene read from state.db alone while nothing runs (`habitat scene`)
 #   quiet_reads history, last and which read the same way, as their models dump them
+#   quiet_run   a foreground run with no host, recorded without pydantic or anyio when it is
+#               over in its first moment; else handed to Shell.follow_handed
 #   settled     whether the state needs anything done before such a read (no pathlib)
 #   run_store   RunStore — tabs and runs in state.db (the SQL, but quiet_scene's two reads)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env

@@ -73,7 +73,11 @@ class Follower:
         time_limit: float | None,
         yield_after: float | None,
         progress: Progress | None,
+        *,
+        quick: float = QUICK_SECONDS,
     ) -> RunResult:
+        """The run's answer. `quick`: what is left of its first moment (a run started by
+        `shell.quiet_run` spent the rest of it there)."""
         if background:
             await self._runs.identify(run, process)
             self._runs.watch(run, process)
@@ -84,7 +88,7 @@ class Follower:
         if self.waits_quick(background, progress):
             started = self._clock.monotonic()
             pumped = run.id in self._runs.pumped  # its keeper started before it
-            returncode = await self._quick_end(run, process, limit)
+            returncode = await self._quick_end(run, process, limit, quick)
             if returncode is not None:
                 # Its end is written after its answer (when it ended alone), and the look
                 # at what it left writing its spool after that.
@@ -119,14 +123,16 @@ class Follower:
         return views.run_result(self._tabs, self._runs.store.get(run.id) or run)
 
     async def _quick_end(
-        self, run: RunRow, process: ProcessHandle, limit: float | None
+        self, run: RunRow, process: ProcessHandle, limit: float | None, quick: float
     ) -> tuple[int | None] | None:
         """The run's return code, boxed, if it ends within `QUICK_SECONDS` (real time, as
         the keeper's moment is) and before `limit` by the shell's clock; else None."""
         if limit is not None and limit <= QUICK_SECONDS:
             return None  # its limit comes first: the full wait watches it
+        if quick <= 0:
+            return None  # it went on past its first moment (`shell.quiet_run` saw it)
         try:
-            with anyio.move_on_after(QUICK_SECONDS):
+            with anyio.move_on_after(quick):
                 return (await process.wait(),)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):

@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["remove", "sweep"]
+__all__ = ["new_folder", "remove", "sweep"]
 
 _GONE = "gone-"
 # A file made by a call that had resolved the folder's old path before the rename: removing
@@ -51,3 +51,15 @@ def sweep(spool_dir: Path) -> None:
         gone = [Path(entry.path) for entry in entries if entry.name.startswith(_GONE)]
     for folder in gone:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def new_folder(folder: Path) -> None:
+    """Make the run's folder, private. The id is new, so is its folder: whatever is there
+    (a state.db deleted under a spool kept) belongs to no run of this database and goes."""
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.mkdir(folder, 0o700)
+    except FileNotFoundError:  # the spool folder itself is gone
+        folder.mkdir(mode=0o700, parents=True)

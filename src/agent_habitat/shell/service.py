@@ -17,6 +17,7 @@ import signal as signal_module
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.to_thread
@@ -66,6 +67,9 @@ from .supervisor import RunSupervisor
 from .tabs import Tabs
 from .waiting import Progress
 from .wrapper import joins_group, wrapper_argv
+
+if TYPE_CHECKING:
+    from .quiet_run import Handed
 
 __all__ = ["Shell"]
 
@@ -121,12 +125,15 @@ class Shell:
         self._follower = Follower(self.tabs, self.runs, self._keeping, self.clock, task_group)
         self._scene = SharedBuild(task_group, SceneBuilder(self.tabs).build)
 
-    def _adopt_all(self) -> None:
+    def _adopt_all(self, handed: Handed | None = None) -> None:
+        if handed is not None:  # this process's own run, not one to adopt
+            self.runs.hold(handed.run.id, handed.process)
         self.prestarts.sweep()  # the folders made ahead by habitat processes now gone
         run_folders.sweep(self.workspace.spool_dir)  # and those a dying one was removing
         self.runs.adopt_all()
         for run in self.store.running():
-            self._keeping.adopted(run)
+            if handed is None or run.id != handed.run.id:
+                self._keeping.adopted(run)
 
     @classmethod
     @asynccontextmanager
@@ -142,6 +149,7 @@ class Shell:
         clock: Clock | None = None,
         keeping: Keeping = SpoolKeeping,
         prestart: bool = True,
+        handed: Handed | None = None,
     ) -> AsyncIterator[Shell]:
         """Open the tabs over the workspace's state; adopts runs an earlier shell left.
 
@@ -149,7 +157,8 @@ class Shell:
         which builds them once for every service of the workspace. `spawner` and `clock`
         default to real processes and the system's clock (`agent_habitat.testing` has fakes).
         `prestart=False`: no tab's next wrapper starts ahead (a one-shot command makes no
-        next run).
+        next run). `handed`: a run this process started before opening (`shell.quiet_run`),
+        which `follow_handed` takes on; it is not adopted.
         """
         try:
             async with anyio.create_task_group() as tg:
@@ -165,7 +174,7 @@ class Shell:
                     keeping=keeping,
                     prestart=prestart,
                 )
-                shell._adopt_all()
+                shell._adopt_all(handed)
                 try:
                     yield shell
                 finally:
@@ -284,23 +293,7 @@ class Shell:
             self.store.set_process(run.id, process.record)
         run = dataclasses.replace(run, pid=process.pid)
 
-        def announce() -> None:
-            if opened.opened_tab:
-                self.bus.publish(
-                    "shell.tab.opened", tab=args.tab, data={"shell": shell.kind, "cwd": cwd}
-                )
-            self.bus.publish(
-                "shell.run.started",
-                tab=args.tab,
-                data={
-                    "index": run.idx,
-                    "command": args.command,
-                    "pid": process.pid,
-                    "cwd": cwd,
-                    "background": args.background,
-                },
-            )
-
+        announce = self._announcer(args, run, process.pid, opened.opened_tab, shell.kind)
         quick = self._follower.waits_quick(args.background, progress)
         # A run that may end within its first moment is announced then, in its end's commit
         # (or at that moment): its wrapper runs at once, and this process, still busy with a
@@ -316,13 +309,60 @@ class Shell:
             run, process, args.background, args.timeout_seconds, args.yield_after_seconds, progress
         )
 
+    def _announcer(
+        self, args: RunArgs, run: RunRow, pid: int, opened_tab: bool, kind: str
+    ) -> Callable[[], None]:
+        """What publishes the run's start (and its tab's opening, when it opened it)."""
+
+        def announce() -> None:
+            if opened_tab:
+                self.bus.publish(
+                    "shell.tab.opened", tab=args.tab, data={"shell": kind, "cwd": run.cwd}
+                )
+            self.bus.publish(
+                "shell.run.started",
+                tab=args.tab,
+                data={
+                    "index": run.idx,
+                    "command": args.command,
+                    "pid": pid,
+                    "cwd": run.cwd,
+                    "background": args.background,
+                },
+            )
+
+        return announce
+
+    async def follow_handed(self, args: RunArgs, handed: Handed) -> RunResult:
+        """`run` for the foreground run `handed` (`args`) that `shell.quiet_run` started in
+        this process before the shell opened, from where it left it: the rest of its first
+        moment, then as `_run` follows any run. Ctrl-C in that moment: killed, cancelled."""
+        run, process = handed.run, handed.process
+        with self._lull.answer():
+            self._keeping.discard(handed.stale)
+            announce = self._announcer(args, run, process.pid, handed.opened_tab, handed.shell_kind)
+            self.runs.started(run, process, args.env, announce, now=False)
+            if handed.cancelled:
+                with anyio.CancelScope(shield=True):
+                    await self.runs.kill(run, "cancelled")
+                raise KeyboardInterrupt
+            return await self._follower.follow(
+                run,
+                process,
+                args.background,
+                args.timeout_seconds,
+                args.yield_after_seconds,
+                None,
+                quick=handed.quick_left,
+            )
+
     def _go(self, run: RunRow, ready: Ready, command: str) -> ProcessHandle | None:
         """Start the run in its tab's prestarted wrapper: its files, then its folder's name
         on the wrapper's stdin. None when the wrapper is gone (the caller starts cold)."""
         try:
             moved = ready.move_folder(run.run_dir)  # made ahead, else now
             if not moved:
-                _new_folder(run.run_dir)
+                run_folders.new_folder(run.run_dir)
                 prepare(run.files.output)  # what lets its keeper cut it on a full disk
             go = run.files.prepare_prestarted(command, made_ahead=moved)
             os.write(ready.started.go, go)
@@ -341,7 +381,7 @@ class Shell:
         says what to do."""
         holder: int | None = None
         try:
-            _new_folder(run.run_dir)
+            run_folders.new_folder(run.run_dir)
             prepare(run.files.output)  # what lets its keeper cut it on a full disk
             holder = await self._keeping.pipe(run)
             process = self.spawner.spawn(
@@ -476,18 +516,6 @@ class Shell:
             return await views.wait(self.tabs, args, compile_pattern(args.until, "until"), progress)
         except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
             raise group.exceptions[0] from None
-
-
-def _new_folder(folder: Path) -> None:
-    """Make the run's folder, private. The id is new, so is its folder: whatever is there
-    (a state.db deleted under a spool kept) belongs to no run of this database and goes."""
-    try:
-        os.mkdir(folder, 0o700)
-    except FileExistsError:
-        shutil.rmtree(folder, ignore_errors=True)
-        os.mkdir(folder, 0o700)
-    except FileNotFoundError:  # the spool folder itself is gone
-        folder.mkdir(mode=0o700, parents=True)
 
 
 def _start_error(exc: OSError, run: RunRow, what: str) -> HabitatError:

@@ -115,6 +115,11 @@ class RunSupervisor:
             starting.set()
 
     # starting
+    def hold(self, run_id: int, process: ProcessHandle) -> None:
+        """A run this process started before its shell opened (`shell.quiet_run`): live
+        here, so `adopt_all` leaves it be; `started` takes charge of it."""
+        self._live[run_id] = process
+
     def started(
         self,
         run: RunRow,

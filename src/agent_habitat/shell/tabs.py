@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..clock import Clock
-from ..config import ShellConfig
 from ..errors import NotFoundError, UsageError
-from ..proc.spawner import Spawner
 from ..workspace import scm_root
-from .run_store import RunStore, TabRow
-from .supervisor import RunSupervisor
 
-__all__ = ["Tabs"]
+if TYPE_CHECKING:  # `default_cwd` and `resolve_cwd` serve `shell.quiet_run` without them
+    from ..clock import Clock
+    from ..config import ShellConfig
+    from ..proc.spawner import Spawner
+    from .run_store import RunStore, TabRow
+    from .supervisor import RunSupervisor
+
+__all__ = ["Tabs", "default_cwd", "resolve_cwd"]
 
 
 class Tabs:
@@ -46,13 +49,7 @@ class Tabs:
 
     def default_cwd(self) -> str:
         """Open project root → its git root → this process's cwd."""
-        for candidate in (
-            self._project_root,
-            scm_root(self._project_root) if self._project_root else None,
-        ):
-            if candidate is not None and candidate.is_dir():
-                return str(candidate)
-        return os.getcwd()
+        return default_cwd(self._project_root)
 
     def set_project_root(self, path: Path) -> None:
         """Switch the project; tabs still at the old default cwd follow to the new one."""
@@ -75,15 +72,29 @@ class Tabs:
 
     def resolve_cwd(self, tab: TabRow | None, cwd: str | None) -> str:
         """Where a command starts: `cwd` relative to the tab's (or the default) folder."""
-        base = tab.cwd if tab and Path(tab.cwd).is_dir() else self.default_cwd()
-        if cwd is None:
-            return base
-        try:
-            path = Path(base, os.path.expanduser(cwd)).resolve()
-        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
-            raise UsageError(
-                f"cwd {cwd!r} cannot be resolved ({exc}); give an existing folder"
-            ) from None
-        if not path.is_dir():
-            raise UsageError(f"cwd {cwd!r} does not exist or is not a directory ({path})")
-        return str(path)
+        return resolve_cwd(tab.cwd if tab else None, cwd, self._project_root)
+
+
+def default_cwd(project_root: Path | None) -> str:
+    """Open project root (resolved) → its git root → this process's cwd."""
+    for candidate in (project_root, scm_root(project_root) if project_root else None):
+        if candidate is not None and candidate.is_dir():
+            return str(candidate)
+    return os.getcwd()
+
+
+def resolve_cwd(tab_cwd: str | None, cwd: str | None, project_root: Path | None) -> str:
+    """Where a command starts: `cwd` relative to the tab's folder `tab_cwd` (None: a new
+    tab), or to the default folder when the tab's is gone."""
+    base = tab_cwd if tab_cwd and Path(tab_cwd).is_dir() else default_cwd(project_root)
+    if cwd is None:
+        return base
+    try:
+        path = Path(base, os.path.expanduser(cwd)).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise UsageError(
+            f"cwd {cwd!r} cannot be resolved ({exc}); give an existing folder"
+        ) from None
+    if not path.is_dir():
+        raise UsageError(f"cwd {cwd!r} does not exist or is not a directory ({path})")
+    return str(path)
