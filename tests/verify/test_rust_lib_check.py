@@ -47,8 +47,8 @@ _BROKEN_AT_HEAD = _LIB.replace("x * 3", "x * true")
 """A library that does not compile at HEAD (E0277 in `triple`)."""
 
 
-def _crate(root: Path, lib: str) -> Path:
-    manifest = '[package]\nname = "lc"\nversion = "0.1.0"\nedition = "2021"\n'
+def _crate(root: Path, lib: str, manifest_tail: str = "") -> Path:
+    manifest = '[package]\nname = "lc"\nversion = "0.1.0"\nedition = "2021"\n' + manifest_tail
     root = commit_tree(
         root, {"Cargo.toml": manifest, "src/lib.rs": lib, ".gitignore": "target/\nCargo.lock\n"}
     )
@@ -61,6 +61,11 @@ def _red(rungs: list[RungResult]) -> RungResult:
     red = [r for r in rungs if r.state == "red"]
     assert len(red) == 1, rungs
     return red[0]
+
+
+def _spools(root: Path, suffix: str) -> list[Path]:
+    folder = Workspace.for_project(root).spool_dir
+    return [p for p in folder.rglob(f"*{suffix}") if p.name.endswith(suffix)]
 
 
 def _cached_runs(root: Path) -> int:
@@ -79,7 +84,14 @@ async def test_a_new_error_in_the_librarys_code_is_red_from_its_own_check_on_bot
     assert [(d.code, d.line, d.preexisting) for d in red.diagnostics] == [("E0277", 2, False)]
     assert (red.new_findings, red.preexisting_findings) == (1, 0)
     assert (red.baseline or "").startswith("HEAD "), red.baseline
-    assert any("judged by `cargo check" in n and "--lib --bins" in n for n in red.notes)
+    # The tests' build told the library's own errors (the plain unit's, cargo named it):
+    # HEAD's check of the library alone judged them, and no check ran on the tree.
+    assert any(
+        "judged by the tests' build's errors" in n and "--lib --bins` on HEAD" in n
+        for n in red.notes
+    ), red.notes
+    assert _spools(root, ".lib.base.out")
+    assert not _spools(root, ".lib.out")
     # HEAD answered the check of the library alone (cached), never clippy of every target.
     assert _cached_runs(root) == 1
 
@@ -114,6 +126,61 @@ async def test_a_new_error_in_test_code_is_red_against_heads_build_of_the_tests(
     assert not any(d.preexisting for d in errors), errors
     assert errors[0].source == "rustc"
     assert (tests.baseline or "").startswith("HEAD "), tests.baseline
+
+
+_TEST_BROKEN_AT_HEAD = _LIB.replace("double(2), 4)", "double(2), true)")
+"""A library whose own code compiles at HEAD and whose unit tests do not (E0308 under
+`cfg(test)`): `cargo test` fails at HEAD, `cargo check --lib` passes."""
+
+
+async def test_an_error_heads_unit_tests_have_is_not_red_though_heads_library_check_passes(
+    tmp_path: Path,
+) -> None:
+    # Only the test harness fails to build, on both sides: its error is not the library's,
+    # whose check HEAD passes, so it must not be judged new against that check.
+    root = _crate(tmp_path / "lc", _TEST_BROKEN_AT_HEAD)
+    write(root, "src/lib.rs", _TEST_BROKEN_AT_HEAD.replace("x * 3", "x + x + x"))
+    climbed = await run_ladder(root, LadderRequest(), bus=InMemoryEventBus("t"))
+    assert climbed.state != "red", climbed.rungs
+    tests = climbed.rungs[-1]
+    assert [(d.code, d.preexisting) for d in tests.diagnostics] == [("E0308", True)], tests
+    # The tests' build told the library's own code compiles: nothing ran on the tree for it.
+    assert not _spools(root, ".lib.out")
+
+
+async def test_a_new_library_error_beside_an_error_heads_unit_tests_have_is_red(
+    tmp_path: Path,
+) -> None:
+    # Both units of the library fail: the new error is said by each, HEAD's test error by the
+    # test harness alone. Red for the new one only.
+    root = _crate(tmp_path / "lc", _TEST_BROKEN_AT_HEAD)
+    write(root, "src/lib.rs", _TEST_BROKEN_AT_HEAD.replace("x * 2", "x * false"))
+    climbed = await run_ladder(root, LadderRequest(), bus=InMemoryEventBus("t"))
+    red = _red(climbed.rungs)
+    new = [(d.code, d.line) for d in red.diagnostics if not d.preexisting]
+    assert new == [("E0277", 2)], red.diagnostics
+
+
+_SELF_FEATURE = (
+    '[features]\nextra = []\n[dev-dependencies]\nlc = { path = ".", features = ["extra"] }\n'
+)
+_EXTRA_BROKEN = _LIB + '#[cfg(feature = "extra")]\npub fn broken() -> u8 {\n    true\n}\n'
+"""A library whose tests turn on a feature of its own (a dev-dependency on itself), under
+which its code does not compile at HEAD: `cargo test` fails there, `cargo check --lib`
+(no dev-dependencies, no feature) passes."""
+
+
+async def test_an_error_under_a_feature_only_the_tests_turn_on_is_not_red_when_head_has_it(
+    tmp_path: Path,
+) -> None:
+    # The tests' build of the plain library has the feature on, HEAD's check of it has not:
+    # its errors are not that check's to judge (build_evidence: dev-dependencies by path).
+    root = _crate(tmp_path / "lc", _EXTRA_BROKEN, _SELF_FEATURE)
+    write(root, "src/lib.rs", _EXTRA_BROKEN.replace("x * 3", "x + x + x"))
+    climbed = await run_ladder(root, LadderRequest(), bus=InMemoryEventBus("t"))
+    assert climbed.state != "red", climbed.rungs
+    tests = climbed.rungs[-1]
+    assert {(d.code, d.preexisting) for d in tests.diagnostics} == {("E0308", True)}, tests
 
 
 def test_a_compile_error_line_is_one_rustc_reports_not_a_clippy_lint() -> None:

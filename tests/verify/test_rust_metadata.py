@@ -74,6 +74,23 @@ def test_workspace_wide_files_reach_every_crate(tmp_path: Path, rel: str) -> Non
     assert affected.crates == ["alone", "base", "mid", "top"]
 
 
+def test_a_crates_binaries_and_its_dev_dependencies_by_path_are_known(tmp_path: Path) -> None:
+    tool = _package(tmp_path, "tool", "tool")
+    tool["targets"] = [
+        *tool["targets"],  # type: ignore[misc]
+        {"kind": ["bin"], "name": "tool-cli", "src_path": str(tmp_path / "tool/src/main.rs")},
+    ]
+    tool["dependencies"] = [{"name": "tool", "path": str(tmp_path / "tool"), "kind": "dev"}]
+    plain = _package(tmp_path, "plain", "plain", deps=("tool",))
+    packages = [tool, plain]
+    text = json.dumps({"packages": packages, "workspace_members": [p["id"] for p in packages]})
+    graph = parse_metadata(text, tmp_path)
+    assert graph.crates["tool"].bin_targets == ("tool-cli",)
+    assert graph.crates["tool"].dev_paths
+    # A normal dependency by path turns on no feature `cargo check --lib` leaves off.
+    assert (graph.crates["plain"].bin_targets, graph.crates["plain"].dev_paths) == ((), False)
+
+
 def test_unreadable_metadata_is_an_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(MetadataError, match="cargo metadata output unreadable"):
         parse_metadata("{}", tmp_path)

@@ -3,7 +3,8 @@
 #   affects, includes.py which other crates read a touched file (`include_str!`, `#[path]`);
 #   messages.py cargo's JSON messages and libtest's report as findings; cargo.py
 #   the rungs' shared preamble and the comparison with HEAD; lib_check.py a compile error
-#   judged first by the crates' own check on the tree and on HEAD; rungs.py the compiler
+#   judged first by the crates' own check on the tree and on HEAD, build_evidence.py the
+#   tree's side as a failed tests' build already tells it; rungs.py the compiler
 #   rungs (clippy and check in the habitat's own target folder, build);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,
 #   head_tests.py their failed tests run again on HEAD; runners.py their table;

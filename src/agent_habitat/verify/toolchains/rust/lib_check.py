@@ -15,6 +15,15 @@ Anything else decides nothing and the rung's own comparison follows: no error th
 errors are a test target's, an example's, or a lint only clippy denies), each of them at
 HEAD too, or either run failing for another reason.
 
+The tree's side is most often told already: a failed `cargo test` build names the units that
+failed, and build_evidence.py tells from its output the errors of the crates' libraries and
+binaries as built for use (what `cargo check --lib --bins` checks) from their test
+harnesses'. When this climb's tests' build (`tests_build`) ended and told them all, they are
+the tree's side and no check runs on the tree (HEAD's starts at the first compile error, as
+before). When it did not tell them all (an error said by one of a library's two units only,
+units cargo never built, a crate whose dev-dependencies by path may turn on its own
+features, a build that did not end), the tree's check runs as before.
+
 It starts at the first compile error of clippy's run or the tests' build, never before: started
 with clippy's run in the first climb at a HEAD, its two compiles took the CPU of the tests'
 build, the climb's longest path (strsim's green first verify 12.6 s against 7.7 s on main at
@@ -26,8 +35,9 @@ before it had one)."""
 
 from __future__ import annotations
 
+import contextlib
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,18 +50,21 @@ from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult
 from ...rungs.compare import head_of, mark_against_head
 from ...rungs.context import RungContext
+from .build_evidence import PlainErrors, plain_errors
 from .cargo import affected_of, head_cached, head_side, on_head, packages
 from .messages import compiler_messages
 from .metadata import CrateGraph
-from .spool_watch import compile_error, said_line
+from .spool_watch import BUILD_FINISHED, compile_error, said, said_line
 
 __all__ = [
     "TOOL",
     "LibCheck",
+    "argv_of",
     "decided_by",
     "lib_target_dir",
     "new_lib_errors",
     "run_judged",
+    "tests_build",
 ]
 
 TOOL = "cargo check"
@@ -68,6 +81,8 @@ class LibCheck:
     argv: list[str]
     diagnostics: list[Diagnostic]
     baseline: str
+    how: str = ""
+    """What judged it (the note's words)."""
 
 
 @dataclass
@@ -110,49 +125,115 @@ async def new_lib_errors(ctx: RungContext, rung: RungName, graph: CrateGraph) ->
     return asked.answer
 
 
-async def _argv(ctx: RungContext, graph: CrateGraph) -> list[str] | None:
-    crates = (await affected_of(ctx, graph)).crates
-    return [*_ARGV, *packages(crates), *_UNITS] if crates else None
-
-
 async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibCheck | None:
     head = head_of(ctx)
     # Without a lock file, each side would resolve the registry on its own.
     if isinstance(head, str) or not (ctx.root / "Cargo.lock").is_file():
         return None
-    argv = await _argv(ctx, graph)
-    if argv is None:
+    crates = (await affected_of(ctx, graph)).crates
+    if not crates:
         return None
+    argv = argv_of(crates)
     # HEAD's side, once asked, ends even when the tree's decides nothing: kept, it is asked
     # once per HEAD.
     keep_head = not await anyio.to_thread.run_sync(head_cached, ctx, head, argv, {})
     heads: list[tuple[BaseResult, bool] | str] = []
 
     async def on_heads() -> None:
-        try:
-            answer = await on_head(
-                ctx, rung, head, argv, tool=TOOL, keep=_error, env={}, suffix=".lib.base.out"
-            )
-            heads.append(answer)
-        except OSError as exc:  # git could not give HEAD's files, or cargo did not start
-            heads.append(str(exc))
+        heads.append(await _on_head(ctx, rung, head, argv))
 
     async with anyio.create_task_group() as beside:
         beside.start_soon(on_heads)
-        env = {"CARGO_TARGET_DIR": str(lib_target_dir(ctx))}
-        outcome = await ctx.run(rung, argv, suffix=".lib.out", reap_leftovers=False, extra_env=env)
-        errors = [d for d in compiler_messages(outcome.text, ctx.root, tool=TOOL) if _error(d)]
-        nothing = outcome.exit_code != 101 or outcome.timed_out or not errors
-        if nothing and not keep_head:
+        told = await _told_by_tests(ctx, graph, crates)
+        if told is not None:
+            errors, how = told.errors, _TOLD.format(argv=shlex.join(argv))
+        else:
+            env = {"CARGO_TARGET_DIR": str(lib_target_dir(ctx))}
+            outcome = await ctx.run(
+                rung, argv, suffix=".lib.out", reap_leftovers=False, extra_env=env
+            )
+            errors = [d for d in compiler_messages(outcome.text, ctx.root, tool=TOOL) if _error(d)]
+            if outcome.exit_code != 101 or outcome.timed_out:
+                errors = []
+            how = f"`{shlex.join(argv)}` on the tree and on HEAD"
+        if not errors and not keep_head:
             beside.cancel_scope.cancel()  # the crates' own code compiles: nothing to decide
-    if nothing or not heads or isinstance(heads[0], str):
+    if not errors or not heads or isinstance(heads[0], str):
         return None
     base, cached = heads[0]
     marked = await anyio.to_thread.run_sync(mark_against_head, ctx, head, errors, base.findings)
     if not any(not d.preexisting for d in marked):
         return None
     label = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
-    return LibCheck(argv=argv, diagnostics=marked, baseline=label)
+    return LibCheck(argv=argv, diagnostics=marked, baseline=label, how=how)
+
+
+def argv_of(crates: Sequence[str]) -> list[str]:
+    """The check of `crates`' own code (the same on both sides)."""
+    return [*_ARGV, *packages(crates), *_UNITS]
+
+
+async def _on_head(
+    ctx: RungContext, rung: RungName, head: HeadTree, argv: list[str]
+) -> tuple[BaseResult, bool] | str:
+    try:
+        return await on_head(
+            ctx, rung, head, argv, tool=TOOL, keep=_error, env={}, suffix=".lib.base.out"
+        )
+    except OSError as exc:  # git could not give HEAD's files, or cargo did not start
+        return str(exc)
+
+
+_TOLD = (
+    "the tests' build's errors in the crates' own code (their libraries and binaries as "
+    "built for use, told apart from their test harnesses by cargo) against `{argv}` on HEAD"
+)
+
+
+async def _told_by_tests(
+    ctx: RungContext, graph: CrateGraph, crates: list[str]
+) -> PlainErrors | None:
+    """The crates' own code's errors as this climb's tests' build told them, once it ended
+    (build_evidence.py), when that is all of them; None when no such build runs or it did
+    not tell them all."""
+    build = _BUILDS.get((ctx.ladder_id, str(ctx.root)))
+    if build is None:
+        return None
+    await said(build.spool, BUILD_FINISHED, build.ended)  # or the run ended: read it whole
+    try:
+        text = await anyio.to_thread.run_sync(build.spool.read_text, "utf-8", "replace")
+    except OSError:
+        return None
+    told = await anyio.to_thread.run_sync(plain_errors, text, graph, crates)
+    return told if told is not None and told.complete else None
+
+
+@dataclass
+class _Build:
+    spool: Path
+    ended: anyio.Event = field(default_factory=anyio.Event)
+
+
+_BUILDS: dict[tuple[str, str], _Build] = {}
+"""(ladder id, root) → the climb's tests' build under way (`tests_build`)."""
+
+
+@contextlib.contextmanager
+def tests_build(ctx: RungContext, spool: Path) -> Iterator[anyio.Event]:
+    """For as long as the block runs, the check may take the crates' own code's errors
+    from the tests' build writing to `spool` (a `cargo test --message-format=json` of this
+    climb) once it ended, instead of checking that code on the tree itself. The block sets
+    the event it gets once that run ended (its build did, whatever it said)."""
+    key = (ctx.ladder_id, str(ctx.root))
+    build = _BUILDS[key] = _Build(spool)
+    while len(_BUILDS) > 16:
+        del _BUILDS[next(iter(_BUILDS))]
+    try:
+        yield build.ended
+    finally:
+        build.ended.set()
+        if _BUILDS.get(key) is build:
+            del _BUILDS[key]
 
 
 def _judged(d: Diagnostic) -> bool:
@@ -231,9 +312,8 @@ def decided_by(result: RungResult, check: LibCheck, what: str) -> RungResult:
             f"{first.file}:{first.line} {first.code or ''}".rstrip(),
             "notes": [
                 *result.notes,
-                f"judged by `{shlex.join(check.argv)}` on the tree and on HEAD: a compile "
-                f"error in the crates' own code that HEAD's does not have; {what} not "
-                "compared with HEAD one by one",
+                f"judged by {check.how}: a compile error in the crates' own code that "
+                f"HEAD's does not have; {what} not compared with HEAD one by one",
             ],
         }
     )

@@ -35,6 +35,11 @@ class Crate:
     unit_tests: tuple[str, ...] = ("--lib", "--bins")
     """cargo test's selection of its unit-test harnesses: `--lib` when it has a library,
     `--bins` when it has binaries."""
+    bin_targets: tuple[str, ...] = ()
+    """Its binary targets' names, as cargo names them."""
+    dev_paths: bool = False
+    """A dev-dependency by path (itself, another crate of the workspace, a folder): under
+    `cargo test` it may turn on features of this crate that `cargo check --lib` leaves off."""
 
     def test_target_of(self, rel: str) -> str | None:
         """The integration test target whose root file is `rel`, if any."""
@@ -221,5 +226,14 @@ def parse_metadata(text: str, root: Path) -> CrateGraph:
                 str(t["name"]).replace("-", "_") for t in package.get("targets", [])
             ),
             unit_tests=_unit_tests(package.get("targets", [])),
+            bin_targets=tuple(
+                sorted(
+                    str(t["name"]) for t in package.get("targets", []) if "bin" in t.get("kind", [])
+                )
+            ),
+            dev_paths=any(
+                dep.get("kind") == "dev" and dep.get("path")
+                for dep in package.get("dependencies", [])
+            ),
         )
     return CrateGraph(root=root, crates=crates)

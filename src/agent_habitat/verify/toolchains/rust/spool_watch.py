@@ -13,11 +13,20 @@ from typing import Any
 
 import anyio
 
-__all__ = ["BUILD_SUCCEEDED", "LOOK_EVERY_S", "compile_error", "said", "said_line"]
+__all__ = [
+    "BUILD_FINISHED",
+    "BUILD_SUCCEEDED",
+    "LOOK_EVERY_S",
+    "compile_error",
+    "said",
+    "said_line",
+]
 
 BUILD_SUCCEEDED = b'"reason":"build-finished","success":true'
 """cargo's JSON once the build is over and every unit built, before the first test binary
 runs (a failed build says `"success":false`: no test of it will run)."""
+BUILD_FINISHED = b'"reason":"build-finished"'
+"""cargo's JSON once the build is over, whether or not every unit built."""
 _ERROR = b'"level":"error"'
 LOOK_EVERY_S = 0.1
 

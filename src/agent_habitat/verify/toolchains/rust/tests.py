@@ -51,7 +51,7 @@ from .head_tests import (
     prebuild_on_head,
     test_key,
 )
-from .lib_check import decided_by, new_lib_errors
+from .lib_check import decided_by, new_lib_errors, tests_build
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
 from .spool_watch import BUILD_SUCCEEDED, compile_error, said, said_line
@@ -108,14 +108,15 @@ async def _cargo_test(
             finally:
                 head_build.done.set()
 
-    async with anyio.create_task_group() as beside:
-        beside.start_soon(prebuild)
-        beside.start_soon(judge)
-        try:
-            result = await _tested(ctx, rung, graph, runs, why, head_build)
-        finally:
-            head_build.scope.cancel()
-            judging.cancel()
+    with tests_build(ctx, ctx.spool(rung, ".out")) as built:
+        async with anyio.create_task_group() as beside:
+            beside.start_soon(prebuild)
+            beside.start_soon(judge)
+            try:
+                result = await _tested(ctx, rung, graph, runs, why, head_build, built)
+            finally:
+                head_build.scope.cancel()
+                judging.cancel()
     return result
 
 
@@ -147,11 +148,13 @@ async def _tested(
     runs: list[list[str]],
     why: list[str],
     head_build: _HeadBuild,
+    built: anyio.Event,
 ) -> RungResult:
     results: list[tuple[Outcome, list[Diagnostic], LibtestReport]] = []
     for argv in runs:
         suffix = f".{len(results)}.out" if results else ".out"
         outcome = await ctx.run(rung, argv, suffix=suffix)
+        built.set()  # the first run's build, whatever it said, is over (lib_check.tests_build)
         errors = [
             d
             for d in compiler_messages(outcome.text, ctx.root, tool="rustc")
