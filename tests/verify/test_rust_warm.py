@@ -66,6 +66,7 @@ async def test_the_warm_up_builds_heads_check_and_tests_and_waits_for_trust(
             await up.wait()
     item = up.items["lint_baseline"]
     assert item.state == "warm", item.detail
+    assert "HEAD's cargo check --lib --bins (0 errors)" in item.detail
     assert "HEAD's cargo clippy" in item.detail
     assert "HEAD's test build" in item.detail
     assert "HEAD's tests (1 outcomes kept)" in item.detail
@@ -85,3 +86,13 @@ async def test_the_warm_up_builds_heads_check_and_tests_and_waits_for_trust(
     assert (tests.baseline or "").endswith("(cached)"), tests.baseline
     assert not ctx.spool("test.scoped", ".head-build.out").exists()
     assert not ctx.spool("test.scoped", ".head-tests.out").exists()
+    # A compile error the tests' build meets: HEAD's check of the crate's own code that
+    # judges it is the warm-up's, nothing compiles on HEAD.
+    write(root, "src/lib.rs", _LIB.replace("x * 2", "x * false"))
+    ctx = tree_ctx(root, "w3", rungs=("test.scoped",))
+    tests = await RUNNERS["test.scoped"](ctx)
+    assert tests.state == "red", tests.reason
+    assert [(d.code, d.preexisting) for d in tests.diagnostics] == [("E0277", False)]
+    assert (tests.baseline or "").endswith("(cached)"), tests.baseline
+    assert not ctx.spool("test.scoped", ".lib.base.out").exists()
+    assert not ctx.spool("test.scoped", ".built.out").exists()

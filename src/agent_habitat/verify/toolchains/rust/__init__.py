@@ -8,7 +8,7 @@
 #   rungs (clippy and check in the habitat's own target folder, build);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,
 #   head_tests.py their failed tests run again on HEAD; runners.py their table;
-#   warm.py the warm-up's step (HEAD's clippy and test build, once trusted); spool_watch.py
+#   warm.py the warm-up's step (HEAD's checks and test build, once trusted); spool_watch.py
 #   what a cargo run's output says as it comes (work that starts on it).
 from __future__ import annotations
 

@@ -61,6 +61,7 @@ __all__ = [
     "LibCheck",
     "argv_of",
     "decided_by",
+    "head_check",
     "lib_target_dir",
     "new_lib_errors",
     "run_judged",
@@ -182,6 +183,20 @@ async def _on_head(
         )
     except OSError as exc:  # git could not give HEAD's files, or cargo did not start
         return str(exc)
+
+
+async def head_check(ctx: RungContext, rung: RungName, crates: Sequence[str]) -> str | None:
+    """HEAD's check of `crates`' own code as a climb whose change reaches just them asks it,
+    made ahead (the warm-up's: a first compile error at that HEAD then waits for no check
+    there): what it found, or why it could not run; None when no climb would ask it (no
+    HEAD, no lock file)."""
+    head = head_of(ctx)
+    if isinstance(head, str) or not (ctx.root / "Cargo.lock").is_file():
+        return None
+    answer = await _on_head(ctx, rung, head, argv_of(crates))
+    if isinstance(answer, str):
+        return answer
+    return f"HEAD's {TOOL} --lib --bins ({len(answer[0].findings)} errors)"
 
 
 _TOLD = (

@@ -1,10 +1,12 @@
 """A Cargo project's warm-up, once its user trusted it (building runs its build scripts and
 proc macros: the warm-up waits on trust, as every step does) and no verify runs.
 
-What a red verdict waits for at a HEAD it has not seen is HEAD's: its clippy check (what
-judges a compile error), its test build and its failed tests' outcomes there. All are made
-here in HEAD's export and target folder, as the rungs make them: a one-crate project's
-clippy answer goes to the findings cache under the very key `diagnose.files` looks up, its
+What a red verdict waits for at a HEAD it has not seen is HEAD's: the check of the crate's
+own code (`cargo check --lib --bins`, what judges a compile error first: lib_check.py), its
+clippy check (what judges the rest), its test build and its failed tests' outcomes there.
+All are made here in HEAD's export and target folder, as the rungs make them: a one-crate
+project's check and clippy answers go to the findings cache under the very keys the rungs
+look up (the check first: 0.3-0.8 s from nothing where clippy takes 1.2-15.8 s), its
 test build is the one `test.scoped` would start beside its tests (then skipped), and every
 test's outcome on HEAD is kept where `test.scoped`'s red looks (rungs/head_tests.py), so
 that red waits for no run on HEAD (strsim's second edit: 1.06 s of HEAD's tests after its
@@ -37,6 +39,7 @@ from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun, remember_head_run
 from .cargo import EVERY_UNIT, check_env, crate_graph, on_head, packages
 from .head_tests import cache_key, failed_on_head, prebuild_on_head
+from .lib_check import head_check
 from .tests import TEST_BASE
 
 __all__ = ["GivesWay", "Yielding", "warm_rust"]
@@ -107,6 +110,10 @@ async def _warm(ctx: RungContext, yielding: Yielding) -> tuple[str, str]:
     head = head_of(ctx)
     if isinstance(head, str):
         return "warm" if done else "failed", ", ".join(done) or f"no HEAD: {head}"
+    if len(crates) == 1:
+        # What judges a compile error first (lib_check.py): the crate's own code's check.
+        said = await yielding(lambda: head_check(ctx, "diagnose.files", crates))
+        done += [said] if said is not None else []
     answer = await yielding(
         lambda: on_head(ctx, "diagnose.files", head, argv, tool=f"cargo {verb}", keep=_all, env={})
     )
