@@ -194,3 +194,42 @@ async def test_the_stopped_rungs_process_is_signalled_and_reaped_after_the_verdi
     with anyio.fail_after(30):
         await run_ladder(root, LadderRequest(policy="standard"), bus=InMemoryEventBus("t"))
     assert not _alive(int(pidfile.read_text()))
+
+
+async def test_a_rung_that_decided_red_does_not_wait_for_the_kill_of_its_own_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The lint decides red while its own process (which ignores SIGTERM) still runs, as
+    # Rust's clippy rung does once the crates' check judged a compile error new: having said
+    # so (stopping.ending_red), its own cancel of that process is reaped after the verdict.
+    from agent_habitat.proc import kill
+    from agent_habitat.verify.stopping import ending_red
+
+    monkeypatch.setattr(kill.DEFAULT_POLICY, "grace_seconds", 0.3)
+    pidfile = tmp_path / "lint.pid"
+
+    async def lint(ctx: RungContext) -> RungResult:
+        script = f'trap "" TERM; echo $$ > "{pidfile}.tmp"; mv "{pidfile}.tmp" "{pidfile}"; '
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ctx.run, "diagnose.files", ["sh", "-c", script + "exec sleep 60"])
+            while not pidfile.exists():  # its process is up (bounded by the fail_after)
+                await anyio.sleep(0.01)
+            ending_red()
+            tg.cancel_scope.cancel()
+        return await _Script().red("diagnose.files")(ctx)
+
+    monkeypatch.setitem(go_rungs.RUNNERS, "diagnose.files", lint)
+    monkeypatch.setitem(go_rungs.RUNNERS, "test.scoped", _Script().forever("test.scoped"))
+    root = _module(tmp_path / "m")
+    after: list[Callable[[], Awaitable[None]]] = []
+    with anyio.fail_after(30):
+        result = await run_ladder(
+            root, LadderRequest(policy="standard"), bus=InMemoryEventBus("t"), after=after
+        )
+    assert result.rungs[0].state == "red", result
+    pid = int(pidfile.read_text())
+    assert _alive(pid), "the verdict waited for the kill of the red rung's own work"
+    with anyio.fail_after(30):
+        for clean_up in after:
+            await clean_up()
+    assert not _alive(pid)

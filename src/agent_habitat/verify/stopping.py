@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-__all__ = ["Stopping", "current", "stopping"]
+__all__ = ["Stopping", "current", "ending_red", "stopping"]
 
 Later = Callable[[], Awaitable[None]]
 
@@ -52,6 +52,16 @@ _CURRENT: ContextVar[Stopping | None] = ContextVar("habitat_climb_stopping", def
 def current() -> Stopping | None:
     """The climb's `Stopping` this task runs under (None outside a climb)."""
     return _CURRENT.get()
+
+
+def ending_red() -> None:
+    """Said by a rung that has decided to be red before it stops its own work: a red ends
+    the climb, so what it cancels from now on is reaped after the verdict, as what the
+    climb stops is (nothing outside a climb). Without it, a rung's own cancel waited for
+    the whole kill: a Rust compile error's verdict waited 0.8 s for clippy's (scopeguard
+    1.2.0 at load 40)."""
+    if (climb := current()) is not None:
+        climb.end()
 
 
 @contextlib.contextmanager

@@ -50,6 +50,7 @@ from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult
 from ...rungs.compare import head_of, mark_against_head
 from ...rungs.context import RungContext
+from ...stopping import ending_red
 from .build_evidence import PlainErrors, plain_errors
 from .cargo import affected_of, head_cached, head_side, on_head, packages
 from .messages import compiler_messages
@@ -285,6 +286,7 @@ async def run_judged(
                 answer = await new_lib_errors(ctx, rung, graph)
                 if answer is not None:
                     decided.append(answer)
+                    ending_red()  # the rung is red: the climb ends, the run is reaped after
                     beside.cancel_scope.cancel()  # the run's other units decide nothing now
 
         beside.start_soon(judge)

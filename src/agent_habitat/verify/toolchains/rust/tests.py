@@ -42,6 +42,7 @@ from ...models import Diagnostic, RungName, RungResult, RungState, Selection
 from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from ...rungs.head_tests import HeadRun, settle_tests
+from ...stopping import ending_red
 from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, on_head, packages
 from .head_tests import (
     cache_key,
@@ -114,6 +115,8 @@ async def _cargo_test(
             beside.start_soon(judge)
             try:
                 result = await _tested(ctx, rung, graph, runs, why, head_build, built)
+                if result.state in ("red", "died", "error"):
+                    ending_red()  # what it cancels now is reaped after the verdict
             finally:
                 head_build.scope.cancel()
                 judging.cancel()
@@ -196,6 +199,7 @@ async def _tested(
         if result.state == "red" and any(
             d.source != "cargo test" and not d.preexisting for d in result.diagnostics
         ):
+            ending_red()  # HEAD's test build under way is reaped after the verdict
             head_build.scope.cancel()  # no test ran where the build failed
             return result
 
