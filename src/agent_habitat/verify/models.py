@@ -6,7 +6,8 @@ MCP tools of the runner issue return the same models.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Iterable
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
@@ -15,6 +16,7 @@ from .timing import Timing
 __all__ = [
     "POLICIES",
     "RUNGS",
+    "UNCOMPARED",
     "Diagnostic",
     "LadderRequest",
     "LadderResult",
@@ -25,7 +27,13 @@ __all__ = [
     "RungState",
     "Selection",
     "Severity",
+    "new_warnings",
 ]
+
+UNCOMPARED = (
+    "warnings not compared with HEAD (no error, so HEAD was not checked): may predate the change"
+)
+"""The note of a rung whose warnings are listed without HEAD's: it had no error to settle."""
 
 RungName = Literal[
     "diagnose.files", "compile.project", "build.affected", "test.scoped", "test.full"
@@ -207,3 +215,33 @@ class LadderResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.state == "green"
+
+
+class _Finding(Protocol):
+    @property
+    def file(self) -> str | None: ...
+    @property
+    def line(self) -> int | None: ...
+    @property
+    def code(self) -> str | None: ...
+    @property
+    def severity(self) -> str: ...
+    @property
+    def preexisting(self) -> bool: ...
+
+
+def new_warnings(diagnostics: Iterable[_Finding]) -> str:
+    """`1 new warning (not red): src/lib.rs:342 clippy::needless_return`, of findings settled
+    against HEAD: the warnings HEAD does not have ("" when there is none). A warning is never
+    red, but it is the change's, and an answer that names only the tools hid it."""
+    fresh = dict.fromkeys(
+        (d.file, d.line, d.code)
+        for d in diagnostics
+        if d.severity == "warning" and not d.preexisting
+    )
+    if not fresh:
+        return ""
+    file, line, code = next(iter(fresh))
+    more = f" and {len(fresh) - 1} more" if len(fresh) > 1 else ""
+    plural = "s" if len(fresh) > 1 else ""
+    return f"{len(fresh)} new warning{plural} (not red): {file}:{line} {code or ''}".rstrip() + more

@@ -15,7 +15,7 @@ import anyio.to_thread
 from ...regular import read_regular
 from ..baseline import BaselineCache, BaseResult, mark_preexisting, summarize
 from ..head import HeadTree
-from ..models import Diagnostic, RungResult
+from ..models import UNCOMPARED, Diagnostic, RungResult, new_warnings
 from .context import RungContext
 
 __all__ = [
@@ -27,11 +27,6 @@ __all__ = [
     "mark_against_head",
     "settle",
 ]
-
-UNCOMPARED = (
-    "warnings not compared with HEAD (no error, so HEAD was not checked): may predate the change"
-)
-"""The note of a rung whose warnings are listed without HEAD's: it had no error to settle."""
 
 BaseFindings = Callable[[HeadTree], Awaitable[tuple[BaseResult, bool] | str]]
 """Runs (or reads from the cache) the tool on HEAD: (its result, cached), or why it could
@@ -115,12 +110,19 @@ async def settle(ctx: RungContext, result: RungResult, base_findings: BaseFindin
     new, old = summarize(result.diagnostics)
     result.new_findings, result.preexisting_findings = new, old
     tool = result.tool or "tool"
+    # Compared with HEAD's too, a warning not marked pre-existing is the change's: never red,
+    # but never "no new finding" either (fastrand 2.5.0: a new clippy::needless_return beside
+    # a pre-existing error read "no new cargo clippy finding").
+    warned = new_warnings(result.diagnostics)
+    warned = f", {warned}" if warned else ""
     if result.state == "red" and new == 0 and old > 0 and not head_passed:
         result.state = "green"
-        result.reason = f"no new {tool} finding; {old} pre-existing at HEAD (listed, not red)"
+        none_new = f"no new {tool} error{warned}" if warned else f"no new {tool} finding"
+        result.reason = f"{none_new}; {old} pre-existing at HEAD (listed, not red)"
     elif result.state == "red" and new > 0:
         also = f" (+{old} pre-existing)" if old else ""
         result.reason = f"{new} new {tool} finding(s){also}, first {_first(result.diagnostics)}"
     elif result.state == "green" and old:
-        result.reason = f"{old} pre-existing {tool} finding(s) at HEAD, none new"
+        none_new = f"no new error{warned}" if warned else "none new"
+        result.reason = f"{old} pre-existing {tool} finding(s) at HEAD, {none_new}"
     return result

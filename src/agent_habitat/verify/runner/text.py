@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..models import POLICIES
+from ..models import POLICIES, UNCOMPARED, new_warnings
 from .accounting import TimeReport
 from .cancel_text import cancel_head
 from .report import (
@@ -139,7 +139,11 @@ def checked(epoch: EpochReport) -> str:
             part += f" ({rung.preexisting_findings} {what} at HEAD too: not red)"
         if part not in parts:  # one tool answering two rungs (cargo clippy) is named once
             parts.append(part)
-    return ", ".join(parts) or "nothing ran"
+    # Warnings that were not compared with HEAD may be HEAD's: one verify_status away.
+    warned = new_warnings(
+        d for rung in epoch.rungs if UNCOMPARED not in rung.notes for d in rung.diagnostics
+    )
+    return "; ".join(filter(None, (", ".join(parts) or "nothing ran", warned)))
 
 
 def not_run(epoch: EpochReport) -> str:
