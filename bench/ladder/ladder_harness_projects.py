@@ -260,6 +260,26 @@ PROJECTS: dict[str, Project] = {
             ("pyflakes",),
             sha256="1c61603ff154621fb2a9172037d84dca3500def8c8b630657d1701f026f8af3f",
         ),
+        Project(
+            "rfc3986",
+            "2.0.0",
+            ("pytest",),
+            "URI parsing and validation per RFC 3986: a src/ package of eleven modules (regexes "
+            "built from the ABNF at import, a URI reference namedtuple, a builder and "
+            "validators), ~1,500 parametrised tests; typed hints, no type checker configured",
+            ("src/rfc3986",),
+            sha256="97aacf9dbd4bfd829baad6e6309fa6573aaf1be3f6fa735c8ab05e46cecb261c",
+        ),
+        Project(
+            "soupsieve",
+            "4.1.4",
+            ("pytest", "beautifulsoup4"),
+            "CSS selectors for Beautiful Soup: a 4,000-line typed package (py.typed, [tool.mypy] "
+            "strict configured: the project's own mypy, not the habitat's defaults), a selector "
+            "compiler and matcher, ~800 tests that parse HTML with bs4",
+            ("soupsieve",),
+            sha256="9f12cb9fabef3bbde8eea07539412512960fe2320d67834b3c5be71d9aea522f",
+        ),
     )
 }
 
