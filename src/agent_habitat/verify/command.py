@@ -15,7 +15,7 @@ from pathlib import Path
 
 import anyio
 
-from ..proc import ProcessRecord, Supervised, kill_tree, spawn
+from ..proc import ProcessRecord, Supervised, cgroup, kill_tree, spawn
 from ..proc.keepers import KEEPER_AFTER_SECONDS, drained, keeper_before, start_keeper
 from ..proc.spool import Spool
 from ..proc.spool_keeper import Budget
@@ -202,6 +202,16 @@ def _stopped_by_the_climb(exc: BaseException, sup: Supervised) -> bool:
     return True
 
 
+def _ended_alone(marker: str) -> bool:
+    """Whether nothing of the run outlived its process, known from its cgroup (born inside
+    it: `spawn`'s `enter_group`) with one read; its empty group is removed then. False
+    where it has no such group: `kill_tree` looks for what it left."""
+    if not cgroup.emptied(marker):
+        return False
+    cgroup.remove(marker)
+    return True
+
+
 async def _kill_now(sup: Supervised) -> None:
     await kill_tree(sup.record)
     await sup.wait()
@@ -242,6 +252,7 @@ async def run_command(
             marker=marker,
             outlive=False,
             stdout=holder,
+            enter_group=True,
         )
     finally:
         if holder is not None:
@@ -256,7 +267,7 @@ async def run_command(
             timed_out = True
             await kill_tree(sup.record)
             code = await sup.wait()
-        elif reap_leftovers:
+        elif reap_leftovers and not _ended_alone(marker):
             await kill_tree(sup.record)
         if holder is not None:
             await drained(spool)  # what its pump has not yet copied into the spool
