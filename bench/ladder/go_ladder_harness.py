@@ -88,6 +88,14 @@ PROJECTS = {
     # Added 2026-12-07 (session 8) for the stopped rungs reaped after the verdict, never used
     # before that run.
     "golang-set": Project("golang-set", "", proxy="github.com/deckarep/golang-set/v2@v2.9.0"),
+    # Added 2026-12-07 (session 9) for the rung reaped by its cgroup, never used before that
+    # run; its module ships no go.mod (the proxy's is synthesized): `go mod init` makes one.
+    "shellquote": Project(
+        "shellquote",
+        "",
+        module="github.com/kballard/go-shellquote",
+        proxy="github.com/kballard/go-shellquote@v0.0.0-20180428030007-95032a82bc51",
+    ),
 }
 
 
