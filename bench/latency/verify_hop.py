@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--habitat", action="append", default=[], metavar="NAME=CLI")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--note", default="", help="what the CLIs are (kept in the JSON)")
     args = parser.parse_args()
     if len(args.habitat) < 2:
         sys.exit("--habitat NAME=CLI: give two or more (before and after)")
@@ -145,7 +146,8 @@ def main() -> None:
         ["habitat", *PARTS, "wall", "ratio", "load"],
         table,
     )
-    payload = {"rounds": args.rounds, "sides": {k: v[0] for k, v in sides.items()},
+    payload = {"rounds": args.rounds, "note": args.note,
+               "sides": {k: v[0] for k, v in sides.items()},
                "verifies": rows, **run_meta(begun)}  # fmt: skip
     print(f"wrote {write_json('verify_hop', payload, args.out)}")
 
