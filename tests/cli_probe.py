@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["HEAVY", "FullPath", "Probed", "full_path", "probe"]
+__all__ = ["HEAVY", "PROBE", "FullPath", "Probed", "full_path", "probe"]
 
 HEAVY = ("pydantic", "anyio", "agent_habitat.habitat")
-_PROBE = (
+PROBE = (
     "import sys\nfrom agent_habitat.cli import main\ncode = main(sys.argv[1:])\n"
     f"heavy = {HEAVY!r}\n"
     "print('\\nloaded:', *[n for n in heavy if n in sys.modules], file=sys.stderr)\n"
@@ -80,7 +80,7 @@ def probe(root: Path, *argv: str, prelude: str = "", **env: str) -> Probed:
     """`habitat ARGV` in `root`, in a fresh interpreter with `env` added; `prelude`: code
     run first (a test's seam)."""
     done = subprocess.run(
-        [sys.executable, "-c", prelude + _PROBE, *argv],
+        [sys.executable, "-c", prelude + PROBE, *argv],
         capture_output=True,
         text=True,
         # A bound for a hung process, not a speed claim (the full path builds the habitat).

@@ -11,10 +11,15 @@ durations, times, the projects' own paths) is set aside before the comparison.""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +27,7 @@ import pytest
 
 from agent_habitat.cli import main
 from agent_habitat.workspace import Workspace
-from cli_probe import Probed, full_path, probe
+from cli_probe import PROBE, Probed, full_path, probe
 
 _FULL = "import agent_habitat.cli.quiet_run as quiet\nquiet.quiet_run = lambda c, r: None\n"
 """The full path alone: the quick run stood down."""
@@ -203,3 +208,48 @@ def test_the_copies_the_quick_run_keeps_match_their_originals() -> None:
     assert shell_quiet_run.QUICK_SECONDS == follow.QUICK_SECONDS
     assert shell_quiet_run._LEFT_FILE == leftovers._FILE
     assert cli_quiet_run._MAX_ARG_BYTES == MAX_ARG_BYTES
+
+
+def _started(root: Path, argv: tuple[str, ...], prelude: str) -> subprocess.Popen[str]:
+    """`habitat ARGV` in a fresh interpreter, left running: returned once its run's row has
+    its process (the run is going)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", prelude + PROBE, *argv, "--project", str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=root,
+    )
+    deadline = time.monotonic() + 120  # a bound for a hung start, not a pace
+    db = Workspace.for_project(root).db_path
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"ended early: {process.communicate()}")
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            row = conn.execute("SELECT pid FROM runs WHERE state = 'running'").fetchone()
+        if row is not None and row[0] is not None:
+            return process
+        time.sleep(0.01)  # a bounded poll of another process's database
+    process.kill()
+    raise AssertionError("the run never started")
+
+
+def test_ctrl_c_in_a_run_s_first_moment_cancels_it_as_the_full_path_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    quick_root, full_root = _twins(tmp_path)
+    _prepared(capsys, quick_root)
+    _prepared(capsys, full_root)
+    argv = ("run", "sleep 60")  # no output: the full path's streamer may have shown it
+    answers = []
+    for root, prelude in ((quick_root, _SLOW_WINDOW), (full_root, _FULL)):
+        process = _started(root, argv, prelude)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)  # a bound, not a pace
+        said, _, loaded = err.rpartition("\nloaded:")
+        assert "agent_habitat.habitat" in loaded  # the cancel is the full path's
+        answers.append((process.returncode, _masked(out, root), _masked(said, root)))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 130
+    _same_records(quick_root, full_root)
+    assert _recorded(quick_root)["runs"][-1]["state"] == "cancelled"

@@ -163,6 +163,10 @@ def _show(verb: AnyVerb, result: BaseModel, args: argparse.Namespace, streamed: 
     return view.exit_code(data)
 
 
+_INTERRUPTED = 130
+"""The exit code of a command Ctrl-C stopped (`common.run_command`'s)."""
+
+
 def handed_run(call: VerbCall, handed: Handed) -> int:
     """`habitat run` for a run `cli.quiet_run` started in this process and hands over (it
     went on past its first moment, or ended in a way only this path records): followed from
@@ -178,6 +182,9 @@ def handed_run(call: VerbCall, handed: Handed) -> int:
         request = m.RunArgs.model_validate(call.body)
         streamer = None if call.json else Streamer(request.tab)
         async with open_habitat(args, handed) as habitat:
+            if handed.cancelled:  # Ctrl-C in its first moment: as on the full path's
+                await habitat.shell.cancel_handed(request, handed)
+                return _INTERRUPTED
             if streamer is None:
                 result: BaseModel = await habitat.shell.follow_handed(request, handed)
             else:

@@ -183,12 +183,12 @@ def _run(
         shutil.rmtree(run.run_dir, ignore_errors=True)
         return None
     started = time.monotonic()
-    store.set_process(run.id, process.record)
     run = dataclasses.replace(run, pid=process.pid)
     handed = Handed(run, process, opened.opened_tab, shell.kind, opened.stale, QUICK_SECONDS)
     try:
+        store.set_process(run.id, process.record)
         returncode = process.wait_within(QUICK_SECONDS)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # the run started: the full path kills it, records it cancelled
         handed.cancelled = True
         return handed
     handed.quick_left = max(0.0, QUICK_SECONDS - (time.monotonic() - started))

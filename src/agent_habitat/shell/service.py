@@ -336,16 +336,9 @@ class Shell:
     async def follow_handed(self, args: RunArgs, handed: Handed) -> RunResult:
         """`run` for the foreground run `handed` (`args`) that `shell.quiet_run` started in
         this process before the shell opened, from where it left it: the rest of its first
-        moment, then as `_run` follows any run. Ctrl-C in that moment: killed, cancelled."""
-        run, process = handed.run, handed.process
+        moment, then as `_run` follows any run."""
+        run, process = self._take(args, handed)
         with self._lull.answer():
-            self._keeping.discard(handed.stale)
-            announce = self._announcer(args, run, process.pid, handed.opened_tab, handed.shell_kind)
-            self.runs.started(run, process, args.env, announce, now=False)
-            if handed.cancelled:
-                with anyio.CancelScope(shield=True):
-                    await self.runs.kill(run, "cancelled")
-                raise KeyboardInterrupt
             return await self._follower.follow(
                 run,
                 process,
@@ -355,6 +348,21 @@ class Shell:
                 None,
                 quick=handed.quick_left,
             )
+
+    async def cancel_handed(self, args: RunArgs, handed: Handed) -> None:
+        """Ctrl-C came in the first moment of the run `handed` (see `follow_handed`): its
+        tree is killed and it is recorded cancelled, as `_run` does on Ctrl-C."""
+        run, _ = self._take(args, handed)
+        with anyio.CancelScope(shield=True):
+            await self.runs.kill(run, "cancelled")
+
+    def _take(self, args: RunArgs, handed: Handed) -> tuple[RunRow, ProcessHandle]:
+        """Take charge of the run `handed`, its start not yet announced (as a quick run's)."""
+        run, process = handed.run, handed.process
+        self._keeping.discard(handed.stale)
+        announce = self._announcer(args, run, process.pid, handed.opened_tab, handed.shell_kind)
+        self.runs.started(run, process, args.env, announce, now=False)
+        return run, process
 
     def _go(self, run: RunRow, ready: Ready, command: str) -> ProcessHandle | None:
         """Start the run in its tab's prestarted wrapper: its files, then its folder's name
