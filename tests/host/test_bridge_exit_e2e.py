@@ -77,6 +77,16 @@ class RawClient:
         assert "result" in await self.answer("init")
         await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
+    async def stdout_ends(self) -> None:
+        """Read what is left of the bridge's stdout until every holder of it let go."""
+        assert self.process.stdout is not None
+        with anyio.fail_after(EXIT_BOUND_SECONDS):
+            while True:
+                try:
+                    await self.process.stdout.receive()
+                except anyio.EndOfStream:
+                    return
+
     async def close_stdin_and_wait(self) -> int:
         assert self.process.stdin is not None
         await self.process.stdin.aclose()
@@ -102,12 +112,15 @@ async def raw_bridge(project: Path, env: dict[str, str] | None = None) -> AsyncI
         stderr=None,
         env={**os.environ, **(env or {})},
     )
+    client = RawClient(process)
     try:
-        yield RawClient(process)
+        yield client
     finally:
         if process.returncode is None:
             process.kill()
             await process.wait()
+    # A host that served the client's stdio itself lets go of it once the bridge is gone.
+    await client.stdout_ends()
 
 
 def _hosts(project: Path) -> list[psutil.Process]:
@@ -162,7 +175,7 @@ async def test_a_bridge_whose_host_hangs_exits_when_stdin_closes(project: Path) 
             )
             assert await client.close_stdin_and_wait() == 0
         finally:
-            os.kill(record.pid, signal.SIGCONT)
+            os.kill(record.pid, signal.SIGCONT)  # it finds the bridge gone, lets go of stdout
 
 
 async def test_a_bridge_restarting_its_host_exits_when_stdin_closes(project: Path) -> None:

@@ -9,5 +9,7 @@
 #   tcp_limits the TCP listener's connection bounds;  tcp_address  `--tcp HOST:PORT` read
 #   events_stream  /events: the journal as resumable server-sent events
 #   mcp_stream /mcp as one long exchange of JSON lines (the bridge's, reach/link.py its client end)
+#   stdio_handoff  stdio.sock: a bridge hands over its client's stdin and stdout (reach/handoff.py)
+#   stdio_session  the MCP stdio session the host serves on them
 #   dashboard/ the browser dashboard
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`

@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
@@ -40,6 +40,9 @@ from agent_habitat.shell import Shell
 from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
 from agent_habitat.verify.runner.warm_status import pytest_glance, warmup_glance
 from agent_habitat.workspace import Workspace
+
+if TYPE_CHECKING:
+    from agent_habitat.mcp_tools import HabitatServer
 
 from .api import api_routes
 from .credentials import Credentials
@@ -63,6 +66,7 @@ class McpSide:
         self._freeze_heap = freeze_heap
         self._building = anyio.Lock()
         self._app: ASGIApp | None = None
+        self._server: HabitatServer | None = None
         self._tasks: TaskGroup | None = None
 
     @asynccontextmanager
@@ -89,6 +93,12 @@ class McpSide:
                     _freeze_heap()
             return self._app
 
+    async def server(self) -> HabitatServer:
+        """The primary MCP server (built first if need be), for a stdio session of its own."""
+        await self._built()
+        assert self._server is not None
+        return self._server
+
     async def prepare(self) -> None:
         """Build it ahead of the first `/mcp`: the SDK imported in a worker thread (the
         event loop keeps answering the CLI meanwhile), then the server built, so an agent's
@@ -111,6 +121,7 @@ class McpSide:
         from .mcp_stream import LineStream
 
         async with primary_server(self._habitat) as primary:
+            self._server = primary.server
             sessions = StreamableHTTPSessionManager(
                 app=primary.server,
                 # The Guard checks Host/Origin for every route; the SDK's own check would
@@ -128,6 +139,7 @@ _SDK_MODULES = (
     "mcp.server.transport_security",
     "agent_habitat.mcp_tools",
     "agent_habitat.host.mcp_stream",
+    "agent_habitat.host.stdio_session",
 )
 """What `McpSide._serve` imports: most of the MCP side's cost, paid off the event loop."""
 

@@ -32,6 +32,7 @@ from agent_habitat.workspace import Workspace
 
 from .app import HostApp, Hosted, build_app, build_mcp
 from .config import load_host_config
+from .stdio_handoff import serve_handoffs, stdio_listener
 from .tcp_address import parse_tcp
 from .tcp_limits import (
     HEAD_TIMEOUT_SECONDS,
@@ -142,8 +143,9 @@ async def serve_host(
         finally:
             await _stop_warm_daemons(root, files.workspace)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            files.socket.unlink()
+        for path in (files.socket, files.stdio_socket):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
         lock.release()
 
 
@@ -170,6 +172,8 @@ async def _serve(
     # Two servers, each with its own connections: a TCP listener saturated by clients
     # without a token never shuts the socket's owner out (host/tcp_limits.py).
     servers = [_Uvicorn(_config(app, None), [_unix_listener(files.socket)])]
+    # Where a bridge hands over its client's stdio (none where no peer's uid can be checked).
+    stdio = stdio_listener(files.stdio_socket)
     tcp_url = None
     if tcp:
         listener = _tcp_listener(*tcp)
@@ -203,6 +207,8 @@ async def _serve(
         await tg.start(_stop_on_signal, stop)
         for server in servers:
             tg.start_soon(serve, server)
+        if stdio is not None:
+            tg.start_soon(serve_handoffs, stdio, hosted, app, root)
         with anyio.fail_after(30):
             for server in servers:
                 await server.listening.wait()

@@ -7,6 +7,8 @@
 #   quick_json  JSON for that light path from `_json`, without importing `json` (nor `re`)
 #   link      the client end of /mcp as one long exchange of JSON lines
 #   bridge    stdio ↔ host relay that restarts a dead host;  stdio  it on real stdin/stdout
+#   handoff   stdin and stdout handed to the host, which serves them (the books kept meanwhile)
+#   direct    the bridge while a host serves them: a host gone, the next; else the relay
 # It never imports host/'s server side, the MCP SDK, Starlette or `Habitat` (as mypy's
 # dmypy/client.py never imports dmypy_server); tests/core/test_layering.py checks it.
 # Names load from their module on first use (PEP 562): the CLI asks `find_host` on every

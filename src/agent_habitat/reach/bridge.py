@@ -45,6 +45,7 @@ __all__ = [
     "Bridge",
     "Connect",
     "LineLink",
+    "project_open_plan",
     "restarted_reply",
 ]
 
@@ -109,9 +110,10 @@ def _key(request_id: Any) -> str:
     return json.dumps(request_id)
 
 
-def _existing_dir(path: str) -> Path | None:
+def _existing_dir(path: str, cwd: Path | None = None) -> Path | None:
     # As `project.existing_dir` resolves it, but relative to the client's cwd (the bridge's).
-    resolved = Path(path).expanduser().resolve()
+    given = Path(path).expanduser()
+    resolved = (given if cwd is None else cwd / given).resolve()
     return resolved if resolved.is_dir() else None
 
 
@@ -204,6 +206,27 @@ class Bridge:
         self.error: BaseException | None = None
         self.restarts = 0
 
+    def resume(
+        self,
+        initialize: Message | None,
+        initialized: bool,
+        current: LineLink | None = None,
+        owed: dict[str, Message] | None = None,
+    ) -> None:
+        """Go on with a session a host served on the client's own stdio (`reach/handoff`),
+        before `start`: the client's handshake, replayed to the next host; `current`, that
+        host's connection when it is still up and answers what it `owed` through it (a
+        session moving to another workspace), else a host is found or started."""
+        self._initialize = initialize
+        self._initialized = initialized
+        if current is not None:
+            conn = _Conn(current, self._root)
+            conn.pending = dict(owed or {})
+            self._conn = conn
+            threading.Thread(
+                target=self._read, args=(conn,), name="bridge-read", daemon=True
+            ).start()
+
     def start(self) -> None:
         """Connect (in the relay thread) and relay what `put` gives it."""
         threading.Thread(target=self._relay, name="bridge-relay", daemon=True).start()
@@ -228,7 +251,10 @@ class Bridge:
 
     def _relay(self) -> None:
         try:
-            self._conn = self._attach(self._root, replay=False)
+            if self._conn is None and self._initialize is not None:
+                self._restart(self._root)  # a session taken over: its handshake replayed
+            elif self._conn is None:
+                self._conn = self._attach(self._root, replay=False)
             while not self._closed:
                 line, died = self._events.get()
                 if died is not None:
@@ -337,46 +363,35 @@ class Bridge:
         owed = list(conn.pending.values())
         conn.pending.clear()
         if conn is self._conn:
-            self._restart(conn)
+            self._restart(conn.root)
         for request in owed:
             self._write(_encode(restarted_reply(request, why)))
 
-    def _restart(self, dead: _Conn) -> None:
+    def _restart(self, root: Path) -> None:
         for attempt in range(1, _MAX_ATTEMPTS + 1):
             try:
-                self._conn = self._attach(dead.root, replay=True)
+                self._conn = self._attach(root, replay=True)
             except LinkClosed as exc:
                 _warn(f"restarting the host failed (attempt {attempt}): {exc}")
                 continue
             self.restarts += 1
             _warn(f"the habitat host was restarted (restart {self.restarts})")
             return
-        raise LinkClosed(f"the habitat host of {dead.root} keeps failing to start")
+        raise LinkClosed(f"the habitat host of {root} keeps failing to start")
 
     def _maybe_move(self, msg: Message, line: bytes) -> bytes | None:
         """`project_open` outside the workspace: move there first. Returns the line to send
         (a relative path made absolute: the host's cwd is not the client's), None when it
         was answered here (the move failed)."""
-        params = msg.get("params")
-        if msg.get("method") != "tools/call" or not isinstance(params, dict):
-            return line
-        arguments = params.get("arguments")
-        if params.get("name") != "project_open" or not isinstance(arguments, dict):
-            return line
-        path = arguments.get("path")
-        if not isinstance(path, str) or not path:
-            return line
-        target = _existing_dir(path)
-        if target is None:
-            return line  # the host says what is wrong with it
-        line = _encode(
-            {**msg, "params": {**params, "arguments": {**arguments, "path": str(target)}}}
-        )
         old = self._conn
         assert old is not None
-        if target == old.root or old.root in target.parents or not _is_project(target):
-            return line  # not a project: the host refuses it, naming the fix; no host starts
-        root = scm_root(target) or target
+        plan = project_open_plan(msg, old.root)
+        if plan is None:
+            return line
+        msg, root = plan
+        line = _encode(msg)
+        if root is None:
+            return line  # not a move: the host answers it (or refuses it, naming the fix)
         try:
             new = self._attach(root, replay=True)
         except HabitatError as exc:
@@ -390,3 +405,30 @@ class Bridge:
         if self._initialize is not None:
             self._write(_LIST_CHANGED)  # the new host's tools may differ
         return line
+
+
+def project_open_plan(
+    msg: Message, root: Path, cwd: Path | None = None
+) -> tuple[Message, Path | None] | None:
+    """What a `project_open` call needs before a host of `root` takes it, for a client
+    whose cwd is `cwd` (the process's own when None): None when `msg` is no such call with
+    a folder that exists (sent as it is: the host says what is wrong); else the call with
+    its path made absolute (a host's cwd is not the client's) and the root of the workspace
+    the session moves to, None when it stays (a folder inside the workspace, or no project:
+    the host refuses it, naming the fix, and no host starts for it)."""
+    params = msg.get("params")
+    if msg.get("method") != "tools/call" or not isinstance(params, dict):
+        return None
+    arguments = params.get("arguments")
+    if params.get("name") != "project_open" or not isinstance(arguments, dict):
+        return None
+    path = arguments.get("path")
+    if not isinstance(path, str) or not path:
+        return None
+    target = _existing_dir(path, cwd)
+    if target is None:
+        return None
+    msg = {**msg, "params": {**params, "arguments": {**arguments, "path": str(target)}}}
+    if target == root or root in target.parents or not _is_project(target):
+        return msg, None
+    return msg, scm_root(target) or target

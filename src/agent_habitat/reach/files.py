@@ -1,7 +1,8 @@
 """The host's files in the workspace state folder, and the checks that keep them private.
 
-`host.sock` (the unix socket), `host.lock` (held by the running host; names its pid and
-endpoints), `token` (the bearer token for TCP), `host.log` (the detached host's output).
+`host.sock` (the unix socket), `stdio.sock` (where `habitat mcp` hands over its client's
+stdio), `host.lock` (held by the running host; names its pid and endpoints), `token` (the
+bearer token for TCP), `host.log` (the detached host's output).
 The folder and everything in it belong to the user alone: the host refuses to start when
 the folder or a file in it is writable by group or others, or owned by someone else.
 """
@@ -43,6 +44,11 @@ class HostFiles:
         return self.state_dir / "host.sock"
 
     @property
+    def stdio_socket(self) -> Path:
+        """Where the bridge hands the host its client's stdin and stdout (`reach/handoff`)."""
+        return self.state_dir / "stdio.sock"
+
+    @property
     def lock(self) -> Path:
         return self.state_dir / "host.lock"
 
@@ -67,7 +73,7 @@ class HostFiles:
 
     def check_private(self) -> None:
         """Raise `UnsafePermissionsError` naming the first path others could write to."""
-        for path in (self.state_dir, self.socket, self.lock, self.token_file):
+        for path in (self.state_dir, self.socket, self.stdio_socket, self.lock, self.token_file):
             try:
                 st = path.lstat()
             except FileNotFoundError:

@@ -25,7 +25,9 @@ from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import Workspace
 
 from .bridge import Bridge
+from .direct import Direct, Relay
 from .files import HostFiles
+from .handoff import can_hand_off
 from .link import Link, LinkClosed
 
 __all__ = ["serve_bridge"]
@@ -42,20 +44,27 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise _Stop
 
 
-def _lines(fd: int, wake: int) -> Iterator[bytes]:
+def _lines(fd: int, wake: int, pending: bytes = b"") -> Iterator[bytes]:
     """The client's lines (newline kept) until EOF; blank lines skipped.
 
     Waits on `wake` too, the signal wakeup pipe: the kernel may hand SIGTERM to any
     thread, and Python runs the handler only in this one, between bytecodes. A read
-    blocked on stdin would not return for a signal another thread took."""
-    pending = b""
+    blocked on stdin would not return for a signal another thread took. `pending`: the
+    client's bytes a host read and handed back, before stdin's."""
+    *done, pending = pending.split(b"\n")
+    for line in done:
+        if line.strip():
+            yield line + b"\n"
     while True:
         ready, _, _ = select.select([fd, wake], [], [])
         if wake in ready:
             os.read(wake, 512)  # the handler runs as this thread goes on
         if fd not in ready:
             continue
-        chunk = os.read(fd, _READ_BYTES)
+        try:
+            chunk = os.read(fd, _READ_BYTES)
+        except BlockingIOError:
+            continue  # non-blocking still, as a host that served it left it
         if not chunk:
             break
         pending += chunk
@@ -107,13 +116,14 @@ def _connect(where: Path) -> Link:
 
 
 def serve_bridge(root: Path) -> NoReturn:
-    """Bridge this process's stdio to the host of workspace `root` (started if needed).
+    """Serve this process's stdio through the host of workspace `root` (started if needed):
+    handed to it (`handoff.py`) when it can take them, else relayed (`bridge.py`).
 
-    Leaves the process (os._exit) when done: the relay thread may still be starting a
-    host or waiting on one.
+    Leaves the process (os._exit) when done: a thread may still be starting a host or
+    waiting on one.
     """
 
-    def failed(exc: BaseException) -> None:
+    def failed(exc: BaseException) -> NoReturn:
         # The host could not be started (or restarted): bad configuration, unsafe
         # permissions; anything else is a bug, said as one.
         if isinstance(exc, HabitatError):
@@ -126,7 +136,6 @@ def serve_bridge(root: Path) -> NoReturn:
         os._exit(2)
 
     out = _Out()
-    bridge = Bridge(_connect, root, out.write, on_error=failed)
     wake, woken = os.pipe()
     os.set_blocking(wake, False)
     os.set_blocking(woken, False)
@@ -134,14 +143,28 @@ def serve_bridge(root: Path) -> NoReturn:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGHUP, _stop)
     code = 0
+    bridge: Bridge | None = None
     try:
+        relay = Relay()
+        if can_hand_off():
+            relay = Direct(root, out).serve(wake)
+            if relay.failure is not None:
+                failed(relay.failure)
+            if relay.ended:
+                raise _Stop
+        bridge = Bridge(_connect, root, out.write, on_error=failed)
+        if relay.resumed:
+            os.set_blocking(0, True)
+            os.set_blocking(1, True)
+            bridge.resume(relay.initialize, relay.initialized, relay.current, relay.owed)
         bridge.start()
-        for line in _lines(0, wake):
+        for line in _lines(0, wake, relay.prefix):
             bridge.put(line)
     except (_Stop, OSError):
         pass
     except KeyboardInterrupt:
         code = 130
-    bridge.close()
+    if bridge is not None:
+        bridge.close()
     sys.stderr.flush()
     os._exit(code)

@@ -1,0 +1,314 @@
+"""`habitat mcp` hands its client's stdin and stdout to the workspace host.
+
+The relay (`bridge.py`) copies every line through this process and the host's HTTP: four
+hops a call, more than the whole of an embedded server's answer. Instead the bridge
+connects to the host's `stdio.sock` (0600 in the owner-only state folder; each end checks
+the other's uid too) and passes its stdin and stdout there (SCM_RIGHTS); the host serves a
+plain MCP stdio session on them (`host/stdio_handoff.py`), as `habitat mcp --embedded`
+serves its own, and the client talks to the server with no process between.
+
+The bridge keeps its own copies and waits. The connection carries the host's notes, so
+that the bridge knows what it would know relaying: every byte the host took from stdin
+(`INPUT`: the client's handshake, its requests, its cancellations) and each request
+answered (`ANSWERED`, once its answer is written; `PART`/`WHOLE` around an answer the pipe
+took only part of at first). When the host goes away (killed, crashed, stopped) the bridge
+does what the relay does: it answers each request the host took and did not answer (its
+outcome is unknown), ends a torn line first, and goes on with a host started again and the
+client's handshake replayed, handed the same stdio, or relaying when that host refuses.
+`END`: the host saw stdin close, the session is over. `MOVED`: a `project_open` of another
+workspace; the host hands back the client's bytes from that call on, reads stdin no more
+and sends what it still owes as `LINE`s here; the bridge relays the rest of the session
+(`bridge.py` moves it). The bridge leaving ends the session: the host closes its copies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import stat
+import struct
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+from agent_habitat.errors import HabitatError
+
+from .bridge import Message, _is_request, _key, _parse
+from .link import LinkClosed
+
+__all__ = [
+    "ANSWERED",
+    "END",
+    "HELLO",
+    "INPUT",
+    "LINE",
+    "MOVED",
+    "OK",
+    "PART",
+    "PREFIX",
+    "REFUSED",
+    "VERSION",
+    "WHOLE",
+    "Books",
+    "Frames",
+    "Handoff",
+    "HandoffLink",
+    "HandoffRefused",
+    "can_hand_off",
+    "frame",
+    "peer_uid",
+]
+
+VERSION = 1
+HEADER = struct.Struct(">cI")
+"""A frame: its kind (one byte), the payload's length, the payload."""
+MAX_FRAME = 64 * 1024 * 1024
+HELLO = b"h"  # bridge: JSON {version, cwd, replay, initialized}, stdin and stdout attached
+PREFIX = b"x"  # bridge: the client's bytes no host has taken yet, read before stdin
+OK = b"k"  # host: JSON {pid}; it serves the session
+REFUSED = b"r"  # host: why not (text)
+INPUT = b"i"  # host: bytes it read from stdin
+ANSWERED = b"a"  # host: the `_key` of a request whose answer it wrote whole
+PART = b"p"  # host: the pipe took part of a write; the rest follows
+WHOLE = b"w"  # host: that write is whole now
+MOVED = b"m"  # host: the client's bytes from a `project_open` that moves the session on
+LINE = b"l"  # host, after MOVED: a line for the client
+END = b"e"  # host: stdin closed, the session is over
+
+
+class HandoffRefused(HabitatError):
+    """The host would not serve the client's stdio: the bridge relays instead."""
+
+
+def frame(kind: bytes, payload: bytes = b"") -> bytes:
+    return HEADER.pack(kind, len(payload)) + payload
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a unix socket; None where the platform
+    cannot say (no `SO_PEERCRED`): then no stdio is handed over."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])
+
+
+def _pollable(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def can_hand_off(stdin: int = 0, stdout: int = 1) -> bool:
+    """Whether the host could serve these: pipes or sockets (what a client gives; the host
+    waits on them on its event loop), on a platform that says who is at a socket's end."""
+    has_fds = hasattr(socket, "send_fds") and hasattr(socket, "SO_PEERCRED")
+    return has_fds and _pollable(stdin) and _pollable(stdout)
+
+
+class Frames:
+    """Frames from a blocking socket, one at a time; None at its end."""
+
+    def __init__(self, sock: socket.socket, rest: bytes = b"") -> None:
+        self._sock = sock
+        self._buf = bytearray(rest)
+
+    def _fill(self) -> bool:
+        try:
+            data = self._sock.recv(256 * 1024)
+        except OSError:
+            return False
+        self._buf += data
+        return bool(data)
+
+    def next(self) -> tuple[bytes, bytes] | None:
+        while len(self._buf) < HEADER.size:
+            if not self._fill():
+                return None
+        kind, size = HEADER.unpack_from(self._buf)
+        if size > MAX_FRAME:
+            return None
+        end = HEADER.size + size
+        while len(self._buf) < end:
+            if not self._fill():
+                return None
+        payload = bytes(self._buf[HEADER.size : end])
+        del self._buf[:end]
+        return kind, payload
+
+
+class Books:
+    """What the client sent to the hosts that served its stdio, as the relay keeps it: its
+    handshake, the requests taken and not yet answered, the bytes after the last newline."""
+
+    def __init__(self) -> None:
+        self.initialize: Message | None = None
+        self.initialized = False
+        self.pending: dict[str, Message] = {}
+        self.partial = b""
+        """The client's bytes after the last newline a host read: the start of a line."""
+        self.torn = False
+        """A write the pipe took part of and the host did not finish."""
+        self.replays = 0
+        self.taken = 0
+        """How many of the client's bytes hosts have read."""
+
+    def took(self, data: bytes) -> None:
+        """A host read `data` from stdin."""
+        self.taken += len(data)
+        *lines, self.partial = (self.partial + data).split(b"\n")
+        for line in lines:
+            if line.strip():
+                self._take(line)
+
+    def _take(self, line: bytes) -> None:
+        msg = _parse(line)
+        if msg is None:
+            return  # the host's screen answered it
+        method = msg.get("method")
+        if _is_request(msg):
+            self.pending[_key(msg["id"])] = msg
+        if method == "initialize" and "id" in msg:
+            self.initialize = msg
+        elif method == "notifications/initialized":
+            self.initialized = True
+        elif method == "notifications/cancelled":
+            # A cancelled request gets no answer; the host owes nothing for it any more.
+            params = msg.get("params")
+            if isinstance(params, dict) and "requestId" in params:
+                self.pending.pop(_key(params["requestId"]), None)
+
+    def answered(self, key: bytes) -> None:
+        self.pending.pop(key.decode("utf-8", "replace"), None)
+
+    def handed_back(self, data: bytes) -> bytes:
+        """The bytes a host read and did not take (it ends with the partial line): what the
+        client sends next. Its requests are owed by no host."""
+        for line in data.split(b"\n")[:-1]:
+            msg = _parse(line)
+            if msg is not None and _is_request(msg):
+                self.pending.pop(_key(msg["id"]), None)
+        self.partial = b""
+        return data
+
+    def take_owed(self) -> list[Message]:
+        owed = list(self.pending.values())
+        self.pending.clear()
+        return owed
+
+    def hello(self, cwd: str) -> dict[str, Any]:
+        replay = None
+        if self.initialize is not None:
+            self.replays += 1
+            replay = {**self.initialize, "id": f"habitat-bridge-replay-{self.replays}"}
+        return {
+            "version": VERSION,
+            "cwd": cwd,
+            "replay": replay,
+            "initialized": self.initialized,
+        }
+
+
+class Handoff:
+    """The client's stdio served by a host: the connection its notes come on."""
+
+    def __init__(self, sock: socket.socket, frames: Frames, pid: int) -> None:
+        self.sock = sock
+        self.frames = frames
+        self.pid = pid
+        self.handed_back = b""
+
+    @classmethod
+    def open(
+        cls, path: str, books: Books, prefix: bytes, *, stdin: int = 0, stdout: int = 1
+    ) -> Handoff:
+        """Hand stdin and stdout to the host listening at `path`: `LinkClosed` when none
+        listens there, `HandoffRefused` when it will not serve them."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+        except OSError as exc:
+            sock.close()
+            raise LinkClosed(f"cannot connect to {path}: {exc}") from exc
+        try:
+            uid = peer_uid(sock)
+            if uid != os.getuid():
+                raise HandoffRefused(f"{path} is served by uid {uid}, not by you ({os.getuid()})")
+            hello = json.dumps(books.hello(os.getcwd()), ensure_ascii=False).encode()
+            socket.send_fds(sock, [frame(HELLO, hello)], [stdin, stdout])
+            sock.sendall(frame(PREFIX, prefix))
+            frames = Frames(sock)
+            answer = frames.next()
+        except OSError as exc:
+            sock.close()
+            raise LinkClosed(f"the host at {path} hung up: {exc}") from exc
+        except HandoffRefused:
+            sock.close()
+            raise
+        if answer is None:
+            sock.close()
+            raise LinkClosed(f"the host at {path} hung up before it took the session")
+        kind, payload = answer
+        if kind != OK:
+            sock.close()
+            why = payload.decode("utf-8", "replace") if kind == REFUSED else "no answer"
+            raise HandoffRefused(f"the host would not serve this session's stdio: {why}")
+        pid = json.loads(payload).get("pid")
+        return cls(sock, frames, pid if isinstance(pid, int) else 0)
+
+    def watch(self, books: Books) -> bytes:
+        """Keep `books` until the session ends here: `END` (the client left), `MOVED`
+        (`handed_back` holds the client's next bytes), or b"" (the host went away)."""
+        while (item := self.frames.next()) is not None:
+            kind, payload = item
+            if kind == INPUT:
+                books.took(payload)
+            elif kind == ANSWERED:
+                books.answered(payload)
+            elif kind == PART:
+                books.torn = True
+            elif kind == WHOLE:
+                books.torn = False
+            elif kind == END:
+                return END
+            elif kind == MOVED:
+                self.handed_back = books.handed_back(payload)
+                return MOVED
+        return b""
+
+    def close(self) -> None:
+        """Hang up: the host ends the session and closes its copies of stdin and stdout."""
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+
+class HandoffLink:
+    """A host that handed the session back (`MOVED`) as the relay's `LineLink`: it sends
+    what it still owes as lines and takes none."""
+
+    def __init__(self, handoff: Handoff) -> None:
+        self._handoff = handoff
+
+    def send_line(self, line: bytes) -> None:
+        raise LinkClosed("this host handed the session back")
+
+    def lines(self) -> Iterator[bytes]:
+        while (item := self._handoff.frames.next()) is not None:
+            kind, payload = item
+            if kind == LINE:
+                yield payload
+            elif kind == END:
+                return
+
+    def close(self) -> None:
+        self._handoff.close()
+
+
+def warn(text: str) -> None:
+    print(f"habitat WARNING {__name__}: {text}", file=sys.stderr, flush=True)
