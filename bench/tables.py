@@ -254,6 +254,7 @@ SECTIONS = {
     "cli-bridge": lambda: cli_tables("cli_latency-*-bridge*.json"),
     "cli-commands": lambda: cli_tables("cli_latency-*-commands-*.json"),
     "cli-quiet": lambda: cli_tables("cli_latency-*-quiet-*.json"),
+    "cli-no-host-run": lambda: cli_tables("cli_latency-*-no-host-run.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-hot-path": mcp_hot_path_tables,
     "mcp-prestart": mcp_prestart_table,

@@ -145,6 +145,14 @@ def cli_table(path: Path, run: dict[str, Any]) -> str:
         )
     what = f"{run['iterations']} interleaved rounds, `python -c pass` {run['python_ms']:.0f} ms"
     head = ["path", "median ms (95 % CI)", "p90", "vs python", "target", "verdict"]
+    if any("vs_baseline" in r for r in run["results"].values()):
+        # A run with `--baseline`: what each row adds to `python -c pass`, and its median
+        # over the same row's with the baseline's code.
+        head[4:4] = ["added ms", "vs baseline"]
+        for row, r in zip(rows, run["results"].values(), strict=True):
+            added = f"{r['median_ms'] - run['python_ms']:+,.0f}" if r.get("vs_python") else ""
+            vs = f"{r['vs_baseline']:.2f}×" if r.get("vs_baseline") else ""
+            row[4:4] = [added, vs]
     return "\n".join([caption(path, run, what), "", *md(head, rows)])
 
 
