@@ -285,6 +285,30 @@ async def test_the_scoped_test_script_runs_without_its_npm_pre_and_post_hooks(
     assert full.state != "green", full
 
 
+async def test_a_test_script_failing_the_same_way_at_head_naming_no_test_is_an_error_not_red(
+    tmp_path: Path,
+) -> None:
+    # side-channel 1.1.1: its pretest's `tsc -p .` fails at HEAD (typescript@next is not
+    # served); ci_parity's test.full was red for it, whatever the change did.
+    lint = "console.error('index.js(45,2): error TS2322'); process.exit(2);\n"
+    root = _project(
+        tmp_path,
+        {"src/add.mjs": _ADD, "test/run.mjs": _TAP_HARNESS, "lint.mjs": lint},
+        scripts={"test": "node test/run.mjs", "pretest": "node lint.mjs"},
+    )
+    write(root, "src/add.mjs", _ADD.replace("a + b", "b + a"))
+    full = await _climb(root, "test.full")
+    assert full.state == "error", full
+    assert full.reason is not None
+    assert "fails on HEAD" in full.reason
+    assert "none of its tests was checked" in full.reason
+    # The same exit code with other last lines is a failure of the change's own.
+    write(root, "lint.mjs", lint.replace("TS2322", "TS2554"))
+    red = await _climb(root, "test.full")
+    assert red.state == "red", red
+    assert any("not the same failure, so it stays red" in n for n in red.notes), red.notes
+
+
 async def test_a_workspace_with_no_test_runner_and_no_test_script_says_there_is_nothing_to_run(
     tmp_path: Path,
 ) -> None:

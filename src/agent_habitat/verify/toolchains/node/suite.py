@@ -4,19 +4,25 @@ or `node --test` on the test files that import a touched file (graph.py) — wid
 workspace's whole suite when a touched file is deleted or configures the runner; a workspace
 whose runner has no such mode (tape, mocha, ava, …) runs its `test` script whole, so a
 scoped run never misses what the suite would catch. Full: the project's `test` script
-through its package manager. Every process gets the substrate."""
+through its package manager. Every process gets the substrate. A test script that fails naming
+no failing test runs again on HEAD's export: failing the same way, it is `error`, not red."""
 
 from __future__ import annotations
 
+import json
 import time
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
-from ...command import take_report
+from ....workspace import write_private
+from ...baseline import fingerprint
+from ...command import Outcome, take_report
 from ...models import RungName, RungResult, RungState, Selection
+from ...rungs.compare import head_of
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
-from .common import Tool, each, merge, mine, node_rung
+from .common import Tool, each, head_with_modules, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
@@ -291,7 +297,97 @@ async def _test_script(
         notes=notes,
     )
     _reason(result)
+    if result.state == "red" and not diagnostics:
+        return await _failing_at_head(ctx, project, ws, argv, outcome, result)
     return result
+
+
+_SAME_LINES = 5
+"""The last output lines two failing runs of a script must share to fail the same way."""
+
+
+def _last_lines(text: str, folder: Path) -> list[str]:
+    lines = [ln.rstrip() for ln in text.replace(str(folder), "<root>").splitlines()]
+    return [ln for ln in lines if ln][-_SAME_LINES:]
+
+
+async def _failing_at_head(
+    ctx: RungContext,
+    project: NodeProject,
+    ws: Workspace,
+    argv: list[str],
+    outcome: Outcome,
+    result: RungResult,
+) -> RungResult:
+    """A test script that failed naming no failing test (its pretest's lint or type check, a
+    build step) runs again on HEAD's export, `node_modules` linked in (once per HEAD, script and
+    installed dependencies: cached): failing there the same way (exit code and last lines), the
+    failure is not the change's, and none of its tests ran to judge the change either, so the
+    rung is `error`, not red (a pretest's `tsc -p .` that fails at HEAD made ci_parity's
+    test.full red whatever the change did)."""
+    head = head_of(ctx)
+    if isinstance(head, str):
+        return result
+    key = fingerprint(
+        "node test script on HEAD",
+        head.head,
+        *argv,
+        ws.rel,
+        *(project.root / name for name in _INSTALLED),
+    )
+    path = ctx.workspace.state_dir / "baseline" / "node-scripts" / key[:2] / f"{key}.json"
+    known = await anyio.to_thread.run_sync(_load_run, path)
+    if known is None:
+        export = await anyio.to_thread.run_sync(head_with_modules, head, project)
+        folder = export / ws.rel if ws.rel else export
+        ran = await ctx.run(result.rung, argv, suffix=".head.out", cwd=folder, extra_env=_ENV)
+        if ran.timed_out or ran.signal is not None:
+            return result
+        known = (ran.exit_code, _last_lines(ran.tail, export))
+        await anyio.to_thread.run_sync(_save_run, path, known)
+    result.baseline = f"HEAD {head.head[:12]}"
+    if known != (outcome.exit_code, _last_lines(outcome.tail, ctx.root)):
+        # HEAD's export is no checkout (no .git): a script that asks git fails otherwise there.
+        result.notes.append(
+            f"node: on HEAD {head.head[:12]} the same script ended otherwise (exit {known[0]}): "
+            "not the same failure, so it stays red"
+        )
+        return result
+    result.state = "error"
+    result.reason = (
+        f"{result.tool} fails on HEAD {head.head[:12]} too, the same way (exit "
+        f"{outcome.exit_code}), naming no failing test: not the change's, and none of its "
+        "tests was checked; fix that failure (the output's end) to judge the change"
+    )
+    return result
+
+
+_INSTALLED = (
+    "package-lock.json",
+    "npm-shrinkwrap.json",
+    "pnpm-lock.yaml",
+    "yarn.lock",
+    "bun.lockb",
+    "node_modules/.package-lock.json",
+    "node_modules/.modules.yaml",
+    "node_modules/.yarn-integrity",
+)
+"""What says which dependencies are installed: HEAD's run of a script is kept while they stay."""
+
+
+def _load_run(path: Path) -> tuple[int | None, list[str]] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        code, last = data["exit_code"], data["last"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not (code is None or isinstance(code, int)) or not isinstance(last, list):
+        return None
+    return code, [str(line) for line in last]
+
+
+def _save_run(path: Path, run: tuple[int | None, list[str]]) -> None:
+    write_private(path, json.dumps({"exit_code": run[0], "last": run[1]}))
 
 
 @node_rung(FULL)
