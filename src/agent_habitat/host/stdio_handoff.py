@@ -56,7 +56,8 @@ def stdio_listener(path: Path) -> socket.socket | None:
 
 
 class Hello:
-    """What a bridge brought: the client's stdin and stdout, its hello, its unread bytes."""
+    """What a bridge brought: the client's stdin and stdout and the bridge's urgent socket,
+    its hello, the client's bytes no host has taken."""
 
     def __init__(self, fds: list[int], fields: dict[str, Any], prefix: bytes) -> None:
         self.fds = fds
@@ -133,7 +134,7 @@ async def _hello(conn: socket.socket) -> Hello:
                     continue
             await _readable(loop, conn)
             try:
-                data, got, _, _ = socket.recv_fds(conn, 256 * 1024, 2)
+                data, got, _, _ = socket.recv_fds(conn, 256 * 1024, 3)
             except BlockingIOError:
                 continue
             fds += got
@@ -169,12 +170,14 @@ def _refusal(hello: Hello) -> bytes | None:
     version = hello.fields.get("version")
     if version != wire.VERSION:
         return f"a bridge of exchange version {version}; this host speaks {wire.VERSION}".encode()
-    if len(hello.fds) != 2:
-        return b"the hello did not carry stdin and stdout"
+    if len(hello.fds) != 3:
+        return b"the hello did not carry stdin, stdout and the urgent socket"
     for fd in hello.fds:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
             return b"stdin and stdout must be pipes or sockets"
+    if not stat.S_ISSOCK(os.fstat(hello.fds[2]).st_mode):
+        return b"the urgent end must be a socket"
     if not isinstance(hello.fields.get("cwd"), str):
         return b"the hello did not name the client's cwd"
     return None

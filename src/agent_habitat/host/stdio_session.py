@@ -19,6 +19,7 @@ import collections
 import contextlib
 import json
 import os
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -35,7 +36,6 @@ from agent_habitat.verify.runner.slot import REACHED_THROUGH
 from .mcp_stream import BRIDGE
 
 if TYPE_CHECKING:
-    import socket
     from types import TracebackType
 
     from .stdio_handoff import Hello
@@ -48,11 +48,14 @@ _PAUSE_BYTES = 16 * 1024 * 1024
 
 
 class _Control(asyncio.Protocol):
-    """The bridge's connection: notes out; its end is the session's."""
+    """The bridge's connection: notes out; its end is the session's. A note the bridge
+    must read now (`MOVED`, `END`) is followed by a byte on its urgent socket: it reads
+    the others when it likes (`reach.handoff.Handoff.watch`)."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.gone = asyncio.Event()
+        self.urgent: socket.socket | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -71,6 +74,12 @@ class _Control(asyncio.Protocol):
     def note(self, kind: bytes, payload: bytes = b"") -> None:
         if self.transport is not None and not self.transport.is_closing():
             self.transport.write(wire.frame(kind, payload))
+
+    def note_now(self, kind: bytes, payload: bytes = b"") -> None:
+        self.note(kind, payload)
+        if self.urgent is not None:
+            with contextlib.suppress(OSError):  # full (it was told already) or gone
+                self.urgent.send(b"!", socket.MSG_DONTWAIT)
 
 
 class _Intake(asyncio.Protocol):
@@ -297,7 +306,7 @@ class _Requests:
         rest = "".join(part + "\n" for part in self._ready)
         self._ready.clear()
         back = (text + "\n" + rest).encode() + bytes(self._intake.buffer)
-        session.control.note(wire.MOVED, back)
+        session.control.note_now(wire.MOVED, back)
         if not session.owed:
             session.released.set()
         await session.released.wait()
@@ -343,8 +352,9 @@ async def serve_session(
     hangs up, or the session moves and owes nothing more; the descriptors are closed."""
     loop = asyncio.get_running_loop()
     _, control = await loop.connect_accepted_socket(_Control, conn)
-    stdin_fd, stdout_fd = hello.fds
+    stdin_fd, stdout_fd, urgent_fd = hello.fds
     hello.fds = []  # the transports own them now
+    control.urgent = socket.socket(fileno=urgent_fd)
     pipe_in = os.fdopen(stdin_fd, "rb", 0)
     pipe_out = os.fdopen(stdout_fd, "wb", 0)
     writer_transport = None
@@ -376,7 +386,7 @@ async def serve_session(
         finally:
             REACHED_THROUGH.reset(token)
         if session.ended_by_client or session.moved:
-            control.note(wire.END)
+            control.note_now(wire.END)
     finally:
         intake.close()
         if writer_transport is not None:
@@ -389,3 +399,4 @@ async def serve_session(
                 pipe_in.close()
         if control.transport is not None:
             control.transport.close()
+        control.urgent.close()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import socket
 import stat
 import struct
@@ -65,7 +66,9 @@ VERSION = 1
 HEADER = struct.Struct(">cI")
 """A frame: its kind (one byte), the payload's length, the payload."""
 MAX_FRAME = 64 * 1024 * 1024
-HELLO = b"h"  # bridge: JSON {version, cwd, replay, initialized}, stdin and stdout attached
+DRAIN_SECONDS = 2
+"""How long the host's notes may wait in the socket before the bridge reads them."""
+HELLO = b"h"  # bridge: JSON {version, cwd, replay, initialized}; stdin, stdout, urgent attached
 PREFIX = b"x"  # bridge: the client's bytes no host has taken yet, read before stdin
 OK = b"k"  # host: JSON {pid}; it serves the session
 REFUSED = b"r"  # host: why not (text)
@@ -125,6 +128,28 @@ class Frames:
             return False
         self._buf += data
         return bool(data)
+
+    def take(self) -> list[tuple[bytes, bytes]]:
+        """The frames that have come whole so far, without waiting."""
+        while True:
+            try:
+                data = self._sock.recv(256 * 1024, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break  # the end: `next` says so
+            if not data:
+                break
+            self._buf += data
+        frames = []
+        while len(self._buf) >= HEADER.size:
+            kind, size = HEADER.unpack_from(self._buf)
+            end = HEADER.size + size
+            if size > MAX_FRAME or len(self._buf) < end:
+                break
+            frames.append((kind, bytes(self._buf[HEADER.size : end])))
+            del self._buf[:end]
+        return frames
 
     def next(self) -> tuple[bytes, bytes] | None:
         while len(self._buf) < HEADER.size:
@@ -217,10 +242,13 @@ class Books:
 class Handoff:
     """The client's stdio served by a host: the connection its notes come on."""
 
-    def __init__(self, sock: socket.socket, frames: Frames, pid: int) -> None:
+    def __init__(
+        self, sock: socket.socket, frames: Frames, pid: int, urgent: socket.socket
+    ) -> None:
         self.sock = sock
         self.frames = frames
         self.pid = pid
+        self.urgent = urgent
         self.handed_back = b""
 
     @classmethod
@@ -235,12 +263,31 @@ class Handoff:
         except OSError as exc:
             sock.close()
             raise LinkClosed(f"cannot connect to {path}: {exc}") from exc
+        urgent, theirs = socket.socketpair()
+        try:
+            return cls._hand(path, sock, books, prefix, (stdin, stdout, theirs.fileno()), urgent)
+        except BaseException:
+            urgent.close()
+            raise
+        finally:
+            theirs.close()
+
+    @classmethod
+    def _hand(
+        cls,
+        path: str,
+        sock: socket.socket,
+        books: Books,
+        prefix: bytes,
+        fds: tuple[int, int, int],
+        urgent: socket.socket,
+    ) -> Handoff:
         try:
             uid = peer_uid(sock)
             if uid != os.getuid():
                 raise HandoffRefused(f"{path} is served by uid {uid}, not by you ({os.getuid()})")
             hello = json.dumps(books.hello(os.getcwd()), ensure_ascii=False).encode()
-            socket.send_fds(sock, [frame(HELLO, hello)], [stdin, stdout])
+            socket.send_fds(sock, [frame(HELLO, hello)], list(fds))
             sock.sendall(frame(PREFIX, prefix))
             frames = Frames(sock)
             answer = frames.next()
@@ -259,33 +306,57 @@ class Handoff:
             why = payload.decode("utf-8", "replace") if kind == REFUSED else "no answer"
             raise HandoffRefused(f"the host would not serve this session's stdio: {why}")
         pid = json.loads(payload).get("pid")
-        return cls(sock, frames, pid if isinstance(pid, int) else 0)
+        return cls(sock, frames, pid if isinstance(pid, int) else 0, urgent)
 
     def watch(self, books: Books) -> bytes:
         """Keep `books` until the session ends here: `END` (the client left), `MOVED`
-        (`handed_back` holds the client's next bytes), or b"" (the host went away)."""
+        (`handed_back` holds the client's next bytes), or b"" (the host went away).
+
+        The notes are read when the host hangs up, when it says on `urgent` that one
+        matters now (`MOVED`, `END`), and every `DRAIN_SECONDS` (they wait in the
+        socket meanwhile): not at each call, where this process would take a core from
+        the host and the client twice a call. Without `POLLRDHUP` (not Linux), as they come.
+        """
+        hangup = getattr(select, "POLLRDHUP", 0)
+        poller = select.poll()
+        poller.register(self.sock, hangup or select.POLLIN)
+        poller.register(self.urgent, select.POLLIN)
+        while True:
+            ready = dict(poller.poll(DRAIN_SECONDS * 1000))
+            if self.urgent.fileno() in ready or self.sock.fileno() in ready:
+                return self._read(books)  # to the end, or the frame that ends it here
+            for kind, payload in self.frames.take():
+                if (outcome := self._note(books, kind, payload)) is not None:
+                    return outcome
+
+    def _read(self, books: Books) -> bytes:
         while (item := self.frames.next()) is not None:
-            kind, payload = item
-            if kind == INPUT:
-                books.took(payload)
-            elif kind == ANSWERED:
-                books.answered(payload)
-            elif kind == PART:
-                books.torn = True
-            elif kind == WHOLE:
-                books.torn = False
-            elif kind == END:
-                return END
-            elif kind == MOVED:
-                self.handed_back = books.handed_back(payload)
-                return MOVED
+            if (outcome := self._note(books, *item)) is not None:
+                return outcome
         return b""
+
+    def _note(self, books: Books, kind: bytes, payload: bytes) -> bytes | None:
+        if kind == INPUT:
+            books.took(payload)
+        elif kind == ANSWERED:
+            books.answered(payload)
+        elif kind == PART:
+            books.torn = True
+        elif kind == WHOLE:
+            books.torn = False
+        elif kind == MOVED:
+            self.handed_back = books.handed_back(payload)
+            return MOVED
+        elif kind == END:
+            return END
+        return None
 
     def close(self) -> None:
         """Hang up: the host ends the session and closes its copies of stdin and stdout."""
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
+        self.urgent.close()
 
 
 class HandoffLink:
