@@ -122,6 +122,37 @@ def habitat_baseline_spec(base: ServerSpec, src: Path) -> ServerSpec:
     return spec
 
 
+def habitat_baseline_bridged_spec(baseline: ServerSpec) -> ServerSpec:
+    """The baseline checkout's default `habitat mcp` (its bridge, and the host that bridge
+    starts from the same `src`), with a home of its own: the change's bridged row is
+    measured against it on the same load, call by call."""
+    if baseline.params is None:
+        return replace(baseline, name="habitat-baseline-bridged", notes=[])
+    env = dict(baseline.params.env or {})
+    env["HABITAT_HOME"] = env.get("HABITAT_HOME", "habitat-home") + "-bridged"
+    params = baseline.params.model_copy(update={"args": ["-m", "agent_habitat", "mcp"], "env": env})
+    spec = replace(baseline, name="habitat-baseline-bridged", params=params, notes=[])
+    spec.notes.append(f"{baseline.notes[0]}; its host started by its bridge")
+    return spec
+
+
+def stop_baseline_host(spec: ServerSpec, workdir: Path) -> None:
+    """Stop the host the baseline's bridge started (its home is not this process's)."""
+    if spec.params is None or not spec.params.env:
+        return
+    from agent_habitat.reach import stop_host
+
+    saved = os.environ.get("HABITAT_HOME")
+    os.environ["HABITAT_HOME"] = spec.params.env["HABITAT_HOME"]
+    try:
+        stop_host(workdir)
+    finally:
+        if saved is None:
+            os.environ.pop("HABITAT_HOME", None)
+        else:
+            os.environ["HABITAT_HOME"] = saved
+
+
 def stop_habitat_host(workdir: Path) -> None:
     from agent_habitat.reach import stop_host
 
@@ -388,8 +419,15 @@ def ratios(results: list[ServerResult]) -> dict[str, dict[str, Any]]:
         "habitat_vs_mcp_shell_server": _ratio(
             habitat, med.get("mcp-shell-server"), TARGET_HABITAT_VS_SHELL_SERVER, at_most=True
         ),
+        # The default server a user configures (issue 25): the bridge to the host.
+        "habitat_bridged_vs_mcp_shell_server": _ratio(
+            bridged, med.get("mcp-shell-server"), TARGET_HABITAT_VS_SHELL_SERVER, at_most=True
+        ),
         # A change should not make the server slower than the checkout it changes.
         "habitat_vs_baseline": _ratio(habitat, med.get("habitat-baseline"), 1.0, at_most=True),
+        "habitat_bridged_vs_baseline_bridged": _ratio(
+            bridged, med.get("habitat-baseline-bridged"), 1.0, at_most=True
+        ),
         "desktop_commander_vs_habitat": _ratio(
             med.get("DesktopCommander"), habitat, TARGET_DESKTOP_COMMANDER_VS_HABITAT, at_most=False
         ),
@@ -513,8 +551,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         workdir.mkdir()
         base = habitat_spec(workdir, scratch)
         specs = [base] if "habitat" in wanted else []
+        baseline_bridged = None
         if args.baseline is not None:
-            specs.append(habitat_baseline_spec(base, args.baseline))
+            specs.append(baseline := habitat_baseline_spec(base, args.baseline))
+            if "habitat-bridged" in wanted:
+                specs.append(baseline_bridged := habitat_baseline_bridged_spec(baseline))
         hosted = {"habitat-bridged", "habitat-http"} & wanted
         if hosted:
             specs += [s for s in habitat_host_specs(base, workdir, scratch) if s.name in hosted]
@@ -531,6 +572,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             if hosted:
                 stop_habitat_host(workdir)
+            if baseline_bridged is not None:
+                stop_baseline_host(baseline_bridged, workdir)
     rat = ratios(results)
     render(floor, results, rat, raw_big)
     report = {
