@@ -176,7 +176,7 @@ def test_a_run_past_its_first_moment_is_followed_by_the_full_path_as_it_follows_
     _same_records(quick_root, full_root)
 
 
-def test_a_refusal_is_the_full_path_s_own_and_records_nothing(
+def test_a_refusal_or_bad_input_is_the_full_path_s_own_and_records_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     quick_root, full_root = _twins(tmp_path)
@@ -187,15 +187,21 @@ def test_a_refusal_is_the_full_path_s_own_and_records_nothing(
             opening = ("run", "true", "--tab", f"t{n}")
             assert probe(quick_root, *opening, "--project", str(quick_root)).code == 0
             assert full(*opening, "--project", str(full_root)).code == 0
-        for argv in (
+        refused: tuple[tuple[str, ...], ...] = (
             ("run", "true", "--tab", "ninth"),
             ("run", "true", "--tab", "ninth", "--json"),
-        ):
+            ("run", ""),  # bad input: the model's words, or the service's
+            ("run", "   ", "--json"),
+            ("run", "true", "--tab", "a b"),
+            ("run", "true", "--tab", "x" * 33),
+        )
+        for argv in refused:
             quick = probe(quick_root, *argv, "--project", str(quick_root), prelude=_SLOW_WINDOW)
             answer = full(*argv, "--project", str(full_root))
-            assert quick.code == 2, quick.stderr
-            assert "tab limit reached" in quick.stderr
+            assert quick.code == 2, (argv, quick.stderr)
             assert _answer(quick, quick_root) == _answer(answer, full_root), argv
+            if argv[-1] == "ninth":
+                assert "tab limit reached" in quick.stderr
     _same_records(quick_root, full_root)
 
 
