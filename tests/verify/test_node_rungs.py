@@ -309,6 +309,30 @@ async def test_a_test_script_failing_the_same_way_at_head_naming_no_test_is_an_e
     assert any("not the same failure, so it stays red" in n for n in red.notes), red.notes
 
 
+async def test_a_pretest_that_asks_git_for_the_files_fails_on_head_as_in_the_checkout(
+    tmp_path: Path,
+) -> None:
+    # side-channel 1.1.1's prelint: `eclint check $(git ls-files | ...)`. In HEAD's export, no
+    # checkout, git answered "not a repository" and the script failed otherwise (exit 255):
+    # the same failure at HEAD read as the change's.
+    lint = (
+        "import { execSync } from 'node:child_process';\n"
+        "const files = execSync('git ls-files', { encoding: 'utf8' }).trim().split('\\n');\n"
+        "console.error(`lint: ${files.length} files; index.js(45,2): error TS2322`);\n"
+        "process.exit(2);\n"
+    )
+    root = _project(
+        tmp_path,
+        {"src/add.mjs": _ADD, "test/run.mjs": _TAP_HARNESS, "lint.mjs": lint},
+        scripts={"test": "node test/run.mjs", "pretest": "node lint.mjs"},
+    )
+    write(root, "src/add.mjs", _ADD.replace("a + b", "b + a"))
+    full = await _climb(root, "test.full")
+    assert full.state == "error", full
+    assert full.reason is not None
+    assert "fails on HEAD" in full.reason
+
+
 async def test_a_workspace_with_no_test_runner_and_no_test_script_says_there_is_nothing_to_run(
     tmp_path: Path,
 ) -> None:

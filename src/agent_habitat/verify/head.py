@@ -10,6 +10,7 @@ Every call blocks (git subprocesses): call it from a worker thread.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -164,6 +165,38 @@ class HeadTree:
                 shutil.copy2(source, target)
             except OSError:
                 continue  # gone meanwhile, or unreadable: HEAD's run does without it
+
+    def git_index(self, export: Path) -> Path | None:
+        """A git directory for HEAD's `export` (as `GIT_DIR`, with `GIT_WORK_TREE` the export)
+        whose index is HEAD's tree, reading the repository's objects (never writing them), for
+        a script run there that asks git which files are the project's (`git ls-files | xargs
+        eclint`): the export is no checkout, and the repository itself is never handed to the
+        project's code. Made once per HEAD (blocking); None when git could not make it."""
+        git_dir = self.export_dir.with_name("head-git")
+        with _EXPORTING.setdefault(git_dir, threading.Lock()):
+            try:
+                if (git_dir / _MARKER).read_text(encoding="utf-8") == self.head:
+                    return git_dir
+            except OSError:
+                pass
+            shutil.rmtree(git_dir, ignore_errors=True)
+            env = {**git_env(), "GIT_DIR": str(git_dir), "GIT_WORK_TREE": str(export)}
+            git = functools.partial(
+                subprocess.run, env=env, cwd=export, capture_output=True, check=True, timeout=120
+            )
+            try:
+                where = _git(self.root, "rev-parse", "--git-path", "objects").decode().strip()
+                prefix = _git(self.root, "rev-parse", "--show-prefix").decode().strip()
+                git(["git", "init", "-q"])
+                alternates = git_dir / "objects" / "info" / "alternates"
+                alternates.write_text(f"{(self.root / where).resolve()}\n", encoding="utf-8")
+                (git_dir / "info").mkdir(exist_ok=True)
+                (git_dir / "info" / "exclude").write_text(f"/{_MARKER}\n", encoding="utf-8")
+                git(["git", "read-tree", f"{self.head}:{prefix}" if prefix else self.head])
+            except (OSError, subprocess.SubprocessError):
+                return None
+            (git_dir / _MARKER).write_text(self.head, encoding="utf-8")
+            return git_dir
 
     def _export(self) -> Path:
         marker = self.export_dir / _MARKER

@@ -329,7 +329,7 @@ async def _failing_at_head(
     if isinstance(head, str):
         return result
     key = fingerprint(
-        "node test script on HEAD",
+        "node test script on HEAD, in a git index of its own",
         head.head,
         *argv,
         ws.rel,
@@ -340,14 +340,17 @@ async def _failing_at_head(
     if known is None:
         export = await anyio.to_thread.run_sync(head_with_modules, head, project)
         folder = export / ws.rel if ws.rel else export
-        ran = await ctx.run(result.rung, argv, suffix=".head.out", cwd=folder, extra_env=_ENV)
+        env = dict(_ENV)
+        git_dir = await anyio.to_thread.run_sync(head.git_index, export)
+        if git_dir is not None:  # `git ls-files` answers there as in the checkout
+            env.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(export))
+        ran = await ctx.run(result.rung, argv, suffix=".head.out", cwd=folder, extra_env=env)
         if ran.timed_out or ran.signal is not None:
             return result
         known = (ran.exit_code, _last_lines(ran.tail, export))
         await anyio.to_thread.run_sync(_save_run, path, known)
     result.baseline = f"HEAD {head.head[:12]}"
     if known != (outcome.exit_code, _last_lines(outcome.tail, ctx.root)):
-        # HEAD's export is no checkout (no .git): a script that asks git fails otherwise there.
         result.notes.append(
             f"node: on HEAD {head.head[:12]} the same script ended otherwise (exit {known[0]}): "
             "not the same failure, so it stays red"
