@@ -136,9 +136,6 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
     if not crates:
         return None
     argv = argv_of(crates)
-    # HEAD's side, once asked, ends even when the tree's decides nothing: kept, it is asked
-    # once per HEAD.
-    keep_head = not await anyio.to_thread.run_sync(head_cached, ctx, head, argv, {})
     heads: list[tuple[BaseResult, bool] | str] = []
 
     async def on_heads() -> None:
@@ -158,8 +155,11 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
             if outcome.exit_code != 101 or outcome.timed_out:
                 errors = []
             how = f"`{shlex.join(argv)}` on the tree and on HEAD"
-        if not errors and not keep_head:
-            beside.cancel_scope.cancel()  # the crates' own code compiles: nothing to decide
+        if not errors:
+            # The crates' own code compiles: nothing to decide, and HEAD's check is not waited
+            # for (it held HEAD's target folder, which the rung's own command on HEAD then
+            # waits for). The warm-up makes it for a one-crate project (warm.py).
+            beside.cancel_scope.cancel()
     if not errors or not heads or isinstance(heads[0], str):
         return None
     base, cached = heads[0]
