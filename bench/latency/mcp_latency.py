@@ -86,10 +86,15 @@ def habitat_host_specs(base: ServerSpec, workdir: Path, home: Path) -> list[Serv
     from agent_habitat.reach import ensure_host
     from agent_habitat.reach.launcher import host_files
 
-    os.environ["HABITAT_HOME"] = str(home / "habitat-home")
+    # A home of its own: on the embedded row's, the host and that server shared one
+    # workspace's state.db and tabs, each waiting on the other's writes.
+    os.environ["HABITAT_HOME"] = str(home / "habitat-home-host")
     record = ensure_host(workdir, tcp="127.0.0.1:0").record
+    env = {**(base.params.env or {}), "HABITAT_HOME": os.environ["HABITAT_HOME"]}
     bridged = replace(
-        base, name="habitat-bridged", params=base.params.model_copy(update={"args": ["mcp"]})
+        base,
+        name="habitat-bridged",
+        params=base.params.model_copy(update={"args": ["mcp"], "env": env}),
     )
     url = f"{record.tcp}/mcp"
     http = HttpSpec(
