@@ -74,6 +74,10 @@ def mcp_peer_tables() -> str:
     return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_peers-*.json"))
 
 
+def mcp_bridge_handoff_tables() -> str:
+    return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_bridge_handoff-*.json"))
+
+
 def mcp_hot_path_tables() -> str:
     return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_shell_hot_path-*.json"))
 
