@@ -18,6 +18,8 @@ jest_warm.py + jest_warm.cjs: the warm jest a habitat server keeps per workspace
 stdio_rpc.cjs: what the warm processes' scripts share: JSON-RPC in LSP framing on stdio.
 race.py: a check while the warm-up still starts the warm checker: the tool's cold run beside
   it, the first answer taken.
+comments.py + comments.cjs: whether a change is only comments nothing reads (the project's
+  typescript parses HEAD's text and the tree's): then no type check or test runs.
 graph.py: relative-import graph, for the node test runner's related tests.
 suite.py: `test.scoped` (vitest related, jest --findRelatedTests, warm in a habitat server,
   node --test; another runner: the workspace's whole `test` script) and `test.full` (the

@@ -27,6 +27,7 @@ from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
+from .comments import comments_only, refused
 from .common import Tool, each, head_with_modules, merge, mine, node_rung
 from .detect import NodeProject, Workspace
 from .parsers import parse_tsc
@@ -183,10 +184,13 @@ async def compile_project(ctx: RungContext, project: NodeProject) -> RungResult:
     checked = await anyio.to_thread.run_sync(_checked, project, mine(ctx))
     if not checked:
         return nothing_to_do(ctx, RUNG, "node: no affected workspace has a tsconfig.json")
+    said = await comments_only(ctx, project)
+    if said is not None and said[0]:
+        return nothing_to_do(ctx, RUNG, f"node: {said[1]}")
     results = [await _tsc(ctx, project, ws) for ws in checked]
     result = results[0] if len(results) == 1 else _once_each(merge(results))
     result.duration_s = round(time.monotonic() - started, 3)
-    return result
+    return refused(result, said)
 
 
 def _once_each(result: RungResult) -> RungResult:

@@ -22,6 +22,7 @@ from ...command import Outcome, take_report
 from ...models import RungName, RungResult, RungState, Selection
 from ...rungs.compare import head_of
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
+from .comments import comments_only, refused
 from .common import Tool, each, head_with_modules, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
@@ -227,6 +228,9 @@ async def _scoped_one(
 @node_rung(SCOPED, no_work=_no_change)
 async def scoped_suite(ctx: RungContext, project: NodeProject) -> RungResult:
     started = time.monotonic()
+    said = None if ctx.selection.filtered else await comments_only(ctx, project)
+    if said is not None and said[0]:
+        return nothing_to_do(ctx, SCOPED, f"node: {said[1]}")
     touched = mine(ctx)
     chosen: list[tuple[bool, str, str]] = []
     results = [
@@ -250,7 +254,7 @@ async def scoped_suite(ctx: RungContext, project: NodeProject) -> RungResult:
         )
     result = results[0] if len(results) == 1 else merge(results)
     result.duration_s = round(time.monotonic() - started, 3)
-    return result
+    return refused(result, said)
 
 
 async def _test_script(
