@@ -261,6 +261,8 @@ def _entering(argv: Sequence[str], cwd: Path, env: Mapping[str, str]) -> list[st
     if not argv or not os.access(_SH, os.X_OK):
         return None
     program = os.fspath(argv[0])
+    if program.startswith("-"):
+        return None  # `exec -x` would be an option to the shell's exec
     if os.path.dirname(program):
         found = os.path.join(cwd, program)
         if not (os.path.isfile(found) and os.access(found, os.X_OK)):
