@@ -52,6 +52,7 @@ from tables_latency import (  # noqa: E402
     scene_tables,
     stale_tables,
     substrate_tables,
+    verify_hop_tables,
     verify_latency_tables,
 )
 from tables_runs import (  # noqa: E402
@@ -270,6 +271,7 @@ SECTIONS = {
     "scene": lambda: scene_tables("scene_load-*.json"),
     "scene-host": lambda: scene_tables("scene_host_load-*.json"),
     "verify-latency": verify_latency_tables,
+    "verify-hop": verify_hop_tables,
     "oneshot": oneshot_tables,
     "comment-host": comment_host_tables,
     "first-verify": first_verify_tables,

@@ -325,3 +325,45 @@ def verify_latency_tables() -> str:
             )
         )
     return "\n\n".join(out)
+
+
+# --- verify's wall around the rungs (bench/latency/verify_hop.py) ----------------------
+
+_HOP_PARTS = ("to_queue", "to_first_rung", "rungs", "to_verdict", "to_exit", "wall_s")
+
+
+def verify_hop_tables() -> str:
+    """Per run: each habitat CLI's median of every part of a verify's wall (ms), the wall,
+    its ratio to the first CLI's, and the load."""
+    import statistics
+
+    out = []
+    for path, run in runs("verify_hop-*.json"):
+        sides = run["verifies"]
+        first = next(iter(sides))
+        base = statistics.median(r["wall_s"] for r in sides[first])
+        rows = []
+        for name, got in sides.items():
+            med = {p: statistics.median(r[p] for r in got) for p in _HOP_PARTS}
+            rows.append(
+                [
+                    f"`{name}`",
+                    *(_ms(med[p] * 1000) for p in _HOP_PARTS),
+                    f"{med['wall_s'] / base:.2f}",
+                    f"{statistics.median(r['load'] for r in got):.0f}",
+                ]
+            )
+        head = [
+            "habitat",
+            "CLI start → queued",
+            "→ first rung",
+            "rungs",
+            "→ verdict",
+            "→ CLI exit",
+            "wall",
+            f"wall / `{first}`",
+            "load (median)",
+        ]
+        what = f"{run['rounds']} rounds interleaved, medians in ms"
+        out.append("\n".join([caption(path, run, what), "", *md(head, rows)]))
+    return "\n\n".join(out)
