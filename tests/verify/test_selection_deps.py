@@ -179,6 +179,37 @@ def test_a_non_python_file_still_widens_to_the_whole_suite(calc: Path, tmp_path:
     assert selection.reasons == ["non-Python file src/calc/data.json changed"]
 
 
+def test_a_data_file_committed_since_a_run_is_vouched_for_by_a_later_run_that_saw_it(
+    calc: Path, tmp_path: Path
+) -> None:
+    # glom 25.12.0: egg-info committed after the recording of HEAD's export; every verify at
+    # the new HEAD ran the whole suite ("non-Python file glom.egg-info/PKG-INFO changed"),
+    # though the runs since had seen it as it is.
+    (calc / "src/calc/data.json").write_text("{}", encoding="utf-8")
+    _git(calc, "add", "-A")
+    _git(calc, "commit", "-qm", "data")
+    _record(calc, tmp_path / "state")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    selection = _impact(calc, tmp_path).selection
+    assert selection.full is False
+    assert _runs(selection.tests, "tests/test_arith.py::test_mul")
+    assert not _runs(selection.tests, "tests/test_text.py::test_shout")
+
+
+def test_a_data_file_committed_since_the_only_run_still_runs_every_test_it_recorded(
+    calc: Path, tmp_path: Path
+) -> None:
+    deps = load_testdeps(deps_store_dir(tmp_path / "state"))
+    assert deps is not None
+    (run,) = deps.runs.values()
+    (calc / "src/calc/data.json").write_text("{}", encoding="utf-8")
+    _git(calc, "add", "-A")
+    _git(calc, "commit", "-qm", "data")
+    _edit(calc, "src/calc/arith.py", "return a * b", "return b * a")
+    selection = _impact(calc, tmp_path).selection
+    assert selection.full or all(_runs(selection.tests, test) for test in run.tests)
+
+
 def test_a_file_without_recorded_data_falls_back_to_the_import_graph(
     calc: Path, tmp_path: Path
 ) -> None:

@@ -37,7 +37,8 @@ vouch for it (`doubts`), so after a revert the record from before the edit serve
 Globally: a touched package file no run loaded → the import graph for every test
 (`fallback`); a test file whose content no run ran whole → that file whole; a test the
 data has no record of → selected; non-Python files changed since a run (not touched, e.g.
-a branch switch) → `extra`, judged as changes (a data file widens to the whole suite).
+a branch switch) → that run vouches for none of its tests (`run_data`), another run that saw
+them as they are still can; package modules gone since → `extra`, judged as changes.
 """
 
 from __future__ import annotations
@@ -60,8 +61,11 @@ __all__ = ["Narrowing", "existing", "narrow", "plain_node_id", "same_code_as_hea
 @dataclass
 class Narrowing:
     extra: list[str] = field(default_factory=list)
-    """Paths changed since a recording that the change itself does not touch (non-Python
-    files, package modules gone since): judged as changes."""
+    """Package modules gone since a recording, not by the change: judged as changes."""
+    run_data: dict[str, list[str]] = field(default_factory=dict)
+    """Run id → non-Python files changed since that run that the change does not touch (a
+    commit, a branch switch): what the run saw of them is not what the tests read now, so it
+    vouches for none of its tests; a run that saw them as they are still can."""
     fallback: dict[str, str] = field(default_factory=dict)
     """Package file (or single-file module) → why the import graph decides for it, for
     every test."""
@@ -277,7 +281,8 @@ def _narrow_run(
         out.unusable.append(f"data recorded at {str(run.head)[:12]}, which git does not know")
         return
     moved = _moved_since(layout, tree, run, since, touched)
-    out.extra += moved
+    out.extra += [rel for rel in moved if rel.endswith((".py", ".pyi"))]
+    out.run_data[run.id] = [rel for rel in moved if not rel.endswith((".py", ".pyi"))]
     code_moved = bool(since or moved)
     # whether the tree may run other code than the run saw
     fallback = out.run_fallback.setdefault(run.id, {})

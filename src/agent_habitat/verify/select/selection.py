@@ -314,6 +314,7 @@ def _select_with_deps(
     for rel, why in narrowing.files.items():
         out.tests.setdefault(rel, why)
     doubts = {rid: dict(tests) for rid, tests in narrowing.doubts.items()}
+    _doubt_moved_data(deps, narrowing, config, doubts)
     runs_graph = _per_run(layout, cache, graph, deps, narrowing, doubts)
     picked_ids = _doubted(deps, narrowing, doubts)
     _emit(deps, layout, picked_ids, out)
@@ -333,6 +334,30 @@ def _select_with_deps(
     if narrowing.files:
         parts.append(f"{len(narrowing.files)} test file(s) without data at their content, whole")
     return "selection: " + ", ".join(parts)
+
+
+def _doubt_moved_data(
+    deps: RecordedDeps,
+    narrowing: Narrowing,
+    config: LadderConfig,
+    doubts: dict[str, dict[str, str]],
+) -> None:
+    """A run that saw other content of a non-Python file than there is now (committed since,
+    a branch switch) vouches for none of its tests; one that saw it as it is still can (glom
+    25.12.0: egg-info committed after the recording of HEAD's export sent every verify at the
+    new HEAD to the whole suite, though later runs there had seen it)."""
+    for rid, data in narrowing.run_data.items():
+        counted = [
+            rel
+            for rel in data
+            if not any(fnmatch.fnmatch(rel, pat) for pat in config.selection_ignore)
+        ]
+        run = deps.runs.get(rid)
+        if not counted or run is None:
+            continue
+        why = f"non-Python file {counted[0]} changed since the run on record"
+        for i in deps.owned(run):
+            doubts.setdefault(rid, {}).setdefault(run.tests[i], why)
 
 
 def _doubted(
