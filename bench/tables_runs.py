@@ -129,6 +129,7 @@ def node_tables() -> str:
         "edit→verdict through the host, median s",
         "full suite, median s",
         "verdict / full",
+        "first verify after the host start / its suite",
         "load",
     ]
     rows = []
@@ -137,6 +138,12 @@ def node_tables() -> str:
             full = [r["full_wall_s"] for r in p["rows"] if r.get("full_wall_s")]
             full_median = statistics.median(full) if full else None
             verdict = p["verify_wall_median_s"]
+            first = p["rows"][0] if p["rows"] else {}
+            first_ratio = (
+                f"{first['verify_wall_s']:.0f} / {first['full_wall_s']:.0f} s"
+                if first.get("verify_wall_s") and first.get("full_wall_s")
+                else ""
+            )
             rows.append(
                 [
                     f"{p['project']} {p['version']}",
@@ -150,6 +157,7 @@ def node_tables() -> str:
                     _s(verdict),
                     _s(full_median),
                     f"{verdict / full_median:.2f}" if full_median else "",
+                    first_ratio,
                     "–".join(f"{x:.0f}" for x in p["load"]) if p.get("load") else "",
                 ]
             )
