@@ -97,6 +97,7 @@ def test_a_start_at_background_priority_is_not_timed_out_until_hurried(
         assert not failed
     finally:
         client.close()
+        client.proc.kill()  # the caller kills what is left (this server never reads again)
         client.reap()
 
 
@@ -110,4 +111,5 @@ def test_a_hurried_start_is_timed_out_on_its_own_time(tmp_path: Path) -> None:
             warm.initialize(client, {}, 0.2)
     finally:
         client.close()
+        client.proc.kill()  # the caller kills what is left (this server never reads again)
         client.reap()
