@@ -14,7 +14,8 @@ With `--think S` the edits come as a user or an agent makes them, S seconds afte
 verdict before (a warm-up then runs beside the next verify), and the peers are timed once
 the host stopped, each edit applied again.
 Once per round, also on the first edit, the one-shot cold path (`habitat verify --json
---no-host`, a fresh state folder): the same rungs with nothing warm.
+--no-host`, a fresh state folder) of each side in the round's order, then the plain suite:
+the same rungs with nothing warm.
 
 Truth: a verify misses when the full suite has a failure the clean tree does not and it is
 not red; a false red is red where the suite found nothing new and no rung before the tests
@@ -56,7 +57,7 @@ HEAD = [
     "edit",
     "before: median verify s / pytest s (verify/pytest)",
     "after: median verify s / pytest s (verify/pytest)",
-    "one-shot cold s / pytest s (one-shot/pytest)",
+    "one-shot cold s before -> after (one-shot/pytest) / pytest s",
     "testmon s (tests run)",
     "misses / false reds",
 ]
@@ -179,17 +180,24 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
                     row[side] = _side(run, env, edits, base_failed, args.think)
                 finally:
                     shutil.rmtree(home, ignore_errors=True)
-            home = _home("o")
+            # The one-shot of each side (its own src), in the round's order, then the suite.
+            for side in order:
+                home = _home("o")
+                key = "oneshot" if side == "after" else "oneshot_before"
+                try:
+                    reset(root)
+                    apply(root, edits[0])
+                    env = {**run.env, **sides[side], "HABITAT_HOME": str(home)}
+                    row[key] = _verify(run, env, "--no-host")
+                finally:
+                    shutil.rmtree(home, ignore_errors=True)
             try:
-                reset(root)
                 apply(root, edits[0])
-                env = {**run.env, "HABITAT_HOME": str(home)}
-                row["oneshot"] = _verify(run, env, "--no-host")
                 row["oneshot_full"] = _full(run, base_failed)
-                _truth(row["oneshot"], row["oneshot_full"])
+                for key in ("oneshot", "oneshot_before"):
+                    _truth(row[key], row["oneshot_full"])
             finally:
                 reset(root)
-                shutil.rmtree(home, ignore_errors=True)
             rounds.append(row)
             for side in order:
                 said = ", ".join(
@@ -199,8 +207,10 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 )
                 print(f"[{name}] round {i + 1} {side}: {said}", file=sys.stderr, flush=True)
             print(
-                f"[{name}] round {i + 1} one-shot: {row['oneshot']['wall_s']:.2f}s "
-                f"{row['oneshot']['state']}",
+                f"[{name}] round {i + 1} one-shot before / after: "
+                f"{row['oneshot_before']['wall_s']:.2f}s {row['oneshot_before']['state']} / "
+                f"{row['oneshot']['wall_s']:.2f}s {row['oneshot']['state']} "
+                f"(pytest {row['oneshot_full']['wall_s']:.2f}s)",
                 file=sys.stderr,
                 flush=True,
             )
@@ -226,10 +236,14 @@ def rows(p: dict[str, Any]) -> list[list[str]]:
             ratio = med(w / f for w, f in zip(walls, fulls, strict=True))
             cells.append(f"{med(walls):.2f} / {med(fulls):.2f} ({ratio:.2f}x)")
         if index == 0:
-            shots = [r["oneshot"]["wall_s"] for r in p["rounds"]]
             fulls = [r["oneshot_full"]["wall_s"] for r in p["rounds"]]
-            ratio = med(w / f for w, f in zip(shots, fulls, strict=True))
-            cells.append(f"{med(shots):.2f} / {med(fulls):.2f} ({ratio:.2f}x)")
+            said = []
+            for key in ("oneshot_before", "oneshot"):  # runs before both sides had one: after
+                shots = [r[key]["wall_s"] for r in p["rounds"] if key in r]
+                if len(shots) == len(fulls):
+                    ratio = med(w / f for w, f in zip(shots, fulls, strict=True))
+                    said.append(f"{med(shots):.2f} ({ratio:.2f}x)")
+            cells.append(f"{' -> '.join(said)} / {med(fulls):.2f}")
         else:
             cells.append("")
         runs = [r[s][index] for r in p["rounds"] for s in ("before", "after")]
