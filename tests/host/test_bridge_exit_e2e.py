@@ -72,6 +72,17 @@ class RawClient:
                 if msg.get("id") == request_id and "method" not in msg:
                     return msg
 
+    async def answers_until(self, request_id: str) -> list[dict[str, Any]]:
+        """Every answer (not notifications) up to the one to `request_id`."""
+        seen = []
+        with anyio.fail_after(150):
+            while True:
+                msg: dict[str, Any] = json.loads(await self._lines.receive_until(b"\n", 2**24))
+                if "method" not in msg:
+                    seen.append(msg)
+                if msg.get("id") == request_id and "method" not in msg:
+                    return seen
+
     async def handshake(self) -> None:
         await self.send(INITIALIZE)
         assert "result" in await self.answer("init")

@@ -101,6 +101,29 @@ async def test_the_host_started_after_a_death_takes_the_same_pipes(project: Path
         assert await client.close_stdin_and_wait() == 0
 
 
+@pytest.mark.e2e
+async def test_a_large_request_leaves_the_books_whole_for_the_next_host(project: Path) -> None:
+    # A request larger than the bridge's socket holds: its notes fill the socket, and the
+    # host waits for the bridge to read them before it takes the request, so the bridge's
+    # books hold all of it when the host dies: the next host is handed no torn line, and
+    # the call after it is answered. (Before, the notes' tail waited in the dead host's
+    # memory: the next host read half a line, answered a parse error, and "after" hung.)
+    content = "x" * 1_500_000 + "\n"
+    async with raw_bridge(project) as client:
+        await client.handshake()
+        args = {"path": str(project / "big.txt"), "content": content}
+        call = {"jsonrpc": "2.0", "id": "big", "method": "tools/call"}
+        await client.send({**call, "params": {"name": "file_write", "arguments": args}})
+        written = await client.answer("big")
+        assert not written["result"].get("isError"), written
+        await kill_host(project)
+        await client.send({**ECHO_CALL, "id": "after"})
+        seen = await client.answers_until("after")
+        assert seen[-1]["result"]["structuredContent"]["output"] == "hi\n"
+        assert all("error" not in m for m in seen), seen  # no parse error of a torn line
+    assert (project / "big.txt").read_text() == content
+
+
 async def test_a_peer_of_another_uid_gets_no_word(monkeypatch: pytest.MonkeyPatch) -> None:
     # The door checks the peer first: a connection from someone else is closed unanswered
     # (the owner-only folder keeps them out already; this is the second lock).

@@ -19,7 +19,9 @@ import collections
 import contextlib
 import json
 import os
+import select
 import socket
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -42,24 +44,31 @@ if TYPE_CHECKING:
 
 __all__ = ["serve_session"]
 
+NOTE_SECONDS = 10.0
+"""How long a note may wait for the bridge to make room for it."""
 # Past this much unread, stdin is paused until the server has taken some (as a pipe's
 # reader would be: the client's writes wait).
 _PAUSE_BYTES = 16 * 1024 * 1024
 
 
 class _Control(asyncio.Protocol):
-    """The bridge's connection: notes out; its end is the session's. A note the bridge
-    must read now (`MOVED`, `END`) is followed by a byte on its urgent socket: it reads
-    the others when it likes (`reach.handoff.Handoff.watch`)."""
+    """The bridge's connection: notes out; its end is the session's. Each note is in the
+    socket before the host goes on (a note in this process's memory would die with it):
+    when the socket is full the bridge is poked to read it (`DRAIN` on its urgent socket)
+    and the host waits until it has (at most `NOTE_SECONDS`, then the session ends). A note
+    the bridge must read now (`MOVED`, `END`) is followed by `NOW`: it reads the others
+    when it likes (`reach.handoff.Handoff.watch`)."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.gone = asyncio.Event()
         self.urgent: socket.socket | None = None
+        self._fd = -1
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        self._fd = transport.get_extra_info("socket").fileno()
 
     def data_received(self, data: bytes) -> None:
         pass  # the bridge says nothing after its hello
@@ -72,14 +81,32 @@ class _Control(asyncio.Protocol):
         self.gone.set()
 
     def note(self, kind: bytes, payload: bytes = b"") -> None:
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(wire.frame(kind, payload))
+        if self.gone.is_set() or self.transport is None or self.transport.is_closing():
+            return
+        data = memoryview(wire.frame(kind, payload))
+        deadline = None
+        while data:
+            try:
+                data = data[os.write(self._fd, data) :]
+            except BlockingIOError:
+                self.poke(wire.DRAIN)
+                deadline = deadline or time.monotonic() + NOTE_SECONDS
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([], [self._fd], [], left)[1]:
+                    self.gone.set()  # a bridge that reads nothing: the session ends
+                    return
+            except OSError:
+                self.gone.set()
+                return
 
     def note_now(self, kind: bytes, payload: bytes = b"") -> None:
         self.note(kind, payload)
+        self.poke(wire.NOW)
+
+    def poke(self, word: bytes) -> None:
         if self.urgent is not None:
             with contextlib.suppress(OSError):  # full (it was told already) or gone
-                self.urgent.send(b"!", socket.MSG_DONTWAIT)
+                self.urgent.send(word, socket.MSG_DONTWAIT)
 
 
 class _Intake(asyncio.Protocol):

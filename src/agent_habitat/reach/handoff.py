@@ -41,11 +41,13 @@ from .link import LinkClosed
 
 __all__ = [
     "ANSWERED",
+    "DRAIN",
     "END",
     "HELLO",
     "INPUT",
     "LINE",
     "MOVED",
+    "NOW",
     "OK",
     "PART",
     "PREFIX",
@@ -79,6 +81,8 @@ WHOLE = b"w"  # host: that write is whole now
 MOVED = b"m"  # host: the client's bytes from a `project_open` that moves the session on
 LINE = b"l"  # host, after MOVED: a line for the client
 END = b"e"  # host: stdin closed, the session is over
+NOW = b"!"  # host, on the urgent socket: an outcome (MOVED, END) follows
+DRAIN = b"."  # host, on the urgent socket: the connection is full, read it
 
 
 class HandoffRefused(HabitatError):
@@ -313,9 +317,11 @@ class Handoff:
         (`handed_back` holds the client's next bytes), or b"" (the host went away).
 
         The notes are read when the host hangs up, when it says on `urgent` that one
-        matters now (`MOVED`, `END`), and every `DRAIN_SECONDS` (they wait in the
-        socket meanwhile): not at each call, where this process would take a core from
-        the host and the client twice a call. Without `POLLRDHUP` (not Linux), as they come.
+        matters now (`MOVED`, `END`) or that the socket is full (`DRAIN`: the rest waits
+        in the host's memory, which a host's death loses), and every `DRAIN_SECONDS`
+        (they wait in the socket meanwhile): not at each call, where this process would
+        take a core from the host and the client twice a call. Without `POLLRDHUP` (not
+        Linux), as they come.
         """
         hangup = getattr(select, "POLLRDHUP", 0)
         poller = select.poll()
@@ -323,8 +329,15 @@ class Handoff:
         poller.register(self.urgent, select.POLLIN)
         while True:
             ready = dict(poller.poll(DRAIN_SECONDS * 1000))
-            if self.urgent.fileno() in ready or self.sock.fileno() in ready:
+            if self.sock.fileno() in ready:
                 return self._read(books)  # to the end, or the frame that ends it here
+            if self.urgent.fileno() in ready:
+                try:
+                    pokes = self.urgent.recv(4096, socket.MSG_DONTWAIT)
+                except (BlockingIOError, InterruptedError):
+                    pokes = DRAIN
+                if pokes != DRAIN * len(pokes):  # an outcome, or the host's end
+                    return self._read(books)
             for kind, payload in self.frames.take():
                 if (outcome := self._note(books, kind, payload)) is not None:
                     return outcome
