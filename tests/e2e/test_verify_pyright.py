@@ -177,6 +177,8 @@ async def test_without_any_pyright_the_habitat_fetches_basedpyright_once_into_it
     assert [d.message for d in rung.diagnostics] == ["bad: return width * height + 0  # BAD"]
     assert any(n.startswith("fetched basedpyright into") for n in rung.notes), rung.notes
     assert not (shapes / ".venv").exists(), "nothing is installed into the project"
+    # The habitat's own pip filled it: no ensurepip, no pip of its own in the tools venv.
+    assert not list(pyright_tools.tools_venv().glob("lib/python*/site-packages/pip"))
 
     # The next climb reuses the fetched one (the index could be gone by now).
     (index / "basedpyright-99.0-py3-none-any.whl").unlink()
@@ -218,3 +220,16 @@ async def test_the_warm_up_fetches_the_checker_so_the_first_verify_does_not(
         assert (rung.tool, rung.state) == ("basedpyright", "red"), rung
         assert not any(n.startswith("fetched") for n in rung.notes), rung.notes
     assert any("warm: type daemon: warm — basedpyright" in ln for ln in warm_lines(workspace))
+
+
+def test_an_interpreter_without_pip_makes_the_tools_venv_with_pip_and_runs_that(
+    tmp_path: Path,
+) -> None:
+    venv = tmp_path / "basedpyright"
+    python = str(venv / "bin" / "python")
+    made, install = pyright_tools.fetch_steps(venv, own_pip=False)
+    assert made == [sys.executable, "-m", "venv", str(venv)]
+    assert install == [python, "-m", "pip", "install", "--quiet", "basedpyright"]
+    made, install = pyright_tools.fetch_steps(venv, own_pip=True)
+    assert made == [sys.executable, "-m", "venv", "--without-pip", str(venv)]
+    assert install[:5] == [sys.executable, "-m", "pip", "--python", python]
