@@ -6,12 +6,16 @@ the warm eslint's start got no answer in 60 s and the linter ran cold)."""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agent_habitat.proc import ProcessRecord, is_alive, process_create_time
 from agent_habitat.verify.rungs import warm_checker
 from agent_habitat.verify.rungs.lsp import LspClient, LspError, _waited
 from agent_habitat.workspace import Workspace
@@ -113,3 +117,41 @@ def test_a_hurried_start_is_timed_out_on_its_own_time(tmp_path: Path) -> None:
         client.close()
         client.proc.kill()  # the caller kills what is left (this server never reads again)
         client.reap()
+
+
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_a_start_under_way_is_recorded_and_stopped_by_release(tmp_path: Path) -> None:
+    """A host stopped while a warm checker starts stops that start's server too (a node
+    tsc's first check, started by the warm-up, outlived the host that started it)."""
+    workspace = Workspace.for_project(tmp_path).ensure()
+    argv = [sys.executable, "-c", _SERVER, str(tmp_path / "never")]
+    spec = warm_checker.ServerSpec(tool="probe", argv=argv, env={}, slot="node:probe")
+    outcome: list[tuple[warm_checker.WarmChecker | None, str | None]] = []
+
+    async def start() -> None:
+        outcome.append(await warm_checker.start(workspace, tmp_path, spec, "k", background=True))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(start)
+        try:
+            with anyio.fail_after(60):
+                while not (live := warm_checker.live(workspace)):
+                    await anyio.sleep(0.02)
+        except TimeoutError:
+            (tmp_path / "never").touch()  # not recorded while it starts: let it end, and fail
+            raise
+        assert live[0]["starting"] is True
+        assert " starting (owned by pid" in warm_checker.describe(workspace)
+        record = ProcessRecord(live[0]["pid"], process_create_time(live[0]["pid"]) or 0.0)
+        released = await warm_checker.release(workspace)
+        left = is_alive(record)
+        if left:  # what this test exists for; killed here so that the start ends
+            os.kill(record.pid, signal.SIGKILL)
+    assert released
+    assert not left
+    warm, said = outcome[0]
+    assert warm is None
+    assert said is not None
+    assert "probe's language server did not start" in said
+    assert warm_checker.live(workspace) == []

@@ -158,6 +158,9 @@ class WarmChecker:
         )
         self.client = client
         self.record = ProcessRecord(client.proc.pid, process_create_time(client.proc.pid) or 0.0)
+        # Recorded from its spawn, not its answer: a host stopped (or killed) while the start
+        # runs still finds it (`release`), where a node tsc's first check outlived the host.
+        self.write_status(starting=True)
         with self._guard:
             if self.background and not self.hurried:
                 self.priority, self._put_back = background_for_now(client.proc.pid, BACKGROUND_NICE)
@@ -239,7 +242,7 @@ class WarmChecker:
         client.notify("initialized", {})
         self.started()
 
-    def write_status(self) -> None:
+    def write_status(self, *, starting: bool = False) -> None:
         assert self.record is not None
         write_private(
             self.status_file,
@@ -254,6 +257,7 @@ class WarmChecker:
                     "owner_create_time": process_create_time(os.getpid()) or 0.0,
                     "root": str(self.root),
                     "started_at": time.time(),
+                    "starting": starting,
                 }
             ),
         )
@@ -469,6 +473,11 @@ async def release(workspace: Workspace) -> bool:
     for slot in [k for k in _servers if k[0] == workspace.state_dir]:
         await _drop(slot)
         stopped = True
+    for warm in [w for k, w in _starting.items() if k[0] == workspace.state_dir]:
+        # A start under way (its thread waits for `initialize`): its server and what that
+        # started go now; the start then fails and says so (`start`'s LspError path).
+        await warm.stop()
+        stopped = True
     for data, path in _statuses(workspace):
         owner = ProcessRecord(int(data.get("owner", 0)), float(data.get("owner_create_time", 0)))
         if is_alive(owner):
@@ -505,6 +514,7 @@ def live(workspace: Workspace) -> list[dict[str, Any]]:
                     "kind": data.get("kind", "language server"),
                     "pid": record.pid,
                     "owner": data.get("owner"),
+                    "starting": bool(data.get("starting")),
                 }
             )
     return out
@@ -513,7 +523,8 @@ def live(workspace: Workspace) -> list[dict[str, Any]]:
 def describe(workspace: Workspace) -> str:
     """One line per live warm checker of the workspace, with its owner (`habitat status`)."""
     return "".join(
-        f"warm: {c['tool']} {c['kind']} pid {c['pid']} (owned by pid {c['owner']}, "
+        f"warm: {c['tool']} {c['kind']} pid {c['pid']}{' starting' if c['starting'] else ''} "
+        f"(owned by pid {c['owner']}, "
         "stops when that process ends)\n"
         for c in live(workspace)
     )
