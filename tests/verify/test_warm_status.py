@@ -209,5 +209,10 @@ async def test_a_checker_the_warm_up_could_not_start_and_a_verify_started_since_
             assert line == (
                 f"warm: type daemon: warm — {said}; eslint started since (pid {linter.pid})"
             ), line
+            # Recorded from its spawn: one still waiting for `initialize` says so.
+            status["starting"] = True
+            write_private(workspace.state_dir / "checker-warm" / "eslint.json", json.dumps(status))
+            line = next(ln for ln in warm_lines(workspace) if ln.startswith("warm: type daemon"))
+            assert line.endswith(f"; eslint starting since (pid {linter.pid})"), line
         finally:
             linter.kill()

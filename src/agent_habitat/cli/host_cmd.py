@@ -271,7 +271,9 @@ def warm_lines(warm: dict[str, Any]) -> list[str]:
     elif not checkers and pytest.get("state") != "warm":
         lines.append(f"warm: nothing (dmypy daemon {dmypy.get('state', 'unknown')})")
     lines += [
-        f"warm: {c['tool']} {c.get('kind', 'language server')} (pid {c['pid']})" for c in checkers
+        f"warm: {c['tool']} {c.get('kind', 'language server')} (pid {c['pid']}"
+        f"{', starting' if c.get('starting') else ''})"
+        for c in checkers
     ]
     if pytest.get("state") == "warm":
         lines.append(f"warm: pytest (pid {pytest['pid']}), forked per test run")

@@ -124,7 +124,7 @@ def _started_since(detail: str, workspace: Workspace) -> str:
     """The warm-up's `X did not start (…)`, with the X a verify has started since (destr
     2.0.5: "eslint did not start" stood beside the live eslint linter's own line)."""
     since = [
-        f"{c['tool']} started since (pid {c['pid']})"
+        f"{c['tool']} {'starting' if c.get('starting') else 'started'} since (pid {c['pid']})"
         for c in warm_checker.live(workspace)
         if c.get("tool") and f"{c['tool']} did not start" in detail
     ]
