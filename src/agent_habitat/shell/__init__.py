@@ -1,6 +1,7 @@
 # shell/: tabs on the system shell, built on proc/.
 #   models      request/result models of the verbs (the contract)
 #   service     Shell: run, rerun, kill, close, input (+ the read-only verbs of views)
+#   stdin_input the input verb: text to a running interactive command's stdin
 #   tabs        Tabs — the tabs, their runs and where a command starts (views and scene take it)
 #   spool_keeping SpoolKeeping — which runs get a spool keeper, and when it starts
 #   prestarts   Prestarts — each tab's next wrappers, started once its last run answered

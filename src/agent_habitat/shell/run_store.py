@@ -7,6 +7,7 @@ watch the same run, exactly one records its end.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import json
 import sqlite3
@@ -25,7 +26,7 @@ from .wrapper import RunFiles
 if TYPE_CHECKING:
     from .models import HistoryRow, RunState
 
-__all__ = ["NewRun", "OpenedRun", "RunRow", "RunStore", "TabRow", "busy_error"]
+__all__ = ["NewRun", "OpenedRun", "RunRow", "RunStore", "TabRow", "busy_error", "start_error"]
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,16 @@ def busy_error(tab: str, idx: int, command: str) -> BusyTabError:
         f"tab {tab!r} is busy running #{idx} `{shown_command(command)}`; wait for it, kill it, "
         "or use another tab"
     )
+
+
+def start_error(exc: OSError, run: RunRow, what: str) -> HabitatError:
+    """What a run that could not start tells its caller: a full disk says where to free space."""
+    if exc.errno == errno.ENOSPC:
+        return HabitatError(
+            f"could not start the run: no space left on the disk holding its spool "
+            f"({run.run_dir.parent}); free space there and run it again"
+        )
+    return HabitatError(f"could not start {what}: {exc}")
 
 
 class RunStore:

@@ -10,7 +10,6 @@ still alive and records the end of the others, so nothing is silently dropped.
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import shutil
 import signal as signal_module
@@ -30,7 +29,7 @@ from ..events import EventBus
 from ..proc import parse_signal
 from ..proc.spawner import ProcessHandle, ProcSpawner, Spawner
 from ..proc.spool_hole import prepare
-from ..secrets import remember_typed, shown_command
+from ..secrets import remember_typed
 from ..store import Database
 from ..workspace import Workspace
 from . import run_folders, views
@@ -59,10 +58,11 @@ from .models import (
 )
 from .output import compile_pattern
 from .prestarts import Prestarts, Ready
-from .run_store import NewRun, RunRow, RunStore, busy_error
+from .run_store import NewRun, RunRow, RunStore, busy_error, start_error
 from .scene import SceneBuilder, SharedBuild
 from .shells import ShellInfo, resolve_shell
 from .spool_keeping import SpoolKeeping
+from .stdin_input import send_input
 from .supervisor import RunSupervisor
 from .tabs import Tabs
 from .waiting import Progress
@@ -72,10 +72,6 @@ if TYPE_CHECKING:
     from .quiet_run import Handed
 
 __all__ = ["Shell"]
-
-_STARTING_BOUND = 30.0
-"""How long `input` waits for a run whose row exists but whose process is still starting
-here (a bound for a hung start, not a pace: a start takes milliseconds)."""
 
 Keeping = Callable[[RunStore, ShellConfig, Spawner, TaskGroup], SpoolKeeping]
 """What builds a shell's `SpoolKeeping` (the class itself, unless a test passes its own)."""
@@ -377,7 +373,7 @@ class Shell:
         except BrokenPipeError:
             return None  # it died waiting (killed by someone): the run starts cold
         except OSError as exc:
-            raise _start_error(exc, run, f"the run in {run.run_dir}") from exc
+            raise start_error(exc, run, f"the run in {run.run_dir}") from exc
         os.close(ready.started.go)
         ready.started.go = -1  # the run's now: `release` leaves it be
         return ready.started.process
@@ -404,7 +400,7 @@ class Shell:
                 joins_group=joins_group(shell),
             )
         except OSError as exc:
-            raise _start_error(exc, run, shell.executable) from exc
+            raise start_error(exc, run, shell.executable) from exc
         finally:
             if holder is not None:
                 os.close(holder)  # the command holds its own descriptor now
@@ -477,34 +473,7 @@ class Shell:
     async def input(self, args: InputArgs) -> InputResult:
         """Write text to the stdin of the tab's running interactive command."""
         self.tabs.get(args.tab)
-        run = self.runs.running(args.tab)
-        if run is None:
-            raise UsageError(f"tab {args.tab!r} has no running command to send input to")
-        if not run.interactive:
-            raise UsageError(
-                f"#{run.idx} `{shown_command(run.command)}` was not started interactive "
-                "(stdin is /dev/null); start it with interactive=true to send input"
-            )
-        process = await self.runs.live_once_started(run.id, _STARTING_BOUND)
-        stdin = process.stdin if process else None
-        if stdin is None or stdin.closed:
-            raise UsageError(
-                f"stdin of #{run.idx} is closed or belonged to an earlier habitat process"
-            )
-        data = args.text.encode()
-
-        def send() -> None:
-            stdin.write(data)
-            stdin.flush()
-            if args.eof:
-                stdin.close()
-
-        try:
-            # A full pipe blocks until the command reads; that must not stall the event loop.
-            await anyio.to_thread.run_sync(send)
-        except BrokenPipeError as exc:
-            raise UsageError(f"#{run.idx} closed its stdin") from exc
-        return InputResult(tab=args.tab, index=run.idx, bytes_written=len(data), eof=args.eof)
+        return await send_input(self.runs, args)
 
     # read-only verbs live in views.py
     async def scene(self) -> SceneResult:
@@ -524,13 +493,3 @@ class Shell:
             return await views.wait(self.tabs, args, compile_pattern(args.until, "until"), progress)
         except* HabitatError as group:  # a regex over its budget, raised in the wait's tasks
             raise group.exceptions[0] from None
-
-
-def _start_error(exc: OSError, run: RunRow, what: str) -> HabitatError:
-    """What a run that could not start tells its caller: a full disk says where to free space."""
-    if exc.errno == errno.ENOSPC:
-        return HabitatError(
-            f"could not start the run: no space left on the disk holding its spool "
-            f"({run.run_dir.parent}); free space there and run it again"
-        )
-    return HabitatError(f"could not start {what}: {exc}")

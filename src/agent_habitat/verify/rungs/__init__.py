@@ -8,7 +8,8 @@
 #   (its recheck without a client process), mypy_head_cache.py HEAD's mypy cache begun from
 #   the tree's, mypy_stdlib.py the standard library's cache shared by a user's workspaces;
 #   typecheck.py the other checkers, pyright_tools.py
-#   where the pyright family comes from, warm_checker.py + lsp.py one kept as a language server;
+#   where the pyright family comes from, warm_checker.py + lsp.py one kept as a language server
+#   (warm_records.py its status files: which are live);
 #   same_types.py whether a change is only comments a checker cannot tell from HEAD.
 #   build.py build.affected, regenerate.py its first step (outdated generated sources).
 #   warm_pytest.py the warm pytest of test.scoped and test.full.

@@ -53,6 +53,7 @@ from ...proc.priority import background_for_now
 from ...workspace import Workspace, private_dirs, write_private
 from .checker_files import CONFIG_FILES
 from .lsp import LspClient, LspError
+from .warm_records import STATUS_DIR, describe, live, statuses
 
 __all__ = [
     "BACKGROUND_NICE",
@@ -75,7 +76,6 @@ START_BOUND = 10
 """A start's whole wait for `initialize`, in `START_TIMEOUT_S`s, at whatever priority."""
 BACKGROUND_NICE = 10
 """The nice of a warm-up's start while it starts (`background=True`)."""
-_DIR = "checker-warm"
 _EXTRA_CONFIG = ("ty.toml", "pyrefly.toml")
 # One server per workspace and slot in this process (the Python checker, each Node
 # workspace's tsc and eslint); the slot's lock makes one start or check at a time.
@@ -125,7 +125,7 @@ class WarmChecker:
 
     def __init__(self, workspace: Workspace, root: Path, spec: ServerSpec, key: str) -> None:
         self.root, self.spec, self.key = root, spec, key
-        self.dir = workspace.state_dir / _DIR
+        self.dir = workspace.state_dir / STATUS_DIR
         slot = (
             ""
             if spec.slot == "python"
@@ -478,7 +478,7 @@ async def release(workspace: Workspace) -> bool:
         # started go now; the start then fails and says so (`start`'s LspError path).
         await warm.stop()
         stopped = True
-    for data, path in _statuses(workspace):
+    for data, path in statuses(workspace):
         owner = ProcessRecord(int(data.get("owner", 0)), float(data.get("owner_create_time", 0)))
         if is_alive(owner):
             continue
@@ -488,43 +488,3 @@ async def release(workspace: Workspace) -> bool:
             stopped = True
         path.unlink(missing_ok=True)
     return stopped
-
-
-def _statuses(workspace: Workspace) -> list[tuple[dict[str, Any], Path]]:
-    out = []
-    for path in sorted((workspace.state_dir / _DIR).glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and "pid" in data:
-            out.append((data, path))
-    return out
-
-
-def live(workspace: Workspace) -> list[dict[str, Any]]:
-    """Every live warm checker of the workspace: tool, pid, owner pid."""
-    out = []
-    for data, _ in _statuses(workspace):
-        record = ProcessRecord(int(data["pid"]), float(data["create_time"]))
-        if is_alive(record):
-            out.append(
-                {
-                    "tool": data.get("tool"),
-                    "kind": data.get("kind", "language server"),
-                    "pid": record.pid,
-                    "owner": data.get("owner"),
-                    "starting": bool(data.get("starting")),
-                }
-            )
-    return out
-
-
-def describe(workspace: Workspace) -> str:
-    """One line per live warm checker of the workspace, with its owner (`habitat status`)."""
-    return "".join(
-        f"warm: {c['tool']} {c['kind']} pid {c['pid']}{' starting' if c['starting'] else ''} "
-        f"(owned by pid {c['owner']}, "
-        "stops when that process ends)\n"
-        for c in live(workspace)
-    )

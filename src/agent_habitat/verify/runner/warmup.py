@@ -283,63 +283,10 @@ class WarmUp:
         # workspace jest tests (jest_warm.py).
         if not config.warm_checker:
             return WarmItem("skipped", "warm_checker = false: tsc, eslint and jest run cold")
-        from ..toolchains.node.detect import load_project
-        from ..toolchains.node.eslint_warm import linted
-        from ..toolchains.node.eslint_warm import slot as eslint_slot
-        from ..toolchains.node.eslint_warm import warm_up as eslint_up
-        from ..toolchains.node.jest_warm import slot as jest_slot
-        from ..toolchains.node.jest_warm import warm_up as jest_up
-        from ..toolchains.node.jest_warm import warmed
-        from ..toolchains.node.tsc_warm import checked, warm_up
-        from ..toolchains.node.tsc_warm import slot as tsc_slot
+        from .warmup_node import warm_node  # here: only a Node project loads its toolchain
 
         ctx = self._context(config, snapshot, layout, toolchain="node")
-        project = await anyio.to_thread.run_sync(load_project, ctx.root)
-        # Announced, then the climbs go: a verify asked meanwhile runs eslint cold beside its
-        # start and takes the first answer, and waits for tsc's and jest's starts, made the
-        # user's (toolchains/node/race.py), so it never waits for a background start. The
-        # three kinds start side by side at background priority: a verify that waits on one
-        # must not wait behind another's start.
-        slots = [eslint_slot(f) for f in linted(project)]
-        slots += [tsc_slot(ws) for ws, _ in checked(project)]
-        slots += [jest_slot(ws) for ws, _ in await anyio.to_thread.run_sync(warmed, project)]
-        for slot in slots:
-            warm_checker.announce(self.workspace, slot)
-        self._climbable.set()
-        linters: list[str] = []
-        runners: list[str] = []
-        tsc: list[tuple[str, str]] = []
-
-        async def lint() -> None:
-            try:
-                linters.extend(await eslint_up(ctx, project))
-            except (OSError, HabitatError, ValueError) as exc:  # as the step's own catch
-                linters.append(f"eslint did not start ({str(exc)[:200]})")
-
-        async def test() -> None:
-            try:
-                runners.extend(await jest_up(ctx, project))
-            except (OSError, HabitatError, ValueError) as exc:
-                runners.append(f"jest did not start ({str(exc)[:200]})")
-
-        async def check() -> None:
-            try:
-                tsc.append(await warm_up(ctx))
-            except (OSError, HabitatError, ValueError) as exc:
-                tsc.append(("failed", str(exc)[:300]))
-
-        try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(lint)
-                tg.start_soon(check)
-                tg.start_soon(test)
-        finally:
-            for slot in slots:
-                warm_checker.settle(self.workspace, slot)
-        state, detail = tsc[0]
-        if (linters or runners) and state == "skipped":
-            state, detail = "warm", ""
-        return WarmItem(state, ", ".join(d for d in (detail, *linters, *runners) if d))
+        return await warm_node(ctx, self.workspace, self._climbable)
 
     async def _go(self, ctx: RungContext) -> WarmItem:
         return WarmItem(*await warm_vet(ctx))  # go vet -json ./... (toolchains/go/warm.py)

@@ -1,6 +1,7 @@
 # verify/select/: which tests a change needs, and the data that says so.
 #   selection    import-graph impact and test selection (Impact, analyse_impact)
 #   deps         selection narrowed by the recorded per-test dependency data
+#   doubts       which recorded runs still vouch for their tests, and those none can
 #   memo         what a long-lived process keeps between climbs (the graph, the records)
 #   side_graph   the test side's imports, per file;   testdeps  per-test dependency data:
 #                recording a pytest run (`-p habitat_testdeps`) and reading it back

@@ -33,6 +33,7 @@ from ..deps_store import RecordedDeps
 from ..layout import Layout, is_manifest, is_test_file
 from ..models import Selection
 from .deps import Narrowing, existing, narrow, same_code_as_head, still_failing
+from .doubts import doubt_moved_data, doubted
 from .memo import SelectionMemo
 from .side_graph import SideImports, side_graph
 from .testdeps import deps_store_dir, load_testdeps, sha256_of
@@ -314,9 +315,9 @@ def _select_with_deps(
     for rel, why in narrowing.files.items():
         out.tests.setdefault(rel, why)
     doubts = {rid: dict(tests) for rid, tests in narrowing.doubts.items()}
-    _doubt_moved_data(deps, narrowing, config, doubts)
+    doubt_moved_data(deps, narrowing, config, doubts)
     runs_graph = _per_run(layout, cache, graph, deps, narrowing, doubts)
-    picked_ids = _doubted(deps, narrowing, doubts)
+    picked_ids = doubted(deps, narrowing, doubts)
     _emit(deps, layout, picked_ids, out)
     side = changed_side | extra_side
     if side or affected:
@@ -334,44 +335,6 @@ def _select_with_deps(
     if narrowing.files:
         parts.append(f"{len(narrowing.files)} test file(s) without data at their content, whole")
     return "selection: " + ", ".join(parts)
-
-
-def _doubt_moved_data(
-    deps: RecordedDeps,
-    narrowing: Narrowing,
-    config: LadderConfig,
-    doubts: dict[str, dict[str, str]],
-) -> None:
-    """A run that saw other content of a non-Python file than there is now (committed since,
-    a branch switch) vouches for none of its tests; one that saw it as it is still can (glom
-    25.12.0: egg-info committed after the recording of HEAD's export sent every verify at the
-    new HEAD to the whole suite, though later runs there had seen it)."""
-    for rid, data in narrowing.run_data.items():
-        counted = [
-            rel
-            for rel in data
-            if not any(fnmatch.fnmatch(rel, pat) for pat in config.selection_ignore)
-        ]
-        run = deps.runs.get(rid)
-        if not counted or run is None:
-            continue
-        why = f"non-Python file {counted[0]} changed since the run on record"
-        for i in deps.owned(run):
-            doubts.setdefault(rid, {}).setdefault(run.tests[i], why)
-
-
-def _doubted(
-    deps: RecordedDeps, narrowing: Narrowing, doubts: dict[str, dict[str, str]]
-) -> dict[str, str]:
-    """Recorded tests to run: those without a record, and those none of whose records
-    can vouch for them now."""
-    picked: dict[str, str] = {}
-    for test, why in narrowing.tests.items():
-        picked.setdefault(test, f"{test.partition('[')[0]} {why}")
-    for test, rids in deps.records.items():
-        if all(test in doubts.get(rid, {}) for rid in rids):
-            picked.setdefault(test, f"{test.partition('[')[0]} {doubts[rids[0]][test]}")
-    return picked
 
 
 def _emit(deps: RecordedDeps, layout: Layout, picked: dict[str, str], out: _Collector) -> None:
