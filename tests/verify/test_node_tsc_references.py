@@ -119,7 +119,7 @@ async def test_a_solution_root_is_not_a_program_its_types_are_not_checked_as_tsc
     # not tsc -b's; the projects it references read no @types (`types: []`).
     root = _monorepo(tmp_path / "mono", types={"broken": "declare const broken: number = 1;\n"})
     workspace = Workspace.for_project(root)
-    write(root, "packages/app/src/main.ts", "// app\n" + _APP)  # a change, no new error
+    write(root, "packages/app/src/main.ts", _APP + "export const b = 1;\n")  # no new error
     built = _build(root, tmp_path / "built")
     assert built == (
         "packages/core/src/old.ts(1,14): error TS2322: "
@@ -205,7 +205,7 @@ async def test_a_project_that_imports_an_earlier_one_by_package_name_reads_its_s
     try:
         # Nothing is built: app still finds core (its sources), as tsc -b finds it (its
         # build of core, first in the solution's order).
-        write(root, "packages/app/src/main.ts", "// app\n" + _BY_NAME)
+        write(root, "packages/app/src/main.ts", _BY_NAME + "export const b = 1;\n")
         clean = await _compile(root, server=False)
         assert clean.state == "green", clean
         git(root, "checkout", "-q", "--", "packages/app/src/main.ts")
