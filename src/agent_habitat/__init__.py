@@ -14,6 +14,7 @@
 #   verify/  the verification ladder and its runner (its service face in verify/runner/);
 #            files/  file_write, file_edit
 #   trust    whether a project's code may run yet;  project_scene  where the project stands
+#   trust_check  which checkout a path holds and whether a trust entry is for it (no model)
 #   project_scene_text  that scene as text from its JSON, standard library alone
 #   terminal_words  the CLI's words for a next step the verify text names in MCP terms
 #   git_env  the habitat's own git calls' environment, without a hook's GIT_DIR / GIT_INDEX_FILE

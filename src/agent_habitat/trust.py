@@ -20,8 +20,6 @@ any. Deleting the file takes it back.
 from __future__ import annotations
 
 import logging
-import shlex
-import subprocess
 import time
 from pathlib import Path
 from typing import Literal
@@ -31,7 +29,7 @@ import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .events import EventBus
-from .git_env import git_env
+from .trust_check import FILE, NOT_TRUSTED, identity_of, not_trusted, same_checkout
 from .workspace import Workspace, scm_root, write_private
 
 __all__ = [
@@ -47,9 +45,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-NOT_TRUSTED = "not trusted: nothing of this project has run"
-_FILE = "trust.json"
-_GIT_SECONDS = 10.0
+_FILE = FILE
 _POLL_SECONDS = 1.0
 """How often a waiting warm-up looks at the file (another process may trust the project)."""
 
@@ -75,13 +71,7 @@ class CheckoutIdentity(_Model):
     root_commits: list[str] = Field(default_factory=list)
 
     def same_checkout(self, other: CheckoutIdentity) -> bool:
-        if (self.root, self.device, self.inode) != (other.root, other.device, other.inode):
-            return False
-        if (self.git_device, self.git_inode) != (other.git_device, other.git_inode):
-            return False
-        if not self.root_commits or not other.root_commits:
-            return True  # a history that began since (or a tree with none): same checkout
-        return bool(set(self.root_commits) & set(other.root_commits))
+        return same_checkout(vars(self), vars(other))
 
 
 class _Entry(_Model):
@@ -121,32 +111,7 @@ class TrustResult(_Model):
 
 def checkout_identity(root: Path) -> CheckoutIdentity:
     """The identity of the checkout at `root` (runs git, never the project's code)."""
-    st = root.stat()
-    identity = CheckoutIdentity(root=str(root), device=st.st_dev, inode=st.st_ino)
-    top = scm_root(root)
-    if top is None:
-        return identity
-    try:
-        git = (top / ".git").stat()
-        identity.git_device, identity.git_inode = git.st_dev, git.st_ino
-    except OSError:
-        return identity
-    try:
-        # rev-list reads objects only: no hook, no index, no fsmonitor runs.
-        done = subprocess.run(
-            ["git", "-C", str(top), "rev-list", "--max-parents=0", "HEAD"],
-            capture_output=True,
-            timeout=_GIT_SECONDS,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            env=git_env({"GIT_TERMINAL_PROMPT": "0"}),
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        logger.info("no root commits for %s: %s", top, exc)
-        return identity
-    if done.returncode == 0:
-        identity.root_commits = sorted(done.stdout.decode("ascii", "replace").split())
-    return identity
+    return CheckoutIdentity.model_validate(identity_of(root))
 
 
 def _stat(path: Path, whole: bool = True) -> tuple[int, ...] | None:
@@ -218,14 +183,7 @@ class ProjectTrust:
     def state_sync(self, root: Path) -> TrustState:
         entry = self._entry(root, checkout_identity(root))
         if entry is None:
-            return TrustState(
-                trusted=False,
-                summary=(
-                    f"{NOT_TRUSTED}; trust it with the project_trust tool (it asks the "
-                    f"person), `habitat trust --project {shlex.quote(str(root))}` in a terminal, "
-                    "the /project_trust prompt, or a verify"
-                ),
-            )
+            return TrustState(trusted=False, summary=not_trusted(root))
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.trusted_at))
         return TrustState(
             trusted=True,

@@ -1,5 +1,7 @@
 # verify/: the verification ladder (DESIGN §5).
 #   models       requests and results;   config  [tool.habitat.ladder] and the policy
+#   ladder_names the rungs, the policies and warning words, without the models
+#   output_dirs  the folders each toolchain's tools fill, by its marker file (no toolchain loaded)
 #   snapshot     HEAD + dirty set → snapshot id;   layout  packages and tests of a project
 #   select/      which tests a change needs: impact, selection, recorded test dependencies
 #   parsers      tool output → diagnostics

@@ -33,6 +33,7 @@ __all__ = [
     "RecordedDeps",
     "RunScope",
     "TestRun",
+    "deps_store_dir",
     "is_clean_at",
     "load_testdeps",
     "merge_run",
@@ -45,6 +46,11 @@ MAX_RUNS = 48
 RECORDS_PER_TEST = 3
 _CONTENTS_PER_FILE = 4
 """Contents of one test file `complete` remembers (a revert or a branch switch reuses them)."""
+
+
+def deps_store_dir(state_dir: Path) -> Path:
+    """Where a workspace's test dependency store lives (its `deps.json`)."""
+    return state_dir / "testdeps"
 
 
 @dataclass

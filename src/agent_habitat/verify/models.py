@@ -6,11 +6,11 @@ MCP tools of the runner issue return the same models.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from .ladder_names import POLICIES, RUNGS, UNCOMPARED, new_warnings
 from .timing import Timing
 
 __all__ = [
@@ -30,30 +30,10 @@ __all__ = [
     "new_warnings",
 ]
 
-UNCOMPARED = (
-    "warnings not compared with HEAD (no error, so HEAD was not checked): may predate the change"
-)
-"""The note of a rung whose warnings are listed without HEAD's: it had no error to settle."""
-
 RungName = Literal[
     "diagnose.files", "compile.project", "build.affected", "test.scoped", "test.full"
 ]
-RUNGS: tuple[RungName, ...] = (
-    "diagnose.files",
-    "compile.project",
-    "build.affected",
-    "test.scoped",
-    "test.full",
-)
-
 Policy = Literal["minimal", "standard", "strict", "ci_parity"]
-POLICIES: dict[Policy, tuple[RungName, ...]] = {
-    "minimal": ("diagnose.files",),
-    "standard": ("diagnose.files", "compile.project", "test.scoped"),
-    "strict": ("diagnose.files", "compile.project", "build.affected", "test.scoped"),
-    "ci_parity": RUNGS,
-}
-
 RungState = Literal["green", "red", "skipped", "error", "cancelled", "died"]
 """`green`: ran and passed; `red`: ran and found defects; `skipped`: did not run (see
 `reason`); `error`: the tool itself failed (bad usage, timeout, crash with an exit code);
@@ -215,33 +195,3 @@ class LadderResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.state == "green"
-
-
-class _Finding(Protocol):
-    @property
-    def file(self) -> str | None: ...
-    @property
-    def line(self) -> int | None: ...
-    @property
-    def code(self) -> str | None: ...
-    @property
-    def severity(self) -> str: ...
-    @property
-    def preexisting(self) -> bool: ...
-
-
-def new_warnings(diagnostics: Iterable[_Finding]) -> str:
-    """`1 new warning (not red): src/lib.rs:342 clippy::needless_return`, of findings settled
-    against HEAD: the warnings HEAD does not have ("" when there is none). A warning is never
-    red, but it is the change's, and an answer that names only the tools hid it."""
-    fresh = dict.fromkeys(
-        (d.file, d.line, d.code)
-        for d in diagnostics
-        if d.severity == "warning" and not d.preexisting
-    )
-    if not fresh:
-        return ""
-    file, line, code = next(iter(fresh))
-    more = f" and {len(fresh) - 1} more" if len(fresh) > 1 else ""
-    plural = "s" if len(fresh) > 1 else ""
-    return f"{len(fresh)} new warning{plural} (not red): {file}:{line} {code or ''}".rstrip() + more

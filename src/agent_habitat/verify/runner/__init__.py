@@ -16,4 +16,6 @@
 #   report       what a verify answers the agent;   text  the verify answers as text
 #   cli_text     what `habitat status` / `habitat cancel` print (the CLI's and the host's)
 #   cancel_text  the cancel's words that need no model (its first line; nothing serves verify)
+#   as_of_now    a recorded epoch against the tree now (lost, stale, back), without a model
+#   report_shape the reports' JSON shape, for reading a record without pydantic (the CLI)
 # Nothing is imported here: callers name the module they need.

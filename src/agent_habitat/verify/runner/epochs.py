@@ -31,7 +31,7 @@ from ..models import (
     RungResult,
     RungState,
 )
-from ..snapshot import Snapshot, file_hash
+from ..snapshot import Snapshot, changed_between, file_hash
 from ..toolchains import snapshot_of
 
 __all__ = [
@@ -269,49 +269,6 @@ class Epoch:
             duration_s=self.duration_s,
             result=self.result,
         )
-
-
-def _git_out(root: Path, *args: str) -> bytes | None:
-    proc = subprocess.run(
-        ["git", *args], env=git_env(), cwd=root, capture_output=True, check=False, timeout=60
-    )
-    return proc.stdout if proc.returncode == 0 else None
-
-
-def _blob_hash(root: Path, head: str, path: str) -> str:
-    data = _git_out(root, "cat-file", "blob", f"{head}:./{path}")
-    return hashlib.sha256(data).hexdigest() if data is not None else "-"
-
-
-def changed_between(root: Path, old: Snapshot, new: Snapshot) -> list[str]:
-    """Paths whose content differs between two snapshots of `root` (blocking: git).
-
-    A commit of exactly the verified change moves HEAD but no content: nothing changed.
-    """
-    if old.id == new.id:
-        return []
-    paths = set(old.hashes) | set(new.hashes)
-    if old.head == new.head or old.head is None or new.head is None:
-        return sorted(p for p in paths if old.hashes.get(p) != new.hashes.get(p))
-    listed = _git_out(root, "diff", "--name-only", "-z", "--relative", old.head, new.head)
-    committed = {p for p in (listed or b"").decode("utf-8", "surrogateescape").split("\0") if p}
-    changed: list[str] = []
-    for path in sorted(paths | committed):
-        # A path missing from a snapshot's hashes is clean there: its content is that HEAD's.
-        before = old.hashes.get(path)
-        after = new.hashes.get(path)
-        if before is None and after is None:
-            differs = True  # clean in both, and the commits between the heads changed it
-        elif before is None:
-            # Dirty now: it differs from the new HEAD, which is the old one's unless committed.
-            differs = path not in committed or _blob_hash(root, old.head, path) != after
-        elif after is None:
-            differs = before != file_hash(root / path)  # clean now: the file is HEAD's content
-        else:
-            differs = before != after
-        if differs:
-            changed.append(path)
-    return changed
 
 
 def dirty_now(root: Path, paths: list[str]) -> set[str]:

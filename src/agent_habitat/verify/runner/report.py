@@ -20,6 +20,7 @@ from .. import Diagnostic, EpochState, Policy, RungName, RungResult, RungStatus,
 from ..field_docs import DocumentedModel
 from ..timing import Timing
 from .accounting import TimeReport
+from .as_of_now import LISTED_PATHS
 
 __all__ = [
     "DiagnosticLine",
@@ -40,7 +41,6 @@ PREEXISTING_SHOWN = 3
 """Pre-existing findings (and warnings) an agent reads per rung (all are counted)."""
 TAIL_BYTES = 1024
 """Output tail kept for a rung that failed without a parsed finding."""
-LISTED_PATHS = 20
 _MESSAGE_CAP = 300
 _COMMAND_CAP = 500
 

@@ -28,14 +28,14 @@ from ...project_scene import EpochGlance
 from ...trust import NOT_TRUSTED, ProjectTrust
 from ...workspace import Workspace
 from .. import LadderRequest, LadderResult, RungStatus, Snapshot, VerifyEpoch
+from ..snapshot import changed_between
 from ..toolchains import snapshot_of
 from .accounting import TimeAccounting
 from .args import Progress, VerifyRunArgs
+from .as_of_now import LISTED_PATHS, as_of_now, never_verified
 from .cancel_text import NOTHING_SERVES
-from .epochs import changed_between
 from .record import EpochRecords
 from .report import (
-    LISTED_PATHS,
     EpochReport,
     VerifyCancelResult,
     VerifyRunResult,
@@ -348,7 +348,7 @@ class VerifySlot:
                 raise NotFoundError(f"no verify task {task!r} recorded for {root}")
             return VerifyStatusResult(
                 green=False,
-                summary=f"never verified: no epoch recorded for {root}; run habitat verify",
+                summary=never_verified(root),
                 stale=False,
                 current_snapshot=current.id,
                 served_by=served_by,
@@ -356,28 +356,13 @@ class VerifySlot:
                 time=time,
             )
         report = record.report.model_copy(deep=True)
-        if report.state in ("queued", "running") and not servers:
-            report.state, report.green = "lost", False
         old = record.snapshot
+        changed: list[str] | None = None
         if old is not None:
-            changed: list[str] = []
+            changed = []
             if old.id != current.id:
                 changed = await anyio.to_thread.run_sync(changed_between, root, old, current)
-            follows = report.finished_at is not None and not report.moved_while_running
-            # A finished epoch that went stale afterwards follows the tree (back to its own
-            # verdict once the files are back); one the tree moved under while it ran does not.
-            everything = sorted(set(changed) if follows else set(report.changed) | set(changed))
-            if everything:
-                report.stale, report.green = True, False
-                report.changed, report.changed_count = everything[:LISTED_PATHS], len(everything)
-                if report.state not in ("queued", "running", "cancelled", "error", "lost"):
-                    report.state = "stale"
-            elif follows and report.stale:
-                report.stale, report.changed, report.changed_count = False, [], 0
-                if report.state == "stale" and report.verified_state is not None:
-                    # One of the ladder's states, which the report types as a plain str.
-                    report.state = report.verified_state  # type: ignore[assignment]
-                report.green = report.state == "green" and not report.covers
+        as_of_now(report, changed, served=bool(servers))
         return VerifyStatusResult(
             green=report.green,
             summary=epoch_summary(report),

@@ -18,12 +18,19 @@ from typing import Any
 
 from ...proc import ProcessRecord, is_alive
 from ...workspace import Workspace
-from ..deps_store import load_testdeps
-from ..rungs import warm_checker
-from ..rungs.warm_pytest import WarmPytest
-from ..select.testdeps import deps_store_dir
+from ..deps_store import deps_store_dir, load_testdeps
+from ..rungs import warm_records
 
-__all__ = ["FILE", "STEPS", "WarmItem", "pytest_glance", "read_warm", "warm_lines", "warmup_glance"]
+__all__ = [
+    "FILE",
+    "STEPS",
+    "WarmItem",
+    "pytest_glance",
+    "read_warm",
+    "warm_lines",
+    "warm_pytest_pid",
+    "warmup_glance",
+]
 
 FILE = "warm.json"
 STEPS = ("import_graph", "test_deps", "lint_baseline", "type_daemon", "pytest")
@@ -63,20 +70,33 @@ def _gone(name: str, item: dict[str, Any], workspace: Workspace) -> str | None:
     """Why a step's warm daemon is not warm now (None: it still is)."""
     detail, pid = str(item.get("detail", "")), item.get("pid")
     if name == "type_daemon" and detail.startswith("dmypy daemon"):
+        if not (workspace.state_dir / "dmypy" / "status.json").exists():
+            return "the dmypy daemon has exited since"  # `DmypyDaemon.state()`: absent
         from ..rungs.dmypy import DmypyDaemon  # here: its rung's module is most of a status
 
         daemon = DmypyDaemon(workspace)
         if daemon.state() != "alive" or (pid is not None and daemon.pid() != pid):
             return "the dmypy daemon has exited since"
     if name == "type_daemon" and "language server pid" in detail:
-        pids = {c["pid"] for c in warm_checker.live(workspace)}
+        pids = {c["pid"] for c in warm_records.live(workspace)}
         if not pids or (pid is not None and pid not in pids):
             return "the language server has exited since"
     if name == "pytest":
-        record = WarmPytest(workspace).record()
-        if record is None or (pid is not None and record.pid != pid):
+        live = warm_pytest_pid(workspace)
+        if live is None or (pid is not None and live != pid):
             return "the warm pytest has exited since"
     return None
+
+
+def warm_pytest_pid(workspace: Workspace) -> int | None:
+    """The live warm pytest's pid (`WarmPytest.record`), None when there is none; its module
+    (anyio, the rung's process tools) loads only when it left its status file."""
+    if not (workspace.state_dir / "pytest-warm" / "status.json").exists():
+        return None  # `WarmPytest.status()` finds none
+    from ..rungs.warm_pytest import WarmPytest
+
+    record = WarmPytest(workspace).record()
+    return None if record is None else record.pid
 
 
 def _changed_since(workspace: Workspace, data: dict[str, Any]) -> os.stat_result | None:
@@ -125,7 +145,7 @@ def _started_since(detail: str, workspace: Workspace) -> str:
     2.0.5: "eslint did not start" stood beside the live eslint linter's own line)."""
     since = [
         f"{c['tool']} {'starting' if c.get('starting') else 'started'} since (pid {c['pid']})"
-        for c in warm_checker.live(workspace)
+        for c in warm_records.live(workspace)
         if c.get("tool") and f"{c['tool']} did not start" in detail
     ]
     return "; ".join([detail, *since])
@@ -203,9 +223,9 @@ def pytest_glance(workspace: Workspace) -> dict[str, object]:
     """The warm pytest as it is now, for `habitat host status`: `warm` with its pid, else
     what the last warm-up decided (`fresh` with why, `failed`, `skipped`, `cold`), else
     `none` (no warm-up ran here, or it has not reached pytest yet)."""
-    record = WarmPytest(workspace).record()
-    if record is not None:
-        return {"state": "warm", "pid": record.pid}
+    live = warm_pytest_pid(workspace)
+    if live is not None:
+        return {"state": "warm", "pid": live}
     data = read_warm(workspace)
     item = (data or {}).get("items", {}).get("pytest")
     if not isinstance(item, dict):

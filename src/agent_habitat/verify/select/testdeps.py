@@ -29,7 +29,14 @@ from ...git_env import git_show
 from ...regular import open_regular, read_regular
 from ...workspace import private_dirs
 from ..blocks import FileBlocks, changed_blocks, file_blocks
-from ..deps_store import RecordedDeps, RunScope, TestRun, load_testdeps, merge_run
+from ..deps_store import (
+    RecordedDeps,
+    RunScope,
+    TestRun,
+    deps_store_dir,
+    load_testdeps,
+    merge_run,
+)
 from ..layout import Layout, is_test_file
 from ..snapshot import Snapshot
 
@@ -47,10 +54,6 @@ __all__ = [
 PLUGIN_DIR = Path(__file__).resolve().parent / "testdeps_plugin"
 UNKNOWN = "-"
 """The sha of a file that changed while the run read it: its data is never trusted."""
-
-
-def deps_store_dir(state_dir: Path) -> Path:
-    return state_dir / "testdeps"
 
 
 def sha256_of(path: Path) -> str | None:

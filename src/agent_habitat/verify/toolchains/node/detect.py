@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from ...output_dirs import NODE_OUTPUT
+
 __all__ = [
     "CONFIG_FILES",
     "IGNORES",
@@ -52,17 +54,7 @@ CONFIG_FILES = frozenset(
     }
 )
 _CONFIG_STEMS = ("eslint.config.", "vitest.config.", "vite.config.", "jest.config.", "tsconfig.")
-IGNORES = (
-    "node_modules",
-    "dist",
-    "build",
-    "coverage",
-    ".next",
-    ".nuxt",
-    ".turbo",
-    ".svelte-kit",
-    ".output",
-)
+IGNORES = NODE_OUTPUT
 """Folder names (at any depth) the toolchain's tools fill: never part of a change."""
 _IGNORED_DIRS = frozenset(IGNORES)
 _ESLINT_CONFIGS = (

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+from ...output_dirs import RUST_OUTPUT
+
 __all__ = ["IGNORES", "detect", "owns"]
 
-IGNORES = ("target",)
+IGNORES = RUST_OUTPUT
 """cargo's build output: never part of a change."""
 
 # Files whose content cargo reads besides the sources.
