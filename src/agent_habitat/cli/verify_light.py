@@ -72,8 +72,10 @@ def verify_light(argv: list[str]) -> int | None:
     try:
         host = host_of(root)
         if host is None:
-            if call["command"] != "cancel":
-                return None
+            if call["command"] == "status":
+                from .status_quiet import quiet_status  # the record read here, if it can be
+
+                return quiet_status({**call, "project": project})
             from .verify_quiet import quiet_cancel  # nothing serving verify: known here
 
             return quiet_cancel({**call, "project": project})

@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["quiet_cancel"]
+__all__ = ["quiet_cancel", "quiet_root"]
 
 
-def _root(project: object) -> str | None:
-    """The project the full path opens at the start without recording it, or None."""
+def quiet_root(project: object) -> str | None:
+    """The project the full path opens at the start without recording it, or None
+    (`status` reads from here too: `cli.status_quiet`)."""
     from .. import state_place
 
     if project is not None:
@@ -42,7 +43,7 @@ def quiet_cancel(call: dict[str, object]) -> int | None:
     from ..verify.runner.cancel_text import NOTHING_SERVES, cancel_head
     from .quiet_state import quiet_state
 
-    root = _root(call.get("project"))
+    root = quiet_root(call.get("project"))
     if root is None:
         return None
     conn = quiet_state(root, shell=False)
