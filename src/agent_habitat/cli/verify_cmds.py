@@ -179,15 +179,21 @@ def _verify(args: argparse.Namespace) -> int:
                 from ..verify.early_pytest import begin_for_oneshot
 
                 begin_for_oneshot(root, args.policy, args.rung)
+                # The type check's too (the whole package: it needs no snapshot).
+                from ..verify.rungs import mypy_early
+
+                mypy_early.begin(root, args.policy, args.rung)
             from .verify_oneshot import verify_here
 
             return verify_here(args, requested)
         except KeyboardInterrupt:
             import anyio
 
+            from ..verify.rungs import mypy_early
             from ..verify.rungs.warm_pytest import drop_early
 
             anyio.run(drop_early)
+            anyio.run(mypy_early.drop)
             return 130
 
 

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from ..habitat import VerifyRecord
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
+from ..verify.rungs import mypy_early
 from ..verify.rungs.warm_pytest import drop_early
 from ..verify.timing import timing_of
 from ..workspace import Workspace
@@ -31,6 +32,7 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
             return await climb()
         finally:
             await drop_early()  # a warm pytest begun early that the climb did not take over
+            await mypy_early.drop()  # and a type check
 
     async def climb() -> int:
         root = project_root(args)

@@ -23,7 +23,17 @@ from . import stopping
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["Outcome", "answered", "child_env", "run_command", "spool_path", "take_report"]
+__all__ = [
+    "Begun",
+    "Outcome",
+    "answered",
+    "begin_command",
+    "child_env",
+    "finish_command",
+    "run_command",
+    "spool_path",
+    "take_report",
+]
 
 # Parsers read at most this much of a spool; the result keeps only `cap` bytes of its tail.
 _PARSE_LIMIT = 8 * 1024 * 1024
@@ -259,17 +269,65 @@ async def run_command(
             os.close(holder)  # the command holds the pipe now: the keeper pumps it
     if on_spawn is not None:
         on_spawn(sup.record)
+    return await finish_command(
+        Begun(list(argv), sup, marker, started, spool),
+        limit_s=limit_s,
+        cap=cap,
+        reap_leftovers=reap_leftovers,
+        budget=None if holder is not None else budget,
+        drain=holder is not None,
+    )
+
+
+@dataclass(frozen=True)
+class Begun:
+    """A rung's command spawned and not yet waited for (`begin_command`)."""
+
+    argv: list[str]
+    sup: Supervised
+    marker: str
+    started: float
+    """Its `time.monotonic()` at the spawn."""
+    spool: Path
+
+
+def begin_command(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], spool: Path) -> Begun:
+    """Blocking: `argv` spawned as `run_command` spawns it (its own group and cgroup,
+    output into `spool`), for `finish_command` to wait for: a command begun before the climb
+    that takes it over knows it will want it (a one-shot verify's type check). OSError when
+    it could not start."""
+    marker = f"verify-{secrets.token_hex(6)}"
+    started = time.monotonic()
+    sup = spawn(
+        list(argv), cwd=cwd, env=env, output=spool, marker=marker, outlive=False, enter_group=True
+    )
+    return Begun(list(argv), sup, marker, started, spool)
+
+
+async def finish_command(
+    begun: Begun,
+    *,
+    limit_s: float,
+    cap: int,
+    reap_leftovers: bool = True,
+    budget: Budget | None = None,
+    drain: bool = False,
+) -> Outcome:
+    """The outcome of a command begun (`run_command`'s second half): waited for until
+    `limit_s` after its spawn, its whole tree killed then or when cancelled."""
+    sup, marker, spool = begun.sup, begun.marker, begun.spool
     timed_out = False
     try:
-        with anyio.move_on_after(limit_s) as scope:
-            code = await _wait(sup, spool, None if holder is not None else budget)
+        left = max(0.0, limit_s - (time.monotonic() - begun.started))
+        with anyio.move_on_after(left) as scope:
+            code = await _wait(sup, spool, budget)
         if scope.cancelled_caught:
             timed_out = True
             await kill_tree(sup.record)
             code = await sup.wait()
         elif reap_leftovers and not _ended_alone(marker):
             await kill_tree(sup.record)
-        if holder is not None:
+        if drain:
             await drained(spool)  # what its pump has not yet copied into the spool
     except BaseException as exc:
         if _stopped_by_the_climb(exc, sup):
@@ -287,10 +345,10 @@ async def run_command(
         except ValueError:
             sig = f"signal {-code}"
     return Outcome(
-        argv=list(argv),
+        argv=begun.argv,
         exit_code=code,
         signal=sig,
-        duration_s=time.monotonic() - started,
+        duration_s=time.monotonic() - begun.started,
         text=text,
         tail=tail,
         truncated=truncated,

@@ -28,6 +28,8 @@ _PROBED_MODULES = ("pytest", "mypy", "ruff", "pip", "pytest_cov")
 # The folders of its path, with their mtimes, are read before the modules are looked for:
 # a package installed or removed since changes its folder's mtime, and a later verify asks
 # again (`_still_true`).
+PROBE_FILE = "probe.json"
+"""The workspace state file that keeps the interpreter's answers across processes."""
 _PROBE = f"""
 import importlib.util, json, os, sys
 folders = {{p: os.stat(p).st_mtime_ns for p in sys.path if p and os.path.isdir(p)}}

@@ -25,7 +25,7 @@ from . import stopping
 from .ahead import Ahead, RedBeside, ahead_of
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
-from .environments import ProjectEnv, probe_env, resolve_python
+from .environments import PROBE_FILE, ProjectEnv, probe_env, resolve_python
 from .generated import load_generators, outdated
 from .given_files import given_files
 from .hooks import LadderHooks
@@ -61,7 +61,6 @@ logger = logging.getLogger(__name__)
 
 _STOPPING = ("red", "error", "died", "cancelled")
 # The project interpreter's probe, kept in the workspace's state across processes.
-_PROBE = "probe.json"
 _NEEDS_IMPACT = {"compile.project", "build.affected", "test.scoped"}
 _HEAD_ASKERS = {"compile.project", "test.scoped", "test.full"}
 """The rungs that compare what they find with a run in HEAD's export."""
@@ -198,7 +197,7 @@ async def _context(
                 env = await probe_env(
                     python,
                     workspace.spool_dir / f"probe-{ladder_id}.out",
-                    workspace.state_dir / _PROBE,
+                    workspace.state_dir / PROBE_FILE,
                 )
             except Exception as exc:
                 failed.insert(0, exc)

@@ -14,55 +14,32 @@ import anyio
 import anyio.to_thread
 
 from ...workspace import private_dirs
-from ..command import Outcome
+from ..command import Outcome, finish_command
 from ..environments import ProjectEnv
 from ..hooks import WarmSteps
-from ..layout import Layout
 from ..models import RungName, RungResult, RungState
 from ..parsers import parse_compileall, parse_mypy
-from . import mypy_stdlib, typecheck
-from .checkers import (
-    DEFAULT_MYPY_FLAGS,
-    detect_type_checker,
-    mypy_configured,
-    version_flags,
-)
+from . import mypy_early, mypy_stdlib, typecheck
+from .checkers import detect_type_checker, mypy_configured
 from .context import RungContext, from_outcome, nothing_to_do
 from .dmypy import MYPY_FLAGS, DmypyDaemon
 from .dmypy_client import run_in_process
 from .head_check import settle_on_head, unpack_head
 from .mypy_head_cache import seed_cache
+from .mypy_plain import (
+    cache_dir,
+    flags_for,
+    package_targets,
+    plain_argv,
+    prefer_stubs,
+    shared_stdlib,
+)
 from .preamble import python_rung
 from .same_types import same_types_as_head
 
 __all__ = ["compile_project", "detect_type_checker", "mypy_flags", "package_targets"]
 
 RUNG: RungName = "compile.project"
-
-
-def _prefer_stubs(root: Path, targets: list[str]) -> list[str]:
-    # A module with a stub next to it is typed by the stub: checking the `.py` by name would
-    # judge code the project never type-checks (mypy and pyright both let the stub win).
-    out: list[str] = []
-    for rel in targets:
-        stub = rel[:-3] + ".pyi" if rel.endswith(".py") else rel
-        out.append(stub if (root / stub).is_file() else rel)
-    return sorted(set(out))
-
-
-def package_targets(root: Path, layout: Layout) -> list[str]:
-    """Every module of the project's packages and its top-level modules (stubs preferred):
-    what the dmypy daemon is always asked to check, by the warm-up and by every rung, so its
-    file list never changes between checks (a changed list costs the daemon a re-read, ~0.6 s
-    on packaging)."""
-    files = [
-        layout.rel(p)
-        for pkg in layout.packages.values()
-        for p in pkg.rglob("*.py")
-        if "__pycache__" not in p.parts
-    ]
-    files += (layout.rel(p) for p in layout.modules.values())
-    return _prefer_stubs(root, files)
 
 
 def _module_targets(ctx: RungContext) -> list[str]:
@@ -82,12 +59,8 @@ def _summary(result: RungResult) -> None:
 
 
 def mypy_flags(ctx: RungContext, env: ProjectEnv, configured: bool) -> list[str]:
-    """The flags every mypy run of the rung gets (the warm-up's daemon start too: the
-    daemon restarts when they differ)."""
-    # The error code is known to the habitat's mypy (a pinned dependency); a project's own
-    # older mypy might reject it, and runs with its plain defaults.
-    quiet = not (configured or ctx.config.lint == "strict" or env.has("mypy"))
-    return [*version_flags(ctx.root, env), *(DEFAULT_MYPY_FLAGS if quiet else ())]
+    """The flags every mypy run of the rung gets (mypy_plain.flags_for)."""
+    return flags_for(ctx.root, ctx.config, env, configured)
 
 
 async def _mypy(
@@ -140,7 +113,7 @@ async def _mypy(
             note = "dmypy daemon crashed during the check; the next run restarts it"
     shared = _shared_stdlib(ctx, env, flags, configured)
     if tool != "dmypy":
-        outcome = await _run_plain(ctx, env, flags, targets, shared)
+        outcome, outside = await _plain_or_early(ctx, env, flags, targets, shared, notes)
     async with anyio.create_task_group() as tg:
         if tool != "dmypy" and shared is not None and outcome.exit_code in (0, 1):
             # Beside HEAD's check (off the verdict's path): the standard library's entries
@@ -155,28 +128,19 @@ async def _mypy(
 
 
 def _cache_dir(ctx: RungContext) -> Path:
-    # Its incremental cache lives in the workspace state, never in the project's tree; the
-    # plain run of a one-shot verify and the run that confirms a daemon's red share it.
-    # Made here, 0700 like every state folder: mypy would make it with the umask's 0755.
-    return private_dirs(ctx.workspace.state_dir / "mypy-cache")
+    return cache_dir(ctx.workspace.state_dir)
 
 
 def _plain_mypy(
     ctx: RungContext, env: ProjectEnv, flags: list[str], targets: list[str]
 ) -> list[str]:
-    prefix, extra = env.mypy()
-    cache = ["--cache-dir", str(_cache_dir(ctx))]
-    return [*prefix, *MYPY_FLAGS, *extra, *flags, *cache, *targets]
+    return plain_argv(ctx.workspace.state_dir, env, flags, targets)
 
 
 def _shared_stdlib(
     ctx: RungContext, env: ProjectEnv, flags: list[str], configured: bool
 ) -> Path | None:
-    """The standard library's shared cache this check may start from and add to: the
-    habitat's own mypy on a project that configures none (mypy_stdlib.py)."""
-    if configured or env.has("mypy"):
-        return None
-    return mypy_stdlib.shared_dir([*MYPY_FLAGS, *flags])
+    return shared_stdlib(env, flags, configured)
 
 
 async def _run_plain(
@@ -190,6 +154,48 @@ async def _run_plain(
     if shared is not None:
         await anyio.to_thread.run_sync(mypy_stdlib.seed, shared, _cache_dir(ctx))
     return await ctx.run(RUNG, _plain_mypy(ctx, env, flags, targets), suffix=suffix)
+
+
+async def _plain_or_early(
+    ctx: RungContext,
+    env: ProjectEnv,
+    flags: list[str],
+    targets: list[str],
+    shared: Path | None,
+    notes: list[str],
+) -> tuple[Outcome, set[str]]:
+    """The plain mypy's outcome, and the modules whose errors are not the rung's. A one-shot
+    verify's mypy begun as the process started (mypy_early.py) is taken over when it is the
+    same command over the whole package: only the affected modules' errors count then, as
+    with the daemon."""
+    if not ctx.keeps_warm:
+        every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
+        whole = _plain_mypy(ctx, env, flags, sorted(set(every) | set(targets)))
+        begun = mypy_early.take(ctx.workspace, whole, ctx.root, ctx.process_env())
+        if begun is not None:
+            hooks = ctx.hooks
+            if hooks is not None and hooks.process_started is not None:
+                hooks.process_started(ctx.task(RUNG), begun.sup.record)
+            outcome = await finish_command(
+                begun,
+                limit_s=ctx.config.timeout_s,
+                cap=ctx.config.output_cap_bytes,
+                budget=ctx.spool_budget,
+            )
+            outside = set(every) - set(targets)
+            if outcome.exit_code != 2 or not outside:
+                notes.append(
+                    "begun over the whole package as the verify started (before the "
+                    "snapshot and the selection); only the affected modules' errors count"
+                )
+                return outcome, outside
+            # A blocking error elsewhere in the package (a file mypy cannot parse, a module
+            # found twice) stopped the whole check: the affected modules alone, as mypy would.
+            said = next((ln for ln in outcome.text.splitlines() if ln.strip()), "")[:200]
+            notes.append(
+                f"the whole package did not type-check ({said}); checked the affected modules alone"
+            )
+    return await _run_plain(ctx, env, flags, targets, shared), set()
 
 
 async def _publish(cache: Path, shared: Path) -> None:
@@ -242,12 +248,12 @@ async def _settled(
     # which stays warm on the working tree.
     prefix, extra = env.mypy()
     base_argv = [*prefix, *MYPY_FLAGS, *extra, *flags]
-    cache_dir = private_dirs(ctx.workspace.state_dir / "baseline" / "mypy-cache")
+    head_cache = private_dirs(ctx.workspace.state_dir / "baseline" / "mypy-cache")
     if errors:  # HEAD may be asked (compare.settle): its first check reuses this tree's cache
         async with anyio.create_task_group() as tg:
             tg.start_soon(unpack_head, ctx)  # beside the copy, not after it
             await anyio.to_thread.run_sync(
-                seed_cache, ctx.workspace.state_dir / "mypy-cache", cache_dir
+                seed_cache, ctx.workspace.state_dir / "mypy-cache", head_cache
             )
     return await settle_on_head(
         ctx,
@@ -257,7 +263,7 @@ async def _settled(
         argv=base_argv,
         targets=targets,
         parse=parse_mypy,
-        extra=["--cache-dir", str(cache_dir)],
+        extra=["--cache-dir", str(head_cache)],
     )
 
 
@@ -332,7 +338,7 @@ async def compile_project(ctx: RungContext, env: ProjectEnv) -> RungResult:
         # mypy checks the change at once: waiting would cost that start and a recheck,
         # and a start here would be a second one beside the warm-up's.
         starting = warm is not None and not warm.ended("type_daemon")
-        return await _mypy(ctx, env, _prefer_stubs(ctx.root, targets), starting=starting)
+        return await _mypy(ctx, env, prefer_stubs(ctx.root, targets), starting=starting)
     waited = await _warm_start(warm) if checker != "compileall" else None
     result = await _checked(ctx, env, targets, checker)
     if waited is not None:
@@ -359,7 +365,7 @@ async def _checked(
     ctx: RungContext, env: ProjectEnv, targets: list[str], checker: str
 ) -> RungResult:
     if checker in ("pyright", "basedpyright", "ty", "pyrefly"):
-        mine = _prefer_stubs(ctx.root, targets)
+        mine = prefer_stubs(ctx.root, targets)
         every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
         baseline = sorted(set(every) | set(mine))
         if checker == "ty":
