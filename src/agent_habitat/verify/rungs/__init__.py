@@ -7,6 +7,8 @@
 #   compile.py compile.project: mypy through dmypy.py (the warm daemon) and dmypy_client.py
 #   (its recheck without a client process), mypy_head_cache.py HEAD's mypy cache begun from
 #   the tree's, mypy_stdlib.py the standard library's cache shared by a user's workspaces;
+#   mypy_plain.py the plain mypy command (targets, flags, caches), mypy_early.py a one-shot
+#   verify's plain mypy over the whole package begun as its process starts;
 #   typecheck.py the other checkers, pyright_tools.py
 #   where the pyright family comes from, warm_checker.py + lsp.py one kept as a language server
 #   (warm_records.py its status files: which are live);
