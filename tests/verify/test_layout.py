@@ -98,3 +98,53 @@ def test_top_level_modules_are_the_project_s_code_but_not_its_tooling_or_tests(
     assert sorted(layout.packages) == ["pkg"]
     configured = discover_layout(root, LadderConfig.model_validate({"packages": ["pkg"]}))
     assert configured.modules == {}, "configured packages say which code is the project's"
+
+
+@pytest.mark.parametrize(
+    ("files", "patterns"),
+    [
+        ({}, ("test_*.py", "*_test.py")),
+        (
+            {"pyproject.toml": '[tool.pytest.ini_options]\npython_files = "tests.py"\n'},
+            ("tests.py",),
+        ),
+        (
+            {"pyproject.toml": '[tool.pytest.ini_options]\npython_files = ["a_*.py", "b.py"]\n'},
+            ("a_*.py", "b.py"),
+        ),
+        (
+            {"tox.ini": "[pytest]\npython_files = check_*.py\n    *_check.py\n"},
+            ("check_*.py", "*_check.py"),
+        ),
+        ({"setup.cfg": "[tool:pytest]\npython_files = t_*.py\n"}, ("t_*.py",)),
+        # pytest reads one file: pytest.ini wins over pyproject.toml, even without the key.
+        (
+            {
+                "pytest.ini": "[pytest]\naddopts = -q\n",
+                "pyproject.toml": '[tool.pytest.ini_options]\npython_files = "tests.py"\n',
+            },
+            ("test_*.py", "*_test.py"),
+        ),
+    ],
+)
+def test_the_test_file_patterns_are_pytests_python_files(
+    tmp_path: Path, files: dict[str, str], patterns: tuple[str, ...]
+) -> None:
+    layout = discover_layout(_write(tmp_path, {"app/__init__.py": "", **files}), LadderConfig())
+    assert layout.test_patterns == patterns
+    assert layout.is_test("a/b/tests.py") == ("tests.py" in patterns)
+    assert layout.is_test("x/test_y.py") == ("test_*.py" in patterns)
+
+
+def test_a_string_testpaths_in_pyproject_is_split_as_pytest_splits_it(tmp_path: Path) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = "a/tests b"\n',
+            "a/__init__.py": "",
+            "a/tests/test_x.py": "",
+            "b/test_y.py": "",
+        },
+    )
+    layout = discover_layout(root, LadderConfig())
+    assert layout.test_roots == [root / "a" / "tests", root / "b"]

@@ -187,3 +187,50 @@ def test_without_a_head_commit_the_whole_suite_runs_and_says_why(
     assert impact.selection.reasons[0].startswith("no HEAD commit to compare with"), (
         impact.selection.reasons
     )
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    _commit(root)
+    return root
+
+
+def test_the_projects_python_files_pattern_names_its_test_modules(tmp_path: Path) -> None:
+    # voluptuous 0.16.0: `python_files = "tests.py"`, its tests inside the package. Only
+    # test_*.py counted as a test, so an edit that failed a test was green, none selected.
+    root = _project(
+        tmp_path / "vol",
+        {
+            "pyproject.toml": '[project]\nname = "vol"\n\n[tool.pytest.ini_options]\n'
+            'python_files = "tests.py"\ntestpaths = "vol/tests"\n',
+            "vol/__init__.py": "",
+            "vol/util.py": "def upper(v):\n    return v.upper()\n",
+            "vol/tests/__init__.py": "",
+            "vol/tests/tests.py": "from vol.util import upper\n\n"
+            "def test_upper():\n    assert upper('a') == 'A'\n",
+            "vol/tests/helpers.py": "from vol.util import upper\n",
+        },
+    )
+    _touch(root, "vol/util.py")
+    impact = _impact(root, tmp_path)
+    assert impact.selection.full is False
+    assert impact.selection.tests == ["vol/tests/tests.py"]
+
+
+def test_a_python_files_pattern_outside_the_packages_selects_its_tests(tmp_path: Path) -> None:
+    root = _project(
+        tmp_path / "chk",
+        {
+            "pytest.ini": "[pytest]\npython_files = check_*.py *_test.py\n",
+            "chk/__init__.py": "def one():\n    return 1\n",
+            "checks/check_one.py": "from chk import one\n\ndef test_one():\n    assert one()\n",
+            "checks/other_test.py": "import chk\n",
+            "checks/test_plain.py": "import chk\n",  # not a test here: no pattern has it
+        },
+    )
+    _touch(root, "chk/__init__.py")
+    impact = _impact(root, tmp_path)
+    assert impact.selection.tests == ["checks/check_one.py", "checks/other_test.py"]

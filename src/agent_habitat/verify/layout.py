@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import fnmatch
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -34,14 +35,25 @@ _SKIP_DIRS = frozenset(
 )
 
 
+_DEFAULT_TEST_FILES = ("test_*.py", "*_test.py")
+"""pytest's default `python_files`."""
+
+
 def is_manifest(rel: str) -> bool:
     name = rel.rsplit("/", 1)[-1]
     return name in MANIFESTS or (name.startswith("requirements") and name.endswith((".txt", ".in")))
 
 
-def is_test_file(rel: str) -> bool:
+def is_test_file(rel: str, patterns: tuple[str, ...] = _DEFAULT_TEST_FILES) -> bool:
+    """Whether pytest collects `rel` as a test module under `python_files` = `patterns`
+    (a pattern with a `/` matches the path's end, else the file's name, as pytest's does)."""
+    if not rel.endswith(".py"):
+        return False
     name = rel.rsplit("/", 1)[-1]
-    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    return any(
+        fnmatch.fnmatchcase("/" + rel, "*/" + pat) if "/" in pat else fnmatch.fnmatchcase(name, pat)
+        for pat in patterns
+    )
 
 
 @dataclass(frozen=True)
@@ -51,6 +63,8 @@ class Layout:
     """Top-level import name → its package directory."""
     test_roots: list[Path]
     is_python: bool
+    test_patterns: tuple[str, ...] = _DEFAULT_TEST_FILES
+    """pytest's `python_files`: which `.py` files are test modules (`is_test`)."""
     side_files: dict[str, Path] = field(default_factory=dict)
     """`.py` files under the test roots but outside the packages (tests, conftests, helpers),
     keyed by relative posix path."""
@@ -58,6 +72,10 @@ class Layout:
     """Top-level single-file modules (`parse.py` beside `pyproject.toml`, or in `src/`): a
     project's code as much as its packages' (setuptools `py-modules`, flit's module), which
     the type check covers; test selection reaches them as side files."""
+
+    def is_test(self, rel: str) -> bool:
+        """Whether pytest collects `rel` as a test module (the project's `python_files`)."""
+        return is_test_file(rel, self.test_patterns)
 
     @property
     def module_files(self) -> set[str]:
@@ -127,7 +145,9 @@ def _find_packages(root: Path, config: LadderConfig) -> dict[str, Path]:
     }
 
 
-def _find_modules(root: Path, config: LadderConfig, packages: dict[str, Path]) -> dict[str, Path]:
+def _find_modules(
+    root: Path, config: LadderConfig, packages: dict[str, Path], tests: tuple[str, ...]
+) -> dict[str, Path]:
     if config.packages is not None:  # the project said which code is its own
         return {}
     base = root / "src" if (root / "src").is_dir() else root
@@ -139,11 +159,26 @@ def _find_modules(root: Path, config: LadderConfig, packages: dict[str, Path]) -
         and not p.stem.startswith("_")
         and p.stem not in _NOT_MODULES
         and p.stem not in packages
-        and not is_test_file(p.name)
+        and not is_test_file(p.name, tests)
     }
 
 
-def _pytest_testpaths(root: Path) -> list[str] | None:
+def _ini_list(value: object) -> list[str] | None:
+    """A pytest `args`/`linelist` value: a TOML list, or a string split on whitespace."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        return value.split()
+    return None
+
+
+def _pytest_ini(root: Path) -> dict[str, object]:
+    """The pytest options of the one file pytest reads them from, in its order: `pytest.ini`
+    (even without the section), `.pytest.ini`, `pyproject.toml` (`[tool.pytest.ini_options]`,
+    else pytest 9's `[tool.pytest]`), `tox.ini` `[pytest]`, `setup.cfg` `[tool:pytest]`."""
+    for name, section in (("pytest.ini", "pytest"), (".pytest.ini", "pytest")):
+        if (root / name).is_file():
+            return _ini_section(root / name, section)
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -151,25 +186,24 @@ def _pytest_testpaths(root: Path) -> list[str] | None:
                 data = tomllib.load(f)
         except tomllib.TOMLDecodeError:
             data = {}
-        ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
-        if isinstance(ini.get("testpaths"), list):
-            return [str(p) for p in ini["testpaths"]]
-    for name, section in (
-        ("pytest.ini", "pytest"),
-        ("tox.ini", "pytest"),
-        ("setup.cfg", "tool:pytest"),
-    ):
-        path = root / name
-        if not path.is_file():
-            continue
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read(path, encoding="utf-8")
-        except configparser.Error:
-            continue
-        if parser.has_option(section, "testpaths"):
-            return parser.get(section, "testpaths").split()
-    return None
+        table = data.get("tool", {}).get("pytest")
+        if isinstance(table, dict):
+            ini = table.get("ini_options")
+            return dict(ini) if isinstance(ini, dict) else table
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        options = _ini_section(root / name, section) if (root / name).is_file() else None
+        if options:
+            return options
+    return {}
+
+
+def _ini_section(path: Path, section: str) -> dict[str, object]:
+    parser = configparser.ConfigParser(interpolation=None)
+    try:
+        parser.read(path, encoding="utf-8")
+    except configparser.Error:
+        return {}
+    return dict(parser.items(section)) if parser.has_section(section) else {}
 
 
 def _walk_py(top: Path, exclude: set[Path]) -> list[Path]:
@@ -188,7 +222,9 @@ def _walk_py(top: Path, exclude: set[Path]) -> list[Path]:
     return out
 
 
-def _is_python_project(root: Path, packages: dict[str, Path], side: dict[str, Path]) -> bool:
+def _is_python_project(
+    root: Path, packages: dict[str, Path], side: dict[str, Path], tests: tuple[str, ...]
+) -> bool:
     if packages or (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
         return True
     pyproject = root / "pyproject.toml"
@@ -197,14 +233,16 @@ def _is_python_project(root: Path, packages: dict[str, Path], side: dict[str, Pa
             data = tomllib.load(f)
         if "project" in data or "poetry" in data.get("tool", {}):
             return True
-    return any(is_test_file(rel) for rel in side)
+    return any(is_test_file(rel, tests) for rel in side)
 
 
 def discover_layout(root: Path, config: LadderConfig) -> Layout:
     """Blocking (walks the tree); call it from a worker thread in async code."""
     root = root.resolve()
     packages = _find_packages(root, config)
-    paths = config.test_paths if config.test_paths is not None else _pytest_testpaths(root)
+    ini = _pytest_ini(root)
+    paths = config.test_paths if config.test_paths is not None else _ini_list(ini.get("testpaths"))
+    tests = tuple(_ini_list(ini.get("python_files")) or _DEFAULT_TEST_FILES)
     test_roots = [(root / p).resolve() for p in paths] if paths else [root]
     exclude = set(packages.values())
     side: dict[str, Path] = {}
@@ -219,7 +257,8 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
         root=root,
         packages=packages,
         test_roots=test_roots,
-        is_python=_is_python_project(root, packages, side),
+        is_python=_is_python_project(root, packages, side, tests),
+        test_patterns=tests,
         side_files=side,
-        modules=_find_modules(root, config, packages),
+        modules=_find_modules(root, config, packages, tests),
     )

@@ -52,7 +52,7 @@ from ...git_env import git_env
 from ...regular import read_regular
 from ..blocks import FileBlocks, changed_blocks, file_blocks
 from ..deps_store import RecordedDeps, TestRun
-from ..layout import Layout, is_test_file
+from ..layout import Layout
 from .testdeps import UNKNOWN, sha256_of
 
 __all__ = ["Narrowing", "existing", "narrow", "plain_node_id", "same_code_as_head", "still_failing"]
@@ -357,7 +357,7 @@ def _side_changes(
         # A single-file module this run has no blocks of (recorded before modules were):
         # changed for its tests whenever it differs, as a helper would be.
         now = tree.sha(rel)
-        if now is None and is_test_file(rel) and rel not in single:
+        if now is None and layout.is_test(rel) and rel not in single:
             continue  # a test file deleted since: it went with its own tests, no one else's
         if rel in single and rel not in run.side and rel not in touched:
             # No hash of it on record (a module the run never loaded, such as xmltodict's
@@ -414,7 +414,7 @@ def narrow(
         if own and (layout.root / rel).exists():
             out.fallback[rel] = f"no dependency data for {rel}"
     for rel in sorted(layout.side_files):
-        if not is_test_file(rel):
+        if not layout.is_test(rel):
             continue
         held = deps.complete.get(rel, {}).get(tree.sha(rel) or "")
         if held is None:

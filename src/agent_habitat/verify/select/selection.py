@@ -30,7 +30,7 @@ from grimp.application.ports.packagefinder import AbstractPackageFinder
 
 from ..config import LadderConfig
 from ..deps_store import RecordedDeps
-from ..layout import Layout, is_manifest, is_test_file
+from ..layout import Layout, is_manifest
 from ..models import Selection
 from .deps import Narrowing, existing, narrow, same_code_as_head, still_failing
 from .doubts import doubt_moved_data, doubted
@@ -167,7 +167,7 @@ def _classify(
                 modules.add(module)
         elif rel in single:
             side.add(rel)  # a single-file module: reached through what imports it by name
-        elif rel in deleted and is_test_file(rel):
+        elif rel in deleted and layout.is_test(rel):
             continue
         elif rel in layout.side_files or (rel in deleted and layout.in_test_roots(rel)):
             if rel in deleted:
@@ -234,7 +234,7 @@ def analyse_impact(
     side = memo.side_imports(cache_dir) if memo is not None else SideImports(cache_dir)
     if deps is None or not deps.records or impact.graph_error is not None:
         for rel in impact.affected_files:
-            if is_test_file(rel):
+            if layout.is_test(rel):
                 out.tests[rel] = f"{rel} is affected in the import graph"
         _select_side(layout, side, affected, changed_side, out)
         impact.provenance = (
@@ -309,7 +309,7 @@ def _select_with_deps(
     graph_files: set[str] = set()
     for module in sorted(affected):
         path = layout.file_of(module)
-        if path is not None and is_test_file(rel := layout.rel(path)):
+        if path is not None and layout.is_test(rel := layout.rel(path)):
             out.tests[rel] = f"{rel} is affected in the import graph ({because})"
             graph_files.add(rel)
     for rel, why in narrowing.files.items():
@@ -383,7 +383,7 @@ def _per_run(
             affected = graph.downstream(modules)
             for module in affected:
                 path = layout.file_of(module)
-                if path is not None and is_test_file(rel := layout.rel(path)):
+                if path is not None and layout.is_test(rel := layout.rel(path)):
                     reached.tests[rel] = f"{rel} is affected in the import graph"
             single = {rel: why for rel, why in stale.items() if rel in layout.module_files}
             reasons = {**single, **side}
@@ -438,7 +438,7 @@ def _select_side(
         name = rel.rsplit("/", 1)[-1]
         if name == "conftest.py":
             out.folders.setdefault(_folder_of(rel), f"{reason} (conftest widens to its folder)")
-        elif is_test_file(rel):
+        elif layout.is_test(rel):
             out.tests[rel] = reason
 
 

@@ -37,7 +37,7 @@ from ..deps_store import (
     load_testdeps,
     merge_run,
 )
-from ..layout import Layout, is_test_file
+from ..layout import Layout
 from ..snapshot import Snapshot
 
 __all__ = [
@@ -179,7 +179,7 @@ class Recording:
     def _whole_files(self, run: TestRun) -> dict[str, str]:
         """Test file → sha256, for the test files this run ran whole at a steady content."""
         tests = {t.partition("::")[0] for t in run.tests}
-        known = tests | {rel for rel in self.layout.side_files if is_test_file(rel)}
+        known = tests | {rel for rel in self.layout.side_files if self.layout.is_test(rel)}
         if self.scope.whole_suite:
             files = known
         else:
@@ -317,7 +317,7 @@ class Recording:
         if head is None:
             return False
         for rel in self.snapshot.hashes:
-            if is_test_file(rel):
+            if self.layout.is_test(rel):
                 continue
             if not self._own(rel, modules):
                 return False  # a conftest, a helper, a data file: judged whole, not here
