@@ -148,3 +148,26 @@ def test_a_string_testpaths_in_pyproject_is_split_as_pytest_splits_it(tmp_path: 
     )
     layout = discover_layout(root, LadderConfig())
     assert layout.test_roots == [root / "a" / "tests", root / "b"]
+
+
+def test_doctest_text_files_follow_addopts_doctest_glob_inside_packages_too(
+    tmp_path: Path,
+) -> None:
+    root = _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n"
+            'addopts = ["--doctest-glob", "*.md", "--doctest-glob=*.rst"]\n',
+            "app/__init__.py": "",
+            "app/tests/guide.md": "",
+            "README.md": "",
+            "docs/x.rst": "",
+            "test_default.txt": "",
+            ".venv/pyvenv.cfg": "",
+            ".venv/lib/a.md": "",
+        },
+    )
+    layout = discover_layout(root, LadderConfig())
+    assert sorted(layout.doctest_files) == ["README.md", "app/tests/guide.md", "docs/x.rst"]
+    assert layout.is_test("app/tests/guide.md")
+    assert not layout.is_test("test_default.txt")

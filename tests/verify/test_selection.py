@@ -234,3 +234,44 @@ def test_a_python_files_pattern_outside_the_packages_selects_its_tests(tmp_path:
     _touch(root, "chk/__init__.py")
     impact = _impact(root, tmp_path)
     assert impact.selection.tests == ["checks/check_one.py", "checks/other_test.py"]
+
+
+def _doctest_project(root: Path, ini: str) -> Path:
+    return _project(
+        root,
+        {
+            "pyproject.toml": f'[project]\nname = "vol"\n\n[tool.pytest.ini_options]\n{ini}',
+            "vol/__init__.py": "",
+            "vol/obj.py": "def check(v):\n    return v\n",
+            "vol/other.py": "X = 1\n",
+            "vol/tests/__init__.py": "",
+            "vol/tests/tests.md": "Checks:\n\n    >>> from vol.obj import *\n"
+            "    >>> check(1)\n    1\n",
+            "vol/tests/test_other.py": "from vol.other import X\n",
+            "docs/testing.txt": "    >>> import vol.other\n",
+        },
+    )
+
+
+def test_a_doctest_text_file_is_selected_when_what_its_examples_import_changes(
+    tmp_path: Path,
+) -> None:
+    # voluptuous 0.16.0 (`--doctest-glob=*.md`): an edit failing only tests.md:210 was green.
+    root = _doctest_project(tmp_path / "vol", 'addopts = "--doctest-glob=*.md -v"\n')
+    _touch(root, "vol/obj.py")
+    impact = _impact(root, tmp_path)
+    assert impact.selection.tests == ["vol/tests/tests.md"]
+    assert impact.selection.reasons == ["vol/tests/tests.md imports vol.obj"]
+    _touch(root, "vol/tests/tests.md", "\n    >>> 2\n    2\n")
+    impact = _impact(root, tmp_path)
+    assert impact.selection.full is False
+    assert impact.selection.tests == ["vol/tests/tests.md"]
+
+
+def test_pytests_default_doctest_glob_is_test_star_txt(tmp_path: Path) -> None:
+    root = _doctest_project(tmp_path / "vol", "")
+    (root / "docs" / "testing.txt").rename(root / "docs" / "test_other.txt")
+    _commit(root)
+    _touch(root, "vol/other.py")
+    impact = _impact(root, tmp_path, LadderConfig(test_paths=["."]))
+    assert impact.selection.tests == ["docs/test_other.txt", "vol/tests/test_other.py"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import configparser
 import fnmatch
 import os
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,10 @@ class Layout:
     is_python: bool
     test_patterns: tuple[str, ...] = _DEFAULT_TEST_FILES
     """pytest's `python_files`: which `.py` files are test modules (`is_test`)."""
+    doctest_files: dict[str, Path] = field(default_factory=dict)
+    """Text files pytest collects as doctests (`--doctest-glob`, default `test*.txt`) under
+    the test roots, packages included, keyed by relative posix path: tests whose imports are
+    their examples' (side_graph.py)."""
     side_files: dict[str, Path] = field(default_factory=dict)
     """`.py` files under the test roots but outside the packages (tests, conftests, helpers),
     keyed by relative posix path."""
@@ -75,7 +80,7 @@ class Layout:
 
     def is_test(self, rel: str) -> bool:
         """Whether pytest collects `rel` as a test module (the project's `python_files`)."""
-        return is_test_file(rel, self.test_patterns)
+        return rel in self.doctest_files or is_test_file(rel, self.test_patterns)
 
     @property
     def module_files(self) -> set[str]:
@@ -197,6 +202,41 @@ def _pytest_ini(root: Path) -> dict[str, object]:
     return {}
 
 
+def _doctest_globs(ini: dict[str, object]) -> tuple[str, ...]:
+    """The `--doctest-glob` patterns of pytest's `addopts` (pytest's default: `test*.txt`)."""
+    opts = ini.get("addopts")
+    try:
+        args = shlex.split(opts) if isinstance(opts, str) else _ini_list(opts) or []
+    except ValueError:
+        args = []
+    globs: list[str] = []
+    for i, arg in enumerate(args):
+        if arg.startswith("--doctest-glob="):
+            globs.append(arg.partition("=")[2])
+        elif arg == "--doctest-glob" and i + 1 < len(args):
+            globs.append(args[i + 1])
+    return tuple(globs) or ("test*.txt",)
+
+
+def _walk_doctests(top: Path, globs: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        here = Path(dirpath)
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not d.startswith(".")
+            and d not in _SKIP_DIRS
+            and not (here / d / "pyvenv.cfg").is_file()
+        ]
+        out.extend(
+            here / f
+            for f in sorted(filenames)
+            if not f.endswith(".py") and any(fnmatch.fnmatchcase(f, g) for g in globs)
+        )
+    return out
+
+
 def _ini_section(path: Path, section: str) -> dict[str, object]:
     parser = configparser.ConfigParser(interpolation=None)
     try:
@@ -246,6 +286,8 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
     test_roots = [(root / p).resolve() for p in paths] if paths else [root]
     exclude = set(packages.values())
     side: dict[str, Path] = {}
+    doctests: dict[str, Path] = {}
+    globs = _doctest_globs(ini)
     for test_root in test_roots:
         if test_root.is_file():
             side[test_root.relative_to(root).as_posix()] = test_root
@@ -253,6 +295,8 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
         if test_root.is_dir():
             for path in _walk_py(test_root, exclude):
                 side[path.relative_to(root).as_posix()] = path
+            for path in _walk_doctests(test_root, globs):
+                doctests[path.relative_to(root).as_posix()] = path
     return Layout(
         root=root,
         packages=packages,
@@ -260,5 +304,6 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
         is_python=_is_python_project(root, packages, side, tests),
         test_patterns=tests,
         side_files=side,
+        doctest_files=doctests,
         modules=_find_modules(root, config, packages, tests),
     )

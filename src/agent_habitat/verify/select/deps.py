@@ -413,7 +413,7 @@ def narrow(
         own = layout.module_of(rel) is not None or rel in modules
         if own and (layout.root / rel).exists():
             out.fallback[rel] = f"no dependency data for {rel}"
-    for rel in sorted(layout.side_files):
+    for rel in sorted({*layout.side_files, *layout.doctest_files}):
         if not layout.is_test(rel):
             continue
         held = deps.complete.get(rel, {}).get(tree.sha(rel) or "")

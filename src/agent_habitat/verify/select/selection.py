@@ -155,6 +155,8 @@ def _classify(
         name = rel.rsplit("/", 1)[-1]
         if is_manifest(rel):
             out.widen_full(f"dependency manifest {rel} changed")
+        elif rel in layout.doctest_files:
+            side.add(rel)  # a doctest text file: a test of its own
         elif not rel.endswith((".py", ".pyi")):
             if not any(fnmatch.fnmatch(rel, pat) for pat in config.selection_ignore):
                 out.widen_full(f"non-Python file {rel} changed")

@@ -10,6 +10,7 @@ per file. Only statements are visited: an import is always a statement.
 from __future__ import annotations
 
 import ast
+import doctest
 import json
 import threading
 from collections.abc import Iterator
@@ -51,6 +52,18 @@ def imported_names(tree: ast.AST, own_package: str) -> set[str]:
             if base:
                 names.add(base)
                 names.update(f"{base}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _doctest_imports(text: str, rel: str) -> set[str]:
+    """What a doctest text file's examples import (an example that does not parse, say a
+    continuation doctest itself rejects, imports nothing)."""
+    names: set[str] = set()
+    for example in doctest.DocTestParser().get_examples(text, rel):
+        try:
+            names |= imported_names(python_ast.parse(example.source, rel), "")
+        except (SyntaxError, ValueError):
+            continue
     return names
 
 
@@ -97,7 +110,11 @@ class SideImports:
         if entry is not None and entry.get("key") == key:
             return set(entry["names"])
         try:
-            found = imported_names(python_ast.parse(read_regular(path, rel), rel), own)
+            source = read_regular(path, rel)
+            if rel.endswith(".py"):
+                found = imported_names(python_ast.parse(source, rel), own)
+            else:
+                found = _doctest_imports(source.decode("utf-8", "replace"), rel)
         except (SyntaxError, ValueError, OSError):
             return set()  # not cached: read again once it parses
         with self._lock:
@@ -118,11 +135,13 @@ class SideImports:
 
 
 def side_graph(layout: Layout, cache: SideImports) -> tuple[dict[str, set[str]], dict[str, str]]:
-    """For each test-side file and single-file module: the names it imports; and the index
-    name → file (a test reaches a single-file module by its name, as it does a helper)."""
+    """For each test-side file (doctest text files too) and single-file module: the names it
+    imports; and the index name → file (a test reaches a single-file module by its name, as
+    it does a helper)."""
     imports: dict[str, set[str]] = {}
     index: dict[str, str] = {}
     files = dict(layout.side_files)
+    files.update(layout.doctest_files)
     files.update((layout.rel(p), p) for p in layout.modules.values())
     for rel, path in files.items():
         names, own = side_names(layout, rel)

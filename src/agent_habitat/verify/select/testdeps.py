@@ -180,13 +180,14 @@ class Recording:
         """Test file → sha256, for the test files this run ran whole at a steady content."""
         tests = {t.partition("::")[0] for t in run.tests}
         known = tests | {rel for rel in self.layout.side_files if self.layout.is_test(rel)}
+        known |= set(self.layout.doctest_files)
         if self.scope.whole_suite:
             files = known
         else:
             files = set()
             for given in self.scope.paths:
                 given = given.rstrip("/")
-                if given.endswith(".py"):
+                if given.endswith(".py") or given in self.layout.doctest_files:
                     files.add(given)
                 elif given in ("", "."):
                     files |= known
