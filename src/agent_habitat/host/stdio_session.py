@@ -2,14 +2,15 @@
 
 The same server and screen as `habitat mcp --embedded` on its own stdio (`mcp_tools/stdio`)
 and as the line exchange (`mcp_stream`): each line screened, a good one passed to the SDK
-as the message the screen parsed, each answer written whole as it is sent. Around that,
-the notes the bridge keeps its books by (`reach/handoff.py`): each read from stdin
-(`INPUT`, before any of it is taken), each answer written (`ANSWERED`), a write the pipe
-took only part of (`PART` ... `WHOLE`). A replayed handshake (the bridge's client already
-has its answer) goes first and its answer is dropped. A `project_open` that moves the
-session to another workspace (`reach.bridge.project_open_plan`, with the client's cwd) is
-handed back (`MOVED`): stdin is read no more, and what the session still owes goes to the
-bridge as `LINE`s until nothing is owed. The bridge hanging up ends the session at once.
+as the message the screen parsed, each line delivered whole as it is sent, through the
+bridge's outbox (`stdio_outbox.py`). Around that, the notes the bridge keeps its books by
+(`reach/handoff.py`): each read from stdin (`INPUT`, before any of it is taken), each
+answer in the outbox (`ANSWERED`; `PART` ... `WHOLE` for a line longer than it). A
+replayed handshake (the bridge's client already has its answer) goes first and its answer
+is dropped. A `project_open` that moves the session to another workspace
+(`reach.bridge.project_open_plan`, with the client's cwd) is handed back (`MOVED`): stdin
+is read no more, and what the session still owes goes to the bridge as `LINE`s until
+nothing is owed. The bridge hanging up ends the session at once.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from agent_habitat.reach.bridge import project_open_plan
 from agent_habitat.verify.runner.slot import REACHED_THROUGH
 
 from .mcp_stream import BRIDGE
+from .stdio_outbox import Outbox
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -80,9 +82,10 @@ class _Control(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.gone.set()
 
-    def note(self, kind: bytes, payload: bytes = b"") -> None:
+    def note(self, kind: bytes, payload: bytes = b"") -> bool:
+        """Whether the note is in the socket (False: the bridge is gone, or reads nothing)."""
         if self.gone.is_set() or self.transport is None or self.transport.is_closing():
-            return
+            return False
         data = memoryview(wire.frame(kind, payload))
         deadline = None
         while data:
@@ -94,10 +97,11 @@ class _Control(asyncio.Protocol):
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([], [self._fd], [], left)[1]:
                     self.gone.set()  # a bridge that reads nothing: the session ends
-                    return
+                    return False
             except OSError:
                 self.gone.set()
-                return
+                return False
+        return True
 
     def note_now(self, kind: bytes, payload: bytes = b"") -> None:
         self.note(kind, payload)
@@ -191,11 +195,11 @@ class _Session:
 
 
 class _Answers:
-    """The SDK's write stream: each message written whole to stdout, then noted."""
+    """The SDK's write stream: each message delivered whole through the outbox, noted."""
 
-    def __init__(self, session: _Session, writer: asyncio.StreamWriter, swallow: str | None):
+    def __init__(self, session: _Session, outbox: Outbox, swallow: str | None):
         self._session = session
-        self._writer = writer
+        self._outbox = outbox
         self._swallow = swallow
         self._lock = asyncio.Lock()
         self._closed = False
@@ -218,25 +222,21 @@ class _Answers:
         async with self._lock:
             if session.moved:
                 session.control.note(wire.LINE, data)
+            elif session.control.gone.is_set():
+                # The bridge takes the host for gone: a line now could be answered twice.
+                raise anyio.BrokenResourceError
             else:
-                try:
-                    self._writer.write(data)
-                    if self._writer.transport.get_write_buffer_size():
-                        session.control.note(wire.PART)
-                        await self._writer.drain()
-                        session.control.note(wire.WHOLE)
-                except (OSError, RuntimeError) as exc:  # the client is gone
-                    raise anyio.BrokenResourceError from exc
-                if key is not None:
-                    session.control.note(wire.ANSWERED, key.encode())
+                await self._outbox.put(data, None if key is None else key.encode())
         if key is not None:
             session.answered(key)
 
     async def move(self) -> None:
         """Write stdout no more: what is left goes to the bridge (after all written)."""
         async with self._lock:
+            with contextlib.suppress(anyio.BrokenResourceError):
+                await self._outbox.flush()
             self._session.moved = True
-            self._writer.close()
+            self._outbox.close()
 
     async def aclose(self) -> None:
         self._closed = True
@@ -379,25 +379,19 @@ async def serve_session(
     hangs up, or the session moves and owes nothing more; the descriptors are closed."""
     loop = asyncio.get_running_loop()
     _, control = await loop.connect_accepted_socket(_Control, conn)
-    stdin_fd, stdout_fd, urgent_fd = hello.fds
+    stdin_fd, stdout_fd, urgent_fd, outbox_r, outbox_w = hello.fds
     hello.fds = []  # the transports own them now
     control.urgent = socket.socket(fileno=urgent_fd)
     pipe_in = os.fdopen(stdin_fd, "rb", 0)
-    pipe_out = os.fdopen(stdout_fd, "wb", 0)
-    writer_transport = None
+    outbox = Outbox(stdout_fd, outbox_r, outbox_w, control.note)
     intake = _Intake(control, hello.prefix)
     # First: every note after it (stdin's bytes come as soon as its pipe is watched).
     control.note(wire.OK, json.dumps({"pid": os.getpid()}).encode())
     try:
         await loop.connect_read_pipe(lambda: intake, pipe_in)
-        writer_transport, flow = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, pipe_out
-        )
-        writer_transport.set_write_buffer_limits(high=0)  # a drain waits until all is written
-        writer = asyncio.StreamWriter(writer_transport, flow, None, loop)
         session = _Session(control, root, Path(hello.fields["cwd"]))
         first, swallow = _first(hello.fields)
-        answers = _Answers(session, writer, swallow)
+        answers = _Answers(session, outbox, swallow)
         requests = _Requests(session, intake, answers, first)
         token = REACHED_THROUGH.set(BRIDGE)
         try:
@@ -416,11 +410,7 @@ async def serve_session(
             control.note_now(wire.END)
     finally:
         intake.close()
-        if writer_transport is not None:
-            writer_transport.close()
-        else:
-            with contextlib.suppress(OSError):
-                pipe_out.close()
+        outbox.close()
         if intake.transport is None:
             with contextlib.suppress(OSError):
                 pipe_in.close()

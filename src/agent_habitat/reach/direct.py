@@ -3,10 +3,11 @@
 A thread (`bridge-direct`) hands stdin and stdout to the workspace's host (found, or
 started as the relay would) and keeps the books from the host's notes. The main thread
 reads nothing: it waits for the client to close stdin (a hang-up, seen without taking a
-byte), a stop signal, or the thread's word. When a host goes away the thread answers what
-it owed, as the relay does (`bridge.restarted_reply`), and hands the same stdio to the next
-host with the client's handshake replayed. The session is relayed from then on when a host
-cannot take it (an older host, a refusal) or hands it back to move to another workspace.
+byte), a stop signal, or the thread's word. When a host goes away the thread delivers what
+it left in the outbox and answers what it owed, as the relay does (`Books.after_host`),
+and hands the same stdio to the next host with the client's handshake replayed. The
+session is relayed from then on when a host cannot take it (an older host, a refusal) or
+hands it back to move to another workspace.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import Workspace
 
-from .bridge import HOST_RESTARTED, LineLink, Message, _encode, restarted_reply
+from .bridge import LineLink, Message
 from .files import HostFiles
 from .handoff import END, MOVED, Books, Handoff, HandoffLink, HandoffRefused, warn
 from .link import LinkClosed
@@ -97,8 +98,9 @@ class Direct:
                     result.prefix = handoff.handed_back
                     books.pending.clear()
                     break
+                left = handoff.left()
                 handoff.close()
-                self._answer_owed()
+                self._answer_owed(left)
                 # A host that takes the session and drops it at once, again and again:
                 # the relay goes on instead.
                 fruitless = fruitless + 1 if books.taken == taken else 0
@@ -122,14 +124,11 @@ class Direct:
         finally:
             self._tell()
 
-    def _answer_owed(self) -> None:
-        """The host went away: what it took and did not answer gets an answer saying so."""
+    def _answer_owed(self, left: bytes) -> None:
+        """The host went away: what it left in the outbox is delivered, and what it took and
+        did not answer gets an answer saying so."""
         os.set_blocking(1, True)  # the host's event loop made it non-blocking
-        if self._books.torn:
-            self._out.write(b"\n")  # the end of the line it was writing
-            self._books.torn = False
-        for request in self._books.take_owed():
-            self._out.write(_encode(restarted_reply(request, HOST_RESTARTED)))
+        self._out.write(self._books.after_host(left))
 
     def _hand_off(self, prefix: bytes) -> Handoff | None:
         """The stdio handed to the host of the workspace (started when none runs); None

@@ -10,10 +10,14 @@ serves its own, and the client talks to the server with no process between.
 The bridge keeps its own copies and waits. The connection carries the host's notes, so
 that the bridge knows what it would know relaying: every byte the host took from stdin
 (`INPUT`: the client's handshake, its requests, its cancellations) and each request
-answered (`ANSWERED`, once its answer is written; `PART`/`WHOLE` around an answer the pipe
-took only part of at first). When the host goes away (killed, crashed, stopped) the bridge
-does what the relay does: it answers each request the host took and did not answer (its
-outcome is unknown), ends a torn line first, and goes on with a host started again and the
+answered (`ANSWERED`). The host writes stdout through an outbox, a pipe the bridge made and
+reads only once the host is gone (`host/stdio_outbox.py`): a line goes into it whole, is
+noted, then moved to stdout in the kernel, so whatever a dead host left there is the
+client's, not yet delivered, and the bridge delivers it (`PART`/`WHOLE` around a line
+longer than the outbox, which goes in parts). When the host goes away (killed, crashed,
+stopped) the bridge does what the relay does: it delivers the outbox, answers each request
+the host took and did not answer (its outcome is unknown), ends a torn line first, and goes
+on with a host started again and the
 client's handshake replayed, handed the same stdio, or relaying when that host refuses.
 `END`: the host saw stdin close, the session is over. `MOVED`: a `project_open` of another
 workspace; the host hands back the client's bytes from that call on, reads stdin no more
@@ -24,6 +28,7 @@ and sends what it still owes as `LINE`s here; the bridge relays the rest of the 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import select
@@ -36,7 +41,7 @@ from typing import Any
 
 from agent_habitat.errors import HabitatError
 
-from .bridge import Message, _is_request, _key, _parse
+from .bridge import Message, _answer_key, _encode, _is_request, _key, _parse, restarted_reply
 from .link import LinkClosed
 
 __all__ = [
@@ -64,25 +69,29 @@ __all__ = [
     "peer_uid",
 ]
 
-VERSION = 1
+VERSION = 2
 HEADER = struct.Struct(">cI")
 """A frame: its kind (one byte), the payload's length, the payload."""
 MAX_FRAME = 64 * 1024 * 1024
 DRAIN_SECONDS = 2
 """How long the host's notes may wait in the socket before the bridge reads them."""
-HELLO = b"h"  # bridge: JSON {version, cwd, replay, initialized}; stdin, stdout, urgent attached
+HELLO = b"h"  # bridge: JSON {version, cwd, replay, initialized}; stdin, stdout, urgent,
+# the outbox's read and write ends attached
 PREFIX = b"x"  # bridge: the client's bytes no host has taken yet, read before stdin
 OK = b"k"  # host: JSON {pid}; it serves the session
 REFUSED = b"r"  # host: why not (text)
 INPUT = b"i"  # host: bytes it read from stdin
-ANSWERED = b"a"  # host: the `_key` of a request whose answer it wrote whole
-PART = b"p"  # host: the pipe took part of a write; the rest follows
-WHOLE = b"w"  # host: that write is whole now
+ANSWERED = b"a"  # host: the `_key` of a request whose answer is in the outbox, whole
+PART = b"p"  # host: a line longer than the outbox goes in parts (its answer's key, or b"")
+WHOLE = b"w"  # host: that line's last part is in the outbox (the key again)
 MOVED = b"m"  # host: the client's bytes from a `project_open` that moves the session on
 LINE = b"l"  # host, after MOVED: a line for the client
 END = b"e"  # host: stdin closed, the session is over
 NOW = b"!"  # host, on the urgent socket: an outcome (MOVED, END) follows
 DRAIN = b"."  # host, on the urgent socket: the connection is full, read it
+OUTBOX_BYTES = 1024 * 1024
+"""The outbox's size asked for (the kernel may give less): a line up to it goes whole."""
+_F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 class HandoffRefused(HabitatError):
@@ -115,7 +124,7 @@ def can_hand_off(stdin: int = 0, stdout: int = 1) -> bool:
     """Whether the host could serve these: pipes or sockets (what a client gives; the host
     waits on them on its event loop), on a platform that says who is at a socket's end."""
     has_fds = hasattr(socket, "send_fds") and hasattr(socket, "SO_PEERCRED")
-    return has_fds and _pollable(stdin) and _pollable(stdout)
+    return has_fds and hasattr(os, "splice") and _pollable(stdin) and _pollable(stdout)
 
 
 class Frames:
@@ -182,7 +191,8 @@ class Books:
         self.partial = b""
         """The client's bytes after the last newline a host read: the start of a line."""
         self.torn = False
-        """A write the pipe took part of and the host did not finish."""
+        """A long line the host began and whose last part never reached the outbox."""
+        self.torn_key = b""
         self.replays = 0
         self.taken = 0
         """How many of the client's bytes hosts have read."""
@@ -215,6 +225,22 @@ class Books:
     def answered(self, key: bytes) -> None:
         self.pending.pop(key.decode("utf-8", "replace"), None)
 
+    def delivered(self, data: bytes) -> None:
+        """A gone host's outbox, delivered by the bridge: the lines it ends or holds whole
+        are the client's now, answers included; a long line without its last part stays
+        torn."""
+        if self.torn:
+            if not data.endswith(b"\n"):
+                return
+            self.torn = False  # its last part was there: whole now
+            self.answered(self.torn_key)
+        # Whole lines, but the first may be the end of one begun on stdout (its key noted).
+        for line in data.split(b"\n")[:-1]:
+            if (key := _answer_key(line)) is not None:
+                self.pending.pop(key, None)
+        if not data.endswith(b"\n") and data:
+            self.torn = True  # not a host's way of writing: the line is ended all the same
+
     def handed_back(self, data: bytes) -> bytes:
         """The bytes a host read and did not take (it ends with the partial line): what the
         client sends next. Its requests are owed by no host."""
@@ -224,6 +250,17 @@ class Books:
                 self.pending.pop(_key(msg["id"]), None)
         self.partial = b""
         return data
+
+    def after_host(self, left: bytes) -> bytes:
+        """What the client gets once the host that served it is gone: what it `left` in the
+        outbox, the end of a line it tore, an answer to each request it owed."""
+        out = [left]
+        self.delivered(left)
+        if self.torn:
+            out.append(b"\n")
+            self.torn = False
+        out += [_encode(restarted_reply(request)) for request in self.take_owed()]
+        return b"".join(out)
 
     def take_owed(self) -> list[Message]:
         owed = list(self.pending.values())
@@ -247,12 +284,14 @@ class Handoff:
     """The client's stdio served by a host: the connection its notes come on."""
 
     def __init__(
-        self, sock: socket.socket, frames: Frames, pid: int, urgent: socket.socket
+        self, sock: socket.socket, frames: Frames, pid: int, urgent: socket.socket, outbox: int
     ) -> None:
         self.sock = sock
         self.frames = frames
         self.pid = pid
         self.urgent = urgent
+        self.outbox = outbox
+        """The outbox's read end: what the host left in it once it is gone."""
         self.handed_back = b""
 
     @classmethod
@@ -268,13 +307,20 @@ class Handoff:
             sock.close()
             raise LinkClosed(f"cannot connect to {path}: {exc}") from exc
         urgent, theirs = socket.socketpair()
+        outbox, into = os.pipe()
+        with contextlib.suppress(OSError):  # over the user's pipe quota: the default size
+            fcntl.fcntl(into, _F_SETPIPE_SZ, OUTBOX_BYTES)
+        os.set_blocking(outbox, False)
+        fds = (stdin, stdout, theirs.fileno(), outbox, into)
         try:
-            return cls._hand(path, sock, books, prefix, (stdin, stdout, theirs.fileno()), urgent)
+            return cls._hand(path, sock, books, prefix, fds, urgent)
         except BaseException:
             urgent.close()
+            os.close(outbox)
             raise
         finally:
             theirs.close()
+            os.close(into)  # the host's alone: its end is the outbox's end
 
     @classmethod
     def _hand(
@@ -283,7 +329,7 @@ class Handoff:
         sock: socket.socket,
         books: Books,
         prefix: bytes,
-        fds: tuple[int, int, int],
+        fds: tuple[int, ...],
         urgent: socket.socket,
     ) -> Handoff:
         try:
@@ -310,7 +356,7 @@ class Handoff:
             why = payload.decode("utf-8", "replace") if kind == REFUSED else "no answer"
             raise HandoffRefused(f"the host would not serve this session's stdio: {why}")
         pid = json.loads(payload).get("pid")
-        return cls(sock, frames, pid if isinstance(pid, int) else 0, urgent)
+        return cls(sock, frames, pid if isinstance(pid, int) else 0, urgent, fds[3])
 
     def watch(self, books: Books) -> bytes:
         """Keep `books` until the session ends here: `END` (the client left), `MOVED`
@@ -355,8 +401,10 @@ class Handoff:
             books.answered(payload)
         elif kind == PART:
             books.torn = True
+            books.torn_key = payload
         elif kind == WHOLE:
             books.torn = False
+            books.answered(payload)
         elif kind == MOVED:
             self.handed_back = books.handed_back(payload)
             return MOVED
@@ -364,12 +412,30 @@ class Handoff:
             return END
         return None
 
+    def left(self) -> bytes:
+        """What the gone host left in the outbox: the client's, not yet delivered."""
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self.outbox, 1024 * 1024)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                break  # closed: nothing was left
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
     def close(self) -> None:
         """Hang up: the host ends the session and closes its copies of stdin and stdout."""
         with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         self.urgent.close()
+        with contextlib.suppress(OSError):
+            os.close(self.outbox)
+        self.outbox = -1
 
 
 class HandoffLink:
