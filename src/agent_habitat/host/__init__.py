@@ -11,5 +11,6 @@
 #   mcp_stream /mcp as one long exchange of JSON lines (the bridge's, reach/link.py its client end)
 #   stdio_handoff  stdio.sock: a bridge hands over its client's stdin and stdout (reach/handoff.py)
 #   stdio_session  the MCP stdio session the host serves on them
+#   stdio_outbox   its writes to stdout, through the bridge's outbox pipe
 #   dashboard/ the browser dashboard
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`
