@@ -165,3 +165,14 @@ def test_the_reports_a_test_run_writes_are_never_the_change(tmp_path: Path) -> N
         '<?xml version="1.0"?><testsuites name="nose2"/>\n', encoding="utf-8"
     )
     assert take_snapshot(root).touched == ["coverage.xml", "tests/junit.xml"]
+
+
+def test_pytest_testmons_database_is_never_the_change(tmp_path: Path) -> None:
+    # A user who also runs `pytest --testmon` (termcolor 3.3.0, whose .gitignore lacks it):
+    # its SQLite database beside the project sent every verify to the whole suite, "non-Python
+    # file .testmondata changed".
+    root = build_sample(tmp_path / "calc")
+    for name in (".testmondata", ".testmondata-shm", ".testmondata-wal", "tests/.testmondata"):
+        (root / name).write_bytes(b"SQLite format 3\0")
+    (root / "testmondata.txt").write_text("mine\n", encoding="utf-8")
+    assert take_snapshot(root).touched == ["testmondata.txt"]

@@ -60,6 +60,9 @@ _NOISE_DIRS = frozenset(
 # coverage.py's SQLite data file and its parallel-mode siblings (`.coverage.HOST.PID.RAND`),
 # written by a project's own test run (pytest-cov, `coverage run`): never a user's edit.
 _DATA_FILE = ".coverage"
+# pytest-testmon's SQLite database and its WAL files (`.testmondata-shm`, `-wal`), written by
+# the user's own `pytest --testmon`.
+_TESTMON = ".testmondata"
 # pytest (8.x) builds `.pytest_cache` in a `pytest-cache-files-XXXX` folder beside it and
 # renames it into place: files appear and vanish there while tests run.
 _NOISE_PREFIXES = ("pytest-cache-files-",)
@@ -109,6 +112,8 @@ def is_noise(path: str) -> bool:
         return True
     name = parts[-1]
     if name == _DATA_FILE or name.startswith(_DATA_FILE + "."):
+        return True
+    if name == _TESTMON or name.startswith(_TESTMON + "-"):
         return True
     return any(p.startswith(_NOISE_PREFIXES) for p in parts)
 
