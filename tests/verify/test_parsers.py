@@ -179,3 +179,51 @@ def test_pyrefly_json_gives_the_kind_as_code_and_the_concise_message(tmp_path: P
         ("pkg/b.py", 1, 1, "deprecated", "warning", "d"),
     ]
     assert parse_pyrefly("no json here", tmp_path) == []
+
+
+def test_a_failed_doctest_is_located_at_its_example_with_what_it_expected_and_got(
+    tmp_path: Path,
+) -> None:
+    # voluptuous 0.16.0's tests.md (--doctest-glob=*.md): pytest says tests.md:210; the rung
+    # said tests.md:1 with the first line of the report's context ("201     >>> named = …").
+    xml = tmp_path / "r.xml"
+    xml.write_text(
+        """<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="vol.tests.tests.md" name="tests.md" file="vol/tests/tests.md" line="0">
+<failure message="201     &gt;&gt;&gt; named = 1">201     &gt;&gt;&gt; named = 1
+209     &gt;&gt;&gt; schema = Schema(Object({'q': 'one'}, cls=Structure))
+210     &gt;&gt;&gt; schema(NamedTuple(q='one'))  # doctest: +IGNORE_EXCEPTION_DETAIL
+Expected:
+    Traceback (most recent call last):
+    ...
+    MultipleInvalid: expected a &lt;class 'Structure'&gt;
+Got:
+    NamedTuple(q='one')
+
+/abs/vol/tests/tests.md:210: DocTestFailure</failure></testcase>
+<testcase classname="test_b.txt" name="test_b.txt" file="test_b.txt" line="0">
+<failure message="001 Intro">001 Intro
+003     &gt;&gt;&gt; 1/0
+UNEXPECTED EXCEPTION: ZeroDivisionError('division by zero')
+Traceback (most recent call last):
+  File "/usr/lib/python3.11/doctest.py", line 1353, in __run
+  File "&lt;doctest test_b.txt[0]&gt;", line 1, in &lt;module&gt;
+ZeroDivisionError: division by zero
+/abs/test_b.txt:3: UnexpectedException</failure></testcase>
+</testsuite></testsuites>""",
+        encoding="utf-8",
+    )
+    diags = parse_junit(xml, Path("/abs"))
+    assert diags is not None
+    assert [(d.file, d.line, d.code) for d in diags] == [
+        ("vol/tests/tests.md", 210, "DocTestFailure"),
+        ("test_b.txt", 3, "UnexpectedException"),
+    ]
+    assert diags[0].message == (
+        "vol/tests/tests.md::tests.md: >>> schema(NamedTuple(q='one'))  "
+        "# doctest: +IGNORE_EXCEPTION_DETAIL: expected: Traceback (most recent call last): "
+        "... MultipleInvalid: expected a <class 'Structure'>; got: NamedTuple(q='one')"
+    )
+    assert diags[1].message == (
+        "test_b.txt::test_b.txt: >>> 1/0: raised ZeroDivisionError: division by zero"
+    )

@@ -168,6 +168,41 @@ _TB_LOCATION = re.compile(
 )
 
 
+# A doctest's failure (a text file's, `--doctest-glob`, or a module's, `--doctest-modules`)
+# ends with where its example is: `path:line: DocTestFailure` (or UnexpectedException).
+_DOCTEST_AT = re.compile(
+    r"^(?P<file>[^\s:][^:\n]*):(?P<line>\d+): (?P<what>DocTestFailure|UnexpectedException)\s*\Z",
+    re.MULTILINE,
+)
+_NUMBERED = re.compile(r"^(?P<n>\d+) ?(?P<text>.*)$")
+
+
+def _block(lines: list[str]) -> str:
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+def _doctest_message(text: str, line: int) -> str:
+    """The failing example as written, and what it expected and got (or what it raised)."""
+    lines = text.splitlines()
+    example = ""
+    for i, raw in enumerate(lines):
+        m = _NUMBERED.match(raw)
+        if m and int(m["n"]) == line:
+            example = m["text"].strip()
+            rest = lines[i + 1 :]
+            break
+    else:
+        rest = lines
+    if "Expected:" in rest and "Got:" in rest:
+        at, got = rest.index("Expected:"), rest.index("Got:")
+        end = next((j for j in range(got + 1, len(rest)) if _DOCTEST_AT.match(rest[j])), len(rest))
+        said = f"expected: {_block(rest[at + 1 : got])}; got: {_block(rest[got + 1 : end])}"
+    else:
+        body = [r for r in rest if r.strip() and not _DOCTEST_AT.match(r)]
+        said = f"raised {body[-1].strip()}" if body else "failed"
+    return f"{example}: {said}" if example else said
+
+
 def _nodeid(case: ET.Element) -> str:
     file = case.get("file") or ""
     name = case.get("name") or ""
@@ -191,6 +226,23 @@ def parse_junit(path: Path, root: Path) -> list[Diagnostic] | None:
             if child.tag not in ("failure", "error"):
                 continue
             text = child.text or ""
+            doctest_at = _DOCTEST_AT.search(text)
+            if doctest_at is not None:
+                at_line = int(doctest_at["line"])
+                out.append(
+                    Diagnostic(
+                        file=relative(doctest_at["file"], root),
+                        line=at_line,
+                        col=None,
+                        code=doctest_at["what"],
+                        severity="error",
+                        message=f"{_nodeid(case)}: {_doctest_message(text, at_line)}"[
+                            :_MESSAGE_CAP
+                        ],
+                        source="pytest",
+                    )
+                )
+                continue
             where = list(_TB_LOCATION.finditer(text))
             # The deepest frame in the project names the failure, not a library's inside.
             own = [m for m in where if in_project(relative(m["file"], root))]
