@@ -280,6 +280,33 @@ PROJECTS: dict[str, Project] = {
             ("soupsieve",),
             sha256="9f12cb9fabef3bbde8eea07539412512960fe2320d67834b3c5be71d9aea522f",
         ),
+        Project(
+            "voluptuous",
+            "0.16.0",
+            ("pytest",),
+            "its tests inside the package, in tests.py (`python_files`), and doctests in a "
+            "Markdown file (`--doctest-glob=*.md`): the case a test_*.py-only view misses",
+            ("voluptuous",),
+            sha256="006535e22fed944aec17bef6e8725472476194743c87bd233e912eb463f8ff05",
+        ),
+        Project(
+            "termcolor",
+            "3.3.0",
+            ("pytest",),
+            "one module under src/, one parametrised test module; ruff configured with "
+            "`fix = true` (a check must not rewrite the user's file)",
+            ("src/termcolor",),
+            sha256="348871ca648ec6a9a983a13ab626c0acce02f515b9e1983332b17af7979521c5",
+        ),
+        Project(
+            "munch",
+            "4.0.0",
+            ("pytest",),
+            "a dict subclass with attribute access; tests beside the package, a README "
+            "doctest test, and YAML tests that skip without PyYAML",
+            ("munch",),
+            sha256="542cb151461263216a4e37c3fd9afc425feeaf38aaa3025cd2a981fadb422235",
+        ),
     )
 }
 
