@@ -5,11 +5,14 @@ with HEAD; anything else begins nothing or is stopped. Real mypy, real processes
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 import anyio.to_thread
+import psutil
 import pytest
 
 from agent_habitat.events import InMemoryEventBus
@@ -100,3 +103,22 @@ async def test_another_command_is_not_taken_and_what_is_left_is_stopped(shop: Pa
     await mypy_early.drop()
     assert mypy_early._early == {}
     assert not is_alive(record)
+
+
+async def test_a_one_shot_verify_leaves_no_early_mypy_running(shop: Path) -> None:
+    # A comment-only change: the climb's `compile.project` has nothing to check and takes
+    # nothing over, so the mypy begun first is stopped before the process exits.
+    _write(shop, "shop/core.py", "# a note\ndef double(x: int) -> int:\n    return x * 2\n")
+    argv = [sys.executable, "-m", "agent_habitat", "verify", "--no-host", "--json"]
+    with anyio.fail_after(300):
+        done = await anyio.run_process(
+            [*argv, "--rung", "compile.project", "--project", str(shop)], check=False
+        )
+    assert json.loads(done.stdout)["state"] == "nothing_to_verify", done.stderr
+    cache = str(Workspace.for_project(shop.resolve()).state_dir / "mypy-cache")
+    left = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if "mypy" in str(p.info["cmdline"]) and cache in (p.info["cmdline"] or [])
+    ]
+    assert left == []
