@@ -5,6 +5,8 @@ failed there too is listed as already failing at HEAD, not red (head_tests.py)."
 
 from __future__ import annotations
 
+import threading
+
 import anyio
 
 from ..command import Outcome
@@ -163,9 +165,13 @@ async def _pytest(
     elif why_not is not None:
         why += f"; pytest ran fresh: {why_not}"
     notes = [why]
+    recording = None
     if rec is not None:  # per-test dependency data for test.scoped's selection
         done = outcome.signal is None and not outcome.timed_out and outcome.exit_code in (0, 1)
-        notes.append(await anyio.to_thread.run_sync(rec.finish, done))
+        # Folded into the store beside the rest (a red run's failed tests asked of HEAD):
+        # what HEAD's answer reads of the store is never this run's (a run of the changed
+        # tree vouches for no failed test at HEAD), and the store is replaced whole.
+        recording = _Folding(rec, done)
     diagnostics = parse_junit(junit, ctx.root)
     if diagnostics is None:
         diagnostics = parse_pytest_summary(outcome.text)
@@ -173,6 +179,7 @@ async def _pytest(
     await anyio.Path(junit).unlink(missing_ok=True)
     if counts is not None:
         notes.insert(1, counts.note)  # how many ran, which a filter or a path does not say
+    recorded_at = len(notes)
     state, reason, diagnostics = _judge(ctx, outcome, diagnostics, counts, notes)
     result = from_outcome(
         ctx,
@@ -208,7 +215,34 @@ async def _pytest(
             await anyio.Path(told).unlink(missing_ok=True)
 
     key = cache_key(ctx, ctx.snapshot.head or "")
-    return await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
+    settled = await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
+    if recording is not None:
+        settled.notes.insert(recorded_at, await recording.note())
+    return settled
+
+
+class _Folding:
+    """A run's dependency data folded into the store in a thread of its own (blocking work,
+    0.85 s for rfc3986's 2,836 tests at load 8), while the rung goes on."""
+
+    def __init__(self, rec: Recording, done: bool) -> None:
+        self._said: str | None = None
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._fold, args=(rec, done), daemon=True)
+        self._thread.start()
+
+    def _fold(self, rec: Recording, done: bool) -> None:
+        try:
+            self._said = rec.finish(done)
+        except BaseException as exc:  # raised where the rung waits for it
+            self._failed = exc
+
+    async def note(self) -> str:
+        await anyio.to_thread.run_sync(self._thread.join)
+        if self._failed is not None:
+            raise self._failed
+        assert self._said is not None
+        return self._said
 
 
 def _nothing_selected(ctx: RungContext) -> str | None:
