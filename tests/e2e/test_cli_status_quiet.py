@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from agent_habitat.verify.runner.report_shape import LITERALS, SHAPES
 from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.timing import Timing
 from agent_habitat.workspace import Workspace
-from cli_probe import FullPath, Probed, full_path, probe
+from cli_probe import PROBE, FullPath, Probed, full_path, probe
 
 _FULL = "import agent_habitat.cli.status_quiet as quiet\nquiet.quiet_status = lambda call: None\n"
 """The full path alone: the quiet reader stood down."""
@@ -312,3 +313,31 @@ def test_the_output_folders_are_the_toolchains(tmp_path: Path) -> None:
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "package.json").mkdir()  # a folder of that name: no marker
     assert output_dirs(str(tmp_path / "folder")) == ignored_dirs(tmp_path / "folder")
+
+
+def test_a_reader_gone_ends_status_quietly(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`habitat status | head -1` with its reader gone before the answer: exit 141, as any
+    Unix tool's, and no traceback, on the quiet path and on the full path."""
+    _git(project, "init", "-q")
+    main(["run", "true", "--project", str(project)])
+    capsys.readouterr()
+    for prelude, heavy in (("", False), (_FULL, True)):
+        read, write = os.pipe()
+        os.close(read)  # the reader left before the first byte
+        try:
+            done = subprocess.run(
+                [sys.executable, "-c", prelude + PROBE, "status"],
+                cwd=project,
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=180,  # a bound for a hung process, not a speed claim
+                check=False,
+            )
+        finally:
+            os.close(write)
+        err, _, loaded = done.stderr.rpartition("\nloaded:")
+        assert (done.returncode, err) == (141, ""), prelude
+        assert ("agent_habitat.habitat" in loaded) is heavy
