@@ -14,12 +14,14 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...proc import ProcessRecord, is_alive
 from ...workspace import Workspace
-from ..deps_store import deps_store_dir, load_testdeps
 from ..rungs import warm_records
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "FILE",
@@ -99,11 +101,17 @@ def warm_pytest_pid(workspace: Workspace) -> int | None:
     return None if record is None else record.pid
 
 
+def _store_dir(workspace: Workspace) -> Path:
+    from ..deps_store import deps_store_dir  # the store's place, once a step asks for it
+
+    return deps_store_dir(workspace.state_dir)
+
+
 def _changed_since(workspace: Workspace, data: dict[str, Any]) -> os.stat_result | None:
     """The test dependency store's stat when it was written after the warm-up began (the
     background recording, a verify's test run), else None."""
     try:
-        st = (deps_store_dir(workspace.state_dir) / "deps.json").stat()
+        st = (_store_dir(workspace) / "deps.json").stat()
     except OSError:
         return None
     started = data.get("started_at")
@@ -130,10 +138,12 @@ def _deps_now(workspace: Workspace, data: dict[str, Any]) -> str | None:
     st = _changed_since(workspace, data)
     if st is None:
         return None
-    directory = deps_store_dir(workspace.state_dir)
+    directory = _store_dir(workspace)
     key, seen = (st.st_mtime_ns, st.st_size), _SUMMARIES.get(str(directory))
     if seen is not None and seen[0] == key:
         return seen[1]
+    from ..deps_store import load_testdeps  # its module: only for a store written since
+
     deps = load_testdeps(directory)
     summary = deps.summary if deps is not None and deps.tests else None
     _SUMMARIES[str(directory)] = (key, summary)
