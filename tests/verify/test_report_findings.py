@@ -4,6 +4,10 @@ green rung, and are listed after the errors, few, marked as warnings."""
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
+from agent_habitat.cli.verdict_text import render_verdict
 from agent_habitat.mcp_tools.wire import lean_dump
 from agent_habitat.verify import Diagnostic, RungResult, RungStatus
 from agent_habitat.verify.runner.report import (
@@ -13,6 +17,7 @@ from agent_habitat.verify.runner.report import (
     for_a_model,
     rung_report,
 )
+from agent_habitat.verify.toolchains.node.parsers import parse_tsc
 
 
 def _warning(line: int) -> Diagnostic:
@@ -117,3 +122,32 @@ def test_two_errors_on_one_line_are_told_apart_by_their_columns() -> None:
     wire = lean_dump(report)
     assert [d.get("col") for d in wire["diagnostics"]] == [56, 79, None]
     assert len({tuple(sorted(d.items())) for d in wire["diagnostics"]}) == 3
+
+
+def test_a_tsc_finding_keeps_its_column_as_tsc_prints_it() -> None:
+    # tsc's one location of an error is `file(line,col)`: the report gives it whole, and the
+    # CLI's verdict prints it `file:line:col`; another tool's lone finding stays without.
+    text = "src/a.ts(3,7): error TS2322: Type 'string' is not assignable to type 'number'.\n"
+    found = [
+        *parse_tsc(text, Path("/p")),
+        Diagnostic(file="src/b.ts", line=4, col=2, message="x", source="eslint"),
+    ]
+    result = RungResult(
+        rung="compile.project",
+        task="v1.compile.project",
+        state="red",
+        tool="tsc",
+        diagnostics=found,
+        new_findings=2,
+    )
+    status = RungStatus(rung="compile.project", task="v1.compile.project", state="red")
+    report = rung_report(status, result, None)
+    assert [(d.file, d.line, d.col) for d in report.diagnostics] == [
+        ("src/a.ts", 3, 7),
+        ("src/b.ts", 4, None),
+    ]
+    wire = lean_dump(report)
+    assert wire["diagnostics"][0]["col"] == 7
+    out = io.StringIO()
+    render_verdict({"state": "red", "rungs": [lean_dump(report)]}, out)
+    assert "src/a.ts:3:7" in out.getvalue()

@@ -42,6 +42,10 @@ PREEXISTING_SHOWN = 3
 TAIL_BYTES = 1024
 """Output tail kept for a rung that failed without a parsed finding."""
 _MESSAGE_CAP = 300
+COLUMNED = frozenset({"tsc"})
+"""The tools whose findings keep their column in every report: tsc locates an error as
+`file(line,col)`, its one location (a TS2322 of `x: number = "a"` and of a later argument on
+the same line are the same code and often the same message)."""
 _COMMAND_CAP = 500
 
 ReportState = EpochState | Literal["lost"]
@@ -55,8 +59,9 @@ class DiagnosticLine(DocumentedModel):
     """Path relative to the project root."""
     line: int | None = None
     col: int | None = None
-    """The column, given only when another finding of the rung is on the same line: two
-    errors there (rustc's two E0308 of one edited line) are told apart by it."""
+    """The column, given only when another finding of the rung is on the same line (two
+    errors there, rustc's two E0308 of one edited line, are told apart by it), or when the
+    tool locates by it (`COLUMNED`: tsc prints `file(line,col)`, and an agent reads it so)."""
     code: str | None = None
     """Rule or error code (`F821`, `arg-type`, `AssertionError`)."""
     severity: Literal["error", "warning", "note"] = "error"
@@ -278,7 +283,11 @@ def rung_report(status: RungStatus, result: RungResult | None, root: Path | None
         (d.file, d.line) for d in result.diagnostics if d.line is not None
     )
     report.diagnostics = [
-        _line(root if id(d) in shown else None, d, col=lines[(d.file, d.line)] > 1)
+        _line(
+            root if id(d) in shown else None,
+            d,
+            col=lines[(d.file, d.line)] > 1 or d.source in COLUMNED,
+        )
         for d in (*new, *old, *lesser)
     ]
     report.spool = result.spool
