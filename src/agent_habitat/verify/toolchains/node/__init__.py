@@ -26,6 +26,8 @@ suite.py: `test.scoped` (vitest related, jest --findRelatedTests, warm in a habi
   `test` script).
 head_tests.py: a red vitest, jest or node test runner's failed tests run on HEAD's export:
   those HEAD fails too are already failing, not red.
+script_head.py: a red `test` script run again on HEAD's export: its failures HEAD names too
+  are already failing; one that names no test and fails there the same way is `error`.
 node_test_keys.cjs: the node test runner's reporter of each test's file and full name.
 rungs.py: the rung table (imported on first climb: this package's import stays light for
   the snapshot and the watcher, which only ask `detect` and `owns`).

@@ -12,8 +12,8 @@ blocks): its runs also write `node_test_keys.cjs`'s report, each test's file and
 in the order the tests started, which the junit failures take as their keys when both list
 the same failed tests in the same order (else no failure is keyed, and each counts as new).
 HEAD's run of the failed tests' files writes the same report. A workspace's whole `test`
-script (a runner with no affected-test mode) is not keyed per test here: its failures are
-read from its console; one that names no failing test is run on HEAD by suite.py."""
+script (a runner with no affected-test mode, `test.full`) is compared with HEAD by
+script_head.py, its failures named from its console."""
 
 from __future__ import annotations
 

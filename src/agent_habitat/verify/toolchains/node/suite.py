@@ -4,26 +4,21 @@ or `node --test` on the test files that import a touched file (graph.py) — wid
 workspace's whole suite when a touched file is deleted or configures the runner; a workspace
 whose runner has no such mode (tape, mocha, ava, …) runs its `test` script whole, so a
 scoped run never misses what the suite would catch. Full: the project's `test` script
-through its package manager. Every process gets the substrate. A test script that fails naming
-no failing test runs again on HEAD's export: failing the same way, it is `error`, not red."""
+through its package manager. Every process gets the substrate. A red test script is compared
+with the same script on HEAD's export (script_head.py): a failure HEAD has too is not red."""
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
-from ....workspace import write_private
-from ...baseline import fingerprint
-from ...command import Outcome, take_report
+from ...command import take_report
 from ...models import RungName, RungResult, RungState, Selection
-from ...rungs.compare import head_of
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from .comments import comments_only, refused
-from .common import Tool, each, head_with_modules, merge, mine, node_rung
+from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
@@ -31,13 +26,13 @@ from .head_tests import KEYS, name_node_failures, settle_jest_like, settle_node
 from .jest_warm import warm_jest
 from .parsers import (
     junit_skipped,
-    parse_fail_lines,
     parse_jest_json,
     parse_node_junit,
     suite_counts,
     suite_skipped,
 )
-from .tap import parse_tap, tap_passed
+from .script_head import script_failures, settle_script
+from .tap import tap_passed
 
 __all__ = ["full_suite", "scoped_suite"]
 
@@ -281,9 +276,8 @@ async def _test_script(
         )
     outcome = await ctx.run(rung, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
     runner = ws.runner() or "test script"
-    diagnostics = parse_fail_lines(outcome.text, ctx.root, runner) or parse_tap(
-        outcome.text, ctx.root, runner
-    )
+    found = script_failures(outcome.text, ctx.root, runner)
+    diagnostics = [diag for diag, _ in found]
     notes = [f"node: {why} ({ws.scripts['test'][:160]}) by {project.manager}", *left_out]
     passed = tap_passed(outcome.text)
     if passed is not None:
@@ -301,100 +295,8 @@ async def _test_script(
         notes=notes,
     )
     _reason(result)
-    if result.state == "red" and not diagnostics:
-        return await _failing_at_head(ctx, project, ws, argv, outcome, result)
-    return result
-
-
-_SAME_LINES = 5
-"""The last output lines two failing runs of a script must share to fail the same way."""
-
-
-def _last_lines(text: str, folder: Path) -> list[str]:
-    lines = [ln.rstrip() for ln in text.replace(str(folder), "<root>").splitlines()]
-    return [ln for ln in lines if ln][-_SAME_LINES:]
-
-
-async def _failing_at_head(
-    ctx: RungContext,
-    project: NodeProject,
-    ws: Workspace,
-    argv: list[str],
-    outcome: Outcome,
-    result: RungResult,
-) -> RungResult:
-    """A test script that failed naming no failing test (its pretest's lint or type check, a
-    build step) runs again on HEAD's export, `node_modules` linked in (once per HEAD, script and
-    installed dependencies: cached): failing there the same way (exit code and last lines), the
-    failure is not the change's, and none of its tests ran to judge the change either, so the
-    rung is `error`, not red (a pretest's `tsc -p .` that fails at HEAD made ci_parity's
-    test.full red whatever the change did)."""
-    head = head_of(ctx)
-    if isinstance(head, str):
-        return result
-    key = fingerprint(
-        "node test script on HEAD, in a git index of its own",
-        head.head,
-        *argv,
-        ws.rel,
-        *(project.root / name for name in _INSTALLED),
-    )
-    path = ctx.workspace.state_dir / "baseline" / "node-scripts" / key[:2] / f"{key}.json"
-    known = await anyio.to_thread.run_sync(_load_run, path)
-    if known is None:
-        export = await anyio.to_thread.run_sync(head_with_modules, head, project)
-        folder = export / ws.rel if ws.rel else export
-        env = dict(_ENV)
-        git_dir = await anyio.to_thread.run_sync(head.git_index, export)
-        if git_dir is not None:  # `git ls-files` answers there as in the checkout
-            env.update(GIT_DIR=str(git_dir), GIT_WORK_TREE=str(export))
-        ran = await ctx.run(result.rung, argv, suffix=".head.out", cwd=folder, extra_env=env)
-        if ran.timed_out or ran.signal is not None:
-            return result
-        known = (ran.exit_code, _last_lines(ran.tail, export))
-        await anyio.to_thread.run_sync(_save_run, path, known)
-    result.baseline = f"HEAD {head.head[:12]}"
-    if known != (outcome.exit_code, _last_lines(outcome.tail, ctx.root)):
-        result.notes.append(
-            f"node: on HEAD {head.head[:12]} the same script ended otherwise (exit {known[0]}): "
-            "not the same failure, so it stays red"
-        )
-        return result
-    result.state = "error"
-    result.reason = (
-        f"{result.tool} fails on HEAD {head.head[:12]} too, the same way (exit "
-        f"{outcome.exit_code}), naming no failing test: not the change's, and none of its "
-        "tests was checked; fix that failure (the output's end) to judge the change"
-    )
-    return result
-
-
-_INSTALLED = (
-    "package-lock.json",
-    "npm-shrinkwrap.json",
-    "pnpm-lock.yaml",
-    "yarn.lock",
-    "bun.lockb",
-    "node_modules/.package-lock.json",
-    "node_modules/.modules.yaml",
-    "node_modules/.yarn-integrity",
-)
-"""What says which dependencies are installed: HEAD's run of a script is kept while they stay."""
-
-
-def _load_run(path: Path) -> tuple[int | None, list[str]] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        code, last = data["exit_code"], data["last"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not (code is None or isinstance(code, int)) or not isinstance(last, list):
-        return None
-    return code, [str(line) for line in last]
-
-
-def _save_run(path: Path, run: tuple[int | None, list[str]]) -> None:
-    write_private(path, json.dumps({"exit_code": run[0], "last": run[1]}))
+    keys = {diag.message: key for diag, key in found if key is not None}
+    return await settle_script(ctx, project, ws, argv, outcome, result, keys)
 
 
 @node_rung(FULL)

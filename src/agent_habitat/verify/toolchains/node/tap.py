@@ -14,7 +14,7 @@ from pathlib import Path
 from ...models import Diagnostic
 from ...tracebacks import relative
 
-__all__ = ["parse_tap", "tap_passed"]
+__all__ = ["parse_tap", "parse_tap_keyed", "tap_passed"]
 
 _CAP = 2000
 _NOT_OK = re.compile(r"^\s*not ok\s+\d+\s*(?:-\s*)?(?P<desc>.*?)\s*$")
@@ -58,7 +58,14 @@ def _block(lines: list[str], start: int) -> tuple[dict[str, str], int]:
 def parse_tap(text: str, root: Path, source: str) -> list[Diagnostic]:
     """A finding per `not ok` line that is not a TODO or SKIP: located at its `at:` frame
     when that lies in the project (outside node_modules), named by the test's `# name`."""
-    out: list[Diagnostic] = []
+    return [diag for diag, _ in parse_tap_keyed(text, root, source)]
+
+
+def parse_tap_keyed(text: str, root: Path, source: str) -> list[tuple[Diagnostic, str]]:
+    """`parse_tap`'s findings, each with its key: the test's `# name` and the line's
+    description (`name: description`), without the line's number or the expected and actual
+    values, which move with the change."""
+    out: list[tuple[Diagnostic, str]] = []
     name = ""
     lines = text.splitlines()
     index = 0
@@ -79,15 +86,15 @@ def parse_tap(text: str, root: Path, source: str) -> list[Diagnostic]:
             if not rel.startswith("/") and "node_modules" not in rel:
                 file, line_no = rel, int(frame["line"])
         said = m["desc"] or "failed"
+        key = f"{name}: {said}" if name else said
         if "expected" in keys or "actual" in keys:
             said += f": expected {keys.get('expected', '?')}, actual {keys.get('actual', '?')}"
-        out.append(
-            Diagnostic(
-                file=file,
-                line=line_no,
-                code="not ok",
-                message=(f"{name}: {said}" if name else said)[:_CAP],
-                source=source,
-            )
+        diag = Diagnostic(
+            file=file,
+            line=line_no,
+            code="not ok",
+            message=(f"{name}: {said}" if name else said)[:_CAP],
+            source=source,
         )
+        out.append((diag, key))
     return out
