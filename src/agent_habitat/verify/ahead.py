@@ -31,6 +31,15 @@ Never a rung the project configures (a configured command may write what the oth
 never across `build.affected`: when a policy runs it, it regenerates sources the tests
 read, so nothing overlaps it; and only for a project of one toolchain.
 
+While a Node project's `compile.project` waits on the warm tsc's start, whose first answer
+is a check of the whole program (`RungContext.long_waits`, toolchains/node/race.py), the
+climb at it ends at a red `test.scoped` too (`_WHILE_WAITING`): ms 3.0.0's first verify after
+a host start waited 121 s for that check (load 27-50), its related tests red at 110 s,
+against a 107 s suite. Only then: at any other time the type check's answer is
+its own, which a red of the tests started beside it does not preempt (a type error whose
+tests fail too is red at `compile.project`, as before: no race between the two answers
+decides which rung a verdict names, but a start's wait, which the climb knows).
+
 A Rust project's `test.scoped` starts beside `diagnose.files` too, passing over
 `compile.project`, which starts nothing: clippy's check of the crates the change reaches
 answers it (toolchains/rust/rungs.py), in the habitat's own target folder, while the tests
@@ -64,6 +73,12 @@ _BESIDE: dict[str, dict[RungName, tuple[RungName, ...]]] = {
     "rust": {"diagnose.files": ("test.scoped",)},
 }
 """Per toolchain: a rung, and the rungs whose work may start beside it."""
+
+_WHILE_WAITING: dict[str, dict[RungName, tuple[RungName, ...]]] = {
+    "node": {"compile.project": ("test.scoped",)},
+}
+"""Per toolchain: a rung, and the rungs (started beside an earlier one) whose red ends the
+climb at it while its work waits on a warm checker's start (`RungContext.long_waits`)."""
 
 _PASSED_OVER: dict[str, frozenset[RungName]] = {"rust": frozenset({"compile.project"})}
 """Per toolchain: rungs between those that start nothing of their own, so the rungs after
@@ -162,23 +177,48 @@ def _red(ahead: Ahead) -> bool:
 class RedBeside:
     """The rungs whose work started beside the one the climb is at, watched while it runs:
     the first of them (in the ladder's order, among those done) to end red cancels `scope`,
-    which the climb's rung runs in."""
+    which the climb's rung runs in. `waited`: rungs started earlier whose red does so only
+    while the climb's rung waits on a warm checker's start (`_WHILE_WAITING`)."""
 
     aheads: dict[RungName, Ahead]
     """In the ladder's order."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     by: RungName | None = None
     closed: bool = False
+    waited: dict[RungName, Ahead] = field(default_factory=dict)
+    ctx: RungContext | None = None
+    rung: RungName | None = None
+
+    @classmethod
+    def at(cls, ctx: RungContext, rung: RungName, aheads: dict[RungName, Ahead]) -> RedBeside:
+        """What may end the climb while it is at `rung`, of the work under way (`aheads`)."""
+        beside = {r: a for r, a in aheads.items() if a.beside == rung}
+        later = _WHILE_WAITING.get(ctx.toolchain, {}).get(rung, ())
+        waited = {r: a for r, a in aheads.items() if r in later and r not in beside}
+        return cls(beside, waited=waited, ctx=ctx, rung=rung)
 
     def watch(self, tg: anyio.abc.TaskGroup) -> None:
         for ahead in self.aheads.values():
             tg.start_soon(self._wait, ahead)
+        for ahead in self.waited.values():
+            tg.start_soon(self._wait_while_waiting, ahead)
 
     async def _wait(self, ahead: Ahead) -> None:
         await ahead.done.wait()
         if self.closed or self.by is not None or not _red(ahead):
             return
-        self.by = next(rung for rung, other in self.aheads.items() if _red(other))
+        self._end(next(rung for rung, other in self.aheads.items() if _red(other)))
+
+    async def _wait_while_waiting(self, ahead: Ahead) -> None:
+        await ahead.done.wait()
+        if not _red(ahead) or self.ctx is None or self.rung is None:
+            return
+        await self.ctx.long_waits.until(self.rung)
+        if not self.closed and self.by is None:
+            self._end(ahead.rung)
+
+    def _end(self, by: RungName) -> None:
+        self.by = by
         if (climb := stopping.current()) is not None:
             climb.end()  # what it stops is reaped after the verdict (verify/stopping.py)
         self.scope.cancel()

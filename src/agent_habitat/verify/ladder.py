@@ -329,7 +329,7 @@ async def _climb(
                 if after not in aheads:
                     work = partial(run_rung, ctx, after, chains, FALLBACK)
                     aheads[after] = Ahead.start(beside, after, rung, work)
-            red = RedBeside({r: a for r, a in aheads.items() if a.beside == rung})
+            red = RedBeside.at(ctx, rung, aheads)
             red.watch(beside)
             result = await _climb_one(ctx, rung, bus, chains, mine, red)
             results.append(result)

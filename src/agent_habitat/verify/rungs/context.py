@@ -24,6 +24,7 @@ from ..layout import Layout
 from ..models import Diagnostic, Policy, RungName, RungResult, RungState, Selection
 from ..select.selection import Impact
 from ..snapshot import Snapshot
+from .long_waits import LongWaits
 
 if TYPE_CHECKING:
     from .warm_pytest import WarmPytest
@@ -97,6 +98,8 @@ class RungContext:
     (a folder of this process's, never the workspace's shared one), so the interpreter and
     pytest's imports are done before a test rung needs them: the test rung waits for that
     start rather than running fresh. Stopped when the climb ends."""
+    long_waits: LongWaits = field(default_factory=LongWaits)
+    """The rungs whose work waits on a warm checker's start now (verify/ahead.py reads it)."""
 
     def task(self, rung: RungName) -> str:
         return f"{self.ladder_id}.{rung}"

@@ -160,7 +160,7 @@ async def _tsc(ctx: RungContext, project: NodeProject, ws: Workspace) -> RungRes
         return await ctx.run(RUNG, argv, suffix=each(ws.rel), cwd=ws.path, reap_leftovers=False)
 
     outcome, was_warm = await warm_or_cold(
-        ctx, slot(ws), "tsc", warm, cold, notes, wait_for_start=True
+        ctx, slot(ws), "tsc", warm, cold, notes, wait_for_start=True, waits=RUNG
     )
     diagnostics = _findings(outcome.text, ws, ws.path)
     state: RungState | None = None

@@ -19,7 +19,9 @@ start at once and waits for it, and runs the tool cold only when the start gave 
 checker. Raced, the cold run and the start each did the whole check on the same two cores:
 ms 3.0.0's first verify after a host start paid a cold tsc of 103 s (load 44-53) beside the
 start's own first check, more than its 89 s suite; eslint's start loads its configuration
-and plugins and lints nothing, so its cold run on a few files still races it.
+and plugins and lints nothing, so its cold run on a few files still races it. While a
+verify waits so, `ctx.long_waits` says so: a red of the tests started beside the lint ends
+the climb then (verify/ahead.py), rather than waiting out a check that cannot make it green.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import TypeVar
 
 import anyio
 
+from ...models import RungName
 from ...rungs import warm_checker
 from ...rungs.context import RungContext
 
@@ -50,11 +53,13 @@ async def warm_or_cold(
     *,
     may_start: bool = True,
     wait_for_start: bool = False,
+    waits: RungName | None = None,
 ) -> tuple[T, bool]:
     """The answer, and whether the warm checker gave it: the warm one's when it can, else
     the cold run's; while the warm-up's start of `slot`'s server is under way, whichever of
     the two answers first, or, with `wait_for_start`, the start's (hurried at once), the
-    cold run only when it gave no warm checker."""
+    cold run only when it gave no warm checker. `waits`: the rung whose work that wait is
+    (`ctx.long_waits` says so while it lasts: the climb may end at a red beside it)."""
     starting = warm_checker.announced(ctx.workspace, slot) if ctx.hooks is not None else None
     if starting is None:
         got = await warm(notes, may_start)
@@ -62,7 +67,7 @@ async def warm_or_cold(
             return got, True
         return await cold(), False
     if wait_for_start:
-        return await _after_start(ctx, slot, tool, starting, warm, cold, notes)
+        return await _after_start(ctx, slot, tool, starting, warm, cold, notes, waits)
     winner: list[tuple[T, bool, list[str]]] = []
 
     async def run_cold(scope: anyio.CancelScope) -> None:
@@ -106,11 +111,16 @@ async def _after_start(
     warm: Warm[T],
     cold: Callable[[], Awaitable[T]],
     notes: list[str],
+    waits: RungName | None,
 ) -> tuple[T, bool]:
     """The warm checker's answer once the start (made the user's now) ended; the cold run
     only when there is no warm checker after it."""
     hurried = warm_checker.hurry(ctx.workspace, slot)
-    await starting.wait()
+    if waits is None:
+        await starting.wait()
+    else:
+        with ctx.long_waits.waiting(waits):
+            await starting.wait()
     said: list[str] = []
     got = await warm(said, False)
     how = f" ({hurried})" if hurried else ""
