@@ -181,6 +181,23 @@ PROJECTS = {
         "eslint . && vitest run",
         "vitest",
     ),
+    # Held out (not used before 2026-12-07, session 8; HEAD f89ede8, 3.1.1 and two dependency
+    # updates): vitest 4, tsc 6 (skipLibCheck), oxlint and oxfmt (not installed: no linter
+    # the habitat runs); five source modules, four test files. Its own `test` script is
+    # `pnpm lint && vitest run --coverage`: the lint and coverage left out, as for knitwork.
+    "cookie-es": Project(
+        "cookie-es",
+        (
+            "src/cookie/parse.ts",
+            "src/cookie/serialize.ts",
+            "src/set-cookie/parse.ts",
+            "src/set-cookie/split.ts",
+            "src/_utils.ts",
+        ),
+        ("@types/node", "cookie", "mitata", "typescript", "vitest"),
+        "vitest run",
+        "vitest",
+    ),
 }
 
 
