@@ -27,8 +27,8 @@
 // `output`); the channel (stdio_rpc.cjs) keeps its own stdout.
 //
 // Protocol: JSON-RPC in the Language Server Protocol's framing (stdio_rpc.cjs): `initialize`
-// {processId, cwd}, `habitat/run` {args, env}, `shutdown`, `exit`. It exits when stdin
-// closes or its owner's pid is gone.
+// {processId, cwd, transpileTsConfig?}, `habitat/run` {args, env}, `shutdown`, `exit`. It
+// exits when stdin closes or its owner's pid is gone.
 "use strict";
 
 const fs = require("fs");
@@ -177,11 +177,16 @@ async function init(params) {
   const fromCore = nodeModule.createRequire(fromCli.resolve("@jest/core"));
   config = fromCore("jest-config");
   // Read the configuration now (a jest.config.ts compiled here), so the first run is warm.
+  // `transpileTsConfig`: the owner found it HEAD's own, as is what its type check reads
+  // (jest_config.py), so ts-node, registered once here, compiles it without that check.
+  const transpile = params.transpileTsConfig && process.env.TS_NODE_TRANSPILE_ONLY === undefined;
+  if (transpile) process.env.TS_NODE_TRANSPILE_ONLY = "true";
   output = "";
   try {
     await config.readConfigs(await cli.buildArgv([]), [cwd]);
   } finally {
     output = null;
+    if (transpile) delete process.env.TS_NODE_TRANSPILE_ONLY;
   }
   await new Promise((resolve) => setImmediate(resolve));
   learnDeps();

@@ -44,6 +44,7 @@ from ...rungs.context import RungContext, with_substrate
 from ...rungs.lsp import LspError
 from ...rungs.warm_checker import ServerSpec, WarmChecker
 from .detect import NodeProject, Workspace
+from .jest_config import transpiled_config
 
 __all__ = [
     "SCRIPT",
@@ -51,6 +52,7 @@ __all__ = [
     "jest_package",
     "slot",
     "spec_for",
+    "transpiled_config",
     "warm_jest",
     "warm_up",
     "warmed",
@@ -89,11 +91,14 @@ def _watched(project: NodeProject, ws: Workspace, jest: Path) -> list[str]:
 
 
 def spec_for(ctx: RungContext, project: NodeProject, ws: Workspace, jest: Path) -> ServerSpec:
+    init: dict[str, Any] = {"cwd": str(ws.path)}
+    if (config := transpiled_config(ctx, project, ws)) is not None:
+        init["transpileTsConfig"] = config
     return ServerSpec(
         tool="jest",
         argv=["node", str(SCRIPT)],
         env=ctx.process_env(),
-        settings={"$init": {"cwd": str(ws.path)}, "$timeout": ctx.config.timeout_s},
+        settings={"$init": init, "$timeout": ctx.config.timeout_s},
         slot=slot(ws),
         config_files=tuple(_watched(project, ws, jest)),
         kind="test runner",
@@ -213,6 +218,11 @@ async def warm_jest(
             f"configuration loaded) ran the tests in its workers in "
             f"{time.monotonic() - started:.2f} s"
         )
+        if (config := spec.settings["$init"].get("transpileTsConfig")) is not None:
+            notes.append(
+                f"jest: {config} is HEAD's own, as is what its type check reads: ts-node "
+                "compiled it without that check (an error there would be HEAD's too)"
+            )
         return await answered(
             [*spec.argv, *args],
             int(answer["code"]),
