@@ -79,14 +79,16 @@ def test_a_configuration_the_check_could_read_otherwise_is_type_checked(
     assert _decide(root) is None
 
 
-# The configuration and a test each write what they saw of TS_NODE_TRANSPILE_ONLY.
+# The configuration and a test each write what they saw of ts-node's two variables.
+_SEEN = "String([process.env.TS_NODE_TRANSPILE_ONLY, process.env.TS_NODE_LOG_ERROR])"
 _PROBE_CONFIG = (
-    "require('fs').writeFileSync(process.env.JEST_PROBE_CONFIG, "
-    "String(process.env.TS_NODE_TRANSPILE_ONLY));\nmodule.exports = {};\n"
+    f"require('fs').writeFileSync(process.env.JEST_PROBE_CONFIG, {_SEEN});\n"
+    "module.exports = {};\n"
 )
 _PROBE_TEST = (
     "test('sees', () => { require('fs').writeFileSync(process.env.JEST_PROBE_TEST, "
-    "String(process.env.TS_NODE_TRANSPILE_ONLY)); });\n"
+    + _SEEN
+    + "); });\n"
 )
 
 
@@ -106,6 +108,7 @@ async def test_the_warm_jest_transpiles_only_the_configuration_s_load(
     monkeypatch.setenv("JEST_PROBE_CONFIG", str(seen_config))
     monkeypatch.setenv("JEST_PROBE_TEST", str(seen_test))
     monkeypatch.delenv("TS_NODE_TRANSPILE_ONLY", raising=False)
+    monkeypatch.delenv("TS_NODE_LOG_ERROR", raising=False)
     monkeypatch.setattr(jest_warm, "transpiled_config", lambda *_: "jest.config.js")
     write(root, "src/a.test.js", _PROBE_TEST + "// touched\n")
     workspace = Workspace.for_project(root)
@@ -115,7 +118,7 @@ async def test_the_warm_jest_transpiles_only_the_configuration_s_load(
         said = " ".join(green.notes)
         assert "the warm runner" in said, green.notes
         assert "jest.config.js is HEAD's own" in said, green.notes
-        assert seen_config.read_text(encoding="utf-8") == "true"
-        assert seen_test.read_text(encoding="utf-8") == "undefined"
+        assert seen_config.read_text(encoding="utf-8") == "true,true"
+        assert seen_test.read_text(encoding="utf-8") == ","
     finally:
         await warm_checker.release(workspace)

@@ -178,15 +178,23 @@ async function init(params) {
   config = fromCore("jest-config");
   // Read the configuration now (a jest.config.ts compiled here), so the first run is warm.
   // `transpileTsConfig`: the owner found it HEAD's own, as is what its type check reads
-  // (jest_config.py), so ts-node, registered once here, compiles it without that check.
-  const transpile = params.transpileTsConfig && process.env.TS_NODE_TRANSPILE_ONLY === undefined;
-  if (transpile) process.env.TS_NODE_TRANSPILE_ONLY = "true";
+  // (jest_config.py), so ts-node, registered once here, compiles it without that check;
+  // what transpiling still reports (the options' own diagnostics: ms 3.0.0's
+  // `isolatedDeclarations` without `declaration`, TS5069, which ts-node's transpiler sets
+  // off) is logged, not thrown, as it is HEAD's too.
+  const transpile = {};
+  if (params.transpileTsConfig) {
+    for (const name of ["TS_NODE_TRANSPILE_ONLY", "TS_NODE_LOG_ERROR"]) {
+      if (process.env[name] === undefined) transpile[name] = "true";
+    }
+  }
+  Object.assign(process.env, transpile);
   output = "";
   try {
     await config.readConfigs(await cli.buildArgv([]), [cwd]);
   } finally {
     output = null;
-    if (transpile) delete process.env.TS_NODE_TRANSPILE_ONLY;
+    for (const name of Object.keys(transpile)) delete process.env[name];
   }
   await new Promise((resolve) => setImmediate(resolve));
   learnDeps();
