@@ -9,9 +9,9 @@ could read are HEAD's own and the file imports no local module, its type errors,
 are HEAD's too: never the change's, so the verdict does not need them, and the warm jest's
 start compiles it transpile-only (`TS_NODE_TRANSPILE_ONLY` for that load only, with
 `TS_NODE_LOG_ERROR`: what transpiling still reports, the options' own diagnostics such as
-ms 3.0.0's TS5069, is HEAD's too; jest_warm.cjs). A configuration that names its own loader (`@jest-config-loader`), a
-tsconfig with a `ts-node` section or a local `extends`, a configuration the change made or
-edited: type-checked, as the CLI does.
+ms 3.0.0's TS5069, is HEAD's too; jest_warm.cjs). A configuration that names its own
+loader (`@jest-config-loader`), a tsconfig with a `ts-node` section or a local `extends`, a
+configuration the change made or edited: type-checked, as the CLI does.
 """
 
 from __future__ import annotations
