@@ -11,7 +11,8 @@
 #   verify's plain mypy over the whole package begun as its process starts;
 #   typecheck.py the other checkers, pyright_tools.py
 #   where the pyright family comes from, warm_checker.py + lsp.py one kept as a language server
-#   (warm_records.py its status files: which are live);
+#   (warm_records.py its status files: which are live; long_waits.py which rungs wait on a
+#   start now, read by the climb);
 #   same_types.py whether a change is only comments a checker cannot tell from HEAD.
 #   build.py build.affected, regenerate.py its first step (outdated generated sources).
 #   warm_pytest.py the warm pytest of test.scoped and test.full.

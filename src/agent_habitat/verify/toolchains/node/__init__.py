@@ -15,6 +15,8 @@ tsc_warm.py + tsc_warm.cjs: the warm tsc a habitat server keeps per checked work
   project's own typescript's compiler API), with the warm checkers' lifecycle.
 jest_warm.py + jest_warm.cjs: the warm jest a habitat server keeps per workspace that runs
   jest (jest's own `runCLI`, its configuration loaded once; the tests in its workers).
+jest_config.py: whether its `jest.config.ts` may load without ts-node's type check (HEAD's
+  own, as are the tsconfigs that check reads).
 stdio_rpc.cjs: what the warm processes' scripts share: JSON-RPC in LSP framing on stdio.
 race.py: a check while the warm-up still starts the warm checker: the tool's cold run beside
   it, the first answer taken.
