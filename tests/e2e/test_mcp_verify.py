@@ -69,7 +69,8 @@ async def verify_client(root: Path, **client: Any) -> AsyncIterator[Client]:
     params = StdioServerParameters(
         command=HABITAT, args=["mcp", "--embedded", "--project", str(root)], env=env, cwd=root
     )
-    async with Client(params, mode="legacy", **client) as connected:
+    client.setdefault("mode", "legacy")
+    async with Client(params, **client) as connected:
         yield connected
 
 
@@ -205,3 +206,14 @@ async def test_time_accounting_adds_up_per_session_and_a_waited_run_reports_prog
     workspace = time["workspace"]
     assert workspace["active_s"] == pytest.approx(workspace["reasoning_s"] + workspace["blocked_s"])
     assert workspace["active_s"] <= workspace["wall_s"]
+
+
+async def test_a_2026_era_client_is_one_session_across_its_calls(calc: Path) -> None:
+    # The official client's default era sends no `initialize`: each request's session had no
+    # client_params, so every call counted as a session of its own (mcp-4, 1 call, after 4).
+    async with verify_client(calc, mode="auto") as client:
+        for _ in range(3):
+            await client.call_tool("shell_run", {"command": "true"})
+        status = data(await client.call_tool("verify_status", {}))
+    assert status["time"]["session_id"] == "mcp-1"
+    assert status["time"]["session"]["calls"] == 4

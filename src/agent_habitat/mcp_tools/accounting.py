@@ -4,11 +4,17 @@ Every tool call runs inside `Habitat.call(session, blocked=…)`. `blocked` is t
 foreground call that waits on the environment: a foreground `shell_run` / `shell_rerun`, a
 `shell_wait`, and `verify_run` with `wait=true`. Sessions are named `mcp-1`, `mcp-2`, … in
 the order connections first call.
+
+A connection is the stream its requests come on: `HabitatServer.run` (one call per stream:
+stdio, the bridge's, a Streamable HTTP session) marks its requests with `CONNECTION`. The
+`initialize` params are no such mark for a 2026-era client, which sends none: the SDK builds
+each request's connection, and its params, from that request's envelope.
 """
 
 from __future__ import annotations
 
 import itertools
+from contextvars import ContextVar
 from typing import Any
 
 from mcp.server import ServerRequestContext
@@ -21,7 +27,10 @@ from agent_habitat.verbs import Progress
 from .broadcast import connection_key
 from .tools import Handler, ToolDef
 
-__all__ = ["SessionNames", "blocks_on_environment"]
+__all__ = ["CONNECTION", "SessionNames", "blocks_on_environment"]
+
+CONNECTION: ContextVar[object | None] = ContextVar("habitat_mcp_connection", default=None)
+"""The stream a request came on: set by `HabitatServer.run` for the requests it serves."""
 
 _FOREGROUND_RUNS = frozenset({"shell_run", "shell_rerun"})
 
@@ -47,10 +56,11 @@ class SessionNames:
         self._names: dict[int, tuple[object, str]] = {}
 
     def name(self, session: ServerSession) -> str:
-        key = connection_key(session)
+        stream = CONNECTION.get()
+        key = connection_key(session) if stream is None else id(stream)
         known = self._names.get(key)
         if known is None:
-            holder = session.client_params if session.client_params is not None else session
+            holder = stream or session.client_params or session
             known = self._names[key] = (holder, f"mcp-{next(self._numbers)}")
         return known[1]
 

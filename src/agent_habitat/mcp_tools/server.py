@@ -26,6 +26,7 @@ from mcp.server.session import ServerSession
 from agent_habitat import __version__
 from agent_habitat.errors import HabitatError
 
+from .accounting import CONNECTION
 from .broadcast import Broadcaster
 from .handshake import Handshake
 from .prompts import Prompts
@@ -44,7 +45,15 @@ OnRoots = Callable[[ServerSession], Awaitable[None]]
 
 
 class HabitatServer(Server[Any]):
-    """A low-level `Server` whose 2025-era capabilities say `listChanged: true`."""
+    """A low-level `Server` whose 2025-era capabilities say `listChanged: true`, and whose
+    requests know the stream they came on (`accounting.CONNECTION`)."""
+
+    async def run(self, *args: Any, **kwargs: Any) -> None:
+        token = CONNECTION.set(object())  # the handlers' tasks start inside: they inherit it
+        try:
+            await super().run(*args, **kwargs)
+        finally:
+            CONNECTION.reset(token)
 
     def create_initialization_options(
         self,
