@@ -110,3 +110,21 @@ async def test_a_file_that_does_not_exist_is_named_by_the_mcp_field_not_a_cli_fl
     said = text(result)
     assert said.startswith("verify_run: files: src/nope.py does not exist in the project")
     assert "--" not in said
+
+
+async def test_a_cancel_says_what_it_cancelled_once(tmp_path: Path) -> None:
+    # "cancelled epoch 1 (v…): cancelled on d015…: epoch 1 (v…); compile.project cancelled:
+    # cancelled by request" said the epoch twice and "cancelled" four times (munch 4.0.0).
+    project = make_project(tmp_path / "p")
+    (project / "src" / "extra.py").parent.mkdir(parents=True, exist_ok=True)
+    (project / "src" / "extra.py").write_text("X = 1\n", encoding="utf-8")
+    async with primary_client(project) as (_, client):
+        queued = await client.call_tool("verify_run", {})
+        cancel = await client.call_tool("verify_cancel", {})
+    assert isinstance(queued.structured_content, dict)
+    assert isinstance(cancel.structured_content, dict)
+    assert cancel.structured_content["cancelled"] is True
+    summary = cancel.structured_content["summary"]
+    assert summary.startswith("cancelled ")
+    assert summary.count(f"epoch {queued.structured_content['epoch']} (") == 1
+    assert "cancelled: cancelled" not in summary

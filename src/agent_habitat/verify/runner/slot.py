@@ -396,7 +396,7 @@ class VerifySlot:
         report = epoch_report(view, runner.root)
         return VerifyCancelResult(
             cancelled=True,
-            summary=f"cancelled epoch {report.epoch} ({report.task}): {epoch_summary(report)}",
+            summary=epoch_summary(report),  # "cancelled on S: epoch N (task); ..."
             epoch=report,
         )
 

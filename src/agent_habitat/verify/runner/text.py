@@ -109,7 +109,10 @@ def epoch_summary(epoch: EpochReport | None) -> str:
     line = f"{epoch.state}{on}: {where}"
     failing = next((r for r in epoch.rungs if r.state not in ("green", "skipped")), None)
     if failing is not None and failing.reason:
-        line += f"; {failing.rung} {failing.state}: {failing.reason}"
+        said = failing.reason  # "cancelled by request": the state is said once
+        line += f"; {failing.rung} " + (
+            said if said.startswith(str(failing.state)) else f"{failing.state}: {said}"
+        )
     elif epoch.reason:
         line += f"; {epoch.reason}"
     if epoch.covers:
