@@ -257,6 +257,7 @@ SECTIONS = {
     "cli-commands": lambda: cli_tables("cli_latency-*-commands-*.json"),
     "cli-quiet": lambda: cli_tables("cli_latency-*-quiet-*.json"),
     "cli-no-host-run": lambda: cli_tables("cli_latency-*-no-host-run.json"),
+    "cli-status-no-host": lambda: cli_tables("cli_latency-*-status-no-host*.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-bridge-handoff": mcp_bridge_handoff_tables,
     "mcp-hot-path": mcp_hot_path_tables,
