@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ CALLER_SESSION: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "CALLER_SESSION", default=None
 )
 """The agent session (MCP connection) whose call is being served, set by `Habitat.call`."""
+NOTE_TIME_SECONDS = 1.0
+"""How often at most the time accounting is written for other processes (`Habitat.call`)."""
 
 
 @dataclass(eq=False, kw_only=True)
@@ -64,6 +67,7 @@ class Habitat:
     """Whether a project's code may run yet (trust.py); the warm-up waits for it."""
     _core: _Core
     _noting_time: bool = False
+    _noted_at: float = -NOTE_TIME_SECONDS
 
     @property
     def records(self) -> EpochRecords:
@@ -102,13 +106,17 @@ class Habitat:
             CALLER_SESSION.reset(token)
             if self.verify is not None and not self._noting_time:
                 # Written once the answer has gone (a write transaction, the report's model
-                # and its JSON were 0.3-0.5 ms of each call's answer): another process's
-                # `habitat status` reads it; calls meanwhile are in the one report written.
+                # and its JSON were 0.3-0.5 ms of each call's answer), and at most once a
+                # NOTE_TIME_SECONDS (it was once a call, in the host's own process beside the
+                # next calls): another process's `habitat status` reads it; calls meanwhile
+                # are in the one report written.
                 self._noting_time = True
-                self.shell.after_answers(self._note_time)
+                wait = self._noted_at + NOTE_TIME_SECONDS - time.monotonic()
+                self.shell.after_answers(self._note_time, not_before=wait)
 
     async def _note_time(self) -> None:
         self._noting_time = False
+        self._noted_at = time.monotonic()
         if self.verify is not None:
             self.records.note_time(self.accounting.report())
 

@@ -7,12 +7,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
+from agent_habitat import habitat as habitat_module
 from agent_habitat.config import ShellConfig
 from agent_habitat.errors import ConfigError, UsageError
 from agent_habitat.habitat import Habitat
 from agent_habitat.testing.conditions import eventually
+from agent_habitat.verify.runner.accounting import TimeReport
 from agent_habitat.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
@@ -236,3 +239,29 @@ async def test_a_calls_time_is_recorded_for_other_processes_once_its_answer_is_d
         first = habitat.records.servers()[0].time
         assert first is not None
         await eventually(lambda: habitat.records.servers()[0].time != first)
+
+
+async def test_calls_in_a_burst_write_their_time_once_until_the_interval_is_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Once a call, the write (a transaction, the report's JSON) took the host's loop beside
+    # the next calls; the calls after the first wait for the interval, in one report.
+    monkeypatch.setattr(habitat_module, "NOTE_TIME_SECONDS", 3600.0)
+    repo = _git_tree(tmp_path / "repo")
+    async with Habitat.open(Workspace.for_project(repo)) as habitat:
+        writes: list[object] = []
+        write = habitat.records.note_time
+
+        def counted(report: TimeReport) -> None:
+            writes.append(report)
+            write(report)
+
+        monkeypatch.setattr(habitat.records, "note_time", counted)
+        with habitat.call("mcp-1", blocked=True):
+            pass
+        await eventually(lambda: len(writes) == 1)
+        for _ in range(5):
+            with habitat.call("mcp-1", blocked=True):
+                pass
+        await anyio.wait_all_tasks_blocked()  # the lull's jobs done, the next write waiting
+        assert len(writes) == 1

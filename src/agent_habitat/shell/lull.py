@@ -66,6 +66,18 @@ class Lull:
             self._draining = True
             self._tg.start_soon(self._drain)
 
+    def later_after(self, seconds: float, job: Job) -> None:
+        """`later`, once `seconds` have passed (at once when none)."""
+        if seconds <= 0:
+            self.later(job)
+            return
+
+        async def wait() -> None:
+            await anyio.sleep(seconds)
+            self.later(job)
+
+        self._tg.start_soon(wait)
+
     def in_thread(self, job: Callable[[], object]) -> None:
         """Run the blocking `job` in a worker thread from the next lull on, beside the jobs
         left for it (they do not wait for it: a sync of the disk takes milliseconds); not

@@ -198,10 +198,10 @@ class Shell:
         """Switch the project; tabs still at the old default cwd follow to the new one."""
         self.tabs.set_project_root(path)
 
-    def after_answers(self, job: Callable[[], Awaitable[None]]) -> None:
-        """Do `job` once no run is being answered (`Lull.later`): what a call's end records
-        that nobody reads before its answer."""
-        self._lull.later(job)
+    def after_answers(self, job: Callable[[], Awaitable[None]], not_before: float = 0.0) -> None:
+        """Do `job` once no run is being answered (`Lull.later`), `not_before` seconds from
+        now at the earliest: what a call's end records that nobody reads before its answer."""
+        self._lull.later_after(not_before, job)
 
     # verbs
     async def run(self, args: RunArgs, progress: Progress | None = None) -> RunResult:
