@@ -30,6 +30,7 @@ _TSCONFIG = {
         "module": "esnext",
         "target": "es2022",
         "moduleResolution": "bundler",
+        "lib": ["es5"],  # not the target's default, es2022 with the DOM's
     },
     "include": ["src"],
 }
