@@ -235,6 +235,26 @@ async def test_a_compile_error_is_red_at_the_first_rung_that_reports_it(tmp_path
             assert rung.stopped_by == red[0].rung
 
 
+async def test_a_package_that_does_not_build_is_a_build_failure_not_a_test_failure(
+    tmp_path: Path,
+) -> None:
+    # go test fails b's build and a's test: the reason names the package whose build failed
+    # and its error's place, and counts the test failure apart (not "2 go test failure(s)").
+    root = _module(tmp_path)
+    write(root, "b/b.go", B.replace("a.Add(x, x)", "a.Add(x, missing)"))
+    write(root, "a/a.go", A.replace("x + y", "x - y"))
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "red", rung.reason
+    assert rung.reason is not None
+    assert rung.reason == (
+        "build failure of package example.com/m/b: 1 error, first b/b.go:5 undefined: missing; "
+        "1 go test failure(s), first a/a_test.go:7 example.com/m/a.TestAdd: a_test.go:7: "
+        "Add(1, 2) = -1, want 3"
+    )
+    (build,) = [d for d in rung.diagnostics if d.code == "compile"]
+    assert (build.file, build.line) == ("b/b.go", 5)
+
+
 async def test_a_test_binary_killed_by_a_signal_died(tmp_path: Path) -> None:
     kill = (
         'package c\n\nimport (\n\t"syscall"\n\t"testing"\n)\n\n'

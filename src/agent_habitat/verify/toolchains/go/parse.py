@@ -232,9 +232,10 @@ class TestRun:
     """Packages whose result came from go's test cache."""
     passed_tests: list[str] = field(default_factory=list)
     """Each test (and subtest) that passed, as `import/path.TestName/sub`."""
-    failed_builds: set[str] = field(default_factory=set)
-    """The builds whose failure is told (`FailedBuild`): go fails every package that imports
-    one with the same build, whose errors are told once."""
+    failed_builds: dict[str, list[Diagnostic]] = field(default_factory=dict)
+    """The builds whose failure is told (`FailedBuild`: an import path, `pkg [pkg.test]` for
+    its tests' build), in the order told, with their errors (among `failures`): go fails
+    every package that imports one with the same build, whose errors are told once."""
 
     def count(self, action: str, name: str) -> None:
         """A test's event: its end (`pass`, `fail`, `skip`) is counted, a pass named."""
@@ -356,18 +357,18 @@ def _package_failed(
     if failed_build:
         if str(failed_build) in run.failed_builds:
             return  # an importer of a build already told: its errors are that build's
-        run.failed_builds.add(str(failed_build))
         found = parse_build("".join(builds.get(str(failed_build), [])), root)
-        run.failures.extend(found)
         if not found:
             text = "".join(builds.get(str(failed_build), [])).strip()
-            run.failures.append(
+            found.append(
                 Diagnostic(
                     code="build",
                     message=visible(f"{package}: build failed: {text[-500:]}"),
                     source="go test",
                 )
             )
+        run.failed_builds[str(failed_build)] = found
+        run.failures.extend(found)
         return
     lines = outputs.get((package, ""), [])
     died = _died_of(lines)

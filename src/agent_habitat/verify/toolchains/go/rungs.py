@@ -26,7 +26,7 @@ from .comments import comments_only
 from .detect import owns
 from .head import Step, on_head, test_key, tests_on_head
 from .listkey import list_key
-from .parse import parse_build, parse_gofmt_diff, parse_test_events, parse_vet
+from .parse import TestRun, parse_build, parse_gofmt_diff, parse_test_events, parse_vet
 from .project import LIST_FIELDS, Affected, Package, affected, dirs_of, parse_list
 
 __all__ = ["RUNNERS"]
@@ -137,6 +137,24 @@ def _error(ctx: RungContext, rung: RungName, why: str, tool: str) -> RungResult:
 def _first(diagnostics: list[Diagnostic]) -> str:
     d = diagnostics[0]
     return f"{d.file}:{d.line} {d.message.splitlines()[0][:160]}" if d.file else d.message[:200]
+
+
+def _red_reason(run: TestRun) -> str:
+    """A red go test's reason: a package that did not build is a build failure of that
+    package, at its first error's place, never a test failure."""
+    parts: list[str] = []
+    told = {id(d) for errors in run.failed_builds.values() for d in errors}
+    if run.failed_builds:
+        (failed, errors), *others = run.failed_builds.items()
+        name, _, variant = failed.partition(" [")
+        what = f"package {name}" + ("'s tests" if variant else "")
+        more = f" (+{len(others)} more package(s))" if others else ""
+        count = f"{len(errors)} error(s)" if len(errors) > 1 else "1 error"
+        parts.append(f"build failure of {what}{more}: {count}, first {_first(errors)}")
+    tests = [d for d in run.failures if id(d) not in told]
+    if tests:
+        parts.append(f"{len(tests)} go test failure(s), first {_first(tests)}")
+    return "; ".join(parts)
 
 
 async def diagnose_files(ctx: RungContext) -> RungResult:
@@ -341,7 +359,7 @@ async def _go_test(
         state = "green"
     elif outcome.exit_code in (1, 2) and run.failures:
         state = "red"
-        reason = f"{len(run.failures)} go test failure(s), first {_first(run.failures)}"
+        reason = _red_reason(run)
     else:
         state, reason = (
             "error",
