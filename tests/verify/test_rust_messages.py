@@ -20,11 +20,26 @@ def test_clippy_errors_and_warnings_at_their_primary_span_once_each() -> None:
     errors = [d for d in found if d.severity == "error"]
     warnings = [d for d in found if d.severity == "warning"]
     assert [(d.file, d.line, d.code) for d in errors] == [("src/math.rs", 8, "E0308")]
-    assert errors[0].message == "mismatched types"
+    assert errors[0].message == "mismatched types: expected `u64`, found `&str`"
     assert [(d.file, d.line, d.code) for d in warnings] == [("src/math.rs", 2, "unused_variables")]
     assert {d.source for d in found} == {"cargo clippy"}
     # The compiler's own summaries ("aborting due to …") are not findings.
     assert not any("aborting" in d.message for d in found)
+
+
+def test_a_type_mismatch_says_what_was_expected_and_found_as_rustc_does() -> None:
+    # cargo check of /tmp/rs/e0308 (type_mismatch.txt): rustc's primary label under the
+    # code (`^^^ expected `u32`, found `&str``) joins the message; a label that says
+    # anything else (an unused variable's) does not.
+    found = compiler_messages(_read("type_mismatch.txt"), Path("/tmp/rs/e0308"), tool="cargo")
+    assert [(d.line, d.code, d.message) for d in found] == [
+        (10, "E0053", "method `f` has an incompatible type for trait: expected `u32`, found `u64`"),
+        (2, "E0308", "mismatched types: expected `u32`, found `&str`"),
+        (6, "E0308", "mismatched types: expected `Option<u8>`, found `usize`"),
+        (11, "E0308", "`match` arms have incompatible types: expected `u8`, found `&str`"),
+        (10, "unused_variables", "unused variable: `x`"),
+        (12, "unused_variables", "unused variable: `v`"),
+    ]
 
 
 def test_failed_unit_integration_and_doc_tests_each_a_finding_where_they_failed() -> None:

@@ -24,7 +24,7 @@ from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, skipped
 from ...rungs.preamble import before_the_tool
 from .includes import readers
-from .messages import compiler_messages
+from .messages import FORMAT, compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
 from .test_code import only_test_code
 
@@ -319,7 +319,13 @@ def _prepare_head(
     # miss, HEAD's export with the working tree's lock file where HEAD has none (a library
     # that ignores it), so both runs build the same dependency versions.
     lock = ctx.root / "Cargo.lock"
-    key = fingerprint("cargo", head.head, *argv, *sorted(f"{k}={v}" for k, v in env.items()), lock)
+    key = fingerprint(
+        f"cargo findings {FORMAT}",
+        head.head,
+        *argv,
+        *sorted(f"{k}={v}" for k, v in env.items()),
+        lock,
+    )
     if cache_of(ctx).get(key) is not None:
         return key, None
     export = head.export()

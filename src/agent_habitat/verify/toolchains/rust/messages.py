@@ -15,8 +15,12 @@ from typing import Any
 from ...models import Diagnostic, Severity
 from ...tracebacks import relative
 
-__all__ = ["LibtestReport", "compiler_messages", "libtest_report"]
+__all__ = ["FORMAT", "LibtestReport", "compiler_messages", "libtest_report"]
 
+FORMAT = "2"
+"""The version of the findings `compiler_messages` makes (a type mismatch's message carries
+its expected and found types since 2): part of the key HEAD's cached findings are kept under,
+so findings of an older format are never compared with this one's."""
 _LEVELS: dict[str, Severity] = {"error": "error", "warning": "warning"}
 # Summaries the compiler adds after the findings themselves.
 _SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|could not compile)")
@@ -72,6 +76,7 @@ def compiler_messages(text: str, root: Path, *, tool: str) -> list[Diagnostic]:
             continue
         spans = message.get("spans") or []
         span = next((s for s in spans if s.get("is_primary")), spans[0] if spans else None)
+        text_ += _expected_found(message, span)
         code = (message.get("code") or {}).get("code")
         file = relative(str(span["file_name"]), root) if span else None
         diag = Diagnostic(
@@ -88,6 +93,15 @@ def compiler_messages(text: str, root: Path, *, tool: str) -> list[Diagnostic]:
             seen.add(key)
             out.append(diag)
     return out
+
+
+def _expected_found(message: dict[str, Any], span: dict[str, Any] | None) -> str:
+    """What rustc shows under a type mismatch (E0308, E0053, incompatible `match` arms):
+    the primary span's label, `: expected `u32`, found `&str``; "" for any other label."""
+    label = str((span or {}).get("label") or "")
+    if label.startswith("expected ") and label not in str(message.get("message", "")):
+        return f": {label}"
+    return ""
 
 
 @dataclass
