@@ -195,8 +195,11 @@ def test_a_compile_error_line_is_one_rustc_reports_not_a_clippy_lint() -> None:
 
 
 def test_the_lib_check_builds_apart_from_the_tests_and_clippy(tmp_path: Path) -> None:
-    from agent_habitat.verify.toolchains.rust.cargo import check_target_dir, head_target_dir
-    from agent_habitat.verify.toolchains.rust.lib_check import lib_target_dir
+    from agent_habitat.verify.toolchains.rust.cargo import (
+        check_target_dir,
+        head_target_dir,
+        lib_target_dir,
+    )
 
     ctx = tree_ctx(commit_tree(tmp_path / "p", {"Cargo.toml": ""}), "d")
     folders = {lib_target_dir(ctx), check_target_dir(ctx), head_target_dir(ctx)}

@@ -4,12 +4,15 @@ same run on HEAD's content.
 
 HEAD's run happens in HEAD's export (`HeadTree.export`, the folder the Python checks use)
 with its own `CARGO_TARGET_DIR` in the habitat's state folder, kept across commits, and no
-debug info (`head_env`): the registry dependencies come from cargo's own cache (`~/.cargo`)
-and are built there once, so a later base check recompiles only the workspace's crates."""
+debug info for the workspace's own crates (`head_command`). Its registry dependencies are
+built as the user builds them, so the units the user's `target/` (or another of the
+habitat's target folders) holds are copied in and found fresh (dep_units.py); the rest are
+built there once, so a later base check recompiles only the workspace's crates."""
 
 from __future__ import annotations
 
 import functools
+import logging
 import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -23,6 +26,7 @@ from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, skipped
 from ...rungs.preamble import before_the_tool
+from .dep_units import registry_packages, seed
 from .includes import readers
 from .messages import FORMAT, compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
@@ -39,14 +43,19 @@ __all__ = [
     "crate_graph",
     "graph_note",
     "head_cached",
+    "head_command",
     "head_env",
     "head_side",
     "head_target_dir",
+    "lib_target_dir",
     "on_head",
     "packages",
     "remember_clippy",
     "run_compiler",
+    "seed_target",
 ]
+
+logger = logging.getLogger(__name__)
 
 TOOL_NOTE = "rust toolchain: {tool}"
 EVERY_UNIT = ("--all-targets", "--keep-going")
@@ -122,6 +131,32 @@ def check_target_dir(ctx: RungContext) -> Path:
     return ctx.workspace.state_dir / "rust" / "check-target"
 
 
+def lib_target_dir(ctx: RungContext) -> Path:
+    return ctx.workspace.state_dir / "rust" / "lib-target"
+
+
+async def seed_target(ctx: RungContext, graph: CrateGraph, target: Path) -> None:
+    """Before a cargo run in `target` (one of the habitat's target folders): the registry
+    dependencies' units the user's build folder or the habitat's other target folders hold
+    and `target` lacks, copied in (dep_units.py)."""
+    user = graph.build_dir or ctx.root / "target"
+    folders = [user, check_target_dir(ctx), lib_target_dir(ctx), head_target_dir(ctx)]
+    sources = [f / "debug" for f in folders if f != target]
+
+    def copy() -> int:
+        packages = registry_packages(ctx.root / "Cargo.lock", graph.crates)
+        return seed(target / "debug", sources, packages)
+
+    try:
+        # Abandoned on cancel: it ends on its own (a bounded wait for the lock, then copies).
+        copied = await anyio.to_thread.run_sync(copy, abandon_on_cancel=True)
+    except OSError:
+        logger.debug("could not copy dependency units into %s", target, exc_info=True)
+        return
+    if copied:
+        logger.debug("copied %d dependency units into %s", copied, target)
+
+
 def check_env(ctx: RungContext) -> dict[str, str]:
     """The environment of the working tree's clippy and check runs: the habitat's own target
     folder. In the project's `target/` they held cargo's lock on it while the tests, started
@@ -132,17 +167,34 @@ def check_env(ctx: RungContext) -> dict[str, str]:
 
 
 def head_env(ctx: RungContext) -> dict[str, str]:
-    """The environment of every cargo run on HEAD: its own target folder, and no debug info
-    (`debug = 0` for the dev and test profiles, over the project's own): those binaries are
-    run once for their outcomes and never debugged, and debug info is most of a cold debug
-    build's time (strsim's lib tests built from nothing: 6.3-11.3 s -> 4.1-6.0 s at load 18).
-    The code is the same (debug assertions and overflow checks are their own settings);
-    only a backtrace of a failure on HEAD would have no file names in it."""
-    return {
-        "CARGO_TARGET_DIR": str(head_target_dir(ctx)),
-        "CARGO_PROFILE_DEV_DEBUG": "0",
-        "CARGO_PROFILE_TEST_DEBUG": "0",
-    }
+    """The environment of every cargo run on HEAD: its own target folder."""
+    return {"CARGO_TARGET_DIR": str(head_target_dir(ctx))}
+
+
+def _no_debug_info(graph: CrateGraph) -> list[str]:
+    return [
+        arg
+        for name in sorted(graph.crates)
+        for profile in ("dev", "test")
+        for arg in ("--config", f'profile.{profile}.package."{name}".debug=0')
+    ]
+
+
+async def head_command(ctx: RungContext, rung: RungName, argv: Sequence[str]) -> list[str]:
+    """`argv` (a cargo command) as it runs on HEAD, with HEAD's target folder given the
+    dependencies' units found elsewhere (`seed_target`). The workspace's own crates build
+    there with no debug info (`debug = 0` in the dev and test profiles for them alone, over
+    the project's own): those binaries are run once for their outcomes and never debugged,
+    and debug info is most of a cold debug build's time (strsim's lib tests built from
+    nothing: 6.3-11.3 s -> 4.1-6.0 s at load 18). The code is the same (debug assertions and
+    overflow checks are their own settings); only a backtrace of a failure on HEAD would
+    have no file names in it. The dependencies keep the project's profile, which is what
+    makes the user's units of them fit (the same units, the same hashes)."""
+    graph = await crate_graph(ctx, rung)
+    if isinstance(graph, RungResult) or not argv or argv[0] != "cargo":
+        return list(argv)
+    await seed_target(ctx, graph, head_target_dir(ctx))
+    return [argv[0], *_no_debug_info(graph), *argv[1:]]
 
 
 def _graph_key(ctx: RungContext) -> str:
@@ -354,8 +406,9 @@ async def on_head(
             return hit, True
         export = await anyio.to_thread.run_sync(head.export)
     target = {**env, **head_env(ctx)}
+    command = await head_command(ctx, rung, argv)
     outcome = await ctx.run(
-        rung, argv, suffix=suffix, cwd=export, extra_env=target, reap_leftovers=False
+        rung, command, suffix=suffix, cwd=export, extra_env=target, reap_leftovers=False
     )
     if outcome.timed_out or outcome.exit_code not in (0, 101):
         return f"{tool} failed on HEAD (exit {outcome.exit_code}): {outcome.tail.strip()[-200:]}"

@@ -34,7 +34,7 @@ from ...models import Diagnostic, RungName
 from ...rungs.compare import head_of
 from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun
-from .cargo import head_env
+from .cargo import head_command, head_env
 from .messages import compiler_messages
 
 __all__ = ["cache_key", "failed_on_head", "head_argv", "narrowed", "prebuild_on_head", "test_key"]
@@ -151,7 +151,7 @@ async def failed_on_head(
     (`narrowed`'s); the failures by key and every test that passed at 0; or why it could
     not."""
     export = await anyio.to_thread.run_sync(_export, ctx, head)
-    run = head_argv(argv) if whole else list(argv)
+    run = await head_command(ctx, rung, head_argv(argv) if whole else argv)
     outcome = await ctx.run(
         rung,
         run,
@@ -201,7 +201,7 @@ async def prebuild_on_head(ctx: RungContext, rung: RungName, runs: Sequence[list
     for n, argv in enumerate(todo):
         outcome = await ctx.run(
             rung,
-            argv,
+            await head_command(ctx, rung, argv),
             suffix=f".head-build{n or ''}.out",
             cwd=export,
             extra_env=head_env(ctx),

@@ -52,7 +52,15 @@ from ...rungs.compare import head_of, mark_against_head
 from ...rungs.context import RungContext
 from ...stopping import ending_red
 from .build_evidence import PlainErrors, plain_errors
-from .cargo import affected_of, head_cached, head_side, on_head, packages
+from .cargo import (
+    affected_of,
+    head_cached,
+    head_side,
+    lib_target_dir,
+    on_head,
+    packages,
+    seed_target,
+)
 from .messages import compiler_messages
 from .metadata import CrateGraph
 from .spool_watch import BUILD_FINISHED, compile_error, said, said_line
@@ -96,10 +104,6 @@ class _Asked:
 
 _ASKED: dict[tuple[str, str], _Asked] = {}
 """(ladder id, root) → the climb's check, under way or answered."""
-
-
-def lib_target_dir(ctx: RungContext) -> Path:
-    return ctx.workspace.state_dir / "rust" / "lib-target"
 
 
 def _error(d: Diagnostic) -> bool:
@@ -148,6 +152,7 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
             errors, how = told.errors, _TOLD.format(argv=shlex.join(argv))
         else:
             env = {"CARGO_TARGET_DIR": str(lib_target_dir(ctx))}
+            await seed_target(ctx, graph, lib_target_dir(ctx))
             outcome = await ctx.run(
                 rung, argv, suffix=".lib.out", reap_leftovers=False, extra_env=env
             )

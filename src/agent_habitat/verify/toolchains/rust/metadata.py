@@ -74,6 +74,9 @@ class Affected:
 class CrateGraph:
     root: Path
     crates: Mapping[str, Crate]
+    build_dir: Path | None = None
+    """Where cargo builds the project for its user (`cargo metadata`'s `build_directory`,
+    else its `target_directory`): the user's own `target/` unless configured elsewhere."""
 
     def crate_of(self, rel: str) -> Crate | None:
         """The crate whose folder holds `rel` (the innermost one)."""
@@ -236,4 +239,7 @@ def parse_metadata(text: str, root: Path) -> CrateGraph:
                 for dep in package.get("dependencies", [])
             ),
         )
-    return CrateGraph(root=root, crates=crates)
+    built = data.get("build_directory") or data.get("target_directory")
+    return CrateGraph(
+        root=root, crates=crates, build_dir=Path(built) if isinstance(built, str) else None
+    )

@@ -31,11 +31,13 @@ from .cargo import (
     affected_of,
     cargo_rung,
     check_env,
+    check_target_dir,
     clippy_covered,
     graph_note,
     packages,
     remember_clippy,
     run_compiler,
+    seed_target,
 )
 from .detect import owns
 from .lib_check import decided_by, run_judged
@@ -95,6 +97,7 @@ async def diagnose_files(ctx: RungContext, graph: CrateGraph) -> RungResult:
     argv = ["cargo", verb, _JSON, *EVERY_UNIT, *packages(crates)]
     started = time.monotonic()
     env = check_env(ctx)
+    await seed_target(ctx, graph, check_target_dir(ctx))
     outcome, check = await run_judged(ctx, rung, graph, argv, tool=tool, extra_env=env)
     if check is not None:
         ran = RungResult(
@@ -144,6 +147,7 @@ async def compile_project(ctx: RungContext, graph: CrateGraph) -> RungResult:
             }
         )
     argv = ["cargo", "check", _JSON, *EVERY_UNIT, *packages(crates)]
+    await seed_target(ctx, graph, check_target_dir(ctx))
     return await run_compiler(
         ctx, rung, argv, tool="cargo check", notes=notes, extra_env=check_env(ctx)
     )

@@ -37,7 +37,15 @@ from ...models import Diagnostic, RungResult
 from ...rungs.compare import head_of
 from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun, remember_head_run
-from .cargo import EVERY_UNIT, check_env, crate_graph, on_head, packages
+from .cargo import (
+    EVERY_UNIT,
+    check_env,
+    check_target_dir,
+    crate_graph,
+    on_head,
+    packages,
+    seed_target,
+)
 from .head_tests import cache_key, failed_on_head, prebuild_on_head
 from .lib_check import head_check
 from .tests import TEST_BASE
@@ -102,6 +110,7 @@ async def _warm(ctx: RungContext, yielding: Yielding) -> tuple[str, str]:
     verb = "clippy" if shutil.which("cargo-clippy", path=ctx.process_env().get("PATH")) else "check"
     argv = ["cargo", verb, _JSON, *EVERY_UNIT, *scope]
     done = []
+    await seed_target(ctx, graph, check_target_dir(ctx))
     mine = await yielding(
         lambda: ctx.run("diagnose.files", argv, suffix=".warm.out", extra_env=check_env(ctx))
     )
