@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agent_habitat.verify.toolchains.rust.build_evidence import plain_errors
+from agent_habitat.verify.toolchains.rust.build_evidence import PlainBuilds, plain_errors
 from agent_habitat.verify.toolchains.rust.metadata import Crate, CrateGraph
 
 ROOT = Path("/p")
@@ -120,3 +120,15 @@ def test_a_crate_whose_tests_may_turn_on_its_own_features_is_never_told() -> Non
 
 def test_a_build_that_did_not_end_tells_nothing() -> None:
     assert plain_errors(_error(2) + "\n" + _failed("lib"), _graph(), ["lc"]) is None
+
+
+def test_the_plain_units_built_are_told_as_the_lines_come() -> None:
+    # head_early stops HEAD's check once this says True: the library and the binary built
+    # for use; their test harnesses' artifacts (profile.test) are not theirs.
+    watch = PlainBuilds(_graph(bins=("tool",)), ["lc"])
+    assert not watch.line(b"   Compiling lc v0.1.0 (/p)")
+    assert not watch.line(_built("lib", test=True).encode())
+    assert not watch.line(_built("lib").encode())
+    assert not watch.line(_built("bin", test=True, name="tool").encode())
+    assert not watch.line(_error(3, kind="bin", name="tool").encode())
+    assert watch.line(_built("bin", name="tool").encode())

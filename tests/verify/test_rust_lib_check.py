@@ -183,6 +183,43 @@ async def test_an_error_under_a_feature_only_the_tests_turn_on_is_not_red_when_h
     assert {(d.code, d.preexisting) for d in tests.diagnostics} == {("E0308", True)}, tests
 
 
+_WAIT_FOR_HEAD = """use std::{path::Path, thread, time::{Duration, Instant}};
+fn main() {
+    let start = Instant::now();
+    while !Path::new(r"MARK").exists() {
+        assert!(start.elapsed() < Duration::from_secs(90), "HEAD's check never started");
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+"""
+
+
+async def test_heads_check_starts_with_the_tests_build_not_at_its_first_error(
+    tmp_path: Path,
+) -> None:
+    # The first climb at a HEAD: HEAD's check of the crate's own code starts with the tests'
+    # build (lib_check.head_early). The tree's build script waits for the mark HEAD's own
+    # build script leaves, so the tree's build gets to its compile error only once that
+    # check runs; started at the first compile error instead, it never would.
+    mark = tmp_path / "head-started"
+    head_build = f'fn main() {{\n    std::fs::write(r"{mark}", "").unwrap();\n}}\n'
+    root = _crate(tmp_path / "lc", _LIB)
+    write(root, "build.rs", head_build)
+    subprocess.run(["git", "add", "build.rs"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "build script"],
+        cwd=root,
+        check=True,
+    )
+    write(root, "build.rs", _WAIT_FOR_HEAD.replace("MARK", str(mark)))
+    write(root, "src/lib.rs", _LIB.replace("x * 2", "x * true"))
+    tests = await RUNNERS["test.scoped"](tree_ctx(root, "e1"))
+    assert tests.state == "red", tests.reason
+    assert [(d.code, d.line, d.preexisting) for d in tests.diagnostics] == [("E0277", 2, False)]
+    assert any("--lib --bins` on HEAD" in n for n in tests.notes), tests.notes
+    assert mark.exists()
+
+
 def test_a_compile_error_line_is_one_rustc_reports_not_a_clippy_lint() -> None:
     message = '{"reason":"compiler-message","message":{"level":"error","code":%s}}'
     assert compile_error((message % '{"code":"E0277"}').encode())

@@ -36,7 +36,7 @@ from ...models import Diagnostic
 from .messages import compiler_messages
 from .metadata import CrateGraph
 
-__all__ = ["PlainErrors", "plain_errors"]
+__all__ = ["PlainBuilds", "PlainErrors", "plain_errors"]
 
 _FAILED = re.compile(r"^error: could not compile `(?P<crate>[^`\s]+)[^`]*` \((?P<unit>[^)]*)\)")
 _LIBRARIES = frozenset({"lib", "rlib", "dylib", "cdylib", "staticlib", "proc-macro"})
@@ -191,3 +191,28 @@ def _crate_dir(item: dict[str, Any], root: Path) -> str | None:
     except ValueError:
         return None
     return rel or "."
+
+
+class PlainBuilds:
+    """Reads a `cargo test --message-format=json` run's lines as they come: `line` is True
+    once every plain library and binary unit of `crates` has built (a `compiler-artifact`
+    that is not a test's), so their code compiles on the tree."""
+
+    def __init__(self, graph: CrateGraph, crates: Collection[str]) -> None:
+        self.graph = graph
+        self.left = _units(graph, crates)
+        self.by_dir = {c.dir: c.name for c in graph.crates.values()}
+
+    def line(self, line: bytes) -> bool:
+        if b"compiler-artifact" in line:
+            try:
+                item = json.loads(line)
+            except ValueError:
+                return not self.left
+            if isinstance(item, dict) and item.get("reason") == "compiler-artifact":
+                crate = self.by_dir.get(_crate_dir(item, self.graph.root) or "")
+                target = _target(item)
+                built = not (item.get("profile") or {}).get("test")
+                if crate is not None and target is not None and built:
+                    self.left.discard((crate, target))
+        return not self.left

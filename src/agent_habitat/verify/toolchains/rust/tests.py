@@ -52,7 +52,7 @@ from .head_tests import (
     prebuild_on_head,
     test_key,
 )
-from .lib_check import decided_by, new_lib_errors, tests_build
+from .lib_check import decided_by, head_early, new_lib_errors, tests_build
 from .messages import LibtestReport, compiler_messages, libtest_report
 from .metadata import Affected, CrateGraph
 from .spool_watch import BUILD_SUCCEEDED, compile_error, said, said_line
@@ -109,8 +109,15 @@ async def _cargo_test(
             finally:
                 head_build.done.set()
 
+    early = anyio.CancelScope()
+
+    async def head_check() -> None:
+        with early:
+            await head_early(ctx, rung, graph, ctx.spool(rung, ".out"), built)
+
     with tests_build(ctx, ctx.spool(rung, ".out")) as built:
         async with anyio.create_task_group() as beside:
+            beside.start_soon(head_check)
             beside.start_soon(prebuild)
             beside.start_soon(judge)
             try:
@@ -120,6 +127,7 @@ async def _cargo_test(
             finally:
                 head_build.scope.cancel()
                 judging.cancel()
+                early.cancel()
     return result
 
 
