@@ -153,6 +153,17 @@ PROJECTS = {
         "and chrono crates with random inputs (rand), doc tests; no dependencies",
         dev_dependencies=True,
     ),
+    # Held out (issue 27): new to bench/ with HEAD's builds taking the user's dependency
+    # units (toolchains/rust/dep_units.py): registry dependencies and dev-dependencies.
+    "textwrap": Project(
+        "textwrap",
+        "crates.io:textwrap@0.16.1",
+        ("src/core.rs", "src/wrap.rs", "src/indentation.rs", "src/word_separators.rs"),
+        "word wrapping: 13 modules with their unit tests, integration tests, doc tests; three "
+        "registry dependencies (smawk, unicode-linebreak, unicode-width) and dev-dependencies "
+        "(unic-emoji-char, version-sync); the crates.io package",
+        dev_dependencies=True,
+    ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
     "url": Project(
