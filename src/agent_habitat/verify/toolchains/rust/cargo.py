@@ -135,17 +135,20 @@ def lib_target_dir(ctx: RungContext) -> Path:
     return ctx.workspace.state_dir / "rust" / "lib-target"
 
 
-async def seed_target(ctx: RungContext, graph: CrateGraph, target: Path) -> None:
+async def seed_target(
+    ctx: RungContext, graph: CrateGraph, target: Path, *, linked: bool = False
+) -> None:
     """Before a cargo run in `target` (one of the habitat's target folders): the registry
     dependencies' units the user's build folder or the habitat's other target folders hold
-    and `target` lacks, copied in (dep_units.py)."""
+    and `target` lacks, copied in (dep_units.py); `linked`: the libraries compiled for
+    linking too (a build or a test build; a check or clippy needs none of them)."""
     user = graph.build_dir or ctx.root / "target"
     folders = [user, check_target_dir(ctx), lib_target_dir(ctx), head_target_dir(ctx)]
     sources = [f / "debug" for f in folders if f != target]
 
     def copy() -> int:
         packages = registry_packages(ctx.root / "Cargo.lock", graph.crates)
-        return seed(target / "debug", sources, packages)
+        return seed(target / "debug", sources, packages, linked=linked)
 
     try:
         # Abandoned on cancel: it ends on its own (a bounded wait for the lock, then copies).
@@ -193,7 +196,8 @@ async def head_command(ctx: RungContext, rung: RungName, argv: Sequence[str]) ->
     graph = await crate_graph(ctx, rung)
     if isinstance(graph, RungResult) or not argv or argv[0] != "cargo":
         return list(argv)
-    await seed_target(ctx, graph, head_target_dir(ctx))
+    checks = len(argv) > 1 and argv[1] in ("check", "clippy")
+    await seed_target(ctx, graph, head_target_dir(ctx), linked=not checks)
     return [argv[0], *_no_debug_info(graph), *argv[1:]]
 
 

@@ -153,12 +153,21 @@ def _is_hash_file(name: str) -> bool:
 
 
 def seed(
-    dest: Path, sources: Sequence[Path], packages: Collection[str], *, wait_s: float = 30.0
+    dest: Path,
+    sources: Sequence[Path],
+    packages: Collection[str],
+    *,
+    linked: bool = True,
+    wait_s: float = 30.0,
 ) -> int:
     """Blocking: copy into profile folder `dest` (`<target>/debug`) every unit of
     `packages` a folder of `sources` holds whole and `dest` has not; how many were copied.
-    A cargo at work in `dest` is waited for (the run that follows would wait for it too),
-    up to `wait_s`: then nothing is copied."""
+    `linked` False: not the libraries compiled for linking (an `.rlib` among the unit's
+    files), which a check uses only to build a build script (its build-dependencies, then
+    compiled there): it takes the libraries' metadata from check units of their own, and
+    runs the build scripts and proc macros, which are copied. The rlibs are most of what a
+    user's build folder holds. A cargo at work in `dest` is waited for
+    (the run that follows would wait for it too), up to `wait_s`: then nothing is copied."""
     if not packages:
         return 0
     wanted = set(packages)
@@ -178,7 +187,10 @@ def seed(
                 name, _, digest = entry.name.rpartition("-")
                 if name not in wanted or entry.name in have or len(digest) != 16:
                     continue
-                if _copy_unit(source, dest, entry.name, outputs.get(digest, [])):
+                files = outputs.get(digest, [])
+                if not linked and any(f.suffix == ".rlib" for f in files):
+                    continue
+                if _copy_unit(source, dest, entry.name, files):
                     have.add(entry.name)
                     copied += 1
     return copied
