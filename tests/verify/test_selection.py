@@ -275,3 +275,15 @@ def test_pytests_default_doctest_glob_is_test_star_txt(tmp_path: Path) -> None:
     _touch(root, "vol/other.py")
     impact = _impact(root, tmp_path, LadderConfig(test_paths=["."]))
     assert impact.selection.tests == ["docs/test_other.txt", "vol/tests/test_other.py"]
+
+
+def test_with_doctest_modules_a_changed_module_runs_its_own_doctests(tmp_path: Path) -> None:
+    # voluptuous 0.16.0 with `--doctest-modules` in addopts: an edit of util.Lower's docstring
+    # example failed util.py:19 under pytest and was green, tests.py and tests.md selected.
+    root = _doctest_project(tmp_path / "vol", 'addopts = "--doctest-modules"\n')
+    _touch(root, "vol/obj.py")
+    impact = _impact(root, tmp_path, LadderConfig(test_paths=["vol"]))
+    assert impact.selection.tests == ["vol/obj.py"]
+    _touch(root, "vol/other.py")
+    impact = _impact(root, tmp_path, LadderConfig(test_paths=["vol"]))
+    assert impact.selection.tests == ["vol/obj.py", "vol/other.py", "vol/tests/test_other.py"]

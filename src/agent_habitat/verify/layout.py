@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import configparser
 import fnmatch
+import functools
 import os
 import shlex
 import tomllib
@@ -66,6 +67,8 @@ class Layout:
     is_python: bool
     test_patterns: tuple[str, ...] = _DEFAULT_TEST_FILES
     """pytest's `python_files`: which `.py` files are test modules (`is_test`)."""
+    doctest_modules: bool = False
+    """pytest runs with `--doctest-modules` (its addopts): every module is a test too."""
     doctest_files: dict[str, Path] = field(default_factory=dict)
     """Text files pytest collects as doctests (`--doctest-glob`, default `test*.txt`) under
     the test roots, packages included, keyed by relative posix path: tests whose imports are
@@ -81,6 +84,20 @@ class Layout:
     def is_test(self, rel: str) -> bool:
         """Whether pytest collects `rel` as a test module (the project's `python_files`)."""
         return rel in self.doctest_files or is_test_file(rel, self.test_patterns)
+
+    @functools.cached_property
+    def doctest_sources(self) -> frozenset[str]:
+        """With `--doctest-modules`, the project's own `.py` files (relative posix paths):
+        pytest collects each one's docstring examples, tests that run its code."""
+        if not self.doctest_modules:
+            return frozenset()
+        files = {self.rel(p) for pkg in self.packages.values() for p in _walk_py(pkg, set())}
+        return frozenset(files | self.module_files)
+
+    def runs_as_test(self, rel: str) -> bool:
+        """Whether pytest collects tests from `rel`: a test module, a doctest text file, or
+        (`--doctest-modules`) a module of the project's own."""
+        return self.is_test(rel) or rel in self.doctest_sources
 
     @property
     def module_files(self) -> set[str]:
@@ -202,13 +219,16 @@ def _pytest_ini(root: Path) -> dict[str, object]:
     return {}
 
 
-def _doctest_globs(ini: dict[str, object]) -> tuple[str, ...]:
-    """The `--doctest-glob` patterns of pytest's `addopts` (pytest's default: `test*.txt`)."""
+def _addopts(ini: dict[str, object]) -> list[str]:
     opts = ini.get("addopts")
     try:
-        args = shlex.split(opts) if isinstance(opts, str) else _ini_list(opts) or []
+        return shlex.split(opts) if isinstance(opts, str) else _ini_list(opts) or []
     except ValueError:
-        args = []
+        return []
+
+
+def _doctest_globs(args: list[str]) -> tuple[str, ...]:
+    """The `--doctest-glob` patterns of pytest's `addopts` (pytest's default: `test*.txt`)."""
     globs: list[str] = []
     for i, arg in enumerate(args):
         if arg.startswith("--doctest-glob="):
@@ -287,7 +307,8 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
     exclude = set(packages.values())
     side: dict[str, Path] = {}
     doctests: dict[str, Path] = {}
-    globs = _doctest_globs(ini)
+    addopts = _addopts(ini)
+    globs = _doctest_globs(addopts)
     for test_root in test_roots:
         if test_root.is_file():
             side[test_root.relative_to(root).as_posix()] = test_root
@@ -305,5 +326,6 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
         test_patterns=tests,
         side_files=side,
         doctest_files=doctests,
+        doctest_modules="--doctest-modules" in addopts,
         modules=_find_modules(root, config, packages, tests),
     )

@@ -413,8 +413,8 @@ def narrow(
         own = layout.module_of(rel) is not None or rel in modules
         if own and (layout.root / rel).exists():
             out.fallback[rel] = f"no dependency data for {rel}"
-    for rel in sorted({*layout.side_files, *layout.doctest_files}):
-        if not layout.is_test(rel):
+    for rel in sorted({*layout.side_files, *layout.doctest_files, *layout.doctest_sources}):
+        if not layout.runs_as_test(rel):
             continue
         held = deps.complete.get(rel, {}).get(tree.sha(rel) or "")
         if held is None:

@@ -236,7 +236,7 @@ def analyse_impact(
     side = memo.side_imports(cache_dir) if memo is not None else SideImports(cache_dir)
     if deps is None or not deps.records or impact.graph_error is not None:
         for rel in impact.affected_files:
-            if layout.is_test(rel):
+            if layout.runs_as_test(rel):
                 out.tests[rel] = f"{rel} is affected in the import graph"
         _select_side(layout, side, affected, changed_side, out)
         impact.provenance = (
@@ -311,7 +311,7 @@ def _select_with_deps(
     graph_files: set[str] = set()
     for module in sorted(affected):
         path = layout.file_of(module)
-        if path is not None and layout.is_test(rel := layout.rel(path)):
+        if path is not None and layout.runs_as_test(rel := layout.rel(path)):
             out.tests[rel] = f"{rel} is affected in the import graph ({because})"
             graph_files.add(rel)
     for rel, why in narrowing.files.items():
@@ -385,7 +385,7 @@ def _per_run(
             affected = graph.downstream(modules)
             for module in affected:
                 path = layout.file_of(module)
-                if path is not None and layout.is_test(rel := layout.rel(path)):
+                if path is not None and layout.runs_as_test(rel := layout.rel(path)):
                     reached.tests[rel] = f"{rel} is affected in the import graph"
             single = {rel: why for rel, why in stale.items() if rel in layout.module_files}
             reasons = {**single, **side}

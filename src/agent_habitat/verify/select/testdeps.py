@@ -180,7 +180,7 @@ class Recording:
         """Test file → sha256, for the test files this run ran whole at a steady content."""
         tests = {t.partition("::")[0] for t in run.tests}
         known = tests | {rel for rel in self.layout.side_files if self.layout.is_test(rel)}
-        known |= set(self.layout.doctest_files)
+        known |= set(self.layout.doctest_files) | self.layout.doctest_sources
         if self.scope.whole_suite:
             files = known
         else:
