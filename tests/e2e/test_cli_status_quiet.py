@@ -197,6 +197,10 @@ def test_status_with_no_host_reads_as_the_full_path_prints_it(
         _answers(project, answer)
         _warm(project, {"import_graph": {"state": "warm", "detail": "x"}}, finished=False)
         assert "ended before it finished" in _answers(project, answer).stdout
+    # A pyproject.toml without a [tool] table configures nothing: still read here.
+    (project / "pyproject.toml").write_text('[project]\nname = "p"\n', encoding="utf-8")
+    with full_path(project, _FULL) as answer:
+        _answers(project, answer)
     # A folder that is no git work tree, named with --project (the snapshot walks it).
     plain = project.parent / "plain"
     plain.mkdir()

@@ -70,6 +70,8 @@ def configured(root: Path | str) -> bool:
     except (OSError, tomllib.TOMLDecodeError):
         return True
     tool = data.get("tool")
+    if tool is None:
+        return False  # no [tool] table: `config.load_pyproject` finds nothing either
     return not isinstance(tool, dict) or "habitat" in tool
 
 
