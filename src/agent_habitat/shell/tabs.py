@@ -77,9 +77,14 @@ class Tabs:
 
 def default_cwd(project_root: Path | None) -> str:
     """Open project root (resolved) → its git root → this process's cwd."""
-    for candidate in (project_root, scm_root(project_root) if project_root else None):
-        if candidate is not None and candidate.is_dir():
-            return str(candidate)
+    if project_root is not None:
+        # The git root only when the root is gone: walking every parent for `.git` took
+        # a few stats of each call's way in a host with its project open.
+        if project_root.is_dir():
+            return str(project_root)
+        root = scm_root(project_root)
+        if root is not None and root.is_dir():
+            return str(root)
     return os.getcwd()
 
 
