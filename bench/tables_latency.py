@@ -78,6 +78,10 @@ def mcp_bridge_handoff_tables() -> str:
     return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_bridge_handoff-*.json"))
 
 
+def mcp_answers_once_tables() -> str:
+    return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_answers_once-*.json"))
+
+
 def mcp_hot_path_tables() -> str:
     return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_shell_hot_path-*.json"))
 
