@@ -25,8 +25,8 @@ from agent_habitat.verify.runner.report import (
     VerifyStatusResult,
 )
 from agent_habitat.verify.runner.report_shape import LITERALS, SHAPES
-from agent_habitat.verify.snapshot import take_snapshot
 from agent_habitat.verify.timing import Timing
+from agent_habitat.verify.toolchains import snapshot_of
 from agent_habitat.workspace import Workspace
 from cli_probe import PROBE, FullPath, Probed, full_path, probe
 
@@ -46,10 +46,11 @@ def _git(root: Path, *argv: str) -> None:
 
 
 def _save(root: Path, report: EpochReport, *, snapshot: bool = True) -> None:
-    """The record a process that served verify leaves (`EpochRecords.save`)."""
+    """The record a process that served verify leaves (`EpochRecords.save`, the snapshot
+    the runner takes)."""
     db = Database(Workspace.for_project(root).db_path)
     try:
-        EpochRecords(db).save(root, report, take_snapshot(root) if snapshot else None)
+        EpochRecords(db).save(root, report, snapshot_of(root) if snapshot else None)
     finally:
         db.close()
 
@@ -215,6 +216,15 @@ def test_status_with_no_host_reads_as_the_full_path_prints_it(
         _save(plain, _red(1))
         (plain / "b.py").write_text("y = 2\n", encoding="utf-8")
         assert "state=stale" in _answers(plain, answer, *named).stdout
+        # Node's and Rust's: their output folders are no part of the change, either way.
+        for marker in ("package.json", "Cargo.toml"):
+            (plain / marker).write_text("{}\n", encoding="utf-8")
+        for built in ("node_modules/x.js", "target/debug/y", "dist/z.js"):
+            (plain / built).parent.mkdir(parents=True, exist_ok=True)
+            (plain / built).write_text("built\n", encoding="utf-8")
+        _save(plain, _green(2))
+        (plain / "target" / "debug" / "y").write_text("rebuilt\n", encoding="utf-8")
+        assert "state=green" in _answers(plain, answer, *named).stdout
 
 
 def test_what_the_quiet_reader_cannot_prove_takes_the_full_path(
