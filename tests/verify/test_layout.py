@@ -171,3 +171,20 @@ def test_doctest_text_files_follow_addopts_doctest_glob_inside_packages_too(
     assert sorted(layout.doctest_files) == ["README.md", "app/tests/guide.md", "docs/x.rst"]
     assert layout.is_test("app/tests/guide.md")
     assert not layout.is_test("test_default.txt")
+
+
+@pytest.mark.parametrize("off", ['"-p no:doctest --doctest-modules"', '["-p", "no:doctest"]'])
+def test_pytests_doctest_plugin_turned_off_collects_no_doctests(tmp_path: Path, off: str) -> None:
+    # A selected test*.txt that pytest will not collect is a "file not found" or no test run.
+    root = _write(
+        tmp_path,
+        {
+            "pyproject.toml": f"[tool.pytest.ini_options]\naddopts = {off}\n",
+            "app/__init__.py": "",
+            "test_default.txt": "",
+        },
+    )
+    layout = discover_layout(root, LadderConfig())
+    assert layout.doctest_files == {}
+    assert not layout.doctest_modules
+    assert not layout.runs_as_test("app/__init__.py")

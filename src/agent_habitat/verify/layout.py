@@ -238,8 +238,19 @@ def _doctest_globs(args: list[str]) -> tuple[str, ...]:
     return tuple(globs) or ("test*.txt",)
 
 
+def _plugin_off(args: list[str], name: str) -> bool:
+    """Whether `args` turn pytest's plugin `name` off (`-p no:NAME`, `-pno:NAME`)."""
+    off = f"no:{name}"
+    return any(
+        a == f"-p{off}" or (a == "-p" and i + 1 < len(args) and args[i + 1] == off)
+        for i, a in enumerate(args)
+    )
+
+
 def _walk_doctests(top: Path, globs: tuple[str, ...]) -> list[Path]:
     out: list[Path] = []
+    if not globs:
+        return out
     for dirpath, dirnames, filenames in os.walk(top):
         here = Path(dirpath)
         dirnames[:] = [
@@ -308,7 +319,8 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
     side: dict[str, Path] = {}
     doctests: dict[str, Path] = {}
     addopts = _addopts(ini)
-    globs = _doctest_globs(addopts)
+    doctest_off = _plugin_off(addopts, "doctest")
+    globs = () if doctest_off else _doctest_globs(addopts)
     for test_root in test_roots:
         if test_root.is_file():
             side[test_root.relative_to(root).as_posix()] = test_root
@@ -326,6 +338,6 @@ def discover_layout(root: Path, config: LadderConfig) -> Layout:
         test_patterns=tests,
         side_files=side,
         doctest_files=doctests,
-        doctest_modules="--doctest-modules" in addopts,
+        doctest_modules="--doctest-modules" in addopts and not doctest_off,
         modules=_find_modules(root, config, packages, tests),
     )
