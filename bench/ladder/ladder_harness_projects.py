@@ -307,6 +307,16 @@ PROJECTS: dict[str, Project] = {
             ("munch",),
             sha256="542cb151461263216a4e37c3fd9afc425feeaf38aaa3025cd2a981fadb422235",
         ),
+        Project(
+            "mistune",
+            "3.0.2",
+            ("pytest",),
+            "a Markdown parser: a src/ package of ~4,400 lines (block and inline parsers, "
+            "renderers, 20 plugins and directives), typed (py.typed) with no type checker "
+            "configured; ~940 tests, most generated from Markdown fixture files",
+            ("src/mistune",),
+            sha256="fc7f93ded930c92394ef2cb6f04a8aabab4117a91449e72dcc8dfa646a508be8",
+        ),
     )
 }
 
