@@ -192,6 +192,9 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
                 finally:
                     shutil.rmtree(home, ignore_errors=True)
             try:
+                # From the clean tree: the last one-shot left the edit applied, and a second
+                # application of one that changes the line's length writes another line.
+                reset(root)
                 apply(root, edits[0])
                 row["oneshot_full"] = _full(run, base_failed)
                 for key in ("oneshot", "oneshot_before"):
