@@ -86,6 +86,17 @@ async def test_an_error_at_head_in_an_affected_module_stays_not_red(shop: Path) 
     assert result.new_findings == 0
 
 
+async def test_one_begun_before_a_file_changed_is_not_taken_over(shop: Path) -> None:
+    # Changed after the start and before the climb's snapshot: the early check may have read
+    # it as it was, so the climb checks the tree as its snapshot holds it.
+    assert await _begin(shop, None, ["compile.project"])
+    _write(shop, "shop/core.py", 'def double(x: int) -> int:\n    return "x" * x\n')
+    result = await _compile(shop)
+    assert not any(_TAKEN in note for note in result.notes), result.notes
+    assert result.state == "red", result.reason
+    assert {d.file for d in result.diagnostics} == {"shop/core.py"}
+
+
 async def test_a_policy_without_the_type_check_begins_nothing(shop: Path) -> None:
     assert not await _begin(shop, "minimal", None)
     assert not await _begin(shop, None, ["diagnose.files", "test.scoped"])

@@ -171,7 +171,9 @@ async def _plain_or_early(
     if not ctx.keeps_warm:
         every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
         whole = _plain_mypy(ctx, env, flags, sorted(set(every) | set(targets)))
-        begun = mypy_early.take(ctx.workspace, whole, ctx.root, ctx.process_env())
+        begun = await anyio.to_thread.run_sync(
+            mypy_early.take, ctx.workspace, whole, ctx.root, ctx.process_env()
+        )
         if begun is not None:
             hooks = ctx.hooks
             if hooks is not None and hooks.process_started is not None:

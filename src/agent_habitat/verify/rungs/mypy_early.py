@@ -33,6 +33,7 @@ from ..environments import PROBE_FILE, ProjectEnv, probe_env, resolve_python
 from ..layout import discover_layout
 from ..models import POLICIES, RungName
 from . import mypy_stdlib
+from .checker_files import CONFIG_FILES
 from .checkers import detect_type_checker, mypy_configured
 from .dmypy import DmypyDaemon
 from .mypy_plain import flags_for, package_targets, plain_argv, shared_stdlib
@@ -50,6 +51,26 @@ class _Early:
     begun: Begun
     cwd: str
     env: dict[str, str]
+    files: list[str]
+    """The modules it checks."""
+    seen: list[tuple[str, int, int]]
+    """Those and the settings as they were as it began (`_stamps`)."""
+
+
+def _stamps(root: Path, targets: list[str]) -> list[tuple[str, int, int]]:
+    """(name, mtime_ns, size) of the modules it checks and the settings it reads: a file
+    changed between this start and the climb's snapshot would be checked as it was before,
+    for a snapshot that holds it as it is after; the climb's own staleness check covers
+    what changes after the snapshot."""
+    out: list[tuple[str, int, int]] = []
+    for rel in [*targets, *CONFIG_FILES]:
+        try:
+            st = (root / rel).stat()
+        except OSError:
+            out.append((rel, -1, -1))
+            continue
+        out.append((rel, st.st_mtime_ns, st.st_size))
+    return out
 
 
 _early: dict[Path, _Early] = {}
@@ -86,25 +107,30 @@ def begin(root: Path, policy: str | None, rungs: list[str] | None) -> bool:
         return False  # the rung asks the live daemon
     configured = mypy_configured(root)
     flags = flags_for(root, config, env, configured)
-    argv = plain_argv(workspace.state_dir, env, flags, package_targets(root, layout))
+    targets = package_targets(root, layout)
+    argv = plain_argv(workspace.state_dir, env, flags, targets)
     shared = shared_stdlib(env, flags, configured)
     if shared is not None:
         mypy_stdlib.seed(shared, workspace.state_dir / "mypy-cache")
     process_env = child_env(None, env.bin_dir)
     spool = spool_path(workspace.spool_dir, f"early-{os.getpid()}.{_RUNG}.out")
+    seen = _stamps(root, targets)
     try:
         begun = begin_command(argv, cwd=root, env=process_env, spool=spool)
     except OSError:
         return False
-    _early[workspace.state_dir] = _Early(begun, str(root), process_env)
+    _early[workspace.state_dir] = _Early(begun, str(root), process_env, targets, seen)
     return True
 
 
 def take(workspace: Workspace, argv: list[str], cwd: Path, env: dict[str, str]) -> Begun | None:
-    """The mypy begun early for this workspace when it runs exactly `argv` in `cwd` with
-    `env`, now the caller's to finish; None otherwise (one that differs is left for `drop`)."""
+    """Blocking: the mypy begun early for this workspace when it runs exactly `argv` in `cwd`
+    with `env` and the files it reads are as they were as it began, now the caller's to
+    finish; None otherwise (one that differs is left for `drop`)."""
     early = _early.get(workspace.state_dir)
     if early is None or (early.begun.argv, early.cwd, early.env) != (argv, str(cwd), env):
+        return None
+    if _stamps(cwd, early.files) != early.seen:
         return None
     del _early[workspace.state_dir]
     return early.begun
