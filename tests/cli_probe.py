@@ -5,7 +5,10 @@ answered, and compare it with the full path's answer (the quick reader stood dow
 The full path's answers to many commands come from one interpreter (`full_path`): each
 fresh one cost about 0.4 CPU-s to build the habitat (a quick one 0.05 s), and
 test_cli_quiet_verbs.py asked 12 of them in a row. Each command there still runs as
-`main(argv)` with its own stdout and stderr (file descriptors 1 and 2, as a process's)."""
+`main(argv)` with its own stdout and stderr (file descriptors 1 and 2, as a process's). The
+quick path's answers can come from one too (`full_path` with nothing stood down): a test that
+each must load nothing heavy checks `loaded` after every command, which is what the
+interpreter has loaded so far (a fresh quick one cost about 0.2 CPU-s with coverage)."""
 
 from __future__ import annotations
 
@@ -128,8 +131,9 @@ class FullPath:
 @contextmanager
 def full_path(root: Path, stand_down: str, heavy: tuple[str, ...] = HEAVY) -> Iterator[FullPath]:
     """`FullPath` in `root`, with this process's environment at the start; `stand_down`:
-    code run first, a quick reader replaced by `lambda *a: None` so the full path answers;
-    `heavy`: the modules whose loading it reports."""
+    code run first, a quick reader replaced by `lambda *a: None` so the full path answers
+    (or only a test's seam, the quick paths left on); `heavy`: the modules whose loading it
+    reports."""
     process = subprocess.Popen(
         [sys.executable, "-c", stand_down + _SERVE, *heavy],
         stdin=subprocess.PIPE,

@@ -141,20 +141,23 @@ def test_a_quick_run_with_no_host_prints_and_records_what_the_full_path_does(
     quick_root, full_root = _twins(tmp_path)
     _prepared(capsys, quick_root)
     _prepared(capsys, full_root)
-    with full_path(full_root, _FULL) as full:
+    # Each side's commands from one interpreter (cli_probe.py), which says after each what it
+    # has loaded so far: nothing heavy after the last means no quick run loaded anything (a
+    # fresh interpreter for each cost about 0.2 CPU-s with coverage, most of the quick run).
+    with full_path(full_root, _FULL) as full, full_path(quick_root, _SLOW_WINDOW) as quick:
         for argv in _COMMANDS:
-            quick = probe(quick_root, *argv, "--project", str(quick_root), prelude=_SLOW_WINDOW)
-            assert quick.loaded == "", argv  # neither pydantic, anyio nor the habitat
+            mine = quick(*argv, "--project", str(quick_root))
+            assert mine.loaded == "", argv  # neither pydantic, anyio nor the habitat
             answer = full(*argv, "--project", str(full_root))
             assert "agent_habitat.habitat" in answer.loaded, argv
-            assert _answer(quick, quick_root) == _answer(answer, full_root), argv
+            assert _answer(mine, quick_root) == _answer(answer, full_root), argv
     _same_records(quick_root, full_root)
     # What a later command reads of the quick runs: the same as of the full path's.
     with full_path(full_root, _FULL) as full:
         for argv in (("history", "--json"), ("last", "b"), ("last", "--index", "4", "--json")):
-            quick = probe(quick_root, *argv, "--project", str(quick_root))
+            mine = probe(quick_root, *argv, "--project", str(quick_root))
             answer = full(*argv, "--project", str(full_root))
-            assert _answer(quick, quick_root) == _answer(answer, full_root), argv
+            assert _answer(mine, quick_root) == _answer(answer, full_root), argv
 
 
 def test_a_run_past_its_first_moment_is_followed_by_the_full_path_as_it_follows_its_own(
@@ -182,10 +185,12 @@ def test_a_refusal_or_bad_input_is_the_full_path_s_own_and_records_nothing(
     quick_root, full_root = _twins(tmp_path)
     _prepared(capsys, quick_root)
     _prepared(capsys, full_root)
-    with full_path(full_root, _FULL) as full:
+    # The quick side's commands from one interpreter too: a refusal there is the full path's
+    # (the habitat built in a fresh interpreter for each cost about 0.6 CPU-s with coverage).
+    with full_path(full_root, _FULL) as full, full_path(quick_root, _SLOW_WINDOW) as quick:
         for n in range(1, 8):  # `main` and seven more: the limit of 8 tabs
             opening = ("run", "true", "--tab", f"t{n}")
-            assert probe(quick_root, *opening, "--project", str(quick_root)).code == 0
+            assert quick(*opening, "--project", str(quick_root)).code == 0
             assert full(*opening, "--project", str(full_root)).code == 0
         refused: tuple[tuple[str, ...], ...] = (
             ("run", "true", "--tab", "ninth"),
@@ -196,12 +201,12 @@ def test_a_refusal_or_bad_input_is_the_full_path_s_own_and_records_nothing(
             ("run", "true", "--tab", "x" * 33),
         )
         for argv in refused:
-            quick = probe(quick_root, *argv, "--project", str(quick_root), prelude=_SLOW_WINDOW)
+            mine = quick(*argv, "--project", str(quick_root))
             answer = full(*argv, "--project", str(full_root))
-            assert quick.code == 2, (argv, quick.stderr)
-            assert _answer(quick, quick_root) == _answer(answer, full_root), argv
+            assert mine.code == 2, (argv, mine.stderr)
+            assert _answer(mine, quick_root) == _answer(answer, full_root), argv
             if argv[-1] == "ninth":
-                assert "tab limit reached" in quick.stderr
+                assert "tab limit reached" in mine.stderr
     _same_records(quick_root, full_root)
 
 

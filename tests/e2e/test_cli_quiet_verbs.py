@@ -36,8 +36,10 @@ def test_with_no_host_history_last_and_which_read_as_the_full_path_prints_them(
     _prepared(capsys, project, "run", "API_TOKEN=s3cr3t-value-1 echo two", "--tab", "b")
     _prepared(capsys, project, "run", _FAILED_LOUD, "--tab", "b")
     _prepared(capsys, project, "run", "printf 'x\\033[31mred\\033[0m\\n'; kill -INT $$")
-    # The full path's answers from one interpreter, each after the quick one (cli_probe.py).
-    with full_path(project, _FULL) as answer:
+    # Each path's answers from one interpreter (cli_probe.py), the quick one's after each
+    # what it has loaded so far: nothing heavy after the last means no quick answer loaded
+    # anything (a fresh interpreter for each cost about 0.2 CPU-s with coverage).
+    with full_path(project, "") as reader, full_path(project, _FULL) as answer:
         for argv in (
             ("history",),
             ("history", "--json"),
@@ -52,7 +54,7 @@ def test_with_no_host_history_last_and_which_read_as_the_full_path_prints_them(
             ("which",),
             ("which", "b", "--json"),
         ):
-            quick = _cli(project, *argv)
+            quick = reader(*argv, "--project", str(project))
             assert quick.loaded == "", argv  # neither pydantic, anyio nor the habitat
             full = answer(*argv, "--project", str(project))
             assert "agent_habitat.habitat" in full.loaded, argv
