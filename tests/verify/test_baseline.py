@@ -11,6 +11,7 @@ from agent_habitat.verify.baseline import (
     BaseResult,
     fingerprint,
     mark_preexisting,
+    new_whatever_head_has,
     summarize,
 )
 from agent_habitat.verify.line_map import line_map
@@ -27,6 +28,26 @@ def _mark(
     current: list[Diagnostic], base: list[Diagnostic], now: Sequence[str], head: Sequence[str]
 ) -> list[Diagnostic]:
     return mark_preexisting(current, base, lambda _: now, lambda _: head)
+
+
+def test_a_finding_new_whatever_head_has_is_on_an_added_line_head_never_had() -> None:
+    # Line 5 is added (no line of HEAD's maps to it) and HEAD's file has no such text: no
+    # finding of HEAD's could match it under any pass. Of lines 7 and 8 one is added too, but
+    # its text is HEAD's `return 2`: a HEAD finding could match it wherever it is.
+    now = [*HEAD[:4], "    y: int = 'a'", "    x = 1", "    return 2", "    return 2"]
+    found = [_diag(5, "E0308", "m"), _diag(7, "E0308", "m"), _diag(8, "E0308", "m")]
+    assert line_map(HEAD, now).get(5) is None
+    new = new_whatever_head_has(found, lambda _: now, lambda _: HEAD)
+    assert [(d.line, d.preexisting) for d in new] == [(5, False)]
+    # Whatever HEAD's findings were, the comparison leaves it new.
+    anything = [_diag(n, "E0308", "m") for n in range(1, 7)]
+    marked = _mark([_diag(5, "E0308", "m")], anything, now, HEAD)
+    assert [(d.line, d.preexisting) for d in marked] == [(5, False)]
+    # An edited line stands for the one it replaced, where HEAD may have the finding.
+    edited = [*HEAD[:4], "    x: int = 'a'", "    return 2"]
+    assert new_whatever_head_has([_diag(5, "E0308", "m")], lambda _: edited, lambda _: HEAD) == []
+    # A file HEAD did not have: every finding in it.
+    assert len(new_whatever_head_has(found, lambda _: now, lambda _: None)) == 3
 
 
 def test_a_finding_on_a_moved_line_still_matches_head() -> None:

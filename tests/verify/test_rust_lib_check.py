@@ -9,6 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 
 from agent_habitat.events import InMemoryEventBus
@@ -218,6 +219,33 @@ async def test_heads_check_starts_with_the_tests_build_not_at_its_first_error(
     assert [(d.code, d.line, d.preexisting) for d in tests.diagnostics] == [("E0277", 2, False)]
     assert any("--lib --bins` on HEAD" in n for n in tests.notes), tests.notes
     assert mark.exists()
+
+
+async def test_an_error_on_a_line_the_change_added_is_red_without_waiting_for_head(
+    tmp_path: Path,
+) -> None:
+    # HEAD's build script waits for a mark nobody makes (90 s, then panics): HEAD's check
+    # cannot answer in this test's time. The change adds a line with a type error (and a
+    # build script that does not wait): no finding of HEAD's could match an error on a line
+    # HEAD never had, so the verdict is red without HEAD's check.
+    never = tmp_path / "never"
+    root = _crate(tmp_path / "lc", _LIB)
+    write(root, "build.rs", _WAIT_FOR_HEAD.replace("MARK", str(never)))
+    subprocess.run(["git", "add", "build.rs"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "build script"],
+        cwd=root,
+        check=True,
+    )
+    write(root, "build.rs", "fn main() {}\n")
+    write(root, "src/lib.rs", _LIB.replace("    x * 2\n", '    let _two: u64 = "2";\n    x * 2\n'))
+    with anyio.fail_after(80):
+        tests = await RUNNERS["test.scoped"](tree_ctx(root, "a1"))
+    assert tests.state == "red", tests.reason
+    assert [(d.code, d.line, d.preexisting) for d in tests.diagnostics] == [("E0308", 2, False)]
+    assert "on lines the change added" in (tests.baseline or ""), tests.baseline
+    assert any("on lines the change added whose text HEAD's files lack" in n for n in tests.notes)
+    assert not never.exists()
 
 
 def test_a_compile_error_line_is_one_rustc_reports_not_a_clippy_lint() -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "BaselineCache",
     "fingerprint",
     "mark_preexisting",
+    "new_whatever_head_has",
     "summarize",
 ]
 
@@ -142,6 +143,30 @@ def mark_preexisting(
         d.model_copy(update={"preexisting": True}) for d, o in zip(findings, old, strict=True) if o
     ]
     return new_ones + old_ones
+
+
+def new_whatever_head_has(
+    current: Iterable[Diagnostic],
+    current_lines: Callable[[str], Sequence[str] | None],
+    base_lines: Callable[[str], Sequence[str] | None],
+) -> list[Diagnostic]:
+    """The findings of `current` that `mark_preexisting` leaves new whatever HEAD's findings
+    are: each on a line the change added (no line of HEAD's version maps to it, so the
+    passes that follow the line map have nothing to compare with) whose text HEAD's version
+    of its file does not have at all (so no finding there has that line's text). A finding
+    HEAD's run would show cannot match it; HEAD's run need not be waited for to call it new."""
+    lines = _Lines(current_lines, base_lines)
+    out: list[Diagnostic] = []
+    for diag in current:
+        if diag.file is None or diag.line is None:
+            continue
+        now, then = current_lines(diag.file), base_lines(diag.file)
+        text = _line_text(now, diag.line)
+        if not text or lines.at_head(diag) is not None:
+            continue
+        if then is None or text not in {line.strip() for line in then}:
+            out.append(diag.model_copy(update={"preexisting": False}))
+    return out
 
 
 def _notes_follow_their_finding(findings: Sequence[Diagnostic], old: list[bool]) -> None:

@@ -40,6 +40,7 @@ one), and HEAD's side started early is taken when it has an answer."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,11 +49,11 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
-from ...baseline import BaseResult, summarize
+from ...baseline import BaseResult, new_whatever_head_has, summarize
 from ...command import Outcome
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult
-from ...rungs.compare import head_of, mark_against_head
+from ...rungs.compare import head_of, lines_now, mark_against_head
 from ...rungs.context import RungContext
 from ...stopping import ending_red
 from .build_evidence import PlainBuilds, PlainErrors, plain_errors
@@ -98,6 +99,8 @@ class LibCheck:
     baseline: str
     how: str = ""
     """What judged it (the note's words)."""
+    unsettled: int = 0
+    """The tree's other errors, not compared with HEAD (`_beyond_head` decided without it)."""
 
 
 @dataclass
@@ -171,11 +174,31 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
             if outcome.exit_code != 101 or outcome.timed_out:
                 errors = []
             how = f"`{shlex.join(argv)}` on the tree and on HEAD"
+        added: list[Diagnostic] = []
         if not errors:
             # The crates' own code compiles: nothing to decide, and HEAD's check is not waited
             # for (it held HEAD's target folder, which the rung's own command on HEAD then
             # waits for). The warm-up makes it for a one-crate project (warm.py).
             beside.cancel_scope.cancel()
+        else:
+            added = await anyio.to_thread.run_sync(_beyond_head, ctx, head, errors)
+            if added:
+                beside.cancel_scope.cancel()  # HEAD's answer could not change these
+    if added:
+        said = (
+            "the tests' build's errors in the crates' own code"
+            if told
+            else f"`{shlex.join(argv)}` on the tree"
+        )
+        return LibCheck(
+            argv=argv,
+            diagnostics=added,
+            baseline=f"HEAD {head.head[:12]}: not needed, the new errors are on lines the "
+            "change added",
+            how=f"{said}, on lines the change added whose text HEAD's files lack (no finding "
+            "of HEAD's could match them)",
+            unsettled=len(errors) - len(added),
+        )
     if not errors or not heads or isinstance(heads[0], str):
         return None
     base, cached = heads[0]
@@ -184,6 +207,18 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
         return None
     label = f"HEAD {head.head[:12]}" + (" (cached)" if cached else "")
     return LibCheck(argv=argv, diagnostics=marked, baseline=label, how=how)
+
+
+def _beyond_head(ctx: RungContext, head: HeadTree, errors: list[Diagnostic]) -> list[Diagnostic]:
+    # Blocking (reads the files and HEAD's blobs): the errors no finding of HEAD's check could
+    # match under the baseline's passes (baseline.new_whatever_head_has), so new whatever it
+    # says: an error in code the change added is the change's, and HEAD's check from nothing
+    # (about 1 s of a first compile error at a HEAD) is not waited for.
+    if not errors:
+        return []
+    return new_whatever_head_has(
+        errors, functools.cache(functools.partial(lines_now, ctx)), head.lines
+    )
 
 
 def argv_of(crates: Sequence[str]) -> list[str]:
@@ -386,6 +421,14 @@ def decided_by(result: RungResult, check: LibCheck, what: str) -> RungResult:
     new, old = summarize(check.diagnostics)
     first = next(d for d in check.diagnostics if d.severity == "error" and not d.preexisting)
     also = f" (+{old} pre-existing)" if old else ""
+    untold = (
+        [
+            f"{check.unsettled} more compile error(s) of the tree not compared with HEAD and "
+            "not listed: the verdict is red for the ones listed"
+        ]
+        if check.unsettled
+        else []
+    )
     return result.model_copy(
         update={
             "state": "red",
@@ -399,6 +442,7 @@ def decided_by(result: RungResult, check: LibCheck, what: str) -> RungResult:
                 *result.notes,
                 f"judged by {check.how}: a compile error in the crates' own code that "
                 f"HEAD's does not have; {what} not compared with HEAD one by one",
+                *untold,
             ],
         }
     )
