@@ -37,17 +37,21 @@ def test_a_finding_new_whatever_head_has_is_on_an_added_line_head_never_had() ->
     now = [*HEAD[:4], "    y: int = 'a'", "    x = 1", "    return 2", "    return 2"]
     found = [_diag(5, "E0308", "m"), _diag(7, "E0308", "m"), _diag(8, "E0308", "m")]
     assert line_map(HEAD, now).get(5) is None
-    new = new_whatever_head_has(found, lambda _: now, lambda _: HEAD)
+    new = new_whatever_head_has(found, lambda _: now, lambda _: HEAD, {"pkg/mod.py"})
     assert [(d.line, d.preexisting) for d in new] == [(5, False)]
+    # Only in a file the change touched (never a dependency's source or generated code).
+    assert new_whatever_head_has(found, lambda _: now, lambda _: None, {"other.py"}) == []
     # Whatever HEAD's findings were, the comparison leaves it new.
     anything = [_diag(n, "E0308", "m") for n in range(1, 7)]
     marked = _mark([_diag(5, "E0308", "m")], anything, now, HEAD)
     assert [(d.line, d.preexisting) for d in marked] == [(5, False)]
     # An edited line stands for the one it replaced, where HEAD may have the finding.
     edited = [*HEAD[:4], "    x: int = 'a'", "    return 2"]
-    assert new_whatever_head_has([_diag(5, "E0308", "m")], lambda _: edited, lambda _: HEAD) == []
+    touched = {"pkg/mod.py"}
+    one = [_diag(5, "E0308", "m")]
+    assert new_whatever_head_has(one, lambda _: edited, lambda _: HEAD, touched) == []
     # A file HEAD did not have: every finding in it.
-    assert len(new_whatever_head_has(found, lambda _: now, lambda _: None)) == 3
+    assert len(new_whatever_head_has(found, lambda _: now, lambda _: None, touched)) == 3
 
 
 def test_a_finding_on_a_moved_line_still_matches_head() -> None:

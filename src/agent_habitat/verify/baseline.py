@@ -20,7 +20,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
@@ -149,16 +149,18 @@ def new_whatever_head_has(
     current: Iterable[Diagnostic],
     current_lines: Callable[[str], Sequence[str] | None],
     base_lines: Callable[[str], Sequence[str] | None],
+    touched: Collection[str],
 ) -> list[Diagnostic]:
     """The findings of `current` that `mark_preexisting` leaves new whatever HEAD's findings
-    are: each on a line the change added (no line of HEAD's version maps to it, so the
-    passes that follow the line map have nothing to compare with) whose text HEAD's version
-    of its file does not have at all (so no finding there has that line's text). A finding
-    HEAD's run would show cannot match it; HEAD's run need not be waited for to call it new."""
+    are: each in a file the change touched (`touched`: the project's own, relative paths),
+    on a line the change added (no line of HEAD's version maps to it, so the passes that
+    follow the line map have nothing to compare with) whose text HEAD's version of its file
+    does not have at all (so no finding there has that line's text). A finding HEAD's run
+    would show cannot match it; HEAD's run need not be waited for to call it new."""
     lines = _Lines(current_lines, base_lines)
     out: list[Diagnostic] = []
     for diag in current:
-        if diag.file is None or diag.line is None:
+        if diag.file is None or diag.line is None or diag.file not in touched:
             continue
         now, then = current_lines(diag.file), base_lines(diag.file)
         text = _line_text(now, diag.line)

@@ -212,13 +212,13 @@ async def _check(ctx: RungContext, rung: RungName, graph: CrateGraph) -> LibChec
 def _beyond_head(ctx: RungContext, head: HeadTree, errors: list[Diagnostic]) -> list[Diagnostic]:
     # Blocking (reads the files and HEAD's blobs): the errors no finding of HEAD's check could
     # match under the baseline's passes (baseline.new_whatever_head_has), so new whatever it
-    # says: an error in code the change added is the change's, and HEAD's check from nothing
-    # (about 1 s of a first compile error at a HEAD) is not waited for.
+    # says: an error in code the change added to a file it touched is the change's, and
+    # HEAD's check from nothing (about 1 s of a first compile error at a HEAD) is not waited
+    # for. Never one in a file outside the change (a dependency's source, generated code).
     if not errors:
         return []
-    return new_whatever_head_has(
-        errors, functools.cache(functools.partial(lines_now, ctx)), head.lines
-    )
+    now = functools.cache(functools.partial(lines_now, ctx))
+    return new_whatever_head_has(errors, now, head.lines, set(ctx.touched))
 
 
 def argv_of(crates: Sequence[str]) -> list[str]:
