@@ -31,7 +31,7 @@ import mcp.types as types
 from mcp.shared.message import SessionMessage
 
 from agent_habitat.mcp_tools import HabitatServer
-from agent_habitat.mcp_tools.stdio import screen
+from agent_habitat.mcp_tools.stdio import ClosedOnExit, screen
 from agent_habitat.reach import handoff as wire
 from agent_habitat.reach.bridge import project_open_plan
 from agent_habitat.verify.runner.slot import REACHED_THROUGH
@@ -40,8 +40,6 @@ from .mcp_stream import BRIDGE
 from .stdio_outbox import Outbox
 
 if TYPE_CHECKING:
-    from types import TracebackType
-
     from .stdio_handoff import Hello
 
 __all__ = ["serve_session"]
@@ -194,7 +192,7 @@ class _Session:
             self.released.set()
 
 
-class _Answers:
+class _Answers(ClosedOnExit):
     """The SDK's write stream: each message delivered whole through the outbox, noted."""
 
     def __init__(self, session: _Session, outbox: Outbox, swallow: str | None):
@@ -241,20 +239,8 @@ class _Answers:
     async def aclose(self) -> None:
         self._closed = True
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _Requests:
+class _Requests(ClosedOnExit):
     """The SDK's read stream: the replayed handshake, then stdin's lines, screened."""
 
     def __init__(
@@ -341,18 +327,6 @@ class _Requests:
 
     async def aclose(self) -> None:
         self._intake.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 def _first(fields: dict[str, Any]) -> tuple[list[types.JSONRPCMessage], str | None]:

@@ -15,6 +15,7 @@ as the SDK's.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import logging
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
     from .handshake import Handshake
 
-__all__ = ["Verdict", "guarded_stdio", "screen"]
+__all__ = ["ClosedOnExit", "Verdict", "guarded_stdio", "screen"]
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +134,27 @@ def _refused(line: str, exc: ValidationError) -> Verdict:
     return _reply(None, types.INVALID_REQUEST, _problem(parsed, exc))
 
 
-class _Answers:
+class ClosedOnExit(abc.ABC):
+    """A stream the SDK enters as a context: leaving it is `aclose` (the SDK's memory
+    streams' shape, which the stdio streams here and the host's handed ones share)."""
+
+    @abc.abstractmethod
+    async def aclose(self) -> None: ...
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _Answers(ClosedOnExit):
     """The write stream the SDK's dispatcher sends to: each message serialized as the SDK's
     writer does and written at once, in the sending task (a write to the pipe is one call,
     so two messages never tear each other's frames). Less the SDK's answer to an
@@ -162,20 +183,8 @@ class _Answers:
     async def aclose(self) -> None:
         self._closed = True
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _Requests:
+class _Requests(ClosedOnExit):
     """The read stream the SDK's dispatcher reads, in its own task: each line of stdin
     screened, a good one as the message the screen parsed, a bad one answered here."""
 
@@ -204,18 +213,6 @@ class _Requests:
         closing = getattr(self._lines, "aclose", None)
         if closing is not None:
             await closing()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
 
 
 @asynccontextmanager
