@@ -26,7 +26,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from ...baseline import fingerprint
-from ...command import take_report
+from ...command import Outcome, take_report
 from ...head import HeadTree
 from ...models import Diagnostic, RungName, RungResult
 from ...rungs.context import RungContext
@@ -92,17 +92,37 @@ def name_node_failures(diagnostics: list[Diagnostic], text: str, root: Path) -> 
     return True
 
 
-def _key_of(failing: Counter[str]) -> Callable[[Diagnostic], str | None]:
-    """The key of a failure finding (its message begins `file > full name: `), among the
-    keys the run reported failing; None for a file's own failure."""
+def _key_of(
+    failing: Counter[str], takes: Callable[[Diagnostic], bool]
+) -> Callable[[Diagnostic], str | None]:
+    """The key of a failure finding `takes` (its message begins `file > full name: `),
+    among the keys the run reported failing; None for any other finding."""
     keys = sorted(failing, key=len, reverse=True)  # "a > b: c" is not "a > b" of "a > b: c d"
 
     def key_of(diag: Diagnostic) -> str | None:
-        if diag.code != "failed":
+        if not takes(diag):
             return None
         return next((k for k in keys if diag.message.startswith(f"{k}: ")), None)
 
     return key_of
+
+
+async def _head_files(
+    project: NodeProject, ws: Workspace, head: HeadTree, keys: list[str]
+) -> tuple[Path, Path, list[str]]:
+    """HEAD's export (its modules linked in), the workspace's folder in it, and the failed
+    tests' files that HEAD has."""
+    export = await anyio.to_thread.run_sync(head_with_modules, head, project)
+    folder = export / ws.rel if ws.rel else export
+    files = sorted({k.split(" > ", 1)[0] for k in keys})
+    return export, folder, [str(export / f) for f in files if (export / f).is_file()]
+
+
+def _head_run(outcome: Outcome, failed: Counter[str] | None, who: str) -> HeadRun | str:
+    if outcome.timed_out or outcome.exit_code not in (0, 1) or failed is None:
+        said = outcome.tail.strip()[-200:]
+        return f"{who} failed on HEAD (exit {outcome.exit_code}): {said}"
+    return HeadRun(failed=failed)
 
 
 async def _on_head(
@@ -115,10 +135,7 @@ async def _on_head(
     head: HeadTree,
     keys: list[str],
 ) -> HeadRun | str:
-    export = await anyio.to_thread.run_sync(head_with_modules, head, project)
-    folder = export / ws.rel if ws.rel else export
-    files = sorted({k.split(" > ", 1)[0] for k in keys})
-    present = [str(export / f) for f in files if (export / f).is_file()]
+    export, folder, present = await _head_files(project, ws, head, keys)
     if not present:
         return HeadRun()  # every failed test's file is new since HEAD: each failure is new
     report = ctx.spool(rung, ".head.json")
@@ -130,11 +147,7 @@ async def _on_head(
     argv.append("--passWithNoTests")
     outcome = await ctx.run(rung, argv, suffix=".head-tests.out", cwd=folder, extra_env=_ENV)
     text = await take_report(report)
-    outcomes = jest_outcomes(text, export)
-    if outcome.timed_out or outcome.exit_code not in (0, 1) or outcomes is None:
-        said = outcome.tail.strip()[-200:]
-        return f"{runner} failed on HEAD (exit {outcome.exit_code}): {said}"
-    return HeadRun(failed=outcomes)
+    return _head_run(outcome, jest_outcomes(text, export), runner)
 
 
 async def settle_jest_like(
@@ -154,22 +167,11 @@ async def settle_jest_like(
         ctx,
         result,
         cache_key=fingerprint("node tests on HEAD", ctx.snapshot.head or "", runner, ws.rel),
-        key_of=_key_of(+failing),
+        key_of=_key_of(+failing, lambda diag: diag.code == "failed"),
         run_on_head=lambda head, keys: _on_head(
             ctx, result.rung, project, ws, runner, tool, head, keys
         ),
     )
-
-
-def _node_key_of(failing: Counter[str]) -> Callable[[Diagnostic], str | None]:
-    keys = sorted(failing, key=len, reverse=True)
-
-    def key_of(diag: Diagnostic) -> str | None:
-        if diag.source != _NODE:
-            return None
-        return next((k for k in keys if diag.message.startswith(f"{k}: ")), None)
-
-    return key_of
 
 
 async def _node_on_head(
@@ -180,10 +182,7 @@ async def _node_on_head(
     head: HeadTree,
     keys: list[str],
 ) -> HeadRun | str:
-    export = await anyio.to_thread.run_sync(head_with_modules, head, project)
-    folder = export / ws.rel if ws.rel else export
-    files = sorted({k.split(" > ", 1)[0] for k in keys})
-    present = [str(export / f) for f in files if (export / f).is_file()]
+    export, folder, present = await _head_files(project, ws, head, keys)
     if not present:
         return HeadRun()  # every failed test's file is new since HEAD: each failure is new
     report = ctx.spool(rung, ".head.keys.jsonl")
@@ -192,11 +191,7 @@ async def _node_on_head(
         rung, [*argv, *present], suffix=".head-tests.out", cwd=folder, extra_env=_ENV
     )
     text = await take_report(report)
-    outcomes = node_test_outcomes(text, export)
-    if outcome.timed_out or outcome.exit_code not in (0, 1) or outcomes is None:
-        said = outcome.tail.strip()[-200:]
-        return f"the node test runner failed on HEAD (exit {outcome.exit_code}): {said}"
-    return HeadRun(failed=outcomes)
+    return _head_run(outcome, node_test_outcomes(text, export), "the node test runner")
 
 
 async def settle_node(
@@ -209,6 +204,6 @@ async def settle_node(
         ctx,
         result,
         cache_key=fingerprint("node tests on HEAD", ctx.snapshot.head or "", _NODE, ws.rel),
-        key_of=_node_key_of(+failing),
+        key_of=_key_of(+failing, lambda diag: diag.source == _NODE),
         run_on_head=lambda head, asked: _node_on_head(ctx, result.rung, project, ws, head, asked),
     )
