@@ -60,6 +60,25 @@ def test_a_tool_is_known_by_its_command_line(argv: list[str], tool: str | None) 
     assert hook.tool_of(argv) == tool
 
 
+@pytest.mark.parametrize(
+    ("argv", "harness"),
+    [
+        ([PY, "-c", "from agent_habitat.cli import main"], True),
+        ([PY, "-X", "dev", "-cimport agent_habitat"], True),
+        ([PY, "-m", "agent_habitat", "run", "-c"], False),
+        ([PY, "-m", "agent_habitat.host", "--project", "p"], False),
+        ([PY, "/venv/bin/habitat", "mcp", "-c"], False),
+        ([PY, "/src/agent_habitat/verify/pytest_zygote/habitat_pytest_zygote.py", "a"], False),
+        ([PY, "-", "-c"], False),
+        ([PY], False),
+    ],
+)
+def test_the_suites_own_python_c_harness_is_known_by_its_command_line(
+    argv: list[str], harness: bool
+) -> None:
+    assert hook.harness_of(argv) == harness
+
+
 def test_install_writes_the_module_and_pths_read_around_coverages(tmp_path: Path) -> None:
     hook.install(str(tmp_path))
     before, after = (
@@ -82,6 +101,13 @@ _REPORT = (
     "print(json.dumps(['coverage.control' in sys.modules,\n"
     "                  'COVERAGE_PROCESS_CONFIG' in os.environ]))"
 )
+
+
+def _script(tmp_path: Path, code: str) -> str:
+    """`code` as a script's path: a `python -c` string is the suite's harness, not measured."""
+    script = tmp_path / "script.py"
+    script.write_text(code, encoding="utf-8")
+    return str(script)
 
 
 def _run(args: list[str], env: dict[str, str]) -> tuple[bool, bool]:
@@ -157,7 +183,8 @@ def test_coverage_starts_before_the_first_line_of_ours_runs(
     requested: dict[str, str], tmp_path: Path, code: str
 ) -> None:
     errors = Path(agent_habitat.errors.__file__)
-    imported, asked = _run(["-c", f"import sys\n{code}\n{_REPORT}", str(errors)], requested)
+    script = _script(tmp_path, f"import sys\n{code}\n{_REPORT}")
+    imported, asked = _run([script, str(errors)], requested)
     assert (imported, asked) == (True, True)
     data = coverage.CoverageData(basename=str(tmp_path / ".coverage"))
     data.read()
@@ -205,7 +232,16 @@ def test_a_python_whose_coverage_already_runs_gets_no_second_one(
         "cov.save()\n"
         f"{_REPORT}"
     )
-    assert _run(["-c", code], requested) == (True, True)
+    assert _run([_script(tmp_path, code)], requested) == (True, True)
     data = coverage.CoverageData(basename=str(own))
     data.read()
     assert any(Path(name).name == "errors.py" for name in data.measured_files())
+
+
+def test_a_python_c_of_ours_is_not_measured_and_its_children_are(
+    requested: dict[str, str], tmp_path: Path
+) -> None:
+    """A test's CLI probe: no coverage in it, and the hosts and CLIs it starts are asked to
+    measure as before."""
+    assert _run(["-c", f"import agent_habitat.errors\n{_REPORT}"], requested) == (False, True)
+    assert not list(tmp_path.glob(".coverage*"))
