@@ -52,6 +52,7 @@ import argparse
 import json
 import os
 import pty
+import shutil
 import statistics
 import subprocess
 import sys
@@ -173,8 +174,18 @@ and `init` write their file once and then find it up to date."""
 _HOST_ONLY = frozenset({"input", "host start (it runs)"})
 
 
+_MADE: list[str] = []
+"""The folders this run made (homes and projects): removed at its end, hosts stopped first."""
+
+
+def _made(prefix: str) -> str:
+    folder = tempfile.mkdtemp(prefix=prefix)
+    _MADE.append(folder)
+    return folder
+
+
 def _env() -> dict[str, str]:
-    env = dict(os.environ, HABITAT_HOME=tempfile.mkdtemp(prefix="bench-cli-home-"))
+    env = dict(os.environ, HABITAT_HOME=_made("bench-cli-home-"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a user's install caches bytecode
     return env
 
@@ -196,7 +207,7 @@ def _baseline_env(src: Path, env: dict[str, str]) -> dict[str, str]:
     env["PYTHONPATH"] = str(Path(agent_habitat.__file__).resolve().parents[1])
     base = _env()
     base["PYTHONPATH"] = str(src.resolve())
-    base["HABITAT_HOME"] = tempfile.mkdtemp(prefix="bench-cli-home-baseline-")
+    base["HABITAT_HOME"] = _made("bench-cli-home-baseline-")
     return base
 
 
@@ -208,7 +219,7 @@ class Side:
         self.env = env
         self.suffix = suffix
         self.bare, self.hosted = (
-            Path(tempfile.mkdtemp(prefix=f"bench-cli-{name}{'-base' if suffix else ''}-"))
+            Path(_made(f"bench-cli-{name}{'-base' if suffix else ''}-"))
             for name in ("bare", "hosted")
         )
 
@@ -546,7 +557,7 @@ def main() -> int:
     if args.baseline is not None:
         sides.append(Side(_baseline_env(args.baseline, env), BASELINE))
     bridged, typed, cold = (
-        Path(tempfile.mkdtemp(prefix=f"bench-cli-{name}-")) for name in ("bridged", "typed", "cold")
+        Path(_made(f"bench-cli-{name}-")) for name in ("bridged", "typed", "cold")
     )
     mcp = only is None or "mcp" in only
     peer = _peer(args.peer_cache) if mcp else None
@@ -578,6 +589,8 @@ def main() -> int:
             side.close()
         for folder in (bridged, typed, cold):
             _stop(env, folder)
+        for made in _MADE:
+            shutil.rmtree(made, ignore_errors=True)
     load_after = [round(x, 2) for x in os.getloadavg()]
     bare_ms = statistics.median(samples["python -c pass"])
     medians = {name: statistics.median(values) for name, values in samples.items()}
