@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_habitat.verify.toolchains.rust.messages import compiler_messages, libtest_report
+from agent_habitat.verify.toolchains.rust.messages import (
+    BUILD_SCRIPT,
+    compiler_messages,
+    libtest_report,
+)
 
 OUTPUTS = Path(__file__).parent / "rust_outputs"
 ROOT = Path("/tmp/rs/demo")
@@ -137,3 +141,35 @@ def test_a_warning_the_test_build_denies_is_an_error_beside_the_warning() -> Non
 
     found = compiler_messages(message("warning") + "\n" + message("error"), ROOT, tool="rustc")
     assert [d.severity for d in found] == ["warning", "error"]
+
+
+def test_a_panicking_build_script_is_a_build_failure_at_its_panic_not_a_test_binary() -> None:
+    # cargo test of /tmp/rs/bs (a workspace; basis/build.rs wrote a line, then panicked;
+    # RUST_BACKTRACE=1): no test ran, no test binary exited 101.
+    text = _read("build_script_panic.txt")
+    found = compiler_messages(text, Path("/tmp/rs/bs"), tool="rustc")
+    assert [(d.file, d.line, d.code, d.severity, d.source) for d in found] == [
+        ("basis/build.rs", 4, BUILD_SCRIPT, "error", "rustc")
+    ]
+    # The panic's own message, not what the script wrote before it nor the backtrace; the
+    # package without its folder (HEAD's export is elsewhere).
+    assert found[0].message == (
+        "build script of `basis v0.1.0` failed (exit 101): no libfoo on this machine"
+    )
+    report = libtest_report(text, Path("/tmp/rs/bs"))
+    assert (report.failures, report.passed, report.failed, report.ran_binaries) == ([], 0, 0, 0)
+
+
+def test_a_build_script_that_exits_is_found_at_the_file_its_manifest_names() -> None:
+    # cargo clippy of /tmp/rs/bs with `build = "tools/gen.rs"`, which exits 2 without a panic.
+    found = compiler_messages(
+        _read("build_script_exit.txt"), Path("/tmp/rs/bs"), tool="cargo clippy"
+    )
+    assert [(d.file, d.line, d.code, d.message) for d in found] == [
+        (
+            "basis/tools/gen.rs",
+            None,
+            BUILD_SCRIPT,
+            "build script of `basis v0.1.0` failed (exit 2): libfoo not found",
+        )
+    ]

@@ -28,7 +28,7 @@ from ...rungs.context import RungContext, from_outcome, skipped
 from ...rungs.preamble import before_the_tool
 from .dep_units import registry_packages, seed
 from .includes import readers
-from .messages import FORMAT, compiler_messages
+from .messages import BUILD_SCRIPT, FORMAT, compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
 from .test_code import only_test_code
 
@@ -36,6 +36,7 @@ __all__ = [
     "EVERY_UNIT",
     "TOOL_NOTE",
     "affected_of",
+    "build_verdict",
     "cargo_rung",
     "check_env",
     "check_target_dir",
@@ -354,7 +355,33 @@ async def run_compiler(
     async def base(head: HeadTree) -> tuple[BaseResult, bool] | str:
         return await on_head(ctx, rung, head, argv, tool=tool, keep=keep, env=base_env)
 
-    return await settle(ctx, result, base)
+    return build_verdict(await settle(ctx, result, base))
+
+
+def build_verdict(result: RungResult) -> RungResult:
+    """`result` (settled against HEAD) said as what happened when a build script failed:
+    a build failure at the script, not "N findings"; one failing at HEAD too leaves the
+    crates it builds unchecked on both sides, which is neither green nor the change's red
+    (`error`, the build could not run)."""
+    scripts = [d for d in result.diagnostics if d.code == BUILD_SCRIPT and d.severity == "error"]
+    if not scripts:
+        return result
+    new = [d for d in scripts if not d.preexisting]
+    first = (new or scripts)[0]
+    where = f"{first.file}:{first.line}" if first.line else (first.file or "a dependency")
+    if result.state == "red" and new:
+        errors = [d for d in result.diagnostics if d.severity == "error" and not d.preexisting]
+        more = len(errors) - len(new)
+        also = f"; and {more} new compile error(s)" if more else ""
+        count = f" (1 of {len(new)} build scripts)" if len(new) > 1 else ""
+        result.reason = f"build failure at {where}{count}: {first.message}{also}"
+    elif result.state == "green":
+        result.state = "error"
+        result.reason = (
+            f"build failure at {where}, at HEAD too (not the change's): {first.message}; "
+            "what it builds was not checked"
+        )
+    return result
 
 
 def head_side(env: Mapping[str, str] | None) -> dict[str, str]:

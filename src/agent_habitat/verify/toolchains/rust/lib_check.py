@@ -59,6 +59,7 @@ from ...stopping import ending_red
 from .build_evidence import PlainBuilds, PlainErrors, plain_errors
 from .cargo import (
     affected_of,
+    build_verdict,
     head_cached,
     head_side,
     lib_target_dir,
@@ -429,7 +430,7 @@ def decided_by(result: RungResult, check: LibCheck, what: str) -> RungResult:
         if check.unsettled
         else []
     )
-    return result.model_copy(
+    red = result.model_copy(
         update={
             "state": "red",
             "diagnostics": check.diagnostics,
@@ -440,9 +441,11 @@ def decided_by(result: RungResult, check: LibCheck, what: str) -> RungResult:
             f"{first.file}:{first.line} {first.code or ''}".rstrip(),
             "notes": [
                 *result.notes,
-                f"judged by {check.how}: a compile error in the crates' own code that "
-                f"HEAD's does not have; {what} not compared with HEAD one by one",
+                f"judged by {check.how}: a compile error (or a failed build script) in the "
+                f"crates' own code that HEAD's does not have; {what} not compared with HEAD "
+                "one by one",
                 *untold,
             ],
         }
     )
+    return build_verdict(red)

@@ -1,6 +1,8 @@
 """cargo's output as findings: the compiler's JSON messages (`--message-format=json`, one
-object a line) and libtest's plain report of failed tests, doc tests and test binaries
-that did not exit cleanly (killed by a signal: the rung is `died`)."""
+object a line), a build script that failed (cargo's plain "failed to run custom build
+command", a build failure at the script's panic or file, with what it wrote), and libtest's
+plain report of failed tests, doc tests and test binaries that did not exit cleanly (killed
+by a signal: the rung is `died`)."""
 
 from __future__ import annotations
 
@@ -15,12 +17,22 @@ from typing import Any
 from ...models import Diagnostic, Severity
 from ...tracebacks import relative
 
-__all__ = ["FORMAT", "LibtestReport", "compiler_messages", "libtest_report"]
+__all__ = [
+    "BUILD_SCRIPT",
+    "FORMAT",
+    "LibtestReport",
+    "build_script_failures",
+    "compiler_messages",
+    "libtest_report",
+]
 
-FORMAT = "2"
+FORMAT = "3"
 """The version of the findings `compiler_messages` makes (a type mismatch's message carries
-its expected and found types since 2): part of the key HEAD's cached findings are kept under,
-so findings of an older format are never compared with this one's."""
+its expected and found types since 2; a failed build script is a finding since 3): part of
+the key HEAD's cached findings are kept under, so findings of an older format are never
+compared with this one's."""
+BUILD_SCRIPT = "build script"
+"""The code of a build script's failure (`build_script_failures`)."""
 _LEVELS: dict[str, Severity] = {"error": "error", "warning": "warning"}
 # Summaries the compiler adds after the findings themselves.
 _SUMMARY = re.compile(r"^(aborting due to|\d+ warnings? emitted|could not compile)")
@@ -39,6 +51,10 @@ _PANIC = re.compile(r"panicked at (?P<file>[^\s:]+):(?P<line>\d+):(?P<col>\d+):$
 _BINARY = re.compile(
     r"process didn't exit successfully: `(?P<argv>[^`]*)` \((?:exit status: (?P<code>\d+)"
     r"|signal: (?P<signum>\d+), (?P<signal>SIG[A-Z0-9]+)[^)]*)\)"
+)
+_CUSTOM_BUILD = re.compile(
+    r"^error: failed to run custom build command for `(?P<package>[^`(]+?)"
+    r"(?: \((?P<path>[^`]*)\))?`"
 )
 _RUNNING = re.compile(
     r"^\s+(?:Running (?:unittests )?(?P<src>\S+) \((?P<binary>[^)]*)\)|Doc-tests (?P<doc>\S+))"
@@ -92,7 +108,110 @@ def compiler_messages(text: str, root: Path, *, tool: str) -> list[Diagnostic]:
         if key not in seen:
             seen.add(key)
             out.append(diag)
+    for diag in build_script_failures(text, root, tool=tool):
+        key = (diag.file, diag.line, diag.col, diag.code, diag.severity, diag.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(diag)
     return out
+
+
+def _build_scripts(text: str) -> dict[str, str]:
+    """Each package folder's build script (its `custom-build` target's source file), from
+    cargo's JSON artifacts: a manifest may name it (`build = "src/build.rs"`)."""
+    out: dict[str, str] = {}
+    for item in _cargo_json(text):
+        target = item.get("target") or {}
+        manifest = item.get("manifest_path")
+        if "custom-build" in (target.get("kind") or []) and isinstance(manifest, str):
+            out[posixpath.dirname(manifest)] = str(target.get("src_path", ""))
+    return out
+
+
+def build_script_failures(text: str, root: Path, *, tool: str) -> list[Diagnostic]:
+    """A finding for each build script cargo ran that failed: at its panic when it panicked
+    in the project's code, else at the script's file (no line), with its exit status and
+    the first lines it wrote to stderr (its panic message), its package named without the
+    folder (HEAD's export lies elsewhere)."""
+    lines = text.splitlines()
+    scripts: dict[str, str] | None = None
+    out: list[Diagnostic] = []
+    for i, line in enumerate(lines):
+        if (failed := _CUSTOM_BUILD.match(line)) is None:
+            continue
+        status, panic, said = _script_said(lines[i + 1 :])
+        if scripts is None:
+            scripts = _build_scripts(text)
+        folder = failed["path"]
+        script = scripts.get(folder or "") or (posixpath.join(folder, "build.rs") if folder else "")
+        file: str | None = relative(script, root) if script else None
+        at_line: int | None = None
+        if panic is not None and not Path(panic[0]).is_absolute():
+            file, at_line = relative(panic[0], root), panic[1]
+        if file is not None and Path(file).is_absolute():
+            file = None  # a registry dependency's script: no file of the project
+        detail = "; ".join(said[:4])[:500]
+        out.append(
+            Diagnostic(
+                file=file,
+                line=at_line,
+                code=BUILD_SCRIPT,
+                severity="error",
+                message=f"build script of `{failed['package']}` failed ({status})"
+                + (f": {detail}" if detail else ""),
+                source=tool,
+            )
+        )
+    return out
+
+
+def _without_failed_scripts(lines: list[str]) -> list[str]:
+    """`lines` without cargo's messages on failed build scripts: their "process didn't exit
+    successfully" is a build script's, not a test binary's (`build_script_failures`)."""
+    out: list[str] = []
+    inside = False
+    for line in lines:
+        if _CUSTOM_BUILD.match(line) is not None:
+            inside = True
+        elif inside and not _within_failed_script(line):
+            inside = False
+        if not inside:
+            out.append(line)
+    return out
+
+
+def _within_failed_script(line: str) -> bool:
+    """A line of cargo's message on a failed build script after its first: its note, its
+    "Caused by:" and that section's indented lines (not cargo's next message, nor JSON)."""
+    return not line or line.startswith((" ", "Caused by:", "note: "))
+
+
+def _script_said(after: list[str]) -> tuple[str, tuple[str, int] | None, list[str]]:
+    """From the lines after cargo's "failed to run custom build command": the script's exit
+    status, its panic's place (file, line), and what it wrote to stderr (the panic's message
+    for a panic), stopping at a backtrace or the end of cargo's indented "Caused by"."""
+    status, section = "failed", ""
+    panic: tuple[str, int] | None = None
+    said: list[str] = []
+    for line in after:
+        if not _within_failed_script(line):
+            break
+        text = line.strip()
+        if (binary := _BINARY.search(text)) is not None:
+            status = f"exit {binary['code']}" if binary["code"] else str(binary["signal"])
+        elif text in ("--- stdout", "--- stderr"):
+            section = text
+        elif section == "--- stderr" and text:
+            if text.startswith(("stack backtrace:", "note: ")):
+                break
+            if (where := _THREAD_PANIC.match(text)) is not None:
+                at = _PANIC.search(f"panicked at {where['where']}")
+                if at is not None:
+                    panic = (at["file"], int(at["line"]))
+                said.clear()  # what it wrote before its panic is not the panic's message
+                continue
+            said.append(text)
+    return status, panic, said
 
 
 def _expected_found(message: dict[str, Any], span: dict[str, Any] | None) -> str:
@@ -170,7 +289,7 @@ def libtest_report(text: str, root: Path, crate_dir: CrateDir | None = None) -> 
     Panic locations are the workspace root's already; a target's own file is made the
     project's through `crate_dir`."""
     report = LibtestReport()
-    lines = text.splitlines()
+    lines = _without_failed_scripts(text.splitlines())
     target: str | None = None
     folder = "."
     first_of_binary = 0  # the index of the current binary's first failure

@@ -43,7 +43,15 @@ from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do
 from ...rungs.head_tests import HeadRun, settle_tests
 from ...stopping import ending_red
-from .cargo import TOOL_NOTE, affected_of, cargo_rung, graph_note, on_head, packages
+from .cargo import (
+    TOOL_NOTE,
+    affected_of,
+    build_verdict,
+    cargo_rung,
+    graph_note,
+    on_head,
+    packages,
+)
 from .head_tests import (
     cache_key,
     failed_on_head,
@@ -197,6 +205,7 @@ async def _tested(
             f"{len(errors)} compile error(s)" if errors else f"{len(diagnostics)} test failure(s)"
         )
         result.reason = f"{what}, first {first.message.splitlines()[0][:200]}"
+        result = build_verdict(result)
     elif result.state == "error" and result.reason is None:
         result.reason = (
             f"cargo test failed to run (exit {outcome.exit_code}): " + (outcome.tail.strip()[-300:])
@@ -204,8 +213,9 @@ async def _tested(
 
     if result.state == "red" and any(d.source == "rustc" for d in result.diagnostics):
         result = await _settle_build(ctx, rung, graph, result, runs)
-        if result.state == "red" and any(
-            d.source != "cargo test" and not d.preexisting for d in result.diagnostics
+        if result.state == "error" or (
+            result.state == "red"
+            and any(d.source != "cargo test" and not d.preexisting for d in result.diagnostics)
         ):
             ending_red()  # HEAD's test build under way is reaped after the verdict
             head_build.scope.cancel()  # no test ran where the build failed
@@ -258,7 +268,7 @@ async def _settle_build(
             code, cached = code or (got[0].exit_code or 0), cached and got[1]
         return BaseResult(findings=found, exit_code=code), cached
 
-    return await settle(ctx, result, base)
+    return build_verdict(await settle(ctx, result, base))
 
 
 def _error(d: Diagnostic) -> bool:
