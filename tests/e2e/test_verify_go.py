@@ -564,3 +564,99 @@ async def test_the_warm_up_vets_the_module_once_at_background_priority(
     assert up.items["type_daemon"].state == "skipped"
     spool = list(workspace.spool_dir.glob("*.diagnose.files.warm-vet.out"))
     assert len(spool) == 1, spool
+
+
+B_BROKEN = B.replace("a.Add(x, x)", "a.Add(x, missing)")
+C_TEST_UNBUILT = (
+    'package c\n\nimport "testing"\n\nfunc TestLeaf(t *testing.T) {\n'
+    "\tif Leaf() != 1 {\n\t\tt.Fatal(undefinedThing)\n\t}\n}\n"
+)
+
+
+async def test_a_package_already_failing_to_build_at_head_is_not_red(tmp_path: Path) -> None:
+    # b does not build at HEAD (and c's tests do not): an edit of a tests a and b, whose
+    # build fails as at HEAD: listed as pre-existing, not red; a's tests pass.
+    root = _module(tmp_path, {"b/b.go": B_BROKEN, "c/c_test.go": C_TEST_UNBUILT})
+    write(root, "a/a.go", A.replace("x + y", "y + x"))
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "green", (rung.reason, rung.diagnostics)
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
+    (old,) = rung.diagnostics
+    assert (old.file, old.line, old.preexisting) == ("b/b.go", 5, True)
+    assert rung.reason is not None
+    assert "package example.com/m/b already fails to build at HEAD" in rung.reason, rung.reason
+    assert (rung.baseline or "").startswith("HEAD "), rung.baseline
+    # A test file that does not build at HEAD: the same (c's tests, c.go edited).
+    write(root, "a/a.go", A)
+    write(root, "c/c.go", C + "\nfunc Second() int { return 2 }\n")
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "green", (rung.reason, rung.diagnostics)
+    assert [(d.file, d.preexisting) for d in rung.diagnostics] == [("c/c_test.go", True)]
+    assert "package example.com/m/c's tests already fail to build at HEAD" in (rung.reason or "")
+
+
+async def test_a_new_error_in_a_package_already_broken_at_head_is_red(tmp_path: Path) -> None:
+    root = _module(tmp_path, {"b/b.go": B_BROKEN})
+    # Another error in b beside HEAD's: red for it alone, HEAD's listed.
+    write(root, "b/b.go", B_BROKEN + "\nfunc More() int { return alsoMissing }\n")
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "red", rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (1, 1)
+    assert [(d.file, d.line, d.preexisting) for d in rung.diagnostics] == [
+        ("b/b.go", 7, False),
+        ("b/b.go", 5, True),
+    ]
+    assert rung.reason is not None
+    assert rung.reason.startswith(
+        "build failure of package example.com/m/b: 1 new error, first b/b.go:7 undefined: "
+        "alsoMissing"
+    ), rung.reason
+    assert "already at HEAD" in rung.reason, rung.reason
+    # HEAD's error changed into another on the same line: red (a different error).
+    write(root, "b/b.go", B_BROKEN.replace("a.Add(x, missing)", 'a.Add(x, "two")'))
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "red", rung.reason
+    assert [(d.line, d.preexisting) for d in rung.diagnostics] == [(5, False)]
+    # The same for go build (compile.project): an error's code says no kind, only its message.
+    (built,) = (await _climb(root, "compile.project")).rungs
+    assert built.state == "red", built.reason
+    assert [(d.line, d.preexisting) for d in built.diagnostics] == [(5, False)]
+    # A package that built at HEAD and does not now: red, beside b's old failure.
+    write(root, "b/b.go", B_BROKEN)
+    write(root, "c/c.go", C.replace("return 1", "return undefinedLeaf"))
+    write(root, "c/c_test.go", C_TEST)
+    (rung,) = (await _climb(root, "test.scoped", "test.full")).rungs[:1]
+    assert rung.state == "red", rung.reason
+    assert [(d.file, d.preexisting) for d in rung.diagnostics] == [("c/c.go", False)]
+
+
+async def test_the_full_suite_compares_builds_and_tests_with_head(tmp_path: Path) -> None:
+    # test.full (go test ./..., go's vet step on): b does not build at HEAD and c's test
+    # fails there; an unrelated edit is green with both listed, a new failure is red.
+    root = _module(tmp_path, {"b/b.go": B_BROKEN, "c/c_test.go": C_TEST_BROKEN})
+    write(root, "a/a.go", A.replace("x + y", "y + x"))
+    (rung,) = (await _climb(root, "test.full")).rungs
+    assert rung.state == "green", (rung.reason, rung.diagnostics)
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 2)
+    assert rung.reason is not None
+    assert "already fails to build at HEAD" in rung.reason, rung.reason
+    assert "1 test(s) already failing at HEAD" in rung.reason, rung.reason
+    write(root, "a/a.go", A.replace("x + y", "x - y"))
+    (rung,) = (await _climb(root, "test.full")).rungs
+    assert rung.state == "red", rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (1, 2)
+    assert rung.diagnostics[0].file == "a/a_test.go"
+
+
+async def test_the_scoped_tests_reuse_heads_go_build_of_compile_project(tmp_path: Path) -> None:
+    # compile.project asked alone built ./a and ./b on HEAD (b failing there too): the
+    # scoped tests' b, whose build fails as at HEAD, is answered by that go build.
+    root = _module(tmp_path, {"b/b.go": B_BROKEN})
+    write(root, "a/a.go", A.replace("x + y", "y + x"))
+    (built,) = (await _climb(root, "compile.project")).rungs
+    assert built.state == "green", built.reason
+    assert built.preexisting_findings == 1
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "green", (rung.reason, rung.diagnostics)
+    assert (rung.baseline or "").endswith("(cached)"), rung.baseline
+    assert any("HEAD's go build of ./a ./b" in n for n in rung.notes), rung.notes

@@ -92,6 +92,23 @@ def test_a_long_line_still_too_long_after_a_one_word_edit_is_not_new() -> None:
     assert summarize(marked) == (0, 1)
 
 
+def test_a_code_that_names_no_kind_matches_only_with_its_message() -> None:
+    # Go's compiler errors all have the code `compile`: another error on HEAD's broken line
+    # is a different error, however the line was edited; the same error stays old.
+    head = ["package b", "func F() int { return missing }"]
+    now = ["package b", 'func F() int { return "two" }']
+    at_head = _diag(2, "compile", "undefined: missing")
+    other = _diag(2, "compile", 'cannot use "two" as int value in return statement')
+    kinds = lambda d: d.code != "compile"  # noqa: E731
+    marked = mark_preexisting([other], [at_head], lambda _: now, lambda _: head, kinds)
+    assert [d.preexisting for d in marked] == [False]
+    assert [d.preexisting for d in _mark([other], [at_head], now, head)] == [True]
+    edited = ["package b", "func F() int { return missing + 0 }"]
+    same = _diag(2, "compile", "undefined: missing")
+    marked = mark_preexisting([same], [at_head], lambda _: edited, lambda _: head, kinds)
+    assert [d.preexisting for d in marked] == [True]
+
+
 def test_an_edited_line_that_moved_down_maps_through_the_diff() -> None:
     head = ["import os", "x = 'long'", "y = 2"]
     now = ['"""Docs."""', "", "import os", "x = 'longer'", "y = 2"]

@@ -8,7 +8,10 @@ A finding matches one at HEAD for the same file and tool, one to one, in three p
 2. the same code and message on the line it maps to through the diff of HEAD's version of
    the file against the current one (an edited line maps to the line it replaced);
 3. the same code on that mapped line: a line that was already too long and stays too long
-   after a one-word edit has a new message and a new text, but no new finding.
+   after a one-word edit has a new message and a new text, but no new finding. Not for a
+   finding whose code names no kind of problem (a compiler's `compile`, which every
+   Go build error has): `code_alone` says which codes may match alone; there another
+   error on HEAD's broken line is a different error, not the same one.
 
 A finding is new only if its code is new on its line. A copy of a pre-existing finding on a
 new line is new.
@@ -102,10 +105,12 @@ def mark_preexisting(
     base: Iterable[Diagnostic],
     current_lines: Callable[[str], Sequence[str] | None],
     base_lines: Callable[[str], Sequence[str] | None],
+    code_alone: Callable[[Diagnostic], bool] | None = None,
 ) -> list[Diagnostic]:
     """`current` with `preexisting` set where the same finding exists in `base` (see the
     module's docstring); new ones first, then the pre-existing ones, each group in the
-    tool's order."""
+    tool's order. `code_alone` (default: every finding) says which findings the third pass
+    may match by their code alone."""
     findings = list(current)
     before = list(base)
     lines = _Lines(current_lines, base_lines)
@@ -122,6 +127,8 @@ def mark_preexisting(
                 index[(*key[:width], before[j].line if placed else None)].append(j)
         for i in errors_first:
             if old[i] or (placed and places[i] is None):
+                continue
+            if width < 4 and code_alone is not None and not code_alone(findings[i]):
                 continue
             candidates = index.get((*keys[i][:width], places[i] if placed else None))
             if candidates:

@@ -58,7 +58,11 @@ def lines_now(ctx: RungContext, rel: str) -> list[str] | None:
 
 
 def mark_against_head(
-    ctx: RungContext, head: HeadTree, current: list[Diagnostic], base: list[Diagnostic]
+    ctx: RungContext,
+    head: HeadTree,
+    current: list[Diagnostic],
+    base: list[Diagnostic],
+    code_alone: Callable[[Diagnostic], bool] | None = None,
 ) -> list[Diagnostic]:
     # Blocking: reads the working files, and HEAD's blobs through git. Only HEAD's findings in
     # a file that has one now can match (every key starts with the file): a baseline made over
@@ -66,7 +70,7 @@ def mark_against_head(
     files = {d.file for d in current}
     mine = [b for b in base if b.file in files]
     return mark_preexisting(
-        current, mine, functools.cache(functools.partial(lines_now, ctx)), head.lines
+        current, mine, functools.cache(functools.partial(lines_now, ctx)), head.lines, code_alone
     )
 
 
@@ -75,9 +79,15 @@ def _first(diagnostics: Sequence[Diagnostic]) -> str:
     return f"{first.file}:{first.line} {first.code or ''}".rstrip()
 
 
-async def settle(ctx: RungContext, result: RungResult, base_findings: BaseFindings) -> RungResult:
+async def settle(
+    ctx: RungContext,
+    result: RungResult,
+    base_findings: BaseFindings,
+    code_alone: Callable[[Diagnostic], bool] | None = None,
+) -> RungResult:
     """Compare `result.diagnostics` with HEAD's. A red whose findings are all at HEAD too is
-    green — unless HEAD's run passed, so the failure itself is new."""
+    green — unless HEAD's run passed, so the failure itself is new. `code_alone`: see
+    `mark_preexisting`."""
     head_passed = False
     errors = any(d.severity == "error" for d in result.diagnostics)
     if result.state not in ("red", "green") or not errors:
@@ -101,7 +111,7 @@ async def settle(ctx: RungContext, result: RungResult, base_findings: BaseFindin
         else:
             found, cached = base
             result.diagnostics = await anyio.to_thread.run_sync(
-                mark_against_head, ctx, head, result.diagnostics, found.findings
+                mark_against_head, ctx, head, result.diagnostics, found.findings, code_alone
             )
             if found.exit_code == 0:
                 # HEAD passed: a failure now is the change's even if its lines are old.

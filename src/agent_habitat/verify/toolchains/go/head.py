@@ -9,7 +9,7 @@ that HEAD): rungs/head_tests.py decides which failed already."""
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,12 @@ from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun
 from .parse import parse_test_events
 
-__all__ = ["Step", "on_head", "test_key", "tests_on_head"]
+__all__ = ["Step", "covering", "on_head", "test_key", "tests_on_head"]
+
+_RAN: OrderedDict[tuple[str, str, tuple[str, ...]], dict[frozenset[str], str]] = OrderedDict()
+"""(root, HEAD commit, a one-step run's argv) → the target sets it ran on HEAD with, each
+with its cache key: a later run of the same argv on fewer targets reads the larger run's
+findings (`covering`)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,10 @@ async def on_head(
     export, hit = await anyio.to_thread.run_sync(_prepare, head, key, ctx)
     if hit is not None:
         return hit, True
+    if len(steps) == 1:
+        wider = await anyio.to_thread.run_sync(covering, ctx, head, steps[0])
+        if wider is not None:
+            return wider[0], True
     findings: list[Diagnostic] = []
     for step in steps:
         targets = await anyio.to_thread.run_sync(_present, export, step.targets)
@@ -75,7 +84,30 @@ async def on_head(
         findings.extend(found)
     result = BaseResult(findings=findings, exit_code=1 if findings else 0)
     await anyio.to_thread.run_sync(cache_of(ctx).put, key, result)
+    if len(steps) == 1:
+        _remember(ctx, head, steps[0], key)
     return result, False
+
+
+def _remember(ctx: RungContext, head: HeadTree, step: Step, key: str) -> None:
+    slot = (str(ctx.root), head.head, step.argv)
+    _RAN.setdefault(slot, {})[frozenset(step.targets)] = key
+    _RAN.move_to_end(slot)
+    while len(_RAN) > 32:
+        _RAN.popitem(last=False)
+
+
+def covering(ctx: RungContext, head: HeadTree, step: Step) -> tuple[BaseResult, str] | None:
+    """HEAD's findings of an earlier run of `step.argv` on every target of `step` and
+    maybe more (`./...` covers all), and its targets; None when there was none. A go build
+    of more packages reports each failing package's errors as a build of it alone does (a
+    package whose dependency fails is not compiled either way), and only HEAD's findings in
+    a file with a finding now are compared, so the wider run answers the narrower."""
+    wanted = frozenset(step.targets)
+    for targets, key in _RAN.get((str(ctx.root), head.head, step.argv), {}).items():
+        if (wanted <= targets or "./..." in targets) and (hit := cache_of(ctx).get(key)):
+            return hit, " ".join(sorted(targets))
+    return None
 
 
 _TEST = re.compile(r"^(?P<package>\S+?)\.(?P<test>(?:Test|Fuzz|Example)[^\s/]*)(?P<sub>/\S*)?$")

@@ -18,6 +18,7 @@ from ...tracebacks import relative
 
 __all__ = [
     "TestRun",
+    "code_names_a_kind",
     "json_objects",
     "parse_build",
     "parse_gofmt_diff",
@@ -87,6 +88,17 @@ def parse_build(
             )
         )
     return out
+
+
+_NO_KIND = frozenset({"compile", "typecheck", "syntax"})
+
+
+def code_names_a_kind(diag: Diagnostic) -> bool:
+    """Whether a finding's code says what kind of problem it is (a vet analyzer, `gofmt`),
+    so that HEAD's finding of that code on the line it replaced is the same one. Go's
+    compiler, type checker and parser give no code (`compile`, `typecheck`, `syntax` here):
+    another error on HEAD's broken line is a different error (`mark_preexisting`)."""
+    return diag.code not in _NO_KIND
 
 
 def json_objects(text: str) -> list[Any]:
