@@ -130,9 +130,13 @@ _COMMANDS: tuple[tuple[str, ...], ...] = (
     ("run", "seq -f 'build line %g' 3000; echo 'error: it broke'; seq 3000; exit 2", "--tab", "b"),
     ("run", "seq 3000 | tail -1", "b", "--json"),
     ("run", "echo again", "--tab", "c"),
+    ("rerun",),
+    ("rerun", "--index", "1", "--json"),
+    ("rerun", "b", "--index", "1"),
 )
 """Quick commands: a new tab, a failure, a cwd and a variable carried to the next run, a
-secret, escapes, a failure whose error line the cap leaves out, the tab as a positional."""
+secret, escapes, a failure whose error line the cap leaves out, the tab as a positional,
+history entries run again (the last, one by index, one with a secret)."""
 
 
 def test_a_quick_run_with_no_host_prints_and_records_what_the_full_path_does(

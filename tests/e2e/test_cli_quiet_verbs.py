@@ -1,10 +1,11 @@
-"""`habitat history|last|which` with no host read `state.db` alone when opening the habitat
-would do nothing more, and print what the full path prints (stdout, stderr, exit code); a
-run marked running, configuration, a missing tab or a flag the reader leaves take the full
-path."""
+"""`habitat history|last|which|wait|kill` with no host read `state.db` alone when opening the
+habitat would do nothing more, and print what the full path prints (stdout, stderr, exit
+code); a run marked running, configuration, a missing tab, a flag the reader leaves and a
+process an ended run left running take the full path."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,11 @@ def test_with_no_host_history_last_and_which_read_as_the_full_path_prints_them(
             ("last", "--index", "1", "--since", "2"),
             ("which",),
             ("which", "b", "--json"),
+            ("wait",),  # ended by a signal
+            ("wait", "b", "--json", "--timeout-seconds", "5"),  # failed, its error line cut
+            ("kill", "main"),
+            ("kill", "b", "--json", "--signal", "9"),
+            ("kill", "--tab", "b", "--signal", "int"),
         ):
             quick = reader(*argv, "--project", str(project))
             assert quick.loaded == "", argv  # neither pydantic, anyio nor the habitat
@@ -71,6 +77,11 @@ def test_what_the_quiet_reader_leaves_takes_the_full_path(
         ("last", "--index", "9"),
         ("last", "--tail-lines", "1"),
         ("history", "--limit", "0"),  # the model's words name the flag
+        ("wait", "--until", "one"),  # the full path searches the output
+        ("wait", "--timeout-seconds", "0"),
+        ("kill", "nosuch"),
+        ("kill", "main", "--signal", "NOPE"),
+        ("kill",),  # the tab is required
     ):
         loaded = _cli(project, *argv).loaded
         assert "agent_habitat.habitat" in loaded or "pydantic" in loaded, argv
@@ -88,12 +99,26 @@ def test_what_the_quiet_reader_leaves_takes_the_full_path(
     after = _cli(project, "history", "srv")
     assert after.loaded == ""  # the kill recorded its end: nothing to do
     assert "killed" in after.stdout
+    # An ended run that left a process running: `kill` stops it on the full path.
+    _prepared(capsys, project, "run", "sleep 600 >/dev/null 2>&1 &", "--tab", "left")
+    stopped = _cli(project, "kill", "left", "--json")
+    assert "agent_habitat.habitat" in stopped.loaded
+    assert stopped.code == 0, stopped.stderr
+    assert '"killed": true' in stopped.stdout
+    again = _cli(project, "kill", "left")
+    assert again.loaded == ""  # nothing left on record
+    assert again.code == 1
+    assert again.stdout == "tab left: nothing running\n"
 
 
 def test_the_copies_the_quiet_path_keeps_match_their_originals(project: Path) -> None:
-    from agent_habitat.cli import quiet_state, quiet_verbs, scene_fast
+    from agent_habitat.cli import quiet_run, quiet_state, quiet_verbs, scene_fast
     from agent_habitat.config import ShellConfig
-    from agent_habitat.shell.models import HistoryArgs
+    from agent_habitat.errors import UsageError
+    from agent_habitat.limits import INDEX_MAX
+    from agent_habitat.proc.signals import parse_signal
+    from agent_habitat.shell import leftovers, quiet_reads
+    from agent_habitat.shell.models import HistoryArgs, WaitArgs
     from agent_habitat.verify.runner.config import RunnerConfig
     from agent_habitat.workspace import Workspace
 
@@ -106,6 +131,17 @@ def test_the_copies_the_quiet_path_keeps_match_their_originals(project: Path) ->
     bounds = {type(m).__name__: m for m in limit.metadata}
     assert (bounds["Ge"].ge, bounds["Le"].le) == quiet_verbs._HISTORY_LIMIT
     assert limit.default == quiet_verbs._HISTORY_DEFAULT
+    wait = WaitArgs.model_fields["timeout_seconds"]
+    bounds = {type(m).__name__: m for m in wait.metadata}
+    assert (bounds["Gt"].gt, bounds["Le"].le) == quiet_verbs._WAIT_SECONDS
+    assert quiet_reads._LEFT_FILE == leftovers._FILE
+    assert quiet_run._INDEX_MAX == INDEX_MAX
+    for value in ("TERM", "term", "SIGkill", "9", "15", "int", "IOT", "0", "999", "NOPE", "", "x1"):
+        try:
+            expected: str | None = signal.Signals(parse_signal(value)).name
+        except UsageError:
+            expected = None
+        assert quiet_verbs.signal_name(value) == expected, value
     for name in ("main", "a.b-c_9", "x" * 32, "", "x" * 33, "a b", "é", "a/b"):
         try:
             HistoryArgs(tab=name)

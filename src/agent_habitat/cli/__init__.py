@@ -26,9 +26,10 @@ The modules:
   events_cmd, events_fast  `habitat events` (the journal, read straight when no habitat
                  need be built: a host runs, or nothing needs doing)
   quiet_state, quiet_verbs  with no host and nothing to do, `state.db` read in this process:
-                 `history`, `last`, `which` (and `events`) without building the habitat
-  quiet_run      `run` with no host and nothing to do, started (and, when quick, recorded)
-                 in this process without building the habitat
+                 `history`, `last`, `which`, `wait`, `kill` (and `events`) without building
+                 the habitat
+  quiet_run      `run` and `rerun` with no host and nothing to do, started (and, when
+                 quick, recorded) in this process without building the habitat
   verify_cmds    `habitat verify|status|cancel`;  verify_exit  their exit codes
   verify_hosted, verify_oneshot   a climb through the host, or in this process
   verify_records `status`/`cancel` from the record;  verdict_text, ladder_view  the verdict

@@ -169,10 +169,10 @@ def _serve(call: VerbCall) -> int | None:
     root = _root(call)
     host = _host(root)
     if host is None:
-        if call.command == "run":
-            from .quiet_run import quiet_run  # a run with nothing else to do: in this process
+        if call.command in ("run", "rerun"):
+            from .quiet_run import quiet_rerun, quiet_run  # nothing else to do: in this process
 
-            return quiet_run(call, root)
+            return (quiet_run if call.command == "run" else quiet_rerun)(call, root)
         from .quiet_verbs import quiet_verb  # a read with nothing to do: from state.db
 
         return quiet_verb(call, root)

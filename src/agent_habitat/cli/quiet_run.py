@@ -17,16 +17,14 @@ import sys
 
 from .quiet_verbs import tab_name
 from .shell_views import VIEWS, emit_json_data
+from .verb_argv import VerbCall
 
-TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
-if TYPE_CHECKING:
-    from .verb_argv import VerbCall
-
-__all__ = ["quiet_run"]
+__all__ = ["quiet_rerun", "quiet_run"]
 
 _TAKEN = frozenset({"command", "tab", "background", "interactive"})
 """The run's fields this path serves (`background` and `interactive` false)."""
 _MAX_ARG_BYTES = 128 * 1024 - 1  # `limits.MAX_ARG_BYTES`
+_INDEX_MAX = 2**63 - 1  # `limits.INDEX_MAX`
 
 
 def _command(value: object) -> str | None:
@@ -101,6 +99,46 @@ def quiet_run(call: VerbCall, root: str) -> int | None:
 
     start_host(root)
     return view.exit_code(outcome)
+
+
+def quiet_rerun(call: VerbCall, root: str) -> int | None:
+    """`habitat rerun` as `quiet_run` answers `run`: a history entry's command run again in
+    its tab, when the full path would run it with the tab's own shell (`Shell.rerun` passes
+    the entry's), or None when the full path must answer."""
+    body = call.body
+    tab, index = body.get("tab", "main"), body.get("index")
+    if set(body) - {"tab", "index", "background"} or body.get("background") or not tab_name(tab):
+        return None
+    if index is not None and (type(index) is not int or not 1 <= index <= _INDEX_MAX):
+        return None
+    from .quiet_state import quiet_state
+
+    conn = quiet_state(root)
+    if conn is None:
+        return None
+    try:
+        row = conn.execute("SELECT shell FROM tabs WHERE name = ?", (tab,)).fetchone()
+        query = "SELECT command, shell FROM runs WHERE tab = ?"
+        if index is None:
+            old = conn.execute(f"{query} ORDER BY idx DESC LIMIT 1", (tab,)).fetchone()
+        else:
+            old = conn.execute(f"{query} AND idx = ?", (tab, index)).fetchone()
+    except Exception:  # sqlite3.Error: busy or changed under us, the full path waits
+        return None
+    finally:
+        conn.close()
+    if row is None or old is None:
+        return None  # the full path names the tab or entry that is not there
+    from ..errors import HabitatError
+    from ..shell.shells import resolve_shell
+
+    try:
+        if resolve_shell(old["shell"]) != resolve_shell(row["shell"]):
+            return None
+    except HabitatError:
+        return None
+    again = {"command": old["command"], "tab": tab}
+    return quiet_run(VerbCall("run", again, json=call.json, project=call.project), root)
 
 
 def _copy_spool(path: str) -> None:

@@ -8,8 +8,9 @@ done (`shell.settled.nothing_to_record`: at this schema, no run marked running o
 its recorded end). A run that a habitat now gone left running is adopted, or marked lost, by
 the next command that opens the habitat: this returns None for it, and the command takes the
 full path, which does that first. The readers of `habitat events` (`cli.events_fast`), of
-`history`, `last` and `which` (`cli.quiet_verbs`) and of `cancel` (`cli.verify_quiet`, whose
-full path opens no shell, so runs do not matter to it) take the state from here.
+`history`, `last`, `which`, `wait` and `kill` (`cli.quiet_verbs`), `run` and `rerun`
+(`cli.quiet_run`) and of `cancel` (`cli.verify_quiet`, whose full path opens no shell, so
+runs do not matter to it) take the state from here.
 """
 
 from __future__ import annotations

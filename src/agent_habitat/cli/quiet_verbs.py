@@ -1,14 +1,16 @@
-"""`habitat history|last|which` with no host, read from `state.db` in this process.
+"""`habitat history|last|which|wait|kill` with no host, read from `state.db` in this process.
 
-These verbs only read. When no host serves the workspace and opening the habitat would do
-nothing more than read (`cli.quiet_state`), the command line read for the host
-(`cli.verb_argv`) is answered from the state with the standard library
-(`shell.quiet_reads`), and the answer shown by `cli.shell_views`, as the host's answer and
-the full path's are: the same text, `--json` and exit code (tests keep them equal). Anything
-else takes the full path: a value the verb's model would refuse (its words name the flag),
-`last` with `--head-lines`, `--tail-lines` or `--grep`, a tab or run that is not there (its
-refusal names the open tabs), a state that needs something done. A person at a terminal
-gets the host started behind the command, as after the full path (`cli.host_start`).
+These verbs only read (`wait` with no pattern where nothing runs reads the newest run's end;
+`kill` where nothing runs and no process was left on record has nothing to do). When no host
+serves the workspace and opening the habitat would do nothing more than read
+(`cli.quiet_state`), the command line read for the host (`cli.verb_argv`) is answered from
+the state with the standard library (`shell.quiet_reads`), and the answer shown by
+`cli.shell_views`, as the host's answer and the full path's are: the same text, `--json` and
+exit code (tests keep them equal). Anything else takes the full path: a value the verb's
+model would refuse (its words name the flag), `last` with `--head-lines`, `--tail-lines` or
+`--grep`, `wait --until`, a tab or run that is not there (its refusal names the open tabs), a
+state that needs something done, a process an ended run left running. A person at a
+terminal gets the host started behind the command, as after the full path (`cli.host_start`).
 """
 
 from __future__ import annotations
@@ -75,7 +77,55 @@ def _which(conn: sqlite3.Connection, body: dict[str, Any]) -> dict[str, Any] | N
         return None  # a shell no longer here: the full path says which are
 
 
-_READERS: dict[str, Reader] = {"history": _history, "last": _last, "which": _which}
+_WAIT_SECONDS = (0.0, 3600.0)  # `shell.models.WaitArgs.timeout_seconds`: gt, le
+
+
+def _wait(conn: sqlite3.Connection, body: dict[str, Any]) -> dict[str, Any] | None:
+    from ..shell.quiet_reads import quiet_wait
+
+    if set(body) - {"tab", "timeout_seconds"}:
+        return None  # a pattern to look for: the full path searches the output
+    seconds = body.get("timeout_seconds", 30)
+    if type(seconds) not in (int, float) or not _WAIT_SECONDS[0] < seconds <= _WAIT_SECONDS[1]:
+        return None
+    return quiet_wait(conn, body.get("tab", "main"), _OUTPUT_CAP_BYTES)
+
+
+def signal_name(value: object) -> str | None:
+    """The signal `proc.signals.parse_signal` reads in `value`, named as `KillResult` names
+    it (`SIGTERM`), or None for one it refuses (the full path words the refusal)."""
+    import signal
+
+    if not isinstance(value, str):
+        return None
+    if value.isdigit():
+        try:
+            return signal.Signals(int(value)).name
+        except ValueError:
+            return None
+    name = value.upper()
+    name = name if name.startswith("SIG") else f"SIG{name}"
+    member = signal.Signals.__members__.get(name)
+    return None if member is None else member.name
+
+
+def _kill(conn: sqlite3.Connection, body: dict[str, Any]) -> dict[str, Any] | None:
+    from ..shell.quiet_reads import quiet_kill
+
+    tab = body.get("tab")
+    if set(body) - {"tab", "signal"} or tab is None:
+        return None  # no tab given: the full path says it is required
+    name = signal_name(body.get("signal", "TERM"))
+    return None if name is None else quiet_kill(conn, tab, name)
+
+
+_READERS: dict[str, Reader] = {
+    "history": _history,
+    "last": _last,
+    "which": _which,
+    "wait": _wait,
+    "kill": _kill,
+}
 
 
 def quiet_verb(call: VerbCall, root: str) -> int | None:

@@ -1,4 +1,5 @@
-"""`history`, `last` and `which` of a workspace where nothing runs, read from `state.db` alone.
+"""`history`, `last`, `which`, `wait` and `kill` of a workspace where nothing runs, read from
+`state.db` alone.
 
 When opening the habitat would record nothing (`settled.nothing_to_record`: the state at
 this schema, no run marked running or without its recorded end), these verbs only read: a
@@ -22,7 +23,7 @@ TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["quiet_history", "quiet_last", "quiet_which"]
+__all__ = ["quiet_history", "quiet_kill", "quiet_last", "quiet_wait", "quiet_which"]
 
 
 def _command(row: sqlite3.Row) -> str:
@@ -67,18 +68,24 @@ def quiet_history(conn: sqlite3.Connection, tab: str, limit: int) -> dict[str, A
     return {"tab": tab, "rows": shown}
 
 
+def _newest(conn: sqlite3.Connection, tab: str) -> sqlite3.Row | None:
+    """The tab's newest run (`RunStore.by_index(tab, None)`)."""
+    row: sqlite3.Row | None = conn.execute(
+        "SELECT * FROM runs WHERE tab = ? ORDER BY idx DESC LIMIT 1", (tab,)
+    ).fetchone()
+    return row
+
+
 def quiet_last(
     conn: sqlite3.Connection, tab: str, index: int | None, cap: int, since: int = 0
 ) -> dict[str, Any] | None:
     """`LastResult` of `tab`'s run `index` (default its last): its capped output."""
     if _tab(conn, tab) is None:
         return None
-    args: tuple[str, int] | tuple[str]
     if index is None:
-        query, args = "SELECT * FROM runs WHERE tab = ? ORDER BY idx DESC LIMIT 1", (tab,)
+        row = _newest(conn, tab)
     else:
-        query, args = "SELECT * FROM runs WHERE tab = ? AND idx = ?", (tab, index)
-    row = conn.execute(query, args).fetchone()
+        row = conn.execute("SELECT * FROM runs WHERE tab = ? AND idx = ?", (tab, index)).fetchone()
     if row is None:
         return None
     import os
@@ -126,4 +133,76 @@ def quiet_which(conn: sqlite3.Connection, tab: str) -> dict[str, Any] | None:
         "cwd": row["cwd"],
         "pid": None,
         "state": "idle",
+    }
+
+
+def quiet_wait(conn: sqlite3.Connection, tab: str, cap: int) -> dict[str, Any] | None:
+    """`WaitResult` of a wait with no pattern on `tab`, where nothing runs: its newest run's
+    end at once (`exited`, its whole output capped), or `not_running` before its first run
+    (`shell.views.wait`)."""
+    if _tab(conn, tab) is None:
+        return None
+    row = _newest(conn, tab)
+    if row is None:
+        return {
+            "tab": tab,
+            "index": None,
+            "reason": "not_running",
+            "match": None,
+            "state": None,
+            "exit_code": None,
+            "signal": None,
+            "output": "",
+            "cursor": 0,
+        }
+    import os
+
+    from .output import read_capped
+
+    capped = read_capped(os.path.join(row["run_dir"], "output"), cap)
+    return {
+        "tab": row["tab"],
+        "index": row["idx"],
+        "reason": "exited",
+        "match": None,
+        "state": row["state"],
+        "exit_code": row["exit_code"],
+        "signal": row["signal"],
+        "output": capped.text,
+        "cursor": capped.total_bytes,
+    }
+
+
+_LEFT_FILE = "left_running.json"  # `leftovers._FILE`
+
+
+def quiet_kill(conn: sqlite3.Connection, tab: str, signal_name: str) -> dict[str, Any] | None:
+    """`KillResult` of `kill` on `tab`, where nothing runs and no ended run of it left a
+    process on record (`leftovers`: the full path looks whether those live and stops them):
+    nothing to kill."""
+    if _tab(conn, tab) is None:
+        return None
+    row = _newest(conn, tab)
+    if row is not None:
+        import json
+        import os
+
+        try:
+            with open(os.path.join(row["run_dir"], _LEFT_FILE), encoding="utf-8") as file:
+                left = json.load(file)
+        except FileNotFoundError:
+            left = []
+        except (OSError, ValueError):
+            return None
+        if left:
+            return None
+    return {
+        "tab": tab,
+        "index": None,
+        "killed": False,
+        "pids": [],
+        "signal": signal_name,
+        "remaining": [],
+        "tracking": "marker",  # `proc.kill.KillReport`'s, nothing looked for
+        "untracked": None,
     }
