@@ -595,10 +595,15 @@ async def test_a_package_already_failing_to_build_at_head_is_not_red(tmp_path: P
     assert "package example.com/m/c's tests already fail to build at HEAD" in (rung.reason or "")
 
 
+B_OTHER = B_BROKEN + "\nfunc Other() int { return helper() }\n"
+B_HELPER = "package b\n\nfunc helper() int { return 1 }\n"
+
+
 async def test_a_new_error_in_a_package_already_broken_at_head_is_red(tmp_path: Path) -> None:
-    root = _module(tmp_path, {"b/b.go": B_BROKEN})
-    # Another error in b beside HEAD's: red for it alone, HEAD's listed.
-    write(root, "b/b.go", B_BROKEN + "\nfunc More() int { return alsoMissing }\n")
+    root = _module(tmp_path, {"b/b.go": B_OTHER, "b/helper.go": B_HELPER})
+    # Another error in b beside HEAD's, on a line HEAD has: HEAD's build is asked, the new
+    # error is red and HEAD's is listed.
+    write(root, "b/helper.go", "package b\n")
     (rung,) = (await _climb(root, "test.scoped")).rungs
     assert rung.state == "red", rung.reason
     assert (rung.new_findings, rung.preexisting_findings) == (1, 1)
@@ -606,26 +611,35 @@ async def test_a_new_error_in_a_package_already_broken_at_head_is_red(tmp_path: 
         ("b/b.go", 7, False),
         ("b/b.go", 5, True),
     ]
-    assert rung.reason is not None
-    assert rung.reason.startswith(
+    assert rung.reason == (
         "build failure of package example.com/m/b: 1 new error, first b/b.go:7 undefined: "
-        "alsoMissing"
+        "helper (+1 build error(s) already at HEAD, listed, not red)"
     ), rung.reason
-    assert "already at HEAD" in rung.reason, rung.reason
+    assert (rung.baseline or "").startswith("HEAD "), rung.baseline
     # HEAD's error changed into another on the same line: red (a different error).
-    write(root, "b/b.go", B_BROKEN.replace("a.Add(x, missing)", 'a.Add(x, "two")'))
+    write(root, "b/helper.go", B_HELPER)
+    write(root, "b/b.go", B_OTHER.replace("a.Add(x, missing)", 'a.Add(x, "two")'))
     (rung,) = (await _climb(root, "test.scoped")).rungs
     assert rung.state == "red", rung.reason
     assert [(d.line, d.preexisting) for d in rung.diagnostics] == [(5, False)]
-    # The same for go build (compile.project): an error's code says no kind, only its message.
+    # The same for go build (compile.project), which asks HEAD: an error's code says no
+    # kind, so only its message matches HEAD's on the line it replaced.
     (built,) = (await _climb(root, "compile.project")).rungs
     assert built.state == "red", built.reason
     assert [(d.line, d.preexisting) for d in built.diagnostics] == [(5, False)]
+    assert (built.baseline or "").startswith("HEAD "), built.baseline
+    # A new error on an added line beside HEAD's: red without HEAD, the other not compared.
+    write(root, "b/b.go", B_OTHER + "\nfunc More() int { return alsoMissing }\n")
+    (rung,) = (await _climb(root, "test.scoped")).rungs
+    assert rung.state == "red", rung.reason
+    assert [(d.line, d.preexisting) for d in rung.diagnostics] == [(5, False), (9, False)]
+    assert any("HEAD was not asked" in n for n in rung.notes), rung.notes
+    assert any("the 1 other build error(s) are not compared" in n for n in rung.notes)
     # A package that built at HEAD and does not now: red, beside b's old failure.
-    write(root, "b/b.go", B_BROKEN)
+    write(root, "b/b.go", B_OTHER)
     write(root, "c/c.go", C.replace("return 1", "return undefinedLeaf"))
     write(root, "c/c_test.go", C_TEST)
-    (rung,) = (await _climb(root, "test.scoped", "test.full")).rungs[:1]
+    (rung,) = (await _climb(root, "test.scoped")).rungs
     assert rung.state == "red", rung.reason
     assert [(d.file, d.preexisting) for d in rung.diagnostics] == [("c/c.go", False)]
 

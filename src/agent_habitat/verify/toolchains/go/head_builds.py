@@ -8,10 +8,13 @@ here when that rung built the same packages at this HEAD, and the reverse; a tes
 (`p [p.test]`: the package with its test files, or its external tests, go test's vet step
 included when the run has it) is the run's own go test with `-run=^$`, which builds the
 test binaries and runs no test. Compared as `settle` compares any finding
-(`mark_against_head`: file, message and the line's text)."""
+(`mark_against_head`: file, message and the line's text). An error on a line the change
+added, whose text HEAD's file does not have, is new whatever HEAD says: then HEAD is not
+asked (as for Rust's compile errors), and the other errors are said to be not compared."""
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,10 +22,10 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from ...baseline import BaseResult
+from ...baseline import BaseResult, new_whatever_head_has
 from ...head import HeadTree
 from ...models import Diagnostic, RungName
-from ...rungs.compare import head_of, mark_against_head
+from ...rungs.compare import head_of, lines_now, mark_against_head
 from ...rungs.context import RungContext
 from .head import Step, covering, on_head
 from .parse import TestRun, code_names_a_kind, parse_build, parse_test_events
@@ -110,6 +113,18 @@ async def settle_builds(
         else:
             (tested if tests else plain).add(folder)
     out = BuildsOnHead()
+    added = await anyio.to_thread.run_sync(_beyond_head, ctx, head, builds)
+    if added:
+        # Red whatever HEAD's build says: not waited for (a build of HEAD's packages, from
+        # nothing at a new HEAD); the others are listed as they are, not compared.
+        others = len(builds) - added
+        out.baseline = "none: not asked (a build error on a line the change added is new)"
+        out.notes.append(
+            f"{added} build error(s) on lines the change added, whose text HEAD's file does "
+            "not have: new whatever HEAD's build says, so HEAD was not asked"
+            + (f"; the {others} other build error(s) are not compared with HEAD" if others else "")
+        )
+        return out
     if unknown:
         out.notes.append(
             f"not compared with HEAD (go list does not list them): {', '.join(unknown[:3])}"
@@ -131,6 +146,14 @@ async def settle_builds(
     return out
 
 
+def _beyond_head(ctx: RungContext, head: HeadTree, builds: list[Diagnostic]) -> int:
+    """How many of the build errors no finding of HEAD's build could match
+    (`baseline.new_whatever_head_has`: on a line the change added to a file it touched,
+    whose text HEAD's file does not have). Blocking: reads the files and HEAD's blobs."""
+    now = functools.cache(functools.partial(lines_now, ctx))
+    return len(new_whatever_head_has(builds, now, head.lines, set(ctx.touched)))
+
+
 async def _on_head(
     ctx: RungContext,
     rung: RungName,
@@ -146,7 +169,7 @@ async def _on_head(
     if plain:
         build = Step((go, "build", "-o", os.devnull), tuple(plain), _parse_build)
         wider = await anyio.to_thread.run_sync(covering, ctx, head, build)
-        if wider is not None:
+        if wider is not None and wider[1] != " ".join(plain):
             out.notes.append(f"HEAD's go build of {wider[1]} answers for {' '.join(plain)}")
         got = await on_head(ctx, rung, head, "go build", (build,))
         if isinstance(got, str):
