@@ -96,6 +96,10 @@ PROJECTS = {
         module="github.com/kballard/go-shellquote",
         proxy="github.com/kballard/go-shellquote@v0.0.0-20180428030007-95032a82bc51",
     ),
+    # Added 2026-12-07 (session 10) for the failed builds compared with HEAD, never used
+    # before that run: four packages (simplelru, internal, expirable, the root), so an edit
+    # of simplelru tests its importers too.
+    "golang-lru": Project("golang-lru", "", proxy="github.com/hashicorp/golang-lru/v2@v2.0.7"),
 }
 
 

@@ -674,3 +674,36 @@ async def test_the_scoped_tests_reuse_heads_go_build_of_compile_project(tmp_path
     assert rung.state == "green", (rung.reason, rung.diagnostics)
     assert (rung.baseline or "").endswith("(cached)"), rung.baseline
     assert any("HEAD's go build of ./a ./b" in n for n in rung.notes), rung.notes
+
+
+async def test_a_configured_linter_that_is_not_installed_makes_the_ladder_incomplete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The module configures golangci-lint (.golangci.yml) and staticcheck
+    # (staticcheck.conf); neither is on PATH, in GOBIN or in GOPATH/bin: gofmt and go vet
+    # still answer, but the ladder is not green for the checks it could not make.
+    root = _module(
+        tmp_path / "m",
+        {".golangci.yml": 'version: "2"\n', "staticcheck.conf": 'checks = ["all"]\n'},
+    )
+    write(root, "a/a.go", A.replace("x + y", "y + x"))
+    go, git = shutil.which("go"), shutil.which("git")
+    assert go is not None and git is not None
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in (go, git):
+        (bin_dir / Path(tool).name).symlink_to(tool)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    monkeypatch.setenv("GOBIN", str(tmp_path / "gobin"))
+    monkeypatch.setenv("GOPATH", str(tmp_path / "gopath"))
+    result = await _climb(root, "diagnose.files")
+    (rung,) = result.rungs
+    assert result.state == "incomplete", (result.state, result.reason)
+    assert rung.state == "green", rung.reason
+    assert rung.missing == "golangci-lint, staticcheck"
+    assert rung.tool == "gofmt+go vet"
+    assert rung.reason is not None
+    assert "golangci-lint is configured (.golangci.yml) but not installed" in rung.reason
+    assert "staticcheck is configured (staticcheck.conf) but not installed" in rung.reason
+    assert result.reason is not None
+    assert "diagnose.files" in result.reason

@@ -28,6 +28,7 @@ from .comments import comments_only
 from .detect import owns
 from .head import Step, on_head, test_key, tests_on_head
 from .head_builds import BuildsOnHead, package_of, settle_builds
+from .linters import Linted, run_linters
 from .listkey import list_key
 from .parse import (
     TestRun,
@@ -239,42 +240,62 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
     if fmt.timed_out or fmt.signal is not None:
         return from_outcome(ctx, rung, fmt, tool="gofmt")
     vet_argv = [go, "vet", "-json"]
-    vet = await ctx.run(rung, [*vet_argv, *dirs])
     mine = set(files)
+    linted = Linted()
+
+    async def lint() -> None:
+        nonlocal linted
+        linted = await run_linters(ctx, rung, dirs, mine)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(lint)
+        vet = await ctx.run(rung, [*vet_argv, *dirs])
     formatting = parse_gofmt_diff(fmt.text, ctx.root)
     found = parse_vet(vet.text, ctx.root)
-    diagnostics = [*formatting, *(d for d in found if d.file in mine)]
+    diagnostics = [*formatting, *(d for d in found if d.file in mine), *linted.diagnostics]
     state: RungState | None = "red" if diagnostics else "green"
     reason = None
     if vet.exit_code not in (0, 1) or (vet.exit_code == 1 and not found):
         state, reason = "error", f"go vet failed (exit {vet.exit_code}): {vet.tail.strip()[-300:]}"
     elif fmt.exit_code not in (0, 1, 2):
         state, reason = "error", f"gofmt failed (exit {fmt.exit_code}): {fmt.tail.strip()[-300:]}"
-    notes = [f"go: gofmt -d on {len(files)} file(s), go vet on {len(dirs)} package(s)"]
-    if (elsewhere := len(found) - (len(diagnostics) - len(formatting))) > 0:
+    elif linted.failed is not None:
+        state, reason = "error", linted.failed
+    tool = "+".join(["gofmt", "go vet", *linted.names])
+    notes = [
+        f"go: gofmt -d on {len(files)} file(s), go vet on {len(dirs)} package(s)",
+        *linted.notes,
+    ]
+    vetted = len(diagnostics) - len(formatting) - len(linted.diagnostics)
+    if (elsewhere := len(found) - vetted) > 0:
         notes.append(f"{elsewhere} go vet finding(s) in untouched files left out")
     result = from_outcome(
         ctx,
         rung,
         vet,
-        tool="gofmt+go vet",
+        tool=tool,
         state=state,
         reason=reason,
         diagnostics=diagnostics,
         notes=notes,
     )
     if result.state == "red":
-        result.reason = f"{len(diagnostics)} gofmt/go vet finding(s), first {_first(diagnostics)}"
+        names = "/".join(tool.split("+"))
+        result.reason = f"{len(diagnostics)} {names} finding(s), first {_first(diagnostics)}"
     steps = (
         Step(tuple(gofmt), tuple(files), lambda text, at: parse_gofmt_diff(text, at), (0, 1, 2)),
         Step(tuple(vet_argv), tuple(dirs), parse_vet),
+        *linted.steps,
     )
-    return await settle(
-        ctx,
-        result,
-        lambda head: on_head(ctx, rung, head, "gofmt+go vet", steps),
-        code_names_a_kind,
+    result = await settle(
+        ctx, result, lambda head: on_head(ctx, rung, head, tool, steps), code_names_a_kind
     )
+    if linted.missing:
+        # Not green for a check it did not make: the ladder is incomplete, naming the tool.
+        result.missing = ", ".join(lin.name for lin in linted.missing)
+        if result.state == "green":
+            result.reason = "; ".join(n for n in result.notes if "but not installed" in n)
+    return result
 
 
 async def _affected(
