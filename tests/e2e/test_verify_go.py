@@ -5,7 +5,9 @@ machine without go is `incomplete`."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import anyio
@@ -688,7 +690,8 @@ async def test_a_configured_linter_that_is_not_installed_makes_the_ladder_incomp
     )
     write(root, "a/a.go", A.replace("x + y", "y + x"))
     go, git = shutil.which("go"), shutil.which("git")
-    assert go is not None and git is not None
+    assert go is not None
+    assert git is not None
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in (go, git):
@@ -707,3 +710,43 @@ async def test_a_configured_linter_that_is_not_installed_makes_the_ladder_incomp
     assert "staticcheck is configured (staticcheck.conf) but not installed" in rung.reason
     assert result.reason is not None
     assert "diagnose.files" in result.reason
+
+
+def _staticcheck() -> str | None:
+    from agent_habitat.verify.toolchains.go.linters import configured
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "staticcheck.conf").write_text("", encoding="utf-8")
+        (found,) = configured(Path(folder), os.environ)
+    return found.path
+
+
+@pytest.mark.skipif(_staticcheck() is None, reason="staticcheck is not installed here")
+async def test_staticcheck_runs_with_the_projects_configuration_against_head(
+    tmp_path: Path,
+) -> None:
+    # staticcheck.conf enables every check: a.go has no package comment at HEAD (ST1000,
+    # pre-existing); a loop that spins (SA5002) is new. With ST1000 turned off in the
+    # project's configuration it is not reported at all.
+    root = _module(tmp_path / "all", {"staticcheck.conf": 'checks = ["all"]\n'})
+    write(root, "a/a.go", A.replace("x + y", "y + x"))
+    (rung,) = (await _climb(root, "diagnose.files")).rungs
+    assert rung.state == "green", (rung.reason, rung.diagnostics)
+    assert rung.tool == "gofmt+go vet+staticcheck"
+    assert [(d.code, d.file, d.preexisting) for d in rung.diagnostics] == [
+        ("ST1000", "a/a.go", True)
+    ]
+    assert any(n.startswith("staticcheck (configured by staticcheck.conf)") for n in rung.notes)
+    dead = "\nfunc Spin() {\n\tfor {\n\t}\n}\n"
+    write(root, "a/a.go", A + dead)
+    (rung,) = (await _climb(root, "diagnose.files")).rungs
+    assert rung.state == "red", rung.reason
+    assert [(d.code, d.line, d.preexisting) for d in rung.diagnostics] == [
+        ("SA5002", 10, False),
+        ("ST1000", 1, True),
+    ]
+    off = _module(tmp_path / "off", {"staticcheck.conf": 'checks = ["all", "-ST1000"]\n'})
+    write(off, "a/a.go", A + dead)
+    (rung,) = (await _climb(off, "diagnose.files")).rungs
+    assert rung.state == "red", rung.reason
+    assert [d.code for d in rung.diagnostics] == ["SA5002"]

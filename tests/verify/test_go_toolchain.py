@@ -463,3 +463,24 @@ def test_the_list_key_changes_with_what_go_list_reads_only(tmp_path: Path) -> No
     (root / "a" / "notes.txt").unlink()
     (root / "go.mod").unlink()  # a deleted file
     assert key() != base
+
+
+# `staticcheck -f json ./c ./a` (staticcheck 2026.1 / v0.8.2, checks = ["all"]): a package
+# that does not compile has no place, its message carries the compiler's.
+STATICCHECK = (
+    '{"code":"compile","severity":"error","location":{"file":"","line":0,"column":0},'
+    '"end":{"file":"","line":0,"column":0},'
+    '"message":"# example.com/m/c\\nc/c.go:6:2: declared and not used: x"}\n'
+    '{"code":"SA5009","severity":"error","location":{"file":"/tmp/gos/a/a.go","line":7,'
+    '"column":31},"end":{"file":"/tmp/gos/a/a.go","line":7,"column":37},'
+    '"message":"Printf format %d reads arg #1, but call has only 0 args"}\n'
+)
+
+
+def test_staticcheck_json_findings() -> None:
+    from agent_habitat.verify.toolchains.go.linters import parse_staticcheck
+
+    compile_, printf = parse_staticcheck(STATICCHECK, ROOT)
+    assert (compile_.file, compile_.line, compile_.code) == (None, None, "compile")
+    assert (printf.file, printf.line, printf.col, printf.code) == ("a/a.go", 7, 31, "SA5009")
+    assert (printf.source, printf.severity) == ("staticcheck", "error")
