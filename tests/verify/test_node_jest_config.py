@@ -12,9 +12,13 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.verify.rungs import warm_checker
-from agent_habitat.verify.toolchains.node import jest_warm
+from agent_habitat.verify.toolchains.node import jest_config, jest_warm
 from agent_habitat.verify.toolchains.node.detect import load_project
-from agent_habitat.verify.toolchains.node.jest_config import transpiled_config
+from agent_habitat.verify.toolchains.node.jest_config import (
+    cache_args,
+    head_env,
+    transpiled_config,
+)
 from agent_habitat.verify.toolchains.node.rungs import RUNNERS
 from agent_habitat.workspace import Workspace
 from git_tree import commit_tree, write
@@ -122,3 +126,90 @@ async def test_the_warm_jest_transpiles_only_the_configuration_s_load(
         assert seen_test.read_text(encoding="utf-8") == ","
     finally:
         await warm_checker.release(workspace)
+
+
+def test_a_cold_jest_is_given_the_kept_cache_unless_its_configuration_names_one(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "p"
+    package = {"name": "tiny", "private": True, "devDependencies": {"jest": "30"}}
+    commit_tree(
+        root, {"package.json": json.dumps(package), "jest.config.js": "module.exports = {};\n"}
+    )
+    ctx = rung_ctx(root, server=False)
+    [flag] = cache_args(ctx, root)
+    kept = ctx.workspace.state_dir / "jest-cache"
+    assert flag == f"--cacheDirectory={kept}"
+    assert kept.is_dir()
+    # The project's own folder wins, in its jest configuration or package.json's "jest" key.
+    write(root, "jest.config.js", "module.exports = { cacheDirectory: '/tmp/mine' };\n")
+    assert cache_args(ctx, root) == []
+    write(root, "jest.config.js", "module.exports = {};\n")
+    package["jest"] = {"cacheDirectory": "/tmp/mine"}
+    write(root, "package.json", json.dumps(package))
+    assert cache_args(ctx, root) == []
+
+
+def test_head_s_run_is_transpiled_only_when_the_tree_s_configuration_may_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "p"
+    package = json.dumps({"name": "tiny", "private": True, "devDependencies": {"jest": "30"}})
+    commit_tree(
+        root, {"package.json": package, "jest.config.ts": _CONFIG, "tsconfig.json": _TSCONFIG}
+    )
+    project = load_project(root)
+    assert project is not None
+    ctx, ws = rung_ctx(root, server=False), project.workspaces[0]
+    monkeypatch.delenv("TS_NODE_TRANSPILE_ONLY", raising=False)
+    monkeypatch.delenv("TS_NODE_LOG_ERROR", raising=False)
+    both = {"TS_NODE_TRANSPILE_ONLY": "true", "TS_NODE_LOG_ERROR": "true"}
+    assert head_env(ctx, project, ws) == both
+    monkeypatch.setenv("TS_NODE_TRANSPILE_ONLY", "false")  # the user's own wins
+    assert head_env(ctx, project, ws) == {"TS_NODE_LOG_ERROR": "true"}
+    write(root, "jest.config.ts", _CONFIG + "const unused: number = 'a';\n")
+    assert head_env(ctx, project, ws) == {}
+
+
+# The configuration appends where it was loaded and what it saw of ts-node's variables.
+_WHERE_CONFIG = (
+    "require('fs').appendFileSync(process.env.JEST_PROBE_CONFIG, "
+    f"process.cwd() + ' ' + {_SEEN} + '\\n');\nmodule.exports = {{}};\n"
+)
+_ADD = "function add(a, b) {\n  return a + b;\n}\nmodule.exports = { add };\n"
+_ADD_TEST = "const { add } = require('./add');\ntest('adds', () => expect(add(1, 2)).toBe(3));\n"
+
+
+@pytest.mark.timeout(600)  # two cold jest runs on a loaded 2-core machine
+async def test_a_red_cold_run_and_head_s_run_keep_jest_s_cache_head_s_is_transpiled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ms 3.0.0: HEAD's run of a red run's failed tests was a cold CLI that type-checked
+    # HEAD's own jest.config.ts and, under the substrate's fresh TMPDIR, had no cache.
+    package = {"name": "tiny", "private": True, "type": "commonjs"}
+    package["devDependencies"] = {"jest": "30"}
+    files = {
+        "package.json": json.dumps(package),
+        ".gitignore": "node_modules/\n",
+        "jest.config.js": _WHERE_CONFIG,
+        "src/add.js": _ADD,
+        "src/add.test.js": _ADD_TEST,
+    }
+    root = tiny_project(tmp_path / "p", files)
+    seen = tmp_path / "config.txt"
+    monkeypatch.setenv("JEST_PROBE_CONFIG", str(seen))
+    monkeypatch.delenv("TS_NODE_TRANSPILE_ONLY", raising=False)
+    monkeypatch.delenv("TS_NODE_LOG_ERROR", raising=False)
+    monkeypatch.setattr(jest_config, "transpiled_config", lambda *_: "jest.config.js")
+    write(root, "src/add.js", _ADD.replace("a + b", "a - b"))
+    red = await RUNNERS["test.scoped"](rung_ctx(root, server=False))
+    assert (red.state, red.tool) == ("red", "jest"), red
+    assert red.baseline is not None
+    assert red.baseline.startswith("HEAD "), red.baseline
+    kept = Workspace.for_project(root).state_dir / "jest-cache"
+    assert any(p.name.startswith("haste-map") for p in kept.iterdir()), list(kept.iterdir())
+    tree, head = seen.read_text(encoding="utf-8").splitlines()
+    assert tree == f"{root} ,"  # the tree's run: the CLI as it is
+    where, said = head.rsplit(" ", 1)
+    assert Path(where) != root  # HEAD's export, transpiled:
+    assert said == "true,true"

@@ -33,6 +33,7 @@ from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun, settle_tests
 from .common import head_with_modules
 from .detect import NodeProject, Workspace
+from .jest_config import cache_args, head_env
 from .parsers import jest_outcomes
 
 __all__ = ["KEYS", "name_node_failures", "node_test_outcomes", "settle_jest_like", "settle_node"]
@@ -139,13 +140,16 @@ async def _on_head(
     if not present:
         return HeadRun()  # every failed test's file is new since HEAD: each failure is new
     report = ctx.spool(rung, ".head.json")
+    env = dict(_ENV)
     if runner == "vitest":
         argv = [str(tool), "run", *present, "--reporter=json", f"--outputFile={report}"]
     else:
         argv = [str(tool), "--runTestsByPath", *present, "--json", f"--outputFile={report}"]
         argv += ["--ci", "--coverage=false"]
+        argv += await anyio.to_thread.run_sync(cache_args, ctx, folder)
+        env.update(await anyio.to_thread.run_sync(head_env, ctx, project, ws))
     argv.append("--passWithNoTests")
-    outcome = await ctx.run(rung, argv, suffix=".head-tests.out", cwd=folder, extra_env=_ENV)
+    outcome = await ctx.run(rung, argv, suffix=".head-tests.out", cwd=folder, extra_env=env)
     text = await take_report(report)
     return _head_run(outcome, jest_outcomes(text, export), runner)
 

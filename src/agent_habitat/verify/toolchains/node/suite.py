@@ -23,6 +23,7 @@ from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
 from .head_tests import KEYS, name_node_failures, settle_jest_like, settle_node
+from .jest_config import cache_args
 from .jest_warm import warm_jest
 from .parsers import (
     junit_skipped,
@@ -100,6 +101,8 @@ async def _jest_like(
     if runner == "jest":
         outcome = await warm_jest(ctx, project, ws, tool.path, argv[1:], _ENV, warm_notes)
     if outcome is None:
+        if runner == "jest":
+            argv += await anyio.to_thread.run_sync(cache_args, ctx, ws.path)
         outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
     text = await take_report(report)
     counts = suite_counts(text)
