@@ -198,6 +198,31 @@ PROJECTS = {
         "vitest run",
         "vitest",
     ),
+    # Held out (not used before 2026-12-07, session 9; supermacro/neverthrow 8.2.0 at HEAD
+    # 5ef3a01 pinned by the source given): vitest 2, eslint 7 with a legacy `.eslintrc.js`
+    # (typescript-eslint 4, prettier through eslint-plugin-prettier), TypeScript 4.7 with
+    # skipLibCheck; four source modules, two test files. npm's own lock (dropped as the
+    # others' are). Its own `test` script, whole: `vitest run`, then `tsc --noEmit` of the
+    # tests' own tsconfig (the type tests); only the release tooling is left out.
+    "neverthrow": Project(
+        "neverthrow",
+        ("src/result.ts", "src/result-async.ts", "src/_internals/utils.ts"),
+        (
+            "@types/node",
+            "@typescript-eslint/eslint-plugin",
+            "@typescript-eslint/parser",
+            "eslint",
+            "eslint-config-prettier",
+            "eslint-plugin-prettier",
+            "prettier",
+            "testdouble",
+            "ts-toolbelt",
+            "typescript",
+            "vitest",
+        ),
+        "vitest run && npm run test-types",
+        "vitest",
+    ),
 }
 
 
@@ -410,15 +435,19 @@ def run_project(
     chosen = mutations(root, project, args.mutations, args.seed)
     rows: dict[str, list[dict[str, Any]]] = {label: [] for label in benches}
     load: list[float] = [os.getloadavg()[0]]
-    if args.via == "host":
-        for bench in benches.values():
-            bench.host("start")
+    started: list[Bench] = []
     try:
         for i, mutation in enumerate(chosen, 1):
             labels = list(benches)
             order = labels[i % len(labels) :] + labels[: i % len(labels)]
             full: tuple[float, int] | None = None
             for label in order:
+                if args.via == "host" and benches[label] not in started:
+                    # Each host starts right before its own first verify, as a user's does:
+                    # started together, the second side's warm-up had the first side's
+                    # verify and the suite's wall to itself before its first verify.
+                    benches[label].host("start")
+                    started.append(benches[label])
                 row = measure(benches[label], mutation, full)
                 row["load"] = round(os.getloadavg()[0], 1)
                 load.append(row["load"])
@@ -433,9 +462,8 @@ def run_project(
                     file=sys.stderr,
                 )
     finally:
-        if args.via == "host":
-            for bench in benches.values():
-                bench.host("stop")
+        for bench in started:
+            bench.host("stop")
     out = {}
     for label, bench in benches.items():
         summary = _summary(project, bench.root, rows[label], (base_wall, base_tests))
