@@ -133,10 +133,13 @@ _COMMANDS: tuple[tuple[str, ...], ...] = (
     ("rerun",),
     ("rerun", "--index", "1", "--json"),
     ("rerun", "b", "--index", "1"),
+    ("run", "echo last", "--tab", "d"),
+    ("close", "d", "--json"),
+    ("close", "c"),
 )
 """Quick commands: a new tab, a failure, a cwd and a variable carried to the next run, a
 secret, escapes, a failure whose error line the cap leaves out, the tab as a positional,
-history entries run again (the last, one by index, one with a secret)."""
+history entries run again (the last, one by index, one with a secret), tabs closed."""
 
 
 def test_a_quick_run_with_no_host_prints_and_records_what_the_full_path_does(

@@ -99,7 +99,11 @@ def test_what_the_quiet_reader_leaves_takes_the_full_path(
     after = _cli(project, "history", "srv")
     assert after.loaded == ""  # the kill recorded its end: nothing to do
     assert "killed" in after.stdout
-    # An ended run that left a process running: `kill` stops it on the full path.
+    # An ended run that left a process running: `kill` and `close` stop it on the full path.
+    _prepared(capsys, project, "run", "sleep 600 >/dev/null 2>&1 &", "--tab", "gone")
+    closed = _cli(project, "close", "gone")
+    assert "agent_habitat.habitat" in closed.loaded
+    assert closed.stdout == "closed gone (killed its command)\n"
     _prepared(capsys, project, "run", "sleep 600 >/dev/null 2>&1 &", "--tab", "left")
     stopped = _cli(project, "kill", "left", "--json")
     assert "agent_habitat.habitat" in stopped.loaded

@@ -169,10 +169,11 @@ def _serve(call: VerbCall) -> int | None:
     root = _root(call)
     host = _host(root)
     if host is None:
-        if call.command in ("run", "rerun"):
-            from .quiet_run import quiet_rerun, quiet_run  # nothing else to do: in this process
+        if call.command in ("run", "rerun", "close"):
+            from . import quiet_run  # nothing else to do: in this process
 
-            return (quiet_run if call.command == "run" else quiet_rerun)(call, root)
+            quiet = {"run": quiet_run.quiet_run, "rerun": quiet_run.quiet_rerun}
+            return quiet.get(call.command, quiet_run.quiet_close)(call, root)
         from .quiet_verbs import quiet_verb  # a read with nothing to do: from state.db
 
         return quiet_verb(call, root)

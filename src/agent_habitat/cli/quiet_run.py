@@ -19,7 +19,7 @@ from .quiet_verbs import tab_name
 from .shell_views import VIEWS, emit_json_data
 from .verb_argv import VerbCall
 
-__all__ = ["quiet_rerun", "quiet_run"]
+__all__ = ["quiet_close", "quiet_rerun", "quiet_run"]
 
 _TAKEN = frozenset({"command", "tab", "background", "interactive"})
 """The run's fields this path serves (`background` and `interactive` false)."""
@@ -150,3 +150,39 @@ def _copy_spool(path: str) -> None:
     for _, chunk in spool.chunks(0, spool.size()):
         sys.stdout.buffer.write(chunk)
     sys.stdout.buffer.flush()
+
+
+def quiet_close(call: VerbCall, root: str) -> int | None:
+    """`habitat close TAB` recorded in this process (no host serves the workspace at `root`,
+    nothing runs there, the tab left nothing running), or None when the full path must
+    answer."""
+    tab = call.body.get("tab")
+    if set(call.body) - {"tab"} or not tab_name(tab):
+        return None
+    from .quiet_state import quiet_state
+
+    conn = quiet_state(root)
+    if conn is None:
+        return None
+    conn.close()
+    from pathlib import Path
+
+    from ..shell.quiet_close import quiet_close as close
+    from ..workspace import Workspace
+
+    workspace = Workspace.for_project(Path(root))
+    data = close(
+        workspace.db_path, label=workspace.label, spool_dir=workspace.spool_dir, tab=str(tab)
+    )
+    if data is None:
+        return None
+    view = VIEWS["close"]
+    if call.json:
+        emit_json_data(data)
+    else:
+        view.show(data, False, root)
+    sys.stdout.flush()
+    from .quiet_verbs import start_host
+
+    start_host(root)
+    return view.exit_code(data)

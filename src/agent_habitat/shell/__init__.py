@@ -16,9 +16,10 @@
 #   scene       the scene of every tab (SceneBuilder), built once for callers who overlap
 #   leftovers   what ended runs left running;  error_lines  a failed run's error lines
 #   quiet_scene the scene read from state.db alone while nothing runs (`habitat scene`)
-#   quiet_reads history, last and which read the same way, as their models dump them
+#   quiet_reads history, last, which, wait and kill read the same way, as their models dump them
 #   quiet_run   a foreground run with no host, recorded without pydantic or anyio when it is
 #               over in its first moment; else handed to Shell.follow_handed
+#   quiet_close a tab closed the same way when nothing of it runs or was left running
 #   settled     whether the state needs anything done before such a read (no pathlib)
 #   run_store   RunStore — tabs and runs in state.db (the SQL, but quiet_scene's two reads)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     from ..store import Database
 
-__all__ = ["Caps", "Handed", "quiet_run"]
+__all__ = ["Caps", "Handed", "left_file", "publish", "quiet_run"]
 
 QUICK_SECONDS = KEEPER_AFTER_SECONDS
 """`follow.QUICK_SECONDS` (a test keeps them one): a run over before this is quick."""
@@ -222,14 +222,14 @@ def _ended(
     if recorded is None:
         return None  # no record from its wrapper: the full path looks for its orphans
     previous = _previous(store, run)
-    if previous is not None and _left_file(previous.run_dir):
+    if previous is not None and left_file(previous.run_dir):
         return None  # what earlier runs left is carried on: the full path reads it
     ended_at = time.time()
     with db.transaction() as conn:
         if handed.opened_tab:
             opened = {"shell": handed.shell_kind, "cwd": run.cwd}
-            _publish(conn, label, "shell.tab.opened", run.tab, opened)
-        _publish(
+            publish(conn, label, "shell.tab.opened", run.tab, opened)
+        publish(
             conn,
             label,
             "shell.run.started",
@@ -255,7 +255,7 @@ def _ended(
         if final is not None:  # else recorded by another habitat process (`EndRecorder`)
             with contextlib.suppress(OSError):
                 os.unlink(run.run_dir / _LEFT_FILE)  # `leftovers.write(run_dir, [])`
-            _publish(
+            publish(
                 conn,
                 label,
                 "shell.run.exited",
@@ -275,7 +275,7 @@ def _ended(
     return _result(final, alone, caps)
 
 
-def _publish(conn: Any, label: str, kind: str, tab: str, data: dict[str, Any]) -> None:
+def publish(conn: Any, label: str, kind: str, tab: str, data: dict[str, Any]) -> None:
     """`InMemoryEventBus.publish` into `SqliteJournal.append`: the event, redacted, in the
     journal (the same row; nothing subscribes in this process)."""
     conn.execute(
@@ -290,7 +290,7 @@ def _previous(store: RunStore, run: RunRow) -> RunRow | None:
     return rows[0] if len(rows) == 2 and rows[0].id != run.id else None
 
 
-def _left_file(run_dir: Path) -> bool:
+def left_file(run_dir: Path) -> bool:
     try:
         return os.path.getsize(run_dir / _LEFT_FILE) > 0
     except OSError:
