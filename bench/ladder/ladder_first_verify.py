@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_bytecode import compile_habitat
 from ladder_harness import Runner, _ran
 from ladder_harness_mutations import Mutation, apply, choose
-from ladder_harness_projects import PROJECTS, prepare, reset
+from ladder_harness_projects import PROJECTS, prepare, reset, source_files
 
 from _report import print_table, write_json
 
@@ -158,12 +158,7 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
     run = Runner(project, root, python, _home("full"))
     _, base_failed, total = run.full()
     tm_record, _, _ = run.testmon(record=True)  # testmon's recording run, on the clean tree
-    files = [
-        p.relative_to(root).as_posix()
-        for folder in project.sources
-        for p in sorted((root / folder).rglob("*.py"))
-        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
-    ]
+    files = source_files(root, project.sources)
     pool = choose(root, files, 3 * args.rounds, args.seed)
     after = {"PYTHONPATH": str(args.after_src)} if args.after_src else {}
     sides = {"before": {"PYTHONPATH": str(args.baseline_src)}, "after": after}

@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_bytecode import compile_habitat
 from ladder_harness_comment import comment_edits
 from ladder_harness_mutations import Mutation, apply, choose
-from ladder_harness_projects import DEFAULT, PROJECTS, Project, prepare, reset
+from ladder_harness_projects import DEFAULT, PROJECTS, Project, prepare, reset, source_files
 from ladder_harness_select import selection_time_ms
 from ladder_harness_stats import tail_row, tails
 
@@ -194,12 +194,7 @@ def run_project(project: Project, args: argparse.Namespace) -> dict[str, Any]:
         file=sys.stderr,
         flush=True,
     )
-    files = [
-        p.relative_to(root).as_posix()
-        for folder in project.sources
-        for p in sorted((root / folder).rglob("*.py"))
-        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
-    ]
+    files = source_files(root, project.sources)
     baseline_findings: dict[tuple[str, str], set[tuple[str, str, str]]] = {}
     rows: list[dict[str, Any]] = []
     partial: dict[str, Any] = {

@@ -17,7 +17,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEFAULT", "PROJECTS", "Project", "prepare"]
+__all__ = ["DEFAULT", "PROJECTS", "Project", "prepare", "source_files"]
 
 # The default run: suites of a few seconds, so 3 x 20 mutations fit in well under 30 min
 # on a shared machine. attrs (hypothesis, ~25 s CPU), packaging (64k parametrised tests,
@@ -317,6 +317,24 @@ PROJECTS: dict[str, Project] = {
             ("src/mistune",),
             sha256="fc7f93ded930c92394ef2cb6f04a8aabab4117a91449e72dcc8dfa646a508be8",
         ),
+        Project(
+            "schema",
+            "0.7.7",
+            ("pytest",),
+            "one typed module at the root (~930 lines of validators), one test module of "
+            "~116 tests beside it; no ruff or mypy configured (black's settings only)",
+            ("schema.py",),
+            sha256="7da553abd2958a19dc2547c388cde53398b39196175a9be59ea1caf5ab0a1807",
+        ),
+        Project(
+            "addict",
+            "2.4.0",
+            ("pytest",),
+            "a dict subclass with recursive attribute access: a package of one module, "
+            "unittest-style test classes in test_addict.py at the root",
+            ("addict",),
+            sha256="b3b2210e0e067a281f5646c8c5db92e99b7231ea8b0eb5f74dbdf9e259d4e494",
+        ),
     )
 }
 
@@ -445,3 +463,18 @@ def reset(root: Path) -> None:
     """Back to the sdist commit: tracked files restored, untracked (non-ignored) removed."""
     git(root, "checkout", "-q", "--", ".")
     git(root, "clean", "-fdq")
+
+
+def source_files(root: Path, sources: tuple[str, ...]) -> list[str]:
+    """The project's .py files a mutation may edit (relative posix paths): those under each
+    source folder, or the module itself when a source is one (`parse.py`), tests left out."""
+    out: list[str] = []
+    for folder in sources:
+        path = root / folder
+        found = [path] if path.is_file() else sorted(path.rglob("*.py"))
+        out += [
+            p.relative_to(root).as_posix()
+            for p in found
+            if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
+        ]
+    return out

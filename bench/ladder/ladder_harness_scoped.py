@@ -38,7 +38,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report, peers
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_harness_mutations import apply, choose
-from ladder_harness_projects import PROJECTS, prepare, reset
+from ladder_harness_projects import PROJECTS, prepare, reset, source_files
 
 from _report import median_ci, print_table, run_meta, started, verdict, write_json
 from agent_habitat.habitat import Habitat
@@ -99,12 +99,7 @@ async def bench_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
     os.environ["HABITAT_LADDER_TIMEOUT_S"] = "60"  # a mutation can make a loop endless
     os.environ.pop("PYTHONPATH", None)
     env = dict(os.environ)
-    files = [
-        p.relative_to(root).as_posix()
-        for folder in project.sources
-        for p in sorted((root / folder).rglob("*.py"))
-        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
-    ]
+    files = source_files(root, project.sources)
     rows: list[dict[str, Any]] = []
     ProjectTrust().grant_sync(root, "verb")  # the bench made it: the warm-up may run it
     async with Habitat.open(Workspace.for_project(root), project=root) as habitat:

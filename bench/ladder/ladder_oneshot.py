@@ -47,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_bytecode import compile_habitat
 from ladder_harness import Runner
 from ladder_harness_mutations import apply, choose
-from ladder_harness_projects import PROJECTS, prepare, reset
+from ladder_harness_projects import PROJECTS, prepare, reset, source_files
 
 from _report import print_table, write_json
 
@@ -147,12 +147,7 @@ def run_project(
     run = Runner(project, root, python, homes["after"])
     base_wall, base_failed, total = run.full()
     run.limit_s = max(90.0, 8 * base_wall)
-    files = [
-        p.relative_to(root).as_posix()
-        for folder in project.sources
-        for p in sorted((root / folder).rglob("*.py"))
-        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
-    ]
+    files = source_files(root, project.sources)
     clis = {"before": args.baseline, "after": args.after}
     rows: list[dict[str, Any]] = []
     try:

@@ -43,7 +43,7 @@ from ladder_bytecode import compile_habitat
 from ladder_first_verify import HABITAT, _full, _home, _json, _truth, _verify
 from ladder_harness import Runner
 from ladder_harness_mutations import apply, choose
-from ladder_harness_projects import PROJECTS, prepare, reset
+from ladder_harness_projects import PROJECTS, prepare, reset, source_files
 
 from _report import print_table, write_json
 
@@ -61,19 +61,6 @@ HEAD = [
     "misses / false reds",
 ]
 _RUNGS = ("diagnose.files", "compile.project", "test.scoped")
-
-
-def _sources(root: Path, sources: tuple[str, ...]) -> list[str]:
-    out: list[str] = []
-    for folder in sources:
-        path = root / folder
-        found = [path] if path.is_file() else sorted(path.rglob("*.py"))
-        out += [
-            p.relative_to(root).as_posix()
-            for p in found
-            if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
-        ]
-    return out
 
 
 def _wait_warm(run: Runner, env: dict[str, str], bound_s: float = 600.0) -> float:
@@ -141,7 +128,7 @@ def run_project(name: str, args: argparse.Namespace) -> dict[str, Any]:
     _, base_failed, total = run.full()
     run.testmon(record=True)  # testmon's own recording run, on the clean tree
     reset(root)
-    files = _sources(root, project.sources)
+    files = source_files(root, project.sources)
     per_round = 2 + args.edits
     pool = choose(root, files, per_round * args.rounds, args.seed)
     after = {"PYTHONPATH": str(args.after_src)} if args.after_src else {}
