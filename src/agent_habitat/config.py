@@ -6,6 +6,7 @@ Bad configuration fails at start with a `ConfigError` naming the key.
 
 from __future__ import annotations
 
+import copy
 import os
 import tomllib
 from collections.abc import Mapping
@@ -66,9 +67,26 @@ def load_pyproject(root: Path | None) -> dict[str, Any]:
     path = root / "pyproject.toml"
     if not path.is_file():
         return {}
+    with open(path, "rb") as f:
+        raw = f.read()
+    # `copy`: the caller's to change; the parsed file stays as read.
+    return copy.deepcopy(_habitat_table(path, raw))
+
+
+_READ: dict[Path, tuple[bytes, dict[str, Any]]] = {}
+"""The last `[tool.habitat]` read from each pyproject.toml, with the bytes it was read from:
+a host reads the file four times per verify (the shell's, the ladder's, the policy's and the
+generators' settings), and parsing it cost 2-7 ms each on a loaded machine. The file is
+still read every time; only the same bytes are not parsed again."""
+_READ_KEPT = 32
+
+
+def _habitat_table(path: Path, raw: bytes) -> dict[str, Any]:
+    kept = _READ.get(path)
+    if kept is not None and kept[0] == raw:
+        return kept[1]
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
+        data = tomllib.loads(raw.decode())  # as `tomllib.load` reads a binary file
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file") from exc
     section = data.get("tool", {}).get("habitat", {})
@@ -80,6 +98,9 @@ def load_pyproject(root: Path | None) -> dict[str, Any]:
             f"{path}: unknown key(s) in [tool.habitat]: {', '.join(unknown)}; "
             f"known: {', '.join(sorted(TOP_LEVEL_KEYS))}"
         )
+    if len(_READ) >= _READ_KEPT:
+        _READ.clear()  # a process reads one project's file or a few (tests: many)
+    _READ[path] = (raw, section)
     return section
 
 

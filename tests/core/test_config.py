@@ -1,10 +1,11 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from agent_habitat.config import load_shell_config
+from agent_habitat.config import load_pyproject, load_shell_config
 from agent_habitat.errors import ConfigError
 
 
@@ -54,3 +55,26 @@ def test_unknown_top_level_key_fails_naming_it(tmp_path: Path) -> None:
     root = _project(tmp_path, "[tool.habitat]\npolcy = 'strict'\n")
     with pytest.raises(ConfigError, match=r"unknown key\(s\) in \[tool.habitat\]: polcy"):
         load_shell_config(root, environ={})
+
+
+def test_every_read_sees_the_file_as_it_is_now(tmp_path: Path) -> None:
+    # The same size and the same modification time (an edit within the clock's tick): a
+    # reader that trusted the file's stat would answer the old table.
+    root = _project(tmp_path, "[tool.habitat.shell]\nmax_tabs = 3\n")
+    stat = (root / "pyproject.toml").stat()
+    assert load_shell_config(root, environ={}).max_tabs == 3
+    _project(tmp_path, "[tool.habitat.shell]\nmax_tabs = 4\n")
+    os.utime(root / "pyproject.toml", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert load_shell_config(root, environ={}).max_tabs == 4
+    _project(tmp_path, "[tool.habitat.shell\nmax_tabs = 4\n")
+    with pytest.raises(ConfigError, match=r"pyproject\.toml"):
+        load_shell_config(root, environ={})
+    _project(tmp_path, "[tool.habitat.shell]\nmax_tabs = 4\n")
+    assert load_shell_config(root, environ={}).max_tabs == 4
+
+
+def test_a_caller_changing_its_table_changes_no_later_read(tmp_path: Path) -> None:
+    root = _project(tmp_path, "[tool.habitat.shell]\nmax_tabs = 3\n")
+    load_pyproject(root)["shell"]["max_tabs"] = 99
+    load_pyproject(root).pop("shell")
+    assert load_pyproject(root) == {"shell": {"max_tabs": 3}}
