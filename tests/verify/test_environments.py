@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from agent_habitat.verify.environments import ProjectEnv, resolve_python
 
 
@@ -36,3 +38,22 @@ def test_the_projects_own_interpreter_is_named_and_one_without_pip_gets_a_way_th
     hint = without.install_hint("pytest")
     assert f"uv pip install --python {python} pytest" in hint
     assert f"{python} -m ensurepip" in hint
+
+
+def test_ruff_is_the_projects_own_else_the_habitats_found_again_once_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ruff import find_ruff_bin  # type: ignore[import-untyped]
+
+    from agent_habitat.verify import environments
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    env = ProjectEnv(python=bin_dir / "python")
+    # A binary remembered from before that is no longer there (an upgrade moved it).
+    monkeypatch.setattr(environments, "_HABITAT_RUFF", [str(tmp_path / "gone" / "ruff")])
+    assert env.ruff() == [str(find_ruff_bin())]
+    assert env.ruff() == [str(find_ruff_bin())]  # remembered
+    own = bin_dir / "ruff"
+    own.write_text("#!/bin/sh\n")
+    assert env.ruff() == [str(own)], "the project's own ruff comes first"

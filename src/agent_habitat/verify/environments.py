@@ -91,9 +91,7 @@ class ProjectEnv:
         own = self.bin_dir / "ruff"
         if own.is_file():
             return [str(own)]
-        from ruff import find_ruff_bin  # type: ignore[import-untyped]  # habitat's own
-
-        return [str(find_ruff_bin())]
+        return [_habitat_ruff()]
 
     def mypy(self, module: str = "mypy") -> tuple[list[str], list[str]]:
         """(argv prefix, extra flags) for `mypy` or `mypy.dmypy`."""
@@ -103,6 +101,20 @@ class ProjectEnv:
         # project named like one of mypy's own dependencies shadowed it (pathspec 0.12.1:
         # every compile.project was `error`, "No module named 'pathspec.patterns.gitignore'").
         return [sys.executable, "-P", "-m", module], ["--python-executable", str(self.python)]
+
+
+_HABITAT_RUFF: list[str] = []
+
+
+def _habitat_ruff() -> str:
+    """The habitat's own ruff binary, found once while it is there: `find_ruff_bin` walks
+    sysconfig's install schemes (2-5 ms of a loaded host's time on every lint)."""
+    if _HABITAT_RUFF and os.path.isfile(_HABITAT_RUFF[0]):
+        return _HABITAT_RUFF[0]
+    from ruff import find_ruff_bin  # type: ignore[import-untyped]  # habitat's own
+
+    _HABITAT_RUFF[:] = [str(find_ruff_bin())]
+    return _HABITAT_RUFF[0]
 
 
 def resolve_python(root: Path, configured: str | None) -> Path:
