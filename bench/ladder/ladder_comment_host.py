@@ -12,8 +12,13 @@ machine's environment: every CLI start then compiles the habitat's modules, and 
 Per sample: the CLI's wall, the host's own wall for
 the request (the result's `timing.wall_s`) and what the CLI adds.
 
+With `--baseline-src DIR` the two sides are two habitats instead, both with bytecode: the
+old code (DIR on PYTHONPATH) and this worktree's (or `--after-src`), each with its own state
+folder and its own host on the same project (each host sees the other's edits too), their
+order swapped every sample.
+
     .venv/bin/python bench/ladder/ladder_comment_host.py [--projects webcolors,semver]
-        [--samples 12] [--out FILE.json]
+        [--samples 12] [--baseline-src OLD/src [--after-src NEW/src]] [--out FILE.json]
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_bytecode import compile_habitat
 from ladder_harness import Runner
 from ladder_harness_mutations import apply, choose
-from ladder_harness_projects import PROJECTS, prepare, reset
+from ladder_harness_projects import PROJECTS, prepare, reset, source_files
 from ladder_oneshot import AFTER
 
 from _report import print_table, write_json
@@ -56,30 +61,36 @@ def run_project(name: str, args: argparse.Namespace, bare: Path) -> dict[str, An
     project = PROJECTS[name]
     root, python = prepare(project, args.cache.resolve(), args.python)
     reset(root)
-    home = Path(tempfile.mkdtemp(prefix=f"lc-{name[:6]}-", dir="/tmp"))
-    run = Runner(project, root, python, home)
-    variants = {
-        "bytecode": {**run.env, "PYTHONDONTWRITEBYTECODE": "1"},
-        "no bytecode": {
-            **run.env,
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONPATH": str(bare),
-        },
-    }
-    files = [
-        p.relative_to(root).as_posix()
-        for p in sorted((root / project.sources[0]).rglob("*.py"))
-        if "tests" not in p.relative_to(root).parts and not p.name.startswith("test_")
-    ]
+    runs: dict[str, Runner] = {}
+    variants: dict[str, dict[str, str]] = {}
+    if args.baseline_src is None:
+        home = Path(tempfile.mkdtemp(prefix=f"lc-{name[:6]}-", dir="/tmp"))
+        run = Runner(project, root, python, home)
+        variants["bytecode"] = {**run.env, "PYTHONDONTWRITEBYTECODE": "1"}
+        variants["no bytecode"] = {**variants["bytecode"], "PYTHONPATH": str(bare)}
+        runs = dict.fromkeys(variants, run)
+    else:
+        for side, src in (("before", args.baseline_src), ("after", args.after_src)):
+            home = Path(tempfile.mkdtemp(prefix=f"lc-{side[0]}{name[:5]}-", dir="/tmp"))
+            runs[side] = Runner(project, root, python, home)
+            runs[side].env["PYTHONDONTWRITEBYTECODE"] = "1"
+            if src is not None:
+                runs[side].env["PYTHONPATH"] = str(src)  # the host started takes it too
+            variants[side] = runs[side].env
+    files = source_files(root, project.sources[:1])
     samples: list[dict[str, Any]] = []
-    run.host("start")
     try:
         first = next(iter(choose(root, files, 1, args.seed)))
-        apply(root, first)
-        first_wall, first_result = _verify(run, variants["bytecode"])
-        print(
-            f"[{name}] first verify {first_wall:.2f}s {first_result.get('state')}", file=sys.stderr
-        )
+        hosts = {id(run): (variant, run) for variant, run in reversed(runs.items())}
+        for variant, run in reversed(hosts.values()):  # each host: its start, a real edit
+            run.host("start")
+            reset(root)
+            apply(root, first)
+            first_wall, first_result = _verify(run, variants[variant])
+            print(
+                f"[{name}] {variant}: first verify {first_wall:.2f}s {first_result.get('state')}",
+                file=sys.stderr,
+            )
         for i in range(args.samples):
             order = list(variants) if i % 2 == 0 else list(reversed(variants))
             for variant in order:
@@ -87,7 +98,7 @@ def run_project(name: str, args: argparse.Namespace, bare: Path) -> dict[str, An
                 path = root / files[0]
                 text = path.read_text(encoding="utf-8")
                 path.write_text(f"# bench: comment {i} {variant}\n{text}", encoding="utf-8")
-                wall, result = _verify(run, variants[variant])
+                wall, result = _verify(runs[variant], variants[variant])
                 host_wall = (result.get("timing") or {}).get("wall_s")
                 samples.append(
                     {
@@ -106,14 +117,15 @@ def run_project(name: str, args: argparse.Namespace, bare: Path) -> dict[str, An
                 )
     finally:
         reset(root)
-        run.host("stop")
-        shutil.rmtree(home, ignore_errors=True)
+        for run in {id(r): r for r in runs.values()}.values():
+            run.host("stop")
+            shutil.rmtree(run.home, ignore_errors=True)
     return {"project": f"{project.name} {project.version}", "samples": samples}
 
 
 def rows(p: dict[str, Any]) -> list[list[str]]:
     out = []
-    for variant in ("bytecode", "no bytecode"):
+    for variant in dict.fromkeys(s["variant"] for s in p["samples"]):
         got = [s for s in p["samples"] if s["variant"] == variant]
         walls = [s["wall_s"] for s in got]
         hosts = [s["host_wall_s"] or 0.0 for s in got]
@@ -142,10 +154,14 @@ def main() -> None:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     parser.add_argument("--cache", type=Path, default=cache / "agent-habitat/bench/ladder")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--baseline-src", type=Path, help="the old code's src folder")
+    parser.add_argument("--after-src", type=Path, help="default: this worktree's")
     args = parser.parse_args()
     # SIGTERM (a stopped run) unwinds like Ctrl-C: the host is stopped, the copy reset.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     compiled = compile_habitat(AFTER)
+    for src in filter(None, (args.baseline_src, args.after_src)):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(src)], check=True)
     bare = Path(tempfile.mkdtemp(prefix="lc-nopyc-"))
     ignore = shutil.ignore_patterns("__pycache__")
     shutil.copytree(compiled, bare / "agent_habitat", ignore=ignore)
@@ -173,6 +189,8 @@ def main() -> None:
     payload = {
         "commit": head.stdout.strip(),
         "compiled": compiled,
+        "baseline_src": str(args.baseline_src) if args.baseline_src else None,
+        "after_src": str(args.after_src or compiled) if args.baseline_src else None,
         "load_before": load_before,
         "load_after": load_after,
         "projects": results,
