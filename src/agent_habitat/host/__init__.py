@@ -12,5 +12,6 @@
 #   stdio_handoff  stdio.sock: a bridge hands over its client's stdin and stdout (reach/handoff.py)
 #   stdio_session  the MCP stdio session the host serves on them
 #   stdio_outbox   its writes to stdout, through the bridge's outbox pipe
+#   stdio_intake   its reads of stdin, through the bridge's inbox pipe
 #   dashboard/ the browser dashboard
 #   config     [tool.habitat.host];  __main__  `python -m agent_habitat.host`

@@ -4,10 +4,11 @@ The door (`reach/handoff.py` says the exchange): a unix socket made 0600 in the
 owner-only state folder, and each connection's peer checked to be this user (`SO_PEERCRED`;
 on a platform without it there is no door, and bridges relay). A connection brings a hello
 with its descriptors attached (stdin, stdout, the bridge's urgent socket, both ends of its
-outbox: `stdio_outbox.py`) and the client's bytes no host has taken yet; the host
-answers `OK` and serves the session on them (`stdio_session.py`, which imports the MCP
-SDK: not on the way to the host's start), or `REFUSED` with the reason. A session counts
-as a client for idle exit, and `/api/status` counts them (`stdio_sessions`).
+outbox, `stdio_outbox.py`, and of its inbox, `stdio_intake.py`) and the client's bytes no
+host has taken yet; the host answers `OK` and serves the session on them
+(`stdio_session.py`, which imports the MCP SDK: not on the way to the host's start), or
+`REFUSED` with the reason. A session counts as a client for idle exit, and `/api/status`
+counts them (`stdio_sessions`).
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ def stdio_listener(path: Path) -> socket.socket | None:
 
 
 class Hello:
-    """What a bridge brought: the client's stdin and stdout, the bridge's urgent socket and
-    both ends of its outbox, its hello, the client's bytes no host has taken."""
+    """What a bridge brought: the client's stdin and stdout, the bridge's urgent socket,
+    both ends of its outbox and of its inbox, its hello, the client's bytes no host has
+    taken."""
 
     def __init__(self, fds: list[int], fields: dict[str, Any], prefix: bytes) -> None:
         self.fds = fds
@@ -135,7 +137,7 @@ async def _hello(conn: socket.socket) -> Hello:
                     continue
             await _readable(loop, conn)
             try:
-                data, got, _, _ = socket.recv_fds(conn, 256 * 1024, 5)
+                data, got, _, _ = socket.recv_fds(conn, 256 * 1024, 7)
             except BlockingIOError:
                 continue
             fds += got
@@ -173,8 +175,12 @@ def _refusal(hello: Hello) -> bytes | None:
     version = hello.fields.get("version")
     if version != wire.VERSION:
         return f"a bridge of exchange version {version}; this host speaks {wire.VERSION}".encode()
-    if len(hello.fds) != 5:
-        return b"the hello did not carry stdin, stdout, the urgent socket and the outbox"
+    if len(hello.fds) != 7:
+        return b"the hello did not carry stdin, stdout, the urgent socket, the outbox and the inbox"
+    from .stdio_intake import can_tee  # ctypes: not on the way to the host's start
+
+    if not can_tee():
+        return b"this platform cannot copy a pipe without taking from it (tee)"
     for fd in hello.fds:
         mode = os.fstat(fd).st_mode
         if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
@@ -182,7 +188,7 @@ def _refusal(hello: Hello) -> bytes | None:
     if not stat.S_ISSOCK(os.fstat(hello.fds[2]).st_mode):
         return b"the urgent end must be a socket"
     if not all(stat.S_ISFIFO(os.fstat(fd).st_mode) for fd in hello.fds[3:]):
-        return b"the outbox must be a pipe"
+        return b"the outbox and the inbox must be pipes"
     if not isinstance(hello.fields.get("cwd"), str):
         return b"the hello did not name the client's cwd"
     return None

@@ -4,8 +4,9 @@ The same server and screen as `habitat mcp --embedded` on its own stdio (`mcp_to
 and as the line exchange (`mcp_stream`): each line screened, a good one passed to the SDK
 as the message the screen parsed, each line delivered whole as it is sent, through the
 bridge's outbox (`stdio_outbox.py`). Around that, the notes the bridge keeps its books by
-(`reach/handoff.py`): each read from stdin (`INPUT`, before any of it is taken), each
-answer in the outbox (`ANSWERED`; `PART` ... `WHOLE` for a line longer than it). A
+(`reach/handoff.py`): stdin's bytes, each taken only once it is in an `INPUT` frame
+through the bridge's inbox (`stdio_intake.py`), each answer in the outbox (`ANSWERED`;
+`PART` ... `WHOLE` for a line longer than it). A
 replayed handshake (the bridge's client already has its answer) goes first and its answer
 is dropped. A `project_open` that moves the session to another workspace
 (`reach.bridge.project_open_plan`, with the client's cwd) is handed back (`MOVED`): stdin
@@ -22,7 +23,6 @@ import json
 import os
 import select
 import socket
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
@@ -37,6 +37,7 @@ from agent_habitat.reach.bridge import project_open_plan
 from agent_habitat.verify.runner.slot import REACHED_THROUGH
 
 from .mcp_stream import BRIDGE
+from .stdio_intake import Gone, Inbox
 from .stdio_outbox import Outbox
 
 if TYPE_CHECKING:
@@ -63,12 +64,12 @@ class _Control(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.gone = asyncio.Event()
         self.urgent: socket.socket | None = None
-        self._fd = -1
+        self.fd = -1
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
-        self._fd = transport.get_extra_info("socket").fileno()
+        self.fd = transport.get_extra_info("socket").fileno()
 
     def data_received(self, data: bytes) -> None:
         pass  # the bridge says nothing after its hello
@@ -82,23 +83,35 @@ class _Control(asyncio.Protocol):
 
     def note(self, kind: bytes, payload: bytes = b"") -> bool:
         """Whether the note is in the socket (False: the bridge is gone, or reads nothing)."""
+        return self.send(wire.frame(kind, payload))
+
+    def send(self, raw: bytes) -> bool:
+        """Whether `raw` (a frame, or a frame's head) is in the socket."""
         if self.gone.is_set() or self.transport is None or self.transport.is_closing():
             return False
-        data = memoryview(wire.frame(kind, payload))
-        deadline = None
+        data = memoryview(raw)
         while data:
             try:
-                data = data[os.write(self._fd, data) :]
+                data = data[os.write(self.fd, data) :]
             except BlockingIOError:
-                self.poke(wire.DRAIN)
-                deadline = deadline or time.monotonic() + NOTE_SECONDS
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [self._fd], [], left)[1]:
-                    self.gone.set()  # a bridge that reads nothing: the session ends
+                if not self.room():
                     return False
             except OSError:
                 self.gone.set()
                 return False
+        return True
+
+    def room(self) -> bool:
+        """Wait until the socket has room (the bridge poked to read it); False when the
+        bridge reads nothing for `NOTE_SECONDS` (the session ends)."""
+        self.poke(wire.DRAIN)
+        try:
+            ready = select.select([], [self.fd], [], NOTE_SECONDS)[1]
+        except (OSError, ValueError):
+            ready = []
+        if not ready:
+            self.gone.set()  # a bridge that reads nothing: the session ends
+            return False
         return True
 
     def note_now(self, kind: bytes, payload: bytes = b"") -> None:
@@ -111,36 +124,45 @@ class _Control(asyncio.Protocol):
                 self.urgent.send(word, socket.MSG_DONTWAIT)
 
 
-class _Intake(asyncio.Protocol):
-    """stdin's bytes as they come, noted to the bridge before any of them is taken."""
+class _Intake:
+    """stdin's bytes as they come, each taken through the bridge's inbox (`stdio_intake`)."""
 
-    def __init__(self, control: _Control, prefix: bytes) -> None:
+    def __init__(self, control: _Control, inbox: Inbox, prefix: bytes) -> None:
         self.control = control
+        self.inbox = inbox
         self.buffer = bytearray(prefix)
         self.eof = False
-        self.transport: asyncio.ReadTransport | None = None
-        self._paused = False
+        self._fd = -1
+        self._watched = False
         self._waiter: asyncio.Future[None] | None = None
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.ReadTransport)
-        self.transport = transport
+    def watch(self, stdin: int) -> None:
+        self._fd = stdin
+        self._resume()
 
-    def data_received(self, data: bytes) -> None:
-        self.control.note(wire.INPUT, data)
-        self.buffer += data
-        if len(self.buffer) > _PAUSE_BYTES and self.transport is not None:
-            self.transport.pause_reading()
-            self._paused = True
-        self._wake()
+    def _resume(self) -> None:
+        if not self._watched and not self.eof and not self.inbox.closed:
+            asyncio.get_running_loop().add_reader(self._fd, self._readable)
+            self._watched = True
 
-    def eof_received(self) -> bool | None:
-        self.eof = True
-        self._wake()
-        return None
+    def _pause(self) -> None:
+        if self._watched:
+            asyncio.get_running_loop().remove_reader(self._fd)
+            self._watched = False
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = True
+    def _readable(self) -> None:
+        try:
+            data = self.inbox.take()
+        except Gone:
+            self.control.gone.set()
+            data = None
+        if data is None:
+            self.eof = True
+            self._pause()
+        elif data:
+            self.buffer += data
+            if len(self.buffer) > _PAUSE_BYTES:
+                self._pause()
         self._wake()
 
     def _wake(self) -> None:
@@ -154,9 +176,8 @@ class _Intake(asyncio.Protocol):
             if end >= 0:
                 line = bytes(self.buffer[:end])
                 del self.buffer[: end + 1]
-                if self._paused and len(self.buffer) < _PAUSE_BYTES and self.transport:
-                    self.transport.resume_reading()
-                    self._paused = False
+                if len(self.buffer) < _PAUSE_BYTES:
+                    self._resume()
                 return line
             if self.eof:
                 if not self.buffer:
@@ -168,8 +189,11 @@ class _Intake(asyncio.Protocol):
             await self._waiter
 
     def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
+        """stdin is watched no more, and this process's copies are closed."""
+        self._pause()
+        self.eof = True
+        self.inbox.close()
+        self._wake()
 
 
 def _key(request_id: Any) -> str:
@@ -353,16 +377,16 @@ async def serve_session(
     hangs up, or the session moves and owes nothing more; the descriptors are closed."""
     loop = asyncio.get_running_loop()
     _, control = await loop.connect_accepted_socket(_Control, conn)
-    stdin_fd, stdout_fd, urgent_fd, outbox_r, outbox_w = hello.fds
-    hello.fds = []  # the transports own them now
+    stdin_fd, stdout_fd, urgent_fd, outbox_r, outbox_w, inbox_r, inbox_w = hello.fds
+    hello.fds = []  # the session owns them now
     control.urgent = socket.socket(fileno=urgent_fd)
-    pipe_in = os.fdopen(stdin_fd, "rb", 0)
     outbox = Outbox(stdout_fd, outbox_r, outbox_w, control.note)
-    intake = _Intake(control, hello.prefix)
-    # First: every note after it (stdin's bytes come as soon as its pipe is watched).
+    inbox = Inbox(stdin_fd, inbox_r, inbox_w, control.fd, control.send, control.room)
+    intake = _Intake(control, inbox, hello.prefix)
+    # First: every note after it.
     control.note(wire.OK, json.dumps({"pid": os.getpid()}).encode())
     try:
-        await loop.connect_read_pipe(lambda: intake, pipe_in)
+        intake.watch(stdin_fd)
         session = _Session(control, root, Path(hello.fields["cwd"]))
         first, swallow = _first(hello.fields)
         answers = _Answers(session, outbox, swallow)
@@ -385,9 +409,6 @@ async def serve_session(
     finally:
         intake.close()
         outbox.close()
-        if intake.transport is None:
-            with contextlib.suppress(OSError):
-                pipe_in.close()
         if control.transport is not None:
             control.transport.close()
         control.urgent.close()

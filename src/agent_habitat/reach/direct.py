@@ -5,7 +5,8 @@ started as the relay would) and keeps the books from the host's notes. The main 
 reads nothing: it waits for the client to close stdin (a hang-up, seen without taking a
 byte), a stop signal, or the thread's word. When a host goes away the thread delivers what
 it left in the outbox and answers what it owed, as the relay does (`Books.after_host`),
-and hands the same stdio to the next host with the client's handshake replayed. The
+and hands the same stdio to the next host with the client's handshake replayed and the
+bytes the gone host moved out of stdin and never took (`Handoff.untaken`) first. The
 session is relayed from then on when a host cannot take it (an older host, a refusal) or
 hands it back to move to another workspace.
 """
@@ -99,6 +100,7 @@ class Direct:
                     books.pending.clear()
                     break
                 left = handoff.left()
+                books.held += handoff.untaken()
                 handoff.close()
                 self._answer_owed(left)
                 # A host that takes the session and drops it at once, again and again:
@@ -106,16 +108,16 @@ class Direct:
                 fruitless = fruitless + 1 if books.taken == taken else 0
                 if fruitless >= _ATTEMPTS:
                     warn("the habitat host keeps dropping the session: relaying it")
-                    result.prefix = books.partial
+                    result.prefix = books.partial + books.held
                     break
                 self.restarts += 1
                 warn(
                     f"the habitat host went away: handing the session to the next ({self.restarts})"
                 )
                 taken = books.taken
-                handoff = self._hand_off(books.partial)
+                handoff = self._hand_off(books.partial + books.held)
             else:
-                result.prefix = books.partial
+                result.prefix = books.partial + books.held
             result.resumed = True
             result.initialize = books.initialize
             result.initialized = books.initialized

@@ -10,15 +10,19 @@ serves its own, and the client talks to the server with no process between.
 The bridge keeps its own copies and waits. The connection carries the host's notes, so
 that the bridge knows what it would know relaying: every byte the host took from stdin
 (`INPUT`: the client's handshake, its requests, its cancellations) and each request
-answered (`ANSWERED`). The host writes stdout through an outbox, a pipe the bridge made and
-reads only once the host is gone (`host/stdio_outbox.py`): a line goes into it whole, is
+answered (`ANSWERED`). The host takes stdin's bytes through an inbox, a pipe the bridge
+made and reads only once the host is gone (`host/stdio_intake.py`): moved there from
+stdin, then into an `INPUT` frame in the kernel, so a byte a dead host left in the inbox,
+or in a frame it did not finish, was never taken, and the bridge hands it to the next host.
+The host writes stdout through an outbox, a pipe the bridge made and reads only once the
+host is gone (`host/stdio_outbox.py`): a line goes into it whole, is
 noted, then moved to stdout in the kernel, so whatever a dead host left there is the
 client's, not yet delivered, and the bridge delivers it (`PART`/`WHOLE` around a line
 longer than the outbox, which goes in parts). When the host goes away (killed, crashed,
 stopped) the bridge does what the relay does: it delivers the outbox, answers each request
 the host took and did not answer (its outcome is unknown), ends a torn line first, and goes
-on with a host started again and the
-client's handshake replayed, handed the same stdio, or relaying when that host refuses.
+on with a host started again and the client's handshake replayed, handed the same stdio,
+or relaying when that host refuses.
 `END`: the host saw stdin close, the session is over. `MOVED`: a `project_open` of another
 workspace; the host hands back the client's bytes from that call on, reads stdin no more
 and sends what it still owes as `LINE`s here; the bridge relays the rest of the session
@@ -69,18 +73,18 @@ __all__ = [
     "peer_uid",
 ]
 
-VERSION = 2
+VERSION = 3
 HEADER = struct.Struct(">cI")
 """A frame: its kind (one byte), the payload's length, the payload."""
 MAX_FRAME = 64 * 1024 * 1024
 DRAIN_SECONDS = 2
 """How long the host's notes may wait in the socket before the bridge reads them."""
 HELLO = b"h"  # bridge: JSON {version, cwd, replay, initialized}; stdin, stdout, urgent,
-# the outbox's read and write ends attached
+# the outbox's read and write ends, the inbox's read and write ends attached
 PREFIX = b"x"  # bridge: the client's bytes no host has taken yet, read before stdin
 OK = b"k"  # host: JSON {pid}; it serves the session
 REFUSED = b"r"  # host: why not (text)
-INPUT = b"i"  # host: bytes it read from stdin
+INPUT = b"i"  # host: bytes it took from stdin (one cut short: not taken)
 ANSWERED = b"a"  # host: the `_key` of a request whose answer is in the outbox, whole
 PART = b"p"  # host: a line longer than the outbox goes in parts (its answer's key, or b"")
 WHOLE = b"w"  # host: that line's last part is in the outbox (the key again)
@@ -164,6 +168,14 @@ class Frames:
             del self._buf[:end]
         return frames
 
+    def unfinished(self) -> tuple[bytes, bytes] | None:
+        """At the end: the frame it cut short (its kind, the part of its payload that came);
+        None when it ended between frames."""
+        if len(self._buf) < HEADER.size:
+            return None
+        kind, _ = HEADER.unpack_from(self._buf)
+        return kind, bytes(self._buf[HEADER.size :])
+
     def next(self) -> tuple[bytes, bytes] | None:
         while len(self._buf) < HEADER.size:
             if not self._fill():
@@ -196,6 +208,9 @@ class Books:
         self.replays = 0
         self.taken = 0
         """How many of the client's bytes hosts have read."""
+        self.held = b""
+        """The client's bytes a gone host moved out of stdin and never took: the next host
+        takes them first, after `partial`."""
 
     def took(self, data: bytes) -> None:
         """A host read `data` from stdin."""
@@ -292,6 +307,8 @@ class Handoff:
         self.urgent = urgent
         self.outbox = outbox
         """The outbox's read end: what the host left in it once it is gone."""
+        self.inbox = -1
+        """The inbox's read end: what the host moved out of stdin and did not take."""
         self.handed_back = b""
 
     @classmethod
@@ -311,16 +328,20 @@ class Handoff:
         with contextlib.suppress(OSError):  # over the user's pipe quota: the default size
             fcntl.fcntl(into, _F_SETPIPE_SZ, OUTBOX_BYTES)
         os.set_blocking(outbox, False)
-        fds = (stdin, stdout, theirs.fileno(), outbox, into)
+        inbox, inbox_w = os.pipe()
+        os.set_blocking(inbox, False)
+        fds = (stdin, stdout, theirs.fileno(), outbox, into, inbox, inbox_w)
         try:
             return cls._hand(path, sock, books, prefix, fds, urgent)
         except BaseException:
             urgent.close()
             os.close(outbox)
+            os.close(inbox)
             raise
         finally:
             theirs.close()
             os.close(into)  # the host's alone: its end is the outbox's end
+            os.close(inbox_w)
 
     @classmethod
     def _hand(
@@ -356,7 +377,12 @@ class Handoff:
             why = payload.decode("utf-8", "replace") if kind == REFUSED else "no answer"
             raise HandoffRefused(f"the host would not serve this session's stdio: {why}")
         pid = json.loads(payload).get("pid")
-        return cls(sock, frames, pid if isinstance(pid, int) else 0, urgent, fds[3])
+        if books.held:  # the host took them with the hello (`prefix` ends with them)
+            books.took(books.held)
+            books.held = b""
+        handoff = cls(sock, frames, pid if isinstance(pid, int) else 0, urgent, fds[3])
+        handoff.inbox = fds[5]
+        return handoff
 
     def watch(self, books: Books) -> bytes:
         """Keep `books` until the session ends here: `END` (the client left), `MOVED`
@@ -414,18 +440,14 @@ class Handoff:
 
     def left(self) -> bytes:
         """What the gone host left in the outbox: the client's, not yet delivered."""
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(self.outbox, 1024 * 1024)
-            except (BlockingIOError, InterruptedError):
-                break
-            except OSError:
-                break  # closed: nothing was left
-            if not chunk:
-                break
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return _drain(self.outbox)
+
+    def untaken(self) -> bytes:
+        """What the gone host moved out of stdin and never took, once its notes are read to
+        their end: the payload of an `INPUT` frame it did not finish, then the inbox's."""
+        cut = self.frames.unfinished()
+        head = cut[1] if cut is not None and cut[0] == INPUT else b""
+        return head + _drain(self.inbox)
 
     def close(self) -> None:
         """Hang up: the host ends the session and closes its copies of stdin and stdout."""
@@ -433,9 +455,26 @@ class Handoff:
             self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         self.urgent.close()
-        with contextlib.suppress(OSError):
-            os.close(self.outbox)
-        self.outbox = -1
+        for fd in (self.outbox, self.inbox):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.outbox = self.inbox = -1
+
+
+def _drain(fd: int) -> bytes:
+    """What a pipe holds now (b"" when it is closed)."""
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 1024 * 1024)
+        except (BlockingIOError, InterruptedError):
+            break
+        except OSError:
+            break  # closed: nothing was left
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 class HandoffLink:
