@@ -82,6 +82,10 @@ def mcp_answers_once_tables() -> str:
     return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_answers_once-*.json"))
 
 
+def mcp_intake_tables() -> str:
+    return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency-*-bridge-*.json"))
+
+
 def mcp_hot_path_tables() -> str:
     return "\n\n".join(mcp_table(p, r) for p, r in runs("mcp_latency_shell_hot_path-*.json"))
 
