@@ -112,20 +112,34 @@ def _not_importable(
     return left, why
 
 
+_NOTHING_IN_THE_SUITE = (
+    "pytest collected no tests (exit 5) from the whole suite: no file matches its python_files "
+    "(test_*.py and *_test.py unless configured) under its testpaths, or its options deselect "
+    "every test; if the project's tests are named otherwise (tests.py), name them in "
+    "[tool.pytest.ini_options] python_files"
+)
+"""Why a run of the whole suite, no filter given, found nothing: no selection or filter to
+check (jsonpointer 3.0.0 keeps its tests in `tests.py`)."""
+
+
 def _judge(
     ctx: RungContext,
     outcome: Outcome,
     diagnostics: list[Diagnostic],
     counts: JunitCounts | None,
     notes: list[str],
+    whole: bool,
 ) -> tuple[RungState | None, str | None, list[Diagnostic]]:
-    """The run's state, why, and the diagnostics that are the code's (None: by exit code)."""
+    """The run's state, why, and the diagnostics that are the code's (None: by exit code);
+    `whole`: the run was of the whole suite, with no filter."""
     if outcome.exit_code == _USAGE_ERROR and not diagnostics:
         # A conftest that fails to import writes no report: its traceback is in the output.
         found = conftest_error(outcome.text, ctx.root)
         diagnostics = [found] if found is not None else []
     diagnostics, not_importable = _not_importable(ctx, diagnostics)
     state, reason = _verdict(outcome, bool(diagnostics), counts)
+    if outcome.exit_code == _NO_TESTS and whole:
+        reason = _NOTHING_IN_THE_SUITE
     if not_importable is not None and not diagnostics:
         return "error", not_importable, []
     if not_importable is not None:
@@ -180,7 +194,7 @@ async def _pytest(
     if counts is not None:
         notes.insert(1, counts.note)  # how many ran, which a filter or a path does not say
     recorded_at = len(notes)
-    state, reason, diagnostics = _judge(ctx, outcome, diagnostics, counts, notes)
+    state, reason, diagnostics = _judge(ctx, outcome, diagnostics, counts, notes, not tests)
     result = from_outcome(
         ctx,
         rung,
