@@ -1,5 +1,6 @@
-"""`habitat scene` answers from `state.db` alone when nothing needs doing, with the table the
-full path prints; whatever needs doing (a run to watch, configuration) takes the full path."""
+"""`habitat scene` answers from `state.db` alone when nothing needs doing, with the table (or
+the JSON, previews included) the full path prints; whatever needs doing (a run to watch,
+configuration, a process a run left running) takes the full path."""
 
 from __future__ import annotations
 
@@ -58,13 +59,20 @@ def test_the_fast_scene_prints_the_full_paths_table_without_building_the_habitat
 ) -> None:
     _prepared(capsys, project, "run", "echo one")
     _prepared(capsys, project, "run", "exit 3", "--tab", "build", code=3)
-    fast = _scene(project)
-    assert fast.stderr.strip() == "loaded:"
-    # A HABITAT_<field> variable (the default value here) sends it the full way.
-    full = _scene(project, HABITAT_MAX_TABS="8")
-    assert "agent_habitat.habitat" in full.stderr
-    assert fast.stdout == full.stdout
-    assert "`exit 3` → 3" in fast.stdout
+    # The JSON's previews: a secret typed in the command, escapes, a tail past the cap.
+    _prepared(capsys, project, "run", "API_TOKEN=s3cr3t-value-1; echo $API_TOKEN", "--tab", "s")
+    _prepared(capsys, project, "run", "printf 'a\\033[31mred\\033[0m\\n'; seq 2000", "--tab", "x")
+    for argv in ((), ("--json",)):
+        fast = _scene(project, *argv)
+        assert fast.stderr.strip() == "loaded:", argv
+        # A HABITAT_<field> variable (the default value here) sends it the full way.
+        full = _scene(project, *argv, HABITAT_MAX_TABS="8")
+        assert "agent_habitat.habitat" in full.stderr, argv
+        assert fast.stdout == full.stdout, argv
+    assert "`exit 3` → 3" in _scene(project).stdout
+    assert "API_TOKEN=***" in fast.stdout
+    assert '"preview": "' in fast.stdout
+    assert "2000" in fast.stdout
 
 
 # Runs until the test kills it: the calls between its start and its kill are fresh
@@ -88,14 +96,21 @@ def test_a_run_marked_running_takes_the_full_path_which_follows_it(
     assert f"#1 `{_LONG}` → killed" in after.stdout
 
 
-def test_json_and_configured_projects_take_the_full_path(
+def test_left_processes_and_configured_projects_take_the_full_path(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _prepared(capsys, project, "run", "echo one")
-    assert "pydantic" in _scene(project, "--json").stderr
+    _prepared(capsys, project, "run", "sleep 600 >/dev/null 2>&1 &", "--tab", "left")
+    try:
+        # Whether what it left still lives: the full path looks.
+        seen = _scene(project, "--json")
+        assert "agent_habitat.habitat" in seen.stderr
+        assert '"command": "sleep 600"' in seen.stdout
+    finally:
+        _prepared(capsys, project, "kill", "left")
     (project / "pyproject.toml").write_text("[tool.habitat.shell]\nmax_tabs = 3\n", "utf-8")
     configured = _scene(project)
-    assert "1/3 tabs" in configured.stdout
+    assert "2/3 tabs" in configured.stdout
     (project / "pyproject.toml").write_text("[tool.habitat\n", "utf-8")
     broken = subprocess.run(
         [sys.executable, "-m", "agent_habitat", "scene", "--project", str(project)],

@@ -6,9 +6,10 @@ the accounting, the pydantic models of every verb) to read two tables. Most of t
 there is nothing else to do: no host serves the workspace, no run is marked running (so
 none can have ended unseen and need recording), the state is at this habitat's schema and
 no configuration changes the caps. Then this module answers from the database alone
-(`shell.quiet_scene`, the core's reader), with the same table (`cli.scene_view`). In every
-other case — and for `--json`, which carries the output previews — it returns None and the
-scene takes the full path, which does whatever the state needs and reports any error.
+(`shell.quiet_scene`, the core's reader), with the same table (`cli.scene_view`), or with
+`--json` the same JSON, output previews included (`quiet_scene_data`). In every other case —
+and for `--json` when a host serves the workspace — it returns None and the scene takes the
+full path (or the host's answer), which does whatever the state needs and reports any error.
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ test keeps them equal)."""
 
 
 def _project(argv: list[str]) -> tuple[bool, str | None]:
-    """`scene`, `scene --project DIR` or `scene --project=DIR`; (False, None) for any other
-    command line (flags, help, mistakes: the full parser answers those)."""
-    rest = argv[1:]
+    """`scene`, `scene --project DIR` or `scene --project=DIR` (`--json` aside); (False, None)
+    for any other command line (flags, help, mistakes: the full parser answers those)."""
+    rest = [arg for arg in argv[1:] if arg != "--json"]
+    if len(rest) < len(argv) - 2:
+        return False, None  # `--json` twice: argparse takes it, this does not need to
     if not rest:
         return True, None
     if len(rest) == 2 and rest[0] == "--project":
@@ -101,6 +104,8 @@ def fast_scene(argv: list[str]) -> int | None:
             return None  # the full path names the bad flag
         root = os.path.realpath(project) if project is not None else state_place.project_root()
         lock = _host_lock(root)
+        if "--json" in argv:
+            return None if lock is not None else _quiet_scene(root, as_json=True)
         if lock is not None:
             # What the host knows (its configuration, its runs): asked of the host itself.
             from .host_scene import host_scene
@@ -111,7 +116,7 @@ def fast_scene(argv: list[str]) -> int | None:
         return None
 
 
-def _quiet_scene(root_text: str) -> int | None:
+def _quiet_scene(root_text: str, *, as_json: bool = False) -> int | None:
     """No host: the scene read from `state.db`, when nothing needs doing."""
     from pathlib import Path
 
@@ -135,6 +140,16 @@ def _quiet_scene(root_text: str) -> int | None:
             output_cap_bytes=int(SHELL_CONFIG_DEFAULTS["output_cap_bytes"]),
         )
         scene = read_quiet_scene(db, caps) if db.is_file() else None
+        if scene is not None and as_json:
+            from ..shell.quiet_scene import quiet_scene_data
+
+            data = quiet_scene_data(scene, int(SHELL_CONFIG_DEFAULTS["preview_bytes"]))
+            if data is None:
+                return None
+            from .shell_views import emit_json_data
+
+            emit_json_data(data)
+            return 0
     except (OSError, HabitatError):
         return None
     return _print(scene, root)

@@ -13,15 +13,20 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..secrets import shown_command
+from ..secrets import remember_typed, shown_command
 from ..store.db import SCHEMA_VERSION
 from .shells import resolve_shell
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "QuietCaps",
     "QuietRun",
     "QuietScene",
     "QuietTab",
+    "quiet_scene_data",
     "read_quiet_scene",
 ]
 
@@ -43,6 +48,8 @@ class QuietTab:
     cwd: str
     pid: int | None
     last_run: QuietRun | None
+    run_dir: str | None = None
+    """The folder of its last run (`--json` reads its preview and what it left there)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,7 @@ def read_quiet_scene(db: Path, caps: QuietCaps) -> QuietScene | None:
             if run is not None:
                 if run["ended_at"] is None:
                     return None  # an end not recorded in full: the full path knows why
+                remember_typed(run["command"])  # as `run_store._run` loads the row
                 last = QuietRun(
                     index=run["idx"],
                     command=shown_command(run["command"]),
@@ -94,6 +102,7 @@ def read_quiet_scene(db: Path, caps: QuietCaps) -> QuietScene | None:
                     state="idle",
                     pid=None,
                     last_run=last,
+                    run_dir=None if run is None else run["run_dir"],
                 )
             )
     except sqlite3.Error:
@@ -101,3 +110,59 @@ def read_quiet_scene(db: Path, caps: QuietCaps) -> QuietScene | None:
     finally:
         conn.close()
     return QuietScene(tabs=tabs, caps=caps)
+
+
+_LEFT_FILE = "left_running.json"  # `leftovers._FILE`
+
+
+def quiet_scene_data(scene: QuietScene, preview_bytes: int) -> dict[str, Any] | None:
+    """`SceneResult` as its model dumps it to JSON: each tab's preview (the tail of its last
+    run's output, as `scene._read` reads it), or None when a tab's runs left a process on
+    record (the full path looks whether it lives)."""
+    import os
+
+    from ..proc.spool import Spool
+    from ..secrets import secret_values
+    from .output import read_capped
+
+    secrets = secret_values()
+    tabs: list[dict[str, Any]] = []
+    for tab in scene.tabs:
+        preview = ""
+        if tab.run_dir is not None:
+            if os.path.exists(os.path.join(tab.run_dir, _LEFT_FILE)):
+                return None
+            output = os.path.join(tab.run_dir, "output")
+            since = max(0, Spool(output).size() - preview_bytes)
+            preview = read_capped(output, preview_bytes, since=since, secrets=secrets).text
+        run = tab.last_run
+        tabs.append(
+            {
+                "name": tab.name,
+                "shell": tab.shell,
+                "cwd": tab.cwd,
+                "state": tab.state,
+                "pid": tab.pid,
+                "last_run": None
+                if run is None
+                else {
+                    "index": run.index,
+                    "command": run.command,
+                    "state": run.state,
+                    "exit_code": run.exit_code,
+                    "duration_s": run.duration_s,
+                },
+                "preview": preview,
+                "left_running": [],
+            }
+        )
+    caps = scene.caps
+    return {
+        "tabs": tabs,
+        "caps": {
+            "max_tabs": caps.max_tabs,
+            "history_rows": caps.history_rows,
+            "output_cap_bytes": caps.output_cap_bytes,
+            "preview_bytes": preview_bytes,
+        },
+    }
