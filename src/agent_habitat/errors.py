@@ -6,7 +6,14 @@ Every error names the problem and, where there is one, the fix. Adapters turn
 
 from __future__ import annotations
 
-__all__ = ["BusyTabError", "ConfigError", "HabitatError", "NotFoundError", "UsageError"]
+__all__ = [
+    "BusyTabError",
+    "ConfigError",
+    "HabitatError",
+    "NotFoundError",
+    "TabLimitError",
+    "UsageError",
+]
 
 
 class HabitatError(Exception):
@@ -21,6 +28,24 @@ class UsageError(HabitatError):
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
+
+
+class TabLimitError(UsageError):
+    """A new tab over the limit. The message names the open tabs and the way to close one
+    as the CLI's user and the dashboard's take it (`habitat close TAB`); `said` words it
+    for another caller (the MCP tools say `shell_close`)."""
+
+    def __init__(self, limit: int, names: list[str]) -> None:
+        self.limit = limit
+        self.names = names
+        super().__init__(self.said("`habitat close TAB`"))
+
+    def said(self, close: str) -> str:
+        """The refusal, naming `close` as the way to close a tab."""
+        return (
+            f"tab limit reached ({self.limit} open: {', '.join(self.names)}); "
+            f"close one with {close} or reuse an open tab"
+        )
 
 
 class NotFoundError(HabitatError):

@@ -190,6 +190,22 @@ async def test_a_refusal_of_the_habitat_is_a_tool_error_not_a_crash(tmp_path: Pa
     assert not still_serving.is_error
 
 
+async def test_the_ninth_tab_is_refused_naming_the_tool_that_closes_one(tmp_path: Path) -> None:
+    played = FakeSpawner({}, default=Script())
+    async with fake_primary_client(make_project(tmp_path / "p"), played) as (_, client):
+        for n in range(8):
+            assert not (
+                await client.call_tool("shell_run", {"command": "true", "tab": f"t{n}"})
+            ).is_error
+        refused = await client.call_tool("shell_run", {"command": "true", "tab": "t8"})
+    assert refused.is_error
+    open_tabs = ", ".join(f"t{n}" for n in range(8))
+    assert text(refused) == (
+        f"shell_run: tab limit reached (8 open: {open_tabs}); "
+        "close one with `shell_close` or reuse an open tab"
+    )
+
+
 async def test_an_unknown_tool_is_a_protocol_error(tmp_path: Path) -> None:
     async with primary_client(make_project(tmp_path / "p")) as (_, client):
         with pytest.raises(MCPError, match="unknown tool 'shell_nope'"):

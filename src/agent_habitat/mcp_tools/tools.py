@@ -27,7 +27,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ValidationError
 
-from agent_habitat.errors import HabitatError
+from agent_habitat.errors import HabitatError, TabLimitError
 from agent_habitat.verbs import Progress
 
 from .confirm import ask_person
@@ -193,7 +193,8 @@ class ToolRegistry:
         except HabitatError as exc:
             # The argument by the name this tool takes it (`files`), never a CLI flag's.
             field = getattr(exc, "field", None)
-            return tool_error(f"{tool.name}: {field}: {exc}" if field else f"{tool.name}: {exc}")
+            said = exc.said("`shell_close`") if isinstance(exc, TabLimitError) else str(exc)
+            return tool_error(f"{tool.name}: {field}: {said}" if field else f"{tool.name}: {said}")
         except Exception as exc:  # request boundary: a bug must cost one call, not the server
             logger.exception("tool %s failed", tool.name)
             return tool_error(f"{tool.name}: internal error ({type(exc).__name__}: {exc})")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from ..clock import SYSTEM_CLOCK, Clock
-from ..errors import BusyTabError, HabitatError, UsageError
+from ..errors import BusyTabError, HabitatError, TabLimitError
 from ..proc import ProcessRecord
 from ..secrets import remember_typed, shown_command
 from ..store import Database
@@ -225,7 +225,7 @@ class RunStore:
         dies right after the spawn leaves a row others see, and the id (an AUTOINCREMENT,
         so never handed out twice) stays taken.
 
-        Raises UsageError at the tab limit, BusyTabError when the tab runs something, and
+        Raises TabLimitError at the tab limit, BusyTabError when the tab runs something, and
         HabitatError when the disk holding `state.db` is full.
         """
         try:
@@ -249,11 +249,7 @@ class RunStore:
             if exists is None:
                 count = conn.execute("SELECT COUNT(*) FROM tabs").fetchone()[0]
                 if count >= max_tabs:
-                    names = ", ".join(t.name for t in self.tabs())
-                    raise UsageError(
-                        f"tab limit reached ({max_tabs} open: {names}); "
-                        "close one with `close` or reuse an open tab"
-                    )
+                    raise TabLimitError(max_tabs, [t.name for t in self.tabs()])
                 self._create_tab(conn, new.tab, new.shell, new.cwd)
             busy = conn.execute(
                 "SELECT idx, command FROM runs WHERE tab = ? AND state = 'running'", (new.tab,)
