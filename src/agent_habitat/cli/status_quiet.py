@@ -220,15 +220,12 @@ def _status(root: str, conn: sqlite3.Connection, task: str | None) -> dict[str, 
 def quiet_status(call: dict[str, object]) -> int | None:
     """The exit code of `habitat status` read as `call` (`cli.verify_light`'s reading), or
     None when the full path must answer."""
-    from .quiet_state import quiet_state
-    from .verify_quiet import quiet_root
+    from .verify_quiet import quiet_open
 
-    root = quiet_root(call.get("project"))
-    if root is None:
+    opened = quiet_open(call)
+    if opened is None:
         return None
-    conn = quiet_state(root, shell=False)
-    if conn is None:
-        return None
+    root, conn = opened
     task = call.get("task")
     try:
         data = _status(root, conn, None if task is None else str(task))

@@ -15,7 +15,11 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["quiet_cancel", "quiet_root"]
+TYPE_CHECKING = False  # as in `cli/__init__`: the quick path does not import `typing`
+if TYPE_CHECKING:
+    import sqlite3
+
+__all__ = ["quiet_cancel", "quiet_open", "quiet_root"]
 
 
 def quiet_root(project: object) -> str | None:
@@ -35,20 +39,29 @@ def quiet_root(project: object) -> str | None:
     return root if os.path.exists(os.path.join(root, ".git")) else None
 
 
-def quiet_cancel(call: dict[str, object]) -> int | None:
-    """The exit code of `habitat cancel` read as `call` (`cli.verify_light`'s reading), or
-    None when the full path must answer."""
-    import sqlite3
-
-    from ..verify.runner.cancel_text import NOTHING_SERVES, cancel_head
+def quiet_open(call: dict[str, object]) -> tuple[str, sqlite3.Connection] | None:
+    """The project `call` names and its state, open for a command whose full path opens no
+    shell (`cancel`, `status`: `cli.quiet_state`), or None when the full path must answer."""
     from .quiet_state import quiet_state
 
     root = quiet_root(call.get("project"))
     if root is None:
         return None
     conn = quiet_state(root, shell=False)
-    if conn is None:
+    return None if conn is None else (root, conn)
+
+
+def quiet_cancel(call: dict[str, object]) -> int | None:
+    """The exit code of `habitat cancel` read as `call` (`cli.verify_light`'s reading), or
+    None when the full path must answer."""
+    import sqlite3
+
+    from ..verify.runner.cancel_text import NOTHING_SERVES, cancel_head
+
+    opened = quiet_open(call)
+    if opened is None:
         return None
+    conn = opened[1]
     try:
         if conn.execute("SELECT 1 FROM servers LIMIT 1").fetchone() is not None:
             return None  # a process serves verify, or served it: the full path asks
