@@ -123,12 +123,19 @@ def _green(epoch: int) -> EpochReport:
     )
 
 
-def _answers(root: Path, answer: FullPath, *argvs: tuple[str, ...]) -> Probed:
+def _answers(
+    root: Path, answer: FullPath, reader: FullPath | None, *argvs: tuple[str, ...]
+) -> Probed:
     """Each command line's quick answer (neither pydantic, anyio nor the habitat loaded)
-    equal to the full path's; the first quick answer."""
+    equal to the full path's; the first quick answer. `reader`: the quick answers from one
+    interpreter (`cli_probe.full_path` with the quick paths on), which says after each what
+    it has loaded so far, so nothing heavy after the last means no quick answer loaded
+    anything; None: each from a fresh interpreter, as a user's command runs (each test
+    asks one state so; a fresh one for each of the 36 answers here made the test a serial
+    chain of interpreters that took minutes at load 40)."""
     quicks = []
     for argv in argvs or _ARGVS:
-        quick = probe(root, *argv)
+        quick = probe(root, *argv) if reader is None else reader(*argv)
         assert quick.loaded == "", argv
         full = answer(*argv)
         assert "agent_habitat.habitat" in full.loaded, argv
@@ -157,31 +164,32 @@ def test_status_with_no_host_reads_as_the_full_path_prints_it(
     _git(project, "commit", "-qm", "one")
     main(["run", "true", "--project", str(project)])
     capsys.readouterr()
-    with full_path(project, _FULL) as answer:
-        assert "state=never green=false: not trusted" in _answers(project, answer).stdout
+    with full_path(project, _FULL) as answer, full_path(project, "") as reader:
+        fresh = _answers(project, answer, None)
+        assert "state=never green=false: not trusted" in fresh.stdout
         main(["trust", "--project", str(project)])
         capsys.readouterr()
-        assert "never verified" in _answers(project, answer).stdout
+        assert "never verified" in _answers(project, answer, reader).stdout
         (project / "a.py").write_text("x = 2\n", encoding="utf-8")  # dirty: a change
         _save(project, _red(1))
-        quick = _answers(project, answer, *_ARGVS, ("status", "--task", "t-1"))
+        quick = _answers(project, answer, reader, *_ARGVS, ("status", "--task", "t-1"))
         assert "tests/test_a.py:3" in quick.stdout
         _save(project, _green(2))
-        assert "state=green green=true" in _answers(project, answer).stdout
+        assert "state=green green=true" in _answers(project, answer, reader).stdout
         (project / "a.py").write_text("x = 3\n", encoding="utf-8")  # since: stale
-        assert "state=stale" in _answers(project, answer).stdout
+        assert "state=stale" in _answers(project, answer, reader).stdout
         (project / "a.py").write_text("x = 2\n", encoding="utf-8")  # back: its verdict again
-        assert "state=green" in _answers(project, answer).stdout
+        assert "state=green" in _answers(project, answer, reader).stdout
         running = _green(3).model_copy(update={"state": "running", "green": False})
         running.finished_at = None
         _save(project, running)
-        assert "state=lost" in _answers(project, answer).stdout  # nothing serves it
+        assert "state=lost" in _answers(project, answer, reader).stdout  # nothing serves it
         cancelled = _red(4).model_copy(update={"state": "cancelled", "snapshot": None})
         _save(project, cancelled, snapshot=False)
-        assert "before it took a snapshot" in _answers(project, answer).stdout
+        assert "before it took a snapshot" in _answers(project, answer, reader).stdout
         _git(project, "add", "-A")
         _git(project, "commit", "-qm", "two")  # HEAD moves: the record's head is older
-        _answers(project, answer, *_ARGVS, ("status", "--task", "t-2", "--json"))
+        _answers(project, answer, reader, *_ARGVS, ("status", "--task", "t-2", "--json"))
         # The warm-up's lines, as they are now: its daemons gone with the host.
         _warm(
             project,
@@ -193,15 +201,15 @@ def test_status_with_no_host_reads_as_the_full_path_prints_it(
                 "pytest": {"state": "warm", "detail": "pid 2", "pid": 2},
             },
         )
-        assert "the warm pytest has exited since" in _answers(project, answer).stdout
+        assert "the warm pytest has exited since" in _answers(project, answer, reader).stdout
         _warm(project, {"pytest": {"state": "fresh", "detail": "the project imports itself"}})
-        _answers(project, answer)
+        _answers(project, answer, reader)
         _warm(project, {"import_graph": {"state": "warm", "detail": "x"}}, finished=False)
-        assert "ended before it finished" in _answers(project, answer).stdout
+        assert "ended before it finished" in _answers(project, answer, reader).stdout
     # A pyproject.toml without a [tool] table configures nothing: still read here.
     (project / "pyproject.toml").write_text('[project]\nname = "p"\n', encoding="utf-8")
     with full_path(project, _FULL) as answer:
-        _answers(project, answer)
+        _answers(project, answer, None)
     # A folder that is no git work tree, named with --project (the snapshot walks it).
     plain = project.parent / "plain"
     plain.mkdir()
@@ -209,13 +217,13 @@ def test_status_with_no_host_reads_as_the_full_path_prints_it(
     main(["run", "true", "--project", str(plain)])
     capsys.readouterr()
     named = [(*argv, "--project", str(plain)) for argv in _ARGVS]
-    with full_path(plain, _FULL) as answer:
-        _answers(plain, answer, *named)
+    with full_path(plain, _FULL) as answer, full_path(plain, "") as plains:
+        _answers(plain, answer, None, *named)
         main(["trust", "--project", str(plain)])
         capsys.readouterr()
         _save(plain, _red(1))
         (plain / "b.py").write_text("y = 2\n", encoding="utf-8")
-        assert "state=stale" in _answers(plain, answer, *named).stdout
+        assert "state=stale" in _answers(plain, answer, plains, *named).stdout
         # Node's and Rust's: their output folders are no part of the change, either way.
         for marker in ("package.json", "Cargo.toml"):
             (plain / marker).write_text("{}\n", encoding="utf-8")
@@ -224,7 +232,7 @@ def test_status_with_no_host_reads_as_the_full_path_prints_it(
             (plain / built).write_text("built\n", encoding="utf-8")
         _save(plain, _green(2))
         (plain / "target" / "debug" / "y").write_text("rebuilt\n", encoding="utf-8")
-        assert "state=green" in _answers(plain, answer, *named).stdout
+        assert "state=green" in _answers(plain, answer, plains, *named).stdout
 
 
 def test_what_the_quiet_reader_cannot_prove_takes_the_full_path(
