@@ -252,32 +252,23 @@ def test_a_reader_that_goes_away_ends_the_command_quietly_through_the_host(
 
 
 def test_with_a_host_events_are_read_from_the_journal_as_the_full_path_prints_them(
-    shared_project: Path, capsys: pytest.CaptureFixture[str]
+    shared_project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = shared_project  # the module's host: both paths read the same journal
     _prepared(capsys, root, "run", "echo one", "--tab", "a")
     _habitat(root, "run", "echo two", "--tab", "b")
-    full_path = "import agent_habitat.cli.events_fast as fast\nfast.fast_events = lambda a: None\n"
-    for extra in ((), ("--json",), ("--since", "2")):
-        code, out, err, loaded = _habitat(root, "events", *extra)
-        assert code == 0, err
-        assert loaded == "", "read without the models"
-        full = subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                full_path + _PROBE,
-                "events",
-                *extra,
-                "--project",
-                str(root),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=_CALL_TIMEOUT,
-            env=_env(),
-            check=True,
-        )
-        assert "pydantic" in full.stderr
-        assert out == full.stdout, extra
+    stand_down = "import agent_habitat.cli.events_fast as fast\nfast.fast_events = lambda a: None\n"
+    # The full path's three answers from one interpreter (cli_probe.py), in `_habitat`'s
+    # environment: each fresh one built the models again.
+    for name in ("COLUMNS", "HABITAT_MAX_TABS"):
+        monkeypatch.setenv(name, _env()[name])
+    with full_path(root, stand_down, heavy=_HEAVY) as full:
+        for extra in ((), ("--json",), ("--since", "2")):
+            code, out, err, loaded = _habitat(root, "events", *extra)
+            assert code == 0, err
+            assert loaded == "", "read without the models"
+            answer = full("events", *extra, "--project", str(root))
+            assert answer.code == 0, answer.stderr
+            assert "pydantic" in answer.loaded
+            assert out == answer.stdout, extra
     assert "shell.run.exited" in out
