@@ -17,6 +17,16 @@ _FULL = "import agent_habitat.cli.quiet_verbs as quiet\nquiet.quiet_verb = lambd
 """The full path alone: the quiet reader stood down."""
 
 
+_ANSWERED = "the quiet reader answered"
+_TOLD = (
+    "import sys\nimport agent_habitat.cli.quiet_verbs as quiet\n_verb = quiet.quiet_verb\n"
+    "def _told(call, root):\n    code = _verb(call, root)\n    if code is not None:\n"
+    f"        print({_ANSWERED!r}, file=sys.stderr)\n    return code\n"
+    "quiet.quiet_verb = _told\n"
+)
+"""The quiet reader left on, saying on stderr each time it answered a command itself."""
+
+
 def _cli(root: Path, *argv: str, **env: str) -> Probed:
     return probe(root, *argv, "--project", str(root), **env)
 
@@ -72,20 +82,28 @@ def test_what_the_quiet_reader_leaves_takes_the_full_path(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _prepared(capsys, project, "run", "echo one")
-    for argv in (
-        ("history", "nosuch"),  # the refusal names the open tabs
-        ("last", "--index", "9"),
-        ("last", "--tail-lines", "1"),
-        ("history", "--limit", "0"),  # the model's words name the flag
-        ("wait", "--until", "one"),  # the full path searches the output
-        ("wait", "--timeout-seconds", "0"),
-        ("kill", "nosuch"),
-        ("kill", "main", "--signal", "NOPE"),
-        ("kill",),  # the tab is required
-    ):
-        loaded = _cli(project, *argv).loaded
-        assert "agent_habitat.habitat" in loaded or "pydantic" in loaded, argv
-    assert _cli(project, "history", "nosuch").code == 1
+    # What the reader leaves, from one interpreter that says when the reader answered (a
+    # fresh one for each built the habitat each time, and at load 40 this test's chain of
+    # them ran into the 180 s hang guard); what the environment or a run still going
+    # decides stays in fresh interpreters, as a user's command runs.
+    with full_path(project, _TOLD) as reader:
+        for argv in (
+            ("history", "nosuch"),  # the refusal names the open tabs
+            ("last", "--index", "9"),
+            ("last", "--tail-lines", "1"),
+            ("history", "--limit", "0"),  # the model's words name the flag
+            ("wait", "--until", "one"),  # the full path searches the output
+            ("wait", "--timeout-seconds", "0"),
+            ("kill", "nosuch"),
+            ("kill", "main", "--signal", "NOPE"),
+            ("kill",),  # the tab is required
+        ):
+            left = reader(*argv, "--project", str(project))
+            assert _ANSWERED not in left.stderr, argv
+            assert "agent_habitat.habitat" in left.loaded or "pydantic" in left.loaded, argv
+            if argv == ("history", "nosuch"):
+                assert left.code == 1
+        assert _ANSWERED in reader("history", "--project", str(project)).stderr  # it speaks
     configured = _cli(project, "history", HABITAT_IDLE_SECONDS="60")
     assert "agent_habitat.habitat" in configured.loaded
     _prepared(capsys, project, "run", "sleep 600", "--tab", "srv", "--background")
