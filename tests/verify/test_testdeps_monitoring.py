@@ -43,6 +43,27 @@ _PROJECT = {
         "def test_nothing_of_the_package():\n    assert True\n"
     ),
 }
+_BODIES = {
+    "pkg/atload.py": "from pkg.hot import hot\n\nTABLE = hot(3)\n",
+    "pkg/byhand.py": "from pkg.hot import cold\n\nVALUE = cold()\n",
+    "tests/helper_side.py": "from pkg.hot import leaf\n\nONE = leaf(0)\n",
+    "tests/test_bodies.py": (
+        "import importlib.util\nimport sys\nfrom pathlib import Path\n\n"
+        "from pkg.hot import gen\n\n\n"
+        "def test_imports_a_package_module_lazily():\n"
+        "    import pkg.atload\n\n    assert pkg.atload.TABLE == 3\n"
+        "    assert sum(gen(2)) == 3\n\n\n"
+        "def test_runs_a_package_module_by_hand():\n"
+        '    path = Path(__file__).parent.parent / "pkg" / "byhand.py"\n'
+        '    spec = importlib.util.spec_from_file_location("pkg.byhand", path)\n'
+        "    module = importlib.util.module_from_spec(spec)\n"
+        '    sys.modules["pkg.byhand"] = module\n'
+        "    spec.loader.exec_module(module)\n"
+        '    assert module.VALUE == "cold"\n\n\n'
+        "def test_imports_a_test_side_module_lazily():\n"
+        "    import helper_side\n\n    assert helper_side.ONE == 1\n"
+    ),
+}
 
 
 def _python_312() -> str | None:
@@ -110,3 +131,41 @@ def test_switched_off_when_hot_and_re_armed_per_window_it_records_what_every_cal
     assert names("test_a_fixture_that_ran_hot_code") == {hot, leaf}
     assert names("test_a_session_fixture") == {cold}
     assert names("test_nothing_of_the_package") == set()
+
+
+def test_code_a_module_body_runs_inside_a_test_is_import_time_code_with_or_without_a_lock(
+    tmp_path: Path,
+) -> None:
+    """The stack is walked for the module body a function runs under only while one may be
+    running: an import holds importlib's module lock while its body runs, and a body run
+    without one (`exec_module` by hand, pytest's `--import-mode=importlib`) marks the
+    window as it begins. Both still record what those bodies ran as import-time code."""
+    python = _python_312()
+    if python is None:
+        pytest.skip("no Python 3.12+ on PATH: the monitoring backend needs one")
+    root = tmp_path / "proj"
+    for rel, text in {**_PROJECT, **_BODIES}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    armed = _record(root, python, tmp_path / "armed", one_tool=False)
+    every_call = _record(root, python, tmp_path / "every", one_tool=True)
+    assert armed["broken"] is None
+    assert armed == every_call
+    tests, imports, modules = armed["tests"], armed["imports"], armed["modules"]
+    assert isinstance(tests, dict)
+    assert isinstance(imports, list)
+    assert isinstance(modules, dict)
+
+    def names(test: str) -> set[int]:
+        return {line for _, line in tests[f"tests/test_bodies.py::{test}"]["codes"]}
+
+    leaf, hot, gen, cold = 1, 5, 12, 17  # first lines in pkg/hot.py
+    at_import = {line for rel, line in imports if rel == "pkg/hot.py"}
+    # pkg/atload.py's body ran hot (and leaf) under the import's lock; pkg/byhand.py's ran
+    # cold with no lock held: both are import-time code, not the tests'.
+    assert {hot, leaf, cold} <= at_import
+    assert names("test_imports_a_package_module_lazily") == {gen}  # leaf: seen in the body
+    assert names("test_runs_a_package_module_by_hand") == set()
+    # A test-side module's body is that file's.
+    assert [["pkg/hot.py", leaf]] == modules["tests/helper_side.py"]
+    assert names("test_imports_a_test_side_module_lazily") == set()

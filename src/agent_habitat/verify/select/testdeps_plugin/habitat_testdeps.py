@@ -19,7 +19,9 @@ reuses a session fixture another test set up still depends on what the fixture r
 each collector's collection. Code that runs while a module body executes is import-time
 code: inside a package module's body it goes to `imports` (its change must select every
 importer), inside a test-side file's body to `modules[file]`. Code outside every window
-goes to `imports` too. Output: one JSON file per process in `$HABITAT_TESTDEPS_OUT`.
+goes to `imports` too. Which module body a function runs under is found by walking the
+stack, and only while one may be running (`Recorder._may_import`): most notes come from
+tests, where none is. Output: one JSON file per process in `$HABITAT_TESTDEPS_OUT`.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ Key = tuple[str, int]
 
 
 class _Window:
-    __slots__ = ("base", "codes", "key", "outer_seen", "spawned")
+    __slots__ = ("base", "codes", "key", "outer_seen", "spawned", "unlocked")
 
     def __init__(self, key: str, base: FrameType | None, outer_seen: set[CodeType]) -> None:
         self.key = key
@@ -55,6 +57,8 @@ class _Window:
         self.codes: set[Key] = set()
         self.outer_seen = outer_seen
         self.spawned = False
+        self.unlocked = False
+        """A module body began in it while no import held a module lock (`_body_began`)."""
 
 
 class Recorder:
@@ -115,19 +119,47 @@ class Recorder:
                 self.hashes[rel] = "-"
 
     # -- one code object started ----------------------------------------------------------
-    def note(self, code: CodeType, frame: FrameType | None) -> None:
+    def note(self, code: CodeType, frame: FrameType | None, depth: int = 0) -> None:
+        """`code` started in `frame`; None: in the frame `depth` levels above the caller,
+        taken only when a module body may be running (`_may_import`)."""
         hit = self.where(code.co_filename)
         if hit is None or not hit[1] or code.co_name == "<module>":
             return
         key = (hit[0], code.co_firstlineno)
         window = self.stack[-1] if self.stack else None
-        target = self._module_owner(frame, window.base if window else None)
-        if window is None or target == "":
+        if window is None:
+            self.imports.add(key)
+            return
+        if not self._may_import(window):
+            window.codes.add(key)  # no module body runs: `_module_owner` would find none
+            return
+        if frame is None:
+            frame = _getframe(depth + 1)
+        target = self._module_owner(frame, window.base)
+        if target == "":
             self.imports.add(key)
         elif target is not None:
             self.modules.setdefault(target, set()).add(key)
         else:
             window.codes.add(key)
+
+    @staticmethod
+    def _may_import(window: _Window) -> bool:
+        """Whether a module body may be running as an import now: an import holds its
+        module's lock while the body runs (importlib's `_module_locks` is empty otherwise,
+        in every thread), and a body run without one (`exec_module` by hand, as pytest's
+        `--import-mode=importlib` does) marked the window as it began. Only then is the
+        stack walked (`_module_owner`): a walk reads `f_code` at each frame, an audit event
+        each, and it was most of the recorder's cost (rfc3986: ~200,000 notes of ~30
+        frames)."""
+        return _LOCKS is None or bool(_LOCKS) or window.unlocked
+
+    def _body_began(self) -> None:
+        """A module body started: with no import's lock held, the windows it runs in walk
+        the stack from now on (`_may_import`)."""
+        if _LOCKS is not None and not _LOCKS:
+            for window in self.stack:
+                window.unlocked = True
 
     def _module_owner(self, frame: FrameType | None, base: FrameType | None) -> str | None:
         """The innermost module body running above `frame` (up to the window's base):
@@ -203,6 +235,8 @@ class Recorder:
         rel = self._rel
 
         def callback(code: CodeType, offset: int) -> object:
+            if code.co_name == "<module>":
+                self._body_began()
             # Code outside the packages is switched off for good (no restart_events ever):
             # from then on only the project's own functions cost a callback.
             hit = rel.get(code.co_filename, False)
@@ -212,7 +246,7 @@ class Recorder:
                 return None
             self.seen.add(code)
             try:
-                self.note(code, _getframe(1))
+                self.note(code, None, 1)
             except Exception as exc:  # never break the user's test run
                 self.broken = repr(exc)
             return None
@@ -226,6 +260,8 @@ class Recorder:
         armed_tool = self.armed_tool
 
         def callback(code: CodeType, offset: int) -> object:
+            if code.co_name == "<module>":
+                self._body_began()  # a module's code object is new at each import: seen here
             try:
                 hit = self.where(code.co_filename)  # a dict's answer after the first
             except Exception as exc:  # never break the user's test run
@@ -258,7 +294,7 @@ class Recorder:
                 return disable
             self.seen.add(code)
             try:
-                self.note(code, _getframe(depth))
+                self.note(code, None, depth)
             except Exception as exc:  # never break the user's test run
                 self.broken = repr(exc)
             return None
@@ -269,6 +305,8 @@ class Recorder:
         if event != "call":
             return
         code = frame.f_code
+        if code.co_name == "<module>":
+            self._body_began()
         if code in self.seen:
             return
         self.seen.add(code)
@@ -344,6 +382,12 @@ def _importing(frame: FrameType) -> bool:
 
 _RECORDER: Recorder | None = None
 _AUDITING = False
+_LOCKS: dict[str, object] | None = getattr(
+    sys.modules.get("_frozen_importlib"), "_module_locks", None
+)
+"""importlib's locks of the modules being imported, by name: CPython's import holds one while
+the module's body runs (`_bootstrap._ModuleLockManager`) and drops it when the import ends.
+None where the interpreter has no such table: the stack is walked at every note."""
 _CO_GENERATOR = 0x20
 
 
