@@ -133,3 +133,28 @@ async def test_a_one_shot_verify_leaves_no_early_mypy_running(shop: Path) -> Non
         if "mypy" in str(p.info["cmdline"]) and cache in (p.info["cmdline"] or [])
     ]
     assert left == []
+
+
+async def test_begun_beside_its_caller_it_is_taken_over_once_begun_or_else_stopped(
+    shop: Path,
+) -> None:
+    # The CLI's way: the settings read in the caller, the interpreter's probe and mypy's start
+    # in a thread. The climb's `take` waits for that thread and takes the check over.
+    _write(shop, "shop/core.py", 'def double(x: int) -> int:\n    return "x" * x\n')
+    mypy_early.begin_beside(shop, None, ["compile.project"])
+    result = await _compile(shop)
+    assert any(_TAKEN in note for note in result.notes), result.notes
+    assert result.state == "red", result.reason
+    assert {d.file for d in result.diagnostics} == {"shop/core.py"}
+    # A drop at once (the thread may still be probing) waits for it, then stops what began.
+    mypy_early.begin_beside(shop, None, None)
+    await mypy_early.drop()
+    assert mypy_early._early == {}
+    assert mypy_early._beside == []
+    cache = str(Workspace.for_project(shop.resolve()).state_dir / "mypy-cache")
+    left = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if "mypy" in str(p.info["cmdline"]) and cache in (p.info["cmdline"] or [])
+    ]
+    assert left == []

@@ -179,10 +179,11 @@ def _verify(args: argparse.Namespace) -> int:
                 from ..verify.early_pytest import begin_for_oneshot
 
                 begin_for_oneshot(root, args.policy, args.rung)
-                # The type check's too (the whole package: it needs no snapshot).
+                # The type check's too (the whole package: it needs no snapshot), its
+                # settings and the interpreter's probe read in a thread beside what follows.
                 from ..verify.rungs import mypy_early
 
-                mypy_early.begin(root, args.policy, args.rung)
+                mypy_early.begin_beside(root, args.policy, args.rung)
             from .verify_oneshot import verify_here
 
             return verify_here(args, requested)

@@ -10,6 +10,8 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 
+import anyio.to_thread
+
 from ..habitat import VerifyRecord
 from ..verify import POLICIES, RUNGS, LadderRequest, LadderResult, load_policy, run_ladder
 from ..verify.rungs import mypy_early
@@ -53,6 +55,9 @@ def verify_here(args: argparse.Namespace, requested: float) -> int:
             # The user asked for a verify: that is trusting the project's code to run.
             await habitat.trust.grant(root, "verify")
             bus = habitat.bus
+            # The early type check's preparation, begun beside this process's start: its
+            # probe of the interpreter is the climb's (not a second one beside it).
+            await anyio.to_thread.run_sync(mypy_early.settle)
             queued_at = time.time()
             climbing = time.monotonic()
             after: list[Callable[[], Awaitable[None]]] = []
