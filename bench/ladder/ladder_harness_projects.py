@@ -335,6 +335,17 @@ PROJECTS: dict[str, Project] = {
             ("addict",),
             sha256="b3b2210e0e067a281f5646c8c5db92e99b7231ea8b0eb5f74dbdf9e259d4e494",
         ),
+        Project(
+            "wcwidth",
+            "0.2.13",
+            ("pytest", "pytest-cov"),
+            "terminal column widths of Unicode text: a flat package whose module-level "
+            "tables are megabytes of tuples (table_wide, table_zero, table_vs16), an "
+            "lru_cache'd lookup per character, no type hints; tests over the tables and "
+            "emoji sequence files read at import; its tox.ini's addopts need pytest-cov",
+            ("wcwidth",),
+            sha256="72ea0c06399eb286d978fdedb6923a9eb47e1c486ce63e9b4e64fc18303972b5",
+        ),
     )
 }
 
