@@ -750,3 +750,21 @@ async def test_staticcheck_runs_with_the_projects_configuration_against_head(
     (rung,) = (await _climb(off, "diagnose.files")).rungs
     assert rung.state == "red", rung.reason
     assert [d.code for d in rung.diagnostics] == ["SA5002"]
+
+
+@pytest.mark.skipif(_staticcheck() is None, reason="staticcheck is not installed here")
+async def test_a_configured_linter_that_fails_is_never_green(tmp_path: Path) -> None:
+    # A staticcheck.conf staticcheck cannot read: it reports that as a finding in the
+    # configuration file and checks nothing; the rung is an error, not green, and HEAD's
+    # baseline of gofmt and go vet still holds (a vet finding HEAD had is not red).
+    old_vet = A + '\nfunc Old() { fmt.Printf("%d\\n", "old") }\n'
+    root = _module(tmp_path, {"staticcheck.conf": "checks = [\n", "a/a.go": old_vet})
+    write(root, "a/a.go", old_vet + "\nfunc More() int { return 2 }\n")
+    result = await _climb(root, "diagnose.files")
+    (rung,) = result.rungs
+    assert result.state == "error", (result.state, rung.reason)
+    assert rung.state == "error"
+    assert rung.reason is not None
+    assert rung.reason.startswith("staticcheck could not read its configuration"), rung.reason
+    assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
+    assert (rung.baseline or "").startswith("HEAD "), rung.baseline

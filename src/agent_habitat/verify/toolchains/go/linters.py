@@ -166,9 +166,10 @@ class Linted:
 
     diagnostics: list[Diagnostic] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
-    """The runs, for HEAD's side."""
+    """Their runs, for HEAD's side (not one that failed: HEAD's would fail the same way, and
+    leave every other finding without a baseline)."""
     names: list[str] = field(default_factory=list)
-    """The linters that ran."""
+    """The linters that ran (and gave their findings)."""
     notes: list[str] = field(default_factory=list)
     failed: str | None = None
     """Why a linter failed to run (its exit and last words), when one did."""
@@ -183,6 +184,7 @@ async def run_linters(
     linters = await anyio.to_thread.run_sync(configured, ctx.root, ctx.process_env())
     out.missing = [lin for lin in linters if lin.path is None]
     ready = [lin for lin in linters if lin.path is not None]
+    done: dict[str, Step] = {}
 
     async def one(linter: Linter) -> None:
         step = step_of(linter, dirs)
@@ -190,6 +192,13 @@ async def run_linters(
             rung, [*step.argv, *step.targets], suffix=f".{linter.name}.out", reap_leftovers=False
         )
         found = step.parse(outcome.text, ctx.root)
+        if unread := [d for d in found if d.code == "config"]:
+            # staticcheck's configuration it could not read: a finding in staticcheck.conf,
+            # exit 1, and nothing checked.
+            where = f"{unread[0].file}:{unread[0].line}"
+            out.failed = f"{linter.name} could not read its configuration ({where}): "
+            out.failed += unread[0].message[:200]
+            return
         if (
             outcome.timed_out
             or outcome.exit_code not in step.ok_codes
@@ -200,6 +209,7 @@ async def run_linters(
             return
         kept = [d for d in found if d.file in mine]
         out.diagnostics.extend(kept)
+        done[linter.name] = step
         note = f"{linter.name} (configured by {linter.config}) on {len(dirs)} package(s)"
         if len(found) > len(kept):
             note += f"; {len(found) - len(kept)} finding(s) in untouched files left out"
@@ -208,8 +218,8 @@ async def run_linters(
     async with anyio.create_task_group() as group:
         for linter in ready:
             group.start_soon(one, linter)
-    out.names = [lin.name for lin in ready]
-    out.steps = [step_of(lin, dirs) for lin in ready]
+    out.names = [lin.name for lin in ready if lin.name in done]
+    out.steps = [done[name] for name in out.names]
     for linter in out.missing:
         out.notes.append(
             f"{linter.name} is configured ({linter.config}) but not installed (not on PATH, "

@@ -259,8 +259,6 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
         state, reason = "error", f"go vet failed (exit {vet.exit_code}): {vet.tail.strip()[-300:]}"
     elif fmt.exit_code not in (0, 1, 2):
         state, reason = "error", f"gofmt failed (exit {fmt.exit_code}): {fmt.tail.strip()[-300:]}"
-    elif linted.failed is not None:
-        state, reason = "error", linted.failed
     tool = "+".join(["gofmt", "go vet", *linted.names])
     notes = [
         f"go: gofmt -d on {len(files)} file(s), go vet on {len(dirs)} package(s)",
@@ -290,6 +288,12 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
     result = await settle(
         ctx, result, lambda head: on_head(ctx, rung, head, tool, steps), code_names_a_kind
     )
+    if linted.failed is not None:
+        # Red stays red (what the others found is the change's); never green for a linter
+        # that did not run.
+        result.notes.append(linted.failed)
+        if result.state == "green":
+            result.state, result.reason = "error", linted.failed
     if linted.missing:
         # Not green for a check it did not make: the ladder is incomplete, naming the tool.
         result.missing = ", ".join(lin.name for lin in linted.missing)
