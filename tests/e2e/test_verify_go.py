@@ -712,13 +712,17 @@ async def test_a_configured_linter_that_is_not_installed_makes_the_ladder_incomp
     assert "diagnose.files" in result.reason
 
 
-def _staticcheck() -> str | None:
+def _installed(config: str) -> str | None:
     from agent_habitat.verify.toolchains.go.linters import configured
 
     with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "staticcheck.conf").write_text("", encoding="utf-8")
+        (Path(folder) / config).write_text("", encoding="utf-8")
         (found,) = configured(Path(folder), os.environ)
     return found.path
+
+
+def _staticcheck() -> str | None:
+    return _installed("staticcheck.conf")
 
 
 @pytest.mark.skipif(_staticcheck() is None, reason="staticcheck is not installed here")
@@ -768,3 +772,36 @@ async def test_a_configured_linter_that_fails_is_never_green(tmp_path: Path) -> 
     assert rung.reason.startswith("staticcheck could not read its configuration"), rung.reason
     assert (rung.new_findings, rung.preexisting_findings) == (0, 1)
     assert (rung.baseline or "").startswith("HEAD "), rung.baseline
+
+
+GOLANGCI_V2 = 'version: "2"\nlinters:\n  default: none\n  enable:\n    - errcheck\n'
+C_REMOVE = (
+    'package c\n\nimport "os"\n\nfunc Leaf() int { return 1 }\n\n'
+    'func Clean() {\n\tos.Remove("x")\n}\n'
+)
+
+
+@pytest.mark.skipif(
+    _installed(".golangci.yml") is None, reason="golangci-lint is not installed here"
+)
+async def test_golangci_lint_runs_its_configured_linters_against_head(tmp_path: Path) -> None:
+    # .golangci.yml (v2) enables errcheck alone: HEAD's unchecked os.Remove is listed, a new
+    # one is red; govet's printf check, which the configuration leaves out, is go vet's.
+    root = _module(tmp_path / "v2", {".golangci.yml": GOLANGCI_V2, "c/c.go": C_REMOVE})
+    write(root, "c/c.go", C_REMOVE + '\nfunc Again() {\n\tos.Remove("y")\n}\n')
+    (rung,) = (await _climb(root, "diagnose.files")).rungs
+    assert rung.state == "red", rung.reason
+    assert rung.tool == "gofmt+go vet+golangci-lint"
+    assert [(d.code, d.line, d.preexisting) for d in rung.diagnostics] == [
+        ("errcheck", 12, False),
+        ("errcheck", 8, True),
+    ]
+    # A configuration golangci-lint v2 cannot load (v1's): an error, never green.
+    v1 = "linters:\n  disable-all: true\n  enable:\n    - errcheck\n"
+    old = _module(tmp_path / "v1", {".golangci.yml": v1})
+    write(old, "c/c.go", C.replace("return 1", "return 2"))
+    (rung,) = (await _climb(old, "diagnose.files")).rungs
+    assert rung.state == "error", rung.reason
+    assert rung.reason is not None
+    assert rung.reason.startswith("golangci-lint failed (exit 3)"), rung.reason
+    assert "unsupported version of the configuration" in rung.reason
