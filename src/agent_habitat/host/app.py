@@ -37,8 +37,6 @@ from agent_habitat.events import EventBus
 from agent_habitat.habitat import Habitat
 from agent_habitat.reach.files import HostFiles
 from agent_habitat.shell import Shell
-from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
-from agent_habitat.verify.runner.warm_status import pytest_glance, warmup_glance
 from agent_habitat.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -225,6 +223,11 @@ def warm(workspace: Workspace) -> dict[str, Any]:
     """The warm tool daemons of the workspace: the dmypy daemon's state and pid, the warm
     checkers' language servers (tool, pid, owner), the warm pytest (or why runs are fresh),
     and a warm-up still under way (`warmup`, only while there is one)."""
+    # Here, at the first `/api/status`: the warm tools' modules are not on a host's way to
+    # listening.
+    from agent_habitat.verify.rungs import DmypyDaemon, warm_checker
+    from agent_habitat.verify.runner.warm_status import pytest_glance, warmup_glance
+
     daemon = DmypyDaemon(workspace)
     state = daemon.state()
     out: dict[str, Any] = {

@@ -27,20 +27,12 @@ from anyio.abc import TaskStatus
 from agent_habitat.errors import HabitatError
 from agent_habitat.reach.files import HostFiles
 from agent_habitat.reach.lock import HostLock, HostRecord
-from agent_habitat.verify import stop_type_daemon
 from agent_habitat.workspace import Workspace
 
 from .app import HostApp, Hosted, build_app, build_mcp
 from .config import load_host_config
 from .stdio_handoff import serve_handoffs, stdio_listener
 from .tcp_address import parse_tcp
-from .tcp_limits import (
-    HEAD_TIMEOUT_SECONDS,
-    MAX_HEAD_BYTES,
-    TcpLimitedProtocol,
-    raise_fd_limit,
-    tcp_connection_cap,
-)
 
 __all__ = ["AlreadyRunning", "parse_tcp", "serve_host"]
 
@@ -81,6 +73,9 @@ def _config(app: HostApp, tcp_cap: int | None) -> uvicorn.Config:
     No proxy fronts the host, so no `X-Forwarded-*` header is taken from a client."""
     limits: dict[str, Any] = {}
     if tcp_cap is not None:
+        # Here: uvicorn's h11 protocol, which these limits extend, only for a TCP listener.
+        from .tcp_limits import HEAD_TIMEOUT_SECONDS, MAX_HEAD_BYTES, TcpLimitedProtocol
+
         limits = {
             "http": TcpLimitedProtocol.configured(tcp_cap, HEAD_TIMEOUT_SECONDS),
             "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
@@ -95,6 +90,13 @@ def _config(app: HostApp, tcp_cap: int | None) -> uvicorn.Config:
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         **limits,
     )
+
+
+def _tcp_cap() -> int:
+    """How many TCP connections the listener keeps (the fd limit raised first)."""
+    from .tcp_limits import raise_fd_limit, tcp_connection_cap
+
+    return tcp_connection_cap(raise_fd_limit())
 
 
 def _unix_listener(path: Path) -> socket.socket:
@@ -151,6 +153,8 @@ async def serve_host(
 
 async def _stop_warm_daemons(root: Path, workspace: Workspace) -> None:
     # The daemons are the host's: they stop with it (the next host warms them again).
+    from agent_habitat.verify import stop_type_daemon  # at the stop: not on the way to listening
+
     with anyio.move_on_after(WARM_STOP_SECONDS, shield=True):
         try:
             await stop_type_daemon(root, workspace)
@@ -180,8 +184,7 @@ async def _serve(
         bound = listener.getsockname()
         shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
         tcp_url = f"http://{shown}:{bound[1]}"
-        cap = tcp_connection_cap(raise_fd_limit())
-        servers.append(_Uvicorn(_config(app, cap), [listener]))
+        servers.append(_Uvicorn(_config(app, _tcp_cap()), [listener]))
     reason = "stopped"
     async with hosted.mcp.serving(), anyio.create_task_group() as tg:
 
@@ -233,7 +236,7 @@ async def _serve(
                 listener = _tcp_listener(*where)
                 bound = listener.getsockname()
                 shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-                server = _Uvicorn(_config(app, tcp_connection_cap(raise_fd_limit())), [listener])
+                server = _Uvicorn(_config(app, _tcp_cap()), [listener])
                 servers.append(server)
                 running += 1
                 tg.start_soon(serve, server)

@@ -11,6 +11,7 @@
 #   given_files  `--files` as the project's paths, or the usage error that names them
 #   ahead        later rungs' work started beside an earlier one, reported in order
 #   stopping     the processes of the rungs a red ends, reaped after the verdict
+#   warm_stop    the warm dmypy daemon and warm pytest stopped, without the ladder
 #   rung_events  a rung's task events on the bus and the runner's hook
 #   toolchains/  what a language brings (python first): detect, owns, its rungs, ignores
 #   runner/      the background verify runner and its service face (queue, coalesce, cancel,
@@ -62,13 +63,13 @@ _HOME = {
     "load_policy": "config",
     "load_runner_config": "runner.config",
     "run_ladder": "ladder",
-    "stop_type_daemon": "ladder",
+    "stop_type_daemon": "warm_stop",
     "take_snapshot": "snapshot",
 }
 
 if TYPE_CHECKING:
     from .config import LadderConfig, load_ladder_config, load_policy
-    from .ladder import run_ladder, stop_type_daemon
+    from .ladder import run_ladder
     from .models import (
         POLICIES,
         RUNGS,
@@ -88,6 +89,7 @@ if TYPE_CHECKING:
     from .runner.models import ProgressSink, VerifyStatus, VerifyTicket
     from .runner.runner import VerifyRunner
     from .snapshot import GitError, Snapshot, take_snapshot
+    from .warm_stop import stop_type_daemon
 
 
 __getattr__ = lazy_attributes(__name__, _HOME)

@@ -40,7 +40,7 @@ from .models import (
     RungResult,
 )
 from .rung_events import announce, finished
-from .rungs import DmypyDaemon, RungContext
+from .rungs import RungContext
 from .rungs.context import spool_budget
 from .rungs.head_check import unpack_head
 from .rungs.warm_pytest import (
@@ -55,7 +55,7 @@ from .stopping import Stopping
 from .toolchains import FALLBACK, Toolchain, detected, snapshot_of
 from .toolchains.climb import impact_files, run_rung
 
-__all__ = ["new_ladder_id", "run_ladder", "stop_type_daemon"]
+__all__ = ["new_ladder_id", "run_ladder"]
 
 logger = logging.getLogger(__name__)
 
@@ -481,18 +481,3 @@ async def run_ladder(
         selection=ctx.selection if _ran_selection(results, config) else None,
         duration_s=round(time.monotonic() - started, 3),
     )
-
-
-async def stop_type_daemon(root: Path, workspace: Workspace | None = None) -> None:
-    """Stop the workspace's warm dmypy daemon and warm pytest (the host calls this on
-    shutdown; tests too)."""
-    root = Path(await anyio.Path(root).resolve())
-    workspace = workspace or Workspace.for_project(root)
-    await WarmPytest(workspace).stop_now()
-    daemon = DmypyDaemon(workspace)
-    if daemon.state() == "absent":
-        return
-    config = load_ladder_config(root)
-    python = resolve_python(root, config.python)
-    env = await probe_env(python, workspace.spool_dir / "probe-stop.out")
-    await daemon.stop(env, root)
