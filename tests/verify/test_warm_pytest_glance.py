@@ -12,6 +12,7 @@ import pytest
 
 from agent_habitat.cli.host_cmd import warm_lines as host_warm_lines
 from agent_habitat.verify.pytest_zygote import habitat_pytest_zygote
+from agent_habitat.verify.rungs import warm_pytest
 from agent_habitat.verify.rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH
 from agent_habitat.verify.runner import warmup
 from agent_habitat.workspace import Workspace
@@ -39,7 +40,9 @@ async def test_a_pytest_that_imports_the_project_is_fresh_with_why_not_failed(
     async def refuses(*args: object) -> str:
         return EXITED_AT_START + WHY
 
-    monkeypatch.setattr(warmup, "ensure_warm_pytest", refuses)
+    # The step imports the warm pytest's `ensure` when it runs (warmup.py loads no step's
+    # module before a warm-up runs it).
+    monkeypatch.setattr(warm_pytest, "ensure", refuses)
     env = SimpleNamespace(has=lambda name: True, label="venv")
     ctx = SimpleNamespace(
         env=env,

@@ -49,20 +49,16 @@ import anyio.to_thread
 
 from ...events import Event, EventBus
 from ...proc import ProcessRecord
-from ...proc.priority import make_idle
-from ..deps_store import is_clean_at
-from ..head import HeadTree
 from ..hooks import LadderHooks
-from ..layout import Layout, discover_layout
 from ..models import Selection
-from ..rungs.context import RungContext
-from ..rungs.pytest_head import imported_elsewhere
-from ..rungs.suite import no_measuring, pytest_args
-from ..select.memo import SelectionMemo
-from ..select.selection import unrecorded
-from ..select.testdeps import Recording, RunScope, deps_store_dir, load_testdeps
 from ..toolchains import snapshot_of
-from .substrate import SubstrateFactory
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..layout import Layout
+    from ..rungs.context import RungContext
+    from ..select.memo import SelectionMemo
+    from .substrate import SubstrateFactory
 
 __all__ = ["QUIET_S", "BackgroundRecorder"]
 
@@ -203,6 +199,12 @@ class BackgroundRecorder:
             last = selection if await self._record(ctx, selection) else None
 
     def _plan(self, ctx: RungContext) -> Selection | None:
+        # The recording's modules load when it first plans (after a warm-up that went through
+        # every step), not when a host opens the project.
+        from ..deps_store import is_clean_at
+        from ..select.selection import unrecorded
+        from ..select.testdeps import deps_store_dir, load_testdeps
+
         snapshot = snapshot_of(ctx.root)
         if snapshot.hashes and snapshot.head and snapshot.head != self._head_skipped:
             store = deps_store_dir(ctx.workspace.state_dir)
@@ -220,6 +222,10 @@ class BackgroundRecorder:
 
     async def _record(self, base: RungContext, selection: Selection) -> bool:
         """Record `selection`; True when it ran to its end (False: a request cancelled it)."""
+        from ...proc.priority import make_idle
+        from ..rungs.suite import no_measuring, pytest_args
+        from ..select.testdeps import Recording, RunScope
+
         assert base.env is not None
         snapshot = await anyio.to_thread.run_sync(snapshot_of, base.root)
         root, layout, extra = base.root, base.layout, dict[str, str]()
@@ -314,6 +320,10 @@ class BackgroundRecorder:
     ) -> tuple[Layout, dict[str, str]] | str:
         """The export of HEAD, its layout and the PYTHONPATH that imports its packages from
         it; a string: why HEAD's content cannot be recorded there."""
+        from ..head import HeadTree
+        from ..layout import discover_layout
+        from ..rungs.pytest_head import imported_elsewhere
+
         assert ctx.env is not None
         tree = HeadTree(ctx.root, head, ctx.workspace.state_dir / "recording")
         try:

@@ -38,7 +38,6 @@ from ...proc import ProcessRecord
 from ...workspace import Workspace
 from ..config import load_policy
 from ..hooks import LadderFn, WarmSteps
-from ..ladder import new_ladder_id, run_ladder
 from ..models import LadderRequest, LadderResult, RungName
 from ..select.memo import SelectionMemo
 from ..snapshot import Snapshot
@@ -79,7 +78,7 @@ class VerifyRunner:
         bus: EventBus,
         workspace: Workspace | None = None,
         config: RunnerConfig | None = None,
-        ladder: LadderFn = run_ladder,
+        ladder: LadderFn | None = None,
         accounting: TimeAccounting | None = None,
         clock: Clock = SYSTEM_CLOCK,
         last_epoch: Callable[[Path], int] | None = None,
@@ -98,6 +97,7 @@ class VerifyRunner:
             self.workspace.substrates_dir, self.config.substrate, self.root
         )
         self._ladder = ladder
+        """The climb (`run_ladder` when None: the ladder's modules load at the first one)."""
         self._chains: dict[str, Chain] = {}
         self._pending: Chain | None = None
         self._running: Chain | None = None
@@ -119,7 +119,7 @@ class VerifyRunner:
         bus: EventBus,
         workspace: Workspace | None = None,
         config: RunnerConfig | None = None,
-        ladder: LadderFn = run_ladder,
+        ladder: LadderFn | None = None,
         watch: bool = True,
         accounting: TimeAccounting | None = None,
         clock: Clock = SYSTEM_CLOCK,
@@ -248,6 +248,8 @@ class VerifyRunner:
     def _new_chain(self, request: LadderRequest, asked: float) -> Chain:
         recorded = self._last_epoch(self.root) if self._last_epoch is not None else 0
         self._numbers = max(self._numbers, recorded) + 1
+        from ..ladder import new_ladder_id  # the ladder's modules: at the first request
+
         epoch = Epoch(self._numbers, new_ladder_id(), request)
         deadline = self._clock.monotonic() + self.config.coalesce_seconds
         chain = Chain(
@@ -325,7 +327,12 @@ class VerifyRunner:
                 await self.warm.climbable()  # the warm-up under way; each rung waits its step
                 chain.baseline_s = time.monotonic() - warm_from
             hooks = chain.hooks(snapshot, self.substrates, self._superseded, self.memo, self.warm)
-            result = await self._ladder(
+            ladder = self._ladder
+            if ladder is None:
+                from ..ladder import run_ladder
+
+                ladder = run_ladder
+            result = await ladder(
                 self.root,
                 request,
                 bus=ChainBus(self.bus, chain),

@@ -56,36 +56,24 @@ from ...errors import HabitatError
 from ...events import EventBus
 from ...proc import process_create_time
 from ...workspace import Workspace, write_private
-from ..command import Outcome
-from ..config import LadderConfig, load_ladder_config, load_policy
-from ..environments import ProjectEnv, probe_env, resolve_python
-from ..hooks import LadderHooks
-from ..layout import Layout, discover_layout
-from ..parsers import parse_pyrefly, parse_ty
-from ..rungs import typecheck, warm_checker
-from ..rungs.checkers import detect_type_checker, mypy_configured
-from ..rungs.compare import head_of
-from ..rungs.compile import mypy_flags, package_targets
-from ..rungs.context import RungContext
-from ..rungs.dmypy import DmypyDaemon
-from ..rungs.head_check import Parse
-from ..rungs.lint_warm import warm_lint_baseline
-from ..rungs.lsp import LspError
-from ..rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker, locate
-from ..rungs.warm_checker import ServerSpec
-from ..rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH, WarmPytest
-from ..rungs.warm_pytest import ensure as ensure_warm_pytest
-from ..select.memo import SelectionMemo
-from ..select.selection import warm_graph
-from ..select.testdeps import deps_store_dir, load_testdeps
-from ..snapshot import Snapshot
-from ..toolchains import snapshot_of
-from ..toolchains.go import GO
-from ..toolchains.go.warm import warm_vet
-from ..toolchains.node.detect import is_node_project
-from ..toolchains.rust.warm import warm_rust
-from .give_way import GiveWay
+from ..config import load_ladder_config
 from .warm_status import FILE, STEPS, WarmItem, pytest_glance, warm_lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..command import Outcome
+    from ..config import LadderConfig
+    from ..environments import ProjectEnv
+    from ..layout import Layout
+    from ..rungs.context import RungContext
+    from ..rungs.dmypy import DmypyDaemon
+    from ..rungs.head_check import Parse
+    from ..rungs.warm_checker import ServerSpec
+    from ..select.memo import SelectionMemo
+    from ..snapshot import Snapshot
+    from .give_way import GiveWay
+# The steps' modules (the rungs, the toolchains' warm parts, the import graph) load in the
+# method that runs each step: a warm-up turned off, or waiting for trust, loads none.
 
 __all__ = ["WarmItem", "WarmUp", "pytest_glance", "warm_lines"]
 
@@ -194,6 +182,13 @@ class WarmUp:
             self._untrusted_end = True
             await self._trusted()
             self.waiting_for_trust = self._untrusted_end = False
+        from ..environments import probe_env, resolve_python
+        from ..layout import discover_layout
+        from ..toolchains import snapshot_of
+        from ..toolchains.go import GO
+        from ..toolchains.node.detect import is_node_project
+        from ..toolchains.rust.warm import warm_rust
+
         await self._write()  # under way: a status now lists the steps still to come
         layout = await anyio.to_thread.run_sync(discover_layout, self.root, config)
         if not layout.is_python:
@@ -252,6 +247,9 @@ class WarmUp:
         toolchain: str = "python",
     ) -> RungContext:
         """A climb's context for the warm-up's own rung work, on the snapshot it opened with."""
+        from ..config import load_policy
+        from ..rungs.context import RungContext
+
         return RungContext(
             root=self.root,
             workspace=self.workspace,
@@ -289,15 +287,21 @@ class WarmUp:
         return await warm_node(ctx, self.workspace, self._climbable)
 
     async def _go(self, ctx: RungContext) -> WarmItem:
+        from ..toolchains.go.warm import warm_vet
+
         return WarmItem(*await warm_vet(ctx))  # go vet -json ./... (toolchains/go/warm.py)
 
     async def _graph(self, layout: Layout, cache_dir: Path) -> WarmItem:
+        from ..select.selection import warm_graph
+
         modules = await anyio.to_thread.run_sync(warm_graph, layout, cache_dir, self.memo)
         if modules == 0:
             return WarmItem("skipped", "no packages found")
         return WarmItem("warm", f"{modules} modules")
 
     async def _deps(self) -> WarmItem:
+        from ..select.testdeps import deps_store_dir, load_testdeps
+
         store = deps_store_dir(self.workspace.state_dir)
         deps = await anyio.to_thread.run_sync(self.memo.deps, store, load_testdeps)
         if deps is None or not deps.tests:
@@ -305,6 +309,9 @@ class WarmUp:
         return WarmItem("warm", deps.summary)
 
     async def _lint(self, ctx: RungContext) -> WarmItem:
+        from ..rungs.compare import head_of
+        from ..rungs.lint_warm import warm_lint_baseline
+
         head = head_of(ctx)
         if isinstance(head, str):
             return WarmItem("skipped", f"no baseline: {head}")
@@ -312,6 +319,10 @@ class WarmUp:
         return WarmItem("warm", await warm_lint_baseline(ctx, ctx.env, head))
 
     async def _daemon(self, ctx: RungContext) -> WarmItem:
+        from ..rungs.checkers import detect_type_checker, mypy_configured
+        from ..rungs.compile import mypy_flags, package_targets
+        from ..rungs.dmypy import DmypyDaemon
+
         env = ctx.env
         assert env is not None
         if ctx.config.command_for("compile.project") is not None:
@@ -352,6 +363,8 @@ class WarmUp:
     ) -> tuple[Outcome, int]:
         """dmypy's start, stopped while a verify runs: the client's group from its spawn, the
         daemon's (a session of its own) once its status file names it; and how many stops."""
+        from ..hooks import LadderHooks
+
         hooks = LadderHooks(
             ladder_id=ctx.ladder_id,
             process_started=lambda task, record: give_way.add_process(record.pid),
@@ -367,6 +380,9 @@ class WarmUp:
         return outcome, give_way.stops - stops
 
     async def _pytest(self, ctx: RungContext) -> WarmItem:
+        from ..rungs.warm_pytest import EXITED_AT_START, STAYS_FRESH, WarmPytest
+        from ..rungs.warm_pytest import ensure as ensure_warm_pytest
+
         env = ctx.env
         assert env is not None
         if not ctx.config.warm_pytest:
@@ -385,6 +401,9 @@ class WarmUp:
         return WarmItem("warm", f"pytest imported (pid {pid or '?'}), forked per run", pid=pid)
 
     async def _pyright(self, ctx: RungContext, env: ProjectEnv, name: str) -> WarmItem:
+        from ..rungs import typecheck
+        from ..rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker
+
         found = find_checker(env.bin_dir, name)
         if found is None and ctx.config.fetch_checkers:
             failed = await fetch_basedpyright(
@@ -405,6 +424,10 @@ class WarmUp:
         return await self._server(ctx, spec, f"{at_hand}; {baseline}")
 
     async def _ty(self, ctx: RungContext, env: ProjectEnv) -> WarmItem:
+        from ..parsers import parse_ty
+        from ..rungs import typecheck
+        from ..rungs.pyright_tools import locate
+
         hit = locate(env.bin_dir, "ty")
         if hit is None:
             return WarmItem("skipped", "ty is configured and not installed")
@@ -415,6 +438,10 @@ class WarmUp:
         return await self._server(ctx, spec, f"ty at hand ({hit[1]}); {baseline}")
 
     async def _pyrefly(self, ctx: RungContext, env: ProjectEnv) -> WarmItem:
+        from ..parsers import parse_pyrefly
+        from ..rungs import typecheck
+        from ..rungs.pyright_tools import locate
+
         hit = locate(env.bin_dir, "pyrefly")
         if hit is None:
             return WarmItem("skipped", "pyrefly is configured and not installed")
@@ -423,6 +450,9 @@ class WarmUp:
         return WarmItem("warm", f"pyrefly at hand ({hit[1]}), runs cold; {baseline}")
 
     async def _baseline(self, ctx: RungContext, tool: str, argv: list[str], parse: Parse) -> str:
+        from ..rungs import typecheck
+        from ..rungs.compile import package_targets
+
         # HEAD's findings over the whole package, cached where the rung looks: the first
         # verify with a finding does not pay a cold run of the checker on HEAD.
         every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
@@ -431,6 +461,11 @@ class WarmUp:
     async def _server(self, ctx: RungContext, spec: ServerSpec, at_hand: str) -> WarmItem:
         # The server started and asked about every package module, so the first verify finds
         # the program read and bound; what it says of them is not kept.
+        from ..rungs import warm_checker
+        from ..rungs.compare import head_of
+        from ..rungs.compile import package_targets
+        from ..rungs.lsp import LspError
+
         if not ctx.config.warm_checker:
             return WarmItem("skipped", f"{at_hand}; warm_checker = false: the CLI runs cold")
         head = head_of(ctx)

@@ -10,7 +10,6 @@ per file. Only statements are visited: an import is always a statement.
 from __future__ import annotations
 
 import ast
-import doctest
 import json
 import threading
 from collections.abc import Iterator
@@ -58,6 +57,8 @@ def imported_names(tree: ast.AST, own_package: str) -> set[str]:
 def _doctest_imports(text: str, rel: str) -> set[str]:
     """What a doctest text file's examples import (an example that does not parse, say a
     continuation doctest itself rejects, imports nothing)."""
+    import doctest  # here: it imports unittest, pdb and more, for a project's doctest files only
+
     names: set[str] = set()
     for example in doctest.DocTestParser().get_examples(text, rel):
         try:
