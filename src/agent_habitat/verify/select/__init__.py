@@ -3,6 +3,7 @@
 #   deps         selection narrowed by the recorded per-test dependency data
 #   doubts       which recorded runs still vouch for their tests, and those none can
 #   memo         what a long-lived process keeps between climbs (the graph, the records)
+#   named_imports  a module named by a string literal (a plugin table) as an import of it
 #   side_graph   the test side's imports, per file;   testdeps  per-test dependency data:
 #                recording a pytest run (`-p habitat_testdeps`) and reading it back
 #   testdeps_plugin/   the pytest plugin a recorded run loads (stdlib only, in the project's

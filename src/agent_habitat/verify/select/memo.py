@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...regular import read_regular
+from .named_imports import NAMED
 from .side_graph import SideImports
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def import_lines(path: Path) -> frozenset[bytes] | None:
     carried = False
     for line in lines:
         continued = line.rstrip().endswith(b"\\")
-        if depth > 0 or carried or continued or _IMPORT_WORD.search(line):
+        if depth > 0 or carried or continued or _IMPORT_WORD.search(line) or NAMED.search(line):
             kept.add(line.strip())
             if depth > 0 or _IMPORT_WORD.search(line):
                 depth = max(0, depth + line.count(b"(") - line.count(b")"))

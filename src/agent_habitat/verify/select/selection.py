@@ -35,6 +35,7 @@ from ..models import Selection
 from .deps import Narrowing, existing, narrow, same_code_as_head, still_failing
 from .doubts import doubt_moved_data, doubted
 from .memo import SelectionMemo
+from .named_imports import add_named_imports
 from .side_graph import SideImports, side_graph
 from .testdeps import deps_store_dir, load_testdeps, sha256_of
 
@@ -82,11 +83,13 @@ class _Graph:
             previous = grimp_settings.PACKAGE_FINDER
             grimp_settings.configure(PACKAGE_FINDER=_DirectoryFinder(self._layout.packages))
             try:
-                return grimp.build_graph(
+                graph = grimp.build_graph(
                     *sorted(self._layout.packages), cache_dir=str(self._cache_dir)
                 )
             finally:
                 grimp_settings.configure(PACKAGE_FINDER=previous)
+        add_named_imports(graph, self._layout.packages)  # plugins loaded by dotted name
+        return graph
 
     def modules(self) -> set[str]:
         if self._graph is None:
