@@ -1,22 +1,23 @@
 """`project_scene`: where the project stands, in one call — the twin of `shell_scene`.
 
 Branch, HEAD, ahead/behind its upstream, the dirty and untracked files with their sizes,
-and the current verify epoch with whether it is stale. git is asked once for the status
-(`--porcelain=v2 -z --branch`) and once for HEAD's subject, in child processes, so the
-event loop never blocks. A folder outside git says so plainly instead of guessing.
+and the current verify epoch with whether it is stale. The git facts come from
+`project_scene_git` (standard library only: `habitat project` with no host runs it in the
+CLI's process), run in a worker thread so the event loop never blocks, and are read with
+the models here. A folder outside git says so plainly instead of guessing.
 """
 
 from __future__ import annotations
 
 import inspect
-import subprocess
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from .git_env import git_env
+from .project_scene_git import DEFAULT_FILES_CAP, scene_data
 from .project_scene_text import project_scene_text
 from .trust import TrustState
 
@@ -32,10 +33,6 @@ __all__ = [
     "project_scene",
     "render_project_scene",
 ]
-
-DEFAULT_FILES_CAP = 50
-_VENV_MARKER = "pyvenv.cfg"
-"""Dirty and untracked files listed (each); the counts always cover all of them."""
 
 
 PROJECT_SCENE_DESCRIPTION = (
@@ -125,41 +122,22 @@ async def project_scene(
     trust: Callable[[Path], Awaitable[TrustState]] | None = None,
     files_cap: int = DEFAULT_FILES_CAP,
 ) -> ProjectSceneResult:
-    """The scene of the project at `root` (None: no project open)."""
+    """The scene of the project at `root` (None: no project open): its git facts from
+    `project_scene_git`, in a worker thread."""
     glance = await _glance(verify)
-    if root is None:
-        note = "no project is open; open one with project_open"
-        return ProjectSceneResult(root=None, git=False, note=note, files_cap=files_cap)
-    scene = ProjectSceneResult(
-        root=str(root),
-        git=False,
-        files_cap=files_cap,
-        verify=glance,
+    summary: str | None = None
+    if root is not None and trust is not None and not (state := await trust(root)).trusted:
+        summary = state.summary
+    data = await anyio.to_thread.run_sync(
+        partial(
+            scene_data,
+            None if root is None else str(root),
+            verify=None if glance is None else glance.model_dump(mode="json"),
+            trust=summary,
+            files_cap=files_cap,
+        )
     )
-    if trust is not None and not (state := await trust(root)).trusted:
-        scene.trust = state.summary
-    status = await _git(root, "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all")
-    if status is None:
-        scene.note = "git is not installed; branch, HEAD and changes are unknown"
-        return scene
-    if status.returncode != 0:
-        scene.note = f"{root} is not inside a git work tree: no branch, HEAD or changes to show"
-        return scene
-    top = await _git(root, "rev-parse", "--show-toplevel")
-    git_root = Path(top.stdout.decode().strip()) if top and top.returncode == 0 else root
-    scene.git, scene.git_root = True, str(git_root)
-    oid = _parse_status(status.stdout.decode("utf-8", "surrogateescape"), scene)
-    if oid is not None:
-        log = await _git(root, "log", "-1", "--format=%h%x00%s", oid)
-        if log is not None and log.returncode == 0:
-            sha, _, subject = log.stdout.decode("utf-8", "replace").strip().partition("\0")
-            scene.head = HeadCommit(sha=sha, subject=subject)
-    scene.untracked = await anyio.to_thread.run_sync(_fold_venvs, git_root, scene.untracked)
-    all_dirty, all_untracked = scene.dirty, scene.untracked
-    scene.dirty_count, scene.untracked_count = len(all_dirty), len(all_untracked)
-    scene.dirty, scene.untracked = all_dirty[:files_cap], all_untracked[:files_cap]
-    await anyio.to_thread.run_sync(_measure, git_root, [*scene.dirty, *scene.untracked])
-    return scene
+    return ProjectSceneResult.model_validate(data)
 
 
 async def _glance(verify: VerifyProbe | None) -> EpochGlance | None:
@@ -169,93 +147,6 @@ async def _glance(verify: VerifyProbe | None) -> EpochGlance | None:
     if inspect.isawaitable(outcome):
         return await outcome
     return outcome
-
-
-async def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes] | None:
-    # Optional locks off: a status for display must not take the index lock a person's
-    # own `git commit` may need at the same moment.
-    env = git_env({"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
-    try:
-        return await anyio.run_process(
-            ["git", "-c", "core.quotepath=false", *args], cwd=root, env=env, check=False
-        )
-    except FileNotFoundError:
-        return None
-
-
-def _parse_status(output: str, scene: ProjectSceneResult) -> str | None:
-    """Fill branch, upstream and files into `scene`; return HEAD's oid (None before commit 1)."""
-    oid: str | None = None
-    fields = output.split("\0")
-    index = 0
-    while index < len(fields):
-        entry = fields[index]
-        index += 1
-        if entry.startswith("# "):
-            key, _, value = entry[2:].partition(" ")
-            if key == "branch.oid" and value != "(initial)":
-                oid = value
-            elif key == "branch.head":
-                scene.detached = value == "(detached)"
-                scene.branch = None if scene.detached else value
-            elif key == "branch.upstream":
-                scene.upstream = value
-            elif key == "branch.ab":
-                ahead, behind = value.split(" ")
-                scene.ahead, scene.behind = int(ahead), -int(behind)
-        elif entry.startswith("1 "):
-            parts = entry.split(" ", 8)
-            scene.dirty.append(GitFile(path=parts[8], status=parts[1], size=None))
-        elif entry.startswith("2 "):
-            parts = entry.split(" ", 9)
-            # With -z the rename's source path is the next NUL-separated field.
-            origin = fields[index]
-            index += 1
-            scene.dirty.append(
-                GitFile(path=parts[9], status=parts[1], size=None, renamed_from=origin)
-            )
-        elif entry.startswith("u "):
-            parts = entry.split(" ", 10)
-            scene.dirty.append(GitFile(path=parts[10], status=parts[1], size=None))
-        elif entry.startswith("? "):
-            scene.untracked.append(GitFile(path=entry[2:], status="??", size=None))
-    return oid
-
-
-def _fold_venvs(git_root: Path, files: list[GitFile]) -> list[GitFile]:
-    """An untracked virtualenv (a folder holding `pyvenv.cfg`, whatever its name: a `.venv`
-    the project forgot in `.gitignore`) is one entry, `.venv/`, as `git status` shows it,
-    not its hundreds of files: it is never part of a change (verify's snapshot leaves it
-    out), and listing it filled the scene (772 of colorama 0.4.6's files with a bare venv)."""
-    venv: dict[str, bool] = {}
-    out: list[GitFile] = []
-    folded: set[str] = set()
-    for file in files:
-        parts = file.path.split("/")[:-1]
-        folder = next(
-            (
-                top
-                for top in ("/".join(parts[: n + 1]) for n in range(len(parts)))
-                if venv.setdefault(top, (git_root / top / _VENV_MARKER).is_file())
-            ),
-            None,
-        )
-        if folder is None:
-            out.append(file)
-        elif folder not in folded:
-            folded.add(folder)
-            out.append(GitFile(path=f"{folder}/", status="??", size=None))
-    return out
-
-
-def _measure(git_root: Path, files: list[GitFile]) -> None:
-    for file in files:
-        if file.path.endswith("/"):
-            continue  # a folded virtualenv
-        try:
-            file.size = (git_root / file.path).lstat().st_size
-        except OSError:
-            file.size = None
 
 
 def render_project_scene(scene: ProjectSceneResult) -> str:

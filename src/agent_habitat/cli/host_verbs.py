@@ -174,6 +174,10 @@ def _serve(call: VerbCall) -> int | None:
 
             quiet = {"run": quiet_run.quiet_run, "rerun": quiet_run.quiet_rerun}
             return quiet.get(call.command, quiet_run.quiet_close)(call, root)
+        if call.command == "project":
+            from .project_quiet import quiet_project  # the scene: git and the record
+
+            return quiet_project(call)
         from .quiet_verbs import quiet_verb  # a read with nothing to do: from state.db
 
         return quiet_verb(call, root)

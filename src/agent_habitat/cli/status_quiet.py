@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..verify.runner.report import VerifyStatusResult
     from ..verify.snapshot import Snapshot
 
-__all__ = ["quiet_status"]
+__all__ = ["quiet_status", "status_data"]
 
 _STATUS_FIELDS = (
     "green",
@@ -215,6 +215,12 @@ def _status(root: str, conn: sqlite3.Connection, task: str | None) -> dict[str, 
                 else f"{NOT_TRUSTED} now; {summary}"
             )
     return result
+
+
+def status_data(root: str, conn: sqlite3.Connection) -> dict[str, Any] | None:
+    """`habitat status`'s data for the whole project (no `--task`), or None when unsure:
+    `habitat project` takes its verify glance and trust from it (`cli.project_quiet`)."""
+    return _status(root, conn, None)
 
 
 def quiet_status(call: dict[str, object]) -> int | None:

@@ -39,15 +39,18 @@ def quiet_root(project: object) -> str | None:
     return root if os.path.exists(os.path.join(root, ".git")) else None
 
 
-def quiet_open(call: dict[str, object]) -> tuple[str, sqlite3.Connection] | None:
+def quiet_open(
+    call: dict[str, object], *, shell: bool = False
+) -> tuple[str, sqlite3.Connection] | None:
     """The project `call` names and its state, open for a command whose full path opens no
-    shell (`cancel`, `status`: `cli.quiet_state`), or None when the full path must answer."""
+    shell (`cancel`, `status`: `cli.quiet_state`; `shell=True` for one that opens it,
+    `project`), or None when the full path must answer."""
     from .quiet_state import quiet_state
 
     root = quiet_root(call.get("project"))
     if root is None:
         return None
-    conn = quiet_state(root, shell=False)
+    conn = quiet_state(root, shell=shell)
     return None if conn is None else (root, conn)
 
 
