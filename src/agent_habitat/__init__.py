@@ -16,6 +16,7 @@
 #   trust    whether a project's code may run yet;  project_scene  where the project stands
 #   trust_check  which checkout a path holds and whether a trust entry is for it (no model)
 #   project_scene_text  that scene as text from its JSON, standard library alone
+#   project_scene_git  that scene's git facts as plain data, standard library alone
 #   terminal_words  the CLI's words for a next step the verify text names in MCP terms
 #   git_env  the habitat's own git calls' environment, without a hook's GIT_DIR / GIT_INDEX_FILE
 #   rules    the habit rules for an agent (rules_file: merged into a client's file, `--write`)
