@@ -164,6 +164,17 @@ PROJECTS = {
         "(unic-emoji-char, version-sync); the crates.io package",
         dev_dependencies=True,
     ),
+    # Held out (issue 27): new to bench/ with a failed build script reported as a build
+    # failure (toolchains/rust/messages.build_script_failures); the crates.io package.
+    "arrayvec": Project(
+        "arrayvec",
+        "crates.io:arrayvec@0.7.6",
+        ("src/arrayvec.rs", "src/array_string.rs", "src/char.rs", "src/utils.rs"),
+        "a vector and a string with fixed capacity: 7 modules (unsafe code), 2 unit tests, "
+        "49 integration tests (tests/tests.rs), 42 doc tests; no default dependencies, "
+        "dev-dependencies (bencher, matches, serde_test); the crates.io package",
+        dev_dependencies=True,
+    ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
     "url": Project(
