@@ -121,6 +121,25 @@ def test_a_checks_folder_takes_the_build_scripts_not_the_libraries_built_for_lin
     assert "build-script-build" not in said, said  # nor run again
 
 
+def test_a_users_own_check_of_the_dependencies_serves_the_checks_folder(
+    app: Path, tmp_path: Path
+) -> None:
+    # No `cargo test` builds a dependency's check unit (clippy's from nothing: textwrap's
+    # dev-dependencies, 76 s); a user who ran `cargo check` (or clippy) has them, and the
+    # tree's clippy and check then find them fresh: the metadata-only unit is copied too.
+    _cargo(app, "check", "--offline")
+    dest = tmp_path / "check-target" / "debug"
+    assert seed(dest, [app / "target" / "debug"], {"tiny"}, linked=False) == 3
+    assert not list((dest / "deps").glob("*.rlib"))
+    assert list((dest / "deps").glob("libtiny-*.rmeta"))
+    export = tmp_path / "export"
+    shutil.copytree(app, export, ignore=shutil.ignore_patterns("target", ".git"))
+    said = _cargo(export, "check", "--offline", "-v", target=dest.parent)
+    assert "Fresh tiny" in said, said
+    assert "Checking tiny" not in said, said
+    assert "Checking app" in said, said
+
+
 def test_a_workspace_crates_name_is_never_a_dependency_to_copy(tmp_path: Path) -> None:
     lock = tmp_path / "Cargo.lock"
     lock.write_text(
