@@ -7,6 +7,7 @@ takes the full path."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -171,3 +172,50 @@ def test_the_plain_scene_has_the_models_fields(tmp_path: Path) -> None:
     scene = scene_data(str(root))
     assert [list(f) for f in scene["untracked"]] == [list(GitFile.model_fields)]
     assert ProjectSceneResult.model_validate(scene).model_dump(mode="json") == scene
+
+
+_FULL_TRUST = (
+    "import agent_habitat.cli.project_quiet as quiet\nquiet.quiet_trust = lambda call: None\n"
+)
+
+
+def test_trust_of_a_trusted_checkout_is_the_full_paths(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(project, "init", "-q", "-b", "main")
+    (project / "a.py").write_text("a = 1\n", encoding="utf-8")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "first commit")
+    main(["history", "--project", str(project)])  # the state exists: nothing to do
+    capsys.readouterr()
+    trust_file = Workspace.for_project(project).state_dir / "trust.json"
+    granted = probe(project, "trust")  # not trusted: the full path grants it
+    assert "agent_habitat.habitat" in granted.loaded
+    assert '"already": false' in granted.stdout
+    written = trust_file.read_bytes()
+    with full_path(project, _FULL_TRUST) as answer, full_path(project, "") as reader:
+        for argv in (("trust",), ("trust", "--json"), ("trust", "--project", str(project))):
+            quick = reader(*argv)
+            assert quick.loaded == "", argv
+            full = answer(*argv)
+            assert "agent_habitat.habitat" in full.loaded
+            assert quick.answer() == full.answer(), argv
+            assert '"already": true' in quick.stdout
+    assert trust_file.read_bytes() == written  # neither wrote it again
+    # An entry for another checkout at the same path: the full path grants it anew.
+    data = json.loads(written)
+    data["roots"][str(project)]["identity"]["inode"] += 1
+    trust_file.write_text(json.dumps(data), encoding="utf-8")
+    regranted = probe(project, "trust")
+    assert "agent_habitat.habitat" in regranted.loaded
+    assert '"already": false' in regranted.stdout
+    # A folder outside git, named with --project.
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    main(["trust", "--project", str(plain)])
+    capsys.readouterr()
+    with full_path(plain, _FULL_TRUST) as answer, full_path(plain, "") as reader:
+        argv = ("trust", "--project", str(plain))
+        quick = reader(*argv)
+        assert quick.loaded == ""
+        assert quick.answer() == answer(*argv).answer()

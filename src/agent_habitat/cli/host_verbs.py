@@ -178,6 +178,10 @@ def _serve(call: VerbCall) -> int | None:
             from .project_quiet import quiet_project  # the scene: git and the record
 
             return quiet_project(call)
+        if call.command == "trust":
+            from .project_quiet import quiet_trust  # trusted already: nothing to write
+
+            return quiet_trust(call)
         from .quiet_verbs import quiet_verb  # a read with nothing to do: from state.db
 
         return quiet_verb(call, root)

@@ -1,4 +1,5 @@
-"""`habitat project` with no host, answered in the CLI's process with the standard library.
+"""`habitat project` and `habitat trust` with no host, answered in the CLI's process with the
+standard library.
 
 The full path builds the habitat to call `project_scene`: the git facts
 (`project_scene_git`), the verify epoch at a glance (`VerifySlot.glance`: the record as it
@@ -11,6 +12,12 @@ the glance from the status's epoch, the trust's summary from `trust_check`. It i
 with the same words (`project_scene_text`) or `--json`, exit 0; the full path starts no host
 behind `habitat project`, and neither does this. Anything else takes the full path, which
 answers in its own words; a test compares both paths on many states.
+
+`habitat trust` of a checkout trusted already (`ProjectTrust.grant`: its entry in
+`trust.json` is for this checkout) writes nothing and publishes nothing: it prints the
+result's JSON (the full path has no view of its own for it), `already` true, exit 0. Granting
+the trust (writing `trust.json`, the `project.trusted` event in the journal) takes the full
+path.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ if TYPE_CHECKING:
 
     from .verb_argv import VerbCall
 
-__all__ = ["quiet_project"]
+__all__ = ["quiet_project", "quiet_trust"]
 
 
 def _scene(call: VerbCall) -> dict[str, Any] | None:
@@ -89,4 +96,30 @@ def quiet_project(call: VerbCall) -> int | None:
         from ..project_scene_text import project_scene_text
 
         sys.stdout.write(project_scene_text(data))
+    return 0
+
+
+def quiet_trust(call: VerbCall) -> int | None:
+    """The exit code of `habitat trust` read as `call` (no host serves the workspace) for a
+    checkout trusted already, or None when the full path must answer."""
+    if call.body:
+        return None  # it takes no arguments: the full path names the field
+    from .status_quiet import trusted_entry
+    from .verify_quiet import quiet_open
+
+    opened = quiet_open({"project": call.project}, shell=True)
+    if opened is None:
+        return None
+    root, conn = opened
+    conn.close()
+    try:
+        entry = trusted_entry(root)
+    except Exception:  # git refused, a file changed: the full path says what
+        return None
+    if entry is None:
+        return None  # not trusted yet: the full path grants it
+    from .shell_views import emit_json_data
+
+    summary = f"{root} was already trusted ({entry['how']})"
+    emit_json_data({"root": root, "already": True, "summary": summary})
     return 0

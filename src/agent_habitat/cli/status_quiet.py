@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..verify.runner.report import VerifyStatusResult
     from ..verify.snapshot import Snapshot
 
-__all__ = ["quiet_status", "status_data"]
+__all__ = ["quiet_status", "status_data", "trusted_entry"]
 
 _STATUS_FIELDS = (
     "green",
@@ -165,6 +165,21 @@ def _trusted(root: str, state: str) -> bool | None:
     identity = identity_of(Path(root))
     entry = entries.get(root)
     return entry is not None and same_checkout(entry["identity"], identity)
+
+
+def trusted_entry(root: str) -> dict[str, Any] | None:
+    """The trust entry of the checkout at `root` (`ProjectTrust._entry`), or None when it
+    is not trusted or `trust.json` does not read plainly (`habitat trust`: `cli.project_quiet`)."""
+    from pathlib import Path
+
+    from ..state_place import state_dir
+    from ..trust_check import identity_of, same_checkout
+
+    entries = _trust_entries(state_dir(root))
+    entry = None if entries is None else entries.get(root)
+    if entry is None or not same_checkout(entry["identity"], identity_of(Path(root))):
+        return None
+    return dict(entry)
 
 
 def _status(root: str, conn: sqlite3.Connection, task: str | None) -> dict[str, Any] | None:
