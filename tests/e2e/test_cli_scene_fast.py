@@ -15,13 +15,20 @@ import pytest
 from agent_habitat.cli import main
 from agent_habitat.cli.scene_fast import SHELL_CONFIG_DEFAULTS
 from agent_habitat.config import ShellConfig
+from cli_probe import full_path
 
+_HEAVY = ("pydantic", "anyio", "rich", "psutil", "agent_habitat.habitat")
 _PROBE = (
     "import sys\nfrom agent_habitat.cli import main\ncode = main(sys.argv[1:])\n"
-    "heavy = ('pydantic', 'anyio', 'rich', 'psutil', 'agent_habitat.habitat')\n"
+    f"heavy = {_HEAVY!r}\n"
     "print('loaded:', *[n for n in heavy if n in sys.modules], file=sys.stderr)\n"
     "sys.exit(code)"
 )
+
+
+# A bound for a hung process, not a speed claim: the full path builds the habitat, about a
+# CPU-second, which at load 40 on the 2-core machine is 20-40 s of wall.
+_CALL_TIMEOUT = 180
 
 
 def _scene(root: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -29,7 +36,7 @@ def _scene(root: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[st
         [sys.executable, "-c", _PROBE, "scene", *argv, "--project", str(root)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=_CALL_TIMEOUT,
         check=True,
         # Wide enough for pytest's long paths: rich would fold a narrower table itself.
         env={**os.environ, "COLUMNS": "200", **env},
@@ -40,9 +47,8 @@ def _habitat(root: Path, *argv: str) -> None:
     subprocess.run(
         [sys.executable, "-m", "agent_habitat", *argv, "--project", str(root)],
         capture_output=True,
-        # A bound for a hung process, not a speed claim: a host's start (the SDK, the
-        # habitat) took over 60 s of wall on the 2-core machine at load 20.
-        timeout=180,
+        # A host's start (the SDK, the habitat) took over 60 s of wall at load 20.
+        timeout=_CALL_TIMEOUT,
         check=False,  # a run's exit code is its own
     )
 
@@ -55,21 +61,29 @@ def _prepared(capsys: pytest.CaptureFixture[str], root: Path, *argv: str, code: 
 
 
 def test_the_fast_scene_prints_the_full_paths_table_without_building_the_habitat(
-    project: Path, capsys: pytest.CaptureFixture[str]
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _prepared(capsys, project, "run", "echo one")
     _prepared(capsys, project, "run", "exit 3", "--tab", "build", code=3)
     # The JSON's previews: a secret typed in the command, escapes, a tail past the cap.
     _prepared(capsys, project, "run", "API_TOKEN=s3cr3t-value-1; echo $API_TOKEN", "--tab", "s")
     _prepared(capsys, project, "run", "printf 'a\\033[31mred\\033[0m\\n'; seq 2000", "--tab", "x")
-    for argv in ((), ("--json",)):
-        fast = _scene(project, *argv)
-        assert fast.stderr.strip() == "loaded:", argv
-        # A HABITAT_<field> variable (the default value here) sends it the full way.
-        full = _scene(project, *argv, HABITAT_MAX_TABS="8")
-        assert "agent_habitat.habitat" in full.stderr, argv
-        assert fast.stdout == full.stdout, argv
-    assert "`exit 3` → 3" in _scene(project).stdout
+    # A HABITAT_<field> variable (the default value here) sends it the full way: both of the
+    # full path's answers from one interpreter (cli_probe.py), which builds the habitat once.
+    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("HABITAT_MAX_TABS", "8")
+    tables = {}
+    with full_path(project, "", heavy=_HEAVY) as full:
+        monkeypatch.delenv("HABITAT_MAX_TABS")  # that interpreter's alone: it started with it
+        for argv in ((), ("--json",)):
+            fast = _scene(project, *argv)
+            assert fast.stderr.strip() == "loaded:", argv
+            answer = full("scene", *argv, "--project", str(project))
+            assert answer.code == 0, answer.stderr
+            assert "agent_habitat.habitat" in answer.loaded, argv
+            assert fast.stdout == answer.stdout, argv
+            tables[argv] = fast.stdout
+    assert "`exit 3` → 3" in tables[()]
     assert "API_TOKEN=***" in fast.stdout
     assert '"preview": "' in fast.stdout
     assert "2000" in fast.stdout
@@ -116,7 +130,7 @@ def test_left_processes_and_configured_projects_take_the_full_path(
         [sys.executable, "-m", "agent_habitat", "scene", "--project", str(project)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=_CALL_TIMEOUT,
         check=False,
     )
     assert broken.returncode == 2  # configuration to fix, as documented
@@ -155,7 +169,7 @@ def test_with_a_host_the_scene_is_the_hosts_asked_over_its_socket(
             [sys.executable, "-c", _FULL_PATH + _PROBE, "scene", "--project", str(project)],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=_CALL_TIMEOUT,
             check=True,
             env={**os.environ, "COLUMNS": "200"},
         )
