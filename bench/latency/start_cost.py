@@ -16,6 +16,10 @@ The cases, each a fresh process (a person's or an agent's first call, no warm st
   closed, until it exits;
 * `cli`: `habitat project --project P` with no host (the CLI's full path: the habitat built
   in the process);
+* `cli_quiet`: `habitat project --project P` with no host once the workspace's state exists
+  (a `habitat history` before, not measured): the quick path (`cli.project_quiet`) where it
+  answers, else the full path;
+* `cli_trusted`: `habitat trust --project P` of a project trusted before (not measured);
 * `import_mcp`: `python -c "import mcp.server"` (never measured by coverage: a `-c` of the
   suite's harness is not).
 
@@ -62,7 +66,7 @@ _INITIALIZE = {
 }
 _INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 _TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-CASES = ("pass", "host", "host_mcp", "embedded", "cli", "import_mcp")
+CASES = ("pass", "host", "host_mcp", "embedded", "cli", "import_mcp", "cli_quiet", "cli_trusted")
 
 
 class Group:
@@ -188,6 +192,12 @@ def measure(r: Runner, case: str) -> dict[str, float]:
     env = r.env(home)
     out: dict[str, float] = {}
     pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
+    if case in ("cli_quiet", "cli_trusted"):  # the state made first, not measured
+        before = "history" if case == "cli_quiet" else "trust"
+        argv = [_HABITAT, before, "--project", str(project)]
+        # `history` of a tab not open yet is refused (exit 1), the state made all the same.
+        quiet = subprocess.DEVNULL
+        subprocess.run(argv, env=env, check=case == "cli_trusted", stdout=quiet, stderr=quiet)
     with r.group() as group:
         t0 = time.perf_counter()
         if case == "pass":
@@ -196,6 +206,10 @@ def measure(r: Runner, case: str) -> dict[str, float]:
             r.spawn(group, [_PYTHON, "-c", "import mcp.server"], env).wait()
         elif case == "cli":
             argv = [_HABITAT, "project", "--project", str(project)]
+            r.spawn(group, argv, env, stdout=subprocess.DEVNULL).wait()
+        elif case in ("cli_quiet", "cli_trusted"):
+            verb = "project" if case == "cli_quiet" else "trust"
+            argv = [_HABITAT, verb, "--project", str(project)]
             r.spawn(group, argv, env, stdout=subprocess.DEVNULL).wait()
         elif case == "embedded":
             argv = [_HABITAT, "mcp", "--embedded", "--project", str(project)]
