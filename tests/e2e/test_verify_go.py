@@ -588,13 +588,16 @@ async def test_a_package_already_failing_to_build_at_head_is_not_red(tmp_path: P
     assert rung.reason is not None
     assert "package example.com/m/b already fails to build at HEAD" in rung.reason, rung.reason
     assert (rung.baseline or "").startswith("HEAD "), rung.baseline
-    # A test file that does not build at HEAD: the same (c's tests, c.go edited).
+    # A test file that does not build at HEAD: not red either (c's tests, c.go edited);
+    # but no test ran, so not green (nothing was checked).
     write(root, "a/a.go", A)
     write(root, "c/c.go", C + "\nfunc Second() int { return 2 }\n")
     (rung,) = (await _climb(root, "test.scoped")).rungs
-    assert rung.state == "green", (rung.reason, rung.diagnostics)
+    assert rung.state == "error", (rung.reason, rung.diagnostics)
     assert [(d.file, d.preexisting) for d in rung.diagnostics] == [("c/c_test.go", True)]
-    assert "package example.com/m/c's tests already fail to build at HEAD" in (rung.reason or "")
+    assert (rung.reason or "").startswith(
+        "no test ran: package example.com/m/c's tests already fail to build at HEAD"
+    ), rung.reason
 
 
 B_OTHER = B_BROKEN + "\nfunc Other() int { return helper() }\n"

@@ -107,10 +107,12 @@ async def test_an_error_already_at_head_is_never_red_in_either_rung(tmp_path: Pa
     assert "red" not in states.values(), climbed.rungs
     lint, tests = climbed.rungs[0], climbed.rungs[-1]
     assert (lint.new_findings, lint.preexisting_findings) == (0, 1), lint
-    # The tests' build fails as it failed at HEAD: pre-existing, listed, not red.
-    assert tests.state == "green", tests
+    # The tests' build fails as it failed at HEAD: pre-existing, listed, not red; but no
+    # test ran, so not green either (nothing was checked).
+    assert tests.state == "error", tests
     assert [(d.code, d.preexisting) for d in tests.diagnostics] == [("E0277", True)]
-    assert "pre-existing at HEAD" in (tests.reason or ""), tests.reason
+    assert (tests.reason or "").startswith("no test ran: the tests' build fails as at HEAD")
+    assert climbed.state == "error", climbed.reason
 
 
 async def test_a_new_error_in_test_code_is_red_against_heads_build_of_the_tests(

@@ -210,7 +210,7 @@ def _green_reason(run: TestRun) -> str:
 
 def _settled(result: RungResult, run: TestRun, builds: BuildsOnHead) -> RungResult:
     """The verdict once both the failed builds and the failed tests were compared with
-    HEAD: red only for what HEAD did not have."""
+    HEAD: red only for what HEAD did not have; never green when no test ran."""
     result.notes.extend(builds.notes)
     if builds.baseline is not None and not (result.baseline or "").startswith("HEAD "):
         result.baseline = builds.baseline
@@ -218,7 +218,12 @@ def _settled(result: RungResult, run: TestRun, builds: BuildsOnHead) -> RungResu
         return result
     result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
     result.diagnostics.sort(key=lambda d: d.preexisting)
-    if result.new_findings == 0:
+    if result.new_findings == 0 and run.failed_builds and run.passed + run.failed == 0:
+        # Every failure was HEAD's too, but no test ran: nothing was checked, which is not
+        # green (nor the change's red): the build could not run, as at HEAD.
+        result.state = "error"
+        result.reason = _green_reason(run).replace("no new failure; ", "no test ran: ", 1)
+    elif result.new_findings == 0:
         result.state, result.reason = "green", _green_reason(run)
     else:
         result.state, result.reason = "red", _red_reason(run)

@@ -213,6 +213,16 @@ async def _tested(
 
     if result.state == "red" and any(d.source == "rustc" for d in result.diagnostics):
         result = await _settle_build(ctx, rung, graph, result, runs)
+        if result.state == "green" and passed + failed == 0:
+            # Every compile error was HEAD's too, but no test ran: nothing was checked,
+            # which is not green (nor the change's red): the build could not run, as at HEAD.
+            first = next(d for d in result.diagnostics if d.severity == "error")
+            where = f"{first.file}:{first.line} " if first.file else ""
+            result.state = "error"
+            result.reason = (
+                f"no test ran: the tests' build fails as at HEAD (not the change's), first "
+                f"{where}{first.message.splitlines()[0][:160]}"
+            )
         if result.state == "error" or (
             result.state == "red"
             and any(d.source != "cargo test" and not d.preexisting for d in result.diagnostics)
