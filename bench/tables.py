@@ -260,6 +260,7 @@ SECTIONS = {
     "cli-quiet": lambda: cli_tables("cli_latency-*-quiet-*.json"),
     "cli-no-host-run": lambda: cli_tables("cli_latency-*-no-host-run.json"),
     "cli-status-no-host": lambda: cli_tables("cli_latency-*-status-no-host*.json"),
+    "cli-project-no-host": lambda: cli_tables("cli_latency-*-project-trust-no-host.json"),
     "mcp-peers": mcp_peer_tables,
     "mcp-bridge-handoff": mcp_bridge_handoff_tables,
     "mcp-answers-once": mcp_answers_once_tables,
