@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import grimp
-
 from ...regular import read_regular
+
+TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
+if TYPE_CHECKING:
+    import grimp  # the graph's type only: the memo reads NAMED without loading grimp
 
 __all__ = ["NAMED", "add_named_imports"]
 
