@@ -42,6 +42,11 @@ demo: $(STAMP_RUN)
 # a dependency fail (tests/required.py); elsewhere those tests skip and say why.
 AXE := .bench-cache/axe-core/node_modules/axe-core/axe.min.js
 APT_PACKAGES := chromium zsh fish
+# The Go linters a project may configure (staticcheck.conf, .golangci.yml), for the tests that
+# run them against HEAD: built by `go install` into GOBIN (else GOPATH/bin), where the ladder
+# finds them; from source, so a fresh machine spends a few minutes on them once.
+GO_LINTERS := honnef.co/go/tools/cmd/staticcheck@v0.8.2 \
+	github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 ifdef CI
 MISSING_DEP = { echo "make: $(1) could not be installed ($(2)); under CI that fails" >&2; exit 1; }
 TEST_ENV := HABITAT_TEST_REQUIRE=all
@@ -56,6 +61,10 @@ test-deps:
 	|| $(call MISSING_DEP,$$missing,apt-get install$$missing)
 	@[ -f $(AXE) ] || npm install --silent --no-audit --no-fund --prefix .bench-cache/axe-core axe-core@4 \
 	|| $(call MISSING_DEP,axe-core,npm install axe-core@4)
+	@command -v go >/dev/null || exit 0; gobin=$$(go env GOBIN); gobin=$${gobin:-$$(go env GOPATH)/bin}; \
+	for pkg in $(GO_LINTERS); do name=$${pkg%@*}; name=$${name##*/}; \
+	[ -x "$$gobin/$$name" ] || command -v $$name >/dev/null || go install $$pkg >/dev/null 2>&1 \
+	|| $(call MISSING_DEP,$$name,go install $$pkg); done
 
 browser-deps: test-deps
 
