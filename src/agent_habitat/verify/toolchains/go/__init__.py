@@ -4,8 +4,9 @@
 #   go build / go vet / gofmt / go test -json output as findings; head.py the same tools on
 #   HEAD's export (the baseline, failed tests too); head_builds.py a go test's failed
 #   builds against HEAD's same builds; linters.py the golangci-lint or staticcheck the
-#   project configures; rungs.py the five rungs; comments.py
-#   whether a file is HEAD's code but for its comments; warm.py the warm-up's go vet.
+#   project configures; rungs.py the five rungs; verdicts.py what a test rung says once
+#   compared with HEAD; comments.py whether a file is HEAD's code but for its comments;
+#   warm.py the warm-up's go vet.
 from __future__ import annotations
 
 from ..base import LazyRunners, Toolchain

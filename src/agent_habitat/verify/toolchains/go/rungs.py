@@ -18,8 +18,8 @@ from pathlib import Path, PurePosixPath
 import anyio
 import anyio.to_thread
 
-from ...baseline import fingerprint, summarize
-from ...models import Diagnostic, RungName, RungResult, RungState, Selection
+from ...baseline import fingerprint
+from ...models import RungName, RungResult, RungState, Selection
 from ...rungs.compare import settle
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from ...rungs.head_tests import settle_tests
@@ -27,11 +27,10 @@ from ..base import Rung
 from .comments import comments_only
 from .detect import owns
 from .head import Step, on_head, test_key, tests_on_head
-from .head_builds import BuildsOnHead, package_of, settle_builds
+from .head_builds import BuildsOnHead, settle_builds
 from .linters import Linted, run_linters
 from .listkey import list_key
 from .parse import (
-    TestRun,
     code_names_a_kind,
     parse_build,
     parse_gofmt_diff,
@@ -39,6 +38,7 @@ from .parse import (
     parse_vet,
 )
 from .project import LIST_FIELDS, Affected, Package, affected, dirs_of, parse_list
+from .verdicts import first_of, red_reason, settled
 
 __all__ = ["RUNNERS"]
 
@@ -145,91 +145,6 @@ def _error(ctx: RungContext, rung: RungName, why: str, tool: str) -> RungResult:
     return RungResult(rung=rung, task=ctx.task(rung), state="error", reason=why, tool=tool)
 
 
-def _first(diagnostics: list[Diagnostic]) -> str:
-    d = diagnostics[0]
-    return f"{d.file}:{d.line} {d.message.splitlines()[0][:160]}" if d.file else d.message[:200]
-
-
-def _build_name(build: str) -> str:
-    name, tests = package_of(build)
-    return f"package {name}" + ("'s tests" if tests else "")
-
-
-def _red_reason(run: TestRun) -> str:
-    """A red go test's reason: a package that did not build is a build failure of that
-    package, at its first new error's place, never a test failure; what was already so at
-    HEAD is counted after it."""
-    parts: list[str] = []
-    told = {id(d) for errors in run.failed_builds.values() for d in errors}
-    new_builds = [
-        (build, [d for d in errors if not d.preexisting], len(errors))
-        for build, errors in run.failed_builds.items()
-    ]
-    failing = [(build, errors, of) for build, errors, of in new_builds if errors]
-    if failing:
-        (failed, errors, of), *others = failing
-        more = f" (+{len(others)} more package(s))" if others else ""
-        some = "new " if len(errors) < of else ""
-        count = f"{len(errors)} {some}error(s)" if len(errors) > 1 else f"1 {some}error"
-        parts.append(
-            f"build failure of {_build_name(failed)}{more}: {count}, first {_first(errors)}"
-        )
-    tests = [d for d in run.failures if id(d) not in told and not d.preexisting]
-    if tests:
-        parts.append(f"{len(tests)} go test failure(s), first {_first(tests)}")
-    old = _already(run)
-    return "; ".join(parts) + (f" (+{old} already at HEAD, listed, not red)" if old else "")
-
-
-def _already(run: TestRun) -> str:
-    """What of the run failed at HEAD too, in words ("" for nothing)."""
-    told = {id(d) for errors in run.failed_builds.values() for d in errors}
-    builds = sum(d.preexisting for errors in run.failed_builds.values() for d in errors)
-    tests = sum(d.preexisting for d in run.failures if id(d) not in told)
-    return " and ".join(
-        [
-            *([f"{builds} build error(s)"] if builds else []),
-            *([f"{tests} test failure(s)"] if tests else []),
-        ]
-    )
-
-
-def _green_reason(run: TestRun) -> str:
-    """The reason of a go test whose every failure was already so at HEAD."""
-    told = {id(d) for errors in run.failed_builds.values() for d in errors}
-    parts = []
-    for build, errors in run.failed_builds.items():
-        verb = "already fail" if package_of(build)[1] else "already fails"
-        count = f"{len(errors)} error(s)" if len(errors) > 1 else "1 error"
-        parts.append(f"{_build_name(build)} {verb} to build at HEAD ({count})")
-    tests = sum(d.preexisting for d in run.failures if id(d) not in told)
-    if tests:
-        parts.append(f"{tests} test(s) already failing at HEAD")
-    return "no new failure; " + ", ".join(parts) + " (listed, not red)"
-
-
-def _settled(result: RungResult, run: TestRun, builds: BuildsOnHead) -> RungResult:
-    """The verdict once both the failed builds and the failed tests were compared with
-    HEAD: red only for what HEAD did not have; never green when no test ran."""
-    result.notes.extend(builds.notes)
-    if builds.baseline is not None and not (result.baseline or "").startswith("HEAD "):
-        result.baseline = builds.baseline
-    if result.state not in ("red", "green"):
-        return result
-    result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
-    result.diagnostics.sort(key=lambda d: d.preexisting)
-    if result.new_findings == 0 and run.failed_builds and run.passed + run.failed == 0:
-        # Every failure was HEAD's too, but no test ran: nothing was checked, which is not
-        # green (nor the change's red): the build could not run, as at HEAD.
-        result.state = "error"
-        result.reason = _green_reason(run).replace("no new failure; ", "no test ran: ", 1)
-    elif result.new_findings == 0:
-        result.state, result.reason = "green", _green_reason(run)
-    else:
-        result.state, result.reason = "red", _red_reason(run)
-    return result
-
-
 async def diagnose_files(ctx: RungContext) -> RungResult:
     rung: RungName = "diagnose.files"
     files = [p for p in ctx.existing(ctx.touched) if _own_code(p)]
@@ -284,7 +199,7 @@ async def diagnose_files(ctx: RungContext) -> RungResult:
     )
     if result.state == "red":
         names = "/".join(tool.split("+"))
-        result.reason = f"{len(diagnostics)} {names} finding(s), first {_first(diagnostics)}"
+        result.reason = f"{len(diagnostics)} {names} finding(s), first {first_of(diagnostics)}"
     steps = (
         Step(tuple(gofmt), tuple(files), lambda text, at: parse_gofmt_diff(text, at), (0, 1, 2)),
         Step(tuple(vet_argv), tuple(dirs), parse_vet),
@@ -378,7 +293,7 @@ async def _build(ctx: RungContext, rung: RungName, also: str = "") -> RungResult
         notes=notes,
     )
     if result.state == "red" and diagnostics:
-        result.reason = f"{len(diagnostics)} go build error(s), first {_first(diagnostics)}"
+        result.reason = f"{len(diagnostics)} go build error(s), first {first_of(diagnostics)}"
     steps = (Step(tuple(argv), tuple(targets), lambda text, at: parse_build(text, at)),)
     return await settle(
         ctx, result, lambda head: on_head(ctx, rung, head, "go build", steps), code_names_a_kind
@@ -463,7 +378,7 @@ async def _go_test(
         state = "green"
     elif outcome.exit_code in (1, 2) and run.failures:
         state = "red"
-        reason = _red_reason(run)
+        reason = red_reason(run)
     else:
         state, reason = (
             "error",
@@ -497,7 +412,7 @@ async def _go_test(
         key_of=test_key,
         run_on_head=lambda head, keys: tests_on_head(ctx, rung, head, argv, keys, folders),
     )
-    return _settled(result, run, builds) if run.failed_builds else result
+    return settled(result, run, builds) if run.failed_builds else result
 
 
 def _selection(graph: dict[str, Package], aff: Affected) -> Selection:
