@@ -6,6 +6,7 @@
 #   substrate    a fresh temp dir, SQLite db and ports per test task
 #   accounting   where a verify's time went;   warmup  the warm-up when a server opens a project
 #   warmup_node  the warm-up's step for a Node project (tsc, eslint and jest started side by side)
+#   warmup_checkers  its type-check step for pyright, ty or pyrefly (their language servers)
 #   warm_status  the warm-up as `habitat status` tells it now (warm.json and the live daemons)
 #   give_way     the warm-up's dmypy start, stopped while a verify runs
 #   recorder     the background recording of per-test dependencies the slot starts after it

@@ -58,6 +58,7 @@ from ...proc import process_create_time
 from ...workspace import Workspace, write_private
 from ..config import load_ladder_config
 from .warm_status import FILE, STEPS, WarmItem, pytest_glance, warm_lines
+from .warmup_checkers import warm_pyrefly, warm_pyright, warm_ty
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,8 +68,6 @@ if TYPE_CHECKING:
     from ..layout import Layout
     from ..rungs.context import RungContext
     from ..rungs.dmypy import DmypyDaemon
-    from ..rungs.head_check import Parse
-    from ..rungs.warm_checker import ServerSpec
     from ..select.memo import SelectionMemo
     from ..snapshot import Snapshot
     from .give_way import GiveWay
@@ -329,11 +328,11 @@ class WarmUp:
             return WarmItem("skipped", "compile.project is configured")
         checker = detect_type_checker(ctx.root, ctx.config, env)
         if checker in ("pyright", "basedpyright"):
-            return await self._pyright(ctx, env, checker)
+            return await warm_pyright(ctx, env, checker)
         if checker == "ty":
-            return await self._ty(ctx, env)
+            return await warm_ty(ctx, env)
         if checker == "pyrefly":
-            return await self._pyrefly(ctx, env)
+            return await warm_pyrefly(ctx, env)
         if checker != "mypy" or not ctx.config.dmypy:
             return WarmItem("skipped", f"the type checker is {checker}, not a warm dmypy")
         targets = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
@@ -399,92 +398,6 @@ class WarmUp:
         record = warm.record()
         pid = record.pid if record else None
         return WarmItem("warm", f"pytest imported (pid {pid or '?'}), forked per run", pid=pid)
-
-    async def _pyright(self, ctx: RungContext, env: ProjectEnv, name: str) -> WarmItem:
-        from ..rungs import typecheck
-        from ..rungs.pyright_tools import PACKAGE, fetch_basedpyright, find_checker
-
-        found = find_checker(env.bin_dir, name)
-        if found is None and ctx.config.fetch_checkers:
-            failed = await fetch_basedpyright(
-                lambda argv: ctx.run("compile.project", argv, suffix=".warm.out")
-            )
-            if failed:
-                return WarmItem("failed", f"fetching {PACKAGE} for {name}: {failed}")
-            found = find_checker(env.bin_dir, name)
-        if found is None:
-            return WarmItem("skipped", f"{name} is configured and not installed")
-        at_hand = f"{found.name} at hand ({found.where})"
-        base = typecheck.pyright_argv(found, env)
-        baseline = await self._baseline(ctx, found.name, base, typecheck.pyright_parse(found.name))
-        spec = typecheck.server_spec(ctx, env, found.name, Path(found.argv[0]))
-        if spec is None:
-            detail = f"{at_hand}; no language server beside it, runs cold; {baseline}"
-            return WarmItem("warm", detail)
-        return await self._server(ctx, spec, f"{at_hand}; {baseline}")
-
-    async def _ty(self, ctx: RungContext, env: ProjectEnv) -> WarmItem:
-        from ..parsers import parse_ty
-        from ..rungs import typecheck
-        from ..rungs.pyright_tools import locate
-
-        hit = locate(env.bin_dir, "ty")
-        if hit is None:
-            return WarmItem("skipped", "ty is configured and not installed")
-        base = typecheck.ty_argv(hit[0], env)
-        baseline = await self._baseline(ctx, "ty", base, parse_ty)
-        spec = typecheck.server_spec(ctx, env, "ty", hit[0])
-        assert spec is not None
-        return await self._server(ctx, spec, f"ty at hand ({hit[1]}); {baseline}")
-
-    async def _pyrefly(self, ctx: RungContext, env: ProjectEnv) -> WarmItem:
-        from ..parsers import parse_pyrefly
-        from ..rungs import typecheck
-        from ..rungs.pyright_tools import locate
-
-        hit = locate(env.bin_dir, "pyrefly")
-        if hit is None:
-            return WarmItem("skipped", "pyrefly is configured and not installed")
-        base = typecheck.pyrefly_argv(hit[0], env)
-        baseline = await self._baseline(ctx, "pyrefly", base, parse_pyrefly)
-        return WarmItem("warm", f"pyrefly at hand ({hit[1]}), runs cold; {baseline}")
-
-    async def _baseline(self, ctx: RungContext, tool: str, argv: list[str], parse: Parse) -> str:
-        from ..rungs import typecheck
-        from ..rungs.compile import package_targets
-
-        # HEAD's findings over the whole package, cached where the rung looks: the first
-        # verify with a finding does not pay a cold run of the checker on HEAD.
-        every = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
-        return await typecheck.warm_baseline(ctx, tool, argv, parse, every)
-
-    async def _server(self, ctx: RungContext, spec: ServerSpec, at_hand: str) -> WarmItem:
-        # The server started and asked about every package module, so the first verify finds
-        # the program read and bound; what it says of them is not kept.
-        from ..rungs import warm_checker
-        from ..rungs.compare import head_of
-        from ..rungs.compile import package_targets
-        from ..rungs.lsp import LspError
-
-        if not ctx.config.warm_checker:
-            return WarmItem("skipped", f"{at_hand}; warm_checker = false: the CLI runs cold")
-        head = head_of(ctx)
-        commit = "" if isinstance(head, str) else head.head
-        warm, said = await warm_checker.get(ctx.workspace, ctx.root, spec, commit, may_start=True)
-        if warm is None:
-            return WarmItem("failed", f"{at_hand}; {said}")
-        targets = await anyio.to_thread.run_sync(package_targets, ctx.root, ctx.layout)
-        try:
-            await anyio.to_thread.run_sync(
-                warm.check, targets, list(ctx.touched), ctx.config.timeout_s,
-                abandon_on_cancel=True,
-            )  # fmt: skip
-        except (LspError, OSError) as exc:
-            await warm_checker.failed(ctx.workspace)
-            return WarmItem("failed", f"{at_hand}; its language server failed: {exc}")
-        pid = warm.record.pid if warm.record else None
-        detail = f"{at_hand}; language server pid {pid or '?'}, {len(targets)} modules checked"
-        return WarmItem("warm", detail, pid=pid)
 
     async def _write(self) -> dict[str, object]:
         """`warm.json` as it stands: `finished_at` None while under way, with the process that
