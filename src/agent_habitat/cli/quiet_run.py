@@ -176,13 +176,6 @@ def quiet_close(call: VerbCall, root: str) -> int | None:
     )
     if data is None:
         return None
-    view = VIEWS["close"]
-    if call.json:
-        emit_json_data(data)
-    else:
-        view.show(data, False, root)
-    sys.stdout.flush()
-    from .quiet_verbs import start_host
+    from .quiet_verbs import answer
 
-    start_host(root)
-    return view.exit_code(data)
+    return answer(call, data, root)

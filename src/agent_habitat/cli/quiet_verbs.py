@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     Reader = Callable[[sqlite3.Connection, dict[str, Any]], dict[str, Any] | None]
 
-__all__ = ["quiet_verb", "start_host", "tab_name"]
+__all__ = ["answer", "quiet_verb", "signal_name", "start_host", "tab_name"]
 
 _INDEX_MAX = 2**63 - 1  # `limits.INDEX_MAX`
 _HISTORY_DEFAULT = 20  # `shell.models.HistoryArgs.limit`: its default, its bounds
@@ -147,8 +147,12 @@ def quiet_verb(call: VerbCall, root: str) -> int | None:
         return None  # busy or changed under us: the full path waits and says what it is
     finally:
         conn.close()
-    if data is None:
-        return None
+    return None if data is None else answer(call, data, root)
+
+
+def answer(call: VerbCall, data: dict[str, Any], root: str) -> int:
+    """`data`, the verb's result, shown as the full path shows it (`--json`, or its view),
+    the host started behind it as after the full path; the exit code the view gives."""
     view = VIEWS[call.command]
     if call.json:
         emit_json_data(data)
