@@ -22,7 +22,8 @@ import anyio
 import pytest
 
 from agent_habitat.reach import ensure_host
-from agent_habitat.reach.handoff import Books, Handoff
+from agent_habitat.reach.books import Books
+from agent_habitat.reach.handoff import Handoff
 from agent_habitat.reach.launcher import host_files
 from agent_habitat.testing import eventually
 

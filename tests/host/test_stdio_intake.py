@@ -1,7 +1,7 @@
 """A host killed at any step of its reads of a handed-over stdin loses no request and takes
 none twice: each step of `Inbox.take` (the move from stdin into the inbox, the copy out of
 it, the frame's head, each move into the bridge's connection, each wait for room there)
-is, in turn, the one the host dies at, and the bridge's books (`reach/handoff.Books`) and
+is, in turn, the one the host dies at, and the bridge's books (`reach/books.Books`) and
 what it hands the next host (`Handoff.untaken`, then what stdin still holds) settle it.
 
 Before the inbox, the host read stdin, then noted what it read: a host killed between the
@@ -21,7 +21,8 @@ import pytest
 
 from agent_habitat.host import stdio_intake
 from agent_habitat.host.stdio_intake import Gone, Inbox, tee
-from agent_habitat.reach.handoff import Books, Frames, Handoff
+from agent_habitat.reach.books import Books
+from agent_habitat.reach.handoff import Frames, Handoff
 
 INBOX_BYTES = 256 * 1024
 CONTROL_BYTES = 4096

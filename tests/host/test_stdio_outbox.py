@@ -1,7 +1,7 @@
 """A host killed at any step of its writes to a handed-over stdout leaves the client exactly
 one answer per request: each step of `Outbox.put` (the write into the outbox, each note,
 each splice to stdout, each wait for a full stdout) is, in turn, the one the host dies at,
-and the bridge's books (`reach/handoff.Books`) settle what it left.
+and the bridge's books (`reach/books.Books`) settle what it left.
 
 Before the outbox, a host killed between writing an answer to stdout and noting it left
 the bridge owing that request: the client got its answer, then "the host restarted" for
@@ -20,8 +20,9 @@ import pytest
 
 from agent_habitat.host import stdio_outbox
 from agent_habitat.host.stdio_outbox import Outbox
+from agent_habitat.reach.books import Books
 from agent_habitat.reach.bridge import HOST_RESTARTED
-from agent_habitat.reach.handoff import Books, Frames, Handoff, frame
+from agent_habitat.reach.handoff import Frames, Handoff, frame
 
 pytestmark = pytest.mark.anyio
 

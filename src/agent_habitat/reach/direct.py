@@ -4,7 +4,7 @@ A thread (`bridge-direct`) hands stdin and stdout to the workspace's host (found
 started as the relay would) and keeps the books from the host's notes. The main thread
 reads nothing: it waits for the client to close stdin (a hang-up, seen without taking a
 byte), a stop signal, or the thread's word. When a host goes away the thread delivers what
-it left in the outbox and answers what it owed, as the relay does (`Books.after_host`),
+it left in the outbox and answers what it owed, as the relay does (`books.Books.after_host`),
 and hands the same stdio to the next host with the client's handshake replayed and the
 bytes the gone host moved out of stdin and never took (`Handoff.untaken`) first. The
 session is relayed from then on when a host cannot take it (an older host, a refusal) or
@@ -22,9 +22,10 @@ from typing import Any
 from agent_habitat.errors import HabitatError
 from agent_habitat.workspace import Workspace
 
+from .books import Books
 from .bridge import LineLink, Message
 from .files import HostFiles
-from .handoff import END, MOVED, Books, Handoff, HandoffLink, HandoffRefused, warn
+from .handoff import END, MOVED, Handoff, HandoffLink, HandoffRefused, warn
 from .link import LinkClosed
 
 __all__ = ["Direct", "Relay"]
