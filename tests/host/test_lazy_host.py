@@ -56,3 +56,56 @@ print("\\n".join(sys.modules))
     loaded = set(done.stdout.split())
     assert "agent_habitat.verify.runner.runner" in loaded  # the check sees the runner's modules
     assert not {name for name in _NOT_AT_START if name in loaded}
+
+
+_CLIMB_WHEN_QUIET = """
+import pathlib
+import sys
+
+import anyio
+
+from agent_habitat.host import server
+from agent_habitat.host.app import build_app, build_mcp
+
+
+async def main(root: str) -> None:
+    async with build_mcp(pathlib.Path(root)) as hosted:
+        app = build_app(hosted, token=None, idle_seconds=0)
+        async with hosted.mcp.serving():
+            print("start", "agent_habitat.verify.ladder" in sys.modules)
+            with anyio.fail_after(120):
+                await server._prepare_when_quiet(app, hosted, pathlib.Path(root))
+            names = ("agent_habitat.verify.ladder", "agent_habitat.verify.toolchains.rust.runners")
+            print("quiet", *(name in sys.modules for name in names))
+
+
+anyio.run(main, sys.argv[1])
+"""
+
+
+def test_a_quiet_host_imports_the_climb_of_the_projects_toolchains(tmp_path: Path) -> None:
+    # A first verify then starts its tools at once: the ladder and the rung table of each
+    # toolchain the project has (Cargo.toml: Rust's), never one it has not.
+    rust = commit_tree(
+        tmp_path / "r",
+        {"Cargo.toml": '[package]\nname = "r"\nversion = "0.1.0"\n', "src/lib.rs": ""},
+    )
+    python = commit_tree(tmp_path / "p", {"pyproject.toml": '[project]\nname = "p"\n'})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_")}
+    env.update(HABITAT_HOME=str(tmp_path / "home"), HABITAT_LADDER_WARMUP="false")
+    said = {}
+    for root in (rust, python):
+        done = subprocess.run(
+            [sys.executable, "-c", _CLIMB_WHEN_QUIET, str(root)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=180,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        said[root.name] = done.stdout.split("\n")[:2]
+    assert said == {
+        "r": ["start False", "quiet True True"],
+        "p": ["start False", "quiet True False"],
+    }

@@ -250,7 +250,7 @@ async def _serve(
 
         app.open_tcp = open_tcp
         hosted.bus.publish("host.started", data={"pid": record.pid, "tcp": tcp_url})
-        tg.start_soon(_prepare_mcp_when_quiet, app, hosted)
+        tg.start_soon(_prepare_when_quiet, app, hosted, root)
         if idle_seconds > 0:
             tg.start_soon(_stop_when_idle, app, hosted, idle_seconds, stop)
     hosted.bus.publish("host.stopped", data={"pid": os.getpid(), "reason": reason})
@@ -262,18 +262,40 @@ its MCP side (`McpSide.prepare`): the commands a person types right after it sta
 not slowed by the SDK's import, and an agent's first `tools/list` is not either."""
 
 
-async def _prepare_mcp_when_quiet(app: HostApp, hosted: Hosted) -> None:
+async def _quiet(app: HostApp) -> None:
     while True:
         # Polled, as the idle exit is: a request's end is not an event anyone publishes.
         quiet = app.activity.quiet_for()
         if quiet >= PREPARE_MCP_QUIET_SECONDS:
-            break
+            return
         await anyio.sleep(max(PREPARE_MCP_QUIET_SECONDS - quiet, PREPARE_MCP_QUIET_SECONDS / 4))
+
+
+async def _prepare_mcp_when_quiet(app: HostApp, hosted: Hosted) -> None:
+    await _quiet(app)
     try:
         await hosted.mcp.prepare()
     except Exception:
         # Best effort: the first request for /mcp builds it again and answers what failed.
         logger.exception("building the MCP side ahead of its first request failed")
+
+
+async def _prepare_when_quiet(app: HostApp, hosted: Hosted, root: Path) -> None:
+    """The MCP side, then the climb's modules (verify/climb_imports.py), each in a quiet
+    moment: a first verify then starts its tools without importing the ladder on the event
+    loop (0.75 s of a Rust first verify at load 11)."""
+    await _prepare_mcp_when_quiet(app, hosted)
+    if hosted.habitat.verify is None:
+        return
+    await _quiet(app)
+    from agent_habitat.verify import import_climb
+
+    try:
+        # Abandoned on cancel: a host told to stop does not wait for an import to finish.
+        await anyio.to_thread.run_sync(import_climb, root, abandon_on_cancel=True)
+    except Exception:
+        # Best effort: the first verify imports what is missing, and fails as it would have.
+        logger.exception("importing the climb ahead of the first verify failed")
 
 
 async def _stop_on_signal(

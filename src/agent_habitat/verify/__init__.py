@@ -12,6 +12,7 @@
 #   ahead        later rungs' work started beside an earlier one, reported in order
 #   stopping     the processes of the rungs a red ends, reaped after the verdict
 #   warm_stop    the warm dmypy daemon and warm pytest stopped, without the ladder
+#   climb_imports the climb's modules imported ahead of a host's first verify
 #   rung_events  a rung's task events on the bus and the runner's hook
 #   toolchains/  what a language brings (python first): detect, owns, its rungs, ignores
 #   runner/      the background verify runner and its service face (queue, coalesce, cancel,
@@ -59,6 +60,7 @@ _HOME = {
     "VerifyRunner": "runner.runner",
     "VerifyStatus": "runner.models",
     "VerifyTicket": "runner.models",
+    "import_climb": "climb_imports",
     "load_ladder_config": "config",
     "load_policy": "config",
     "load_runner_config": "runner.config",
@@ -68,6 +70,7 @@ _HOME = {
 }
 
 if TYPE_CHECKING:
+    from .climb_imports import import_climb
     from .config import LadderConfig, load_ladder_config, load_policy
     from .ladder import run_ladder
     from .models import (
@@ -122,6 +125,7 @@ __all__ = [
     "VerifyRunner",
     "VerifyStatus",
     "VerifyTicket",
+    "import_climb",
     "load_ladder_config",
     "load_policy",
     "load_runner_config",
