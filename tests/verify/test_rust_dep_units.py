@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from agent_habitat.verify.toolchains.rust.cargo import head_target_dir
-from agent_habitat.verify.toolchains.rust.dep_units import registry_packages, seed
+from agent_habitat.verify.toolchains.rust.dep_units import (
+    RUSTC_INFO,
+    registry_packages,
+    seed,
+    seed_rustc_info,
+)
 from agent_habitat.verify.toolchains.rust.runners import RUNNERS
 from git_tree import commit_tree, write
 from ladder_runs import tree_ctx
@@ -103,6 +108,35 @@ def test_the_users_dependency_units_are_copied_and_cargo_finds_them_fresh(
     assert "Compiling app" in said, said
     # Nothing left to copy: a second seeding copies nothing.
     assert seed(dest / "debug", [app / "target" / "debug"], packages) == 0
+
+
+def _rustc_cache(root: Path, target: Path) -> str:
+    """What cargo's log says of its cache of the compiler's answers in `target`."""
+    env = {**os.environ, "CARGO_TARGET_DIR": str(target), "CARGO_LOG": "cargo::util::rustc=debug"}
+    done = subprocess.run(
+        ["cargo", "check", "--offline"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+def test_a_new_target_folder_takes_the_users_answers_of_the_compiler(
+    app: Path, tmp_path: Path
+) -> None:
+    # Without them, cargo asks rustc again (`rustc -vV` and `--print`) before compiling.
+    assert "rustc info cache miss" in _rustc_cache(app, tmp_path / "bare")
+    dest = tmp_path / "head-target"
+    assert seed_rustc_info(dest, [tmp_path / "nowhere", app / "target"])
+    assert (dest / RUSTC_INFO).read_bytes() == (app / "target" / RUSTC_INFO).read_bytes()
+    said = _rustc_cache(app, dest)
+    assert "rustc info cache hit" in said, said
+    assert "rustc info cache miss" not in said, said
+    # A folder with its own is left as it is.
+    (dest / RUSTC_INFO).write_text("{}", encoding="utf-8")
+    assert not seed_rustc_info(dest, [app / "target"])
+    assert (dest / RUSTC_INFO).read_text(encoding="utf-8") == "{}"
+    assert not seed_rustc_info(tmp_path / "other", [tmp_path / "nowhere"])
+    assert not (tmp_path / "other").exists()
 
 
 def test_a_checks_folder_takes_the_build_scripts_not_the_libraries_built_for_linking(

@@ -26,7 +26,7 @@ from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, skipped
 from ...rungs.preamble import before_the_tool
-from .dep_units import registry_packages, seed
+from .dep_units import registry_packages, seed, seed_rustc_info
 from .includes import readers
 from .messages import BUILD_SCRIPT, FORMAT, compiler_messages
 from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
@@ -141,13 +141,15 @@ async def seed_target(
 ) -> None:
     """Before a cargo run in `target` (one of the habitat's target folders): the registry
     dependencies' units the user's build folder or the habitat's other target folders hold
-    and `target` lacks, copied in (dep_units.py); `linked`: the libraries compiled for
-    linking too (a build or a test build; a check or clippy needs none of them)."""
+    and `target` lacks, copied in (dep_units.py), and cargo's cache of the compiler's
+    answers when `target` has none; `linked`: the libraries compiled for linking too (a
+    build or a test build; a check or clippy needs none of them)."""
     user = graph.build_dir or ctx.root / "target"
     folders = [user, check_target_dir(ctx), lib_target_dir(ctx), head_target_dir(ctx)]
     sources = [f / "debug" for f in folders if f != target]
 
     def copy() -> int:
+        seed_rustc_info(target, [f for f in folders if f != target])
         packages = registry_packages(ctx.root / "Cargo.lock", graph.crates)
         return seed(target / "debug", sources, packages, linked=linked)
 
