@@ -297,6 +297,40 @@ def prepare(project: Project, mirrors: Path, cache: Path) -> tuple[Path, str, st
     return root, version, commit
 
 
+_STARTED = re.compile(r"host started pid (\d+)")
+
+
+def host_settled(started: str, *, quiet_s: float = 1.0, bound_s: float = 120.0) -> float | None:
+    """After `habitat host start` said `started`: wait until the host's process has used no
+    CPU for `quiet_s` (its own start done: the MCP side and the climb's modules it imports in
+    a quiet moment), at most `bound_s`; the seconds waited, None when no pid was said or
+    its /proc entry went away. A host started right before another side's verify is still
+    importing then, holding the CPU that side's verdict needs: the harnesses' second-listed
+    habitat was slower in both orders (issue 27), as its host was started last."""
+    m = _STARTED.search(started)
+    if m is None:
+        return None
+    stat = Path(f"/proc/{m[1]}/stat")
+    t0 = time.monotonic()
+
+    def cpu() -> int | None:
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return int(fields[11]) + int(fields[12])  # utime + stime (all its threads)
+
+    last, since = cpu(), time.monotonic()
+    while last is not None and time.monotonic() - t0 < bound_s:
+        time.sleep(0.1)
+        now = cpu()
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return round(time.monotonic() - t0, 2)
+    return None if last is None else round(time.monotonic() - t0, 2)
+
+
 class Runner:
     def __init__(self, root: Path, home: Path) -> None:
         self.root, self.home = root, home

@@ -5,9 +5,12 @@
 Per project and round: two copies of the crate (ladder_harness_rust.prepare: a crates.io
 package as a fresh git repository), each with the target folder its user's own `cargo test`
 left on the clean tree (built once, untimed, the same for both). Copy A is the ladder's:
-the host starts on it, and after each edit `habitat verify --json` (policy standard) gives
-the verdict; then the user's `cargo test` runs there too ("after"), which shows whether it
-finds the ladder's build fresh or compiles the crate again. Copy B is the peer: the same
+the host starts on it (and is waited for until its process is quiet, `host_settled`: a host
+started last was still importing while the other side's first verify ran, which made the
+second-listed habitat slower in both orders), and after each edit `habitat verify --json`
+(policy standard) gives the verdict; then the user's `cargo test` runs there too
+("after"), which shows whether it finds the ladder's build fresh or compiles the crate
+again. Copy B is the peer: the same
 edit, then `cargo test` alone, its wall the user's own. The two copies take turns on each
 edit (A first on even rounds, B first on odd), so load that comes and goes falls on both.
 The second edit starts from the clean file (edit 1 undone), as a user's next change would.
@@ -34,7 +37,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ladder_harness_rust import PROJECTS, Runner, _git, prepare
+from ladder_harness_rust import PROJECTS, Runner, _git, host_settled, prepare
 from ladder_harness_rust_mutations import Mutation, apply, choose
 from rust_phases import cargo_build_s, verdict_phases
 
@@ -84,9 +87,12 @@ def _round(name: str, index: int, args: argparse.Namespace) -> list[dict[str, An
         runs[side].limit_s = args.limit
     for run in runs.values():
         run.timed(_TEST)  # the user's own build of the clean tree, as any project has
-    opened = {}
+    opened, started = {}, {}
     for side in args.habitats:
-        opened[side] = runs[side].timed([args.habitats[side], "host", "start", "--project", "."])[0]
+        opened[side], started[side] = runs[side].timed(
+            [args.habitats[side], "host", "start", "--project", "."]
+        )
+    settled = {side: host_settled(text) for side, text in started.items()}
     edits = choose(runs["peer"].root, list(project.sources), args.edits, args.seed + index)
     rows: list[dict[str, Any]] = []
     try:
@@ -113,6 +119,7 @@ def _round(name: str, index: int, args: argparse.Namespace) -> list[dict[str, An
                 after, _, compiled, _ = _cargo_test(run)
                 row[side] = {
                     "open_s": round(opened[side], 2) if n == 1 else None,
+                    "host_settled_s": settled[side] if n == 1 else None,
                     "verify_s": round(wall, 2),
                     "state": result.get("state", "error"),
                     "rung_s": {r["rung"]: r.get("duration_s") for r in result.get("rungs", [])},

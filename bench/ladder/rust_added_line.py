@@ -4,7 +4,9 @@
 
 Per round: scopeguard 1.2.0 (crates.io, ladder_harness_rust.prepare) copied once per side
 and once for the peer, each with the target folder its user's `cargo test` left on the clean
-tree; a fresh HABITAT_HOME and host per side; the edit inserts `let _flag: bool = 1;` (E0308)
+tree; a fresh HABITAT_HOME and host per side, each waited for until its process is quiet
+(`host_settled`: its own start done, as it is by the time a person has made an edit; the
+seconds are kept as `host_settled_s`); the edit inserts `let _flag: bool = 1;` (E0308)
 as a new line into `Always::should_run` (`--edit added`), or changes the trait's
 `fn should_run() -> bool;` to take an argument (`--edit untouched`: E0050 at the three impls
 and E0061 at the call in `Drop`, lines the change did not touch, so only HEAD's check can
@@ -31,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: _report
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ladder_harness_rust import PROJECTS, Runner, prepare
+from ladder_harness_rust import PROJECTS, Runner, host_settled, prepare
 from rust_phases import verdict_phases
 
 from _report import load_now, print_table, run_meta, started, write_json
@@ -68,8 +70,11 @@ def _round(index: int, args: argparse.Namespace) -> dict[str, Any]:
         runs[side].timed(["cargo", "test", "--no-fail-fast"])
     row: dict[str, Any] = {"round": index}
     try:
-        for side in args.habitats:
-            runs[side].timed([args.habitats[side], "host", "start", "--project", "."])
+        started = {
+            side: runs[side].timed([args.habitats[side], "host", "start", "--project", "."])[1]
+            for side in args.habitats
+        }
+        settled = {side: host_settled(text) for side, text in started.items()}
         shift = index % len(sides)
         for side in sides[shift:] + sides[:shift]:
             run = runs[side]
@@ -98,6 +103,7 @@ def _round(index: int, args: argparse.Namespace) -> dict[str, Any]:
                     (s for p in phases.values() if (s := p["start_s"]) is not None), default=None
                 ),
                 "timing": result.get("timing"),
+                "host_settled_s": settled[side],
             }
         row["load"] = load_now()[0]
     finally:
