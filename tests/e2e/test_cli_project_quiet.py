@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Literal
 
@@ -189,8 +190,7 @@ def test_trust_of_a_trusted_checkout_is_the_full_paths(
     main(["history", "--project", str(project)])  # the state exists: nothing to do
     capsys.readouterr()
     trust_file = Workspace.for_project(project).state_dir / "trust.json"
-    granted = probe(project, "trust")  # not trusted: the full path grants it
-    assert "agent_habitat.habitat" in granted.loaded
+    granted = probe(project, "trust")  # not trusted: granted (quietly too)
     assert '"already": false' in granted.stdout
     written = trust_file.read_bytes()
     with full_path(project, _FULL_TRUST) as answer, full_path(project, "") as reader:
@@ -207,7 +207,6 @@ def test_trust_of_a_trusted_checkout_is_the_full_paths(
     data["roots"][str(project)]["identity"]["inode"] += 1
     trust_file.write_text(json.dumps(data), encoding="utf-8")
     regranted = probe(project, "trust")
-    assert "agent_habitat.habitat" in regranted.loaded
     assert '"already": false' in regranted.stdout
     # A folder outside git, named with --project.
     plain = tmp_path / "plain"
@@ -219,3 +218,127 @@ def test_trust_of_a_trusted_checkout_is_the_full_paths(
         quick = reader(*argv)
         assert quick.loaded == ""
         assert quick.answer() == answer(*argv).answer()
+
+
+def _granted(root: Path, before: int) -> tuple[str, list[tuple[object, ...]], int]:
+    """`trust.json` as written, the new entry's time left out (it must be a float of now),
+    the journal's rows after `before` (their time and id left out), and the newest row's id."""
+    path = Workspace.for_project(root).state_dir / "trust.json"
+    text = path.read_text(encoding="utf-8")
+    when = json.loads(text)["roots"][str(root)]["trusted_at"]
+    assert type(when) is float
+    assert abs(when - time.time()) < 600
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    db = Database(Workspace.for_project(root).db_path)
+    try:
+        rows = db.conn.execute(
+            "SELECT id, kind, workspace, task, tab, data_json FROM events WHERE id > ? ORDER BY id",
+            (before,),
+        ).fetchall()
+    finally:
+        db.close()
+    newest = rows[-1][0] if rows else before
+    return text.replace(repr(when), "WHEN"), [tuple(r)[1:] for r in rows], newest
+
+
+_OTHERS = {
+    "version": 1,  # not the model's: left out
+    "roots": {
+        "/elsewhere": {
+            "identity": {"root": "/elsewhere", "device": 1, "inode": 2},  # defaults left out
+            "trusted_at": 5,  # an int: the model's float
+            "how": "prompt",
+            "note": "not the model's",
+        },
+        "/über": {
+            "identity": {
+                "root": "/über",
+                "device": 3,
+                "inode": 4,
+                "git_device": 3,
+                "git_inode": 9,
+                "root_commits": ["ab", "cd"],
+            },
+            "trusted_at": 1733620000.25,
+            "how": "verify",
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("kind", ["commits", "no commits", "outside git"])
+def test_the_first_trust_is_granted_as_the_full_path_grants_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """The same answer, the same `trust.json` (the entries there before re-dumped as the model
+    reads them, this checkout's added) and the same `project.trusted` row in the journal."""
+    project = tmp_path / "project"
+    project.mkdir()
+    if kind != "outside git":
+        _git(project, "init", "-q", "-b", "main")
+    if kind == "commits":
+        (project / "a.py").write_text("a = 1\n", encoding="utf-8")
+        _git(project, "add", "-A")
+        _git(project, "commit", "-qm", "first commit")
+    main(["history", "--project", str(project)])  # the state exists: nothing to do
+    capsys.readouterr()
+    trust_file = Workspace.for_project(project).state_dir / "trust.json"
+    argvs = [("trust", "--project", str(project)), ("trust", "--json", "--project", str(project))]
+    if kind != "outside git":
+        argvs.append(("trust",))
+    newest = 0
+    with full_path(project, _FULL_TRUST) as answer, full_path(project, "") as reader:
+        for argv in argvs:
+            for start in (None, _OTHERS):
+                said = []
+                for path in (answer, reader):
+                    if start is None:
+                        trust_file.unlink(missing_ok=True)
+                    else:
+                        trust_file.write_text(json.dumps(start), encoding="utf-8")
+                    done = path(*argv)
+                    text, rows, newest = _granted(project, newest)
+                    said.append((done.answer(), text, rows))
+                    assert '"already": false' in done.stdout
+                    assert [row[0] for row in rows] == ["project.trusted"], rows
+                assert done.loaded == "", argv  # the quick path's (the reader's)
+                assert said[1] == said[0], (argv, start)
+
+
+def test_a_trust_file_the_quick_path_cannot_read_as_the_model_takes_the_full_path(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _git(project, "init", "-q", "-b", "main")
+    main(["history", "--project", str(project)])
+    capsys.readouterr()
+    trust_file = Workspace.for_project(project).state_dir / "trust.json"
+    odd = {"roots": {"/x": {"identity": {"root": "/x", "device": "1", "inode": 2}}}}
+    for text in (
+        "{not json",
+        json.dumps(odd),
+        json.dumps(
+            {
+                "roots": {
+                    "/x": {
+                        "identity": {"root": "/x", "device": 1, "inode": 2},
+                        "trusted_at": 1e-7,
+                        "how": "verb",
+                    }
+                }
+            }
+        ),
+    ):
+        trust_file.write_text(text, encoding="utf-8")
+        granted = probe(project, "trust")
+        assert "agent_habitat.habitat" in granted.loaded, text
+        assert '"already": false' in granted.stdout
+
+
+def test_the_identitys_defaults_are_the_models() -> None:
+    from agent_habitat.cli.project_quiet import _IDENTITY_DEFAULTS
+    from agent_habitat.trust import CheckoutIdentity
+
+    fields = CheckoutIdentity.model_fields
+    assert list(fields)[:3] == ["root", "device", "inode"]
+    defaults = {n: f.get_default(call_default_factory=True) for n, f in fields.items()}
+    assert list(defaults.items())[3:] == list(_IDENTITY_DEFAULTS.items())

@@ -38,7 +38,7 @@ The modules:
   status_quiet   `status` with no host and nothing serving verify, from state.db and the
                  tree, printed by the full path's writer (`verify.runner.cli_text`)
   project_quiet  `project` with no host and nothing to do: git and the record, in this process;
-                 `trust` of a checkout trusted already
+                 `trust` (already trusted, or its first grant)
   verify_fast    `verify`'s command line read without argparse, for a running host
   host_start     the host started behind a shell command a person typed (no host ran)
   host_cmd       `habitat host …`;  dashboard_cmd  `habitat dashboard`;  mcp_cmds  `habitat mcp`

@@ -15,9 +15,14 @@ answers in its own words; a test compares both paths on many states.
 
 `habitat trust` of a checkout trusted already (`ProjectTrust.grant`: its entry in
 `trust.json` is for this checkout) writes nothing and publishes nothing: it prints the
-result's JSON (the full path has no view of its own for it), `already` true, exit 0. Granting
-the trust (writing `trust.json`, the `project.trusted` event in the journal) takes the full
-path.
+result's JSON (the full path has no view of its own for it), `already` true, exit 0. The
+first grant does what `ProjectTrust.grant(root, "verb")` does when it finds no entry for this
+checkout: `trust.json` written whole (`write_private`) as its model dumps it, the entries
+already there re-dumped as the model reads them and this checkout's added
+(`trust_check.identity_of`, the time now, `verb`), then `project.trusted` in the journal,
+and the result's JSON with `already` false. Only when `trust.json` reads plainly
+(`status_quiet`) and every float in it is written alike by `json` and pydantic; otherwise the
+full path grants it (a file it cannot read, it logs and replaces).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import sys
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
 
     from .verb_argv import VerbCall
@@ -100,8 +106,9 @@ def quiet_project(call: VerbCall) -> int | None:
 
 
 def quiet_trust(call: VerbCall) -> int | None:
-    """The exit code of `habitat trust` read as `call` (no host serves the workspace) for a
-    checkout trusted already, or None when the full path must answer."""
+    """The exit code of `habitat trust` read as `call` (no host serves the workspace): a
+    checkout trusted already, or granted here (see the module); None when the full path
+    must answer."""
     if call.body:
         return None  # it takes no arguments: the full path names the field
     from .status_quiet import trusted_entry
@@ -111,15 +118,75 @@ def quiet_trust(call: VerbCall) -> int | None:
     if opened is None:
         return None
     root, conn = opened
-    conn.close()
     try:
         entry = trusted_entry(root)
+        if entry is None:
+            granted = _grant(root, conn)  # not trusted yet: granted here, or None
+            if granted is None:
+                return None
+            answer: dict[str, object] = {"root": root, "already": False, "summary": granted}
+        else:
+            summary = f"{root} was already trusted ({entry['how']})"
+            answer = {"root": root, "already": True, "summary": summary}
     except Exception:  # git refused, a file changed: the full path says what
         return None
-    if entry is None:
-        return None  # not trusted yet: the full path grants it
+    finally:
+        conn.close()
     from .shell_views import emit_json_data
 
-    summary = f"{root} was already trusted ({entry['how']})"
-    emit_json_data({"root": root, "already": True, "summary": summary})
+    emit_json_data(answer)
     return 0
+
+
+_IDENTITY_DEFAULTS: dict[str, object] = {"git_device": None, "git_inode": None, "root_commits": []}
+"""`trust.CheckoutIdentity`'s fields after `inode`, with their defaults (a test keeps them
+the model's)."""
+
+
+def _as_model(identity: dict[str, Any]) -> dict[str, Any]:
+    """An identity as `CheckoutIdentity` dumps it: every field, in the model's order."""
+    head = {name: identity[name] for name in ("root", "device", "inode")}
+    return head | {
+        name: identity.get(name, default) for name, default in _IDENTITY_DEFAULTS.items()
+    }
+
+
+def _grant(root: str, conn: sqlite3.Connection) -> str | None:
+    """Trust the checkout at `root` as `ProjectTrust.grant_sync` and `grant` do for a
+    checkout with no entry: the summary of the grant, or None (nothing written) when the
+    file would not be the model's."""
+    import json
+    import time
+    from pathlib import Path
+
+    from ..shell.journal_row import publish
+    from ..state_place import state_dir
+    from ..trust_check import FILE, identity_of
+    from ..verify.runner.report_shape import json_floats_agree
+    from ..workspace import Workspace, write_private
+    from .status_quiet import trust_entries
+
+    path = Path(state_dir(root)) / FILE
+    entries = trust_entries(str(path.parent))
+    if entries is None:
+        return None
+    roots = {
+        name: {
+            "identity": _as_model(entry["identity"]),
+            "trusted_at": float(entry["trusted_at"]),  # the model's float, from an int too
+            "how": entry["how"],
+        }
+        for name, entry in entries.items()
+    }
+    identity = identity_of(Path(root))
+    roots[root] = {"identity": _as_model(identity), "trusted_at": time.time(), "how": "verb"}
+    data = {"roots": roots}
+    if not json_floats_agree(data):
+        return None
+    text = json.dumps(data, indent=1, ensure_ascii=False)
+    text.encode("utf-8")  # a lone surrogate: pydantic refuses to write it (the full path)
+    label = Workspace.for_project(Path(root)).label
+    with conn:  # the journal's row kept only once the file is written; none if it is not
+        publish(conn, label, "project.trusted", None, {"root": root, "how": "verb"})
+        write_private(path, text)
+    return f"trusted {root}: its code may run now (the warm-up starts)"

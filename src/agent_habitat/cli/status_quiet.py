@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..verify.runner.report import VerifyStatusResult
     from ..verify.snapshot import Snapshot
 
-__all__ = ["quiet_status", "status_data", "trusted_entry"]
+__all__ = ["quiet_status", "status_data", "trust_entries", "trusted_entry"]
 
 _STATUS_FIELDS = (
     "green",
@@ -125,7 +125,7 @@ def _snapshot(raw: str | None) -> Snapshot | None:
     return Snapshot(id=data["id"], head=data["head"], hashes=data["hashes"], in_git=data["in_git"])
 
 
-def _trust_entries(state: str) -> dict[str, Any] | None:
+def trust_entries(state: str) -> dict[str, Any] | None:
     """`trust.json`'s entries by root ({} without the file), or None when it does not read
     plainly as `trust`'s model reads it (the full path then says so)."""
     from ..trust_check import FILE
@@ -159,7 +159,7 @@ def _trusted(root: str, state: str) -> bool | None:
 
     from ..trust_check import identity_of, same_checkout
 
-    entries = _trust_entries(state)
+    entries = trust_entries(state)
     if entries is None:
         return None
     identity = identity_of(Path(root))
@@ -175,7 +175,7 @@ def trusted_entry(root: str) -> dict[str, Any] | None:
     from ..state_place import state_dir
     from ..trust_check import identity_of, same_checkout
 
-    entries = _trust_entries(state_dir(root))
+    entries = trust_entries(state_dir(root))
     entry = None if entries is None else entries.get(root)
     if entry is None or not same_checkout(entry["identity"], identity_of(Path(root))):
         return None

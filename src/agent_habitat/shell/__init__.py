@@ -20,6 +20,7 @@
 #   quiet_run   a foreground run with no host, recorded without pydantic or anyio when it is
 #               over in its first moment; else handed to Shell.follow_handed
 #   quiet_close a tab closed the same way when nothing of it runs or was left running
+#   journal_row an event in the journal as the bus writes it, for those (and `habitat trust`)
 #   settled     whether the state needs anything done before such a read (no pathlib)
 #   run_store   RunStore — tabs and runs in state.db (the SQL, but quiet_scene's two reads)
 #   shells      shell discovery;  wrapper  the per-command wrapper that records exit/cwd/env

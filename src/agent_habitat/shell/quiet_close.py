@@ -15,7 +15,8 @@ from pathlib import Path
 from ..proc.spawner import ProcSpawner
 from ..store.db import Database
 from . import run_folders
-from .quiet_run import left_file, publish
+from .journal_row import publish
+from .quiet_run import left_file
 from .run_store import RunStore
 
 TYPE_CHECKING = False  # mypy takes any `TYPE_CHECKING` as true; `typing` is not imported

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import shutil
 import time
@@ -39,10 +38,11 @@ from ..proc.spool import Spool
 from ..proc.spool_hole import prepare
 from ..proc.spool_keeper import Budget
 from ..proc.supervised import Supervised
-from ..secrets import redact_data, remember_typed, shown_command
+from ..secrets import remember_typed, shown_command
 from . import run_folders
 from .environment import command_env
 from .error_lines import left_out
+from .journal_row import publish
 from .output import read_capped
 from .run_store import NewRun, RunRow, RunStore
 from .shells import resolve_shell
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
     from ..store import Database
 
-__all__ = ["Caps", "Handed", "left_file", "publish", "quiet_run"]
+__all__ = ["Caps", "Handed", "left_file", "quiet_run"]
 
 QUICK_SECONDS = KEEPER_AFTER_SECONDS
 """`follow.QUICK_SECONDS` (a test keeps them one): a run over before this is quick."""
@@ -273,15 +273,6 @@ def _ended(
     final = final or store.get(run.id) or run
     _after_answer(handed, final, alone, recorded.whole_dump, caps)
     return _result(final, alone, caps)
-
-
-def publish(conn: Any, label: str, kind: str, tab: str, data: dict[str, Any]) -> None:
-    """`InMemoryEventBus.publish` into `SqliteJournal.append`: the event, redacted, in the
-    journal (the same row; nothing subscribes in this process)."""
-    conn.execute(
-        "INSERT INTO events (ts, kind, workspace, task, tab, data_json) VALUES (?, ?, ?, ?, ?, ?)",
-        (time.time(), kind, label, None, tab, json.dumps(redact_data(data), default=str)),
-    )
 
 
 def _previous(store: RunStore, run: RunRow) -> RunRow | None:
