@@ -121,6 +121,30 @@ E   ImportError: no</error></testcase>
     assert parse_junit(tmp_path / "missing.xml", tmp_path) is None
 
 
+def test_a_collection_error_names_the_projects_files_relative_to_its_root(
+    tmp_path: Path,
+) -> None:
+    # ImportError names the module's file by its absolute path: a run in HEAD's export
+    # names another folder than the tree's run, and the two must read the same.
+    for root in (tmp_path / "tree", tmp_path / "export"):
+        root.mkdir()
+        xml = root / "r.xml"
+        xml.write_text(
+            f"""<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="" name="tests.test_b" file="tests/test_b.py">
+<error message="collection failure">tests/test_b.py:1: in &lt;module&gt;
+E   ImportError: cannot import name 'x' from 'p.m' ({root}/p/m.py)</error></testcase>
+</testsuite></testsuites>""",
+            encoding="utf-8",
+        )
+        diags = parse_junit(xml, root)
+        assert diags is not None
+        assert [d.message for d in diags] == [
+            "tests/test_b.py: collection error: ImportError: cannot import name 'x' from "
+            "'p.m' (p/m.py) (raised at tests/test_b.py:1)"
+        ]
+
+
 def test_pytest_summary_lines_are_the_fallback() -> None:
     text = "FAILED tests/test_a.py::test_y - assert 1 == 2\nERROR tests/test_b.py\n1 failed"
     diags = parse_pytest_summary(text)

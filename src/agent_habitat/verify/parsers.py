@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .models import Diagnostic, Severity
-from .tracebacks import in_project, raised, relative
+from .tracebacks import in_project, in_root_terms, raised, relative
 
 __all__ = [
     "JunitCounts",
@@ -254,7 +254,8 @@ def parse_junit(path: Path, root: Path) -> list[Diagnostic] | None:
                 # pytest's message says only that: say what was raised, and where.
                 at = f" (raised at {file}:{line})" if last else ""
                 said = f"{case.get('file') or _nodeid(case)}: collection error: "
-                message = said + (raised(text) or "see the output") + at
+                error = raised(text)
+                message = said + (in_root_terms(error, root) if error else "see the output") + at
             else:
                 # Raised in a helper: the test's own line too, where its call is.
                 mine = [m for m in where if m["file"] == case.get("file")]

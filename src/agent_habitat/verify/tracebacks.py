@@ -9,6 +9,7 @@ conftest importing a package the environment lacks, is the environment failing.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -19,6 +20,7 @@ __all__ = [
     "StartFailure",
     "conftest_error",
     "in_project",
+    "in_root_terms",
     "project_frame",
     "raised",
     "relative",
@@ -48,6 +50,15 @@ def relative(path: str, root: Path) -> str:
         return p.resolve().relative_to(root.resolve()).as_posix()
     except (ValueError, OSError):
         return path
+
+
+def in_root_terms(text: str, root: Path) -> str:
+    """`text` with the paths inside `root` written relative to it: an ImportError names its
+    module's file by absolute path, which differs between the tree and HEAD's export."""
+    # The longer first: one may hold the other (`/tmp/x` inside `/private/tmp/x`).
+    for prefix in sorted({f"{root}{os.sep}", f"{root.resolve()}{os.sep}"}, key=len, reverse=True):
+        text = text.replace(prefix, "")
+    return text
 
 
 def in_project(rel: str) -> bool:

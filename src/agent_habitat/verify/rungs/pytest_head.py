@@ -1,17 +1,22 @@
 """The failed tests of a red pytest run, asked of HEAD's content (head_tests.py decides which
 failures are pre-existing).
 
-A failure's key is its pytest node id (`tests/test_x.py::TestA::test_b[1]`); a collection
-error, a conftest that did not import or a run that died is no one test: it stays the
-change's. The recorded data answers first: a test that passed in a run of HEAD's content
-(the background recording of HEAD's export, or a verify of a clean tree), or in a run of an
+A failure's key is its pytest node id (`tests/test_x.py::TestA::test_b[1]`). A test
+module's collection error is keyed by the module and what it raised (paths relative to the
+root, not where it was raised: the line may have moved); HEAD's run of that module says
+whether it failed to import there the same way, so a module HEAD could not import either is
+not the change's, while another error in it, or in a module HEAD imported, is. A conftest
+that did not import, or a run that died, is no one test: it stays the change's.
+
+The recorded data answers first: a test that passed in a run of HEAD's content (the
+background recording of HEAD's export, or a verify of a clean tree), or in a run of an
 earlier edit whose record of it holds on HEAD's content (selection's reasoning, applied to
 HEAD's export), did not fail at HEAD, so its failure now is the change's without running
-anything. The rest run by node id
-in HEAD's export (`HeadTree.export`), its packages imported from there (`PYTHONPATH`, checked
-first, as the recording of HEAD checks it: an environment that imports them from elsewhere
-would run the working tree's code and call it HEAD's). A node id HEAD does not have is a new
-test (pytest's `not found`: dropped and the rest run again, once).
+anything. The rest run by node id (a module by its path) in HEAD's export
+(`HeadTree.export`), its packages imported from there (`PYTHONPATH`, checked first, as the
+recording of HEAD checks it: an environment that imports them from elsewhere would run the
+working tree's code and call it HEAD's). A node id HEAD does not have is a new test
+(pytest's `not found`: dropped and the rest run again, once).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import anyio
 import anyio.to_thread
@@ -37,7 +42,7 @@ from ..select.testdeps import deps_store_dir
 from .context import RungContext
 from .head_tests import HeadRun
 
-__all__ = ["cache_key", "imported_elsewhere", "test_key", "tests_on_head"]
+__all__ = ["cache_key", "collected", "imported_elsewhere", "test_key", "tests_on_head"]
 
 _PROBE = """
 import importlib.util, os, sys
@@ -56,9 +61,28 @@ _NODE = re.compile(r"^(?P<node>[^\s\[]+::[^\s\[]+(?:\[.*?\])?)(?: \([^()\s]+:\d+
 a parameter may hold `: `."""
 
 
+_COLLECTED = re.compile(r"^(?P<module>[^\s:]+\.py): collection error: ")
+"""A test module's collection error (parsers.py): `tests/t.py: collection error: ...`."""
+_RAISED_AT = re.compile(r" \(raised at [^()\s]+:\d+\)$")
+
+
+def collected(key: str) -> str | None:
+    """The test module a collection error's key names (what runs it on HEAD); None for a
+    node id."""
+    m = _COLLECTED.match(key)
+    return m["module"] if m is not None else None
+
+
 def test_key(diag: Diagnostic) -> str | None:
-    """The node id a pytest failure is; None for a collection error or what names no test."""
-    if diag.source != "pytest" or "collection error" in diag.message:
+    """The node id a pytest failure is; for a test module's collection error, the module and
+    what it raised; None for a conftest's, or what names no test."""
+    if diag.source != "pytest":
+        return None
+    first = diag.message.splitlines()[0] if diag.message else ""
+    module = collected(first)
+    if module is not None:
+        return None if PurePosixPath(module).name == "conftest.py" else _RAISED_AT.sub("", first)
+    if "collection error" in first:
         return None
     m = _NODE.match(diag.message)
     return m["node"] if m is not None else None
@@ -147,6 +171,10 @@ def _vouched_at_head(ctx: RungContext, layout: Layout, head: str, keys: Sequence
     return out
 
 
+def _file(key: str) -> str:
+    return collected(key) or key.split("::", 1)[0]
+
+
 def _relative(node: str, prefixes: tuple[str, ...]) -> str:
     for prefix in prefixes:
         node = node.removeprefix(prefix)
@@ -179,7 +207,8 @@ async def tests_on_head(
     if sorted(layout.packages) != sorted(ctx.layout.packages):
         return "HEAD's packages differ from the working tree's"
     if may & set(left):
-        vouched = await anyio.to_thread.run_sync(_vouched_at_head, ctx, layout, head.head, left)
+        tests = [k for k in left if collected(k) is None]  # a record vouches for no import
+        vouched = await anyio.to_thread.run_sync(_vouched_at_head, ctx, layout, head.head, tests)
         ran.failed.update(dict.fromkeys(vouched, 0))
         left = [k for k in left if k not in vouched]
     if not left:
@@ -187,12 +216,14 @@ async def tests_on_head(
     extra = {"PYTHONPATH": os.pathsep.join(str(p) for p in layout.source_roots)}
     if layout.packages and (why := await imported_elsewhere(ctx, layout, ctx.process_env(extra))):
         return why
-    left = [k for k in left if (export / k.split("::", 1)[0]).is_file()]  # others: new
+    left = [k for k in left if (export / _file(k)).is_file()]  # others: new
+    # A module that fails to import at HEAD is a failure there, not the end of the run.
+    argv = [*argv, "--continue-on-collection-errors"]
     for _ in range(2):
         if not left:
             return ran
         junit = ctx.spool(rung, ".head.xml")
-        run = [*argv, f"--junitxml={junit}", *left]
+        run = [*argv, f"--junitxml={junit}", *dict.fromkeys(collected(k) or k for k in left)]
         run = via(run) if via is not None else run
         outcome = await ctx.run(rung, run, suffix=".head-tests.out", cwd=export, extra_env=extra)
         found = parse_junit(junit, export)

@@ -163,7 +163,9 @@ async def _pytest(
         )
     junit = ctx.spool(rung, ".xml")
     base = [str(ctx.env.python), "-m", "pytest", "-q", "-rfE", "--color=no"]
-    base += ["-o", "junit_family=xunit1", *no_measuring(ctx)]
+    # A test module that fails to import is a failure of its own (red, or listed when it
+    # failed so at HEAD), not the end of the run: the other tests still check the change.
+    base += ["-o", "junit_family=xunit1", "--continue-on-collection-errors", *no_measuring(ctx)]
     argv = [*base, f"--junitxml={junit}", *(rec.args if rec else []), *pytest_args(tests)]
     warm, why_not = await warm_pytest.for_rung(ctx)
     report = ctx.spool(rung, ".warm") if warm is not None else None
@@ -230,9 +232,27 @@ async def _pytest(
 
     key = cache_key(ctx, ctx.snapshot.head or "")
     settled = await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
+    _nothing_ran(settled, counts)
     if recording is not None:
         settled.notes.insert(recorded_at, await recording.note())
     return settled
+
+
+def _nothing_ran(result: RungResult, counts: JunitCounts | None) -> None:
+    """A run whose failures were all HEAD's too but in which no test ran, only test modules
+    failing to import as at HEAD, checked nothing: `error`, never green (nor the change's
+    red), as a Go or Rust test build failing at HEAD too."""
+    collection = [d for d in result.diagnostics if "collection error" in d.message]
+    if result.state != "green" or counts is None or not collection:
+        return
+    if counts.passed + counts.failed > len(collection):
+        return
+    first = collection[0].message.splitlines()[0][:200]
+    result.state = "error"
+    result.reason = (
+        f"no test ran: {len(collection)} test module(s) already fail to import at HEAD "
+        f"(not the change's), first {first}"
+    )
 
 
 class _Folding:
