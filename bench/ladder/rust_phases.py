@@ -30,6 +30,8 @@ PHASES = {
     "test.scoped.out": "cargo test",
     "test.scoped.head-build.out": "HEAD test build",
     "test.scoped.head-tests.out": "HEAD tests",
+    "test.scoped.head-ahead.out": "HEAD tests ahead",
+    "test.scoped.head-ahead1.out": "HEAD tests ahead 2",
 }
 """A spool file's suffix after the climb's id → the phase it is."""
 

@@ -29,7 +29,7 @@ from ..models import Diagnostic, RungResult
 from .compare import head_of
 from .context import RungContext
 
-__all__ = ["HeadRun", "OnHead", "remember_head_run", "settle_tests"]
+__all__ = ["HeadRun", "OnHead", "known_on_head", "remember_head_run", "settle_tests"]
 
 
 @dataclass
@@ -79,10 +79,17 @@ def _mark(diagnostics: Sequence[Diagnostic], keys: list[str | None], failed: dic
     return marked
 
 
+async def known_on_head(ctx: RungContext, cache_key: str) -> frozenset[str] | None:
+    """The keys whose outcome on HEAD is kept for the command of `cache_key`; None when
+    every test of it is (a whole run's)."""
+    known = await anyio.to_thread.run_sync(_load, _store(ctx, cache_key))
+    return None if _WHOLE in known else frozenset(known)
+
+
 async def remember_head_run(ctx: RungContext, cache_key: str, ran: HeadRun) -> None:
-    """Keeps HEAD's outcomes of a run made ahead of any red (a warm-up's), where
-    `settle_tests` looks them up for the same command: a later red at that HEAD asks HEAD
-    nothing it answered."""
+    """Keeps HEAD's outcomes of a run made ahead of any red (a warm-up's), or of a red run's
+    failures asked while it ran, where `settle_tests` looks them up for the same command: a
+    later red at that HEAD asks HEAD nothing it answered."""
     path = _store(ctx, cache_key)
     known = await anyio.to_thread.run_sync(_load, path)
     known.update({k: n for k, n in ran.failed.items() if k != _WHOLE})

@@ -7,7 +7,8 @@
 #   tree's side as a failed tests' build already tells it; rungs.py the compiler
 #   rungs (clippy and check in the habitat's own target folder, build);
 #   test_code.py which changes stay inside `#[cfg(test)]` modules; tests.py the test rungs,
-#   head_tests.py their failed tests run again on HEAD; runners.py their table;
+#   head_tests.py their failed tests run again on HEAD, head_ahead.py those asked while
+#   the run goes on; runners.py their table;
 #   warm.py the warm-up's step (HEAD's checks and test build, once trusted); spool_watch.py
 #   what a cargo run's output says as it comes (work that starts on it); dep_units.py the
 #   registry dependencies' units one target folder built, copied into another (HEAD's).

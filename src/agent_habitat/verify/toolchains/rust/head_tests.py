@@ -37,10 +37,23 @@ from ...rungs.head_tests import HeadRun
 from .cargo import head_command, head_env
 from .messages import compiler_messages
 
-__all__ = ["cache_key", "failed_on_head", "head_argv", "narrowed", "prebuild_on_head", "test_key"]
+__all__ = [
+    "cache_key",
+    "failed_on_head",
+    "head_argv",
+    "name_key",
+    "narrowed",
+    "prebuild_on_head",
+    "test_key",
+]
 
 _DOC_LINE = re.compile(r" \(line \d+\)$")
 _OUTCOME = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<what>ok|FAILED|ignored)\b")
+
+
+def name_key(name: str) -> str:
+    """A libtest name as a key: a doc test's without its line."""
+    return _DOC_LINE.sub("", name)
 
 
 def test_key(diag: Diagnostic) -> str | None:
@@ -53,7 +66,7 @@ def test_key(diag: Diagnostic) -> str | None:
         name = name.removesuffix(" failed")
     if name.startswith("test binary of "):
         return None
-    return _DOC_LINE.sub("", name)
+    return name_key(name)
 
 
 def head_argv(argv: list[str]) -> list[str]:
@@ -146,6 +159,7 @@ async def failed_on_head(
     argv: list[str],
     *,
     whole: bool = True,
+    suffix: str = ".head-tests.out",
 ) -> HeadRun | str:
     """`argv` on HEAD: every test it runs (`whole`: its filter left out), else as given
     (`narrowed`'s); the failures by key and every test that passed at 0; or why it could
@@ -155,7 +169,7 @@ async def failed_on_head(
     outcome = await ctx.run(
         rung,
         run,
-        suffix=".head-tests.out",
+        suffix=suffix,
         cwd=export,
         extra_env=head_env(ctx),
         reap_leftovers=False,

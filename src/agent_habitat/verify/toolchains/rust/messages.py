@@ -23,6 +23,7 @@ __all__ = [
     "LibtestReport",
     "build_script_failures",
     "compiler_messages",
+    "failed_so_far",
     "libtest_report",
 ]
 
@@ -375,6 +376,28 @@ def _reruns(lines: list[str]) -> dict[str, str]:
             for name in section:
                 out.setdefault(name, rerun["args"])
             section = []
+    return out
+
+
+def failed_so_far(text: str, doc_args: Callable[[str], str | None]) -> dict[str, str]:
+    """The failed tests a run's output names so far (it may still be running), each with the
+    arguments that select its target: cargo's `to rerun pass` once its target ended, else,
+    for the doc tests under way, `doc_args` of the doc-tested crate's name (None: not known
+    yet). A failed test of a test binary under way is left for its target's end."""
+    out: dict[str, str] = {}
+    section: list[str] = []
+    args: str | None = None
+    for line in text.splitlines():
+        if (running := _RUNNING.match(line)) is not None:
+            section = []
+            args = doc_args(running["doc"]) if running["doc"] else None
+        elif (failed := _FAILED_LINE.match(line)) is not None:
+            section.append(failed["name"])
+        elif (rerun := _RERUN_ANY.search(line)) is not None:
+            out.update({name: rerun["args"] for name in section if name not in out})
+            section, args = [], None
+    if args is not None:
+        out.update({name: args for name in section if name not in out})
     return out
 
 

@@ -21,6 +21,8 @@ HEAD's build of the same test targets starts beside the tests' runs, once their 
 finished (head_tests.prebuild_on_head): a red run asks HEAD about its failed tests, whose
 binaries are then built or under way (strsim's red verdict waited for HEAD's build after
 its own tests: 4.9 + 7.1 s of a 28 s verdict at load 25); a run that is not red cancels it.
+Once that build is done, the failures the run has named so far are asked of HEAD while it
+goes on (head_ahead.py), so the ask at its end runs only the ones no batch answered.
 
 A build that stops at compile errors is red only for errors HEAD does not have: judged by the
 crates' own check on both sides (lib_check.py), else by HEAD's build of the same tests. The
@@ -52,6 +54,7 @@ from .cargo import (
     on_head,
     packages,
 )
+from .head_ahead import ask_ahead
 from .head_tests import (
     cache_key,
     failed_on_head,
@@ -123,11 +126,28 @@ async def _cargo_test(
         with early:
             await head_early(ctx, rung, graph, ctx.spool(rung, ".out"), built)
 
+    ahead = anyio.CancelScope()
+
+    async def ask() -> None:
+        with ahead:
+            await ask_ahead(
+                ctx,
+                rung,
+                graph,
+                runs[0],
+                spool=ctx.spool(rung, ".out"),
+                built=head_build.done,
+                ended=head_build.tests_ended,
+                asking=head_build.asking,
+                cache_key=lambda: _cache_key(ctx, runs),
+            )
+
     with tests_build(ctx, ctx.spool(rung, ".out")) as built:
         async with anyio.create_task_group() as beside:
             beside.start_soon(head_check)
             beside.start_soon(prebuild)
             beside.start_soon(judge)
+            beside.start_soon(ask)
             try:
                 result = await _tested(ctx, rung, graph, runs, why, head_build, built)
                 if result.state in ("red", "died", "error"):
@@ -136,6 +156,7 @@ async def _cargo_test(
                 head_build.scope.cancel()
                 judging.cancel()
                 early.cancel()
+                ahead.cancel()
     return result
 
 
@@ -146,6 +167,13 @@ class _HeadBuild:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     done: anyio.Event = field(default_factory=anyio.Event)
     tests_ended: anyio.Event = field(default_factory=anyio.Event)
+    asking: anyio.Lock = field(default_factory=anyio.Lock)
+    """Held by a batch of failed tests asked of HEAD while the tests run (head_ahead.py)."""
+
+
+def _cache_key(ctx: RungContext, runs: list[list[str]]) -> str:
+    """Where HEAD's outcomes of the tests of `runs` are kept (rungs/head_tests.py)."""
+    return cache_key(ctx.snapshot.head or "", [a for argv in runs for a in argv], ctx.root)
 
 
 def _notes(ctx: RungContext, runs: list[list[str]], why: list[str]) -> list[str]:
@@ -248,8 +276,11 @@ async def _tested(
         # HEAD's runs of the failed tests find its binaries built (one cargo at a time
         # builds in HEAD's target folder: they would wait for its lock anyway).
         await head_build.done.wait()
-    key = cache_key(ctx.snapshot.head or "", [a for argv in runs for a in argv], ctx.root)
-    return await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
+    # After the batch asked ahead under way, if one is: only what no batch answered is left.
+    async with head_build.asking:
+        return await settle_tests(
+            ctx, result, cache_key=_cache_key(ctx, runs), key_of=test_key, run_on_head=on_head
+        )
 
 
 async def _settle_build(
