@@ -229,7 +229,7 @@ async def test_heads_test_build_compiles_the_crate_alone(app: Path) -> None:
     assert {u for u in _units(app / "target" / "debug") if u.startswith("tiny-")} <= _units(head)
     said = "".join(
         ctx.spool("test.scoped", suffix).read_text(encoding="utf-8")
-        for suffix in (".head-build.out", ".head-tests.out")
+        for suffix in (".head-build.out", ".head-ahead.out", ".head-tests.out")
         if ctx.spool("test.scoped", suffix).exists()
     )
     assert "Compiling app" in said, said

@@ -86,6 +86,7 @@ async def test_the_warm_up_builds_heads_check_and_tests_and_waits_for_trust(
     assert (tests.baseline or "").endswith("(cached)"), tests.baseline
     assert not ctx.spool("test.scoped", ".head-build.out").exists()
     assert not ctx.spool("test.scoped", ".head-tests.out").exists()
+    assert not ctx.spool("test.scoped", ".head-ahead.out").exists()
     # A compile error the tests' build meets: HEAD's check of the crate's own code that
     # judges it is the warm-up's, nothing compiles on HEAD.
     write(root, "src/lib.rs", _LIB.replace("x * 2", "x * false"))
