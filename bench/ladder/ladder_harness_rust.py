@@ -175,6 +175,15 @@ PROJECTS = {
         "dev-dependencies (bencher, matches, serde_test); the crates.io package",
         dev_dependencies=True,
     ),
+    # New to bench/ (issue 27, 2026-12-08): shell words split and quoted, the str API and
+    # the bytes one beside it, each with its unit tests, and doc tests; no dependency.
+    "shlex": Project(
+        "shlex",
+        "crates.io:shlex@1.3.0",
+        ("src/lib.rs", "src/bytes.rs"),
+        "shell word splitting and quoting: two modules with their unit tests and doc tests; "
+        "no dependencies; the crates.io package",
+    ),
     # Held out (issue 27): a workspace of 6 crates with path dependencies between them
     # (percent-encoding <- form_urlencoded <- url, idna <- url; data-url alone).
     "url": Project(
