@@ -20,6 +20,8 @@ The cases, each a fresh process (a person's or an agent's first call, no warm st
   (a `habitat history` before, not measured): the quick path (`cli.project_quiet`) where it
   answers, else the full path;
 * `cli_trusted`: `habitat trust --project P` of a project trusted before (not measured);
+* `cli_grant`: `habitat trust --project P` of a project not trusted yet, its state made
+  before (a `habitat history`, not measured): the first grant;
 * `import_mcp`: `python -c "import mcp.server"` (never measured by coverage: a `-c` of the
   suite's harness is not).
 
@@ -66,7 +68,17 @@ _INITIALIZE = {
 }
 _INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 _TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-CASES = ("pass", "host", "host_mcp", "embedded", "cli", "import_mcp", "cli_quiet", "cli_trusted")
+CASES = (
+    "pass",
+    "host",
+    "host_mcp",
+    "embedded",
+    "cli",
+    "import_mcp",
+    "cli_quiet",
+    "cli_trusted",
+    "cli_grant",
+)
 
 
 class Group:
@@ -192,8 +204,8 @@ def measure(r: Runner, case: str) -> dict[str, float]:
     env = r.env(home)
     out: dict[str, float] = {}
     pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.DEVNULL}
-    if case in ("cli_quiet", "cli_trusted"):  # the state made first, not measured
-        before = "history" if case == "cli_quiet" else "trust"
+    if case in ("cli_quiet", "cli_trusted", "cli_grant"):  # the state made first, not measured
+        before = "trust" if case == "cli_trusted" else "history"
         argv = [_HABITAT, before, "--project", str(project)]
         # `history` of a tab not open yet is refused (exit 1), the state made all the same.
         quiet = subprocess.DEVNULL
@@ -207,7 +219,7 @@ def measure(r: Runner, case: str) -> dict[str, float]:
         elif case == "cli":
             argv = [_HABITAT, "project", "--project", str(project)]
             r.spawn(group, argv, env, stdout=subprocess.DEVNULL).wait()
-        elif case in ("cli_quiet", "cli_trusted"):
+        elif case in ("cli_quiet", "cli_trusted", "cli_grant"):
             verb = "project" if case == "cli_quiet" else "trust"
             argv = [_HABITAT, verb, "--project", str(project)]
             r.spawn(group, argv, env, stdout=subprocess.DEVNULL).wait()
