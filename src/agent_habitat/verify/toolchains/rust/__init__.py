@@ -1,6 +1,7 @@
 # rust/: the Rust toolchain (Cargo projects and workspaces). detect.py which projects and
 #   files are Rust's; metadata.py the crate graph (`cargo metadata`) and the crates a change
-#   affects, includes.py which other crates read a touched file (`include_str!`, `#[path]`);
+#   affects, includes.py which other crates read a touched file (`include_str!`, `#[path]`),
+#   change.py both read once per climb (and HEAD's export started as a rung starts);
 #   messages.py cargo's JSON messages and libtest's report as findings; cargo.py
 #   the rungs' shared preamble and the comparison with HEAD; lib_check.py a compile error
 #   judged first by the crates' own check on the tree and on HEAD, build_evidence.py the

@@ -26,16 +26,14 @@ from ...models import Diagnostic, RungName, RungResult, RungState
 from ...rungs.compare import cache_of, settle
 from ...rungs.context import RungContext, from_outcome, skipped
 from ...rungs.preamble import before_the_tool
+from .change import export_ahead, only_test_code_of
 from .dep_units import registry_packages, seed, seed_rustc_info
-from .includes import readers
 from .messages import BUILD_SCRIPT, FORMAT, compiler_messages
-from .metadata import METADATA_ARGV, Affected, CrateGraph, MetadataError, parse_metadata
-from .test_code import only_test_code
+from .metadata import METADATA_ARGV, CrateGraph, MetadataError, parse_metadata
 
 __all__ = [
     "EVERY_UNIT",
     "TOOL_NOTE",
-    "affected_of",
     "build_verdict",
     "cargo_rung",
     "check_env",
@@ -78,50 +76,7 @@ _CLIPPED: dict[tuple[str, str], tuple[frozenset[str], RungResult]] = {}
 result: clippy is rustc's check plus lints, so `compile.project` of those crates in the
 same climb would check again what was just checked."""
 
-_TEST_CODE: dict[tuple[str, str], tuple[frozenset[str], dict[str, list[str]]]] = {}
-"""(ladder id, root) → the touched files changed only inside `#[cfg(test)]` modules, and
-the touched files other crates read through a macro (includes.py)."""
-
 RustRung = Callable[[RungContext, CrateGraph], Awaitable[RungResult]]
-
-
-def _test_code(ctx: RungContext) -> frozenset[str]:
-    # Blocking: reads the touched .rs files and HEAD's text of them through git.
-    snapshot = ctx.snapshot
-    if not snapshot.in_git or snapshot.head is None:
-        return frozenset()
-    head = ctx.head or HeadTree(ctx.root, snapshot.head, ctx.workspace.state_dir)
-    found: set[str] = set()
-    for rel in ctx.existing([p for p in ctx.touched if p.endswith(".rs")]):
-        try:
-            now = (ctx.root / rel).read_text(encoding="utf-8").splitlines()
-            if only_test_code(now, head.lines(rel)):
-                found.add(rel)
-        except (OSError, UnicodeDecodeError):
-            continue
-    return frozenset(found)
-
-
-def _readers(ctx: RungContext, graph: CrateGraph) -> dict[str, list[str]]:
-    # Blocking. One crate: every file of the project reaches it already.
-    if len(graph.crates) < 2 or not ctx.touched:
-        return {}
-    return readers(ctx.root, graph, ctx.touched)
-
-
-async def affected_of(ctx: RungContext, graph: CrateGraph) -> Affected:
-    """The crates the climb's change reaches (`CrateGraph.affected`), with the touched files
-    that changed only inside `#[cfg(test)]` modules (test_code.py) and those other crates
-    include (includes.py), read once per climb."""
-    key = (ctx.ladder_id, str(ctx.root))
-    if key not in _TEST_CODE:
-        found = await anyio.to_thread.run_sync(_test_code, ctx)
-        read = await anyio.to_thread.run_sync(_readers, ctx, graph)
-        while len(_TEST_CODE) >= 16:
-            del _TEST_CODE[next(iter(_TEST_CODE))]
-        _TEST_CODE[key] = (found, read)
-    test_code, read = _TEST_CODE[key]
-    return graph.affected(ctx.touched, test_code, read)
 
 
 def head_target_dir(ctx: RungContext) -> Path:
@@ -277,7 +232,11 @@ def cargo_rung(
                 return answered
             if shutil.which("cargo", path=ctx.process_env().get("PATH")) is None:
                 return skipped(ctx, rung, NO_CARGO, missing="cargo")
-            graph = await crate_graph(ctx, rung)
+            export_ahead(ctx)
+            async with anyio.create_task_group() as beside:
+                # Read beside `cargo metadata`: the crates the change reaches need both.
+                beside.start_soon(only_test_code_of, ctx)
+                graph = await crate_graph(ctx, rung)
             if isinstance(graph, RungResult):
                 return graph
             return await body(ctx, graph)

@@ -58,7 +58,6 @@ from ...rungs.context import RungContext
 from ...stopping import ending_red
 from .build_evidence import PlainBuilds, PlainErrors, plain_errors
 from .cargo import (
-    affected_of,
     build_verdict,
     head_cached,
     head_side,
@@ -67,6 +66,7 @@ from .cargo import (
     packages,
     seed_target,
 )
+from .change import affected_of
 from .messages import compiler_messages
 from .metadata import CrateGraph
 from .spool_watch import BUILD_FINISHED, compile_error, said, said_line

@@ -28,7 +28,6 @@ from ...rungs.context import RungContext, nothing_to_do
 from .cargo import (
     EVERY_UNIT,
     TOOL_NOTE,
-    affected_of,
     cargo_rung,
     check_env,
     check_target_dir,
@@ -39,6 +38,7 @@ from .cargo import (
     run_compiler,
     seed_target,
 )
+from .change import affected_of
 from .detect import owns
 from .lib_check import decided_by, run_judged
 from .metadata import CrateGraph

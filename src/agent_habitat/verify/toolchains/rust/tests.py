@@ -47,13 +47,13 @@ from ...rungs.head_tests import HeadRun, settle_tests
 from ...stopping import ending_red
 from .cargo import (
     TOOL_NOTE,
-    affected_of,
     build_verdict,
     cargo_rung,
     graph_note,
     on_head,
     packages,
 )
+from .change import affected_of
 from .head_ahead import ask_ahead
 from .head_tests import (
     cache_key,
