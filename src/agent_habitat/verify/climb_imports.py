@@ -6,18 +6,47 @@ selection, the toolchain's rung table and the report models, about 0.75 s of a R
 verify at load 11 (scopeguard, traced: the request at 0.26 s, `cargo metadata` at 1.08 s)
 against the user's whole `cargo test` of 0.35 s. Importing the habitat's own code runs
 nothing of the project's: which toolchains' tables load is told by the files at the root
-(`Toolchain.detect`), as the snapshot's ignores already are; the report's models are built
-too (a verdict builds them; 65 ms at load 35)."""
+(`Toolchain.detect`), as the snapshot's ignores already are; the verdict's models are built
+too (`_build_models`)."""
 
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
 
+from pydantic import BaseModel
+
 __all__ = ["CLIMB_MODULES", "import_climb"]
 
-CLIMB_MODULES = ("agent_habitat.verify.ladder",)
-"""What every climb imports (runner.py loads it at the first request)."""
+CLIMB_MODULES = (
+    "agent_habitat.verify.ladder",
+    "agent_habitat.verify.runner.report",
+    "agent_habitat.verify.runner.args",
+)
+"""What every climb imports (runner.py loads the ladder at the first request), and the
+verdict's report and the verify call's arguments."""
+
+_BUILT_HERE = ("agent_habitat.verify", "agent_habitat.trust")
+"""The packages whose models a first verify builds: the request, the climb's results, the
+report, and the trust its first verify grants."""
+
+
+def _build_models() -> None:
+    """Every model of `_BUILT_HERE` imported and not built yet, built. They are built on
+    first use (`defer_build`: a shell command never pays for them), and a first verdict
+    built about twenty of them on its way (traced: pydantic's schema building on the event
+    loop as the climb began and as the verdict went out; 0.19 s for 22 of them at load
+    49)."""
+    seen: set[type[BaseModel]] = set()
+    todo = list(BaseModel.__subclasses__())
+    while todo:
+        model = todo.pop()
+        if model in seen:
+            continue
+        seen.add(model)
+        todo.extend(model.__subclasses__())
+        if model.__module__.startswith(_BUILT_HERE) and not model.__pydantic_complete__:
+            model.model_rebuild()
 
 
 def import_climb(root: Path) -> list[str]:
@@ -25,13 +54,7 @@ def import_climb(root: Path) -> list[str]:
     `root` has; the toolchains' names."""
     for name in CLIMB_MODULES:
         importlib.import_module(name)
-    from .models import Diagnostic, LadderRequest, LadderResult, RungResult, Selection
-    from .timing import Timing
-
-    # The report's models are built on first use (`defer_build`: a shell command never
-    # builds them); a verdict builds them all.
-    for model in (Diagnostic, Selection, RungResult, LadderRequest, LadderResult, Timing):
-        model.model_rebuild()
+    _build_models()
     from .toolchains import detected
 
     chains = detected(root)
