@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import HabitatError, UsageError
 from ..project_folder import a_project
 from ..workspace import Workspace, find_project_root
 
@@ -126,10 +126,31 @@ def run_mcp(args: argparse.Namespace) -> int:
     from ..mcp_tools.handshake import PRIMARY, Handshake
 
     handshake = Handshake(PRIMARY).start()
+    if (refused := _bad_configuration(root)) is not None:
+        print(f"habitat mcp: {refused}", file=sys.stderr)
+        return 2
     _quiet_logging()
     from agent_habitat.mcp_tools import serve_stdio
 
     return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project, root), handshake))
+
+
+def _bad_configuration(root: Path) -> HabitatError | None:
+    """What the habitat's open (`Habitat.open`) would refuse in the configuration of the
+    project at `root`, checked as it checks it (the shell's settings, then the runner's),
+    before the SDK's import: a bad `HABITAT_*` value is said in a moment, not seconds later.
+    Anything else that goes wrong here is left to the open, which says it its own way."""
+    from ..config import load_shell_config
+    from ..verify.runner.config import load_runner_config
+
+    try:
+        load_shell_config(root)
+        load_runner_config(root)
+    except HabitatError as exc:
+        return exc
+    except Exception:  # boundary: the open meets it again and reports it its own way
+        return None
+    return None
 
 
 def run_terminal_mcp(args: argparse.Namespace) -> int:
