@@ -115,3 +115,41 @@ async def test_a_blocking_job_runs_in_a_worker_thread_beside_the_others_once_at_
         release.set()
     assert len(threads) == 1
     assert threads[0] != threading.main_thread().name
+
+
+async def test_a_job_left_apart_holds_back_none_of_the_jobs_after_it() -> None:
+    release = anyio.Event()
+    after = anyio.Event()
+    done: list[str] = []
+
+    async def long_job() -> None:  # a prestart waiting on its worker thread, say
+        await release.wait()
+        done.append("apart")
+
+    async def quick_job() -> None:  # a run's end, written to the database
+        done.append("quick")
+        after.set()
+
+    async with anyio.create_task_group() as tg:
+        waits = Lull(tg)
+        waits.apart(long_job)
+        waits.later(quick_job)
+        with anyio.fail_after(10):
+            await after.wait()  # while the job before it still waits
+        assert done == ["quick"]
+        release.set()
+    assert done == ["quick", "apart"]
+
+
+async def test_a_job_left_apart_at_the_close_still_runs() -> None:
+    ran: list[bool] = []
+
+    async def job() -> None:
+        await anyio.lowlevel.checkpoint()
+        ran.append(True)
+
+    async with anyio.create_task_group() as tg:
+        waits = Lull(tg)
+        waits.apart(job)
+        tg.cancel_scope.cancel()  # the shell closing: the job is shielded
+    assert ran == [True]

@@ -78,6 +78,26 @@ class Lull:
 
         self._tg.start_soon(wait)
 
+    def apart(self, job: Job) -> None:
+        """Start `job` in a task of its own in the next lull, in its place among the jobs
+        left for it: the jobs after it do not wait for it. For a job that waits long on
+        something else (a worker thread's fork, exec and cgroup move: tens of milliseconds
+        on a loaded machine), which would otherwise hold back the quick jobs behind it (a
+        run's end, written to the database) until the next call paid for them."""
+
+        async def start() -> None:
+            self._tg.start_soon(self._shielded, job)
+
+        self.later(start)
+
+    @staticmethod
+    async def _shielded(job: Job) -> None:
+        with anyio.CancelScope(shield=True):
+            try:
+                await job()
+            except Exception:  # boundary: as `_drain`'s jobs
+                logger.exception("a job left for a lull failed")
+
     def in_thread(self, job: Callable[[], object]) -> None:
         """Run the blocking `job` in a worker thread from the next lull on, beside the jobs
         left for it (they do not wait for it: a sync of the disk takes milliseconds); not

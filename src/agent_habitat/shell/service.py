@@ -212,8 +212,9 @@ class Shell:
             result = await self._run_answered(args, progress)
         if self.prestarts.enabled:
             # The tab's next wrappers start once nothing is being answered, for the tab as it
-            # stands then (the run may have moved it: cd, export).
-            self._lull.later(lambda: self._prepare_next(args.tab))
+            # stands then (the run may have moved it: cd, export); apart, so that the run's
+            # end is written meanwhile, not by the next call.
+            self._lull.apart(lambda: self._prepare_next(args.tab))
         return result
 
     async def _run_answered(self, args: RunArgs, progress: Progress | None) -> RunResult:

@@ -186,7 +186,7 @@ class RunSupervisor:
             self._emptied.append(run.record)
             if len(self._emptied) >= _GROUPS_PER_RELEASE:
                 emptied, self._emptied = self._emptied, []
-                self._lull.later(lambda: self._release_groups(emptied))
+                self._lull.apart(lambda: self._release_groups(emptied))
             return ended, True
         left = await anyio.to_thread.run_sync(self._left_behind, run)
         return self.finish(run, returncode, left=left), False
