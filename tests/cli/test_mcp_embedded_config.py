@@ -12,17 +12,22 @@ from pathlib import Path
 
 import pytest
 
-# (environment, pyproject.toml): the shell's settings, the runner's, the file itself.
+_BAD_RUNNER = "[tool.habitat]\nidle_seconds = -1\n"
+# (environment, pyproject.toml, a git work tree, `--project`): the shell's settings, the
+# runner's, the file itself; the runner's settings come from the open project's file, which
+# without `--project` is the git work tree's, and none in a plain folder.
 CASES = {
-    "shell": ({"HABITAT_MAX_TABS": "abc"}, None),
-    "runner": ({"HABITAT_IDLE_SECONDS": "-5"}, None),
-    "file": ({}, "[tool.habitat]\nno_such_key = 1\n"),
-    "both": ({"HABITAT_HISTORY_ROWS": "0", "HABITAT_COALESCE_SECONDS": "x"}, None),
+    "shell": ({"HABITAT_MAX_TABS": "abc"}, None, False, True),
+    "runner": ({"HABITAT_IDLE_SECONDS": "-5"}, None, False, True),
+    "file": ({}, "[tool.habitat]\nno_such_key = 1\n", False, True),
+    "both": ({"HABITAT_HISTORY_ROWS": "0", "HABITAT_COALESCE_SECONDS": "x"}, None, False, True),
+    "git tree": ({}, _BAD_RUNNER, True, False),
+    "plain folder": ({}, _BAD_RUNNER, False, False),
 }
 
 _EARLY = (
     "import sys\nfrom agent_habitat.cli import main\n"
-    "code = main(['mcp', '--embedded', '--project', sys.argv[1]])\n"
+    "code = main(['mcp', '--embedded', *sys.argv[1:]])\n"
     "print('SDK loaded:', 'mcp' in sys.modules, file=sys.stderr)\n"
     "sys.exit(code)"
 )
@@ -35,11 +40,12 @@ from agent_habitat.cli.mcp_cmds import open_primary
 from agent_habitat.errors import HabitatError
 
 said = {}
-for name, (env, root) in json.loads(sys.argv[1]).items():
+for name, (env, root, flag) in json.loads(sys.argv[1]).items():
     saved = dict(os.environ)
     os.environ.update(env)
+    os.chdir(root)
     async def opened() -> None:
-        async with open_primary(None, Path(root)):
+        async with open_primary(Path(root) if flag else None, Path(root)):
             pass
     try:
         anyio.run(opened)
@@ -64,10 +70,12 @@ def _env(home: Path, extra: dict[str, str]) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def projects(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     made = {}
-    for name, (_, pyproject) in CASES.items():
-        root = tmp_path_factory.mktemp(f"project-{name}")
+    for name, (_, pyproject, git, _) in CASES.items():
+        root = tmp_path_factory.mktemp(f"project-{name.replace(' ', '-')}")
         if pyproject is not None:
             (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+        if git:
+            subprocess.run(["git", "init", "-q", str(root)], check=True, timeout=60)
         made[name] = root
     return made
 
@@ -78,7 +86,7 @@ def full_path_says(
 ) -> dict[str, str | None]:
     """What the habitat's open says for every case, from one interpreter (one SDK import)."""
     home = tmp_path_factory.mktemp("home-full")
-    cases = {name: (env, str(projects[name])) for name, (env, _) in CASES.items()}
+    cases = {name: (env, str(projects[name]), flag) for name, (env, _, _, flag) in CASES.items()}
     done = subprocess.run(
         [sys.executable, "-c", _FULL, json.dumps(cases)],
         capture_output=True,
@@ -98,17 +106,22 @@ def test_bad_configuration_is_reported_before_the_sdk_loads(
     full_path_says: dict[str, str | None],
     tmp_path: Path,
 ) -> None:
-    env, _ = CASES[case]
+    env, _, _, flag = CASES[case]
+    root = projects[case]
     done = subprocess.run(
-        [sys.executable, "-c", _EARLY, str(projects[case])],
+        [sys.executable, "-c", _EARLY, *(["--project", str(root)] if flag else [])],
         capture_output=True,
         text=True,
         timeout=300,
         stdin=subprocess.DEVNULL,
+        cwd=root,
         env=_env(tmp_path / "home", env),
     )
     expected = full_path_says[case]
-    assert expected is not None, "the habitat's own open took this configuration"
+    if expected is None:  # the open takes it: so does the check, and the server serves
+        assert "bad configuration" not in done.stderr
+        assert done.stderr.strip().splitlines()[-1] == "SDK loaded: True"
+        return
     assert done.returncode == 2, done.stderr
     message, loaded = done.stderr.strip().splitlines()
     assert message == expected

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HabitatError, UsageError
 from ..project_folder import a_project
-from ..workspace import Workspace, find_project_root
+from ..workspace import Workspace, find_project_root, scm_root
 
 if TYPE_CHECKING:
     from ..mcp_tools import PrimaryServer, TerminalServer
@@ -126,7 +126,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from ..mcp_tools.handshake import PRIMARY, Handshake
 
     handshake = Handshake(PRIMARY).start()
-    if (refused := _bad_configuration(root)) is not None:
+    if (refused := _bad_configuration(root, flagged=project is not None)) is not None:
         print(f"habitat mcp: {refused}", file=sys.stderr)
         return 2
     _quiet_logging()
@@ -135,17 +135,19 @@ def run_mcp(args: argparse.Namespace) -> int:
     return _run(lambda: serve_stdio("habitat mcp", lambda: open_primary(project, root), handshake))
 
 
-def _bad_configuration(root: Path) -> HabitatError | None:
-    """What the habitat's open (`Habitat.open`) would refuse in the configuration of the
-    project at `root`, checked as it checks it (the shell's settings, then the runner's),
-    before the SDK's import: a bad `HABITAT_*` value is said in a moment, not seconds later.
-    Anything else that goes wrong here is left to the open, which says it its own way."""
+def _bad_configuration(root: Path, *, flagged: bool) -> HabitatError | None:
+    """What the habitat's open (`Habitat.open`) would refuse in the configuration, checked
+    as it checks it, before the SDK's import: a bad `HABITAT_*` value is said in a moment,
+    not seconds later. The shell's settings come from `root`'s pyproject.toml, the runner's
+    from the open project's: `root` when it was named (`flagged`, `--project`), else the git
+    work tree around it, else none. Anything else that goes wrong here is left to the open,
+    which says it its own way."""
     from ..config import load_shell_config
     from ..verify.runner.config import load_runner_config
 
     try:
         load_shell_config(root)
-        load_runner_config(root)
+        load_runner_config(root if flagged else scm_root(root.resolve()))
     except HabitatError as exc:
         return exc
     except Exception:  # boundary: the open meets it again and reports it its own way
