@@ -105,8 +105,10 @@ async def settle_tests(
     cache_key: str,
     key_of: Callable[[Diagnostic], str | None],
     run_on_head: OnHead,
+    ahead: HeadRun | None = None,
 ) -> RungResult:
-    """Compare a red test rung's failures with the same tests on HEAD (see the module)."""
+    """Compare a red test rung's failures with the same tests on HEAD (see the module).
+    `ahead`: what a run on HEAD made during this rung's own run said (kept as a run's)."""
     if result.state != "red":
         result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
         return result
@@ -119,8 +121,13 @@ async def settle_tests(
         return result
     path = _store(ctx, cache_key)
     known = await anyio.to_thread.run_sync(_load, path)
+    cached = ahead is None and (all(k in known for k in asked) or _WHOLE in known)
+    if ahead is not None:
+        known.update({k: n for k, n in ahead.failed.items() if k != _WHOLE})
+        if ahead.whole:
+            known[_WHOLE] = 1
+        await anyio.to_thread.run_sync(_save, path, known)
     unknown = [k for k in asked if k not in known]
-    cached = not unknown or _WHOLE in known
     if unknown and _WHOLE not in known:
         try:
             ran = await run_on_head(head, unknown)

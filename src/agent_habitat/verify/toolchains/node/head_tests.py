@@ -2,10 +2,12 @@
 run's failed tests run again on HEAD's content (its export, with the working tree's
 `node_modules` linked in, as tsc's baseline runs), each failure keyed by its file and full
 name (`test/a.test.js > adds`), and rungs/head_tests.py marks those HEAD failed too as
-already failing, not red. Only the failed tests' files run on HEAD, by the same runner and
-the tree's installed version of it; what HEAD's run reports passing is kept at 0 for the
-later reds at that HEAD. A failure that names no test (a file that did not load) is never
-matched: it counts as the change's.
+already failing, not red. Only the failed tests run on HEAD (their files, narrowed to them
+by name: `_only`), by the same runner and the tree's installed version of it; what HEAD's
+run reports passing is kept at 0 for the later reds at that HEAD. The warm jest's run tells
+its failed tests as each file ends, and HEAD's run of them starts then, beside the rest of
+the tree's run (head_ahead.py). A failure that names no test (a file that did not load) is
+never matched: it counts as the change's.
 
 The node test runner's junit report names a test by its own name only (no file, no describe
 blocks): its runs also write `node_test_keys.cjs`'s report, each test's file and full name
@@ -33,10 +35,19 @@ from ...rungs.context import RungContext
 from ...rungs.head_tests import HeadRun, settle_tests
 from .common import head_with_modules
 from .detect import NodeProject, Workspace
+from .head_ahead import Ahead
 from .jest_config import cache_args, head_env
 from .parsers import jest_outcomes
 
-__all__ = ["KEYS", "name_node_failures", "node_test_outcomes", "settle_jest_like", "settle_node"]
+__all__ = [
+    "KEYS",
+    "head_key",
+    "jest_like_on_head",
+    "name_node_failures",
+    "node_test_outcomes",
+    "settle_jest_like",
+    "settle_node",
+]
 
 _ENV = {"FORCE_COLOR": "0"}
 KEYS = Path(__file__).with_name("node_test_keys.cjs")
@@ -108,14 +119,17 @@ def _key_of(
     return key_of
 
 
+def _files(keys: list[str]) -> list[str]:
+    return sorted({k.split(" > ", 1)[0] for k in keys})
+
+
 async def _head_files(
-    project: NodeProject, ws: Workspace, head: HeadTree, keys: list[str]
+    project: NodeProject, ws: Workspace, head: HeadTree, files: list[str]
 ) -> tuple[Path, Path, list[str]]:
-    """HEAD's export (its modules linked in), the workspace's folder in it, and the failed
-    tests' files that HEAD has."""
+    """HEAD's export (its modules linked in), the workspace's folder in it, and those of the
+    failed tests' `files` that HEAD has."""
     export = await anyio.to_thread.run_sync(head_with_modules, head, project)
     folder = export / ws.rel if ws.rel else export
-    files = sorted({k.split(" > ", 1)[0] for k in keys})
     return export, folder, [str(export / f) for f in files if (export / f).is_file()]
 
 
@@ -126,7 +140,7 @@ def _head_run(outcome: Outcome, failed: Counter[str] | None, who: str) -> HeadRu
     return HeadRun(failed=failed)
 
 
-async def _on_head(
+async def jest_like_on_head(
     ctx: RungContext,
     rung: RungName,
     project: NodeProject,
@@ -136,7 +150,9 @@ async def _on_head(
     head: HeadTree,
     keys: list[str],
 ) -> HeadRun | str:
-    export, folder, present = await _head_files(project, ws, head, keys)
+    """vitest's or jest's run of the failed tests `keys` name (`file > full name`) on HEAD's
+    content: their files, narrowed to those tests by name (`_only`)."""
+    export, folder, present = await _head_files(project, ws, head, _files(keys))
     if not present:
         return HeadRun()  # every failed test's file is new since HEAD: each failure is new
     report = ctx.spool(rung, ".head.json")
@@ -149,9 +165,32 @@ async def _on_head(
         argv += await anyio.to_thread.run_sync(cache_args, ctx, folder)
         env.update(await anyio.to_thread.run_sync(head_env, ctx, project, ws))
     argv.append("--passWithNoTests")
+    if (pattern := _only(keys)) is not None:
+        argv.append(f"--testNamePattern={pattern}")
     outcome = await ctx.run(rung, argv, suffix=".head-tests.out", cwd=folder, extra_env=env)
     text = await take_report(report)
-    return _head_run(outcome, jest_outcomes(text, export), runner)
+    return _head_run(outcome, jest_outcomes(text, export, ran_only=True), runner)
+
+
+_JS_SPECIAL = frozenset("\\^$.*+?()[]{}|/-")
+_PATTERN_CAP = 8000
+"""Longer than this, HEAD's run is of the failed tests' whole files (a command line's size)."""
+
+
+def _only(keys: list[str]) -> str | None:
+    """A test name pattern (jest's and vitest's `--testNamePattern`, a JavaScript regular
+    expression) matching the tests `keys` name by their full names, which both runners match
+    it against (describe blocks and title, space-joined, as their JSON reports' `fullName`):
+    the other tests of those files are skipped, not run (cron-parser 5.10.0: HEAD's run of two
+    failed tests in a 158-test file, 0.73 CPU-s against 3.40 for the whole file). Unanchored at
+    the start and case-insensitive in jest, it may run a few more tests: each one that ran is
+    known from then on. None when the pattern would be too long for a command line."""
+    names = sorted({key.split(" > ", 1)[1] for key in keys if " > " in key})
+    if not names:
+        return None
+    escaped = ["".join(f"\\{c}" if c in _JS_SPECIAL else c for c in name) for name in names]
+    pattern = f"(?:{'|'.join(escaped)})$"
+    return pattern if len(pattern) <= _PATTERN_CAP else None
 
 
 async def settle_jest_like(
@@ -163,19 +202,30 @@ async def settle_jest_like(
     runner: str,
     tool: Path,
     report: str,
+    ahead: Ahead | None = None,
 ) -> RungResult:
     """`result` (a vitest or jest run whose JSON report is `report`) with the failures HEAD
-    has too marked as already failing: green when those are all it found (saying so)."""
-    failing = jest_outcomes(report, ctx.root) or Counter()
+    has too marked as already failing: green when those are all it found (saying so).
+    `ahead`: HEAD's run of failed tests started beside the run (head_ahead.py)."""
+    failing = +(jest_outcomes(report, ctx.root) or Counter())
+    early = ahead.head_run() if ahead is not None else None
+    if ahead is not None and (said := ahead.note()) is not None:
+        result.notes.append(said)
     return await settle_tests(
         ctx,
         result,
-        cache_key=fingerprint("node tests on HEAD", ctx.snapshot.head or "", runner, ws.rel),
-        key_of=_key_of(+failing, lambda diag: diag.code == "failed"),
-        run_on_head=lambda head, keys: _on_head(
+        cache_key=head_key(ctx, runner, ws),
+        key_of=_key_of(failing, lambda diag: diag.code == "failed"),
+        run_on_head=lambda head, keys: jest_like_on_head(
             ctx, result.rung, project, ws, runner, tool, head, keys
         ),
+        ahead=early,
     )
+
+
+def head_key(ctx: RungContext, runner: str, ws: Workspace) -> str:
+    """The key HEAD's outcomes of the workspace's `runner` are kept by, per HEAD commit."""
+    return fingerprint("node tests on HEAD", ctx.snapshot.head or "", runner, ws.rel)
 
 
 async def _node_on_head(
@@ -186,7 +236,7 @@ async def _node_on_head(
     head: HeadTree,
     keys: list[str],
 ) -> HeadRun | str:
-    export, folder, present = await _head_files(project, ws, head, keys)
+    export, folder, present = await _head_files(project, ws, head, _files(keys))
     if not present:
         return HeadRun()  # every failed test's file is new since HEAD: each failure is new
     report = ctx.spool(rung, ".head.keys.jsonl")

@@ -27,7 +27,7 @@
 // `output`); the channel (stdio_rpc.cjs) keeps its own stdout.
 //
 // Protocol: JSON-RPC in the Language Server Protocol's framing (stdio_rpc.cjs): `initialize`
-// {processId, cwd, transpileTsConfig?}, `habitat/run` {args, env}, `shutdown`, `exit`. It
+// {processId, cwd, transpileTsConfig?}, `habitat/run` {args, env, stream?}, `shutdown`, `exit`. It
 // exits when stdin closes or its owner's pid is gone.
 "use strict";
 
@@ -39,6 +39,7 @@ const { fileURLToPath } = require("url");
 const { serve, watchOwner } = require("./stdio_rpc.cjs");
 
 const OUTPUT_CAP = 4 * 1024 * 1024;
+const STREAM = path.join(__dirname, "failed_stream.cjs");
 let cwd = null;
 let cli = null;
 let core = null;
@@ -140,6 +141,12 @@ async function run(params) {
       if (global.workerIdleMemoryLimit === undefined || global.workerIdleMemoryLimit === null) {
         // Workers, never this process: a limit no worker reaches (all of the memory).
         argv.workerIdleMemoryLimit = "100%";
+      }
+      if (params.stream) {
+        // The project's reporters (jest's default when it names none), and failed_stream.cjs
+        // beside them: each file with a failed test as jest reports it (head_ahead.py).
+        const own = global.reporters || [["default", {}]];
+        argv.reporters = [...own, [STREAM, { file: params.stream }]];
       }
       let code;
       try {

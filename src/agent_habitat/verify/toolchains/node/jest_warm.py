@@ -115,12 +115,18 @@ class JestWarm(WarmChecker):
         self.initialize(client, params, timeout)  # the configuration is read here
         self.started()
 
-    def run(self, args: list[str], env: dict[str, str], timeout: float) -> dict[str, Any]:
-        """jest's answer for `args` with `env` (blocking)."""
+    def run(
+        self, args: list[str], env: dict[str, str], timeout: float, stream: Path | None = None
+    ) -> dict[str, Any]:
+        """jest's answer for `args` with `env` (blocking); `stream`: the file failed_stream.cjs
+        appends each file with a failed test to, as jest reports it."""
         client = self.client
         assert client is not None
+        params: dict[str, Any] = {"args": args, "env": env}
+        if stream is not None:
+            params["stream"] = str(stream)
         with self._guard:
-            answer = client.request("habitat/run", {"args": args, "env": env}, timeout)
+            answer = client.request("habitat/run", params, timeout)
             self.checks += 1
         if not isinstance(answer, dict) or not any(
             k in answer for k in ("code", "stale", "inBand")
@@ -138,7 +144,11 @@ def _make(workspace: Any, root: Path, spec: ServerSpec, key: str) -> WarmChecker
 
 
 async def _answer(
-    ctx: RungContext, warm: JestWarm, args: list[str], extra_env: dict[str, str]
+    ctx: RungContext,
+    warm: JestWarm,
+    args: list[str],
+    extra_env: dict[str, str],
+    stream: Path | None,
 ) -> dict[str, Any]:
     """The warm jest's answer with a fresh substrate's variables, as the CLI would get them;
     a run the verify stops stops the process (its workers with it)."""
@@ -147,7 +157,7 @@ async def _answer(
         full = ctx.process_env(env)
         try:
             return await anyio.to_thread.run_sync(
-                warm.run, args, full, ctx.config.timeout_s, abandon_on_cancel=True
+                warm.run, args, full, ctx.config.timeout_s, stream, abandon_on_cancel=True
             )
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
@@ -165,9 +175,11 @@ async def warm_jest(
     args: list[str],
     extra_env: dict[str, str],
     notes: list[str],
+    stream: Path | None = None,
 ) -> Outcome | None:
     """jest's outcome for `args` from the workspace's warm jest (started first when there is
-    none); None (and why, in `notes`) when the CLI must run cold."""
+    none); None (and why, in `notes`) when the CLI must run cold. `stream`: where each file
+    with a failed test is told as jest reports it (head_ahead.py)."""
     if not ctx.config.warm_checker:
         return None
     if ctx.hooks is None:
@@ -194,7 +206,7 @@ async def warm_jest(
             return None
         started = time.monotonic()
         try:
-            answer = await _answer(ctx, warm, args, extra_env)
+            answer = await _answer(ctx, warm, args, extra_env, stream)
         except (LspError, OSError) as exc:
             await warm_checker.failed(ctx.workspace, spec.slot)
             notes.append(f"the warm jest failed ({str(exc)[-300:]}); stopped, ran jest cold")

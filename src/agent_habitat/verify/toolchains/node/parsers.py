@@ -214,10 +214,11 @@ def parse_jest_json(text: str, root: Path, tool: str) -> list[Diagnostic]:
     return out
 
 
-def jest_outcomes(text: str, root: Path) -> Counter[str] | None:
+def jest_outcomes(text: str, root: Path, *, ran_only: bool = False) -> Counter[str] | None:
     """Each test of a jest-shaped report by its key, `file > full name` (the start of its
     `parse_jest_json` finding's message), with how many times it failed: a test that passed
-    is there at 0. None when the text is not such a report."""
+    is there at 0. `ran_only`: a test that did not run (skipped, todo, left out by a name
+    pattern) is not there. None when the text is not such a report."""
     data = _load(text or "")
     if not isinstance(data, dict) or "testResults" not in data:
         return None
@@ -225,6 +226,8 @@ def jest_outcomes(text: str, root: Path) -> Counter[str] | None:
     for suite in data.get("testResults") or []:
         file = relative(str(suite.get("name", "")), root)
         for case in suite.get("assertionResults") or []:
+            if ran_only and case.get("status") not in ("passed", "failed"):
+                continue
             key = f"{file} > {case.get('fullName') or case.get('title') or '?'}"
             out[key] += case.get("status") == "failed"
     return out

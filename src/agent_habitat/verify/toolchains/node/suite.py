@@ -10,11 +10,12 @@ with the same script on HEAD's export (script_head.py): a failure HEAD has too i
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
-from ...command import take_report
+from ...command import Outcome, take_report
 from ...models import RungName, RungResult, RungState, Selection
 from ...rungs.context import RungContext, from_outcome, nothing_to_do, skipped
 from .comments import comments_only, refused
@@ -22,7 +23,15 @@ from .common import Tool, each, merge, mine, node_rung
 from .compile import run_script
 from .detect import SOURCE_SUFFIXES, NodeProject, Workspace
 from .graph import related_tests, test_files
-from .head_tests import KEYS, name_node_failures, settle_jest_like, settle_node
+from .head_ahead import Ahead
+from .head_tests import (
+    KEYS,
+    head_key,
+    jest_like_on_head,
+    name_node_failures,
+    settle_jest_like,
+    settle_node,
+)
 from .jest_config import cache_args
 from .jest_warm import warm_jest
 from .parsers import (
@@ -74,6 +83,29 @@ def _reason(result: RungResult) -> None:
         result.reason = f"{len(result.diagnostics)} test failure(s), first {first}"
 
 
+async def _run_jest_like(
+    ctx: RungContext,
+    project: NodeProject,
+    ws: Workspace,
+    runner: str,
+    tool: Path,
+    argv: list[str],
+    env: dict[str, str],
+    stream: Path,
+    warm_notes: list[str],
+) -> Outcome:
+    """The tree's run: jest's warm runner's (telling each failed file to `stream`) when it
+    can, else the CLI cold."""
+    outcome = None
+    if runner == "jest":
+        outcome = await warm_jest(ctx, project, ws, tool, argv[1:], env, warm_notes, stream)
+    if outcome is None:
+        if runner == "jest":
+            argv += await anyio.to_thread.run_sync(cache_args, ctx, ws.path)
+        outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=env)
+    return outcome
+
+
 async def _jest_like(
     ctx: RungContext,
     project: NodeProject,
@@ -97,13 +129,24 @@ async def _jest_like(
         argv = [str(tool.path), *mode, "--json", f"--outputFile={report}", "--ci"]
         argv += ["--passWithNoTests", "--coverage=false"]
     warm_notes: list[str] = []
-    outcome = None
-    if runner == "jest":
-        outcome = await warm_jest(ctx, project, ws, tool.path, argv[1:], _ENV, warm_notes)
-    if outcome is None:
-        if runner == "jest":
-            argv += await anyio.to_thread.run_sync(cache_args, ctx, ws.path)
-        outcome = await ctx.run(SCOPED, argv, suffix=each(ws.rel), cwd=ws.path, extra_env=_ENV)
+    stream = ctx.spool(SCOPED, each(ws.rel, ".failed.jsonl"))
+    await anyio.Path(stream).unlink(missing_ok=True)
+    path = tool.path
+    ahead = Ahead(
+        ctx,
+        stream,
+        head_key(ctx, runner, ws),
+        lambda head, keys: jest_like_on_head(ctx, SCOPED, project, ws, runner, path, head, keys),
+    )
+    async with anyio.create_task_group() as tg:
+        if runner == "jest":  # the warm jest tells its failures as it goes (head_ahead.py)
+            tg.start_soon(ahead.watch)
+        outcome = await _run_jest_like(
+            ctx, project, ws, runner, path, argv, _ENV, stream, warm_notes
+        )
+        if outcome.exit_code == 0 or not ahead.began:
+            tg.cancel_scope.cancel()  # HEAD's answer is not needed, or settle_tests asks it
+    await anyio.Path(stream).unlink(missing_ok=True)
     text = await take_report(report)
     counts = suite_counts(text)
     if counts is not None and counts[0] == 0 and outcome.exit_code == 0:
@@ -129,7 +172,7 @@ async def _jest_like(
     _reason(result)
     if result.state == "red":
         settle = settle_jest_like(
-            ctx, result, project=project, ws=ws, runner=runner, tool=tool.path, report=text
+            ctx, result, project=project, ws=ws, runner=runner, tool=path, report=text, ahead=ahead
         )
         result = await settle
     return result
