@@ -28,6 +28,8 @@ suite.py: `test.scoped` (vitest related, jest --findRelatedTests, warm in a habi
   `test` script).
 head_tests.py: a red vitest, jest or node test runner's failed tests run on HEAD's export:
   those HEAD fails too are already failing, not red.
+head_ahead.py + failed_stream.cjs: the warm jest tells each file's failed tests as the file
+  ends, and HEAD's run of them starts then, beside the rest of the tree's run.
 script_head.py: a red `test` script run again on HEAD's export: its failures HEAD names too
   are already failing; one that names no test and fails there the same way is `error`.
 node_test_keys.cjs: the node test runner's reporter of each test's file and full name.
