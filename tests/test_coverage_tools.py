@@ -245,3 +245,46 @@ def test_a_python_c_of_ours_is_not_measured_and_its_children_are(
     measure as before."""
     assert _run(["-c", f"import agent_habitat.errors\n{_REPORT}"], requested) == (False, True)
     assert not list(tmp_path.glob(".coverage*"))
+
+
+_OUTSIDE = (
+    "import sys\n"
+    "TRACED = sys.gettrace() is not None\n"
+    "import agent_habitat.regular  # ours, loaded inside another package's load\n"
+)
+
+
+def test_other_packages_load_untraced_and_ours_inside_them_are_measured(
+    requested: dict[str, str], tmp_path: Path
+) -> None:
+    """Coverage's tracer is off while a module that is not ours loads (its cost on Python
+    3.11, for nothing measured), on again after it, and on for a module of ours loaded
+    from inside it: what is measured of agent_habitat is what it was."""
+    (tmp_path / "outside_probe.py").write_text(_OUTSIDE, encoding="utf-8")
+    code = (
+        "import json, sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import agent_habitat.errors\n"
+        "import outside_probe\n"
+        "import importlib._bootstrap as bootstrap\n"
+        "print(json.dumps([outside_probe.TRACED, sys.gettrace() is not None,\n"
+        "                  getattr(bootstrap._find_and_load, '_habitat_untraced', False)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, _script(tmp_path, code)],
+        env=requested,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    traced_inside, traced_after, untraced = json.loads(done.stdout.splitlines()[-1])
+    assert untraced, "coverage ran, so other packages load untraced"
+    assert not traced_inside, "another package's module body ran with the tracer off"
+    assert traced_after, "the tracer is back once that load ended"
+    data = coverage.CoverageData(basename=str(tmp_path / ".coverage"))
+    data.read()
+    regular = next(n for n in data.measured_files() if n.endswith("agent_habitat/regular.py"))
+    source = Path(regular).read_text(encoding="utf-8").splitlines()
+    last = max(i for i, line in enumerate(source, 1) if line.startswith("__all__"))
+    assert last in (data.lines(regular) or []), "ours, inside another package's load, measured"
