@@ -145,11 +145,26 @@ def load_section(
         raise ConfigError(f"bad configuration: {problems}") from exc
 
 
+RUN_CGROUPS = "HABITAT_RUN_CGROUPS"
+"""0 turns run cgroups off (`proc/cgroup.py`); 1 or unset: on where the machine has them."""
+RUN_CGROUPS_VALUES = ("", "0", "1")
+
+
+def _check_run_cgroups(environ: Mapping[str, str]) -> None:
+    value = environ.get(RUN_CGROUPS)
+    if value is not None and value not in RUN_CGROUPS_VALUES:
+        raise ConfigError(
+            f"bad configuration: {RUN_CGROUPS}={value!r}: must be 0 (run cgroups off) or 1 "
+            "(on where the machine has them); unset it for the default"
+        )
+
+
 def load_shell_config(
     root: Path | None,
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
 ) -> ShellConfig:
+    _check_run_cgroups(os.environ if environ is None else environ)
     section = load_pyproject(root).get("shell", {})
     return load_section(
         ShellConfig,

@@ -78,3 +78,31 @@ def test_a_caller_changing_its_table_changes_no_later_read(tmp_path: Path) -> No
     load_pyproject(root)["shell"]["max_tabs"] = 99
     load_pyproject(root).pop("shell")
     assert load_pyproject(root) == {"shell": {"max_tabs": 3}}
+
+
+@pytest.mark.parametrize("value", ["maybe", "off", "false", "2", " 0"])
+def test_a_run_cgroups_switch_that_is_neither_0_nor_1_fails_naming_it(
+    tmp_path: Path, value: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_shell_config(tmp_path, environ={"HABITAT_RUN_CGROUPS": value})
+    assert f"HABITAT_RUN_CGROUPS={value!r}" in str(caught.value)
+    assert "must be 0" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ["0", "1", ""])
+def test_the_run_cgroups_switch_takes_0_1_or_nothing(tmp_path: Path, value: str) -> None:
+    load_shell_config(tmp_path, environ={"HABITAT_RUN_CGROUPS": value})
+
+
+def test_the_quick_paths_leave_a_bad_run_cgroups_switch_to_the_full_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agent_habitat.cli.scene_fast import configured
+
+    monkeypatch.delenv("HABITAT_RUN_CGROUPS", raising=False)
+    assert not configured(tmp_path)
+    monkeypatch.setenv("HABITAT_RUN_CGROUPS", "0")
+    assert not configured(tmp_path)
+    monkeypatch.setenv("HABITAT_RUN_CGROUPS", "maybe")
+    assert configured(tmp_path)

@@ -62,6 +62,8 @@ def configured(root: Path | str) -> bool:
     names = (*SHELL_CONFIG_DEFAULTS, *RUNNER_CONFIG_FIELDS)
     if any(f"HABITAT_{name.upper()}" in os.environ for name in names):
         return True
+    if os.environ.get("HABITAT_RUN_CGROUPS", "") not in ("", "0", "1"):
+        return True  # the full path refuses it (`config.RUN_CGROUPS_VALUES`)
     pyproject = os.path.join(root, "pyproject.toml")
     if not os.path.isfile(pyproject):
         return os.path.exists(pyproject)  # a folder or a FIFO: the full path says what it is
