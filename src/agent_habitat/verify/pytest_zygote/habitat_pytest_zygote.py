@@ -263,7 +263,11 @@ def _run(zygote: _Zygote, request: dict[str, Any], fds: list[int], peer: int, wa
     _die_with_parent(signal.SIGKILL)
     if os.getppid() != waiter:
         os._exit(1)  # the waiter died before the death signal was armed
-    os.setpgid(0, 0)
+    # A session of its own (and so a process group), as the habitat's fresh processes get
+    # (`start_new_session`): the kernel's autogroups share the CPU between sessions, and in
+    # the zygote's one a run beside another (HEAD's failed tests beside the tree's run)
+    # took its CPU from it.
+    os.setsid()
     _join_cgroup(request["env"], peer)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
