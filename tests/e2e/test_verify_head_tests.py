@@ -94,7 +94,7 @@ async def test_only_a_test_failing_at_head_is_not_red_and_says_so(shop: Path) ->
 
 def _head_runs(result: RungResult) -> list[Path]:
     assert result.spool is not None
-    return sorted(Path(result.spool).parent.glob("*.head-tests.out"))
+    return sorted(Path(result.spool).parent.glob("*.head-tests*.out"))
 
 
 async def test_a_test_recorded_passing_at_head_is_red_without_running_head(shop: Path) -> None:

@@ -18,6 +18,7 @@ from .tracebacks import in_project, in_root_terms, raised, relative
 __all__ = [
     "JunitCounts",
     "junit_counts",
+    "junit_key",
     "parse_compileall",
     "parse_generic",
     "parse_junit",
@@ -204,9 +205,23 @@ def _doctest_message(text: str, line: int) -> str:
 
 
 def _nodeid(case: ET.Element) -> str:
-    file = case.get("file") or ""
-    name = case.get("name") or ""
-    classname = case.get("classname") or ""
+    return _key(case.get("file") or "", case.get("classname") or "", case.get("name") or "")
+
+
+def junit_key(nodeid: str, file: str) -> str:
+    """The key a failure of pytest's `nodeid` gets from its junit report (`_nodeid`), where
+    the test's function is in `file` (its location; a test inherited from a base class in
+    another file is reported there). pytest's xunit1 report names it as this does
+    (junitxml's `mangle_test_address`): the node id's path dotted without `.py`, its
+    classes, and its last name with the parameters."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = names[0].replace("/", ".").removesuffix(".py")
+    names[-1] += bracket + params
+    return _key(file, ".".join(names[:-1]), names[-1])
+
+
+def _key(file: str, classname: str, name: str) -> str:
     if not file:
         return f"{classname}::{name}" if classname else name
     module = file.removesuffix(".py").replace("/", ".")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +29,15 @@ from ..models import Diagnostic, RungResult
 from .compare import head_of
 from .context import RungContext
 
-__all__ = ["HeadRun", "OnHead", "known_on_head", "remember_head_run", "settle_tests"]
+__all__ = [
+    "HeadRun",
+    "OnHead",
+    "known_on_head",
+    "not_known",
+    "remember_answers",
+    "remember_head_run",
+    "settle_tests",
+]
 
 
 @dataclass
@@ -86,6 +94,21 @@ async def known_on_head(ctx: RungContext, cache_key: str) -> frozenset[str] | No
     return None if _WHOLE in known else frozenset(known)
 
 
+async def not_known(ctx: RungContext, cache_key: str, keys: list[str]) -> list[str]:
+    """The keys of `keys` HEAD has no answer for in the store (none once a run of HEAD's
+    whole command is there)."""
+    known = await known_on_head(ctx, cache_key)
+    return [] if known is None else [k for k in keys if k not in known]
+
+
+async def remember_answers(ctx: RungContext, cache_key: str, keys: list[str], ran: HeadRun) -> None:
+    """Keeps HEAD's answer about `keys` (asked of HEAD while the tree's run went on) as
+    `settle_tests` keeps its own: a key HEAD's run did not fail passed there, or is new."""
+    answered = HeadRun(failed=Counter(dict.fromkeys(keys, 0)), whole=ran.whole)
+    answered.failed.update({k: n for k, n in ran.failed.items() if k != _WHOLE})
+    await remember_head_run(ctx, cache_key, answered)
+
+
 async def remember_head_run(ctx: RungContext, cache_key: str, ran: HeadRun) -> None:
     """Keeps HEAD's outcomes of a run made ahead of any red (a warm-up's), or of a red run's
     failures asked while it ran, where `settle_tests` looks them up for the same command: a
@@ -106,9 +129,12 @@ async def settle_tests(
     key_of: Callable[[Diagnostic], str | None],
     run_on_head: OnHead,
     ahead: HeadRun | None = None,
+    asked_early: Collection[str] = (),
 ) -> RungResult:
     """Compare a red test rung's failures with the same tests on HEAD (see the module).
-    `ahead`: what a run on HEAD made during this rung's own run said (kept as a run's)."""
+    `ahead`: what a run on HEAD made during this rung's own run said (kept as a run's).
+    `asked_early`: the keys HEAD was asked about during the run (head_early.py), whose
+    answers are in the store by now: not "cached" in what the result says."""
     if result.state != "red":
         result.new_findings, result.preexisting_findings = summarize(result.diagnostics)
         return result
@@ -122,6 +148,7 @@ async def settle_tests(
     path = _store(ctx, cache_key)
     known = await anyio.to_thread.run_sync(_load, path)
     cached = ahead is None and (all(k in known for k in asked) or _WHOLE in known)
+    cached = cached and not set(asked) & set(asked_early)
     if ahead is not None:
         known.update({k: n for k, n in ahead.failed.items() if k != _WHOLE})
         if ahead.whole:

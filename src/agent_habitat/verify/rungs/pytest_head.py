@@ -35,14 +35,21 @@ from ..deps_store import is_clean_at, load_testdeps
 from ..head import HeadTree
 from ..layout import Layout, discover_layout
 from ..models import Diagnostic, RungName
-from ..parsers import parse_junit
+from ..parsers import junit_key, parse_junit
 from ..select.deps import plain_node_id
 from ..select.selection import unrecorded
 from ..select.testdeps import deps_store_dir
 from .context import RungContext
 from .head_tests import HeadRun
 
-__all__ = ["cache_key", "collected", "imported_elsewhere", "test_key", "tests_on_head"]
+__all__ = [
+    "cache_key",
+    "collected",
+    "failure_key",
+    "imported_elsewhere",
+    "test_key",
+    "tests_on_head",
+]
 
 _PROBE = """
 import importlib.util, os, sys
@@ -85,6 +92,13 @@ def test_key(diag: Diagnostic) -> str | None:
     if "collection error" in first:
         return None
     m = _NODE.match(diag.message)
+    return m["node"] if m is not None else None
+
+
+def failure_key(nodeid: str, file: str) -> str | None:
+    """The key `test_key` gives the failure of pytest's `nodeid` (its function in `file`)
+    once the junit report names it; None when it gives none."""
+    m = _NODE.match(junit_key(nodeid, file) + ": ")
     return m["node"] if m is not None else None
 
 
@@ -193,14 +207,21 @@ async def tests_on_head(
     keys: list[str],
     argv: list[str],
     via: Callable[[list[str]], list[str]] | None,
+    tag: str,
+    nodeids: dict[str, str] | None,
 ) -> HeadRun | str:
-    """How many failures each node id of `keys` had on HEAD; `argv` is the pytest command
-    without its junit report and tests, `via` what runs a whole command line (the warm
-    pytest's client: a fork of the interpreter that has pytest imported, its path rebuilt
-    for HEAD's export as a fresh one's would be). Or why HEAD could not answer."""
-    passed, may = await anyio.to_thread.run_sync(_on_record, ctx, head.head, keys)
-    ran = HeadRun(failed=Counter(dict.fromkeys(passed, 0)))
-    left = [k for k in keys if k not in passed]
+    """How many failures each key of `keys` (`test_key`'s) had on HEAD; `argv` is the pytest
+    command without its junit report and tests, `via` what runs a whole command line (the
+    warm pytest's client: a fork of the interpreter that has pytest imported, its path
+    rebuilt for HEAD's export as a fresh one's would be). Or why HEAD could not answer.
+    `tag` sets its spool files apart from those of another run on HEAD going on beside it.
+    `nodeids`: a key's node id where the plugin named it (head_early.py), which pytest is
+    given in its place: a test inherited from a base class in another file has a key named
+    after that file, where pytest finds no such test."""
+    key_of = {(nodeids or {}).get(k, k): k for k in keys}
+    passed, may = await anyio.to_thread.run_sync(_on_record, ctx, head.head, list(key_of))
+    ran = HeadRun(failed=Counter(dict.fromkeys((key_of[n] for n in passed), 0)))
+    left = [n for n in key_of if n not in passed]
     if not left:
         return ran
     export, layout = await anyio.to_thread.run_sync(_export, ctx, head)
@@ -209,8 +230,8 @@ async def tests_on_head(
     if may & set(left):
         tests = [k for k in left if collected(k) is None]  # a record vouches for no import
         vouched = await anyio.to_thread.run_sync(_vouched_at_head, ctx, layout, head.head, tests)
-        ran.failed.update(dict.fromkeys(vouched, 0))
-        left = [k for k in left if k not in vouched]
+        ran.failed.update(dict.fromkeys((key_of[n] for n in vouched), 0))
+        left = [n for n in left if n not in vouched]
     if not left:
         return ran
     extra = {"PYTHONPATH": os.pathsep.join(str(p) for p in layout.source_roots)}
@@ -222,10 +243,12 @@ async def tests_on_head(
     for _ in range(2):
         if not left:
             return ran
-        junit = ctx.spool(rung, ".head.xml")
+        junit = ctx.spool(rung, f".head{tag}.xml")
         run = [*argv, f"--junitxml={junit}", *dict.fromkeys(collected(k) or k for k in left)]
         run = via(run) if via is not None else run
-        outcome = await ctx.run(rung, run, suffix=".head-tests.out", cwd=export, extra_env=extra)
+        outcome = await ctx.run(
+            rung, run, suffix=f".head-tests{tag}.out", cwd=export, extra_env=extra
+        )
         found = parse_junit(junit, export)
         await anyio.Path(junit).unlink(missing_ok=True)
         # pytest 9 names them by absolute path, earlier ones as given.

@@ -18,6 +18,7 @@ from ..select.testdeps import Recording, RunScope
 from ..tracebacks import conftest_error, start_failure, unimportable
 from . import warm_pytest
 from .context import RungContext, from_outcome, skipped
+from .head_early import FAILED_ENV, EarlyHead
 from .head_tests import HeadRun, settle_tests
 from .preamble import Configured, python_rung
 from .pytest_head import cache_key, test_key, tests_on_head
@@ -170,8 +171,26 @@ async def _pytest(
     warm, why_not = await warm_pytest.for_rung(ctx)
     report = ctx.spool(rung, ".warm") if warm is not None else None
     run_argv = warm.wrap(argv, report) if warm is not None and report is not None else argv
+
+    async def on_head(
+        head: HeadTree, keys: list[str], tag: str = "", nodeids: dict[str, str] | None = None
+    ) -> HeadRun | str:
+        # `tag`: a run on HEAD begun while the tree's goes on (head_early.py) beside another.
+        # Through the warm pytest too when there is one: the failed tests' run on HEAD is
+        # on the verdict's path (the first verify of humanize 4.9.0, 10 failures: ~2 s of
+        # a fresh interpreter at load 15).
+        told = ctx.spool(rung, f".head{tag}.warm")
+        via = (lambda run: warm.wrap(run, told)) if warm is not None else None
+        try:
+            argv = [*base, "-p", "no:cacheprovider"]
+            return await tests_on_head(ctx, rung, head, keys, argv, via, tag, nodeids)
+        finally:
+            await anyio.Path(told).unlink(missing_ok=True)
+
+    key = cache_key(ctx, ctx.snapshot.head or "")
+    early = EarlyHead(ctx, ctx.spool(rung, ".failed"), key, on_head) if rec else None
     try:
-        outcome = await ctx.run(rung, run_argv, extra_env=rec.env() if rec else None)
+        outcome = await _run_tree(ctx, rung, run_argv, rec, early)
     except BaseException:
         if rec is not None:
             rec.discard()  # cancelled: what it wrote so far is not a run's record
@@ -218,20 +237,14 @@ async def _pytest(
         started = not first.startswith("pytest could not start")
         result.reason = f"{what}, first {first}" if started else first
 
-    async def on_head(head: HeadTree, keys: list[str]) -> HeadRun | str:
-        # Through the warm pytest too when there is one: the failed tests' run on HEAD is
-        # on the verdict's path (the first verify of humanize 4.9.0, 10 failures: ~2 s of
-        # a fresh interpreter at load 15).
-        told = ctx.spool(rung, ".head.warm")
-        via = (lambda run: warm.wrap(run, told)) if warm is not None else None
-        try:
-            argv = [*base, "-p", "no:cacheprovider"]
-            return await tests_on_head(ctx, rung, head, keys, argv, via)
-        finally:
-            await anyio.Path(told).unlink(missing_ok=True)
-
-    key = cache_key(ctx, ctx.snapshot.head or "")
-    settled = await settle_tests(ctx, result, cache_key=key, key_of=test_key, run_on_head=on_head)
+    settled = await settle_tests(
+        ctx,
+        result,
+        cache_key=key,
+        key_of=test_key,
+        run_on_head=on_head,
+        asked_early=early.asked if early is not None else (),
+    )
     _nothing_ran(settled, counts)
     if recording is not None:
         settled.notes.insert(recorded_at, await recording.note())
@@ -253,6 +266,32 @@ def _nothing_ran(result: RungResult, counts: JunitCounts | None) -> None:
         f"no test ran: {len(collection)} test module(s) already fail to import at HEAD "
         f"(not the change's), first {first}"
     )
+
+
+async def _run_tree(
+    ctx: RungContext,
+    rung: RungName,
+    argv: list[str],
+    rec: Recording | None,
+    early: EarlyHead | None,
+) -> Outcome:
+    """The tree's run; with `early`, HEAD is asked about its failures as they come (the
+    recording plugin names them), and what is left of that when the run ends is done by
+    the time this returns."""
+    if rec is None or early is None:
+        return await ctx.run(rung, argv, extra_env=rec.env() if rec else None)
+    env = {**rec.env(), FAILED_ENV: str(early.failed)}
+    await anyio.Path(early.failed).unlink(missing_ok=True)  # a killed run's, left behind
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(early.follow)
+            try:
+                outcome = await ctx.run(rung, argv, extra_env=env)
+            finally:
+                early.ended()
+    finally:
+        await anyio.Path(early.failed).unlink(missing_ok=True)
+    return outcome
 
 
 class _Folding:

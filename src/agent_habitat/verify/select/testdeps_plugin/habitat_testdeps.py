@@ -45,6 +45,10 @@ _OUT = "HABITAT_TESTDEPS_OUT"
 _ROOT = "HABITAT_TESTDEPS_ROOT"
 _PACKAGES = "HABITAT_TESTDEPS_PACKAGES"
 _getframe = sys._getframe  # kept: a test may monkeypatch `sys` itself
+_FAILED_PATH = os.environ.get("HABITAT_TESTDEPS_FAILED")
+"""Where the node id of each failure goes as it happens (read at import: a test may change
+the environment): the habitat asks HEAD about it while the rest of the run goes on."""
+_failed_fd: int | None = None
 
 _SPAWNS = frozenset(
     ("subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.exec", "os.fork")
@@ -170,7 +174,26 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.failed and _FAILED_PATH:
+        _tell_failed(report.nodeid, str(report.location[0]))
     if _RECORDER is not None and (report.failed or report.skipped):
         _RECORDER.tests.setdefault(report.nodeid, {})["failed" if report.failed else "skipped"] = (
             True
         )
+
+
+def _tell_failed(nodeid: str, file: str) -> None:
+    """One line per failed report (a test's setup, call or teardown), appended: its node id
+    and the file its function is in (which the junit report names), tab-separated. Each
+    write is a whole line, also from xdist's workers (the controller repeats theirs)."""
+    global _failed_fd
+    line = f"{nodeid}\t{file}"
+    if "\n" in line or line.count("\t") != 1:
+        return  # not one line of two fields: HEAD is asked about it after the run, as before
+    try:
+        if _failed_fd is None:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            _failed_fd = os.open(str(_FAILED_PATH), flags, 0o600)
+        os.write(_failed_fd, (line + "\n").encode("utf-8", "surrogateescape"))
+    except OSError:
+        pass  # never break the user's test run: HEAD is asked after it instead
