@@ -346,6 +346,16 @@ PROJECTS: dict[str, Project] = {
             ("wcwidth",),
             sha256="72ea0c06399eb286d978fdedb6923a9eb47e1c486ce63e9b4e64fc18303972b5",
         ),
+        Project(
+            "pyasn1",
+            "0.6.1",
+            ("pytest",),
+            "ASN.1 types and BER/CER/DER codecs: a package of ~11,500 lines (type classes with "
+            "constraints and tag sets, codecs that dispatch on tag maps built at import), no "
+            "type hints; 1,179 unittest-style tests under tests/ run by pytest",
+            ("pyasn1",),
+            sha256="6f580d2bdd84365380830acf45550f2511469f673cb4a5ae3857a3170128b034",
+        ),
     )
 }
 
