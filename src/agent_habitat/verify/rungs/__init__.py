@@ -2,7 +2,8 @@
 #   preamble.py the check every rung goes through (no work / configured / not Python);
 #   compare.py + head_check.py + lint.py the comparison with HEAD; head_tests.py the same for
 #   tests (a test already failing at HEAD is not red), pytest_head.py its pytest side (failed
-#   node ids run on HEAD's export); checkers.py which checker.
+#   node ids run on HEAD's export), head_early.py HEAD asked about them while the run goes
+#   on; checkers.py which checker.
 #   diagnose.py diagnose.files; lint_warm.py HEAD's lint baseline built ahead of time.
 #   compile.py compile.project: mypy through dmypy.py (the warm daemon) and dmypy_client.py
 #   (its recheck without a client process), mypy_head_cache.py HEAD's mypy cache begun from

@@ -7,5 +7,6 @@
 #   side_graph   the test side's imports, per file;   testdeps  per-test dependency data:
 #                recording a pytest run (`-p habitat_testdeps`) and reading it back
 #   testdeps_plugin/   the pytest plugin a recorded run loads (stdlib only, in the project's
-#                interpreter)
+#                interpreter): habitat_testdeps (its hooks; each failure named as it fails)
+#                and habitat_testdeps_recorder (the recorder)
 # Nothing is imported here: callers name the module they need.
