@@ -114,12 +114,14 @@ class EarlyHead:
             self._batches += 1
             self.asked += keys
             ran = await self.ask(head, keys, f"-early{self._batches}", self._nodeids)
-        except OSError:  # git could not give HEAD's files, or pytest did not start
-            ran = "failed"
+            if isinstance(ran, str):
+                self._gave_up = True  # `settle_tests` asks again, and says why it could not
+                return
+            async with self._store:
+                await remember_answers(self.ctx, self.cache_key, keys, ran)
+        except Exception:  # asked again after the run, where what went wrong is reported
+            # (git could not give HEAD's files, pytest did not start, the store not written):
+            # `settle_tests` asks HEAD about what has no answer, as it did before this ran.
+            self._gave_up = True
         finally:
             self._busy = False
-        if isinstance(ran, str):
-            self._gave_up = True  # `settle_tests` asks again, and says why it could not
-            return
-        async with self._store:
-            await remember_answers(self.ctx, self.cache_key, keys, ran)

@@ -282,15 +282,20 @@ async def _run_tree(
         return await ctx.run(rung, argv, extra_env=rec.env() if rec else None)
     env = {**rec.env(), FAILED_ENV: str(early.failed)}
     await anyio.Path(early.failed).unlink(missing_ok=True)  # a killed run's, left behind
+    failed: Exception | None = None
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(early.follow)
             try:
                 outcome = await ctx.run(rung, argv, extra_env=env)
+            except Exception as exc:  # raised as it is, not in the task group's ExceptionGroup
+                failed = exc
             finally:
                 early.ended()
     finally:
         await anyio.Path(early.failed).unlink(missing_ok=True)
+    if failed is not None:
+        raise failed
     return outcome
 
 
