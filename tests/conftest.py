@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 import bytecode
-import habitat_coverage_tools
 import node_tools
 import project_venv
 import required
@@ -38,15 +37,6 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.setdefault("HABITAT_LADDER_PYTHON", str(project_python))
     if not hasattr(config, "workerinput"):  # once, before any xdist worker starts
         bytecode.compile_package()
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    # pytest-cov's coverage runs by now (a worker's too): other packages' modules, the tests'
-    # imports and plugins, load with its tracer off, as in the measured children.
-    # A venv whose hook predates it (`make test` installs it again) measures as before.
-    untrace = getattr(habitat_coverage_tools, "untrace_imports", None)
-    if untrace is not None:
-        untrace()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

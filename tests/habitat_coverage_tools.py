@@ -32,15 +32,6 @@ this module, `a0_habitat_coverage_tools.pth`, which site reads before coverage's
   figure without them was 88.46 % against 89.27 % (84.49 % with no child measured): what
   only they reach is mostly the CLI's quick paths, which the same tests check by output.
 Nothing here runs when the variables are not set.
-
-Once coverage runs in a process (a child started here, or an xdist worker's pytest-cov: the
-root conftest calls `untrace_imports`), loading a module that is not agent_habitat's runs
-with the thread's tracer off (`untrace_imports`): on Python 3.11 coverage's tracer is called
-for every function call and line, in every file, and drops what is outside `source` only
-after that call, so the import of the MCP SDK took 1.2-1.3 CPU s under it against 0.8
-without (pydantic builds its models in Python). Nothing of those modules is measured either
-way. A module of ours loaded inside such an import (a plugin, a package's lazy import) runs
-with the tracer on again, so what is measured of agent_habitat is what it was.
 """
 
 from __future__ import annotations
@@ -53,7 +44,7 @@ TYPE_CHECKING = False  # typing, like the rest, is not imported: this runs in ev
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["harness_of", "hold", "install", "restore", "tool_of", "untrace_imports"]
+__all__ = ["harness_of", "hold", "install", "restore", "tool_of"]
 
 _MODULES = frozenset({"mypy", "pip", "venv", "ensurepip"})
 """Top-level packages of `python -m NAME` (`mypy.dmypy` is mypy's)."""
@@ -163,15 +154,12 @@ def _start() -> None:
         # first module of ours). A second one on top would make the first one's `stop` fail.
         return
     measured = coverage.process_startup()
-    if measured is None:
-        return
-    if hasattr(measured, "_post_save_work"):
+    if measured is not None and hasattr(measured, "_post_save_work"):
         # At its save coverage walks the source tree to list the files this process never
         # ran (0.023 of a child's 0.030 CPU s save, in hundreds of children): the suite's
         # own processes (the xdist workers) list them when they save, and the report
         # combines every file. What a child ran, its lines and arcs, it still writes.
         measured._post_save_work = _nothing  # type: ignore[method-assign]
-    untrace_imports()
 
 
 def _nothing() -> None:
@@ -182,50 +170,6 @@ def restore() -> None:
     """Coverage's variables back into the environment, after coverage's own .pth (a2)."""
     os.environ.update(_held)
     _held.clear()
-    if "coverage" in sys.modules:  # started by a1 (a script of ours): loads untraced as well
-        untrace_imports()
-
-
-def untrace_imports() -> None:
-    """From now on, in every thread, a module that is not agent_habitat's loads with the
-    thread's tracer off, and one of ours with it on (`importlib._bootstrap._find_and_load`:
-    the import statement and `importlib.import_module` both load through it). A no-op
-    unless coverage runs here."""
-    coverage = sys.modules.get("coverage")
-    bootstrap = sys.modules.get("importlib._bootstrap")
-    load = getattr(bootstrap, "_find_and_load", None)
-    if coverage is None or coverage.Coverage.current() is None or load is None:
-        return
-    if getattr(load, "_habitat_untraced", False):
-        return
-    import threading
-
-    held = threading.local()
-    """The tracer a thread had when the outermost untraced load began."""
-
-    def find_and_load(name: str, import_: object) -> object:
-        tracer = sys.gettrace()
-        outer = getattr(held, "tracer", None)
-        if name.partition(".")[0] == _PACKAGE:
-            if tracer is not None or outer is None:
-                return load(name, import_)
-            sys.settrace(outer)  # ours, inside another package's load: measured as ever
-            try:
-                return load(name, import_)
-            finally:
-                sys.settrace(None)
-        if tracer is None:
-            return load(name, import_)
-        held.tracer = tracer
-        sys.settrace(None)
-        try:
-            return load(name, import_)
-        finally:
-            sys.settrace(tracer)
-            held.tracer = outer
-
-    find_and_load._habitat_untraced = True  # type: ignore[attr-defined]
-    bootstrap._find_and_load = find_and_load  # type: ignore[union-attr]
 
 
 def install(site_packages: str) -> None:
