@@ -6,19 +6,18 @@ change nothing a checker reads, so compile.project has no new finding to look fo
 findings are the tree's. Not compiled bytecode: a local variable's annotation or a moved
 `# type: ignore` leaves it the same and changes what mypy says.
 
-The common case is answered from the lines (`_comment_lines_only`): one run of whole-line
-comments and blank lines added, removed or changed, none a directive, none inside one of
-HEAD's multi-line strings nor after a line continued by a backslash, and no coding
-declaration in the first two lines. The tokens are then HEAD's, so the tree is too, without
-parsing and dumping it (`ast.dump` of a 1,000-line module: 10-26 ms of a comment's verify at
-load 18). Anything else is compared tree to tree.
+The common case is answered from the lines (`comment_lines.comment_lines_only`): one run
+of whole-line comments and blank lines added, removed or changed, none a directive, none
+inside one of HEAD's multi-line strings nor after a line continued by a backslash, and no
+coding declaration in the first two lines. The tokens are then HEAD's, so the tree is too,
+without parsing and dumping it (`ast.dump` of a 1,000-line module: 10-26 ms of a comment's
+verify at load 18). Anything else is compared tree to tree.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,10 +25,10 @@ from pathlib import Path
 from ...git_env import git_show
 from ...regular import read_regular
 from .. import python_ast
+from ..comment_lines import DIRECTIVE, comment_lines_only, string_spans
 
-__all__ = ["same_types_as_head"]
+__all__ = ["parses_as_head", "same_types_as_head"]
 
-_DIRECTIVE = re.compile(rb"\b(?:mypy|pyright|basedpyright|pyrefly|ty|type)\s*:|pyre-")
 _MAX_FILES = 20
 """A change of more files than this is checked rather than compared (one git call each)."""
 
@@ -50,6 +49,18 @@ def same_types_as_head(root: Path, touched: Sequence[str], head: str | None = No
     return all(_same(root, rel, head) for rel in touched)
 
 
+def parses_as_head(root: Path, head: str, rel: str, now: bytes) -> bool:
+    """`now` (the content of `rel`) is HEAD's, or differs from it only by whole-line comments
+    and blank lines while HEAD's parsed (comment_lines.py): it parses as HEAD's did, told
+    from the lines (blocking: git, once per commit and file)."""
+    try:
+        shown = _at_head(root, head, rel)
+    except (OSError, subprocess.SubprocessError, _NotAtHead):
+        return False
+    strings = _head_strings(root, head, rel)
+    return strings is not None and (shown == now or comment_lines_only(shown, now, strings))
+
+
 def _same(root: Path, rel: str, head: str | None) -> bool:
     if not rel.endswith((".py", ".pyi")):
         return False
@@ -60,7 +71,7 @@ def _same(root: Path, rel: str, head: str | None) -> bool:
         return False
     if shown == now:
         return True
-    if head is not None and _comment_lines_only(shown, now, _head_strings(root, head, rel)):
+    if head is not None and comment_lines_only(shown, now, _head_strings(root, head, rel)):
         return True
     was = _read(shown) if head is None else _head_read(root, head, rel)
     return was is not None and was == _read(now)
@@ -84,72 +95,14 @@ def _head_read(root: Path, head: str, rel: str) -> _Read | None:
     return _read(_at_head(root, head, rel))
 
 
-_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
-"""PEP 263's declaration (in the first two lines): moving or changing it changes how the
-file is read."""
-
-
 @functools.lru_cache(maxsize=64)
 def _head_strings(root: Path, head: str, rel: str) -> tuple[tuple[int, int], ...] | None:
-    """The first and last lines of each string of HEAD's file that spans lines (f-strings
-    and t-strings too, whose fields may hold comments); None when it does not parse."""
+    """The lines each multi-line string of HEAD's file spans (`string_spans`), once per
+    commit and file; None when it does not parse."""
     try:
-        tree = python_ast.parse(_at_head(root, head, rel))
-    except (SyntaxError, ValueError, OSError, subprocess.SubprocessError, _NotAtHead):
+        return string_spans(_at_head(root, head, rel))
+    except (OSError, subprocess.SubprocessError, _NotAtHead):
         return None
-    kinds = tuple(k for k in (ast.JoinedStr, getattr(ast, "TemplateStr", None)) if k)
-    spans: list[tuple[int, int]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
-            continue
-        if isinstance(node, (ast.Constant, *kinds)):
-            first, last = node.lineno, node.end_lineno  # type: ignore[attr-defined]
-            if last is not None and last > first:
-                spans.append((first, last))
-    return tuple(spans)
-
-
-def _plain_comment(line: bytes) -> bool:
-    """A blank line, or a whole-line comment that is no checker directive and reads as
-    UTF-8 (a line that does not would fail to parse)."""
-    text = line.strip()
-    if not text:
-        return True
-    if not text.startswith(b"#") or _DIRECTIVE.search(text) or b"\0" in text:
-        return False
-    try:
-        text.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _comment_lines_only(
-    old: bytes, new: bytes, strings: tuple[tuple[int, int], ...] | None
-) -> bool:
-    """True when `new` differs from `old` (HEAD's, whose multi-line strings span `strings`)
-    only by one run of whole-line comments and blank lines (see the module); False when the
-    lines cannot tell (the trees are compared then)."""
-    if strings is None:
-        return False
-    a, b = old.split(b"\n"), new.split(b"\n")
-    if any(_CODING.match(line) for line in (*a[:2], *b[:2])):
-        return False
-    limit = min(len(a), len(b))
-    lo = 0  # lines the same from the top
-    while lo < limit and a[lo] == b[lo]:
-        lo += 1
-    tail = 0  # and from the bottom, not overlapping them
-    while tail < limit - lo and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    if not all(_plain_comment(line) for line in (*a[lo : len(a) - tail], *b[lo : len(b) - tail])):
-        return False
-    if lo and a[lo - 1].rstrip(b"\r").endswith(b"\\"):
-        return False  # a continued line would go on into the comment
-    # HEAD's lines lo (1-based: the last one kept above) and len(a) - tail + 1 (the first
-    # kept below) bound the run: no string may reach across it.
-    above, below = lo, len(a) - tail + 1
-    return not any(first < below and last > above for first, last in strings)
 
 
 def _read(source: bytes) -> _Read | None:
@@ -163,6 +116,6 @@ def _read(source: bytes) -> _Read | None:
     except (SyntaxError, ValueError):
         return None
     lines = [
-        line.strip() for line in source.splitlines() if b"#" in line and _DIRECTIVE.search(line)
+        line.strip() for line in source.splitlines() if b"#" in line and DIRECTIVE.search(line)
     ]
     return tree, lines
