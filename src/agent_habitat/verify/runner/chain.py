@@ -98,8 +98,9 @@ class Chain:
     def reusable(self, root: Path, log: WriteLog, watching: bool) -> Snapshot | None:
         """The newest request's snapshot when no write reported since it was taken differs
         from it (blocking: hashes those files). Each snapshot is a git process (tens of ms
-        on a busy machine) and a verify needed three; a write the watcher reports late is
-        caught by the check after the climb (stale on arrival, never green)."""
+        on a busy machine) and a verify needed three; a write the watcher reports late
+        marks the epoch stale when it is reported (`mark_changed`), and one to the change's
+        own files is caught by the check after the climb (`moved_since`)."""
         if not watching or self.requested is None:
             return None
         snapshot, count = self.requested

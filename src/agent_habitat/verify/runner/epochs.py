@@ -365,9 +365,30 @@ def _blob_id(path: Path) -> str | None:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-async def moved_since(root: Path, snapshot: Snapshot, notes: list[str]) -> list[str]:
-    """Paths whose content differs from `snapshot` now (one fresh snapshot of the tree)."""
+_READ_HERE = 32
+"""Touched files re-read on the event loop itself; more go to a worker thread."""
+
+
+def _touched_moved(root: Path, snapshot: Snapshot) -> list[str]:
+    return sorted(p for p, known in snapshot.hashes.items() if file_hash(root / p) != known)
+
+
+async def moved_since(
+    root: Path, snapshot: Snapshot, notes: list[str], *, watching: bool = False
+) -> list[str]:
+    """Paths whose content differs from `snapshot` now. Without a watcher: one fresh
+    snapshot of the tree (a git process: tens of ms on a busy machine, a third of a
+    comment-only verify). With one, every write under the root is reported to the runner
+    (`mark_changed`), which marks the epoch stale once its content differs, during the climb
+    or after the verdict: here only the change's own files are read again (no git), the
+    likeliest to move while it runs, and the one kind the watcher's batching (tens of ms)
+    would otherwise let a verdict outrun. A write elsewhere in its last tens of ms is
+    reported like one just after the verdict: the epoch goes stale then."""
     try:
+        if watching:
+            if len(snapshot.hashes) <= _READ_HERE:
+                return _touched_moved(root, snapshot)
+            return await anyio.to_thread.run_sync(_touched_moved, root, snapshot)
         current = await anyio.to_thread.run_sync(snapshot_of, root)
         return await anyio.to_thread.run_sync(changed_between, root, snapshot, current)
     except (OSError, subprocess.SubprocessError) as exc:

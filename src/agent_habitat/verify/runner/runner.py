@@ -377,7 +377,8 @@ class VerifyRunner:
                 chain.done.set()
                 await chain.clean_up()
         if snapshot is not None:  # stale on arrival: the tree may have moved during the climb
-            self._mark(chain, await moved_since(self.root, snapshot, epoch.notes), "on arrival")
+            moved = await moved_since(self.root, snapshot, epoch.notes, watching=self.watching)
+            self._mark(chain, moved, "on arrival")
         self._finish(chain, result)
         # The stopped rungs' processes, signalled already, reaped once the verdict is out.
         await chain.clean_up()
