@@ -14,6 +14,7 @@ from functools import partial
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 
 from ..proc import ProcessRecord, Supervised, cgroup, kill_tree, spawn
 from ..proc.keepers import KEEPER_AFTER_SECONDS, drained, keeper_before, start_keeper
@@ -112,15 +113,20 @@ def spool_path(spool_dir: Path, name: str) -> Path:
     return spool_dir / f"verify-{name}"
 
 
-async def take_report(path: Path) -> str:
-    """The text of a report file a tool wrote (`--output-file`), removed once read; '' when
-    the tool wrote none."""
+def _take(path: Path) -> str:
     try:
-        return await anyio.Path(path).read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
     finally:
-        await anyio.Path(path).unlink(missing_ok=True)
+        path.unlink(missing_ok=True)
+
+
+async def take_report(path: Path) -> str:
+    """The text of a report file a tool wrote (`--output-file`), removed once read; '' when
+    the tool wrote none. One worker thread for both (a hand-off costs more than the work on
+    a busy machine)."""
+    return await anyio.to_thread.run_sync(_take, path)
 
 
 async def _wait(sup: Supervised, spool: Path, budget: Budget | None) -> int | None:

@@ -26,10 +26,10 @@ from .ahead import Ahead, RedBeside, ahead_of
 from .baseline import summarize
 from .config import LadderConfig, load_ladder_config, load_policy
 from .environments import PROBE_FILE, ProjectEnv, probe_env, resolve_python
-from .generated import load_generators, outdated
+from .generated import Generator, load_generators, outdated
 from .given_files import given_files
 from .hooks import LadderHooks
-from .layout import discover_layout
+from .layout import Layout, discover_layout
 from .models import (
     POLICIES,
     RUNGS,
@@ -140,6 +140,18 @@ def _with_regeneration(rungs: list[RungName], stale: dict[str, str]) -> list[Run
     return [*head, "build.affected", *rest]
 
 
+def _surroundings(
+    root: Path, config: LadderConfig, generators: dict[str, Generator]
+) -> tuple[dict[str, str], Layout, list[Toolchain]]:
+    """Blocking, each part quick once its files are cached: the generated sources that are
+    outdated, the layout and the toolchains, in one worker thread (a hand-off to a thread
+    and back costs more on a busy machine than this work: ~15 ms each at load 25)."""
+    outdated_now = outdated(root, generators)
+    layout = discover_layout(root, config)
+    known = {"python": layout.is_python}  # the layout has said whether Python
+    return outdated_now, layout, detected(root, known)
+
+
 async def _context(
     root: Path,
     request: LadderRequest,
@@ -147,6 +159,7 @@ async def _context(
     workspace: Workspace,
     ladder_id: str,
     rungs: list[RungName],
+    found: tuple[Layout, list[Toolchain]],
     hooks: LadderHooks | None = None,
     keeps_warm: bool = True,
 ) -> tuple[RungContext, list[Toolchain]]:
@@ -156,9 +169,7 @@ async def _context(
     if snapshot is None:
         snapshot = await anyio.to_thread.run_sync(snapshot_of, root)
     touched = given_files(root, request.files) if request.files else snapshot.touched
-    layout = await anyio.to_thread.run_sync(discover_layout, root, config)
-    known = {"python": layout.is_python}  # the layout has said whether Python
-    chains = await anyio.to_thread.run_sync(detected, root, known)
+    layout, chains = found
     python_files = impact_files(touched, chains)
     impact: Impact | None = None
     if not python_files:
@@ -432,7 +443,9 @@ async def run_ladder(
     ladder_id = (hooks.ladder_id if hooks else None) or new_ladder_id()
     started = time.monotonic()
     generators = load_generators(root)
-    outdated_now = await anyio.to_thread.run_sync(outdated, root, generators)
+    outdated_now, layout, chains = await anyio.to_thread.run_sync(
+        _surroundings, root, config, generators
+    )
     rungs = _with_regeneration(rungs, outdated_now)
     ctx, chains = await _context(
         root,
@@ -441,6 +454,7 @@ async def run_ladder(
         workspace,
         ladder_id,
         rungs,
+        (layout, chains),
         hooks,
         keeps_warm,
     )
