@@ -105,7 +105,7 @@ async def test_a_write_elsewhere_the_watcher_reports_during_the_climb_is_stale(
     ladder: FakeLadder,
     bus: InMemoryEventBus,
 ) -> None:
-    verify, clock = runner
+    verify, _ = runner
     ladder.held = {"compile.project"}
     recorder = EventRecorder(bus)
     ticket = await verify.request()

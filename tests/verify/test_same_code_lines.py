@@ -12,7 +12,7 @@ import pytest
 
 import agent_habitat.verify.select.deps as deps
 from agent_habitat.cli.demo_sample import build_sample
-from agent_habitat.verify.blocks import FileBlocks
+from agent_habitat.verify.blocks import FileBlocks, file_blocks
 from agent_habitat.verify.select.deps import same_code_as_head
 
 ARITH = "src/calc/arith.py"
@@ -35,7 +35,7 @@ def _edit(root: Path, old: str, new: str) -> None:
 def _compiled(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
     """The sources compiled from now on (HEAD's are cached per commit)."""
     seen: list[bytes] = []
-    real = deps.file_blocks
+    real = file_blocks
 
     def counting(source: bytes | str) -> FileBlocks | None:
         seen.append(source if isinstance(source, bytes) else source.encode())
