@@ -356,6 +356,18 @@ PROJECTS: dict[str, Project] = {
             ("pyasn1",),
             sha256="6f580d2bdd84365380830acf45550f2511469f673cb4a5ae3857a3170128b034",
         ),
+        Project(
+            "tinydb",
+            "4.8.2",
+            ("pytest", "pyyaml"),
+            "a document database on a JSON file: a package of small modules (queries, "
+            "table, storages, middlewares) re-exported by its __init__, a mypy plugin module "
+            "that imports mypy; 204 tests, most through conftest fixtures parametrised over "
+            "a memory and a JSON-file storage (the file ones write to disk: the suite's wall "
+            "is mostly waiting on it); poetry-core build, no ruff or mypy configured",
+            ("tinydb",),
+            sha256="f7dfc39b8d7fda7a1ca62a8dbb449ffd340a117c1206b68c50b1a481fb95181d",
+        ),
     )
 }
 
