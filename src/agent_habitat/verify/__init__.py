@@ -21,6 +21,7 @@
 #   deps_store   the store of per-test dependency data (select/ reads it; runner/'s
 #                recorder fills it in the background)
 #   blocks, line_map   a file as blocks, a HEAD line's place now (findings through an edit)
+#   comment_lines      an edit that is only whole-line comments, told from its lines
 #   tracebacks   pytest's tracebacks read for the verdict;  generated  generated sources
 #   pytest_zygote/  the warm pytest and its client: scripts the project's interpreter runs
 #   early_pytest a one-shot verify's warm pytest begun before the ladder is imported
