@@ -13,7 +13,7 @@ import pytest
 import agent_habitat.verify.select.deps as deps
 from agent_habitat.cli.demo_sample import build_sample
 from agent_habitat.verify.blocks import FileBlocks, file_blocks
-from agent_habitat.verify.select.deps import same_code_as_head
+from agent_habitat.verify.select.same_code import same_code_as_head
 
 ARITH = "src/calc/arith.py"
 

@@ -32,10 +32,11 @@ from ..config import LadderConfig
 from ..deps_store import RecordedDeps
 from ..layout import Layout, is_manifest
 from ..models import Selection
-from .deps import Narrowing, existing, narrow, same_code_as_head, still_failing
+from .deps import Narrowing, existing, narrow, still_failing
 from .doubts import doubt_moved_data, doubted
 from .memo import SelectionMemo
 from .named_imports import add_named_imports
+from .same_code import same_code_as_head
 from .side_graph import SideImports, side_graph
 from .testdeps import deps_store_dir, load_testdeps, sha256_of
 

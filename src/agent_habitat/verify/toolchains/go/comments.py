@@ -8,7 +8,7 @@ dropped unless something reads it: a directive (`//go:…`, `//line`, `/*line`, 
 `// +build`), anything in a file that imports "C" (the cgo preamble is a comment), and in a
 `_test.go` file any comment inside a `func Example…` body (`// Output:` is the test's
 expected output). Line numbers are not compared: code that moves down a line is the same
-code, as for Python (`select/deps.same_code_as_head`).
+code, as for Python (`select/same_code.same_code_as_head`).
 
 A file that a `//go:embed` pattern may match is data, not only code: a package that embeds
 its own sources (a quine, a "show the code" handler, a test that reads them) sees every

@@ -1,7 +1,7 @@
 """Whether a change of JavaScript/TypeScript files is only comments that nothing reads: then
 no type check and no test can come out differently, and `compile.project` and `test.scoped`
 have nothing to do (the linter still answers in `diagnose.files`, and `test.full` runs the
-suite as ever). Python (`select/deps.same_code_as_head`) and Go (`toolchains/go/comments.py`)
+suite as ever). Python (`select/same_code.same_code_as_head`) and Go (`toolchains/go/comments.py`)
 skip the same; a comment in JS/TS is read by more tools, so more is asked here.
 
 Comments-only means, for every touched file (comments.cjs decides the first two, with the
